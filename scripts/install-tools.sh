@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs the pinned external tools rlsweep's tests and `rlsweep dev` need, once, and caches them under
+# $(go env GOPATH)/bin keyed by version so later runs pay nothing. Prints the path of each tool.
+#
+#   scripts/install-tools.sh temporal   # the Temporal CLI with its dev server and Web UI
+#   scripts/install-tools.sh minio      # MinIO, for the S3 integration tests
+#   scripts/install-tools.sh chromium   # Debian's chromium, for the headless report check
+set -euo pipefail
+
+TEMPORAL_VERSION=v1.5.1
+MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
+
+bin=$(go env GOPATH)/bin
+mkdir -p "$bin"
+
+install_go_tool() { # name module version
+  local name=$1 module=$2 version=$3
+  local cached="$bin/$name-$version"
+  if [ ! -x "$cached" ]; then
+    echo "building $name $version (first run only, several minutes)..." >&2
+    local tmp
+    tmp=$(mktemp -d)
+    GOBIN="$tmp" CGO_ENABLED=0 go install "$module@$version" >&2
+    mv "$tmp/$name" "$cached"
+    rm -rf "$tmp"
+  fi
+  ln -sf "$cached" "$bin/$name"
+  echo "$cached"
+}
+
+for tool in "${@:-temporal}"; do
+  case "$tool" in
+    temporal) install_go_tool temporal github.com/temporalio/cli/cmd/temporal "$TEMPORAL_VERSION" ;;
+    minio) install_go_tool minio github.com/minio/minio "$MINIO_VERSION" ;;
+    chromium)
+      if ! command -v chromium >/dev/null 2>&1; then
+        (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >&2
+      fi
+      command -v chromium ;;
+    *) echo "install-tools.sh: unknown tool $tool (want temporal, minio or chromium)" >&2; exit 2 ;;
+  esac
+done

@@ -1,0 +1,124 @@
+// Package sweeps holds the sweep specification users write in YAML: decoding with positions, validation
+// that reports every problem at once, and planning the spec into trials.
+//
+// It is a pure package: no Temporal, no network.
+package sweeps
+
+import "time"
+
+// Search methods.
+const (
+	MethodGrid   = "grid"
+	MethodRandom = "random"
+	MethodSobol  = "sobol"
+)
+
+// Parameter distributions for min/max parameters.
+const (
+	DistUniform    = "uniform"
+	DistLogUniform = "log_uniform"
+	DistIntUniform = "int_uniform"
+)
+
+// Spec is a whole sweep as the user wrote it, after defaults are applied.
+type Spec struct {
+	Name           string          `json:"name"`
+	Trainer        Trainer         `json:"trainer"`
+	Metric         Metric          `json:"metric"`
+	Method         string          `json:"method"`
+	Trials         int             `json:"trials,omitempty"`       // random and sobol: how many configurations
+	SamplerSeed    int64           `json:"sampler_seed,omitempty"` // random and sobol: the sampler's seed
+	Seeds          []int64         `json:"seeds"`                  // every configuration runs once per seed
+	Parameters     []Parameter     `json:"parameters"`             // in the order the spec lists them
+	Probes         Probes          `json:"probes"`
+	Diagnostics    Diagnostics     `json:"diagnostics"`
+	EarlyTerminate *EarlyTerminate `json:"early_terminate,omitempty"`
+	Concurrency    int             `json:"concurrency"`
+	Resources      Resources       `json:"resources"`
+	Retries        Retries         `json:"retries"`
+	Artifacts      string          `json:"artifacts,omitempty"` // store URL; empty means the worker's store
+}
+
+// Trainer says what runs a trial and how it reports.
+type Trainer struct {
+	Builtin      string            `json:"builtin,omitempty"` // "ppo", or empty with Command set
+	Command      []string          `json:"command,omitempty"` // argv; each element a text/template
+	Env          string            `json:"env,omitempty"`     // environment name handed to the trainer
+	Environment  map[string]string `json:"environment,omitempty"`
+	TotalSteps   int64             `json:"total_steps"`
+	SegmentSteps int64             `json:"segment_steps"` // one TrainSegment per segment; 0 means one segment
+	Metrics      MetricsSource     `json:"metrics"`
+	StallTimeout time.Duration     `json:"stall_timeout"` // no record for this long: kill and retry
+	GracePeriod  time.Duration     `json:"grace_period"`  // SIGTERM to SIGKILL
+}
+
+// MetricsSource says where the trainer's metrics come from.
+type MetricsSource struct {
+	Source string            `json:"source"`           // "jsonl" or "tensorboard"
+	Preset string            `json:"preset,omitempty"` // rsl_rl, sb3, cleanrl, rl_games, skrl
+	Tags   map[string]string `json:"tags,omitempty"`   // custom tag → canonical name
+}
+
+// Metric is the objective, as W&B writes it.
+type Metric struct {
+	Name string `json:"name"`
+	Goal string `json:"goal"` // "maximize" or "minimize"
+}
+
+// Parameter is one swept parameter: a list of values, a constant, or a range with a distribution.
+type Parameter struct {
+	Name         string   `json:"name"`
+	Values       []any    `json:"values,omitempty"` // scalars: float64, int64, string or bool
+	Value        any      `json:"value,omitempty"`  // a constant
+	Min          *float64 `json:"min,omitempty"`
+	Max          *float64 `json:"max,omitempty"`
+	Distribution string   `json:"distribution,omitempty"` // uniform, log_uniform, int_uniform
+	Line         int      `json:"-"`                      // where the spec defines it, for errors
+}
+
+// Probes configures the probe stage that runs before any trial.
+type Probes struct {
+	Enabled bool     `json:"enabled"`
+	Command []string `json:"command,omitempty"` // external trainers: how to run a probe
+}
+
+// Diagnostics configures the early-stopping rules (DESIGN §5).
+type Diagnostics struct {
+	Enabled     bool                    `json:"enabled"`
+	WarmupSteps int64                   `json:"warmup_steps"` // 0 means 10% of total_steps
+	Patience    int                     `json:"patience"`     // consecutive records for "sustained"
+	Rules       map[string]RuleOverride `json:"rules,omitempty"`
+}
+
+// RuleOverride changes one rule's defaults for a sweep.
+type RuleOverride struct {
+	Threshold *float64 `json:"threshold,omitempty"`
+	Level     string   `json:"level,omitempty"` // off, warn, stop
+	Patience  *int     `json:"patience,omitempty"`
+}
+
+// EarlyTerminate configures cross-trial pruning at segment boundaries.
+type EarlyTerminate struct {
+	Type     string `json:"type"` // "median" or "asha"
+	MinSteps int64  `json:"min_steps,omitempty"`
+	Eta      int    `json:"eta,omitempty"`
+}
+
+// Resources says where trials run.
+type Resources struct {
+	TaskQueue string `json:"task_queue"` // default "rlsweep-gpu"
+	GPUs      int    `json:"gpus"`
+}
+
+// Retries bounds how often a crashed segment is retried.
+type Retries struct {
+	MaxAttempts int `json:"max_attempts"`
+}
+
+// Trial is one planned run: a configuration of parameter values and one seed.
+type Trial struct {
+	ID     string         `json:"id"`     // "<config>-s<seed>", stable for a spec
+	Config int            `json:"config"` // configuration number, from 0
+	Seed   int64          `json:"seed"`
+	Params map[string]any `json:"params"`
+}
