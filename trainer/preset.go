@@ -1,0 +1,174 @@
+package trainer
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/rlsweep/rlsweep/diagnostics"
+)
+
+// Target is where a framework tag's values go: a canonical metric (diagnostics.Reward, ...) and the
+// factor the value is multiplied by on the way (SB3 logs train/entropy_loss = −entropy, so −1).
+type Target struct {
+	Metric string
+	Scale  float64
+}
+
+// Mapping maps a trainer's tags to canonical metrics. Tags it does not name are kept under their own
+// name as custom metrics.
+type Mapping map[string]Target
+
+// presets holds the tag mappings of the frameworks DESIGN §4 names. Tag names are the ones each
+// framework's logger writes (rsl_rl runners/on_policy_runner.py and utils/logger.py, SB3
+// on_policy_algorithm.py and ppo.py, CleanRL ppo*.py, rl_games common/a2c_common.py, skrl
+// agents/torch/ppo/ppo.py); where a framework renamed a tag across versions, both names are mapped.
+var presets = map[string]Mapping{
+	"rsl_rl": {
+		"Train/mean_reward":         {diagnostics.Reward, 1},
+		"Train/mean_episode_length": {diagnostics.EpisodeLength, 1},
+		"Loss/value_function":       {diagnostics.ValueLoss, 1},
+		"Loss/value":                {diagnostics.ValueLoss, 1},
+		"Loss/surrogate":            {diagnostics.PolicyLoss, 1},
+		"Loss/entropy":              {diagnostics.Entropy, 1},
+		"Policy/mean_noise_std":     {diagnostics.ActionStd, 1},
+		"Policy/mean_std":           {diagnostics.ActionStd, 1},
+		"Loss/learning_rate":        {diagnostics.LearningRate, 1},
+		"Perf/total_fps":            {diagnostics.FPS, 1},
+	},
+	"sb3": {
+		"rollout/ep_rew_mean":        {diagnostics.Reward, 1},
+		"rollout/ep_len_mean":        {diagnostics.EpisodeLength, 1},
+		"train/value_loss":           {diagnostics.ValueLoss, 1},
+		"train/policy_gradient_loss": {diagnostics.PolicyLoss, 1},
+		"train/entropy_loss":         {diagnostics.Entropy, -1},
+		"train/std":                  {diagnostics.ActionStd, 1},
+		"train/approx_kl":            {diagnostics.ApproxKL, 1},
+		"train/clip_fraction":        {diagnostics.ClipFraction, 1},
+		"train/explained_variance":   {diagnostics.ExplainedVariance, 1},
+		"train/learning_rate":        {diagnostics.LearningRate, 1},
+		"time/fps":                   {diagnostics.FPS, 1},
+	},
+	"cleanrl": {
+		"charts/episodic_return":    {diagnostics.Reward, 1},
+		"charts/episodic_length":    {diagnostics.EpisodeLength, 1},
+		"losses/value_loss":         {diagnostics.ValueLoss, 1},
+		"losses/policy_loss":        {diagnostics.PolicyLoss, 1},
+		"losses/entropy":            {diagnostics.Entropy, 1},
+		"losses/approx_kl":          {diagnostics.ApproxKL, 1},
+		"losses/clipfrac":           {diagnostics.ClipFraction, 1},
+		"losses/explained_variance": {diagnostics.ExplainedVariance, 1},
+		"charts/learning_rate":      {diagnostics.LearningRate, 1},
+		"charts/SPS":                {diagnostics.FPS, 1},
+	},
+	"rl_games": {
+		"rewards/step":         {diagnostics.Reward, 1},
+		"episode_lengths/step": {diagnostics.EpisodeLength, 1},
+		"losses/c_loss":        {diagnostics.ValueLoss, 1},
+		"losses/a_loss":        {diagnostics.PolicyLoss, 1},
+		"losses/entropy":       {diagnostics.Entropy, 1},
+		"info/kl":              {diagnostics.ApproxKL, 1},
+		"info/last_lr":         {diagnostics.LearningRate, 1},
+		"performance/step_fps": {diagnostics.FPS, 1},
+	},
+	// skrl logs "Loss / Entropy loss" as −entropy_coef × entropy, so entropy cannot be recovered
+	// without the coefficient: map it with a custom tag if you need it.
+	"skrl": {
+		"Reward / Total reward (mean)":     {diagnostics.Reward, 1},
+		"Episode / Total timesteps (mean)": {diagnostics.EpisodeLength, 1},
+		"Loss / Value loss":                {diagnostics.ValueLoss, 1},
+		"Loss / Policy loss":               {diagnostics.PolicyLoss, 1},
+		"Policy / Standard deviation":      {diagnostics.ActionStd, 1},
+		"Learning / Learning rate":         {diagnostics.LearningRate, 1},
+	},
+}
+
+// Presets lists the preset names NewMapping accepts, sorted.
+func Presets() []string {
+	names := make([]string, 0, len(presets))
+	for n := range presets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// NewMapping returns the mapping of preset ("" for none) with custom tags laid over it. Each custom
+// entry maps a tag to a canonical metric name, or to "-name" to negate the value on the way (for a
+// framework that logs an entropy loss = −entropy). All problems are reported at once.
+func NewMapping(preset string, custom map[string]string) (Mapping, error) {
+	m := Mapping{}
+	var errs []string
+	if preset != "" {
+		p, ok := presets[preset]
+		if !ok {
+			errs = append(errs, fmt.Sprintf("metrics.preset: got %q, want one of %q", preset, Presets()))
+		}
+		for tag, t := range p {
+			m[tag] = t
+		}
+	}
+	tags := make([]string, 0, len(custom))
+	for tag := range custom {
+		tags = append(tags, tag)
+	}
+	sort.Strings(tags)
+	for _, tag := range tags {
+		t, err := parseTarget(custom[tag])
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("metrics.tags[%q]: %v", tag, err))
+			continue
+		}
+		m[tag] = t
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	return m, nil
+}
+
+// parseTarget reads a custom mapping's right-hand side: a canonical name, "-" in front to negate.
+func parseTarget(s string) (Target, error) {
+	t := Target{Metric: s, Scale: 1}
+	if name, ok := strings.CutPrefix(s, "-"); ok {
+		t = Target{Metric: name, Scale: -1}
+	}
+	if !slices.Contains(diagnostics.CanonicalMetrics, t.Metric) {
+		return Target{}, fmt.Errorf("got %q, want a canonical metric, optionally prefixed by \"-\": one of %q",
+			s, diagnostics.CanonicalMetrics)
+	}
+	return t, nil
+}
+
+// Lookup returns the canonical name and value for a tag's value; a tag the mapping does not name keeps
+// its own name and value.
+func (m Mapping) Lookup(tag string, v float64) (string, float64) {
+	if t, ok := m[tag]; ok {
+		return t.Metric, v * t.Scale
+	}
+	return tag, v
+}
+
+// Apply renames r's values through the mapping. r is modified in place and returned.
+func (m Mapping) Apply(r diagnostics.Record) diagnostics.Record {
+	if len(m) == 0 {
+		return r
+	}
+	var moved []Target
+	var vals []float64
+	for k, v := range r.Values {
+		if t, ok := m[k]; ok {
+			moved = append(moved, t)
+			vals = append(vals, v*t.Scale)
+			delete(r.Values, k)
+		}
+	}
+	for i, t := range moved {
+		r.Values[t.Metric] = vals[i]
+	}
+	return r
+}
