@@ -23,6 +23,7 @@ const (
 // Spec is a whole sweep as the user wrote it, after defaults are applied.
 type Spec struct {
 	Name           string          `json:"name"`
+	Description    string          `json:"description,omitempty"`
 	Trainer        Trainer         `json:"trainer"`
 	Metric         Metric          `json:"metric"`
 	Method         string          `json:"method"`
@@ -37,6 +38,11 @@ type Spec struct {
 	Resources      Resources       `json:"resources"`
 	Retries        Retries         `json:"retries"`
 	Artifacts      string          `json:"artifacts,omitempty"` // store URL; empty means the worker's store
+
+	// Where each field was written, for messages; empty for a Spec built in code or decoded from JSON.
+	file  string
+	lines map[string]int // field path ("parameters.lr.min") → 1-based line
+	bad   map[string]bool
 }
 
 // Trainer says what runs a trial and how it reports.

@@ -1,0 +1,137 @@
+package sweeps
+
+import (
+	"gopkg.in/yaml.v3"
+)
+
+// spec decodes the top-level mapping.
+func (d *decoder) spec(n *yaml.Node, s *Spec) {
+	d.mapping(n, "", []field{
+		{"name", d.text(&s.Name)},
+		{"description", d.text(&s.Description)},
+		{"trainer", func(p string, v *yaml.Node) { d.trainer(v, p, &s.Trainer) }},
+		{"metric", func(p string, v *yaml.Node) {
+			d.mapping(v, p, []field{{"name", d.text(&s.Metric.Name)}, {"goal", d.text(&s.Metric.Goal)}})
+		}},
+		{"method", d.text(&s.Method)},
+		{"trials", d.smallInt(&s.Trials)},
+		{"sampler_seed", d.bigInt(&s.SamplerSeed)},
+		{"seeds", func(p string, v *yaml.Node) { d.seeds(v, p, s) }},
+		{"parameters", func(p string, v *yaml.Node) { d.parameters(v, p, s) }},
+		{"probes", func(p string, v *yaml.Node) {
+			d.mapping(v, p, []field{{"enabled", d.flag(&s.Probes.Enabled)}, {"command", d.textList(&s.Probes.Command)}})
+		}},
+		{"diagnostics", func(p string, v *yaml.Node) { d.diagnostics(v, p, &s.Diagnostics) }},
+		{"early_terminate", func(p string, v *yaml.Node) {
+			s.EarlyTerminate = &EarlyTerminate{}
+			d.mapping(v, p, []field{
+				{"type", d.text(&s.EarlyTerminate.Type)},
+				{"min_steps", d.bigInt(&s.EarlyTerminate.MinSteps)},
+				{"eta", d.smallInt(&s.EarlyTerminate.Eta)},
+			})
+		}},
+		{"concurrency", d.smallInt(&s.Concurrency)},
+		{"resources", func(p string, v *yaml.Node) {
+			d.mapping(v, p, []field{{"task_queue", d.text(&s.Resources.TaskQueue)}, {"gpus", d.smallInt(&s.Resources.GPUs)}})
+		}},
+		{"retries", func(p string, v *yaml.Node) {
+			d.mapping(v, p, []field{{"max_attempts", d.smallInt(&s.Retries.MaxAttempts)}})
+		}},
+		{"artifacts", d.text(&s.Artifacts)},
+	})
+}
+
+func (d *decoder) trainer(n *yaml.Node, path string, t *Trainer) {
+	d.mapping(n, path, []field{
+		{"builtin", d.text(&t.Builtin)},
+		{"command", d.textList(&t.Command)},
+		{"env", d.text(&t.Env)},
+		{"environment", d.textMap(&t.Environment)},
+		{"total_steps", d.bigInt(&t.TotalSteps)},
+		{"segment_steps", d.bigInt(&t.SegmentSteps)},
+		{"metrics", func(p string, v *yaml.Node) {
+			d.mapping(v, p, []field{
+				{"source", d.text(&t.Metrics.Source)},
+				{"preset", d.text(&t.Metrics.Preset)},
+				{"tags", d.textMap(&t.Metrics.Tags)},
+			})
+		}},
+		{"stall_timeout", d.duration(&t.StallTimeout)},
+		{"grace_period", d.duration(&t.GracePeriod)},
+	})
+}
+
+func (d *decoder) seeds(v *yaml.Node, path string, s *Spec) {
+	s.Seeds = []int64{}
+	d.list(v, path, "a list of integers", func(_ int, p string, e *yaml.Node) {
+		if n, ok := d.integer(e, p); ok {
+			s.Seeds = append(s.Seeds, n)
+		}
+	})
+}
+
+func (d *decoder) diagnostics(n *yaml.Node, path string, g *Diagnostics) {
+	d.mapping(n, path, []field{
+		{"enabled", d.flag(&g.Enabled)},
+		{"warmup_steps", d.bigInt(&g.WarmupSteps)},
+		{"patience", d.smallInt(&g.Patience)},
+		{"rules", func(p string, v *yaml.Node) {
+			g.Rules = map[string]RuleOverride{}
+			d.each(v, p, "a mapping of rule names to overrides", func(name, rp string, _, rv *yaml.Node) {
+				var r RuleOverride
+				d.mapping(rv, rp, []field{
+					{"threshold", d.floatPtr(&r.Threshold)},
+					{"level", d.text(&r.Level)},
+					{"patience", func(pp string, pv *yaml.Node) {
+						var n int
+						d.smallInt(&n)(pp, pv)
+						r.Patience = &n
+					}},
+				})
+				g.Rules[name] = r
+			})
+		}},
+	})
+}
+
+// parameters decodes the parameters mapping, keeping the spec's order. A min/max parameter without a
+// distribution gets int_uniform when both bounds are written as integers (as W&B does), uniform otherwise.
+func (d *decoder) parameters(v *yaml.Node, path string, s *Spec) {
+	d.each(v, path, "a mapping of parameter names to {values | value | min, max}", func(name, p string, k, pv *yaml.Node) {
+		prm := Parameter{Name: name, Line: k.Line}
+		ints := 0
+		bound := func(dst **float64) func(string, *yaml.Node) {
+			return func(bp string, bv *yaml.Node) {
+				d.floatPtr(dst)(bp, bv)
+				if bv.Kind == yaml.ScalarNode && bv.ShortTag() == "!!int" {
+					ints++
+				}
+			}
+		}
+		d.mapping(pv, p, []field{
+			{"values", func(vp string, vv *yaml.Node) {
+				prm.Values = []any{}
+				d.list(vv, vp, "a list of numbers, strings or bools", func(_ int, ep string, e *yaml.Node) {
+					if x, ok := d.value(e, ep); ok {
+						prm.Values = append(prm.Values, x)
+					}
+				})
+			}},
+			{"value", func(vp string, vv *yaml.Node) {
+				if x, ok := d.value(vv, vp); ok {
+					prm.Value = x
+				}
+			}},
+			{"min", bound(&prm.Min)},
+			{"max", bound(&prm.Max)},
+			{"distribution", d.text(&prm.Distribution)},
+		})
+		if prm.Distribution == "" && (prm.Min != nil || prm.Max != nil) {
+			prm.Distribution = DistUniform
+			if ints == 2 {
+				prm.Distribution = DistIntUniform
+			}
+		}
+		s.Parameters = append(s.Parameters, prm)
+	})
+}

@@ -1,0 +1,77 @@
+package sweeps
+
+import "time"
+
+// Defaults for the keys a spec may leave out; docs/spec.md lists them for users.
+const (
+	DefaultMethod       = MethodGrid
+	DefaultMetricName   = "reward"
+	DefaultMetricGoal   = "maximize"
+	DefaultPatience     = 5
+	DefaultConcurrency  = 4
+	DefaultTaskQueue    = "rlsweep-gpu"
+	DefaultGPUs         = 1
+	DefaultMaxAttempts  = 3
+	DefaultSource       = "jsonl"
+	DefaultStallTimeout = 10 * time.Minute
+	DefaultGracePeriod  = 30 * time.Second
+	DefaultASHAEta      = 3
+)
+
+// defaults returns a Spec holding every default, to be overwritten by what the YAML says.
+func defaults() *Spec {
+	return &Spec{
+		Method: DefaultMethod,
+		Seeds:  []int64{1},
+		Metric: Metric{Name: DefaultMetricName, Goal: DefaultMetricGoal},
+		Trainer: Trainer{
+			Metrics:      MetricsSource{Source: DefaultSource},
+			StallTimeout: DefaultStallTimeout,
+			GracePeriod:  DefaultGracePeriod,
+		},
+		Probes:      Probes{Enabled: true},
+		Diagnostics: Diagnostics{Enabled: true, Patience: DefaultPatience},
+		Concurrency: DefaultConcurrency,
+		Resources:   Resources{TaskQueue: DefaultTaskQueue, GPUs: DefaultGPUs},
+		Retries:     Retries{MaxAttempts: DefaultMaxAttempts},
+		Parameters:  []Parameter{},
+	}
+}
+
+// applyLateDefaults fills the defaults that depend on other fields.
+func applyLateDefaults(s *Spec) {
+	if s.Trainer.SegmentSteps == 0 {
+		s.Trainer.SegmentSteps = s.Trainer.TotalSteps
+	}
+	if s.EarlyTerminate != nil && s.EarlyTerminate.Type == "asha" && s.EarlyTerminate.Eta == 0 {
+		s.EarlyTerminate.Eta = DefaultASHAEta
+	}
+}
+
+// WarmupSteps is the number of environment steps before "sustained" diagnostics may stop a trial:
+// diagnostics.warmup_steps, or 10% of trainer.total_steps when that is 0.
+func (s *Spec) WarmupSteps() int64 {
+	if s.Diagnostics.WarmupSteps > 0 {
+		return s.Diagnostics.WarmupSteps
+	}
+	return s.Trainer.TotalSteps / 10
+}
+
+// SegmentEnds lists the step at which each TrainSegment stops, in order; the last is total_steps.
+func (s *Spec) SegmentEnds() []int64 {
+	t := s.Trainer
+	if t.TotalSteps <= 0 {
+		return nil
+	}
+	seg := t.SegmentSteps
+	if seg <= 0 || seg > t.TotalSteps {
+		seg = t.TotalSteps
+	}
+	ends := make([]int64, 0, (t.TotalSteps+seg-1)/seg)
+	for end := seg; ; end += seg {
+		if end >= t.TotalSteps {
+			return append(ends, t.TotalSteps)
+		}
+		ends = append(ends, end)
+	}
+}

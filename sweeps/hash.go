@@ -1,0 +1,19 @@
+package sweeps
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+)
+
+// Hash is the SHA-256 of the spec's canonical JSON encoding, in hex: equal for specs that plan and run
+// the same, whatever their YAML formatting, comments or key order. Regression runs pin a sweep by it.
+func (s *Spec) Hash() string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		// Only NaN or ±Inf in a hand-built Spec can fail to encode; hash what identifies it instead.
+		b = []byte(s.Name + "\x00invalid")
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,178 @@
+package sweeps
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+)
+
+// ParamNames lists the parameter names in the order the spec gives them.
+func ParamNames(s *Spec) []string {
+	names := make([]string, len(s.Parameters))
+	for i, p := range s.Parameters {
+		names[i] = p.Name
+	}
+	return names
+}
+
+// Plan validates the spec and expands it into trials: every configuration once per seed, configuration
+// by configuration, seeds in spec order. Trial IDs are "<config>-s<seed>".
+//
+//   - grid: the cartesian product of every values parameter, in spec order, the first parameter varying
+//     slowest; value parameters are constants.
+//   - random: `trials` configurations drawn from a PCG generator seeded with sampler_seed; values
+//     parameters are drawn uniformly from their list.
+//   - sobol: points 1..trials of the Sobol sequence (Joe–Kuo direction numbers; point 0, all zeros, is
+//     skipped), one dimension per sampled parameter in spec order, digitally shifted by sampler_seed
+//     when it is not 0. See sobol.go.
+//
+// Ranges map u in [0, 1) as min + u(max−min) (uniform), exp(ln min + u(ln max − ln min)) (log_uniform)
+// and min + ⌊u(max−min+1)⌋ (int_uniform). Integers are int64, other numbers float64. The same spec
+// always gives the same plan, byte for byte when JSON-encoded.
+func Plan(s *Spec) ([]Trial, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	var configs []map[string]any
+	switch s.Method {
+	case MethodGrid:
+		configs = gridConfigs(s.Parameters)
+	case MethodRandom:
+		configs = randomConfigs(s.Parameters, s.Trials, s.SamplerSeed)
+	case MethodSobol:
+		var err error
+		if configs, err = sobolConfigs(s.Parameters, s.Trials, s.SamplerSeed); err != nil {
+			return nil, err
+		}
+	}
+	trials := make([]Trial, 0, len(configs)*len(s.Seeds))
+	for i, cfg := range configs {
+		for _, seed := range s.Seeds {
+			trials = append(trials, Trial{ID: TrialID(i, seed), Config: i, Seed: seed, Params: maps.Clone(cfg)})
+		}
+	}
+	return trials, nil
+}
+
+// TrialID is the stable name of configuration config run with seed: "<config>-s<seed>".
+func TrialID(config int, seed int64) string {
+	return fmt.Sprintf("%d-s%d", config, seed)
+}
+
+// gridConfigs is the cartesian product of the values parameters, the first varying slowest.
+func gridConfigs(params []Parameter) []map[string]any {
+	n := 1
+	for _, p := range params {
+		if len(p.Values) > 0 {
+			n *= len(p.Values)
+		}
+	}
+	configs := make([]map[string]any, n)
+	for i := range configs {
+		cfg := make(map[string]any, len(params))
+		rest := i
+		for j := len(params) - 1; j >= 0; j-- {
+			p := params[j]
+			if len(p.Values) == 0 {
+				cfg[p.Name] = normalize(p.Value)
+				continue
+			}
+			cfg[p.Name] = normalize(p.Values[rest%len(p.Values)])
+			rest /= len(p.Values)
+		}
+		configs[i] = cfg
+	}
+	return configs
+}
+
+// randomConfigs draws n configurations, parameter by parameter in spec order.
+func randomConfigs(params []Parameter, n int, seed int64) []map[string]any {
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x726c7377656570)) // "rlsweep"
+	configs := make([]map[string]any, n)
+	for i := range configs {
+		cfg := make(map[string]any, len(params))
+		for _, p := range params {
+			if !sampled(p) {
+				cfg[p.Name] = constant(p)
+				continue
+			}
+			cfg[p.Name] = pick(p, rng.Float64())
+		}
+		configs[i] = cfg
+	}
+	return configs
+}
+
+// sobolConfigs maps Sobol points onto the parameters, one dimension per sampled parameter.
+func sobolConfigs(params []Parameter, n int, seed int64) ([]map[string]any, error) {
+	dims := 0
+	for _, p := range params {
+		if sampled(p) {
+			dims++
+		}
+	}
+	seq, err := NewSobol(dims)
+	if err != nil {
+		return nil, err
+	}
+	if seed != 0 {
+		seq.Shift(seed)
+	}
+	seq.Next() // point 0 is all zeros: every parameter at its minimum
+	point := make([]float64, dims)
+	configs := make([]map[string]any, n)
+	for i := range configs {
+		seq.NextInto(point)
+		cfg := make(map[string]any, len(params))
+		d := 0
+		for _, p := range params {
+			if !sampled(p) {
+				cfg[p.Name] = constant(p)
+				continue
+			}
+			cfg[p.Name] = pick(p, point[d])
+			d++
+		}
+		configs[i] = cfg
+	}
+	return configs, nil
+}
+
+// sampled reports whether a parameter takes a random or Sobol coordinate: a range, or a list of more
+// than one value.
+func sampled(p Parameter) bool {
+	return p.Min != nil || len(p.Values) > 1
+}
+
+func constant(p Parameter) any {
+	if len(p.Values) == 1 {
+		return normalize(p.Values[0])
+	}
+	return normalize(p.Value)
+}
+
+// pick maps u in [0, 1) onto a parameter.
+func pick(p Parameter, u float64) any {
+	if len(p.Values) > 0 {
+		i := min(int(u*float64(len(p.Values))), len(p.Values)-1)
+		return normalize(p.Values[i])
+	}
+	lo, hi := *p.Min, *p.Max
+	switch p.Distribution {
+	case DistLogUniform:
+		return math.Min(hi, math.Max(lo, math.Exp(math.Log(lo)+u*(math.Log(hi)-math.Log(lo)))))
+	case DistIntUniform:
+		k := math.Floor(lo + u*(hi-lo+1))
+		return int64(math.Min(hi, math.Max(lo, k)))
+	}
+	return lo + u*(hi-lo)
+}
+
+// normalize gives parameter values the types Params promises: int64, float64, string or bool.
+func normalize(v any) any {
+	if x, ok := v.(int); ok {
+		return int64(x)
+	}
+	return v
+}

@@ -1,0 +1,116 @@
+package sweeps
+
+import (
+	"fmt"
+	"strings"
+	"text/template"
+)
+
+// TemplateData is what each element of trainer.command (and probes.command) may refer to, as
+// {{.Params.lr}}, {{.Seed}}, {{.TrialID}} and so on. The same values reach the process as RLSWEEP_*
+// environment variables (DESIGN §4).
+type TemplateData struct {
+	SweepID       string
+	TrialID       string
+	Seed          int64
+	Params        map[string]any // parameter name → value: int64, float64, string or bool
+	TotalSteps    int64
+	StopAtStep    int64 // end of this segment
+	CheckpointDir string
+	MetricsFile   string
+	ResumeFrom    string // empty unless resuming from a checkpoint
+	Env           string // trainer.env
+}
+
+// RenderCommand evaluates each argv element as its own text/template and returns the argv to execute
+// directly, never through a shell: a value lands in exactly the argument that names it, spaces, quotes
+// and semicolons included. A template naming a missing parameter or field is an error.
+func RenderCommand(argv []string, data TemplateData) ([]string, error) {
+	out := make([]string, len(argv))
+	for i, arg := range argv {
+		t, err := parseArg(i, arg)
+		if err != nil {
+			return nil, err
+		}
+		var b strings.Builder
+		if err := t.Execute(&b, data); err != nil {
+			return nil, fmt.Errorf("render command[%d] %q: %w", i, arg, err)
+		}
+		out[i] = b.String()
+	}
+	return out, nil
+}
+
+// parseArg parses one argv element. Elements without "{{" are taken literally.
+func parseArg(i int, arg string) (*template.Template, error) {
+	t, err := template.New(fmt.Sprintf("command[%d]", i)).Option("missingkey=error").Parse(arg)
+	if err != nil {
+		return nil, fmt.Errorf("parse command[%d] %q: %w", i, arg, err)
+	}
+	return t, nil
+}
+
+// commands checks that every template parses and names only known fields and parameters, by rendering
+// it against sample data.
+func (c *checker) commands() {
+	data := c.sampleData()
+	c.command("trainer.command", c.s.Trainer.Command, data)
+	if c.s.Probes.Command != nil && len(c.s.Probes.Command) == 0 {
+		c.add("probes.command", "an empty list", "an argv, or no probes.command to use the trainer's")
+	}
+	c.command("probes.command", c.s.Probes.Command, data)
+}
+
+func (c *checker) command(path string, argv []string, data TemplateData) {
+	names := ParamNames(c.s)
+	known := "none"
+	if len(names) > 0 {
+		known = strings.Join(names, ", ")
+	}
+	want := "a text/template using .SweepID .TrialID .Seed .Params.NAME .TotalSteps .StopAtStep " +
+		".CheckpointDir .MetricsFile .ResumeFrom .Env; parameters: " + known
+	for i, arg := range argv {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		t, err := parseArg(i, arg)
+		if err == nil {
+			err = t.Execute(discard{}, data)
+		}
+		if err != nil {
+			c.add(p, quote(arg)+" ("+templateProblem(err)+")", want)
+		}
+	}
+}
+
+// templateProblem shortens a text/template error to what the user needs.
+func templateProblem(err error) string {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		msg = msg[i+2:]
+	}
+	return msg
+}
+
+// sampleData holds every template field, with each parameter set to a value it can take.
+func (c *checker) sampleData() TemplateData {
+	params := make(map[string]any, len(c.s.Parameters))
+	for _, p := range c.s.Parameters {
+		switch {
+		case len(p.Values) > 0:
+			params[p.Name] = p.Values[0]
+		case p.Value != nil:
+			params[p.Name] = p.Value
+		case p.Min != nil:
+			params[p.Name] = *p.Min
+		default:
+			params[p.Name] = 0.0
+		}
+	}
+	return TemplateData{SweepID: "sweep", TrialID: "0-s1", Seed: 1, Params: params,
+		TotalSteps: c.s.Trainer.TotalSteps, StopAtStep: c.s.Trainer.SegmentSteps,
+		CheckpointDir: "/tmp/ckpt", MetricsFile: "/tmp/metrics.jsonl", Env: c.s.Trainer.Env}
+}
+
+// discard is an io.Writer that keeps nothing; rendering for validation only needs the error.
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }

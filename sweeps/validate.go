@@ -1,0 +1,395 @@
+package sweeps
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Limits on what a spec may ask for.
+const (
+	MaxConcurrency = 500     // Temporal pending-children window (DESIGN §7)
+	MaxTrials      = 100_000 // configurations × seeds, whatever the method
+	MaxAttempts    = 100
+	MaxSeed        = 1<<32 - 1 // numpy's and most trainers' seed range
+)
+
+// Allowed values, in the order messages list them.
+var (
+	Builtins      = []string{"ppo"}
+	Methods       = []string{MethodGrid, MethodRandom, MethodSobol}
+	Distributions = []string{DistUniform, DistLogUniform, DistIntUniform}
+	Goals         = []string{"maximize", "minimize"}
+	Sources       = []string{"jsonl", "tensorboard"}
+	Presets       = []string{"rsl_rl", "sb3", "cleanrl", "rl_games", "skrl"}
+	RuleLevels    = []string{"off", "warn", "stop"}
+	PruneTypes    = []string{"median", "asha"}
+
+	// RuleNames are the diagnostics rules of DESIGN §5 that diagnostics.rules may override.
+	RuleNames = []string{"non_finite", "std_nonpositive", "grad_explosion", "std_collapse", "std_explosion",
+		"entropy_collapse", "value_anticorrelated", "clip_excess", "advantage_explosion", "kl_spike",
+		"policy_collapse", "value_loss_blowup", "stalled"}
+)
+
+var (
+	nameRe      = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+	paramNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]{0,63}$`)
+	envNameRe   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	queueRe     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$`)
+	bucketRe    = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
+)
+
+// Validate checks every field of the spec and returns all problems at once as Errors, in file order,
+// each naming the file and line when the spec was decoded from YAML. It returns nil for a valid spec.
+func (s *Spec) Validate() error {
+	if errs := s.validate(); len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+func (s *Spec) validate() Errors {
+	c := &checker{s: s}
+	c.name()
+	c.trainer()
+	c.metric()
+	c.method()
+	c.seeds()
+	c.parameters()
+	c.size()
+	c.sobolDims()
+	c.commands()
+	c.diagnostics()
+	c.earlyTerminate()
+	c.resources()
+	c.artifacts()
+	sortErrors(c.errs)
+	return c.errs
+}
+
+// checker collects problems with their positions.
+type checker struct {
+	s    *Spec
+	errs Errors
+}
+
+// add records a problem at path, unless decoding already reported a problem there (one message per
+// mistake, not a cascade).
+func (c *checker) add(path, got, want string) {
+	for b := range c.s.bad {
+		if related(path, b) {
+			return
+		}
+	}
+	c.errs = append(c.errs, &FieldError{File: c.s.file, Line: c.line(path), Field: path, Got: got, Want: want})
+}
+
+// line is where path was written, or where its closest written parent was.
+func (c *checker) line(path string) int {
+	for p := path; ; {
+		if n, ok := c.s.lines[p]; ok {
+			return n
+		}
+		if p == "" {
+			return 0
+		}
+		if i := strings.LastIndexAny(p, ".["); i >= 0 {
+			p = p[:i]
+		} else {
+			p = ""
+		}
+	}
+}
+
+// related reports whether a and b are the same field or one contains the other.
+func related(a, b string) bool {
+	inside := func(child, parent string) bool {
+		return parent != "" && strings.HasPrefix(child, parent) &&
+			(len(child) == len(parent) || child[len(parent)] == '.' || child[len(parent)] == '[')
+	}
+	return inside(a, b) || inside(b, a)
+}
+
+func oneOf(allowed []string) string {
+	switch len(allowed) {
+	case 1:
+		return allowed[0]
+	case 2:
+		return allowed[0] + " or " + allowed[1]
+	}
+	return strings.Join(allowed[:len(allowed)-1], ", ") + " or " + allowed[len(allowed)-1]
+}
+
+// choice checks an enumerated string field.
+func (c *checker) choice(path, got string, allowed []string, hint string) {
+	if !slices.Contains(allowed, got) {
+		c.add(path, quote(got), oneOf(allowed)+hint)
+	}
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+func (c *checker) name() {
+	if !nameRe.MatchString(c.s.Name) {
+		c.add("name", quote(c.s.Name), "1 to 63 letters, digits, '.', '_' or '-', starting with a letter or digit")
+	}
+}
+
+func (c *checker) trainer() {
+	t := c.s.Trainer
+	switch {
+	case t.Builtin != "" && t.Command != nil:
+		c.add("trainer", "both builtin and command", "exactly one of builtin or command")
+	case t.Builtin == "" && t.Command == nil:
+		c.add("trainer", "neither builtin nor command", `exactly one: builtin: ppo, or command: ["python", "train.py", ...]`)
+	case t.Builtin != "":
+		c.choice("trainer.builtin", t.Builtin, Builtins, "")
+		if strings.TrimSpace(t.Env) == "" {
+			c.add("trainer.env", quote(t.Env), "an environment name for the builtin trainer, such as CartPole-v1")
+		}
+	case len(t.Command) == 0:
+		c.add("trainer.command", "an empty list", `an argv such as ["python", "train.py", "--lr={{.Params.lr}}"]`)
+	case strings.TrimSpace(t.Command[0]) == "":
+		c.add("trainer.command[0]", quote(t.Command[0]), "the program to run")
+	}
+	for _, k := range sortedKeys(t.Environment) {
+		switch {
+		case !envNameRe.MatchString(k):
+			c.add("trainer.environment."+k, quote(k), "an environment variable name ([A-Za-z_][A-Za-z0-9_]*)")
+		case strings.HasPrefix(k, "RLSWEEP_") || k == "CUDA_VISIBLE_DEVICES":
+			c.add("trainer.environment."+k, quote(k), "a name other than RLSWEEP_* and CUDA_VISIBLE_DEVICES, which rlsweep sets")
+		}
+	}
+	if t.TotalSteps <= 0 {
+		c.add("trainer.total_steps", strconv.FormatInt(t.TotalSteps, 10), "an integer > 0 (environment steps per trial)")
+	} else if t.SegmentSteps <= 0 || t.SegmentSteps > t.TotalSteps {
+		c.add("trainer.segment_steps", strconv.FormatInt(t.SegmentSteps, 10),
+			fmt.Sprintf("an integer in (0, %d] (total_steps)", t.TotalSteps))
+	}
+	c.choice("trainer.metrics.source", t.Metrics.Source, Sources, "")
+	if t.Metrics.Preset != "" {
+		c.choice("trainer.metrics.preset", t.Metrics.Preset, Presets, "")
+	}
+	for _, tag := range sortedKeys(t.Metrics.Tags) {
+		name := t.Metrics.Tags[tag]
+		if tag == "" || strings.TrimSpace(name) == "" {
+			c.add("trainer.metrics.tags."+tag, quote(name), "a metric name such as reward or value_loss")
+		}
+	}
+	if t.StallTimeout < time.Second {
+		c.add("trainer.stall_timeout", t.StallTimeout.String(), "a duration of at least 1s, such as 10m")
+	}
+	if t.GracePeriod <= 0 {
+		c.add("trainer.grace_period", t.GracePeriod.String(), "a duration > 0, such as 30s")
+	}
+}
+
+func (c *checker) metric() {
+	if strings.TrimSpace(c.s.Metric.Name) == "" {
+		c.add("metric.name", quote(c.s.Metric.Name), "a metric name such as reward")
+	}
+	c.choice("metric.goal", c.s.Metric.Goal, Goals, "")
+}
+
+func (c *checker) method() {
+	s := c.s
+	hint := ""
+	if s.Method == "bayes" {
+		hint = " (bayes is not supported; sobol covers the space evenly)"
+	}
+	c.choice("method", s.Method, Methods, hint)
+	switch s.Method {
+	case MethodGrid:
+		if s.Trials != 0 {
+			c.add("trials", strconv.Itoa(s.Trials), "no trials for method grid (the grid decides the count; use random or sobol to sample)")
+		}
+	case MethodRandom, MethodSobol:
+		if s.Trials < 1 || s.Trials > MaxTrials {
+			c.add("trials", strconv.Itoa(s.Trials), fmt.Sprintf("an integer in [1, %d] for method %s", MaxTrials, s.Method))
+		}
+	}
+}
+
+func (c *checker) seeds() {
+	if len(c.s.Seeds) == 0 {
+		c.add("seeds", "an empty list", "at least one seed, such as [1, 2, 3]")
+	}
+	first := map[int64]int{}
+	for i, seed := range c.s.Seeds {
+		p := fmt.Sprintf("seeds[%d]", i)
+		if seed < 0 || seed > MaxSeed {
+			c.add(p, strconv.FormatInt(seed, 10), fmt.Sprintf("an integer in [0, %d] (numpy and torch seeds)", int64(MaxSeed)))
+		}
+		if j, dup := first[seed]; dup {
+			c.add(p, strconv.FormatInt(seed, 10), fmt.Sprintf("each seed once (seeds[%d] is the same)", j))
+			continue
+		}
+		first[seed] = i
+	}
+}
+
+// size bounds the plan, so that a typo cannot ask for billions of trials.
+func (c *checker) size() {
+	n, ok := c.s.trialCount()
+	if !ok || n > MaxTrials {
+		got := "more than " + strconv.Itoa(MaxTrials) + " trials"
+		if ok {
+			got = fmt.Sprintf("%d trials (%d configurations × %d seeds)", n, n/max(len(c.s.Seeds), 1), len(c.s.Seeds))
+		}
+		c.add("parameters", got, fmt.Sprintf("at most %d trials: fewer values, fewer seeds, or method random", MaxTrials))
+	}
+}
+
+// sobolDims checks that a sobol sweep samples no more parameters than the sequence has dimensions.
+func (c *checker) sobolDims() {
+	if c.s.Method != MethodSobol {
+		return
+	}
+	dims := 0
+	for _, p := range c.s.Parameters {
+		if sampled(p) {
+			dims++
+		}
+	}
+	if dims > MaxSobolDims {
+		c.add("parameters", fmt.Sprintf("%d sampled parameters", dims), fmt.Sprintf("at most %d for method sobol (use random)", MaxSobolDims))
+	}
+}
+
+// trialCount is configurations × seeds, and false on overflow past MaxTrials.
+func (s *Spec) trialCount() (int, bool) {
+	configs := 1
+	switch s.Method {
+	case MethodRandom, MethodSobol:
+		configs = max(s.Trials, 0)
+	default:
+		for _, p := range s.Parameters {
+			if len(p.Values) > 0 {
+				configs *= len(p.Values)
+			}
+			if configs > MaxTrials {
+				return 0, false
+			}
+		}
+	}
+	n := configs * len(s.Seeds)
+	if len(s.Seeds) > 0 && n/len(s.Seeds) != configs {
+		return 0, false
+	}
+	return n, true
+}
+
+// TrialCount is the number of trials Plan makes for a valid spec: configurations × seeds.
+func (s *Spec) TrialCount() int {
+	n, _ := s.trialCount()
+	return n
+}
+
+func (c *checker) diagnostics() {
+	g := c.s.Diagnostics
+	if g.WarmupSteps < 0 || (c.s.Trainer.TotalSteps > 0 && g.WarmupSteps >= c.s.Trainer.TotalSteps) {
+		c.add("diagnostics.warmup_steps", strconv.FormatInt(g.WarmupSteps, 10),
+			"an integer in [0, total_steps), 0 meaning 10% of total_steps")
+	}
+	if g.Patience < 1 {
+		c.add("diagnostics.patience", strconv.Itoa(g.Patience), "an integer >= 1 (consecutive records)")
+	}
+	for _, name := range sortedKeys(g.Rules) {
+		r, p := g.Rules[name], "diagnostics.rules."+name
+		if !slices.Contains(RuleNames, name) {
+			c.add(p, quote(name), "a rule name: "+oneOf(RuleNames))
+			continue
+		}
+		if r.Level != "" {
+			c.choice(p+".level", r.Level, RuleLevels, "")
+		}
+		if r.Threshold != nil && (math.IsNaN(*r.Threshold) || math.IsInf(*r.Threshold, 0)) {
+			c.add(p+".threshold", num(*r.Threshold), "a finite number")
+		}
+		if r.Patience != nil && *r.Patience < 1 {
+			c.add(p+".patience", strconv.Itoa(*r.Patience), "an integer >= 1 (consecutive records)")
+		}
+	}
+}
+
+func (c *checker) earlyTerminate() {
+	e := c.s.EarlyTerminate
+	if e == nil {
+		return
+	}
+	hint := ""
+	if e.Type == "hyperband" {
+		hint = " (W&B's hyperband is asha here)"
+	}
+	c.choice("early_terminate.type", e.Type, PruneTypes, hint)
+	if e.MinSteps < 0 || (c.s.Trainer.TotalSteps > 0 && e.MinSteps > c.s.Trainer.TotalSteps) {
+		c.add("early_terminate.min_steps", strconv.FormatInt(e.MinSteps, 10), "an integer in [0, total_steps]")
+	}
+	switch {
+	case e.Type == "asha" && e.Eta < 2:
+		c.add("early_terminate.eta", strconv.Itoa(e.Eta), "an integer >= 2 (default 3)")
+	case e.Type == "median" && e.Eta != 0:
+		c.add("early_terminate.eta", strconv.Itoa(e.Eta), "no eta for type median (eta is for asha)")
+	}
+}
+
+func (c *checker) resources() {
+	s := c.s
+	if s.Concurrency < 1 || s.Concurrency > MaxConcurrency {
+		c.add("concurrency", strconv.Itoa(s.Concurrency), fmt.Sprintf("an integer in [1, %d]", MaxConcurrency))
+	}
+	if !queueRe.MatchString(s.Resources.TaskQueue) {
+		c.add("resources.task_queue", quote(s.Resources.TaskQueue), "a task queue name: letters, digits, '.', '_', '-', '/'")
+	}
+	if s.Resources.GPUs < 0 || s.Resources.GPUs > 64 {
+		c.add("resources.gpus", strconv.Itoa(s.Resources.GPUs), "an integer in [0, 64] (GPUs per trial)")
+	}
+	if s.Retries.MaxAttempts < 1 || s.Retries.MaxAttempts > MaxAttempts {
+		c.add("retries.max_attempts", strconv.Itoa(s.Retries.MaxAttempts), fmt.Sprintf("an integer in [1, %d]", MaxAttempts))
+	}
+}
+
+func (c *checker) artifacts() {
+	a := c.s.Artifacts
+	if a == "" {
+		return
+	}
+	const want = "s3://bucket/prefix, file:///absolute/path or /absolute/path, without '..'"
+	var path string
+	switch {
+	case strings.HasPrefix(a, "s3://"):
+		bucket, prefix, _ := strings.Cut(strings.TrimPrefix(a, "s3://"), "/")
+		if !bucketRe.MatchString(bucket) {
+			c.add("artifacts", quote(a), "an S3 bucket name of 3 to 63 lowercase letters, digits, '.' or '-' ("+want+")")
+			return
+		}
+		path = prefix
+	case strings.HasPrefix(a, "file://"):
+		path = strings.TrimPrefix(a, "file://")
+		if !strings.HasPrefix(path, "/") {
+			c.add("artifacts", quote(a), want)
+			return
+		}
+	case strings.HasPrefix(a, "/"):
+		path = a
+	default:
+		c.add("artifacts", quote(a), want)
+		return
+	}
+	if slices.Contains(strings.Split(path, "/"), "..") || strings.ContainsAny(path, "\x00\n") {
+		c.add("artifacts", quote(a), want)
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,238 @@
+package sweeps
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+func (c *checker) parameters() {
+	seen := map[string]bool{}
+	for i := range c.s.Parameters {
+		p := &c.s.Parameters[i]
+		path := "parameters." + p.Name
+		if !paramNameRe.MatchString(p.Name) {
+			c.add(path, quote(p.Name), "a parameter name: a letter or '_', then letters, digits, '_', '.' or '-'")
+		}
+		if seen[p.Name] {
+			c.add(path, "a second definition", "each parameter once")
+			continue
+		}
+		seen[p.Name] = true
+		c.parameter(p, path)
+	}
+}
+
+// parameter checks one parameter's kind, then its bounds and values.
+func (c *checker) parameter(p *Parameter, path string) {
+	kinds := []string{}
+	if p.Values != nil {
+		kinds = append(kinds, "values")
+	}
+	if p.Value != nil {
+		kinds = append(kinds, "value")
+	}
+	if p.Min != nil || p.Max != nil {
+		kinds = append(kinds, "min/max")
+	}
+	if len(kinds) != 1 {
+		got := "none of them"
+		if len(kinds) > 1 {
+			got = strings.Join(kinds, " and ")
+		}
+		c.add(path, got, "exactly one of values: [...], value: x, or min: and max:")
+		return
+	}
+	if p.Distribution != "" && kinds[0] != "min/max" {
+		c.add(path+".distribution", quote(p.Distribution), "no distribution with "+kinds[0]+" (distribution applies to min/max)")
+	}
+	switch kinds[0] {
+	case "values":
+		c.values(p, path)
+	case "value":
+		if kind := scalarKind(p.Value); kind == "" {
+			c.add(path+".value", fmt.Sprintf("%v", p.Value), "a number, string or bool")
+		} else {
+			c.known(p.Name, path+".value", p.Value)
+		}
+	default:
+		c.bounds(p, path)
+	}
+}
+
+func (c *checker) values(p *Parameter, path string) {
+	if len(p.Values) == 0 {
+		c.add(path+".values", "an empty list", "at least one value")
+		return
+	}
+	for i, v := range p.Values {
+		vp := fmt.Sprintf("%s.values[%d]", path, i)
+		if scalarKind(v) == "" {
+			c.add(vp, fmt.Sprintf("%v", v), "a number, string or bool")
+			continue
+		}
+		for j := range i {
+			if sameValue(p.Values[j], v) {
+				c.add(vp, render(v), fmt.Sprintf("each value once (values[%d] is the same)", j))
+				break
+			}
+		}
+		c.known(p.Name, vp, v)
+	}
+}
+
+func (c *checker) bounds(p *Parameter, path string) {
+	if p.Min == nil || p.Max == nil {
+		missing := "min"
+		if p.Max == nil {
+			missing = "max"
+		}
+		c.add(path+"."+missing, "nothing", "both min and max")
+		return
+	}
+	lo, hi := *p.Min, *p.Max
+	if math.IsNaN(lo) || math.IsInf(lo, 0) || math.IsNaN(hi) || math.IsInf(hi, 0) {
+		c.add(path, fmt.Sprintf("min %s, max %s", num(lo), num(hi)), "finite bounds")
+		return
+	}
+	if c.s.Method == MethodGrid {
+		c.add(path, fmt.Sprintf("a range [%s, %s]", num(lo), num(hi)),
+			"values: [...] or value: for method grid (a range cannot be enumerated; use method random or sobol)")
+	}
+	if !slices.Contains(Distributions, p.Distribution) {
+		hint := ""
+		if p.Distribution == "log_uniform_values" {
+			hint = " (log_uniform takes the bounds themselves, like W&B's log_uniform_values)"
+		}
+		c.add(path+".distribution", quote(p.Distribution), oneOf(Distributions)+hint)
+		return
+	}
+	if lo >= hi {
+		c.add(path+".min", num(lo), fmt.Sprintf("a number < max (%s); for a constant use value:", num(hi)))
+	}
+	switch p.Distribution {
+	case DistLogUniform:
+		if lo <= 0 {
+			c.add(path+".min", num(lo), "a number > 0 for log_uniform")
+		}
+	case DistIntUniform:
+		for _, b := range []struct {
+			key string
+			v   float64
+		}{{"min", lo}, {"max", hi}} {
+			if b.v != math.Trunc(b.v) || math.Abs(b.v) > 1<<53 {
+				c.add(path+"."+b.key, num(b.v), "an integer for int_uniform")
+			}
+		}
+	}
+	c.knownRange(p, path, lo, hi)
+}
+
+// scalarKind names the kind of a parameter value, or "" when it is not a scalar we accept.
+func scalarKind(v any) string {
+	switch x := v.(type) {
+	case int64, int:
+		return "number"
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return ""
+		}
+		return "number"
+	case string:
+		return "string"
+	case bool:
+		return "bool"
+	}
+	return ""
+}
+
+// asFloat converts a numeric parameter value.
+func asFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
+}
+
+// sameValue compares two scalar values; 3 and 3.0 are the same value.
+func sameValue(a, b any) bool {
+	fa, oka := asFloat(a)
+	fb, okb := asFloat(b)
+	if oka && okb {
+		return fa == fb
+	}
+	return a == b
+}
+
+// render formats a value as it appears in messages and templates.
+func render(v any) string {
+	switch x := v.(type) {
+	case string:
+		return quote(x)
+	case float64:
+		return num(x)
+	}
+	return fmt.Sprintf("%v", v)
+}
+
+// hyperparameter sanity checks for names PPO users share across frameworks; the last dotted segment is
+// matched, so "optimizer.lr" is checked like "lr".
+type sanity struct {
+	ok   func(float64) bool
+	want string
+	ints bool
+}
+
+var knownParams = func() map[string]sanity {
+	positive := sanity{ok: func(f float64) bool { return f > 0 }, want: "a number > 0"}
+	unit := sanity{ok: func(f float64) bool { return f > 0 && f <= 1 }, want: "a number in (0, 1]"}
+	count := sanity{ok: func(f float64) bool { return f >= 1 && f == math.Trunc(f) }, want: "an integer >= 1", ints: true}
+	return map[string]sanity{
+		"lr": positive, "learning_rate": positive,
+		"clip": positive, "clip_range": positive, "clip_param": positive, "clip_coef": positive,
+		"gamma": unit, "gae_lambda": unit, "lam": unit,
+		"num_envs": count,
+	}
+}()
+
+func knownSanity(name string) (sanity, bool) {
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		name = name[i+1:]
+	}
+	k, ok := knownParams[name]
+	return k, ok
+}
+
+// known checks one value of a well-known hyperparameter.
+func (c *checker) known(name, path string, v any) {
+	k, ok := knownSanity(name)
+	if !ok {
+		return
+	}
+	if f, isNum := asFloat(v); !isNum || !k.ok(f) {
+		c.add(path, render(v), k.want+" for "+name)
+	}
+}
+
+// knownRange checks the bounds of a well-known hyperparameter's range.
+func (c *checker) knownRange(p *Parameter, path string, lo, hi float64) {
+	k, ok := knownSanity(p.Name)
+	if !ok {
+		return
+	}
+	if k.ints && p.Distribution != DistIntUniform {
+		c.add(path+".distribution", quote(p.Distribution), "int_uniform for "+p.Name)
+	}
+	if !k.ok(lo) {
+		c.add(path+".min", num(lo), k.want+" for "+p.Name)
+	}
+	if !k.ok(hi) {
+		c.add(path+".max", num(hi), k.want+" for "+p.Name)
+	}
+}
