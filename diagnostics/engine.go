@@ -1,0 +1,323 @@
+package diagnostics
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Defaults of Config (DESIGN §5).
+const (
+	DefaultPatience       = 5
+	DefaultWarmupFraction = 0.1 // of TotalSteps
+)
+
+// startWindow is how many records with the objective make up its starting level (policy_collapse).
+const startWindow = 5
+
+// vlRefWindow is how many records after warm-up make up the reference median of value_loss_blowup.
+const vlRefWindow = 10
+
+// relatedWindow is how many records back a rule that fired still counts as related to a verdict.
+const relatedWindow = 10
+
+// Config is a sweep's diagnostics settings (the spec's diagnostics: section) plus what the engine
+// needs to know about the trial.
+type Config struct {
+	// WarmupSteps: records with Step < WarmupSteps are in warm-up, where sustained rules are silent.
+	// 0 means the default, DefaultWarmupFraction of TotalSteps; a negative value means no warm-up.
+	WarmupSteps int64
+	// Patience is how many consecutive records after warm-up a sustained rule's condition must hold to
+	// stop the run. 0 means DefaultPatience.
+	Patience int
+	// Rules overrides default rules by name (see RuleNames).
+	Rules map[string]RuleConfig
+	// TotalSteps is the trial's step budget, for the default warm-up.
+	TotalSteps int64
+	// TargetKL is the trainer's KL target, if it has one: kl_spike then fires above 10 × TargetKL.
+	TargetKL float64
+	// Objective is the metric policy_collapse watches; "" means Reward.
+	Objective string
+	// Goal is "maximize" (the default when "") or "minimize", as the spec's metric.goal.
+	Goal string
+}
+
+// RuleConfig overrides one rule. Nil fields keep the rule's default.
+type RuleConfig struct {
+	Threshold *float64 // see DefaultThreshold for what each rule's threshold means
+	Level     string   // "off", "warn", "stop"; "" keeps the default
+	Patience  *int     // for sustained rules; ≥ 1
+}
+
+// activeRule is a rule with the sweep's settings applied and its running state.
+type activeRule struct {
+	*rule
+	level     Level
+	threshold float64
+	patience  int
+	streak    int // consecutive records after warm-up meeting the condition
+	warned    bool
+}
+
+// Engine judges a trial's metric records one at a time, in step order (DESIGN §5). It is not safe
+// for concurrent use. An engine is built for one trial: to continue a trial in a new process, replay
+// its earlier records through Observe, since several rules judge against the run's own beginning.
+type Engine struct {
+	rules     []*activeRule
+	warmup    int64
+	objective string
+	minimize  bool
+	targetKL  float64
+
+	klThresholdSet bool
+	initialStd     float64 // first finite, positive action_std
+	sawStd         bool    // some record carried action_std or action_std_min
+	startSum       float64 // sum of the objective's first startWindow finite values
+	startN         int
+	best           float64 // best objective so far, in goal direction
+	vlRef          []float64
+	vlMedian       float64
+	vlRefDone      bool
+
+	recent   [][]string // rules that fired on each of the last relatedWindow records
+	warnings []Verdict
+	stopped  *Verdict
+}
+
+// NewEngine returns an engine with the default rules overridden by cfg. Every invalid setting is
+// reported at once, naming the field, the value and what is allowed.
+func NewEngine(cfg Config) (*Engine, error) {
+	var errs []string
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
+	patience := cfg.Patience
+	switch {
+	case patience == 0:
+		patience = DefaultPatience
+	case patience < 0:
+		bad("diagnostics.patience: got %d, want an integer ≥ 1", patience)
+	}
+	e := &Engine{objective: cfg.Objective, targetKL: cfg.TargetKL, initialStd: math.NaN()}
+	if e.objective == "" {
+		e.objective = Reward
+	}
+	switch cfg.Goal {
+	case "", "maximize":
+	case "minimize":
+		e.minimize = true
+	default:
+		bad("metric.goal: got %q, want \"maximize\" or \"minimize\"", cfg.Goal)
+	}
+	if cfg.TargetKL < 0 || math.IsNaN(cfg.TargetKL) {
+		bad("target_kl: got %g, want a number ≥ 0", cfg.TargetKL)
+	}
+	e.warmup = cfg.WarmupSteps
+	if e.warmup == 0 {
+		e.warmup = int64(DefaultWarmupFraction * float64(cfg.TotalSteps))
+	}
+	names := make([]string, 0, len(cfg.Rules))
+	for n := range cfg.Rules {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if !slices.ContainsFunc(rules, func(r rule) bool { return r.name == n }) {
+			bad("diagnostics.rules: got %q, want one of %q", n, RuleNames()[:len(rules)])
+		}
+	}
+	for i := range rules {
+		ar, problems := configure(&rules[i], cfg.Rules[rules[i].name], patience)
+		errs = append(errs, problems...)
+		if rules[i].name == RuleKLSpike && cfg.Rules[RuleKLSpike].Threshold != nil {
+			e.klThresholdSet = true
+		}
+		if ar.level != Continue {
+			e.rules = append(e.rules, ar)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return e, nil
+}
+
+// configure applies one rule's overrides; level Continue marks the rule off.
+func configure(r *rule, rc RuleConfig, patience int) (*activeRule, []string) {
+	var errs []string
+	field := "diagnostics.rules." + r.name
+	ar := &activeRule{rule: r, level: r.level, threshold: r.threshold, patience: patience}
+	switch rc.Level {
+	case "":
+	case LevelOff:
+		ar.level = Continue
+	case LevelWarn:
+		ar.level = Warn
+	case LevelStop:
+		ar.level = Stop
+	default:
+		errs = append(errs, fmt.Sprintf("%s.level: got %q, want one of %q", field, rc.Level, RuleLevels))
+	}
+	if t := rc.Threshold; t != nil {
+		switch {
+		case r.noLimit:
+			errs = append(errs, fmt.Sprintf("%s.threshold: got %g, want none (the rule has no threshold)", field, *t))
+		case math.IsNaN(*t) || math.IsInf(*t, 0):
+			errs = append(errs, fmt.Sprintf("%s.threshold: got %g, want a finite number", field, *t))
+		default:
+			ar.threshold = *t
+		}
+	}
+	if p := rc.Patience; p != nil {
+		if *p < 1 {
+			errs = append(errs, fmt.Sprintf("%s.patience: got %d, want an integer ≥ 1", field, *p))
+		} else {
+			ar.patience = *p
+		}
+	}
+	return ar, errs
+}
+
+// WarmupSteps returns the warm-up in effect: records with a lower step are in warm-up.
+func (e *Engine) WarmupSteps() int64 { return e.warmup }
+
+// Observe judges one record and returns the most severe verdict among the rules it fires (Continue
+// when none does). Records must come in step order. Rules that stop at once (non_finite,
+// std_nonpositive, grad_explosion) ignore warm-up; sustained rules are silent during warm-up, warn on
+// each record that meets their condition after it, and stop once it held for patience consecutive
+// records carrying their metric (a record without the metric neither extends nor breaks the streak).
+func (e *Engine) Observe(r Record) Verdict {
+	inWarmup := r.Step < e.warmup
+	var fired []Verdict
+	for _, ar := range e.rules {
+		c := ar.check(e, r, ar.threshold)
+		if !c.ok {
+			continue
+		}
+		if !c.fired {
+			ar.streak = 0
+			continue
+		}
+		level := ar.level
+		if ar.kind == sustained {
+			if inWarmup {
+				continue
+			}
+			ar.streak++
+			if ar.streak < ar.patience {
+				level = Warn
+			}
+		}
+		fired = append(fired, Verdict{Level: level, Rule: ar.name, Metric: c.metric, Value: c.value,
+			Threshold: c.limit, Step: r.Step, Advice: ar.advice})
+	}
+	e.learn(r, inWarmup)
+	return e.decide(fired)
+}
+
+// learn updates what rules judge against: the initial std, the objective's start and best, the
+// reference value loss.
+func (e *Engine) learn(r Record, inWarmup bool) {
+	if _, ok := r.Values[ActionStdMin]; ok {
+		e.sawStd = true
+	}
+	if v, ok := r.Values[ActionStd]; ok {
+		e.sawStd = true
+		if math.IsNaN(e.initialStd) && v > 0 && !math.IsInf(v, 0) {
+			e.initialStd = v
+		}
+	}
+	if v, ok := r.Values[e.objective]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+		if e.startN < startWindow {
+			e.startSum += v
+			e.startN++
+		}
+		if e.startN == 1 || (!e.minimize && v > e.best) || (e.minimize && v < e.best) {
+			e.best = v
+		}
+	}
+	if v, ok := r.Values[ValueLoss]; ok && !inWarmup && !e.vlRefDone && !math.IsNaN(v) && !math.IsInf(v, 0) {
+		e.vlRef = append(e.vlRef, v)
+		if len(e.vlRef) == vlRefWindow {
+			e.vlMedian = median(e.vlRef)
+			e.vlRefDone = true
+		}
+	}
+}
+
+// decide picks the verdict to return, remembers warnings and the first stop, and names related rules.
+func (e *Engine) decide(fired []Verdict) Verdict {
+	var names []string
+	for _, v := range fired {
+		names = append(names, v.Rule)
+	}
+	best := Verdict{Level: Continue}
+	for _, v := range fired {
+		if v.Level > best.Level {
+			best = v
+		}
+		if v.Level == Warn {
+			e.warn(v)
+		}
+	}
+	if best.Level != Continue {
+		best.Related = e.related(best.Rule, names)
+	}
+	if len(e.recent) == relatedWindow {
+		e.recent = e.recent[1:]
+	}
+	e.recent = append(e.recent, names)
+	if best.Level == Stop && e.stopped == nil {
+		s := best
+		e.stopped = &s
+	}
+	return best
+}
+
+func (e *Engine) warn(v Verdict) {
+	for _, w := range e.warnings {
+		if w.Rule == v.Rule {
+			return
+		}
+	}
+	e.warnings = append(e.warnings, v)
+}
+
+// related lists the other rules that fired on this record or within the last relatedWindow records,
+// most recent first.
+func (e *Engine) related(rule string, now []string) []string {
+	var out []string
+	add := func(names []string) {
+		for _, n := range names {
+			if n != rule && !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	add(now)
+	for i := len(e.recent) - 1; i >= 0; i-- {
+		add(e.recent[i])
+	}
+	return out
+}
+
+// Warnings returns the first warning of each rule that has warned, in the order they first did.
+func (e *Engine) Warnings() []Verdict { return slices.Clone(e.warnings) }
+
+// Stopped returns the first stop verdict, if any rule has stopped the run.
+func (e *Engine) Stopped() (Verdict, bool) {
+	if e.stopped == nil {
+		return Verdict{}, false
+	}
+	return *e.stopped, true
+}
+
+// median returns the median of xs, which it sorts.
+func median(xs []float64) float64 {
+	sort.Float64s(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
+}

@@ -1,0 +1,336 @@
+package diagnostics
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// rec builds a record at step with alternating names and values.
+func rec(step int64, kv ...any) Record {
+	r := Record{Step: step, Values: map[string]float64{}}
+	for i := 0; i < len(kv); i += 2 {
+		r.Values[kv[i].(string)] = kv[i+1].(float64)
+	}
+	return r
+}
+
+func newEngine(t *testing.T, cfg Config) *Engine {
+	t.Helper()
+	e, err := NewEngine(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// noWarmup is a config without warm-up and with patience 1, so one record decides.
+var noWarmup = Config{WarmupSteps: -1, Patience: 1}
+
+// TestRuleBoundaries checks every record-judged rule on both sides of its default threshold, with
+// warm-up off and patience 1 so a single record decides.
+func TestRuleBoundaries(t *testing.T) {
+	tests := []struct {
+		rule   string
+		metric string
+		fires  float64
+		holds  float64
+		level  Level
+		prefix []Record // records that set the rule's reference first
+	}{
+		{RuleNonFinite, ValueLoss, math.NaN(), 1e300, Stop, nil},
+		{RuleNonFinite, ActionStdMin, math.Inf(-1), -1e300, Stop, nil},
+		{RuleStdNonPositive, ActionStdMin, 0, 1e-12, Stop, nil},
+		{RuleGradExplosion, GradNorm, 1.0001e4, 1e4, Stop, nil},
+		{RuleStdCollapse, ActionStdMin, 0.0099, 0.01, Stop, nil},
+		{RuleStdExplosion, ActionStd, 5.0001, 5, Stop, []Record{rec(0, ActionStd, 0.5)}},
+		{RuleEntropyCollapse, Entropy, 0.0099, 0.01, Stop, nil},
+		{RuleValueAnticorrelated, ExplainedVariance, -0.5001, -0.5, Stop, nil},
+		{RuleClipExcess, ClipFraction, 0.5001, 0.5, Stop, nil},
+		{RuleAdvantageExplosion, AdvantageAbsMax, 100.01, 100, Stop, nil},
+		{RuleKLSpike, ApproxKL, 0.2001, 0.2, Warn, nil},
+		{RuleValueLossBlowup, ValueLoss, 200.01, 200, Stop, valueLossPrefix()},
+		{RulePolicyCollapse, Reward, 9.99, 10, Stop, rewardPrefix()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.rule+"/"+tt.metric, func(t *testing.T) {
+			for _, c := range []struct {
+				v    float64
+				want Level
+			}{{tt.fires, tt.level}, {tt.holds, Continue}} {
+				e := newEngine(t, noWarmup)
+				step := int64(0)
+				for _, p := range tt.prefix {
+					if v := e.Observe(p); v.Level != Continue {
+						t.Fatalf("prefix record %+v: got %v, want continue", p, v)
+					}
+					step = p.Step
+				}
+				got := e.Observe(rec(step+1, tt.metric, c.v))
+				if c.want == Continue {
+					// Another rule may judge the same value (std_collapse below 0.01): only this one must not fire.
+					if got.Rule == tt.rule || slices.Contains(got.Related, tt.rule) {
+						t.Errorf("%s = %g: %s fired (%v), want it silent", tt.metric, c.v, tt.rule, got)
+					}
+					continue
+				}
+				if got.Level != c.want || got.Rule != tt.rule {
+					t.Errorf("%s = %g: got %s %s, want %s %s", tt.metric, c.v, got.Level, got.Rule, c.want, tt.rule)
+				}
+				if c.want != Continue && got.Metric != tt.metric {
+					t.Errorf("verdict metric = %q, want %q", got.Metric, tt.metric)
+				}
+			}
+		})
+	}
+}
+
+// valueLossPrefix: ten records with median value loss 2, so the blow-up limit is 200.
+func valueLossPrefix() []Record {
+	var out []Record
+	for i := range 10 {
+		out = append(out, rec(int64(i), ValueLoss, float64(1+i%3)))
+	}
+	return out
+}
+
+// rewardPrefix: a start level of 10 (mean of five records), then an improvement to 20.
+func rewardPrefix() []Record {
+	out := []Record{}
+	for i, r := range []float64{8, 12, 10, 9, 11, 15, 20} {
+		out = append(out, rec(int64(i), Reward, r))
+	}
+	return out
+}
+
+func TestWarmupSilencesSustainedRulesOnly(t *testing.T) {
+	e := newEngine(t, Config{WarmupSteps: 1000, Patience: 1})
+	if got := e.Observe(rec(999, ClipFraction, 0.9)); got.Level != Continue {
+		t.Errorf("clip_excess in warm-up: got %v, want continue", got)
+	}
+	if got := e.Observe(rec(999, GradNorm, 1e5)); got.Level != Stop || got.Rule != RuleGradExplosion {
+		t.Errorf("grad_explosion in warm-up: got %v, want stop", got)
+	}
+	if got := e.Observe(rec(1000, ClipFraction, 0.9)); got.Level != Stop {
+		t.Errorf("clip_excess at the end of warm-up: got %v, want stop", got)
+	}
+}
+
+func TestDefaultWarmupIsTenPercent(t *testing.T) {
+	e := newEngine(t, Config{TotalSteps: 500000})
+	if got, want := e.WarmupSteps(), int64(50000); got != want {
+		t.Errorf("WarmupSteps = %d, want %d", got, want)
+	}
+}
+
+func TestPatience(t *testing.T) {
+	e := newEngine(t, Config{WarmupSteps: -1})
+	levels := []Level{}
+	// Four collapsed records, a healthy one that breaks the streak, one without the metric that does
+	// not, then five in a row: only the fifth consecutive stops.
+	for i, v := range []float64{0.001, 0.001, 0.001, 0.001, 0.5, -1, 0.001, 0.001, 0.001, 0.001, 0.001} {
+		r := rec(int64(i), ActionStdMin, v)
+		if v == -1 {
+			r = rec(int64(i), Reward, 1.0)
+		}
+		levels = append(levels, e.Observe(r).Level)
+	}
+	want := []Level{Warn, Warn, Warn, Warn, Continue, Continue, Warn, Warn, Warn, Warn, Stop}
+	for i := range want {
+		if levels[i] != want[i] {
+			t.Fatalf("levels = %v, want %v", levels, want)
+		}
+	}
+	if w := e.Warnings(); len(w) != 1 || w[0].Rule != RuleStdCollapse || w[0].Step != 0 {
+		t.Errorf("Warnings = %v, want the first std_collapse warning at step 0", w)
+	}
+	if s, ok := e.Stopped(); !ok || s.Step != 10 {
+		t.Errorf("Stopped = %v, %v; want a stop at step 10", s, ok)
+	}
+}
+
+func TestRulePatienceOverride(t *testing.T) {
+	e := newEngine(t, Config{WarmupSteps: -1, Rules: map[string]RuleConfig{RuleClipExcess: {Patience: ptr(2)}}})
+	if got := e.Observe(rec(1, ClipFraction, 0.9)); got.Level != Warn {
+		t.Errorf("first: got %v, want warn", got.Level)
+	}
+	if got := e.Observe(rec(2, ClipFraction, 0.9)); got.Level != Stop {
+		t.Errorf("second: got %v, want stop", got.Level)
+	}
+}
+
+func TestNaNExplainedVarianceNeverStops(t *testing.T) {
+	e := newEngine(t, noWarmup)
+	for i := range 100 {
+		if got := e.Observe(rec(int64(i), ExplainedVariance, math.NaN(), Reward, 1.0)); got.Level != Continue {
+			t.Fatalf("record %d: got %v, want continue", i, got)
+		}
+	}
+}
+
+func TestEntropyCollapseOnlyForCategorical(t *testing.T) {
+	e := newEngine(t, noWarmup)
+	e.Observe(rec(0, ActionStd, 0.5))
+	// A Gaussian's differential entropy is negative once σ < 0.24: not a collapse.
+	if got := e.Observe(rec(1, Entropy, -3.0, ActionStd, 0.1)); got.Level != Continue {
+		t.Errorf("Gaussian policy: got %v, want continue", got)
+	}
+	if got := e.Observe(rec(2, Entropy, -3.0)); got.Level != Continue {
+		t.Errorf("Gaussian policy, std not in this record: got %v, want continue", got)
+	}
+}
+
+func TestKLSpikeTarget(t *testing.T) {
+	e := newEngine(t, Config{WarmupSteps: -1, TargetKL: 0.01})
+	if got := e.Observe(rec(1, ApproxKL, 0.1)); got.Level != Continue {
+		t.Errorf("KL = 10 × target: got %v, want continue", got)
+	}
+	got := e.Observe(rec(2, ApproxKL, 0.11))
+	if got.Level != Warn || got.Threshold != 0.1 {
+		t.Errorf("KL > 10 × target: got %v, want warn at threshold 0.1", got)
+	}
+}
+
+func TestPolicyCollapseNamesKLSpike(t *testing.T) {
+	e := newEngine(t, Config{WarmupSteps: -1, Patience: 2})
+	for _, r := range rewardPrefix() {
+		e.Observe(r)
+	}
+	e.Observe(rec(7, ApproxKL, 0.5, Reward, 18.0))
+	e.Observe(rec(8, Reward, 5.0))
+	got := e.Observe(rec(9, Reward, 4.0))
+	if got.Level != Stop || got.Rule != RulePolicyCollapse {
+		t.Fatalf("got %v, want a policy_collapse stop", got)
+	}
+	if len(got.Related) != 1 || got.Related[0] != RuleKLSpike {
+		t.Errorf("Related = %v, want [kl_spike]", got.Related)
+	}
+	if got.Threshold != 10 {
+		t.Errorf("Threshold = %g, want the starting level 10", got.Threshold)
+	}
+}
+
+func TestPolicyCollapseNeedsImprovement(t *testing.T) {
+	e := newEngine(t, noWarmup)
+	for i, r := range []float64{10, 10, 10, 10, 10, 10.5, 9, 8, 7} { // never improved by 10%
+		if got := e.Observe(rec(int64(i), Reward, r)); got.Level != Continue {
+			t.Fatalf("record %d: got %v, want continue", i, got)
+		}
+	}
+}
+
+func TestMinimizeObjective(t *testing.T) {
+	e := newEngine(t, Config{WarmupSteps: -1, Patience: 1, Objective: "loss", Goal: "minimize"})
+	for i, r := range []float64{10, 10, 10, 10, 10, 5} {
+		e.Observe(rec(int64(i), "loss", r))
+	}
+	if got := e.Observe(rec(6, "loss", 11.0)); got.Level != Stop || got.Rule != RulePolicyCollapse {
+		t.Errorf("got %v, want a policy_collapse stop", got)
+	}
+}
+
+func TestMostSevereWins(t *testing.T) {
+	e := newEngine(t, Config{WarmupSteps: -1, Patience: 3})
+	got := e.Observe(rec(1, ClipFraction, 0.9, GradNorm, 1e6))
+	if got.Rule != RuleGradExplosion || got.Level != Stop {
+		t.Errorf("got %v, want grad_explosion stop", got)
+	}
+	if len(got.Related) != 1 || got.Related[0] != RuleClipExcess {
+		t.Errorf("Related = %v, want [clip_excess]", got.Related)
+	}
+}
+
+func TestRuleOverrides(t *testing.T) {
+	e := newEngine(t, Config{WarmupSteps: -1, Rules: map[string]RuleConfig{
+		RuleGradExplosion: {Threshold: ptr(10.0), Level: LevelWarn},
+		RuleNonFinite:     {Level: LevelOff},
+		RuleKLSpike:       {Level: LevelStop, Patience: ptr(1)},
+	}})
+	if got := e.Observe(rec(1, GradNorm, 11.0)); got.Level != Warn || got.Threshold != 10 {
+		t.Errorf("grad_explosion at warn: got %v, want warn at 10", got)
+	}
+	if got := e.Observe(rec(2, Reward, math.NaN())); got.Level != Continue {
+		t.Errorf("non_finite off: got %v, want continue", got)
+	}
+	if got := e.Observe(rec(3, ApproxKL, 0.3)); got.Level != Stop {
+		t.Errorf("kl_spike at stop: got %v, want stop", got)
+	}
+}
+
+func TestNewEngineErrors(t *testing.T) {
+	_, err := NewEngine(Config{Patience: -1, Goal: "up", Rules: map[string]RuleConfig{
+		"nan":           {},
+		RuleClipExcess:  {Level: "kill", Patience: ptr(0)},
+		RuleNonFinite:   {Threshold: ptr(1.0)},
+		RuleStdCollapse: {Threshold: ptr(math.Inf(1))},
+	}})
+	if err == nil {
+		t.Fatal("NewEngine: got no error")
+	}
+	for _, want := range []string{
+		"diagnostics.patience: got -1, want an integer ≥ 1",
+		`metric.goal: got "up"`,
+		`diagnostics.rules: got "nan", want one of ["non_finite" "std_nonpositive"`,
+		`diagnostics.rules.clip_excess.level: got "kill", want one of ["off" "warn" "stop"]`,
+		"diagnostics.rules.clip_excess.patience: got 0, want an integer ≥ 1",
+		"diagnostics.rules.non_finite.threshold: got 1, want none",
+		"diagnostics.rules.std_collapse.threshold: got +Inf, want a finite number",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q\nlacks %q", err, want)
+		}
+	}
+}
+
+func TestVerdictJSON(t *testing.T) {
+	v := Verdict{Level: Stop, Rule: RuleNonFinite, Metric: ValueLoss, Value: math.NaN(), Threshold: math.Inf(-1),
+		Step: 42, Advice: Advice(RuleNonFinite), Related: []string{RuleKLSpike}}
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"level":"stop"`) || !strings.Contains(string(b), `"value":"NaN"`) ||
+		!strings.Contains(string(b), `"threshold":"-Inf"`) {
+		t.Errorf("JSON = %s, want level by name and non-finite numbers as strings", b)
+	}
+	var back Verdict
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsNaN(back.Value) || !math.IsInf(back.Threshold, -1) || back.Step != 42 || back.Level != Stop ||
+		back.Related[0] != RuleKLSpike {
+		t.Errorf("round trip = %+v, want %+v", back, v)
+	}
+}
+
+func TestRecordJSON(t *testing.T) {
+	r := rec(7, Reward, math.Inf(1), ValueLoss, 0.25)
+	r.Checkpoint = "c/7"
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Record
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Step != 7 || back.Checkpoint != "c/7" || !math.IsInf(back.Values[Reward], 1) || back.Values[ValueLoss] != 0.25 {
+		t.Errorf("round trip of %s = %+v", b, back)
+	}
+}
+
+func TestRuleNamesHaveAdvice(t *testing.T) {
+	names := RuleNames()
+	if len(names) != 13 || names[len(names)-1] != RuleStalled {
+		t.Errorf("RuleNames = %v, want the 12 record rules and stalled", names)
+	}
+	for _, n := range names {
+		if Advice(n) == "" {
+			t.Errorf("rule %s has no advice", n)
+		}
+	}
+}

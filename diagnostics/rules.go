@@ -1,0 +1,253 @@
+package diagnostics
+
+import "math"
+
+// Rule names (DESIGN §5). They are wire format: the spec's diagnostics.rules keys and the rule a
+// TrialDiverged outcome carries.
+const (
+	RuleNonFinite           = "non_finite"
+	RuleStdNonPositive      = "std_nonpositive"
+	RuleGradExplosion       = "grad_explosion"
+	RuleStdCollapse         = "std_collapse"
+	RuleStdExplosion        = "std_explosion"
+	RuleEntropyCollapse     = "entropy_collapse"
+	RuleValueAnticorrelated = "value_anticorrelated"
+	RuleClipExcess          = "clip_excess"
+	RuleAdvantageExplosion  = "advantage_explosion"
+	RuleKLSpike             = "kl_spike"
+	RulePolicyCollapse      = "policy_collapse"
+	RuleValueLossBlowup     = "value_loss_blowup"
+	// RuleStalled is judged by time, not by records: the TrainSegment activity fires it when no record
+	// arrives for stall_timeout. It is named here so its advice and name live with the others; the
+	// engine does not evaluate it, and its only level is a kill and a retry.
+	RuleStalled = "stalled"
+)
+
+// Rule levels as the spec writes them.
+const (
+	LevelOff  = "off"
+	LevelWarn = "warn"
+	LevelStop = "stop"
+)
+
+// RuleLevels lists the levels a rule may be set to.
+var RuleLevels = []string{LevelOff, LevelWarn, LevelStop}
+
+// ruleKind says how a rule's condition turns into a stop.
+type ruleKind int
+
+const (
+	// atOnce rules stop on the first record that meets the condition, warm-up or not: a NaN does not
+	// heal.
+	atOnce ruleKind = iota
+	// sustained rules warn on each record that meets the condition after warm-up and stop when it
+	// holds for patience consecutive records carrying the metric.
+	sustained
+)
+
+// rule is one default rule: what it judges, how, and what to tell the user.
+type rule struct {
+	name      string
+	kind      ruleKind
+	level     Level
+	threshold float64 // the default; its meaning is rule-specific, see thresholdDoc
+	noLimit   bool    // the rule has no threshold to override (non_finite)
+	advice    string
+	// check judges r: whether the rule's metric is in the record (ok), whether the condition holds,
+	// the metric it judged, its value and the absolute limit crossed.
+	check func(e *Engine, r Record, threshold float64) (c check)
+}
+
+// check is the outcome of one rule on one record.
+type check struct {
+	ok     bool // the record carries what the rule needs
+	fired  bool
+	metric string
+	value  float64
+	limit  float64
+}
+
+// nonFiniteMetrics are the metrics that stop a run at once when NaN or ±Inf (DESIGN §5). Explained
+// variance is not among them: it is legitimately NaN when returns are constant.
+var nonFiniteMetrics = []string{Reward, ValueLoss, PolicyLoss, Entropy, ActionStd, ActionStdMin, GradNorm, ApproxKL}
+
+// rules holds the default rules in the order DESIGN §5 lists them; on one record the most severe
+// verdict wins, and among equals the earlier rule.
+var rules = []rule{
+	{name: RuleNonFinite, kind: atOnce, level: Stop, noLimit: true,
+		advice: "a metric became NaN or infinite: lower the learning rate, clip gradients (max_grad_norm 0.5–1), " +
+			"check observations and rewards for NaN/Inf and divisions by zero, keep log_std bounded",
+		check: checkNonFinite},
+	{name: RuleStdNonPositive, kind: atOnce, level: Stop, threshold: 0,
+		advice: "action std reached 0 or below: torch.distributions.Normal would crash next — parameterise " +
+			"the std as exp(log_std) or softplus with a floor (e.g. clamp log_std ≥ −5), lower the learning rate",
+		check: func(e *Engine, r Record, th float64) check {
+			name, v, ok := stdMin(r)
+			return check{ok: ok, fired: ok && v <= th, metric: name, value: v, limit: th}
+		}},
+	{name: RuleGradExplosion, kind: atOnce, level: Stop, threshold: 1e4,
+		advice: "gradient norm exploded: clip gradients tighter (max_grad_norm 0.5), lower the learning rate, " +
+			"normalise observations and advantages",
+		check: above(GradNorm)},
+	{name: RuleStdCollapse, kind: sustained, level: Stop, threshold: 0.01,
+		advice: "action std collapsed: the policy stopped exploring — raise ent_coef, floor log_std, " +
+			"lower the learning rate, check that rewards still vary",
+		check: func(e *Engine, r Record, th float64) check {
+			name, v, ok := stdMin(r)
+			return check{ok: ok, fired: ok && v < th, metric: name, value: v, limit: th}
+		}},
+	{name: RuleStdExplosion, kind: sustained, level: Stop, threshold: 10,
+		advice: "action std grew far above its initial value: the policy is noise saturating the action " +
+			"bounds — lower ent_coef, bound log_std (max 2), check the action scaling and reward sign",
+		check: checkStdExplosion},
+	{name: RuleEntropyCollapse, kind: sustained, level: Stop, threshold: 0.01,
+		advice: "policy entropy collapsed: the categorical policy became deterministic too early — raise " +
+			"ent_coef (0.01), lower the learning rate, check the reward is not trivially exploitable",
+		check: checkEntropyCollapse},
+	{name: RuleValueAnticorrelated, kind: sustained, level: Stop, threshold: -0.5,
+		advice: "explained variance < 0: the value function is broken — check reward scale (returns in " +
+			"[−3, 3]), a smaller network, GAE λ, value loss coefficient and done/timeout handling",
+		check: below(ExplainedVariance)},
+	{name: RuleClipExcess, kind: sustained, level: Stop, threshold: 0.5,
+		advice: "most samples are clipped: the policy moves too far per update — lower the learning rate, " +
+			"fewer epochs or larger minibatches, set target_kl",
+		check: above(ClipFraction)},
+	{name: RuleAdvantageExplosion, kind: sustained, level: Stop, threshold: 100,
+		advice: "advantages are huge: the reward scale is off — normalise or scale rewards (returns in " +
+			"[−3, 3]), normalise advantages, check γ and GAE λ",
+		check: above(AdvantageAbsMax)},
+	{name: RuleKLSpike, kind: sustained, level: Warn, threshold: 0.2,
+		advice: "KL divergence spiked: one update changed the policy too much — lower the learning rate, " +
+			"set target_kl for early stopping, fewer epochs",
+		check: checkKLSpike},
+	{name: RulePolicyCollapse, kind: sustained, level: Stop, threshold: 0.1,
+		advice: "the objective improved, then fell back below where it started and stayed there: the policy " +
+			"collapsed — lower the learning rate, set target_kl, keep the last good checkpoint",
+		check: checkPolicyCollapse},
+	{name: RuleValueLossBlowup, kind: sustained, level: Stop, threshold: 100,
+		advice: "value loss blew up against its early level: returns grew out of scale — normalise " +
+			"rewards or returns, clip the value loss, lower the learning rate",
+		check: checkValueLossBlowup},
+}
+
+// stalledAdvice is RuleStalled's advice; the activity reports it with the retryable TrialStalled.
+const stalledAdvice = "no metrics record arrived for stall_timeout: the trainer hung (a deadlock, a stuck " +
+	"environment, a GPU wait) — it was killed and will be retried; check the log tail"
+
+// RuleNames returns the names of every rule, in the order of DESIGN §5, stalled last.
+func RuleNames() []string {
+	names := make([]string, 0, len(rules)+1)
+	for _, r := range rules {
+		names = append(names, r.name)
+	}
+	return append(names, RuleStalled)
+}
+
+// Advice returns the advice line of the named rule, or "" for an unknown name.
+func Advice(rule string) string {
+	if rule == RuleStalled {
+		return stalledAdvice
+	}
+	for _, r := range rules {
+		if r.name == rule {
+			return r.advice
+		}
+	}
+	return ""
+}
+
+// DefaultThreshold returns the named rule's default threshold and whether it has one. For
+// std_explosion and value_loss_blowup it is a factor (of the initial std, of the early median value
+// loss); for kl_spike it is the KL used when no target is set; for policy_collapse it is the fraction of
+// |starting level| the objective must first improve by.
+func DefaultThreshold(rule string) (float64, bool) {
+	for _, r := range rules {
+		if r.name == rule {
+			return r.threshold, !r.noLimit
+		}
+	}
+	return 0, false
+}
+
+// above fires when metric > threshold.
+func above(metric string) func(*Engine, Record, float64) check {
+	return func(_ *Engine, r Record, th float64) check {
+		v, ok := r.Values[metric]
+		return check{ok: ok, fired: ok && v > th, metric: metric, value: v, limit: th}
+	}
+}
+
+// below fires when metric < threshold; a NaN never fires.
+func below(metric string) func(*Engine, Record, float64) check {
+	return func(_ *Engine, r Record, th float64) check {
+		v, ok := r.Values[metric]
+		return check{ok: ok, fired: ok && v < th, metric: metric, value: v, limit: th}
+	}
+}
+
+func checkNonFinite(_ *Engine, r Record, _ float64) check {
+	for _, m := range nonFiniteMetrics {
+		if v, ok := r.Values[m]; ok && (math.IsNaN(v) || math.IsInf(v, 0)) {
+			return check{ok: true, fired: true, metric: m, value: v}
+		}
+	}
+	return check{ok: true}
+}
+
+// stdMin returns action_std_min, or action_std for trainers that report only the mean (a mean ≤ 0 or
+// below a floor implies a minimum that is too).
+func stdMin(r Record) (string, float64, bool) {
+	if v, ok := r.Values[ActionStdMin]; ok {
+		return ActionStdMin, v, true
+	}
+	v, ok := r.Values[ActionStd]
+	return ActionStd, v, ok
+}
+
+func checkStdExplosion(e *Engine, r Record, factor float64) check {
+	v, ok := r.Values[ActionStd]
+	if !ok || e.initialStd <= 0 {
+		return check{}
+	}
+	limit := factor * e.initialStd
+	return check{ok: true, fired: v > limit, metric: ActionStd, value: v, limit: limit}
+}
+
+func checkEntropyCollapse(e *Engine, r Record, th float64) check {
+	v, ok := r.Values[Entropy]
+	if !ok || e.sawStd {
+		return check{}
+	}
+	return check{ok: true, fired: v < th, metric: Entropy, value: v, limit: th}
+}
+
+func checkKLSpike(e *Engine, r Record, th float64) check {
+	if e.targetKL > 0 && !e.klThresholdSet {
+		th = 10 * e.targetKL
+	}
+	return above(ApproxKL)(e, r, th)
+}
+
+// checkPolicyCollapse fires once the objective, having improved on its starting level by the
+// threshold fraction, is below that starting level.
+func checkPolicyCollapse(e *Engine, r Record, frac float64) check {
+	v, ok := r.Values[e.objective]
+	if !ok || math.IsNaN(v) || e.startN < startWindow {
+		return check{}
+	}
+	s, best, x := e.startSum/startWindow, e.best, v
+	if e.minimize {
+		s, best, x = -s, -best, -v
+	}
+	improved := best > s && best-s >= frac*math.Abs(s)
+	return check{ok: true, fired: improved && x < s, metric: e.objective, value: v, limit: e.startSum / startWindow}
+}
+
+func checkValueLossBlowup(e *Engine, r Record, factor float64) check {
+	v, ok := r.Values[ValueLoss]
+	if !ok || !e.vlRefDone || e.vlMedian <= 0 {
+		return check{}
+	}
+	limit := factor * e.vlMedian
+	return check{ok: true, fired: v > limit, metric: ValueLoss, value: v, limit: limit}
+}

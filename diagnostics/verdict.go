@@ -1,0 +1,99 @@
+package diagnostics
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Level is how serious a verdict is: Continue, Warn or Stop.
+type Level int
+
+// Verdict levels, in increasing severity.
+const (
+	Continue Level = iota
+	Warn
+	Stop
+)
+
+var levelNames = [...]string{"continue", "warn", "stop"}
+
+// String returns "continue", "warn" or "stop".
+func (l Level) String() string {
+	if l < 0 || int(l) >= len(levelNames) {
+		return fmt.Sprintf("Level(%d)", int(l))
+	}
+	return levelNames[l]
+}
+
+// MarshalText encodes the level by name, so JSON carries "stop", not 2.
+func (l Level) MarshalText() ([]byte, error) {
+	if l < 0 || int(l) >= len(levelNames) {
+		return nil, fmt.Errorf("level: got %d, want one of %q", int(l), levelNames[:])
+	}
+	return []byte(levelNames[l]), nil
+}
+
+// UnmarshalText decodes a level name.
+func (l *Level) UnmarshalText(b []byte) error {
+	for i, n := range levelNames {
+		if string(b) == n {
+			*l = Level(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("level: got %q, want one of %q", b, levelNames[:])
+}
+
+// Verdict is the engine's judgement of one record: Continue, or the rule that fired, on which metric,
+// with what value against what threshold, at which step, and what to do about it.
+//
+// Encoded as JSON, Value and Threshold are numbers when finite and the strings "NaN", "+Inf", "-Inf"
+// otherwise (see Float): encoding/json cannot encode a NaN, and a NaN is the value a non_finite
+// verdict most often carries.
+type Verdict struct {
+	Level     Level    // Continue, Warn or Stop
+	Rule      string   // the rule that fired; "" for Continue
+	Metric    string   // the canonical metric it judged
+	Value     float64  // the metric's value in the record
+	Threshold float64  // the limit it crossed (absolute, after any factor applied); 0 for non_finite
+	Step      int64    // the record's step
+	Advice    string   // one line: what usually causes this and what to try
+	Related   []string // other rules that fired on this record or shortly before it (a kl_spike before a policy_collapse)
+}
+
+// verdictJSON is Verdict's wire form.
+type verdictJSON struct {
+	Level     Level    `json:"level"`
+	Rule      string   `json:"rule,omitempty"`
+	Metric    string   `json:"metric,omitempty"`
+	Value     Float    `json:"value"`
+	Threshold Float    `json:"threshold"`
+	Step      int64    `json:"step"`
+	Advice    string   `json:"advice,omitempty"`
+	Related   []string `json:"related,omitempty"`
+}
+
+// MarshalJSON encodes the verdict with non-finite numbers as strings.
+func (v Verdict) MarshalJSON() ([]byte, error) {
+	return json.Marshal(verdictJSON{v.Level, v.Rule, v.Metric, Float(v.Value), Float(v.Threshold), v.Step,
+		v.Advice, v.Related})
+}
+
+// UnmarshalJSON decodes what MarshalJSON encodes.
+func (v *Verdict) UnmarshalJSON(b []byte) error {
+	var w verdictJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*v = Verdict{w.Level, w.Rule, w.Metric, float64(w.Value), float64(w.Threshold), w.Step, w.Advice, w.Related}
+	return nil
+}
+
+// String formats the verdict as one line for logs and the terminal.
+func (v Verdict) String() string {
+	if v.Level == Continue {
+		return "continue"
+	}
+	return fmt.Sprintf("%s %s at step %d: %s = %g (threshold %g) — %s", v.Level, v.Rule, v.Step, v.Metric,
+		v.Value, v.Threshold, v.Advice)
+}
