@@ -87,7 +87,11 @@ func decode(data []byte, filename string) (*Spec, Errors) {
 	}
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&doc); err != nil {
+	if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+		d.errs = append(d.errs, &FieldError{File: filename, Line: 1, Field: "file",
+			Got: "only comments", Want: "a sweep spec (a YAML mapping with at least name, trainer)"})
+		return nil, d.errs
+	} else if err != nil {
 		d.errs = append(d.errs, syntaxError(filename, err))
 		return nil, d.errs
 	}
@@ -107,6 +111,11 @@ func decode(data []byte, filename string) (*Spec, Errors) {
 	}
 	root := doc.Content[0]
 	if d.rejectAliases(root); len(d.errs) > 0 {
+		return nil, d.errs
+	}
+	if root.Kind != yaml.MappingNode {
+		d.errs = append(d.errs, &FieldError{File: filename, Line: root.Line, Field: "file",
+			Got: describe(root), Want: "a mapping with keys name, trainer, parameters, ..."})
 		return nil, d.errs
 	}
 	s := defaults()
@@ -225,7 +234,11 @@ func (d *decoder) mapping(n *yaml.Node, path string, fields []field) {
 				return
 			}
 		}
-		d.fail(k, p, "an unknown key", unknownKeyWant(path, key, keys))
+		want, guess := unknownKeyWant(path, key, keys)
+		d.fail(k, p, "an unknown key", want)
+		if guess != "" {
+			d.bad[join(path, guess)] = true // a typo, not also a missing key
+		}
 	})
 }
 
@@ -239,22 +252,23 @@ var wandbHints = map[string]string{
 	"parameters": "parameters",
 }
 
-// unknownKeyWant lists the allowed keys, with a suggestion for a likely typo or a W&B key.
-func unknownKeyWant(path, key string, keys []string) string {
-	want := "one of " + strings.Join(keys, ", ")
+// unknownKeyWant lists the allowed keys, with a suggestion for a likely typo (returned as guess) or a
+// W&B key.
+func unknownKeyWant(path, key string, keys []string) (want, guess string) {
+	want = "one of " + strings.Join(keys, ", ")
 	if hint, ok := wandbHints[key]; ok && path == "" {
-		return want + "; W&B's " + key + " is " + hint + " here"
+		return want + "; W&B's " + key + " is " + hint + " here", ""
 	}
-	best, bestDist := "", 3
+	bestDist := 3
 	for _, k := range keys {
 		if dist := editDistance(key, k); dist < bestDist {
-			best, bestDist = k, dist
+			guess, bestDist = k, dist
 		}
 	}
-	if best != "" {
-		return want + " (did you mean " + best + "?)"
+	if guess != "" {
+		want += " (did you mean " + guess + "?)"
 	}
-	return want
+	return want, guess
 }
 
 // editDistance is the Levenshtein distance, for "did you mean" hints on short keys.

@@ -80,12 +80,27 @@ type checker struct {
 // add records a problem at path, unless decoding already reported a problem there (one message per
 // mistake, not a cascade).
 func (c *checker) add(path, got, want string) {
+	for _, e := range c.errs {
+		if e.Field == path {
+			return // one message per field
+		}
+	}
 	for b := range c.s.bad {
 		if related(path, b) {
 			return
 		}
 	}
 	c.errs = append(c.errs, &FieldError{File: c.s.file, Line: c.line(path), Field: path, Got: got, Want: want})
+}
+
+// addNear records a problem at path, placed on the line of near when path was not written: a missing
+// trials is reported where method asks for it.
+func (c *checker) addNear(path, near, got, want string) {
+	n := len(c.errs)
+	c.add(path, got, want)
+	if _, written := c.s.lines[path]; !written && len(c.errs) > n {
+		c.errs[n].Line = c.line(near)
+	}
 }
 
 // line is where path was written, or where its closest written parent was.
@@ -164,9 +179,9 @@ func (c *checker) trainer() {
 			c.add("trainer.environment."+k, quote(k), "a name other than RLSWEEP_* and CUDA_VISIBLE_DEVICES, which rlsweep sets")
 		}
 	}
-	if t.TotalSteps <= 0 {
+	if t.TotalSteps <= 0 && (t.TotalSteps != 0 || t.Builtin != "" || t.Command != nil) {
 		c.add("trainer.total_steps", strconv.FormatInt(t.TotalSteps, 10), "an integer > 0 (environment steps per trial)")
-	} else if t.SegmentSteps <= 0 || t.SegmentSteps > t.TotalSteps {
+	} else if t.TotalSteps > 0 && t.SegmentSteps <= 0 || t.SegmentSteps > t.TotalSteps {
 		c.add("trainer.segment_steps", strconv.FormatInt(t.SegmentSteps, 10),
 			fmt.Sprintf("an integer in (0, %d] (total_steps)", t.TotalSteps))
 	}
@@ -209,7 +224,7 @@ func (c *checker) method() {
 		}
 	case MethodRandom, MethodSobol:
 		if s.Trials < 1 || s.Trials > MaxTrials {
-			c.add("trials", strconv.Itoa(s.Trials), fmt.Sprintf("an integer in [1, %d] for method %s", MaxTrials, s.Method))
+			c.addNear("trials", "method", strconv.Itoa(s.Trials), fmt.Sprintf("an integer in [1, %d] for method %s", MaxTrials, s.Method))
 		}
 	}
 }
@@ -236,10 +251,15 @@ func (c *checker) seeds() {
 func (c *checker) size() {
 	n, ok := c.s.trialCount()
 	if !ok || n > MaxTrials {
-		got := "more than " + strconv.Itoa(MaxTrials) + " trials"
-		if ok {
-			got = fmt.Sprintf("%d trials (%d configurations × %d seeds)", n, n/max(len(c.s.Seeds), 1), len(c.s.Seeds))
+		configs := 1.0
+		if c.s.Method == MethodGrid {
+			for _, p := range c.s.Parameters {
+				configs *= float64(max(len(p.Values), 1))
+			}
+		} else {
+			configs = float64(c.s.Trials)
 		}
+		got := fmt.Sprintf("%.0f configurations × %d seeds", configs, len(c.s.Seeds))
 		c.add("parameters", got, fmt.Sprintf("at most %d trials: fewer values, fewer seeds, or method random", MaxTrials))
 	}
 }
