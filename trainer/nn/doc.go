@@ -1,0 +1,13 @@
+// Package nn holds the small dense networks the built-in PPO trainer needs: a multilayer perceptron
+// with tanh or ReLU hidden layers, batched forward and backward passes over flat row-major []float64
+// buffers, orthogonal initialisation, the Adam optimiser and clipping by global gradient norm.
+//
+// Every buffer is allocated once, by NewMLP and NewWorkspace; Forward and Backward allocate nothing,
+// so a training loop that reuses its workspaces runs without garbage. Matrix products go through
+// gonum's blas64 (pure Go with assembly kernels).
+//
+// Parameters and gradients of a network live in two flat slices, Params and Grads, laid out layer by
+// layer as W (Out×In, row-major, the PyTorch nn.Linear layout) followed by b (Out). Attach points a
+// network at a region of a larger buffer, so an agent made of several networks can be optimised and
+// clipped as one flat vector.
+package nn
