@@ -1,0 +1,218 @@
+package diagnostics
+
+import (
+	"math"
+	"slices"
+)
+
+// Causes a Finding can name, in the order the doctor's decision tree tries them.
+const (
+	CauseDiverged      = "diverged"       // a rule stopped the run, or a metric went non-finite
+	CauseValueFunction = "value_function" // explained variance < 0
+	CausePolicyDied    = "policy_died"    // entropy or action std collapsed
+	CauseGradients     = "gradients"      // gradient norm exploding
+	CauseRewardScale   = "reward_scale"   // |advantage| max > 100
+	CauseTooFast       = "too_fast"       // clip fraction > 0.3
+	CauseNotMoving     = "not_moving"     // clip fraction = 0
+	CauseTaskDesign    = "task_design"    // every optimiser signal looks healthy
+)
+
+// Thresholds of the doctor's decision tree (issue 4).
+const (
+	doctorWindowMin     = 5
+	doctorClipTooFast   = 0.3
+	doctorEntropyFloor  = 0.01
+	doctorGradFactor    = 10 // late grad norm over early grad norm that counts as exploding
+	doctorAdvantageMax  = 100
+	doctorNotMovingClip = 1e-8
+)
+
+// Finding is one thing the doctor concluded about a run, with the evidence for it.
+type Finding struct {
+	Rank     int        `json:"rank"`           // 1 is the most likely explanation
+	Cause    string     `json:"cause"`          // one of the Cause constants
+	Summary  string     `json:"summary"`        // what is wrong, in one line
+	Advice   string     `json:"advice"`         // what to try
+	Rule     string     `json:"rule,omitempty"` // the rule whose verdict this finding comes from, if any
+	Evidence []Evidence `json:"evidence"`
+}
+
+// Evidence is one metric value a finding rests on.
+type Evidence struct {
+	Metric string `json:"metric"`
+	Value  Float  `json:"value"` // NaN-safe in JSON
+	Step   int64  `json:"step"`
+}
+
+// Diagnose explains a finished or stopped run from its records (in step order) and the verdicts the
+// engine gave on them. It walks the decision tree of issue 4 over the last quarter of the run (at least
+// its last 5 records): explained variance < 0 → the value function; entropy or action std collapsed →
+// the policy died; gradient norm exploding → clip tighter; |advantage| max > 100 → reward scale; clip
+// fraction > 0.3 → the policy moves too fast; clip fraction = 0 → it does not move; nothing wrong →
+// reward, environment or task design. A condition counts when it holds on at least half the window's
+// records that carry the metric. Stop verdicts come first, then the tree's findings in tree order;
+// findings are ranked from 1. There is always at least one finding.
+func Diagnose(records []Record, verdicts ...Verdict) []Finding {
+	var out []Finding
+	for _, v := range verdicts {
+		if v.Level == Stop && !slices.ContainsFunc(out, func(f Finding) bool { return f.Rule == v.Rule }) {
+			out = append(out, verdictFinding(v))
+		}
+	}
+	w := window(records)
+	for _, c := range doctorChecks {
+		if f, ok := c(records, w); ok && !slices.ContainsFunc(out, func(g Finding) bool { return g.Cause == f.Cause }) {
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, Finding{Cause: CauseTaskDesign,
+			Summary: "no optimiser signal looks wrong: value function, entropy, gradients, advantages and clipping are healthy",
+			Advice: "if the objective still did not improve, look at the reward (is it shaped toward the goal, sparse, " +
+				"exploitable?), the environment (observations, terminations, time limits) and the task design"})
+	}
+	for i := range out {
+		out[i].Rank = i + 1
+	}
+	return out
+}
+
+// verdictFinding turns a stop verdict into the finding it is.
+func verdictFinding(v Verdict) Finding {
+	cause := CauseDiverged
+	switch v.Rule {
+	case RuleValueAnticorrelated, RuleValueLossBlowup:
+		cause = CauseValueFunction
+	case RuleStdCollapse, RuleEntropyCollapse, RuleStdNonPositive:
+		cause = CausePolicyDied
+	case RuleGradExplosion:
+		cause = CauseGradients
+	case RuleAdvantageExplosion:
+		cause = CauseRewardScale
+	case RuleClipExcess, RuleKLSpike:
+		cause = CauseTooFast
+	}
+	return Finding{Cause: cause, Rule: v.Rule, Advice: v.Advice,
+		Summary:  "stopped by " + v.Rule + " on " + v.Metric,
+		Evidence: []Evidence{{Metric: v.Metric, Value: Float(v.Value), Step: v.Step}}}
+}
+
+// window returns the records the doctor judges: the last quarter of the run, at least doctorWindowMin.
+func window(records []Record) []Record {
+	n := max(len(records)/4, doctorWindowMin)
+	if n >= len(records) {
+		return records
+	}
+	return records[len(records)-n:]
+}
+
+// doctorChecks is the decision tree, in order.
+var doctorChecks = []func(all, w []Record) (Finding, bool){
+	checkValueFunction, checkPolicyDied, checkGradients, checkRewardScale, checkTooFast, checkNotMoving,
+}
+
+// mostly reports whether cond holds on at least half of w's records carrying metric, and returns the
+// most extreme such record by worse (worse(a, b) says a is worse than b).
+func mostly(w []Record, metric string, cond func(float64) bool, worse func(a, b float64) bool) (Evidence, bool) {
+	var n, hits int
+	var ev Evidence
+	for _, r := range w {
+		v, ok := r.Values[metric]
+		if !ok || math.IsNaN(v) {
+			continue
+		}
+		n++
+		if cond(v) {
+			if hits == 0 || worse(v, float64(ev.Value)) {
+				ev = Evidence{Metric: metric, Value: Float(v), Step: r.Step}
+			}
+			hits++
+		}
+	}
+	return ev, n > 0 && 2*hits >= n
+}
+
+func lower(a, b float64) bool  { return a < b }
+func higher(a, b float64) bool { return a > b }
+
+func checkValueFunction(_, w []Record) (Finding, bool) {
+	ev, ok := mostly(w, ExplainedVariance, func(v float64) bool { return v < 0 }, lower)
+	return Finding{Cause: CauseValueFunction, Summary: "explained variance < 0: the value function predicts returns worse than their mean",
+		Advice: Advice(RuleValueAnticorrelated), Evidence: []Evidence{ev}}, ok
+}
+
+func checkPolicyDied(all, w []Record) (Finding, bool) {
+	if ev, ok := mostly(w, ActionStdMin, func(v float64) bool { return v < doctorEntropyFloor }, lower); ok {
+		return Finding{Cause: CausePolicyDied, Summary: "action std collapsed: the policy stopped exploring",
+			Advice: Advice(RuleStdCollapse), Evidence: []Evidence{ev}}, true
+	}
+	if ev, ok := mostly(w, ActionStd, func(v float64) bool { return v < doctorEntropyFloor }, lower); ok {
+		return Finding{Cause: CausePolicyDied, Summary: "action std collapsed: the policy stopped exploring",
+			Advice: Advice(RuleStdCollapse), Evidence: []Evidence{ev}}, true
+	}
+	if hasMetric(all, ActionStd) || hasMetric(all, ActionStdMin) {
+		return Finding{}, false // a Gaussian policy's entropy may be negative and healthy
+	}
+	ev, ok := mostly(w, Entropy, func(v float64) bool { return v < doctorEntropyFloor }, lower)
+	return Finding{Cause: CausePolicyDied, Summary: "entropy collapsed: the policy became deterministic and stopped exploring",
+		Advice: Advice(RuleEntropyCollapse), Evidence: []Evidence{ev}}, ok
+}
+
+// checkGradients fires on a gradient norm above grad_explosion's threshold, or one that grew
+// doctorGradFactor-fold from the start of the run to its end.
+func checkGradients(all, w []Record) (Finding, bool) {
+	f := Finding{Cause: CauseGradients, Summary: "gradient norm exploding", Advice: Advice(RuleGradExplosion)}
+	limit, _ := DefaultThreshold(RuleGradExplosion)
+	if ev, ok := mostly(w, GradNorm, func(v float64) bool { return v > limit || math.IsInf(v, 0) }, higher); ok {
+		f.Evidence = []Evidence{ev}
+		return f, true
+	}
+	early := medianOf(all[:min(len(all), max(len(all)/4, doctorWindowMin))], GradNorm)
+	late := medianOf(w, GradNorm)
+	if early.Step >= 0 && late.Step >= 0 && float64(early.Value) > 0 && float64(late.Value) > doctorGradFactor*float64(early.Value) {
+		f.Summary = "gradient norm grew more than tenfold over the run"
+		f.Evidence = []Evidence{early, late}
+		return f, true
+	}
+	return f, false
+}
+
+// medianOf returns the median of metric over rs as evidence at the last step carrying it; Step is −1
+// when no record carries it.
+func medianOf(rs []Record, metric string) Evidence {
+	var xs []float64
+	ev := Evidence{Metric: metric, Step: -1}
+	for _, r := range rs {
+		if v, ok := r.Values[metric]; ok && !math.IsNaN(v) {
+			xs = append(xs, v)
+			ev.Step = r.Step
+		}
+	}
+	if len(xs) > 0 {
+		ev.Value = Float(median(xs))
+	}
+	return ev
+}
+
+func checkRewardScale(_, w []Record) (Finding, bool) {
+	ev, ok := mostly(w, AdvantageAbsMax, func(v float64) bool { return v > doctorAdvantageMax }, higher)
+	return Finding{Cause: CauseRewardScale, Summary: "advantages reach |A| > 100: the reward scale is off",
+		Advice: Advice(RuleAdvantageExplosion), Evidence: []Evidence{ev}}, ok
+}
+
+func checkTooFast(_, w []Record) (Finding, bool) {
+	ev, ok := mostly(w, ClipFraction, func(v float64) bool { return v > doctorClipTooFast }, higher)
+	return Finding{Cause: CauseTooFast, Summary: "clip fraction > 0.3: the policy moves too far per update",
+		Advice: Advice(RuleClipExcess), Evidence: []Evidence{ev}}, ok
+}
+
+func checkNotMoving(_, w []Record) (Finding, bool) {
+	ev, ok := mostly(w, ClipFraction, func(v float64) bool { return v <= doctorNotMovingClip }, lower)
+	return Finding{Cause: CauseNotMoving, Summary: "clip fraction = 0: the policy is not moving",
+		Advice: "updates change nothing: raise the learning rate, check that gradients reach the policy " +
+			"(optimizer holds its parameters, no detach), check the advantages are not all zero", Evidence: []Evidence{ev}}, ok
+}
+
+func hasMetric(rs []Record, metric string) bool {
+	return slices.ContainsFunc(rs, func(r Record) bool { _, ok := r.Values[metric]; return ok })
+}

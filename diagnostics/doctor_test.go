@@ -1,0 +1,115 @@
+package diagnostics
+
+import (
+	"math"
+	"testing"
+)
+
+// run builds n records at steps 0, 1000, ... with metric values from f.
+func run(n int, f func(i int) map[string]float64) []Record {
+	out := make([]Record, n)
+	for i := range out {
+		out[i] = Record{Step: int64(i) * 1000, Values: f(i)}
+	}
+	return out
+}
+
+func healthy(i int) map[string]float64 {
+	return map[string]float64{ExplainedVariance: 0.8, ActionStd: 0.5, ActionStdMin: 0.3, GradNorm: 1,
+		AdvantageAbsMax: 5, ClipFraction: 0.1, Entropy: -0.5, Reward: float64(i)}
+}
+
+// with returns healthy metrics with one value changed from record `from` on.
+func with(metric string, v float64, from int) func(int) map[string]float64 {
+	return func(i int) map[string]float64 {
+		m := healthy(i)
+		if i >= from {
+			m[metric] = v
+		}
+		return m
+	}
+}
+
+func TestDiagnoseDecisionTree(t *testing.T) {
+	tests := []struct {
+		name      string
+		records   []Record
+		wantCause string
+		wantEv    Evidence
+	}{
+		{"healthy", run(40, healthy), CauseTaskDesign, Evidence{}},
+		{"value function", run(40, with(ExplainedVariance, -0.2, 30)), CauseValueFunction, Evidence{ExplainedVariance, -0.2, 30000}},
+		{"std collapsed", run(40, with(ActionStdMin, 0.001, 30)), CausePolicyDied, Evidence{ActionStdMin, 0.001, 30000}},
+		{"categorical entropy collapsed", run(40, func(i int) map[string]float64 {
+			e := 1.0
+			if i >= 30 {
+				e = 0.005 - float64(i-30)*1e-4
+			}
+			return map[string]float64{Entropy: e, ClipFraction: 0.1}
+		}), CausePolicyDied, Evidence{Entropy, Float(0.005 - 9e-4), 39000}},
+		{"grad norm above limit", run(40, with(GradNorm, 2e4, 30)), CauseGradients, Evidence{GradNorm, 2e4, 30000}},
+		{"advantages", run(40, with(AdvantageAbsMax, 150, 30)), CauseRewardScale, Evidence{AdvantageAbsMax, 150, 30000}},
+		{"too fast", run(40, with(ClipFraction, 0.35, 30)), CauseTooFast, Evidence{ClipFraction, 0.35, 30000}},
+		{"not moving", run(40, with(ClipFraction, 0, 30)), CauseNotMoving, Evidence{ClipFraction, 0, 30000}},
+		// Only a third of the window has negative EV: not enough.
+		{"minority ignored", run(40, with(ExplainedVariance, -0.2, 36)), CauseTaskDesign, Evidence{}},
+		// Gaussian entropy below 0.01 is healthy.
+		{"gaussian entropy", run(40, with(Entropy, -2, 0)), CauseTaskDesign, Evidence{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Diagnose(tt.records)
+			if len(got) != 1 || got[0].Cause != tt.wantCause || got[0].Rank != 1 {
+				t.Fatalf("Diagnose = %+v, want one %s finding ranked 1", got, tt.wantCause)
+			}
+			if tt.wantEv.Metric != "" && (len(got[0].Evidence) != 1 || got[0].Evidence[0] != tt.wantEv) {
+				t.Errorf("evidence = %+v, want %+v", got[0].Evidence, tt.wantEv)
+			}
+			if got[0].Advice == "" || got[0].Summary == "" {
+				t.Errorf("finding %+v lacks summary or advice", got[0])
+			}
+		})
+	}
+}
+
+func TestDiagnoseGradGrowth(t *testing.T) {
+	rs := run(40, func(i int) map[string]float64 { m := healthy(i); m[GradNorm] = math.Pow(1.2, float64(i)); return m })
+	got := Diagnose(rs)
+	if got[0].Cause != CauseGradients || len(got[0].Evidence) != 2 {
+		t.Errorf("Diagnose = %+v, want gradients with early and late evidence", got)
+	}
+}
+
+func TestDiagnoseRanksStopsFirst(t *testing.T) {
+	rs := run(40, with(ClipFraction, 0.4, 20))
+	stop := Verdict{Level: Stop, Rule: RuleNonFinite, Metric: ValueLoss, Value: math.NaN(), Step: 39000, Advice: "a"}
+	warn := Verdict{Level: Warn, Rule: RuleKLSpike, Metric: ApproxKL, Value: 1, Step: 38000}
+	got := Diagnose(rs, warn, stop, stop)
+	if len(got) != 2 {
+		t.Fatalf("Diagnose = %+v, want the stop and the clip finding", got)
+	}
+	if got[0].Rule != RuleNonFinite || got[0].Cause != CauseDiverged || got[0].Rank != 1 {
+		t.Errorf("first = %+v, want the non_finite stop ranked 1", got[0])
+	}
+	if got[1].Cause != CauseTooFast || got[1].Rank != 2 {
+		t.Errorf("second = %+v, want too_fast ranked 2", got[1])
+	}
+}
+
+func TestDiagnoseMergesStopWithItsTreeNode(t *testing.T) {
+	rs := run(40, with(ExplainedVariance, -0.9, 20))
+	stop := Verdict{Level: Stop, Rule: RuleValueAnticorrelated, Metric: ExplainedVariance, Value: -0.9, Step: 24000}
+	got := Diagnose(rs, stop)
+	if len(got) != 1 || got[0].Rule != RuleValueAnticorrelated || got[0].Cause != CauseValueFunction {
+		t.Errorf("Diagnose = %+v, want one value_function finding from the verdict", got)
+	}
+}
+
+func TestDiagnoseShortRun(t *testing.T) {
+	if got := Diagnose(nil); len(got) != 1 || got[0].Cause != CauseTaskDesign {
+		t.Errorf("Diagnose(nil) = %+v, want task_design", got)
+	}
+	if got := Diagnose(run(3, with(ClipFraction, 0.9, 0))); got[0].Cause != CauseTooFast {
+		t.Errorf("Diagnose(3 records) = %+v, want too_fast", got)
+	}
+}
