@@ -1,0 +1,262 @@
+package sweeps
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func mustDecode(t testing.TB, src string) *Spec {
+	t.Helper()
+	s, err := Decode(strings.NewReader(src), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+const planBase = "name: t\ntrainer:\n  builtin: ppo\n  env: CartPole-v1\n  total_steps: 1000\n"
+
+func TestPlanGridOrder(t *testing.T) {
+	s := mustDecode(t, planBase+`seeds: [5, 6]
+parameters:
+  lr: {values: [0.1, 0.2]}
+  gamma: {value: 0.99}
+  n: {values: [1, 2, 3]}
+`)
+	trials, err := Plan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tr := range trials {
+		got = append(got, fmt.Sprintf("%s lr=%v n=%v gamma=%v", tr.ID, tr.Params["lr"], tr.Params["n"], tr.Params["gamma"]))
+	}
+	// The first parameter varies slowest, every configuration runs once per seed in spec order.
+	want := []string{
+		"0-s5 lr=0.1 n=1 gamma=0.99", "0-s6 lr=0.1 n=1 gamma=0.99",
+		"1-s5 lr=0.1 n=2 gamma=0.99", "1-s6 lr=0.1 n=2 gamma=0.99",
+		"2-s5 lr=0.1 n=3 gamma=0.99", "2-s6 lr=0.1 n=3 gamma=0.99",
+		"3-s5 lr=0.2 n=1 gamma=0.99", "3-s6 lr=0.2 n=1 gamma=0.99",
+		"4-s5 lr=0.2 n=2 gamma=0.99", "4-s6 lr=0.2 n=2 gamma=0.99",
+		"5-s5 lr=0.2 n=3 gamma=0.99", "5-s6 lr=0.2 n=3 gamma=0.99",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Plan =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if _, ok := trials[0].Params["n"].(int64); !ok {
+		t.Errorf("n = %T, want int64", trials[0].Params["n"])
+	}
+	if got, want := s.TrialCount(), len(trials); got != want {
+		t.Errorf("TrialCount() = %d, want %d", got, want)
+	}
+	trials[0].Params["lr"] = 99.0
+	if trials[1].Params["lr"] == 99.0 {
+		t.Errorf("trials of one configuration share their Params map")
+	}
+}
+
+func TestPlanNoParameters(t *testing.T) {
+	trials, err := Plan(mustDecode(t, planBase+"seeds: [1, 2, 3]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(trials) != 3 || trials[2].ID != "0-s3" || len(trials[2].Params) != 0 {
+		t.Errorf("Plan = %+v, want 3 trials 0-s1..0-s3 without parameters", trials)
+	}
+}
+
+func TestPlanInvalid(t *testing.T) {
+	s := mustDecode(t, planBase+"parameters:\n  lr: {values: [-1]}\n")
+	if _, err := Plan(s); err == nil || !strings.Contains(err.Error(), "t.yaml:7: parameters.lr.values[0]") {
+		t.Errorf("Plan(invalid) = %v, want the validation error", err)
+	}
+}
+
+const sampledParams = `seeds: [1, 2]
+parameters:
+  lr: {min: 1.0e-5, max: 1.0e-2, distribution: log_uniform}
+  ent: {min: -0.5, max: 0.5}
+  n: {min: 2, max: 5}
+  act: {values: [tanh, relu, elu]}
+  one: {values: [7]}
+  c: {value: hello}
+`
+
+// TestPlanSampled checks random and sobol: deterministic, in range, with the right types, covering
+// every category and both int bounds, and different for another sampler_seed.
+func TestPlanSampled(t *testing.T) {
+	for _, method := range []string{MethodRandom, MethodSobol} {
+		t.Run(method, func(t *testing.T) {
+			src := planBase + "method: " + method + "\ntrials: 2000\n" + sampledParams
+			a, err := Plan(mustDecode(t, src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := Plan(mustDecode(t, src))
+			ja, _ := json.Marshal(a)
+			jb, _ := json.Marshal(b)
+			if !bytes.Equal(ja, jb) {
+				t.Errorf("two plans of the same spec differ")
+			}
+			other, _ := Plan(mustDecode(t, src+"sampler_seed: 9\n"))
+			jo, _ := json.Marshal(other)
+			if bytes.Equal(ja, jo) {
+				t.Errorf("sampler_seed 9 gives the same plan as sampler_seed 0")
+			}
+			if len(a) != 4000 {
+				t.Fatalf("len(Plan) = %d, want 2000 trials × 2 seeds", len(a))
+			}
+			cats, ints := map[string]int{}, map[int64]int{}
+			var logSum float64
+			for _, tr := range a {
+				lr := tr.Params["lr"].(float64)
+				ent := tr.Params["ent"].(float64)
+				n := tr.Params["n"].(int64)
+				if lr < 1e-5 || lr > 1e-2 || ent < -0.5 || ent >= 0.5 || n < 2 || n > 5 {
+					t.Fatalf("trial %s out of range: %v", tr.ID, tr.Params)
+				}
+				if tr.Params["one"] != int64(7) || tr.Params["c"] != "hello" {
+					t.Fatalf("trial %s constants = %v", tr.ID, tr.Params)
+				}
+				cats[tr.Params["act"].(string)]++
+				ints[n]++
+				logSum += math.Log10(lr)
+			}
+			if len(cats) != 3 || len(ints) != 4 {
+				t.Errorf("categories %v, integers %v: want all of tanh/relu/elu and 2..5", cats, ints)
+			}
+			// log_uniform on [1e-5, 1e-2]: log10 is uniform on [-5, -2], mean -3.5; 4000 draws of
+			// sd 0.87/sqrt(4000) = 0.014, so 0.1 is more than 7 standard errors.
+			if mean := logSum / float64(len(a)); math.Abs(mean+3.5) > 0.1 {
+				t.Errorf("mean log10(lr) = %.3f, want -3.5 ± 0.1", mean)
+			}
+		})
+	}
+}
+
+// TestPlanSobolPoints checks that sobol maps the published Sobol points (see TestSobolFirstPoints)
+// onto the parameters in spec order, skipping the all-zero point 0.
+func TestPlanSobolPoints(t *testing.T) {
+	s := mustDecode(t, planBase+`method: sobol
+trials: 3
+parameters:
+  x: {min: 0.0, max: 8.0}
+  k: {value: 1}
+  cat: {values: [a, b, c, d]}
+  n: {min: 0, max: 3}
+`)
+	trials, err := Plan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Points 1..3 in dimensions 1..3: (0.5, 0.5, 0.5), (0.75, 0.25, 0.25), (0.25, 0.75, 0.75).
+	want := []map[string]any{
+		{"x": 4.0, "k": int64(1), "cat": "c", "n": int64(2)},
+		{"x": 6.0, "k": int64(1), "cat": "b", "n": int64(1)},
+		{"x": 2.0, "k": int64(1), "cat": "d", "n": int64(3)},
+	}
+	for i, tr := range trials {
+		if !reflect.DeepEqual(tr.Params, want[i]) {
+			t.Errorf("trial %d params = %v, want %v", i, tr.Params, want[i])
+		}
+	}
+}
+
+func TestPlanJSONRoundTrip(t *testing.T) {
+	s, err := Load("testdata/good/command.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Spec
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Hash() != s.Hash() {
+		t.Errorf("Hash changed across a JSON round trip")
+	}
+	want, _ := Plan(s)
+	got, err := Plan(&back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Plan after a JSON round trip differs")
+	}
+	jt, _ := json.Marshal(want)
+	var trials []Trial
+	if err := json.Unmarshal(jt, &trials); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(trials, want) {
+		t.Errorf("trials after a JSON round trip = %v, want %v", trials[0], want[0])
+	}
+}
+
+func TestSegmentEnds(t *testing.T) {
+	tests := []struct {
+		total, seg int64
+		want       []int64
+	}{
+		{1000, 1000, []int64{1000}},
+		{1000, 300, []int64{300, 600, 900, 1000}},
+		{1000, 500, []int64{500, 1000}},
+		{1000, 0, []int64{1000}},
+		{0, 0, nil},
+	}
+	for _, tt := range tests {
+		s := &Spec{Trainer: Trainer{TotalSteps: tt.total, SegmentSteps: tt.seg}}
+		if got := s.SegmentEnds(); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("SegmentEnds(%d, %d) = %v, want %v", tt.total, tt.seg, got, tt.want)
+		}
+	}
+}
+
+func benchSpec(b *testing.B, params string) *Spec {
+	return mustDecode(b, planBase+params)
+}
+
+func BenchmarkPlanGrid10k(b *testing.B) {
+	s := benchSpec(b, "parameters:\n"+
+		"  a: {values: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}\n  b: {values: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}\n"+
+		"  c: {values: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}\n  d: {values: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}\n")
+	for b.Loop() {
+		if _, err := Plan(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkPlanSobol10k(b *testing.B) {
+	s := benchSpec(b, "method: sobol\ntrials: 10000\n"+sampledParams)
+	for b.Loop() {
+		if _, err := Plan(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkPlanRandom10k(b *testing.B) {
+	s := benchSpec(b, "method: random\ntrials: 10000\n"+sampledParams)
+	for b.Loop() {
+		if _, err := Plan(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkLoad(b *testing.B) {
+	for b.Loop() {
+		if _, err := Load("testdata/good/command.yaml"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,302 @@
+package sweeps
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBadSpecs loads every spec under testdata/bad and checks that it fails with Errors whose messages
+// contain each line of its .want file, and that every message names file:line and a field.
+func TestBadSpecs(t *testing.T) {
+	files, err := filepath.Glob("testdata/bad/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 30 {
+		t.Fatalf("got %d bad specs, want at least 30", len(files))
+	}
+	for _, file := range files {
+		base := filepath.Base(file)
+		t.Run(base, func(t *testing.T) {
+			wantText, err := os.ReadFile(strings.TrimSuffix(file, ".yaml") + ".want")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Load(file)
+			var errs Errors
+			if !errors.As(err, &errs) {
+				t.Fatalf("Load(%s) = %v, want Errors", file, err)
+			}
+			format := regexp.MustCompile(`^` + regexp.QuoteMeta(file) + `:[1-9][0-9]*: [A-Za-z_][^ ]*: got .+, want .+$`)
+			for _, e := range errs {
+				if !format.MatchString(e.Error()) {
+					t.Errorf("message %q does not read %q", e.Error(), "FILE:LINE: FIELD: got VALUE, want ALLOWED")
+				}
+			}
+			for _, want := range strings.Split(strings.TrimSpace(string(wantText)), "\n") {
+				want = strings.TrimRight(want, " ")
+				if !regexp.MustCompile(`^` + regexp.QuoteMeta(base) + `:[0-9]+: \S+: `).MatchString(want) {
+					t.Errorf("%s.want line %q must start with %s:LINE: FIELD:", base, want, base)
+				}
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("Load(%s) =\n%v\nwant it to contain\n%s", file, err, want)
+				}
+			}
+		})
+	}
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+// TestTooLarge checks that a 10 MB spec is refused after reading just past the limit, not parsed.
+func TestTooLarge(t *testing.T) {
+	big := bytes.Repeat([]byte("# padding padding padding padding padding padding padding padding\n"), 10<<20/66)
+	r := &countingReader{r: bytes.NewReader(big)}
+	_, err := Decode(r, "big.yaml")
+	var errs Errors
+	if !errors.As(err, &errs) {
+		t.Fatalf("Decode(10 MB) = %v, want Errors", err)
+	}
+	if want := "big.yaml:1: file: got more than 1048576 bytes"; !strings.Contains(err.Error(), want) {
+		t.Errorf("Decode(10 MB) = %v, want it to contain %q", err, want)
+	}
+	if r.n > MaxSpecBytes+1 {
+		t.Errorf("Decode read %d bytes of a 10 MB input, want at most %d", r.n, MaxSpecBytes+1)
+	}
+
+	path := filepath.Join(t.TempDir(), "big.yaml")
+	if err := os.WriteFile(path, big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path); !errors.As(err, &errs) || !strings.Contains(err.Error(), path+":1: file:") {
+		t.Errorf("Load(10 MB file) = %v, want Errors naming %s:1: file", err, path)
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	_, err := Load("testdata/no-such-file.yaml")
+	var errs Errors
+	if err == nil || errors.As(err, &errs) || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Load(missing) = %v, want an os.ErrNotExist error that is not Errors", err)
+	}
+}
+
+func TestErrorsAs(t *testing.T) {
+	_, err := Decode(strings.NewReader("name: x\nbogus: 1\n"), "s.yaml")
+	var fe *FieldError
+	if !errors.As(err, &fe) {
+		t.Fatalf("errors.As(%v, *FieldError) = false, want true", err)
+	}
+	if got, want := *fe, (FieldError{File: "s.yaml", Line: 2, Field: "bogus", Got: "an unknown key"}); got.File != want.File || got.Line != want.Line || got.Field != want.Field || got.Got != want.Got {
+		t.Errorf("FieldError = %+v, want %+v", got, want)
+	}
+}
+
+func TestFieldErrorFormat(t *testing.T) {
+	tests := []struct {
+		e    FieldError
+		want string
+	}{
+		{FieldError{"sweep.yaml", 12, "parameters.lr.min", "-0.001", "a number > 0 for log_uniform"},
+			"sweep.yaml:12: parameters.lr.min: got -0.001, want a number > 0 for log_uniform"},
+		{FieldError{"", 0, "name", `""`, "a name"}, `name: got "", want a name`},
+		{FieldError{"s.yaml", 0, "name", `""`, "a name"}, `s.yaml: name: got "", want a name`},
+	}
+	for _, tt := range tests {
+		if got := tt.e.Error(); got != tt.want {
+			t.Errorf("Error() = %q, want %q", got, tt.want)
+		}
+	}
+}
+
+func TestDecodeDefaults(t *testing.T) {
+	s, err := Load("testdata/good/minimal.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		field    string
+		got, want any
+	}{
+		{"method", s.Method, MethodGrid},
+		{"seeds", len(s.Seeds) == 1 && s.Seeds[0] == 1, true},
+		{"metric", s.Metric, Metric{Name: "reward", Goal: "maximize"}},
+		{"probes.enabled", s.Probes.Enabled, true},
+		{"diagnostics.enabled", s.Diagnostics.Enabled, true},
+		{"diagnostics.patience", s.Diagnostics.Patience, 5},
+		{"diagnostics.warmup_steps", s.Diagnostics.WarmupSteps, int64(0)},
+		{"WarmupSteps()", s.WarmupSteps(), int64(5000)},
+		{"concurrency", s.Concurrency, 4},
+		{"resources", s.Resources, Resources{TaskQueue: "rlsweep-gpu", GPUs: 1}},
+		{"retries.max_attempts", s.Retries.MaxAttempts, 3},
+		{"trainer.segment_steps", s.Trainer.SegmentSteps, int64(50000)},
+		{"trainer.metrics.source", s.Trainer.Metrics.Source, "jsonl"},
+		{"trainer.stall_timeout", s.Trainer.StallTimeout, 10 * time.Minute},
+		{"trainer.grace_period", s.Trainer.GracePeriod, 30 * time.Second},
+		{"early_terminate", s.EarlyTerminate == nil, true},
+		{"artifacts", s.Artifacts, ""},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.field, c.got, c.want)
+		}
+	}
+}
+
+func TestDecodeValues(t *testing.T) {
+	s, err := Load("testdata/good/random.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]Parameter{}
+	for _, p := range s.Parameters {
+		byName[p.Name] = p
+	}
+	if got, want := ParamNames(s), []string{"lr", "ent_coef", "num_envs", "activation", "normalize"}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("ParamNames = %v, want %v (spec order)", got, want)
+	}
+	checks := []struct {
+		field    string
+		got, want any
+	}{
+		{"lr.distribution", byName["lr"].Distribution, DistLogUniform},
+		{"ent_coef.distribution (float bounds)", byName["ent_coef"].Distribution, DistUniform},
+		{"num_envs.distribution (integer bounds, as W&B)", byName["num_envs"].Distribution, DistIntUniform},
+		{"activation.values[1]", byName["activation"].Values[1], "relu"},
+		{"normalize.values[0]", byName["normalize"].Values[0], true},
+		{"lr line", byName["lr"].Line, 14},
+		{"stall_timeout", s.Trainer.StallTimeout, 5 * time.Minute},
+		{"grace_period", s.Trainer.GracePeriod, 45 * time.Second},
+		{"early_terminate.eta default", s.EarlyTerminate.Eta, DefaultASHAEta},
+		{"sampler_seed", s.SamplerSeed, int64(42)},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %v (%T), want %v (%T)", c.field, c.got, c.got, c.want, c.want)
+		}
+	}
+
+	g, err := Load("testdata/good/grid.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Trainer.TotalSteps != 500000 {
+		t.Errorf("total_steps 5e5 = %d, want 500000", g.Trainer.TotalSteps)
+	}
+	if v := g.Parameters[2].Values[0]; v != int64(8) {
+		t.Errorf("num_envs.values[0] = %v (%T), want int64 8", v, v)
+	}
+	if v := g.Parameters[0].Values[0]; v != 3.0e-4 {
+		t.Errorf("lr.values[0] = %v (%T), want float64 0.0003", v, v)
+	}
+}
+
+// TestValidateInCode checks a Spec built without YAML: messages carry no file or line.
+func TestValidateInCode(t *testing.T) {
+	s := defaults()
+	s.Name = "in-code"
+	s.Trainer.Command = []string{"python", "train.py", "--lr={{.Params.lr}}"}
+	s.Trainer.TotalSteps = 1000
+	s.Trainer.SegmentSteps = 1000
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), `trainer.command[2]: got "--lr={{.Params.lr}}"`) {
+		t.Fatalf("Validate() = %v, want the unknown parameter lr reported", err)
+	}
+	lo, hi := 1e-4, 1e-2
+	s.Parameters = []Parameter{{Name: "lr", Min: &lo, Max: &hi, Distribution: DistLogUniform}}
+	s.Method, s.Trials = MethodRandom, 3
+	if err := s.Validate(); err != nil {
+		t.Fatalf("Validate() = %v, want nil", err)
+	}
+	s.Parameters = append(s.Parameters, Parameter{Name: "lr", Value: 1.0})
+	err := s.Validate()
+	if err == nil || err.Error() != "parameters.lr: got a second definition, want each parameter once" {
+		t.Errorf("Validate() = %v, want the duplicate parameter reported without a position", err)
+	}
+}
+
+func TestValidateCases(t *testing.T) {
+	const base = "name: t\ntrainer:\n  builtin: ppo\n  env: CartPole-v1\n  total_steps: 1000\n"
+	tests := []struct {
+		name, yaml, want string // want "" means valid
+	}{
+		{"valid", "", ""},
+		{"lr range ok", "method: random\ntrials: 2\nparameters:\n  lr: {min: 1e-5, max: 1e-3, distribution: log_uniform}\n", ""},
+		{"nested lr name", "parameters:\n  optimizer.lr: {values: [0.001, -1]}\n", "t.yaml:7: parameters.optimizer.lr.values[1]: got -1, want a number > 0 for optimizer.lr"},
+		{"gamma range above 1", "method: random\ntrials: 2\nparameters:\n  gamma: {min: 0.9, max: 1.5}\n", "t.yaml:9: parameters.gamma.max: got 1.5, want a number in (0, 1] for gamma"},
+		{"gamma exactly 1", "parameters:\n  gamma: {value: 1}\n", ""},
+		{"int_uniform equal bounds", "method: random\ntrials: 2\nparameters:\n  n: {min: 3, max: 3}\n", "parameters.n.min: got 3, want a number < max (3)"},
+		{"distribution with values", "parameters:\n  n: {values: [1], distribution: uniform}\n", "parameters.n.distribution: got \"uniform\", want no distribution with values"},
+		{"sobol 33 dims", "method: sobol\ntrials: 2\nparameters:\n" + manyRanges(33), "parameters: got 33 sampled parameters, want at most 32 for method sobol"},
+		{"warmup past total", "diagnostics: {warmup_steps: 1000}\n", "diagnostics.warmup_steps: got 1000, want an integer in [0, total_steps)"},
+		{"asha eta 1", "early_terminate: {type: asha, eta: 1}\n", "early_terminate.eta: got 1, want an integer >= 2"},
+		{"file artifacts relative", "artifacts: file://data\n", "artifacts: got \"file://data\""},
+		{"absolute artifacts", "artifacts: /data/rlsweep\n", ""},
+		{"duplicate trainer mapping", "trainer:\n  builtin: ppo\n  env: E\n  total_steps: 10\n  stall_timeout: 10ms\n", "t.yaml:6: trainer: got a second definition (the first is on line 2)"},
+		{"big int", "seeds: [99999999999999999999]\n", "seeds[0]: got 99999999999999999999, want an integer"},
+		{"rule patience 0", "diagnostics: {rules: {stalled: {patience: 0}}}\n", "diagnostics.rules.stalled.patience: got 0, want an integer >= 1"},
+		{"typo of a top-level key", "trainer2: 1\n", "trainer2: got an unknown key, want one of name, description, trainer, metric, method, trials, sampler_seed, seeds, parameters, probes, diagnostics, early_terminate, concurrency, resources, retries, artifacts (did you mean trainer?)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "t.yaml")
+			if err := os.WriteFile(path, []byte(base+tt.yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Load(path)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("Load() = %v, want nil", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("Load() = %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func manyRanges(n int) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString("  p" + strings.Repeat("x", i) + ": {min: 0.0, max: 1.0}\n")
+	}
+	return b.String()
+}
+
+func TestHash(t *testing.T) {
+	a, err := Load("testdata/good/grid.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same spec, reformatted: flow style, other key order, no comments.
+	src, _ := os.ReadFile("testdata/good/grid.yaml")
+	b, err := Decode(bytes.NewReader(src), "other-name.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Hash() != b.Hash() {
+		t.Errorf("Hash differs for the same spec read under another file name")
+	}
+	b.Concurrency++
+	if a.Hash() == b.Hash() {
+		t.Errorf("Hash is the same after changing concurrency")
+	}
+	if h := a.Hash(); len(h) != 64 {
+		t.Errorf("Hash() = %q, want 64 hex digits", h)
+	}
+}
