@@ -132,7 +132,7 @@ func TestDecodeDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	checks := []struct {
-		field    string
+		field     string
 		got, want any
 	}{
 		{"method", s.Method, MethodGrid},
@@ -173,7 +173,7 @@ func TestDecodeValues(t *testing.T) {
 		t.Errorf("ParamNames = %v, want %v (spec order)", got, want)
 	}
 	checks := []struct {
-		field    string
+		field     string
 		got, want any
 	}{
 		{"lr.distribution", byName["lr"].Distribution, DistLogUniform},
