@@ -3,6 +3,7 @@ package sweeps
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -298,5 +299,24 @@ func TestHash(t *testing.T) {
 	}
 	if h := a.Hash(); len(h) != 64 {
 		t.Errorf("Hash() = %q, want 64 hex digits", h)
+	}
+}
+
+// TestManyValues checks that a long values list (near the size limit) is checked in linear time and
+// its duplicate found.
+func TestManyValues(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("name: t\ntrainer: {builtin: ppo, env: E, total_steps: 10}\nparameters:\n  x: {values: [")
+	for i := range 60000 {
+		fmt.Fprintf(&b, "%d, ", i)
+	}
+	b.WriteString("0]}\n")
+	path := filepath.Join(t.TempDir(), "t.yaml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path)
+	if want := "t.yaml:4: parameters.x.values[60000]: got 0, want each value once (values[0] is the same)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Load() = %v, want %q", err, want)
 	}
 }

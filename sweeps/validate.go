@@ -16,6 +16,8 @@ const (
 	MaxTrials      = 100_000 // configurations × seeds, whatever the method
 	MaxAttempts    = 100
 	MaxSeed        = 1<<32 - 1 // numpy's and most trainers' seed range
+	MaxParameters  = 256
+	MaxPlanValues  = 2_000_000 // trials × parameters: bounds the plan's memory
 )
 
 // Allowed values, in the order messages list them.
@@ -250,6 +252,10 @@ func (c *checker) seeds() {
 // size bounds the plan, so that a typo cannot ask for billions of trials.
 func (c *checker) size() {
 	n, ok := c.s.trialCount()
+	if ok && n <= MaxTrials && n*len(c.s.Parameters) > MaxPlanValues {
+		c.add("parameters", fmt.Sprintf("%d trials × %d parameters", n, len(c.s.Parameters)),
+			fmt.Sprintf("at most %d planned values: fewer trials or parameters", MaxPlanValues))
+	}
 	if !ok || n > MaxTrials {
 		configs := 1.0
 		if c.s.Method == MethodGrid {

@@ -8,6 +8,9 @@ import (
 )
 
 func (c *checker) parameters() {
+	if n := len(c.s.Parameters); n > MaxParameters {
+		c.add("parameters", fmt.Sprintf("%d parameters", n), fmt.Sprintf("at most %d", MaxParameters))
+	}
 	seen := map[string]bool{}
 	for i := range c.s.Parameters {
 		p := &c.s.Parameters[i]
@@ -66,17 +69,17 @@ func (c *checker) values(p *Parameter, path string) {
 		c.add(path+".values", "an empty list", "at least one value")
 		return
 	}
+	first := make(map[valueKey]int, len(p.Values))
 	for i, v := range p.Values {
 		vp := fmt.Sprintf("%s.values[%d]", path, i)
 		if scalarKind(v) == "" {
 			c.add(vp, fmt.Sprintf("%v", v), "a number, string or bool")
 			continue
 		}
-		for j := range i {
-			if sameValue(p.Values[j], v) {
-				c.add(vp, render(v), fmt.Sprintf("each value once (values[%d] is the same)", j))
-				break
-			}
+		if j, dup := first[keyOf(v)]; dup {
+			c.add(vp, render(v), fmt.Sprintf("each value once (values[%d] is the same)", j))
+		} else {
+			first[keyOf(v)] = i
 		}
 		c.known(p.Name, vp, v)
 	}
@@ -160,14 +163,25 @@ func asFloat(v any) (float64, bool) {
 	return 0, false
 }
 
-// sameValue compares two scalar values; 3 and 3.0 are the same value.
-func sameValue(a, b any) bool {
-	fa, oka := asFloat(a)
-	fb, okb := asFloat(b)
-	if oka && okb {
-		return fa == fb
+// valueKey identifies a scalar value for duplicate checks; 3 and 3.0 are the same value.
+type valueKey struct {
+	kind string
+	num  float64
+	text string
+	flag bool
+}
+
+func keyOf(v any) valueKey {
+	if f, ok := asFloat(v); ok {
+		return valueKey{kind: "number", num: f}
 	}
-	return a == b
+	switch x := v.(type) {
+	case string:
+		return valueKey{kind: "string", text: x}
+	case bool:
+		return valueKey{kind: "bool", flag: x}
+	}
+	return valueKey{kind: fmt.Sprintf("%T", v)}
 }
 
 // render formats a value as it appears in messages and templates.
