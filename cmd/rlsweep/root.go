@@ -1,21 +1,116 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"io"
+	"net/url"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/contrib/envconfig"
+
+	"github.com/rlsweep/rlsweep/artifacts"
 )
 
-// Factory holds what every command needs from the outside world, so tests can swap it.
+// Factory holds what every command needs from the outside world, so tests can swap it: the streams,
+// and the Temporal client and artifact store, made on first use from the global flags.
 type Factory struct {
 	In     io.Reader
 	Out    io.Writer
 	ErrOut io.Writer
+
+	Address   string // --address, else TEMPORAL_ADDRESS / the env config profile, else localhost:7233
+	Namespace string // --namespace, likewise
+	StoreURL  string // --store, else RLSWEEP_STORE, else ~/.rlsweep/artifacts
+	UIURL     string // --ui-url, else RLSWEEP_UI_URL, else http://localhost:8233
+
+	client client.Client
 }
 
 func newFactory() *Factory {
 	return &Factory{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+}
+
+// Home is rlsweep's state directory: $RLSWEEP_HOME, else ~/.rlsweep.
+func Home() string {
+	if h := os.Getenv("RLSWEEP_HOME"); h != "" {
+		return h
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ".rlsweep"
+	}
+	return filepath.Join(home, ".rlsweep")
+}
+
+// Client dials Temporal with the standard env config (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
+// TEMPORAL_API_KEY, TLS settings, profiles), overridden by the flags.
+func (f *Factory) Client(ctx context.Context) (client.Client, error) {
+	if f.client != nil {
+		return f.client, nil
+	}
+	opts, err := envconfig.LoadDefaultClientOptions()
+	if err != nil {
+		return nil, fmt.Errorf("temporal connection settings: %w", err)
+	}
+	if f.Address != "" {
+		opts.HostPort = f.Address
+	}
+	if f.Namespace != "" {
+		opts.Namespace = f.Namespace
+	}
+	opts.Logger = quietLogger{}
+	c, err := client.DialContext(ctx, opts)
+	if err != nil {
+		addr := opts.HostPort
+		if addr == "" {
+			addr = client.DefaultHostPort
+		}
+		return nil, fmt.Errorf("connect to Temporal at %s: %w (is a server running? try `rlsweep dev`)", addr, err)
+	}
+	f.client = c
+	return c, nil
+}
+
+// Store opens the artifact store.
+func (f *Factory) Store() (artifacts.Store, error) {
+	u := f.StoreURL
+	if u == "" {
+		u = os.Getenv("RLSWEEP_STORE")
+	}
+	if u == "" {
+		u = filepath.Join(Home(), "artifacts")
+	}
+	return artifacts.Open(u)
+}
+
+// WorkflowURL is the Web UI page of a workflow.
+func (f *Factory) WorkflowURL(workflowID string) string {
+	base := f.UIURL
+	if base == "" {
+		base = os.Getenv("RLSWEEP_UI_URL")
+	}
+	if base == "" {
+		base = "http://localhost:8233"
+	}
+	ns := f.Namespace
+	if ns == "" {
+		ns = os.Getenv("TEMPORAL_NAMESPACE")
+	}
+	if ns == "" {
+		ns = "default"
+	}
+	return base + "/namespaces/" + url.PathEscape(ns) + "/workflows/" + url.PathEscape(workflowID)
+}
+
+func (f *Factory) close() {
+	if f.client != nil {
+		f.client.Close()
+		f.client = nil
+	}
 }
 
 func newRootCmd(f *Factory) *cobra.Command {
@@ -24,13 +119,37 @@ func newRootCmd(f *Factory) *cobra.Command {
 		Short:         "Hyperparameter sweeps of PPO training on Temporal, with probe checks and RL diagnostics",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPostRun: func(*cobra.Command, []string) {
+			f.close()
+		},
 	}
 	root.SetOut(f.Out)
 	root.SetErr(f.ErrOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return invalidInput(err) })
+	pf := root.PersistentFlags()
+	pf.StringVar(&f.Address, "address", "", "Temporal frontend host:port (default: TEMPORAL_ADDRESS, else localhost:7233)")
+	pf.StringVar(&f.Namespace, "namespace", "", "Temporal namespace (default: TEMPORAL_NAMESPACE, else default)")
+	pf.StringVar(&f.StoreURL, "store", "", "artifact store: a directory or s3://bucket/prefix (default: RLSWEEP_STORE, else ~/.rlsweep/artifacts)")
+	pf.StringVar(&f.UIURL, "ui-url", "", "Temporal Web UI base URL (default: RLSWEEP_UI_URL, else http://localhost:8233)")
 	root.AddCommand(
+		newValidateCmd(f, nil),
+		newSubmitCmd(f, nil),
+		newStatusCmd(f, nil),
+		newWatchCmd(f, nil),
+		newResultsCmd(f, nil),
+		newCancelCmd(f, nil),
+		newPauseCmd(f), newResumeCmd(f), newConcurrencyCmd(f),
+		newWorkerCmd(f, nil),
+		newDevCmd(f, nil),
 		newTrainCmd(f),
 		newDiagnoseCmd(f),
 	)
 	return root
 }
+
+type quietLogger struct{}
+
+func (quietLogger) Debug(string, ...any) {}
+func (quietLogger) Info(string, ...any)  {}
+func (quietLogger) Warn(string, ...any)  {}
+func (quietLogger) Error(string, ...any) {}

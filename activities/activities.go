@@ -1,0 +1,49 @@
+// Package activities holds rlsweep's Temporal activities: planning a sweep, running one training
+// segment of a trial as a child process, and recording results. Activities are methods on Activities,
+// which a worker registers; workflows refer to them through a nil *Activities.
+package activities
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// Store is the part of the artifact store the activities use (artifacts.Store satisfies it).
+type Store interface {
+	Put(ctx context.Context, key string, r io.Reader) error
+	Get(ctx context.Context, key string) (io.ReadCloser, error)
+	List(ctx context.Context, prefix string) ([]string, error)
+	URL(key string) string
+}
+
+// Activities carries what the activities need from the worker that runs them.
+type Activities struct {
+	// Store receives every artifact.
+	Store Store
+	// WorkDir holds each running segment's scratch directory (metrics file, checkpoints, log).
+	WorkDir string
+	// Executable is the rlsweep binary that runs the built-in trainer (`rlsweep train`).
+	Executable string
+	// Slots hands each running segment a GPU slot; nil means no GPUs (CUDA_VISIBLE_DEVICES is left empty).
+	Slots *Slots
+	// PollInterval is how often a running segment reads new metrics; 0 means 20ms.
+	PollInterval time.Duration
+	// FlushInterval is how often metrics.jsonl and stdout.log are copied to the store while a segment
+	// runs; 0 means 30s. They are always copied when the segment ends.
+	FlushInterval time.Duration
+}
+
+func (a *Activities) pollInterval() time.Duration {
+	if a.PollInterval > 0 {
+		return a.PollInterval
+	}
+	return 20 * time.Millisecond
+}
+
+func (a *Activities) flushInterval() time.Duration {
+	if a.FlushInterval > 0 {
+		return a.FlushInterval
+	}
+	return 30 * time.Second
+}

@@ -1,0 +1,83 @@
+package activities
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// process is a trainer running in its own process group, so a stop reaches every process it started.
+type process struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error // the Wait result, valid once done is closed
+}
+
+// startProcess runs argv directly (never through a shell) with env, in dir, writing stdout and stderr to log.
+func startProcess(argv, env []string, dir string, log io.Writer) (*process, error) {
+	if len(argv) == 0 || argv[0] == "" {
+		return nil, errors.New("trainer command: got an empty argv, want a program and its arguments")
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
+	cmd.Dir = dir
+	cmd.Stdout = log
+	cmd.Stderr = log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start trainer %q: %w", argv[0], err)
+	}
+	p := &process{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// stop asks the process group to stop with SIGTERM and sends SIGKILL after grace. It returns once the
+// trainer has exited; a SIGKILL also reaches any child the trainer left behind.
+func (p *process) stop(grace time.Duration) {
+	pgid := p.cmd.Process.Pid
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(grace):
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	<-p.done
+}
+
+// exitCode is the trainer's exit status; -1 when a signal ended it.
+func (p *process) exitCode() int {
+	if p.cmd.ProcessState == nil {
+		return -1
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+// tailFile returns up to the last n bytes of the file at path.
+func tailFile(path string, n int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	off := st.Size() - n
+	if off < 0 {
+		off = 0
+	}
+	b := make([]byte, st.Size()-off)
+	if _, err := f.ReadAt(b, off); err != nil && !errors.Is(err, io.EOF) {
+		return ""
+	}
+	return string(b)
+}

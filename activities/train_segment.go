@@ -1,0 +1,368 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/sweeps"
+	"github.com/rlsweep/rlsweep/trainer"
+)
+
+// heartbeatEvery bounds how often a running segment records a heartbeat; the SDK throttles further.
+const heartbeatEvery = time.Second
+
+// TrainSegment runs one segment of a trial: it starts the trainer as a child process under the trainer
+// contract (DESIGN §4), follows its metrics, heartbeats the step and the last checkpoint, uploads
+// announced checkpoints, and stores metrics.jsonl and stdout.log. A retried attempt resumes from the
+// checkpoint its previous attempt last recorded in a heartbeat, on whichever worker runs it.
+func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (*SegmentResult, error) {
+	run, err := a.prepareSegment(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	defer run.close()
+	if a.Slots != nil {
+		gpu, err := a.Slots.Acquire(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer a.Slots.Release(gpu)
+		run.env = append(run.env, trainer.EnvCUDADevices+"="+gpu)
+	}
+	return run.run(ctx)
+}
+
+// segmentRun is the state of one running segment attempt.
+type segmentRun struct {
+	a        *Activities
+	in       SegmentInput
+	argv     []string
+	env      []string
+	dir      string // scratch directory of this attempt
+	ckptDir  string
+	metrics  string // the file the trainer appends to
+	tbDir    string
+	logPath  string
+	canon    *os.File // the records as read, in canonical JSON lines: what metrics.jsonl stores
+	reader   trainer.Reader
+	hb       Heartbeat
+	result   SegmentResult
+	objLast  float64
+	hasObj   bool
+	base     []byte // stored metrics lines from before this attempt's first record
+	baseRead bool
+	firstNew int64
+	started  time.Time
+}
+
+func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput) (*segmentRun, error) {
+	info := activity.GetInfo(ctx)
+	dir := filepath.Join(a.WorkDir, artifacts.SweepKey(in.SweepID, "trials"), artifacts.Segment(in.Trial.ID),
+		fmt.Sprintf("seg%d-attempt%d", in.Segment, info.Attempt))
+	r := &segmentRun{a: a, in: in, dir: dir, ckptDir: filepath.Join(dir, "checkpoints"),
+		metrics: filepath.Join(dir, "metrics.jsonl"), tbDir: filepath.Join(dir, "tb"),
+		logPath: filepath.Join(dir, "stdout.log"), started: time.Now(), firstNew: -1}
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, fmt.Errorf("segment scratch %s: %w", dir, err)
+	}
+	for _, d := range []string{r.ckptDir, r.tbDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("segment scratch: %w", err)
+		}
+	}
+	canon, err := os.Create(filepath.Join(dir, "metrics.canonical.jsonl"))
+	if err != nil {
+		return nil, fmt.Errorf("segment scratch: %w", err)
+	}
+	r.canon = canon
+	r.reader, err = trainer.OpenReader(in.Trainer.Metrics.Source, in.Trainer.Metrics.Preset, in.Trainer.Metrics.Tags, r.metrics, r.tbDir)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
+	}
+	resume, err := r.resumeCheckpoint(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.argv, err = r.command(resume)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
+	}
+	r.env = r.environment(resume)
+	return r, nil
+}
+
+// resumeCheckpoint downloads the checkpoint this attempt resumes from — the last one a previous attempt
+// heartbeated, else the one the workflow handed over — and returns its local path ("" for none).
+func (r *segmentRun) resumeCheckpoint(ctx context.Context) (string, error) {
+	key := r.in.ResumeFrom
+	if activity.HasHeartbeatDetails(ctx) {
+		var prev Heartbeat
+		if err := activity.GetHeartbeatDetails(ctx, &prev); err == nil && prev.CheckpointKey != "" {
+			key = prev.CheckpointKey
+			r.hb = prev
+		}
+	}
+	if key == "" {
+		return "", nil
+	}
+	rc, err := r.a.Store.Get(ctx, key)
+	if err != nil {
+		return "", fmt.Errorf("resume checkpoint: %w", err)
+	}
+	defer rc.Close()
+	local := filepath.Join(r.dir, "resume", filepath.Base(key))
+	if err := os.MkdirAll(filepath.Dir(local), 0o755); err != nil {
+		return "", err
+	}
+	f, err := os.Create(local)
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.ReadFrom(rc); err != nil {
+		f.Close()
+		return "", fmt.Errorf("resume checkpoint %s: %w", key, err)
+	}
+	r.result.ResumedFrom = key
+	r.hb.CheckpointKey = key
+	return local, f.Close()
+}
+
+// command renders the trainer's argv: the built-in trainer is this binary's `train` command; an
+// external command's elements are templates rendered one by one, each into exactly one argument.
+func (r *segmentRun) command(resume string) ([]string, error) {
+	t := r.in.Trainer
+	if t.Builtin != "" {
+		if t.Builtin != "ppo" {
+			return nil, fmt.Errorf("trainer.builtin: got %q, want ppo", t.Builtin)
+		}
+		if r.a.Executable == "" {
+			return nil, errors.New("built-in trainer: the worker has no rlsweep executable configured")
+		}
+		return []string{r.a.Executable, "train", "--env", t.Env}, nil
+	}
+	return sweeps.RenderCommand(t.Command, sweeps.TemplateData{
+		SweepID: r.in.SweepID, TrialID: r.in.Trial.ID, Seed: r.in.Trial.Seed, Params: r.in.Trial.Params,
+		TotalSteps: t.TotalSteps, StopAtStep: r.in.StopAtStep, CheckpointDir: r.ckptDir,
+		MetricsFile: r.metrics, ResumeFrom: resume, Env: t.Env,
+	})
+}
+
+// environment is the worker's environment without any RLSWEEP_ variable, then the spec's
+// trainer.environment, then the contract's variables.
+func (r *segmentRun) environment(resume string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "RLSWEEP_") && !strings.HasPrefix(kv, trainer.EnvCUDADevices+"=") {
+			env = append(env, kv)
+		}
+	}
+	for k, v := range r.in.Trainer.Environment {
+		env = append(env, k+"="+v)
+	}
+	params, _ := json.Marshal(r.in.Trial.Params) // scalars only: cannot fail
+	env = append(env,
+		trainer.EnvSweepID+"="+r.in.SweepID,
+		trainer.EnvTrialID+"="+r.in.Trial.ID,
+		trainer.EnvSeed+"="+strconv.FormatInt(r.in.Trial.Seed, 10),
+		trainer.EnvParams+"="+string(params),
+		trainer.EnvMetricsFile+"="+r.metrics,
+		trainer.EnvTBDir+"="+r.tbDir,
+		trainer.EnvCheckpointDir+"="+r.ckptDir,
+		trainer.EnvStopAtStep+"="+strconv.FormatInt(r.in.StopAtStep, 10),
+		trainer.EnvTotalSteps+"="+strconv.FormatInt(r.in.Trainer.TotalSteps, 10),
+	)
+	if resume != "" {
+		env = append(env, trainer.EnvResumeFrom+"="+resume)
+	}
+	if r.a.Slots == nil {
+		env = append(env, trainer.EnvCUDADevices+"=")
+	}
+	return env
+}
+
+func (r *segmentRun) close() {
+	r.canon.Close()
+	r.reader.Close()
+}
+
+// run starts the trainer and follows it until it exits, is cancelled, or stalls.
+func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
+	logFile, err := os.Create(r.logPath)
+	if err != nil {
+		return nil, fmt.Errorf("trainer log: %w", err)
+	}
+	defer logFile.Close()
+	p, err := startProcess(r.argv, r.env, r.dir, logFile)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
+	}
+	p.cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	tick := time.NewTicker(r.a.pollInterval())
+	defer tick.Stop()
+	lastRecord, lastHeartbeat, lastFlush := time.Now(), time.Time{}, time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			p.stop(r.in.Trainer.GracePeriod)
+			r.poll(ctx)
+			r.flush(context.WithoutCancel(ctx))
+			return nil, ctx.Err()
+		case <-p.done:
+			r.poll(ctx)
+			if err := r.flush(ctx); err != nil {
+				return nil, err
+			}
+			return r.finish(p)
+		case now := <-tick.C:
+			n, err := r.poll(ctx)
+			if err != nil {
+				p.stop(r.in.Trainer.GracePeriod)
+				return nil, err
+			}
+			if n > 0 {
+				lastRecord = now
+			}
+			if now.Sub(lastHeartbeat) >= heartbeatEvery || n > 0 {
+				activity.RecordHeartbeat(ctx, r.hb)
+				lastHeartbeat = now
+			}
+			if st := r.in.Trainer.StallTimeout; st > 0 && now.Sub(lastRecord) > st {
+				p.stop(r.in.Trainer.GracePeriod)
+				r.flush(ctx)
+				msg := fmt.Sprintf("trial %s: no metrics record for %s (last step %d); log tail:\n%s",
+					r.in.Trial.ID, st, r.result.LastStep, tailFile(r.logPath, 2048))
+				return nil, temporal.NewApplicationError(msg, ErrTrialStalled)
+			}
+			if now.Sub(lastFlush) >= r.a.flushInterval() {
+				if err := r.flush(ctx); err != nil {
+					activity.GetLogger(ctx).Warn("flushing metrics failed; will retry", "error", err)
+				}
+				lastFlush = now
+			}
+		}
+	}
+}
+
+// poll reads the records that arrived since the last call and returns how many there were.
+func (r *segmentRun) poll(ctx context.Context) (int, error) {
+	recs, err := r.reader.Poll()
+	if err != nil {
+		return 0, fmt.Errorf("read metrics: %w", err)
+	}
+	for _, rec := range recs {
+		if err := r.observe(ctx, rec); err != nil {
+			return 0, err
+		}
+	}
+	return len(recs), nil
+}
+
+// observe takes in one record: it is appended to the canonical metrics, its checkpoint uploaded.
+func (r *segmentRun) observe(ctx context.Context, rec diagnostics.Record) error {
+	if r.firstNew < 0 {
+		r.firstNew = rec.Step
+	}
+	r.result.Records++
+	r.result.LastStep = rec.Step
+	r.hb.Step = rec.Step
+	if r.result.Last == nil {
+		r.result.Last = Values{}
+	}
+	for _, name := range diagnostics.CanonicalMetrics {
+		if v, ok := rec.Values[name]; ok {
+			r.result.Last[name] = v
+		}
+	}
+	if v, ok := rec.Values[r.in.Metric]; ok {
+		r.objLast, r.hasObj = v, true
+	}
+	if _, err := r.canon.Write(trainer.AppendRecordJSON(nil, rec)); err != nil {
+		return fmt.Errorf("write metrics: %w", err)
+	}
+	if rec.Checkpoint != "" {
+		return r.uploadCheckpoint(ctx, rec)
+	}
+	return nil
+}
+
+// uploadCheckpoint copies an announced checkpoint into the store and records it in the heartbeat, so
+// a retry on any worker resumes from it.
+func (r *segmentRun) uploadCheckpoint(ctx context.Context, rec diagnostics.Record) error {
+	rel, err := artifacts.CleanKey(rec.Checkpoint)
+	if err != nil {
+		activity.GetLogger(ctx).Warn("ignoring checkpoint announcement", "error", err)
+		return nil
+	}
+	f, err := os.Open(filepath.Join(r.ckptDir, filepath.FromSlash(rel)))
+	if err != nil {
+		activity.GetLogger(ctx).Warn("announced checkpoint is not on disk", "checkpoint", rel, "error", err)
+		return nil
+	}
+	defer f.Close()
+	key := artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, "checkpoints/"+rel)
+	if err := r.a.Store.Put(ctx, key, f); err != nil {
+		return fmt.Errorf("upload checkpoint: %w", err)
+	}
+	r.hb.CheckpointKey, r.hb.CheckpointStep = key, rec.Step
+	r.result.CheckpointKey = key
+	activity.RecordHeartbeat(ctx, r.hb)
+	return nil
+}
+
+// flush stores metrics.jsonl — the stored lines from before this attempt's first step, then this
+// attempt's records, so a resumed trial has no duplicate and no missing step — and stdout.log.
+func (r *segmentRun) flush(ctx context.Context) error {
+	metricsKey := artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, "metrics.jsonl")
+	logKey := artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, fmt.Sprintf("logs/segment-%d.log", r.in.Segment))
+	r.result.MetricsKey, r.result.LogKey = metricsKey, logKey
+	if r.firstNew >= 0 {
+		if !r.baseRead {
+			base, err := storedBefore(ctx, r.a.Store, metricsKey, r.firstNew)
+			if err != nil {
+				return err
+			}
+			r.base, r.baseRead = base, true
+		}
+		fresh, err := os.ReadFile(r.canon.Name())
+		if err != nil {
+			return fmt.Errorf("read metrics: %w", err)
+		}
+		if err := putBytes(ctx, r.a.Store, metricsKey, append(append([]byte{}, r.base...), fresh...)); err != nil {
+			return err
+		}
+	}
+	logBytes, err := os.ReadFile(r.logPath)
+	if err != nil {
+		return fmt.Errorf("read trainer log: %w", err)
+	}
+	return putBytes(ctx, r.a.Store, logKey, logBytes)
+}
+
+// finish turns the trainer's exit into the segment's result or a retryable crash.
+func (r *segmentRun) finish(p *process) (*SegmentResult, error) {
+	r.result.WallSeconds = time.Since(r.started).Seconds()
+	st := r.reader.Stats()
+	r.result.Malformed = st.Malformed
+	if r.hasObj {
+		r.result.Objective = finite(r.objLast)
+	}
+	if code := p.exitCode(); code != 0 {
+		msg := fmt.Sprintf("trial %s: trainer exited with status %d at step %d; log tail:\n%s",
+			r.in.Trial.ID, code, r.result.LastStep, tailFile(r.logPath, 2048))
+		return nil, temporal.NewApplicationError(msg, ErrTrainerCrashed, r.hb)
+	}
+	return &r.result, nil
+}

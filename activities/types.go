@@ -1,0 +1,146 @@
+package activities
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/rlsweep/rlsweep/sweeps"
+)
+
+// Error types of activity failures. They are wire format: workflows and retry policies match on them.
+const (
+	ErrTrialDiverged  = "TrialDiverged"  // a stop rule fired: never retried
+	ErrTrialStalled   = "TrialStalled"   // no record for stall_timeout: retried
+	ErrTrainerCrashed = "TrainerCrashed" // the trainer exited non-zero: retried
+	ErrInvalidSpec    = "InvalidSpec"    // the spec cannot run (bad template, unknown builtin): never retried
+)
+
+// Trial outcomes (DESIGN §5).
+const (
+	OutcomeCompleted = "completed"
+	OutcomeDiverged  = "diverged"
+	OutcomePruned    = "pruned"
+	OutcomeFailed    = "failed"
+	OutcomeCancelled = "cancelled"
+)
+
+// Outcomes lists every trial outcome in display order.
+var Outcomes = []string{OutcomeCompleted, OutcomeDiverged, OutcomePruned, OutcomeFailed, OutcomeCancelled}
+
+// PlanInput asks to plan a sweep and store its spec and plan.
+type PlanInput struct {
+	SweepID  string
+	Spec     sweeps.Spec
+	SpecYAML string // the spec as the user wrote it, stored as spec.yaml
+}
+
+// PlanResult says where the plan was stored and how many trials it holds.
+type PlanResult struct {
+	PlanKey string
+	Trials  int
+}
+
+// SegmentInput asks to run one training segment of one trial: from StartStep to StopAtStep.
+type SegmentInput struct {
+	SweepID     string
+	Trial       sweeps.Trial
+	Trainer     sweeps.Trainer
+	Diagnostics sweeps.Diagnostics
+	Metric      string // the objective's metric name
+	Segment     int    // segment number, from 0
+	StartStep   int64
+	StopAtStep  int64
+	ResumeFrom  string // artifact key of the checkpoint to resume from; "" starts fresh
+}
+
+// SegmentResult is the small summary a segment returns; the metrics themselves are in the store.
+type SegmentResult struct {
+	LastStep      int64
+	Records       int
+	Malformed     int
+	Last          Values // the last value of each canonical metric
+	Objective     *float64
+	CheckpointKey string // the last checkpoint uploaded, "" if none
+	MetricsKey    string
+	LogKey        string
+	WallSeconds   float64
+	ResumedFrom   string
+}
+
+// Heartbeat is what a running segment records with each heartbeat; a retried attempt resumes from
+// its CheckpointKey.
+type Heartbeat struct {
+	Step           int64
+	CheckpointKey  string
+	CheckpointStep int64
+}
+
+// TrialSummary is one trial's result as results.json, results.csv and the Sweep workflow record it.
+type TrialSummary struct {
+	TrialID     string         `json:"trial_id"`
+	Config      int            `json:"config"`
+	Seed        int64          `json:"seed"`
+	Params      map[string]any `json:"params"`
+	Outcome     string         `json:"outcome"`
+	Objective   *float64       `json:"objective"`
+	Steps       int64          `json:"steps"`
+	StopRule    string         `json:"stop_rule,omitempty"`
+	Error       string         `json:"error,omitempty"`
+	WallSeconds float64        `json:"wall_seconds"`
+	Segments    int            `json:"segments"`
+	Last        Values         `json:"last,omitempty"`
+}
+
+// Values maps metric names to numbers and survives JSON with NaN and ±Inf in it: non-finite numbers are
+// written as the strings "NaN", "+Inf" and "-Inf" (encoding/json rejects them as numbers).
+type Values map[string]float64
+
+// MarshalJSON writes finite values as numbers and non-finite ones as strings.
+func (v Values) MarshalJSON() ([]byte, error) {
+	m := make(map[string]any, len(v))
+	for k, x := range v {
+		switch {
+		case math.IsNaN(x):
+			m[k] = "NaN"
+		case math.IsInf(x, 1):
+			m[k] = "+Inf"
+		case math.IsInf(x, -1):
+			m[k] = "-Inf"
+		default:
+			m[k] = x
+		}
+	}
+	return json.Marshal(m)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (v *Values) UnmarshalJSON(b []byte) error {
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	*v = make(Values, len(m))
+	for k, x := range m {
+		switch x := x.(type) {
+		case float64:
+			(*v)[k] = x
+		case string:
+			f, err := strconv.ParseFloat(x, 64)
+			if err != nil {
+				return fmt.Errorf("values[%q]: got %q, want a number, NaN, +Inf or -Inf", k, x)
+			}
+			(*v)[k] = f
+		}
+	}
+	return nil
+}
+
+// finite returns a pointer to x, or nil when x is NaN or ±Inf.
+func finite(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}

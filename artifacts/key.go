@@ -1,0 +1,74 @@
+package artifacts
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// CleanKey checks that key is a relative, slash-separated key that stays inside the store's prefix:
+// no empty, "." or ".." segment, no leading slash, no backslash, no control or invisible characters.
+// It returns the key unchanged when it is clean.
+func CleanKey(key string) (string, error) {
+	if key == "" {
+		return "", fmt.Errorf("artifact key: got %q, want a non-empty relative key", key)
+	}
+	if !utf8.ValidString(key) {
+		return "", fmt.Errorf("artifact key: got %q, want valid UTF-8", key)
+	}
+	for _, r := range key {
+		if r == '\\' || !unicode.IsPrint(r) || unicode.Is(unicode.Cf, r) {
+			return "", fmt.Errorf("artifact key: got %q, want no backslash, control or invisible characters", key)
+		}
+	}
+	for _, seg := range strings.Split(key, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return "", fmt.Errorf("artifact key: got %q, want relative segments without '', '.' or '..'", key)
+		}
+	}
+	return key, nil
+}
+
+// Segment turns any string — a sweep name, a trial ID, a parameter value — into one safe key segment:
+// ASCII letters, digits, '.', '_' and '-' are kept, everything else becomes '_', and a segment of only
+// dots is prefixed, so the result can never be "." or ".." or contain a slash.
+func Segment(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.' || r == '_' || r == '-'):
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	out := b.String()
+	if strings.Trim(out, ".") == "" {
+		out = "_" + out
+	}
+	if len(out) > 128 {
+		out = out[:128]
+	}
+	return out
+}
+
+// SweepKey is the key of a sweep-level artifact: sweeps/<sweep-id>/<name>. The sweep ID's own slashes
+// ("sweep/<name>/<short-id>") become nested folders, each segment made safe.
+func SweepKey(sweepID, name string) string {
+	return sweepPrefix(sweepID) + "/" + name
+}
+
+// TrialKey is the key of a trial artifact: sweeps/<sweep-id>/trials/<trial-id>/<name>.
+func TrialKey(sweepID, trialID, name string) string {
+	return sweepPrefix(sweepID) + "/trials/" + Segment(trialID) + "/" + name
+}
+
+func sweepPrefix(sweepID string) string {
+	id := strings.TrimPrefix(sweepID, "sweep/")
+	parts := strings.Split(id, "/")
+	for i, p := range parts {
+		parts[i] = Segment(p)
+	}
+	return "sweeps/" + strings.Join(parts, "/")
+}

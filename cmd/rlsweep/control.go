@@ -1,0 +1,116 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
+
+	"github.com/rlsweep/rlsweep/workflows"
+)
+
+// CancelOptions are cancel's inputs.
+type CancelOptions struct {
+	Sweep string
+	Wait  bool
+}
+
+func newCancelCmd(f *Factory, runF func(*CancelOptions) error) *cobra.Command {
+	opts := &CancelOptions{}
+	cmd := &cobra.Command{
+		Use:   "cancel SWEEP",
+		Short: "Cancel a sweep: every running trial's trainer is stopped, finished results are kept",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Sweep = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return runCancel(cmd, f, opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.Wait, "wait", false, "wait until the sweep has ended")
+	return cmd
+}
+
+func runCancel(cmd *cobra.Command, f *Factory, opts *CancelOptions) error {
+	sweepID, _, err := workflows.ParseSweepRef(opts.Sweep)
+	if err != nil {
+		return invalidInput(err)
+	}
+	c, err := f.Client(cmd.Context())
+	if err != nil {
+		return err
+	}
+	if err := c.CancelWorkflow(cmd.Context(), sweepID, ""); err != nil {
+		return fmt.Errorf("cancel %s: %w", sweepID, err)
+	}
+	fmt.Fprintf(f.Out, "cancel requested for %s\n", sweepID)
+	if !opts.Wait {
+		return nil
+	}
+	// A cancelled sweep is what was asked for: finishWatch's "not completed" exit code does not apply.
+	_ = finishWatch(cmd.Context(), f, c, sweepID)
+	return nil
+}
+
+func newPauseCmd(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "pause SWEEP",
+		Short: "Start no new trials until resumed; running trials go on",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runUpdate(cmd, f, args[0], workflows.UpdatePause)
+		},
+	}
+}
+
+func newResumeCmd(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "resume SWEEP",
+		Short: "Start trials again after a pause",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runUpdate(cmd, f, args[0], workflows.UpdateResume)
+		},
+	}
+}
+
+func newConcurrencyCmd(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "set-concurrency SWEEP N",
+		Short: "Change how many trials of a running sweep run at once",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			n, err := strconv.Atoi(args[1])
+			if err != nil || n < 1 || n > workflows.MaxConcurrency {
+				return invalidInput(fmt.Errorf("N: got %q, want an integer from 1 to %d", args[1], workflows.MaxConcurrency))
+			}
+			return runUpdate(cmd, f, args[0], workflows.UpdateConcurrency, n)
+		},
+	}
+}
+
+func runUpdate(cmd *cobra.Command, f *Factory, ref, name string, args ...any) error {
+	sweepID, _, err := workflows.ParseSweepRef(ref)
+	if err != nil {
+		return invalidInput(err)
+	}
+	c, err := f.Client(cmd.Context())
+	if err != nil {
+		return err
+	}
+	h, err := c.UpdateWorkflow(cmd.Context(), client.UpdateWorkflowOptions{
+		WorkflowID: sweepID, UpdateName: name, Args: args, WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", name, sweepID, err)
+	}
+	var st workflows.SweepStatus
+	if err := h.Get(cmd.Context(), &st); err != nil {
+		return fmt.Errorf("%s %s: %w", name, sweepID, err)
+	}
+	fmt.Fprintln(f.Out, progressLine(&st))
+	return nil
+}

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rlsweep/rlsweep/devserver"
+	"github.com/rlsweep/rlsweep/worker"
+	"github.com/rlsweep/rlsweep/workflows"
+)
+
+// DevOptions are dev's inputs.
+type DevOptions struct {
+	File     string // a spec to submit and watch; "" just serves
+	StateDir string
+	Port     int
+	UIPort   int
+	Slots    int
+	Exit     bool // exit once the submitted sweep has ended
+}
+
+func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
+	opts := &DevOptions{}
+	cmd := &cobra.Command{
+		Use:   "dev [FILE]",
+		Short: "Run everything on this machine: a Temporal dev server, the Web UI, a worker, a local artifact store",
+		Long: "Start the pinned Temporal dev server (state in a SQLite file under --state-dir, Web UI on --ui-port,\n" +
+			"rlsweep's search attributes registered) and an in-process worker. With FILE, submit that sweep and\n" +
+			"follow it. If a server already answers on --port, it is reused. Ctrl-C stops what dev started.",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.File = args[0]
+			}
+			if opts.Slots < 1 {
+				return invalidInput(fmt.Errorf("--slots: got %d, want at least 1", opts.Slots))
+			}
+			if opts.Port < 1 || opts.Port > 65535 {
+				return invalidInput(fmt.Errorf("--port: got %d, want 1 to 65535", opts.Port))
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runDev(cmd, f, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.StateDir, "state-dir", filepath.Join(Home(), "dev"), "where the dev server keeps its SQLite file and log")
+	fl.IntVar(&opts.Port, "port", 7233, "Temporal frontend port")
+	fl.IntVar(&opts.UIPort, "ui-port", 8233, "Temporal Web UI port")
+	fl.IntVar(&opts.Slots, "slots", 2, "trials run at once by the in-process worker")
+	fl.BoolVar(&opts.Exit, "exit", false, "with FILE: exit once the sweep has ended")
+	return cmd
+}
+
+func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
+	ctx := cmd.Context()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(opts.Port))
+	if f.Address == "" {
+		f.Address = addr
+	}
+	if f.UIURL == "" {
+		f.UIURL = fmt.Sprintf("http://localhost:%d", opts.UIPort)
+	}
+	if devserver.Running(addr) {
+		fmt.Fprintf(f.ErrOut, "dev: using the Temporal server already running on %s\n", addr)
+	} else {
+		if err := os.MkdirAll(opts.StateDir, 0o755); err != nil {
+			return err
+		}
+		logFile, err := os.OpenFile(filepath.Join(opts.StateDir, "temporal.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return err
+		}
+		defer logFile.Close()
+		fmt.Fprintf(f.ErrOut, "dev: starting Temporal dev server on %s (state %s)\n", addr, opts.StateDir)
+		srv, err := devserver.Start(ctx, devserver.Options{DBFile: filepath.Join(opts.StateDir, "temporal.db"),
+			Port: opts.Port, UIPort: opts.UIPort, SearchAttributes: workflows.SearchAttributes(), Log: logFile})
+		if err != nil {
+			return err
+		}
+		defer srv.Stop()
+	}
+	c, err := f.Client(ctx)
+	if err != nil {
+		return err
+	}
+	wopts := &WorkerOptions{Control: true, Queues: []string{workflows.DefaultTrialQueue}, Slots: opts.Slots}
+	acts, err := newActivities(f, wopts)
+	if err != nil {
+		return err
+	}
+	w, err := worker.New(c, worker.Options{Control: true, TrialQueues: wopts.Queues, Slots: opts.Slots, Activities: acts})
+	if err != nil {
+		return err
+	}
+	if err := w.Start(); err != nil {
+		return err
+	}
+	defer w.Stop()
+	fmt.Fprintf(f.ErrOut, "dev: worker serving %s and %s with %d slots; artifacts in %s\n",
+		workflows.ControlQueue, workflows.DefaultTrialQueue, opts.Slots, acts.Store.URL(""))
+	fmt.Fprintf(f.ErrOut, "dev: Web UI %s\n", f.UIURL)
+	if opts.File != "" {
+		err := runSubmit(cmd, f, &SubmitOptions{File: opts.File, Watch: true})
+		if opts.Exit || err != nil && !errors.Is(err, ctx.Err()) {
+			return err
+		}
+	}
+	fmt.Fprintln(f.ErrOut, "dev: running; Ctrl-C stops the worker and the server")
+	<-ctx.Done()
+	return nil
+}

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/workflows"
+)
+
+// ResultsOptions are results's inputs.
+type ResultsOptions struct {
+	Sweep  string
+	Output string
+}
+
+var resultsOutputs = []string{"table", "json", "csv"}
+
+func newResultsCmd(f *Factory, runF func(*ResultsOptions) error) *cobra.Command {
+	opts := &ResultsOptions{}
+	cmd := &cobra.Command{
+		Use:   "results SWEEP",
+		Short: "Print every finished trial of a sweep: parameters, seed, outcome, objective",
+		Long: "Print the sweep's results from the artifact store: results.json once the sweep has ended, " +
+			"the results recorded so far while it runs.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Sweep = args[0]
+			if !contains(resultsOutputs, opts.Output) {
+				return invalidInput(fmt.Errorf("--output: got %q, want one of %q", opts.Output, resultsOutputs))
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runResults(cmd, f, opts)
+		},
+	}
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "table, json or csv")
+	return cmd
+}
+
+func runResults(cmd *cobra.Command, f *Factory, opts *ResultsOptions) error {
+	sweepID, _, err := workflows.ParseSweepRef(opts.Sweep)
+	if err != nil {
+		return invalidInput(err)
+	}
+	store, err := f.Store()
+	if err != nil {
+		return err
+	}
+	res, err := loadResults(cmd, store, sweepID)
+	if err != nil {
+		return err
+	}
+	switch opts.Output {
+	case "json":
+		enc := json.NewEncoder(f.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	case "csv":
+		return activities.WriteCSV(f.Out, *res)
+	}
+	return writeResultsTable(f.Out, res)
+}
+
+// loadResults reads results.json, or the parts recorded so far when the sweep has not ended.
+func loadResults(cmd *cobra.Command, store artifacts.Store, sweepID string) (*activities.SweepResults, error) {
+	ctx := cmd.Context()
+	rc, err := store.Get(ctx, artifacts.SweepKey(sweepID, "results.json"))
+	if err == nil {
+		defer rc.Close()
+		b, err := io.ReadAll(rc)
+		if err != nil {
+			return nil, err
+		}
+		var res activities.SweepResults
+		if err := json.Unmarshal(b, &res); err != nil {
+			return nil, fmt.Errorf("results.json of %s: %w", sweepID, err)
+		}
+		return &res, nil
+	}
+	if !errors.Is(err, artifacts.ErrNotFound) {
+		return nil, err
+	}
+	trials, err := activities.LoadTrialSummaries(ctx, store, sweepID)
+	if err != nil {
+		return nil, err
+	}
+	if len(trials) == 0 {
+		return nil, fmt.Errorf("sweep %s: no results in %s yet", sweepID, store.URL(artifacts.SweepKey(sweepID, "")))
+	}
+	res := &activities.SweepResults{SweepID: sweepID, Status: "running", Trials: trials}
+	for name := range trials[0].Params {
+		res.Params = append(res.Params, name)
+	}
+	sort.Strings(res.Params)
+	return res, nil
+}
+
+func writeResultsTable(w io.Writer, res *activities.SweepResults) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprint(tw, "TRIAL\tSEED")
+	for _, p := range res.Params {
+		fmt.Fprint(tw, "\t"+p)
+	}
+	fmt.Fprintln(tw, "\tOUTCOME\tOBJECTIVE\tSTEPS\tSTOP RULE")
+	for _, t := range res.Trials {
+		fmt.Fprintf(tw, "%s\t%d", t.TrialID, t.Seed)
+		for _, p := range res.Params {
+			fmt.Fprintf(tw, "\t%v", t.Params[p])
+		}
+		obj := "-"
+		if t.Objective != nil {
+			obj = strconv.FormatFloat(*t.Objective, 'g', 5, 64)
+		}
+		rule := t.StopRule
+		if rule == "" {
+			rule = "-"
+		}
+		fmt.Fprintf(tw, "\t%s\t%s\t%d\t%s\n", t.Outcome, obj, t.Steps, rule)
+	}
+	return tw.Flush()
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

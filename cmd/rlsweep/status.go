@@ -1,0 +1,104 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/workflows"
+)
+
+// StatusOptions are status's inputs.
+type StatusOptions struct {
+	Ref  string
+	JSON bool
+}
+
+func newStatusCmd(f *Factory, runF func(*StatusOptions) error) *cobra.Command {
+	opts := &StatusOptions{}
+	cmd := &cobra.Command{
+		Use:   "status SWEEP[/TRIAL]",
+		Short: "Show a sweep's progress, or one trial's",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Ref = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return runStatus(cmd, f, opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+func runStatus(cmd *cobra.Command, f *Factory, opts *StatusOptions) error {
+	sweepID, trialID, err := workflows.ParseSweepRef(opts.Ref)
+	if err != nil {
+		return invalidInput(err)
+	}
+	ctx := cmd.Context()
+	c, err := f.Client(ctx)
+	if err != nil {
+		return err
+	}
+	if trialID != "" {
+		return trialStatus(cmd, f, sweepID, trialID, opts.JSON)
+	}
+	st, err := queryStatus(ctx, c, sweepID)
+	if err != nil {
+		return fmt.Errorf("sweep %s: %w", sweepID, err)
+	}
+	if opts.JSON {
+		return json.NewEncoder(f.Out).Encode(st)
+	}
+	fmt.Fprint(f.Out, renderStatus(st, trialSteps(ctx, c, st)))
+	fmt.Fprintf(f.Out, "web ui: %s\n", f.WorkflowURL(sweepID))
+	return nil
+}
+
+func trialStatus(cmd *cobra.Command, f *Factory, sweepID, trialID string, asJSON bool) error {
+	ctx := cmd.Context()
+	c, _ := f.Client(ctx)
+	wid := workflows.TrialWorkflowID(sweepID, trialID)
+	desc, err := c.DescribeWorkflowExecution(ctx, wid, "")
+	if err != nil {
+		return fmt.Errorf("trial %s: %w", wid, err)
+	}
+	out := map[string]any{"trial": wid, "status": desc.WorkflowExecutionInfo.Status.String()}
+	for _, pa := range desc.PendingActivities {
+		var hb activities.Heartbeat
+		if pa.HeartbeatDetails != nil && converter.GetDefaultDataConverter().FromPayloads(pa.HeartbeatDetails, &hb) == nil {
+			out["step"], out["checkpoint"] = hb.Step, hb.CheckpointKey
+		}
+		out["attempt"] = pa.Attempt
+		if pa.LastFailure != nil {
+			out["last_failure"] = pa.LastFailure.Message
+		}
+	}
+	var sum activities.TrialSummary
+	if desc.WorkflowExecutionInfo.Status == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED &&
+		c.GetWorkflow(ctx, wid, "").Get(ctx, &sum) == nil {
+		out["outcome"], out["objective"], out["steps"], out["stop_rule"] = sum.Outcome, sum.Objective, sum.Steps, sum.StopRule
+	}
+	if asJSON {
+		return json.NewEncoder(f.Out).Encode(out)
+	}
+	for _, k := range []string{"trial", "status", "outcome", "step", "steps", "objective", "stop_rule", "checkpoint", "attempt", "last_failure"} {
+		if v, ok := out[k]; ok {
+			if p, isPtr := v.(*float64); isPtr {
+				if p == nil {
+					continue
+				}
+				v = *p
+			}
+			fmt.Fprintf(f.Out, "%-12s %v\n", k, v)
+		}
+	}
+	fmt.Fprintf(f.Out, "%-12s %s\n", "web ui", f.WorkflowURL(wid))
+	return nil
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/rlsweep/rlsweep/workflows"
+)
+
+// SubmitOptions are submit's inputs.
+type SubmitOptions struct {
+	File  string
+	ID    string // short ID; random when empty
+	Watch bool
+}
+
+func newSubmitCmd(f *Factory, runF func(*SubmitOptions) error) *cobra.Command {
+	opts := &SubmitOptions{}
+	cmd := &cobra.Command{
+		Use:   "submit FILE",
+		Short: "Validate a sweep spec and start it; prints the sweep ID and its Web UI page",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.File = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return runSubmit(cmd, f, opts)
+		},
+	}
+	cmd.Flags().BoolVarP(&opts.Watch, "watch", "w", false, "follow the sweep until it ends")
+	cmd.Flags().StringVar(&opts.ID, "id", "", "short ID of the sweep (default: random)")
+	return cmd
+}
+
+func runSubmit(cmd *cobra.Command, f *Factory, opts *SubmitOptions) error {
+	spec, trials, err := loadAndPlan(opts.File)
+	if err != nil {
+		return err
+	}
+	raw, err := os.ReadFile(opts.File)
+	if err != nil {
+		return err
+	}
+	if opts.ID == "" {
+		opts.ID = newShortID()
+	}
+	sweepID := workflows.SweepWorkflowID(spec.Name, opts.ID)
+	c, err := f.Client(cmd.Context())
+	if err != nil {
+		return err
+	}
+	_, err = c.ExecuteWorkflow(cmd.Context(), client.StartWorkflowOptions{
+		ID:        sweepID,
+		TaskQueue: workflows.ControlQueue,
+		TypedSearchAttributes: temporal.NewSearchAttributes(workflows.AttrSweepID.ValueSet(sweepID),
+			workflows.AttrSweepName.ValueSet(spec.Name), workflows.AttrKind.ValueSet("sweep")),
+		Memo:          map[string]any{"file": opts.File, "trials": len(trials), "method": spec.Method},
+		StaticSummary: fmt.Sprintf("sweep %s: %d trials (%s), objective %s %s", spec.Name, len(trials), spec.Method, spec.Metric.Goal, spec.Metric.Name),
+	}, workflows.Sweep, workflows.SweepInput{SweepID: sweepID, Spec: *spec, SpecYAML: string(raw)})
+	if err != nil {
+		return fmt.Errorf("start sweep %s: %w", sweepID, err)
+	}
+	fmt.Fprintf(f.Out, "submitted %s (%d trials)\n", sweepID, len(trials))
+	fmt.Fprintf(f.Out, "web ui:   %s\n", f.WorkflowURL(sweepID))
+	if !opts.Watch {
+		fmt.Fprintf(f.Out, "follow:   rlsweep watch %s\n", sweepID)
+		return nil
+	}
+	return runWatch(cmd, f, &WatchOptions{Sweep: sweepID, Interval: defaultWatchInterval})
+}
+
+func newShortID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b) // crypto/rand never fails on Linux
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rlsweep/rlsweep/sweeps"
+)
+
+// ValidateOptions are validate's inputs.
+type ValidateOptions struct {
+	Files []string
+}
+
+func newValidateCmd(f *Factory, runF func(*ValidateOptions) error) *cobra.Command {
+	opts := &ValidateOptions{}
+	return &cobra.Command{
+		Use:   "validate FILE...",
+		Short: "Check sweep specs and show how many trials each plans; exit 2 on any problem",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Files = args
+			if runF != nil {
+				return runF(opts)
+			}
+			return runValidate(f, opts)
+		},
+	}
+}
+
+func runValidate(f *Factory, opts *ValidateOptions) error {
+	bad := false
+	for _, file := range opts.Files {
+		spec, trials, err := loadAndPlan(file)
+		if err != nil {
+			bad = true
+			fmt.Fprintln(f.ErrOut, err)
+			continue
+		}
+		fmt.Fprintf(f.Out, "%s: ok: sweep %q, %s, %d trials\n", file, spec.Name, spec.Method, len(trials))
+	}
+	if bad {
+		return withExitCode(exitInvalid, nil)
+	}
+	return nil
+}
+
+// loadAndPlan reads, validates and plans a spec; an invalid spec comes back as invalid input (exit 2).
+func loadAndPlan(file string) (*sweeps.Spec, []sweeps.Trial, error) {
+	spec, err := sweeps.Load(file)
+	if err == nil {
+		var trials []sweeps.Trial
+		if trials, err = sweeps.Plan(spec); err == nil {
+			return spec, trials, nil
+		}
+	}
+	var errs sweeps.Errors
+	if errors.As(err, &errs) {
+		return nil, nil, invalidInput(err)
+	}
+	return nil, nil, err
+}

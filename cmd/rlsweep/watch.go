@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/workflows"
+)
+
+const defaultWatchInterval = time.Second
+
+// WatchOptions are watch's inputs.
+type WatchOptions struct {
+	Sweep    string
+	Interval time.Duration
+}
+
+func newWatchCmd(f *Factory, runF func(*WatchOptions) error) *cobra.Command {
+	opts := &WatchOptions{}
+	cmd := &cobra.Command{
+		Use:   "watch SWEEP",
+		Short: "Follow a sweep live: progress, outcome counts, running trials and the leader",
+		Long:  "Follow a sweep until it ends. Exit code 0 when it completes, 4 when it fails or is cancelled.",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Sweep = args[0]
+			if opts.Interval <= 0 {
+				return invalidInput(fmt.Errorf("--interval: got %s, want a positive duration", opts.Interval))
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runWatch(cmd, f, opts)
+		},
+	}
+	cmd.Flags().DurationVar(&opts.Interval, "interval", defaultWatchInterval, "refresh interval")
+	return cmd
+}
+
+func runWatch(cmd *cobra.Command, f *Factory, opts *WatchOptions) error {
+	sweepID, _, err := workflows.ParseSweepRef(opts.Sweep)
+	if err != nil {
+		return invalidInput(err)
+	}
+	ctx := cmd.Context()
+	c, err := f.Client(ctx)
+	if err != nil {
+		return err
+	}
+	tty := isTerminal(f.Out)
+	last := ""
+	for {
+		desc, err := c.DescribeWorkflowExecution(ctx, sweepID, "")
+		if err != nil {
+			return fmt.Errorf("sweep %s: %w", sweepID, err)
+		}
+		if st := desc.WorkflowExecutionInfo.Status; st != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			return finishWatch(ctx, f, c, sweepID)
+		}
+		status, err := queryStatus(ctx, c, sweepID)
+		if err == nil {
+			frame := renderStatus(status, trialSteps(ctx, c, status))
+			switch {
+			case tty:
+				fmt.Fprint(f.Out, "\033[H\033[2J"+frame)
+			case progressLine(status) != last:
+				last = progressLine(status)
+				fmt.Fprintln(f.Out, last)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(opts.Interval):
+		}
+	}
+}
+
+func queryStatus(ctx context.Context, c client.Client, sweepID string) (*workflows.SweepStatus, error) {
+	v, err := c.QueryWorkflow(ctx, sweepID, "", workflows.QueryStatus)
+	if err != nil {
+		return nil, err
+	}
+	var st workflows.SweepStatus
+	return &st, v.Get(&st)
+}
+
+// finishWatch prints how the sweep ended and where its results are.
+func finishWatch(ctx context.Context, f *Factory, c client.Client, sweepID string) error {
+	var res workflows.SweepResult
+	err := c.GetWorkflow(ctx, sweepID, "").Get(ctx, &res)
+	var canceled *temporal.CanceledError
+	switch {
+	case errors.As(err, &canceled):
+		if canceled.HasDetails() {
+			_ = canceled.Details(&res)
+		}
+		res.Status = workflows.PhaseCancelled
+	case err != nil:
+		fmt.Fprintf(f.Out, "sweep %s failed: %v\n", sweepID, err)
+		return withExitCode(exitFailed, nil)
+	}
+	fmt.Fprintf(f.Out, "sweep %s %s: %d trials (%s)\n", sweepID, res.Status, res.Total, formatCounts(res.Counts))
+	if store, serr := f.Store(); serr == nil && res.ResultsKey != "" {
+		fmt.Fprintf(f.Out, "results:  %s\n", store.URL(res.ResultsKey))
+		fmt.Fprintf(f.Out, "csv:      %s\n", store.URL(res.CSVKey))
+		fmt.Fprintf(f.Out, "trials:   %s\n", store.URL(artifacts.SweepKey(sweepID, "trials")))
+	}
+	fmt.Fprintf(f.Out, "web ui:   %s\n", f.WorkflowURL(sweepID))
+	if res.Status != workflows.PhaseCompleted {
+		return withExitCode(exitFailed, nil)
+	}
+	return nil
+}
+
+// trialSteps asks Temporal for the last heartbeated step of each running trial (at most 32).
+func trialSteps(ctx context.Context, c client.Client, st *workflows.SweepStatus) map[string]int64 {
+	steps := map[string]int64{}
+	for i, id := range st.Running {
+		if i == 32 {
+			break
+		}
+		desc, err := c.DescribeWorkflowExecution(ctx, workflows.TrialWorkflowID(st.SweepID, id), "")
+		if err != nil {
+			continue
+		}
+		for _, pa := range desc.PendingActivities {
+			var hb activities.Heartbeat
+			if pa.HeartbeatDetails != nil && converter.GetDefaultDataConverter().FromPayloads(pa.HeartbeatDetails, &hb) == nil {
+				steps[id] = hb.Step
+			}
+		}
+	}
+	return steps
+}
+
+func finished(counts map[string]int) int {
+	n := 0
+	for _, v := range counts {
+		n += v
+	}
+	return n
+}
+
+func formatCounts(counts map[string]int) string {
+	var parts []string
+	for _, o := range activities.Outcomes {
+		if n := counts[o]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, o))
+		}
+	}
+	if len(parts) == 0 {
+		return "none finished"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func progressLine(st *workflows.SweepStatus) string {
+	return fmt.Sprintf("%s %s %d/%d finished, %d running (%s)%s", st.SweepID, st.Phase, finished(st.Counts), st.Total,
+		len(st.Running), formatCounts(st.Counts), pausedNote(st))
+}
+
+func pausedNote(st *workflows.SweepStatus) string {
+	if st.Paused {
+		return " [paused]"
+	}
+	return ""
+}
+
+// renderStatus draws the watch screen: a progress bar, counts, the leader and the running trials.
+func renderStatus(st *workflows.SweepStatus, steps map[string]int64) string {
+	var b strings.Builder
+	done := finished(st.Counts)
+	fmt.Fprintf(&b, "sweep %s  %s%s  concurrency %d\n", st.SweepID, st.Phase, pausedNote(st), st.Concurrency)
+	fmt.Fprintf(&b, "%s %d/%d\n", bar(done, st.Total, 40), done, st.Total)
+	fmt.Fprintf(&b, "running %d · %s\n", len(st.Running), formatCounts(st.Counts))
+	if l := st.Leader; l != nil && l.Objective != nil {
+		fmt.Fprintf(&b, "leader  %s  %s=%.4g  %v\n", l.TrialID, st.Metric.Name, *l.Objective, l.Params)
+	}
+	if len(st.Running) > 0 {
+		fmt.Fprintf(&b, "\n%-16s %12s\n", "TRIAL", "STEP")
+		ids := append([]string(nil), st.Running...)
+		sort.Strings(ids)
+		for _, id := range ids {
+			step := "-"
+			if s, ok := steps[id]; ok {
+				step = fmt.Sprint(s)
+			}
+			fmt.Fprintf(&b, "%-16s %12s\n", id, step)
+		}
+	}
+	return b.String()
+}
+
+func bar(done, total, width int) string {
+	if total <= 0 {
+		return "[" + strings.Repeat(" ", width) + "]"
+	}
+	n := done * width / total
+	return "[" + strings.Repeat("#", n) + strings.Repeat(".", width-n) + "]"
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

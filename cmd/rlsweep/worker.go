@@ -1,0 +1,137 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/worker"
+	"github.com/rlsweep/rlsweep/workflows"
+)
+
+// WorkerOptions are worker's inputs.
+type WorkerOptions struct {
+	Control      bool
+	Queues       []string
+	Slots        int
+	GPUs         string
+	TrialsPerGPU int
+	WorkDir      string
+}
+
+func newWorkerCmd(f *Factory, runF func(*WorkerOptions) error) *cobra.Command {
+	opts := &WorkerOptions{}
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Serve sweeps: the control queue (workflows, plans, results) and trial queues (training)",
+		Long: "Run a worker until interrupted. By default it serves both the control queue and the default trial\n" +
+			"queue, running --slots trials at once on the CPU. With --gpus 0,1,2,3 it runs one trial per GPU\n" +
+			"(or --trials-per-gpu), each seeing only its GPU through CUDA_VISIBLE_DEVICES.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := opts.validate(); err != nil {
+				return invalidInput(err)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runWorker(cmd, f, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&opts.Control, "control", true, "serve the control queue "+workflows.ControlQueue)
+	fl.StringSliceVar(&opts.Queues, "queue", []string{workflows.DefaultTrialQueue}, "trial task queues to serve (empty: none)")
+	fl.IntVar(&opts.Slots, "slots", 1, "trials run at once without --gpus")
+	fl.StringVar(&opts.GPUs, "gpus", "", "GPU IDs, comma-separated: one slot per GPU (e.g. 0,1,2,3)")
+	fl.IntVar(&opts.TrialsPerGPU, "trials-per-gpu", 1, "trials sharing each GPU")
+	fl.StringVar(&opts.WorkDir, "work-dir", "", "scratch directory for running trials (default: ~/.rlsweep/work)")
+	return cmd
+}
+
+func (o *WorkerOptions) validate() error {
+	if o.Slots < 1 {
+		return fmt.Errorf("--slots: got %d, want at least 1", o.Slots)
+	}
+	if o.TrialsPerGPU < 1 {
+		return fmt.Errorf("--trials-per-gpu: got %d, want at least 1", o.TrialsPerGPU)
+	}
+	for _, g := range o.gpuList() {
+		if g == "" || strings.Trim(g, "0123456789") != "" {
+			return fmt.Errorf("--gpus: got %q, want comma-separated GPU indices such as 0,1,2,3", o.GPUs)
+		}
+	}
+	for _, q := range o.Queues {
+		if strings.TrimSpace(q) == "" {
+			return fmt.Errorf("--queue: got an empty name, want task queue names")
+		}
+	}
+	if !o.Control && len(o.Queues) == 0 {
+		return fmt.Errorf("--control=false and --queue empty: want at least one queue to serve")
+	}
+	return nil
+}
+
+func (o *WorkerOptions) gpuList() []string {
+	if o.GPUs == "" {
+		return nil
+	}
+	return strings.Split(o.GPUs, ",")
+}
+
+// newActivities builds what the activities run with, from the worker's options and the factory.
+func newActivities(f *Factory, o *WorkerOptions) (*activities.Activities, error) {
+	store, err := f.Store()
+	if err != nil {
+		return nil, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("locate the rlsweep executable: %w", err)
+	}
+	wd := o.WorkDir
+	if wd == "" {
+		wd = filepath.Join(Home(), "work")
+	}
+	a := &activities.Activities{Store: store, WorkDir: wd, Executable: exe}
+	if gpus := o.gpuList(); len(gpus) > 0 {
+		if a.Slots, err = activities.NewSlots(gpus, o.TrialsPerGPU); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+func runWorker(cmd *cobra.Command, f *Factory, o *WorkerOptions) error {
+	ctx := cmd.Context()
+	c, err := f.Client(ctx)
+	if err != nil {
+		return err
+	}
+	acts, err := newActivities(f, o)
+	if err != nil {
+		return err
+	}
+	w, err := worker.New(c, worker.Options{Control: o.Control, TrialQueues: o.Queues, Slots: o.Slots, Activities: acts})
+	if err != nil {
+		return invalidInput(err)
+	}
+	if err := w.Start(); err != nil {
+		return err
+	}
+	fmt.Fprintf(f.ErrOut, "worker: control=%v trial queues=%v slots=%d gpus=%q store=%s\n",
+		o.Control, o.Queues, max(o.Slots, slotCount(acts)), o.GPUs, acts.Store.URL(""))
+	<-ctx.Done()
+	w.Stop()
+	return nil
+}
+
+func slotCount(a *activities.Activities) int {
+	if a.Slots == nil {
+		return 0
+	}
+	return a.Slots.Len()
+}

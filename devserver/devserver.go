@@ -1,0 +1,194 @@
+// Package devserver starts the pinned Temporal CLI dev server that `rlsweep dev` and the integration
+// tests run on: a SQLite file for state, the Web UI, and rlsweep's search attributes registered.
+package devserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+)
+
+// Version is the pinned Temporal CLI release; scripts/install-tools.sh builds it.
+const Version = "v1.5.1"
+
+// Options configures a dev server.
+type Options struct {
+	Binary           string // the temporal executable; "" finds it with FindBinary
+	DBFile           string // SQLite file; "" keeps state in memory
+	IP               string // default 127.0.0.1
+	Port             int    // frontend port; default 7233
+	UIPort           int    // default Port+1000; negative disables the Web UI
+	Namespace        string // default "default"
+	SearchAttributes temporal.SearchAttributes
+	Log              io.Writer // the server's output; nil discards it
+}
+
+// Server is a running dev server this process started.
+type Server struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	Addr string // host:port of the frontend
+	UI   string // Web UI base URL, "" when disabled
+}
+
+// FindBinary returns the temporal executable: $RLSWEEP_TEMPORAL_BIN, the pinned build in
+// $(go env GOPATH)/bin, or temporal on PATH.
+func FindBinary() (string, error) {
+	if p := os.Getenv("RLSWEEP_TEMPORAL_BIN"); p != "" {
+		return p, nil
+	}
+	gopath := os.Getenv("GOPATH")
+	if gopath == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			gopath = filepath.Join(home, "go")
+		}
+	}
+	pinned := filepath.Join(gopath, "bin", "temporal-"+Version)
+	if _, err := os.Stat(pinned); err == nil {
+		return pinned, nil
+	}
+	if p, err := exec.LookPath("temporal"); err == nil {
+		return p, nil
+	}
+	return "", fmt.Errorf("temporal CLI %s not found: run scripts/install-tools.sh temporal, or set RLSWEEP_TEMPORAL_BIN", Version)
+}
+
+func (o *Options) defaults() error {
+	if o.Binary == "" {
+		b, err := FindBinary()
+		if err != nil {
+			return err
+		}
+		o.Binary = b
+	}
+	if o.IP == "" {
+		o.IP = "127.0.0.1"
+	}
+	if o.Port == 0 {
+		o.Port = 7233
+	}
+	if o.UIPort == 0 {
+		o.UIPort = o.Port + 1000
+	}
+	if o.Namespace == "" {
+		o.Namespace = "default"
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	return nil
+}
+
+// Running reports whether something already answers on the frontend address.
+func Running(addr string) bool {
+	conn, err := net.DialTimeout("tcp", addr, 300*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	conn.Close()
+	return true
+}
+
+// Start launches the dev server and waits until its frontend answers health checks.
+func Start(ctx context.Context, o Options) (*Server, error) {
+	if err := o.defaults(); err != nil {
+		return nil, err
+	}
+	addr := net.JoinHostPort(o.IP, strconv.Itoa(o.Port))
+	if Running(addr) {
+		return nil, fmt.Errorf("dev server: %s is already in use", addr)
+	}
+	args := []string{"server", "start-dev", "--ip", o.IP, "--port", strconv.Itoa(o.Port),
+		"--namespace", o.Namespace, "--log-level", "warn",
+		"--dynamic-config-value", "frontend.enableServerVersionCheck=false"}
+	if o.DBFile != "" {
+		if err := os.MkdirAll(filepath.Dir(o.DBFile), 0o755); err != nil {
+			return nil, fmt.Errorf("dev server state: %w", err)
+		}
+		args = append(args, "--db-filename", o.DBFile)
+	}
+	s := &Server{Addr: addr, done: make(chan struct{})}
+	if o.UIPort > 0 {
+		args = append(args, "--ui-port", strconv.Itoa(o.UIPort))
+		s.UI = fmt.Sprintf("http://localhost:%d", o.UIPort)
+	} else {
+		args = append(args, "--headless")
+	}
+	for k := range o.SearchAttributes.GetUntypedValues() {
+		args = append(args, "--search-attribute", k.GetName()+"="+k.GetValueType().String())
+	}
+	s.cmd = exec.Command(o.Binary, args...)
+	s.cmd.Stdout, s.cmd.Stderr = o.Log, o.Log
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	if err := s.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start dev server %s: %w", o.Binary, err)
+	}
+	go func() { _ = s.cmd.Wait(); close(s.done) }()
+	if err := waitReady(ctx, s, o.Namespace); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+func waitReady(ctx context.Context, s *Server, ns string) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		select {
+		case <-s.done:
+			return errors.New("dev server exited during start-up (is the port free? see its log)")
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+		c, err := client.Dial(client.Options{HostPort: s.Addr, Namespace: ns, Logger: quietLogger{}})
+		if err != nil {
+			continue
+		}
+		_, err = c.CheckHealth(ctx, &client.CheckHealthRequest{})
+		c.Close()
+		if err == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("dev server on %s not ready after 2 minutes", s.Addr)
+}
+
+// Stop asks the server to shut down (SIGTERM, then SIGKILL after 10 s) and waits for it.
+func (s *Server) Stop() {
+	pid := s.cmd.Process.Pid
+	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		<-s.done
+	}
+}
+
+// Kill stops the server at once with SIGKILL, as a crash would.
+func (s *Server) Kill() {
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	<-s.done
+}
+
+// Done is closed when the server process has exited.
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+type quietLogger struct{}
+
+func (quietLogger) Debug(string, ...any) {}
+func (quietLogger) Info(string, ...any)  {}
+func (quietLogger) Warn(string, ...any)  {}
+func (quietLogger) Error(string, ...any) {}

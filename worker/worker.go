@@ -1,0 +1,100 @@
+// Package worker is the one place that registers rlsweep's workflows and activities on task queues.
+package worker
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/workflows"
+)
+
+// Options says which queues a worker serves and with what.
+type Options struct {
+	// Control serves the control queue: the workflows and the plan and results activities.
+	Control bool
+	// TrialQueues lists the trial task queues this worker takes TrainSegment from.
+	TrialQueues []string
+	// Slots is how many segments run at once when Activities.Slots is nil (CPU trials).
+	Slots int
+	// Activities is what the activities run with.
+	Activities *activities.Activities
+}
+
+// Workers is every Temporal worker one process runs.
+type Workers struct {
+	ws []sdkworker.Worker
+}
+
+// New creates the workers for opts on client c; Start them to begin polling.
+func New(c client.Client, opts Options) (*Workers, error) {
+	if !opts.Control && len(opts.TrialQueues) == 0 {
+		return nil, fmt.Errorf("worker: got no task queue, want --control, a trial queue, or both")
+	}
+	var out Workers
+	if opts.Control {
+		w := sdkworker.New(c, workflows.ControlQueue, sdkworker.Options{
+			MaxHeartbeatThrottleInterval: time.Second,
+		})
+		RegisterControl(w, opts.Activities)
+		out.ws = append(out.ws, w)
+	}
+	slots := opts.Slots
+	if opts.Activities.Slots != nil {
+		slots = opts.Activities.Slots.Len()
+	}
+	if slots < 1 {
+		slots = 1
+	}
+	for _, q := range opts.TrialQueues {
+		w := sdkworker.New(c, q, sdkworker.Options{
+			MaxConcurrentActivityExecutionSize: slots,
+			// Cancellation reaches a running segment through its heartbeat: a short throttle makes
+			// `rlsweep cancel` stop trainers within seconds.
+			MaxHeartbeatThrottleInterval: time.Second,
+			DisableWorkflowWorker:        true,
+		})
+		RegisterTrial(w, opts.Activities)
+		out.ws = append(out.ws, w)
+	}
+	return &out, nil
+}
+
+// RegisterControl registers the workflows and the light activities.
+func RegisterControl(r sdkworker.Registry, a *activities.Activities) {
+	r.RegisterWorkflowWithOptions(workflows.Sweep, workflow.RegisterOptions{Name: "Sweep"})
+	r.RegisterWorkflowWithOptions(workflows.Trial, workflow.RegisterOptions{Name: "Trial"})
+	r.RegisterActivityWithOptions(a.Plan, activity.RegisterOptions{Name: "Plan"})
+	r.RegisterActivityWithOptions(a.RecordResults, activity.RegisterOptions{Name: "RecordResults"})
+	r.RegisterActivityWithOptions(a.WriteResults, activity.RegisterOptions{Name: "WriteResults"})
+}
+
+// RegisterTrial registers the training activity.
+func RegisterTrial(r sdkworker.Registry, a *activities.Activities) {
+	r.RegisterActivityWithOptions(a.TrainSegment, activity.RegisterOptions{Name: "TrainSegment"})
+}
+
+// Start starts every worker; on an error the ones already started are stopped.
+func (w *Workers) Start() error {
+	for i, x := range w.ws {
+		if err := x.Start(); err != nil {
+			for _, y := range w.ws[:i] {
+				y.Stop()
+			}
+			return fmt.Errorf("start worker: %w", err)
+		}
+	}
+	return nil
+}
+
+// Stop stops every worker, letting running activities see their context cancelled.
+func (w *Workers) Stop() {
+	for _, x := range w.ws {
+		x.Stop()
+	}
+}

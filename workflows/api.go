@@ -1,0 +1,94 @@
+// Package workflows holds rlsweep's Temporal workflows: Sweep (plan, probes, a sliding window of
+// trials, results) and Trial (training segments until the step budget is spent).
+//
+// Everything named in this file is wire format — workflow IDs, query, update and signal names, search
+// attributes — and changes only with versioning.
+package workflows
+
+import (
+	"fmt"
+	"strings"
+
+	"go.temporal.io/sdk/temporal"
+)
+
+// Task queues.
+const (
+	// ControlQueue runs the workflows and the light activities: plan, probes, results.
+	ControlQueue = "rlsweep"
+	// DefaultTrialQueue runs TrainSegment unless a spec names another in resources.task_queue.
+	DefaultTrialQueue = "rlsweep-gpu"
+)
+
+// Query, update and signal names.
+const (
+	QueryStatus        = "status"
+	UpdatePause        = "pause"
+	UpdateResume       = "resume"
+	UpdateConcurrency  = "set-concurrency"
+	SignalTrialDone    = "trial-done"
+	MaxConcurrency     = 500
+	workflowTypeSweep  = "Sweep"
+	workflowTypeTrial  = "Trial"
+	trialIDSeparator   = "/trial/"
+	sweepIDPrefix      = "sweep/"
+	defaultCANMaxEvent = 8000
+)
+
+// Search attributes, registered on the namespace (rlsweep dev does it; see docs/webui.md).
+var (
+	AttrSweepID   = temporal.NewSearchAttributeKeyKeyword("RlsweepSweepId")
+	AttrSweepName = temporal.NewSearchAttributeKeyKeyword("RlsweepSweepName")
+	AttrKind      = temporal.NewSearchAttributeKeyKeyword("RlsweepKind") // "sweep" or "trial"
+	AttrOutcome   = temporal.NewSearchAttributeKeyKeyword("RlsweepOutcome")
+	AttrStopRule  = temporal.NewSearchAttributeKeyKeyword("RlsweepStopRule")
+	AttrObjective = temporal.NewSearchAttributeKeyFloat64("RlsweepObjective")
+)
+
+// SearchAttributes lists every search attribute rlsweep sets, for registration.
+func SearchAttributes() temporal.SearchAttributes {
+	return temporal.NewSearchAttributes(
+		AttrSweepID.ValueSet(""), AttrSweepName.ValueSet(""), AttrKind.ValueSet(""),
+		AttrOutcome.ValueSet(""), AttrStopRule.ValueSet(""), AttrObjective.ValueSet(0),
+	)
+}
+
+// Sweep phases, as the status query reports them.
+const (
+	PhasePlanning  = "planning"
+	PhaseProbing   = "probing"
+	PhaseRunning   = "running"
+	PhaseReporting = "reporting"
+	PhaseCompleted = "completed"
+	PhaseCancelled = "cancelled"
+	PhaseFailed    = "failed"
+)
+
+// SweepWorkflowID is the Web UI-readable ID of a sweep: sweep/<name>/<short-id>.
+func SweepWorkflowID(name, shortID string) string {
+	return sweepIDPrefix + name + "/" + shortID
+}
+
+// TrialWorkflowID is the ID of a trial's workflow: sweep/<name>/<short-id>/trial/<n>-s<seed>.
+func TrialWorkflowID(sweepID, trialID string) string {
+	return sweepID + trialIDSeparator + trialID
+}
+
+// ParseSweepRef accepts what users type for a sweep — the full ID or "<name>/<short-id>" — and returns
+// the sweep's workflow ID, and the trial ID if the reference names one ("<sweep>/<trial-id>" or
+// "<sweep>/trial/<trial-id>").
+func ParseSweepRef(ref string) (sweepID, trialID string, err error) {
+	ref = strings.TrimPrefix(strings.TrimSpace(ref), sweepIDPrefix)
+	if i := strings.Index(ref, trialIDSeparator); i >= 0 {
+		ref = ref[:i] + "/" + ref[i+len(trialIDSeparator):]
+	}
+	parts := strings.Split(ref, "/")
+	if len(parts) < 2 || len(parts) > 3 || parts[0] == "" || parts[1] == "" || (len(parts) == 3 && parts[2] == "") {
+		return "", "", fmt.Errorf("sweep: got %q, want sweep/<name>/<id>, <name>/<id>, or either followed by /<trial-id>", ref)
+	}
+	sweepID = SweepWorkflowID(parts[0], parts[1])
+	if len(parts) == 3 {
+		trialID = parts[2]
+	}
+	return sweepID, trialID, nil
+}

@@ -1,0 +1,62 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+
+	"go.temporal.io/sdk/workflow"
+)
+
+// registerHandlers installs the status query and the pause, resume and set-concurrency updates.
+func (s *sweepRun) registerHandlers(ctx workflow.Context) error {
+	if err := workflow.SetQueryHandler(ctx, QueryStatus, s.status); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdatePause, func(workflow.Context) (*SweepStatus, error) {
+		s.state.Paused = true
+		return s.status()
+	}, workflow.UpdateHandlerOptions{Validator: func() error {
+		return s.validateChange("pause", s.state.Paused, "already paused")
+	}}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateResume, func(workflow.Context) (*SweepStatus, error) {
+		s.state.Paused = false
+		return s.status()
+	}, workflow.UpdateHandlerOptions{Validator: func() error {
+		return s.validateChange("resume", !s.state.Paused, "not paused")
+	}}); err != nil {
+		return err
+	}
+	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateConcurrency, func(_ workflow.Context, n int) (*SweepStatus, error) {
+		s.state.Concurrency = n
+		return s.status()
+	}, workflow.UpdateHandlerOptions{Validator: func(n int) error {
+		if n < 1 || n > MaxConcurrency {
+			return fmt.Errorf("concurrency: got %d, want 1 to %d", n, MaxConcurrency)
+		}
+		return s.validateChange("set-concurrency", false, "")
+	}})
+}
+
+func (s *sweepRun) validateChange(op string, redundant bool, why string) error {
+	switch s.state.Phase {
+	case PhaseReporting, PhaseCompleted, PhaseCancelled, PhaseFailed:
+		return fmt.Errorf("%s: sweep is %s, want a sweep that is still running", op, s.state.Phase)
+	}
+	if redundant {
+		return errors.New(op + ": sweep is " + why)
+	}
+	return nil
+}
+
+func (s *sweepRun) status() (*SweepStatus, error) {
+	running := sortedKeys(s.running)
+	started := s.state.Next
+	return &SweepStatus{
+		SweepID: s.in.SweepID, Name: s.in.Spec.Name, Phase: s.state.Phase, Total: len(s.trials),
+		Started: started, Running: running, Counts: s.state.Counts, Paused: s.state.Paused,
+		Concurrency: s.state.Concurrency, Leader: s.state.Leader, Metric: s.in.Spec.Metric,
+		Runs: s.state.Runs, Since: s.state.Started,
+	}, nil
+}

@@ -1,0 +1,388 @@
+package workflows
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/sweeps"
+)
+
+// SweepInput starts a sweep, or continues one that continued-as-new (State set).
+type SweepInput struct {
+	SweepID  string
+	Spec     sweeps.Spec
+	SpecYAML string // stored as spec.yaml by the plan step; dropped after it
+	// ContinueAsNewAfter caps the events of one run before it continues-as-new even if the server has
+	// not suggested it yet; 0 means 8,000 (Temporal's hard limit is 51,200, our budget 10,240).
+	ContinueAsNewAfter int
+	// HeartbeatTimeout is handed to every trial; 0 means one minute.
+	HeartbeatTimeout time.Duration
+	State            *SweepState `json:",omitempty"`
+}
+
+// SweepState is what a sweep carries across continue-as-new: counts and references, never metrics.
+type SweepState struct {
+	Phase       string
+	PlanKey     string
+	Total       int
+	Next        int            // plan index of the next trial to start
+	Running     []string       // trial IDs started and not yet reported
+	Counts      map[string]int // finished trials per outcome
+	Pending     []activities.TrialSummary
+	Part        int // next results part number
+	Paused      bool
+	Concurrency int
+	Leader      *activities.TrialSummary
+	Runs        int // how many runs this sweep has had (continue-as-new count + 1)
+	Started     time.Time
+}
+
+// SweepStatus is what the status query returns.
+type SweepStatus struct {
+	SweepID     string
+	Name        string
+	Phase       string
+	Total       int
+	Started     int
+	Running     []string
+	Counts      map[string]int
+	Paused      bool
+	Concurrency int
+	Leader      *activities.TrialSummary
+	Metric      sweeps.Metric
+	Runs        int
+	Since       time.Time
+}
+
+// SweepResult is what a finished sweep returns.
+type SweepResult struct {
+	SweepID    string
+	Status     string
+	Total      int
+	Counts     map[string]int
+	ResultsKey string
+	CSVKey     string
+}
+
+// resultsBatch is how many finished trials the sweep holds before storing them.
+const resultsBatch = 100
+
+// Sweep plans a sweep, runs its probe stage, keeps a sliding window of Trial children running until
+// every planned trial has finished, and writes the results. Pause, resume and concurrency are updates;
+// cancelling the workflow cancels every running trial and keeps the results recorded so far.
+func Sweep(ctx workflow.Context, in SweepInput) (*SweepResult, error) {
+	s := &sweepRun{in: in, state: in.State}
+	if s.state == nil {
+		s.state = &SweepState{Phase: PhasePlanning, Counts: map[string]int{}, Concurrency: in.Spec.Concurrency,
+			Started: workflow.Now(ctx)}
+	}
+	s.state.Runs++
+	if err := s.registerHandlers(ctx); err != nil {
+		return nil, err
+	}
+	trials, err := sweeps.Plan(&in.Spec)
+	if err != nil {
+		return s.fail(ctx, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrInvalidSpec, err))
+	}
+	s.trials = trials
+	if s.state.Phase == PhasePlanning {
+		if err := s.plan(ctx); err != nil {
+			return s.fail(ctx, err)
+		}
+		if err := s.probe(ctx); err != nil {
+			return s.fail(ctx, err)
+		}
+		s.state.Phase = PhaseRunning
+	}
+	return s.fanOut(ctx)
+}
+
+// sweepRun is one run of the Sweep workflow.
+type sweepRun struct {
+	in      SweepInput
+	state   *SweepState
+	trials  []sweeps.Trial
+	doneCh  workflow.ReceiveChannel
+	running map[string]bool
+}
+
+func (s *sweepRun) lightOptions(ctx workflow.Context, summary string) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           ControlQueue,
+		StartToCloseTimeout: 5 * time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute,
+			MaximumAttempts: 20, NonRetryableErrorTypes: []string{activities.ErrInvalidSpec}},
+		Summary: summary,
+	})
+}
+
+func (s *sweepRun) plan(ctx workflow.Context) error {
+	var res activities.PlanResult
+	err := workflow.ExecuteActivity(s.lightOptions(ctx, "plan"), (*activities.Activities).Plan,
+		activities.PlanInput{SweepID: s.in.SweepID, Spec: s.in.Spec, SpecYAML: s.in.SpecYAML}).Get(ctx, &res)
+	if err != nil {
+		return err
+	}
+	s.state.PlanKey, s.state.Total = res.PlanKey, res.Trials
+	s.in.SpecYAML = ""
+	return nil
+}
+
+// probe is the probe stage: it runs before any trial, and a failure ends the sweep before a GPU is
+// used. The probe checks themselves arrive with the probe issue; until then the stage passes.
+func (s *sweepRun) probe(ctx workflow.Context) error {
+	if !s.in.Spec.Probes.Enabled {
+		return nil
+	}
+	s.state.Phase = PhaseProbing
+	workflow.GetLogger(ctx).Info("probe stage: no probe checks in this build")
+	return nil
+}
+
+// fanOut keeps up to Concurrency trials running until all have reported.
+func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
+	s.doneCh = workflow.GetSignalChannel(ctx, SignalTrialDone)
+	s.running = map[string]bool{}
+	for _, id := range s.state.Running {
+		s.running[id] = true
+	}
+	for s.state.Next < len(s.trials) || len(s.running) > 0 {
+		s.startTrials(ctx)
+		if s.shouldContinueAsNew(ctx) {
+			return nil, s.continueAsNew(ctx)
+		}
+		err := workflow.Await(ctx, func() bool {
+			return s.doneCh.Len() > 0 || s.canStart() || s.shouldContinueAsNew(ctx)
+		})
+		if err != nil { // cancelled
+			return s.cancel(ctx)
+		}
+		s.drainDone(ctx)
+		if len(s.state.Pending) >= resultsBatch {
+			if err := s.flushResults(ctx); err != nil {
+				return s.fail(ctx, err)
+			}
+		}
+	}
+	return s.finish(ctx, PhaseCompleted)
+}
+
+func (s *sweepRun) canStart() bool {
+	return !s.state.Paused && s.state.Next < len(s.trials) && len(s.running) < s.state.Concurrency
+}
+
+// startTrials starts children until the window is full, then waits for them to have started.
+func (s *sweepRun) startTrials(ctx workflow.Context) {
+	var started []workflow.ChildWorkflowFuture
+	var ids []string
+	for s.canStart() {
+		t := s.trials[s.state.Next]
+		s.state.Next++
+		f := s.startTrial(ctx, t)
+		started, ids = append(started, f), append(ids, t.ID)
+		s.running[t.ID] = true
+	}
+	for i, f := range started {
+		if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+			s.record(ctx, activities.TrialSummary{TrialID: ids[i], Outcome: activities.OutcomeFailed,
+				Error: "trial workflow did not start: " + err.Error()})
+			continue
+		}
+		id := ids[i]
+		// A trial that ends without reporting (terminated by hand) still counts as finished.
+		workflow.Go(ctx, func(gctx workflow.Context) {
+			if err := f.Get(gctx, nil); err != nil && s.running[id] && !temporal.IsCanceledError(err) {
+				s.record(gctx, activities.TrialSummary{TrialID: id, Outcome: activities.OutcomeFailed,
+					Error: "trial workflow ended without reporting: " + err.Error()})
+			}
+		})
+	}
+}
+
+func (s *sweepRun) startTrial(ctx workflow.Context, t sweeps.Trial) workflow.ChildWorkflowFuture {
+	spec := s.in.Spec
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID: TrialWorkflowID(s.in.SweepID, t.ID),
+		TaskQueue:  ControlQueue,
+		// Children outlive a continue-as-new of the sweep; cancel reaches them explicitly.
+		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
+		TypedSearchAttributes: temporal.NewSearchAttributes(AttrSweepID.ValueSet(s.in.SweepID),
+			AttrSweepName.ValueSet(spec.Name), AttrKind.ValueSet("trial")),
+		StaticSummary: fmt.Sprintf("trial %s of %s: %s", t.ID, spec.Name, formatParams(sweeps.ParamNames(&spec), t.Params)),
+	})
+	return workflow.ExecuteChildWorkflow(cctx, Trial, TrialInput{
+		SweepID: s.in.SweepID, Trial: t, Trainer: spec.Trainer, Diagnostics: spec.Diagnostics,
+		Metric: spec.Metric, TaskQueue: spec.Resources.TaskQueue, MaxAttempts: spec.Retries.MaxAttempts,
+		HeartbeatTimeout: s.in.HeartbeatTimeout,
+	})
+}
+
+func (s *sweepRun) drainDone(ctx workflow.Context) {
+	var sum activities.TrialSummary
+	for s.doneCh.ReceiveAsync(&sum) {
+		s.record(ctx, sum)
+		sum = activities.TrialSummary{}
+	}
+}
+
+// record counts a finished trial once, whichever way its end was learnt.
+func (s *sweepRun) record(ctx workflow.Context, sum activities.TrialSummary) {
+	if !s.running[sum.TrialID] {
+		return
+	}
+	delete(s.running, sum.TrialID)
+	s.state.Counts[sum.Outcome]++
+	s.state.Pending = append(s.state.Pending, sum)
+	if sum.Outcome == activities.OutcomeCompleted && sum.Objective != nil && s.better(sum, s.state.Leader) {
+		lead := sum
+		lead.Last = nil
+		s.state.Leader = &lead
+	}
+	workflow.SetCurrentDetails(ctx, s.details())
+}
+
+func (s *sweepRun) better(a activities.TrialSummary, b *activities.TrialSummary) bool {
+	if b == nil || b.Objective == nil {
+		return true
+	}
+	if s.in.Spec.Metric.Goal == "minimize" {
+		return *a.Objective < *b.Objective
+	}
+	return *a.Objective > *b.Objective
+}
+
+func (s *sweepRun) details() string {
+	done := 0
+	for _, n := range s.state.Counts {
+		done += n
+	}
+	d := fmt.Sprintf("%d/%d trials finished, %d running", done, len(s.trials), len(s.running))
+	for _, o := range activities.Outcomes {
+		if n := s.state.Counts[o]; n > 0 {
+			d += fmt.Sprintf(", %d %s", n, o)
+		}
+	}
+	if l := s.state.Leader; l != nil {
+		d += fmt.Sprintf("; leader %s %s=%.4g", l.TrialID, s.in.Spec.Metric.Name, *l.Objective)
+	}
+	return d
+}
+
+func (s *sweepRun) flushResults(ctx workflow.Context) error {
+	if len(s.state.Pending) == 0 {
+		return nil
+	}
+	err := workflow.ExecuteActivity(s.lightOptions(ctx, "record results"), (*activities.Activities).RecordResults,
+		activities.RecordResultsInput{SweepID: s.in.SweepID, Part: s.state.Part, Trials: s.state.Pending}).Get(ctx, nil)
+	if err != nil {
+		return err
+	}
+	s.state.Part++
+	s.state.Pending = nil
+	return nil
+}
+
+func (s *sweepRun) shouldContinueAsNew(ctx workflow.Context) bool {
+	info := workflow.GetInfo(ctx)
+	limit := s.in.ContinueAsNewAfter
+	if limit <= 0 {
+		limit = defaultCANMaxEvent
+	}
+	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= limit
+}
+
+// continueAsNew stores what has finished and carries the running set over; the running children keep
+// signalling the sweep's workflow ID, which the new run answers.
+func (s *sweepRun) continueAsNew(ctx workflow.Context) error {
+	s.drainDone(ctx)
+	if err := s.flushResults(ctx); err != nil {
+		return err
+	}
+	s.drainDone(ctx)
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+		return err
+	}
+	s.state.Running = sortedKeys(s.running)
+	in := s.in
+	in.State = s.state
+	return workflow.NewContinueAsNewError(ctx, Sweep, in)
+}
+
+// cancel asks every running trial to stop, waits for their reports (their trainers are stopped by
+// then), and stores the results recorded so far.
+func (s *sweepRun) cancel(ctx workflow.Context) (*SweepResult, error) {
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	for _, id := range sortedKeys(s.running) {
+		workflow.RequestCancelExternalWorkflow(dctx, TrialWorkflowID(s.in.SweepID, id), "")
+	}
+	// Trials report within their trainers' grace period; a trial that never does is recorded as cancelled.
+	ok, _ := workflow.AwaitWithTimeout(dctx, 10*time.Minute, func() bool {
+		s.drainDone(dctx)
+		return len(s.running) == 0
+	})
+	if !ok {
+		for _, id := range sortedKeys(s.running) {
+			s.record(dctx, activities.TrialSummary{TrialID: id, Outcome: activities.OutcomeCancelled,
+				Error: "no report from the trial after the sweep was cancelled"})
+		}
+	}
+	res, err := s.finish(dctx, PhaseCancelled)
+	if err != nil {
+		return res, err
+	}
+	return res, temporal.NewCanceledError(res)
+}
+
+// finish records the remaining results and writes results.json and results.csv.
+func (s *sweepRun) finish(ctx workflow.Context, phase string) (*SweepResult, error) {
+	s.state.Phase = PhaseReporting
+	if err := s.flushResults(ctx); err != nil {
+		return nil, err
+	}
+	var wr activities.WriteResultsResult
+	err := workflow.ExecuteActivity(s.lightOptions(ctx, "write results"), (*activities.Activities).WriteResults,
+		activities.WriteResultsInput{SweepID: s.in.SweepID, Spec: s.in.Spec, Status: phase}).Get(ctx, &wr)
+	if err != nil {
+		return nil, err
+	}
+	s.state.Phase = phase
+	if err := workflow.UpsertTypedSearchAttributes(ctx, AttrOutcome.ValueSet(phase)); err != nil {
+		workflow.GetLogger(ctx).Warn("search attributes not updated", "error", err)
+	}
+	return &SweepResult{SweepID: s.in.SweepID, Status: phase, Total: len(s.trials), Counts: s.state.Counts,
+		ResultsKey: wr.ResultsKey, CSVKey: wr.CSVKey}, nil
+}
+
+func (s *sweepRun) fail(ctx workflow.Context, err error) (*SweepResult, error) {
+	s.state.Phase = PhaseFailed
+	if uerr := workflow.UpsertTypedSearchAttributes(ctx, AttrOutcome.ValueSet(PhaseFailed)); uerr != nil {
+		workflow.GetLogger(ctx).Warn("search attributes not updated", "error", uerr)
+	}
+	return nil, err
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func formatParams(names []string, params map[string]any) string {
+	out := ""
+	for i, n := range names {
+		if i > 0 {
+			out += " "
+		}
+		out += fmt.Sprintf("%s=%v", n, params[n])
+	}
+	return out
+}

@@ -1,0 +1,147 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/sweeps"
+)
+
+// TrialInput asks to run one trial of a sweep.
+type TrialInput struct {
+	SweepID     string
+	Trial       sweeps.Trial
+	Trainer     sweeps.Trainer
+	Diagnostics sweeps.Diagnostics
+	Metric      sweeps.Metric
+	TaskQueue   string
+	MaxAttempts int
+	// HeartbeatTimeout is how long a silent TrainSegment attempt is trusted before it is retried
+	// elsewhere (its worker is presumed dead); 0 means one minute.
+	HeartbeatTimeout time.Duration
+}
+
+// Trial runs a trial's training in segments, one TrainSegment activity per segment, each resuming from
+// the checkpoint the previous one left. It reports its summary to the parent Sweep by signal (the
+// Sweep may have continued-as-new since it started this trial) and returns it.
+func Trial(ctx workflow.Context, in TrialInput) (*activities.TrialSummary, error) {
+	start := workflow.Now(ctx)
+	sum := activities.TrialSummary{TrialID: in.Trial.ID, Config: in.Trial.Config, Seed: in.Trial.Seed,
+		Params: in.Trial.Params, Outcome: activities.OutcomeCompleted}
+	err := runSegments(ctx, in, &sum)
+	sum.WallSeconds = workflow.Now(ctx).Sub(start).Seconds()
+	switch {
+	case temporal.IsCanceledError(err):
+		sum.Outcome = activities.OutcomeCancelled
+	case err != nil:
+		sum.Outcome, sum.StopRule, sum.Error = classify(err)
+	}
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	upsertTrialAttributes(dctx, sum)
+	reportToParent(dctx, sum)
+	if sum.Outcome == activities.OutcomeCancelled {
+		return &sum, err
+	}
+	return &sum, nil
+}
+
+func runSegments(ctx workflow.Context, in TrialInput, sum *activities.TrialSummary) error {
+	ctx = workflow.WithActivityOptions(ctx, segmentOptions(in))
+	segSteps := in.Trainer.SegmentSteps
+	if segSteps <= 0 || segSteps > in.Trainer.TotalSteps {
+		segSteps = in.Trainer.TotalSteps
+	}
+	resume := ""
+	for seg, from := 0, int64(0); from < in.Trainer.TotalSteps; seg, from = seg+1, from+segSteps {
+		stop := min(from+segSteps, in.Trainer.TotalSteps)
+		workflow.SetCurrentDetails(ctx, fmt.Sprintf("segment %d: steps %d–%d; last step %d", seg, from, stop, sum.Steps))
+		var res activities.SegmentResult
+		err := workflow.ExecuteActivity(ctx, (*activities.Activities).TrainSegment, activities.SegmentInput{
+			SweepID: in.SweepID, Trial: in.Trial, Trainer: in.Trainer, Diagnostics: in.Diagnostics,
+			Metric: in.Metric.Name, Segment: seg, StartStep: from, StopAtStep: stop, ResumeFrom: resume,
+		}).Get(ctx, &res)
+		sum.Segments = seg + 1
+		if err != nil {
+			return err
+		}
+		sum.Steps, sum.Objective, sum.Last = res.LastStep, res.Objective, res.Last
+		if res.CheckpointKey != "" {
+			resume = res.CheckpointKey
+		}
+	}
+	return nil
+}
+
+func segmentOptions(in TrialInput) workflow.ActivityOptions {
+	hb := in.HeartbeatTimeout
+	if hb <= 0 {
+		hb = time.Minute
+	}
+	attempts := in.MaxAttempts
+	if attempts <= 0 {
+		attempts = 3
+	}
+	queue := in.TaskQueue
+	if queue == "" {
+		queue = DefaultTrialQueue
+	}
+	return workflow.ActivityOptions{
+		TaskQueue: queue,
+		// A segment may train for days; liveness is the heartbeat's job, progress the stall timeout's.
+		StartToCloseTimeout: 30 * 24 * time.Hour,
+		HeartbeatTimeout:    hb,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			BackoffCoefficient:     2,
+			MaximumInterval:        time.Minute,
+			MaximumAttempts:        int32(attempts),
+			NonRetryableErrorTypes: []string{activities.ErrTrialDiverged, activities.ErrInvalidSpec},
+		},
+		Summary: "train",
+	}
+}
+
+// classify maps a failed trial's error to its outcome, stop rule and message.
+func classify(err error) (outcome, rule, msg string) {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) && app.Type() == activities.ErrTrialDiverged {
+		var v struct{ Rule string }
+		if app.HasDetails() {
+			_ = app.Details(&v)
+		}
+		return activities.OutcomeDiverged, v.Rule, app.Message()
+	}
+	if errors.As(err, &app) {
+		return activities.OutcomeFailed, "", app.Message()
+	}
+	return activities.OutcomeFailed, "", err.Error()
+}
+
+func upsertTrialAttributes(ctx workflow.Context, sum activities.TrialSummary) {
+	ups := []temporal.SearchAttributeUpdate{AttrOutcome.ValueSet(sum.Outcome)}
+	if sum.StopRule != "" {
+		ups = append(ups, AttrStopRule.ValueSet(sum.StopRule))
+	}
+	if sum.Objective != nil {
+		ups = append(ups, AttrObjective.ValueSet(*sum.Objective))
+	}
+	if err := workflow.UpsertTypedSearchAttributes(ctx, ups...); err != nil {
+		workflow.GetLogger(ctx).Warn("search attributes not updated", "error", err)
+	}
+}
+
+// reportToParent signals the Sweep that started this trial; a trial started by hand has no parent.
+func reportToParent(ctx workflow.Context, sum activities.TrialSummary) {
+	parent := workflow.GetInfo(ctx).ParentWorkflowExecution
+	if parent == nil {
+		return
+	}
+	if err := workflow.SignalExternalWorkflow(ctx, parent.ID, "", SignalTrialDone, sum).Get(ctx, nil); err != nil {
+		workflow.GetLogger(ctx).Warn("parent sweep not told of this trial's end", "error", err)
+	}
+}
