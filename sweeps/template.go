@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"text/template"
+	"text/template/parse"
 )
 
 // TemplateData is what each element of trainer.command (and probes.command) may refer to, as
@@ -41,13 +42,58 @@ func RenderCommand(argv []string, data TemplateData) ([]string, error) {
 	return out, nil
 }
 
-// parseArg parses one argv element. Elements without "{{" are taken literally.
+// parseArg parses one argv element. Loops and nested templates ({{range}}, {{define}}, {{template}},
+// {{block}}) are refused: an argument needs none of them, and {{range 1000000000}} would hang a worker.
 func parseArg(i int, arg string) (*template.Template, error) {
 	t, err := template.New(fmt.Sprintf("command[%d]", i)).Option("missingkey=error").Parse(arg)
 	if err != nil {
 		return nil, fmt.Errorf("parse command[%d] %q: %w", i, arg, err)
 	}
+	if len(t.Templates()) > 1 {
+		return nil, fmt.Errorf("parse command[%d] %q: define and block are not allowed", i, arg)
+	}
+	if t.Tree != nil {
+		if bad := forbiddenNode(t.Tree.Root); bad != "" {
+			return nil, fmt.Errorf("parse command[%d] %q: %s is not allowed", i, arg, bad)
+		}
+	}
 	return t, nil
+}
+
+// forbiddenNode names the first loop or template call in a parse tree, or returns "".
+func forbiddenNode(n parse.Node) string {
+	switch x := n.(type) {
+	case *parse.ListNode:
+		if x == nil {
+			return ""
+		}
+		for _, c := range x.Nodes {
+			if bad := forbiddenNode(c); bad != "" {
+				return bad
+			}
+		}
+	case *parse.RangeNode:
+		return "range"
+	case *parse.TemplateNode:
+		return "template"
+	case *parse.IfNode:
+		return firstForbidden(x.List, x.ElseList)
+	case *parse.WithNode:
+		return firstForbidden(x.List, x.ElseList)
+	}
+	return ""
+}
+
+func firstForbidden(lists ...*parse.ListNode) string {
+	for _, l := range lists {
+		if l == nil {
+			continue
+		}
+		if bad := forbiddenNode(l); bad != "" {
+			return bad
+		}
+	}
+	return ""
 }
 
 // commands checks that every template parses and names only known fields and parameters, by rendering

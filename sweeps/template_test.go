@@ -42,6 +42,10 @@ func TestRenderCommandErrors(t *testing.T) {
 		{[]string{"x", "{{.Params.lrr}}"}, `command[1] "{{.Params.lrr}}"`},
 		{[]string{"{{.Nope}}"}, "can't evaluate field Nope"},
 		{[]string{"{{.Params.lr"}, "parse command[0]"},
+		{[]string{"{{range 1000000000}}x{{end}}"}, "range is not allowed"},
+		{[]string{"{{if .Seed}}{{range .Params}}{{end}}{{end}}"}, "range is not allowed"},
+		{[]string{`{{define "a"}}{{template "a"}}{{end}}`}, "define and block are not allowed"},
+		{[]string{`{{block "a" .}}x{{end}}`}, "not allowed"},
 	}
 	for _, tt := range tests {
 		if _, err := RenderCommand(tt.argv, data); err == nil || !strings.Contains(err.Error(), tt.want) {
