@@ -275,6 +275,8 @@ func (r *segmentRun) observe(ctx context.Context, rec diagnostics.Record) error 
 	if r.firstNew < 0 {
 		r.firstNew = rec.Step
 	}
+	// A record that only announces a checkpoint at the step just recorded adds no line of its own.
+	checkpointOnly := len(rec.Values) == 0 && r.result.Records > 0 && rec.Step == r.result.LastStep
 	r.result.Records++
 	r.result.LastStep = rec.Step
 	r.hb.Step = rec.Step
@@ -289,8 +291,10 @@ func (r *segmentRun) observe(ctx context.Context, rec diagnostics.Record) error 
 	if v, ok := rec.Values[r.in.Metric]; ok {
 		r.objLast, r.hasObj = v, true
 	}
-	if _, err := r.canon.Write(trainer.AppendRecordJSON(nil, rec)); err != nil {
-		return fmt.Errorf("write metrics: %w", err)
+	if !checkpointOnly {
+		if _, err := r.canon.Write(trainer.AppendRecordJSON(nil, rec)); err != nil {
+			return fmt.Errorf("write metrics: %w", err)
+		}
 	}
 	if rec.Checkpoint != "" {
 		return r.uploadCheckpoint(ctx, rec)

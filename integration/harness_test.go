@@ -1,0 +1,217 @@
+//go:build integration
+
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/devserver"
+	"github.com/rlsweep/rlsweep/workflows"
+)
+
+var (
+	rlsweepBin string // the rlsweep binary under test
+	trainerBin string // the scripted test trainer
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "rlsweep-it-")
+	if err != nil {
+		panic(err)
+	}
+	rlsweepBin, trainerBin = filepath.Join(dir, "rlsweep"), filepath.Join(dir, "scripted-trainer")
+	for bin, pkg := range map[string]string{rlsweepBin: "../cmd/rlsweep", trainerBin: "./testdata/scripted-trainer"} {
+		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", pkg, err, out)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// env is one test's world: a dev server, an artifact directory, and the workers it started.
+type env struct {
+	t       *testing.T
+	dir     string
+	addr    string
+	server  *testsuite.DevServer
+	client  client.Client
+	store   *artifacts.Local
+	workers []*exec.Cmd
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	bin, err := devserver.FindBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, dir: t.TempDir(), addr: freeAddr(t)}
+	e.store, err = artifacts.NewLocal(filepath.Join(e.dir, "artifacts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.startServer(bin)
+	t.Cleanup(e.close)
+	return e
+}
+
+func (e *env) startServer(bin string) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
+		ExistingPath:     bin,
+		DBFilename:       filepath.Join(e.dir, "temporal.db"),
+		ClientOptions:    &client.Options{HostPort: e.addr, Logger: quiet{}},
+		SearchAttributes: workflows.SearchAttributes(),
+		LogLevel:         "error",
+		Stdout:           logFile(e.t, filepath.Join(e.dir, "temporal.log")),
+		Stderr:           logFile(e.t, filepath.Join(e.dir, "temporal.log")),
+	})
+	if err != nil {
+		e.t.Fatalf("start dev server: %v", err)
+	}
+	e.server, e.client = srv, srv.Client()
+}
+
+func (e *env) close() {
+	for _, w := range e.workers {
+		if w.ProcessState == nil {
+			_ = w.Process.Signal(syscall.SIGTERM)
+			_ = w.Wait()
+		}
+	}
+	if e.server != nil {
+		_ = e.server.Stop()
+	}
+}
+
+// startWorker runs `rlsweep worker` as a process of its own and returns it.
+func (e *env) startWorker(name string, args ...string) *exec.Cmd {
+	e.t.Helper()
+	argv := append([]string{"worker", "--address", e.addr, "--store", e.store.Root(),
+		"--work-dir", filepath.Join(e.dir, "work-"+name)}, args...)
+	cmd := exec.Command(rlsweepBin, argv...)
+	log := logFile(e.t, filepath.Join(e.dir, "worker-"+name+".log"))
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.workers = append(e.workers, cmd)
+	return cmd
+}
+
+// cli runs the rlsweep binary against this env and returns its output and exit code.
+func (e *env) cli(args ...string) (string, int) {
+	e.t.Helper()
+	argv := append([]string{"--address", e.addr, "--store", e.store.Root()}, args...)
+	cmd := exec.Command(rlsweepBin, argv...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		e.t.Fatal(err)
+	}
+	return out.String(), code
+}
+
+// spec writes a sweep spec whose trainer is the scripted trainer; body is the rest of the YAML.
+func (e *env) spec(name, body string) string {
+	e.t.Helper()
+	y := fmt.Sprintf("name: %s\ntrainer:\n  command: [%q]\n", name, trainerBin) + body
+	p := filepath.Join(e.dir, name+".yaml")
+	if err := os.WriteFile(p, []byte(y), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+// results reads a finished sweep's results.json.
+func (e *env) results(sweepID string) activities.SweepResults {
+	e.t.Helper()
+	var res activities.SweepResults
+	e.readJSON(artifacts.SweepKey(sweepID, "results.json"), &res)
+	return res
+}
+
+func (e *env) readJSON(key string, v any) {
+	e.t.Helper()
+	b, err := os.ReadFile(e.store.URL(key))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		e.t.Fatalf("%s: %v", key, err)
+	}
+}
+
+// sweepIDFrom finds the sweep ID in submit's output.
+func sweepIDFrom(t *testing.T, out string) string {
+	t.Helper()
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "submitted" {
+			return f[1]
+		}
+	}
+	t.Fatalf("no sweep ID in submit output:\n%s", out)
+	return ""
+}
+
+func freeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func logFile(t *testing.T, path string) *os.File {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// waitFor polls cond until it holds or the timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+type quiet struct{}
+
+func (quiet) Debug(string, ...any) {}
+func (quiet) Info(string, ...any)  {}
+func (quiet) Warn(string, ...any)  {}
+func (quiet) Error(string, ...any) {}

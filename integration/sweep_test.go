@@ -1,0 +1,96 @@
+//go:build integration
+
+package integration
+
+import (
+	"bufio"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/trainer"
+)
+
+// A 12-trial sweep of the scripted trainer, two segments each, served by two worker processes.
+func TestTwelveTrialSweepAcrossTwoWorkers(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker("a", "--slots", "3")
+	e.startWorker("b", "--slots", "3")
+	spec := e.spec("twelve", `
+  total_steps: 20000
+  segment_steps: 10000
+method: grid
+seeds: [1, 2]
+parameters:
+  lr: {values: [3.0e-4, 1.0e-3, 3.0e-3]}
+  clip: {values: [0.1, 0.2]}
+  sleep_ms: {value: 20}
+  checkpoint_every: {value: 4}
+probes: {enabled: false}
+concurrency: 6
+`)
+	out, code := e.cli("submit", spec, "--watch")
+	if code != 0 {
+		t.Fatalf("submit --watch exited %d:\n%s", code, out)
+	}
+	sweepID := sweepIDFrom(t, out)
+	if !strings.Contains(out, "http://localhost:8233/namespaces/default/workflows/") || !strings.Contains(out, "results:") {
+		t.Errorf("submit --watch output lacks the Web UI URL or the results path:\n%s", out)
+	}
+	res := e.results(sweepID)
+	if got, want := len(res.Trials), 12; got != want {
+		t.Fatalf("results.json has %d trials, want %d", got, want)
+	}
+	for _, tr := range res.Trials {
+		if tr.Outcome != activities.OutcomeCompleted || tr.Steps != 20000 || tr.Segments != 2 || tr.Objective == nil {
+			t.Errorf("trial %s: outcome %s, steps %d, segments %d, objective %v; want completed, 20000, 2, set",
+				tr.TrialID, tr.Outcome, tr.Steps, tr.Segments, tr.Objective)
+		}
+		checkSteps(t, e, sweepID, tr.TrialID, 1000, 20000, 1000)
+	}
+	for _, w := range []string{"a", "b"} {
+		if n := trialDirs(t, e.dir+"/work-"+w); n == 0 {
+			t.Errorf("worker %s ran no trial; want the two workers to share the sweep", w)
+		}
+	}
+}
+
+// checkSteps asserts a trial's stored metrics.jsonl holds every step from first to last, once.
+func checkSteps(t *testing.T, e *env, sweepID, trialID string, first, last, every int64) {
+	t.Helper()
+	f, err := os.Open(e.store.URL(artifacts.TrialKey(sweepID, trialID, "metrics.jsonl")))
+	if err != nil {
+		t.Errorf("trial %s: %v", trialID, err)
+		return
+	}
+	defer f.Close()
+	want := first
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		rec, err := trainer.ParseJSONLine(sc.Bytes())
+		if err != nil {
+			t.Errorf("trial %s: stored line %q: %v", trialID, sc.Text(), err)
+			return
+		}
+		if rec.Step != want {
+			t.Errorf("trial %s: stored step %d, want %d (duplicate or missing step)", trialID, rec.Step, want)
+			return
+		}
+		want += every
+	}
+	if want != last+every {
+		t.Errorf("trial %s: stored steps end at %d, want %d", trialID, want-every, last)
+	}
+}
+
+func trialDirs(t *testing.T, workDir string) int {
+	n := 0
+	_ = walkDirs(workDir, func(name string) {
+		if strings.HasPrefix(name, "seg") {
+			n++
+		}
+	})
+	return n
+}

@@ -1,0 +1,204 @@
+// Command scripted-trainer is a test trainer that speaks the rlsweep trainer contract (DESIGN §4) and
+// misbehaves on request. Its script comes from RLSWEEP_PARAMS:
+//
+//	step_size         environment steps per record (default 1000)
+//	sleep_ms          wall time per record (default 5)
+//	checkpoint_every  records between checkpoints (default 10; 0 disables)
+//	quality           the reward plateau (default: derived from lr, so configurations differ)
+//	noise             reward noise amplitude (default 0)
+//	nan_at            from this step on, reward and value_loss are NaN
+//	std_zero_at       from this step on, action_std_min is 0
+//	grad_at           from this step on, grad_norm is 1e5
+//	crash_at          exit 3 on reaching this step, once per trial (a marker file remembers)
+//	hang_at           stop writing and sleep on reaching this step
+//	ignore_term       1: ignore SIGTERM (the worker must escalate to SIGKILL)
+//	pid_dir           write <pid_dir>/<trial>.pid while running
+//
+// It resumes from RLSWEEP_RESUME_FROM, stops at RLSWEEP_STOP_AT_STEP with a checkpoint, and checkpoints
+// and exits 0 on SIGTERM.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type script map[string]float64
+
+func (s script) get(k string, def float64) float64 {
+	if v, ok := s[k]; ok {
+		return v
+	}
+	return def
+}
+
+func (s script) has(k string) bool { _, ok := s[k]; return ok }
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "scripted-trainer:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	raw := map[string]any{}
+	if p := os.Getenv("RLSWEEP_PARAMS"); p != "" {
+		if err := json.Unmarshal([]byte(p), &raw); err != nil {
+			return fmt.Errorf("RLSWEEP_PARAMS: %w", err)
+		}
+	}
+	s := script{}
+	var pidDir string
+	for k, v := range raw {
+		switch v := v.(type) {
+		case float64:
+			s[k] = v
+		case string:
+			if k == "pid_dir" {
+				pidDir = v
+			}
+		}
+	}
+	trial := os.Getenv("RLSWEEP_TRIAL_ID")
+	if pidDir != "" {
+		pidFile := filepath.Join(pidDir, trial+".pid")
+		_ = os.WriteFile(pidFile, []byte(strconv.Itoa(os.Getpid())), 0o644)
+		defer os.Remove(pidFile)
+	}
+	seed, _ := strconv.ParseInt(os.Getenv("RLSWEEP_SEED"), 10, 64)
+	stopAt, _ := strconv.ParseInt(os.Getenv("RLSWEEP_STOP_AT_STEP"), 10, 64)
+	ckptDir := os.Getenv("RLSWEEP_CHECKPOINT_DIR")
+	step := int64(0)
+	if from := os.Getenv("RLSWEEP_RESUME_FROM"); from != "" {
+		b, err := os.ReadFile(from)
+		if err != nil {
+			return fmt.Errorf("resume: %w", err)
+		}
+		var ck struct{ Step int64 }
+		if err := json.Unmarshal(b, &ck); err != nil {
+			return fmt.Errorf("resume %s: %w", from, err)
+		}
+		step = ck.Step
+	}
+	out, err := os.OpenFile(os.Getenv("RLSWEEP_METRICS_FILE"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+
+	term := make(chan os.Signal, 1)
+	if s.get("ignore_term", 0) == 1 {
+		signal.Ignore(syscall.SIGTERM)
+	} else {
+		signal.Notify(term, syscall.SIGTERM)
+	}
+	rng := rand.New(rand.NewPCG(uint64(seed), uint64(step)))
+	stepSize := int64(s.get("step_size", 1000))
+	quality := s.get("quality", 100*(1-math.Abs(math.Log10(s.get("lr", 1e-3))+3)/3))
+	records := 0
+	fmt.Printf("scripted-trainer %s: from step %d to %d\n", trial, step, stopAt)
+	for step < stopAt {
+		select {
+		case <-term:
+			fmt.Println("SIGTERM: checkpoint and exit")
+			return checkpoint(out, ckptDir, step)
+		case <-time.After(time.Duration(s.get("sleep_ms", 5)) * time.Millisecond):
+		}
+		step += stepSize
+		if s.has("crash_at") && step >= int64(s["crash_at"]) && firstTime(trial) {
+			fmt.Println("crashing on purpose at step", step)
+			os.Exit(3)
+		}
+		if s.has("hang_at") && step >= int64(s["hang_at"]) {
+			fmt.Println("hanging on purpose at step", step)
+			select {}
+		}
+		rec := map[string]any{
+			"step":           step,
+			"reward":         quality*(1-math.Exp(-float64(step)/20000)) + s.get("noise", 0)*rng.NormFloat64(),
+			"value_loss":     1 / (1 + float64(step)/1e4),
+			"policy_loss":    -0.01,
+			"entropy":        0.6,
+			"action_std":     0.5,
+			"action_std_min": 0.4,
+			"grad_norm":      0.5 + 0.1*rng.Float64(),
+			"approx_kl":      0.01,
+			"clip_fraction":  0.1,
+		}
+		line, _ := json.Marshal(rec)
+		text := string(line[:len(line)-1])
+		if s.has("nan_at") && step >= int64(s["nan_at"]) {
+			text += `,"reward":NaN,"value_loss":NaN`
+			text = replaceKey(text, "reward")
+		}
+		if s.has("std_zero_at") && step >= int64(s["std_zero_at"]) {
+			text = replaceKey(text, "action_std_min") + `,"action_std_min":0`
+		}
+		if s.has("grad_at") && step >= int64(s["grad_at"]) {
+			text = replaceKey(text, "grad_norm") + `,"grad_norm":1e5`
+		}
+		records++
+		if every := int(s.get("checkpoint_every", 10)); step >= stopAt || every > 0 && records%every == 0 {
+			if err := writeCheckpoint(ckptDir, step); err != nil {
+				return err
+			}
+			text += fmt.Sprintf(`,"checkpoint":"ckpt-%d.json"`, step)
+		}
+		if _, err := fmt.Fprintln(out, text+"}"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// replaceKey drops a key from the flat JSON object text (keys appear once, values are numbers), so it
+// can be written again with another value.
+func replaceKey(text, key string) string {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(text+"}"), &m); err != nil {
+		return text // already holds bare NaN: leave it
+	}
+	delete(m, key)
+	b, _ := json.Marshal(m)
+	return string(b[:len(b)-1])
+}
+
+func writeCheckpoint(dir string, step int64) error {
+	name := filepath.Join(dir, fmt.Sprintf("ckpt-%d.json", step))
+	tmp := name + ".tmp"
+	if err := os.WriteFile(tmp, []byte(fmt.Sprintf(`{"Step":%d}`, step)), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, name)
+}
+
+// checkpoint writes a final checkpoint and announces it in a record of its own.
+func checkpoint(out *os.File, dir string, step int64) error {
+	if err := writeCheckpoint(dir, step); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(out, "{\"step\":%d,\"checkpoint\":\"ckpt-%d.json\"}\n", step, step)
+	return err
+}
+
+// firstTime reports whether this trial has not crashed on purpose before (across attempts and workers
+// on this machine), and remembers that it now has.
+func firstTime(trial string) bool {
+	sweep := strings.NewReplacer("/", "_").Replace(os.Getenv("RLSWEEP_SWEEP_ID"))
+	marker := filepath.Join(os.TempDir(), "scripted-trainer-crashed-"+sweep+"-"+trial)
+	if _, err := os.Stat(marker); err == nil {
+		return false
+	}
+	_ = os.WriteFile(marker, nil, 0o644)
+	return true
+}
