@@ -1,14 +1,219 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
+
+	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/trainer"
 )
 
-// Placeholder until the owning issue lands; replaced whole by it.
-func newDiagnoseCmd(f *Factory) *cobra.Command {
-	return &cobra.Command{Use: "diagnose", Hidden: true, RunE: func(*cobra.Command, []string) error {
-		return errors.New("diagnose: not built yet")
-	}}
+// DiagnoseOptions are diagnose's inputs.
+type DiagnoseOptions struct {
+	Path        string
+	Preset      string
+	Output      string // "text" or "json"
+	WarmupSteps int64  // −1: 10% of the run's last step
+	Patience    int
+}
+
+var diagnoseOutputs = []string{"text", "json"}
+
+func newDiagnoseCmd(f *Factory) *cobra.Command { return diagnoseCmd(f, nil) }
+
+// diagnoseCmd builds the command; runF, when not nil, receives the parsed options instead of running.
+func diagnoseCmd(f *Factory, runF func(*DiagnoseOptions) error) *cobra.Command {
+	opts := &DiagnoseOptions{}
+	cmd := &cobra.Command{
+		Use:   "diagnose PATH",
+		Short: "Run the diagnostics rules and the doctor on a past run's metrics; exit 3 if a stop rule fires",
+		Long: "PATH is a metrics file of JSON lines or a TensorBoard log directory. The rules engine replays\n" +
+			"the records as the TrainSegment activity would have seen them; the doctor then explains the run.\n" +
+			"Exit code 3 when a stop rule would have fired, 0 otherwise.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Path = args[0]
+			if !cmd.Flags().Changed("warmup-steps") {
+				opts.WarmupSteps = -1
+			} else if opts.WarmupSteps < 0 {
+				return invalidInput(fmt.Errorf("--warmup-steps: got %d, want an integer ≥ 0", opts.WarmupSteps))
+			}
+			if err := opts.validate(); err != nil {
+				return invalidInput(err)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runDiagnose(f, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Preset, "preset", "", fmt.Sprintf("tag mapping of the trainer that wrote the metrics, one of %q", trainer.Presets()))
+	fl.StringVarP(&opts.Output, "output", "o", "text", `output format: "text" or "json"`)
+	fl.Int64Var(&opts.WarmupSteps, "warmup-steps", 0, "steps during which sustained rules are silent (default 10% of the run's last step)")
+	fl.IntVar(&opts.Patience, "patience", diagnostics.DefaultPatience, "consecutive records a sustained rule must hold to stop")
+	return cmd
+}
+
+func (o *DiagnoseOptions) validate() error {
+	var errs []error
+	if o.Preset != "" && !slices.Contains(trainer.Presets(), o.Preset) {
+		errs = append(errs, fmt.Errorf("--preset: got %q, want one of %q", o.Preset, trainer.Presets()))
+	}
+	if !slices.Contains(diagnoseOutputs, o.Output) {
+		errs = append(errs, fmt.Errorf("--output: got %q, want one of %q", o.Output, diagnoseOutputs))
+	}
+	if o.Patience < 1 {
+		errs = append(errs, fmt.Errorf("--patience: got %d, want an integer ≥ 1", o.Patience))
+	}
+	return errors.Join(errs...)
+}
+
+// diagnosis is what diagnose found; its JSON form is the --output json document.
+type diagnosis struct {
+	Path        string                `json:"path"`
+	Source      string                `json:"source"`
+	Records     int                   `json:"records"`
+	Malformed   int                   `json:"malformed"`
+	LastError   string                `json:"last_error,omitempty"`
+	WarmupSteps int64                 `json:"warmup_steps"`
+	Patience    int                   `json:"patience"`
+	Stop        *diagnostics.Verdict  `json:"stop"`
+	Warnings    []diagnostics.Verdict `json:"warnings"`
+	Findings    []diagnostics.Finding `json:"findings"`
+	records     []diagnostics.Record
+}
+
+func runDiagnose(f *Factory, opts *DiagnoseOptions) error {
+	d, err := readRun(opts)
+	if err != nil {
+		return err
+	}
+	if err := judge(d, opts); err != nil {
+		return err
+	}
+	if opts.Output == "json" {
+		enc := json.NewEncoder(f.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(d); err != nil {
+			return err
+		}
+	} else {
+		writeDiagnosis(f.Out, d)
+	}
+	if d.Stop != nil {
+		return withExitCode(exitDiverged, nil)
+	}
+	return nil
+}
+
+// readRun reads every record of the metrics at opts.Path.
+func readRun(opts *DiagnoseOptions) (*diagnosis, error) {
+	st, err := os.Stat(opts.Path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, invalidInput(fmt.Errorf("PATH: got %q, want a metrics .jsonl file or a TensorBoard directory: it does not exist", opts.Path))
+		}
+		return nil, err
+	}
+	d := &diagnosis{Path: opts.Path, Source: trainer.SourceJSONL}
+	file, dir := opts.Path, ""
+	if st.IsDir() {
+		d.Source, file, dir = trainer.SourceTensorBoard, "", opts.Path
+	}
+	r, err := trainer.OpenReader(d.Source, opts.Preset, nil, file, dir)
+	if err != nil {
+		return nil, invalidInput(err)
+	}
+	defer r.Close()
+	// A TensorBoard reader returns a step's record once a Poll finds nothing new: poll until two
+	// Polls in a row return nothing.
+	for empty := 0; empty < 2; {
+		recs, err := r.Poll()
+		if err != nil {
+			return nil, err
+		}
+		if len(recs) == 0 {
+			empty++
+			continue
+		}
+		empty = 0
+		d.records = append(d.records, recs...)
+	}
+	s := r.Stats()
+	d.Records, d.Malformed, d.LastError = len(d.records), s.Malformed, s.LastError
+	if d.Records == 0 {
+		return nil, fmt.Errorf("%s: no metrics records (%d malformed; %s)", opts.Path, s.Malformed, orNone(s.LastError))
+	}
+	return d, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no errors"
+	}
+	return s
+}
+
+// judge replays the records through the engine and asks the doctor.
+func judge(d *diagnosis, opts *DiagnoseOptions) error {
+	cfg := diagnostics.Config{WarmupSteps: opts.WarmupSteps, Patience: opts.Patience}
+	switch opts.WarmupSteps {
+	case -1:
+		cfg.WarmupSteps, cfg.TotalSteps = 0, d.records[len(d.records)-1].Step
+	case 0:
+		cfg.WarmupSteps = -1 // the engine's "none"
+	}
+	e, err := diagnostics.NewEngine(cfg)
+	if err != nil {
+		return invalidInput(err)
+	}
+	for _, r := range d.records {
+		e.Observe(r)
+	}
+	d.WarmupSteps, d.Patience = max(e.WarmupSteps(), 0), opts.Patience
+	d.Warnings = e.Warnings()
+	var stops []diagnostics.Verdict
+	if v, ok := e.Stopped(); ok {
+		d.Stop = &v
+		stops = append(stops, v)
+	}
+	d.Findings = diagnostics.Diagnose(d.records, stops...)
+	return nil
+}
+
+func writeDiagnosis(w io.Writer, d *diagnosis) {
+	fmt.Fprintf(w, "%s: %s, %d records, %d malformed\n", d.Path, d.Source, d.Records, d.Malformed)
+	if d.LastError != "" {
+		fmt.Fprintf(w, "  last malformed: %s\n", d.LastError)
+	}
+	fmt.Fprintf(w, "warm-up: steps < %d, patience %d\n\n", d.WarmupSteps, d.Patience)
+	if d.Stop != nil {
+		v := d.Stop
+		fmt.Fprintf(w, "STOP  %s at step %d: %s = %g (threshold %g)\n", v.Rule, v.Step, v.Metric, v.Value, v.Threshold)
+		fmt.Fprintf(w, "      %s\n", v.Advice)
+		if len(v.Related) > 0 {
+			fmt.Fprintf(w, "      related: %v\n", v.Related)
+		}
+	} else {
+		fmt.Fprintln(w, "no stop rule fired")
+	}
+	for _, v := range d.Warnings {
+		fmt.Fprintf(w, "warn  %s from step %d: %s = %g (threshold %g)\n", v.Rule, v.Step, v.Metric, v.Value, v.Threshold)
+	}
+	fmt.Fprintln(w, "\nfindings:")
+	for _, f := range d.Findings {
+		fmt.Fprintf(w, "%d. [%s] %s\n", f.Rank, f.Cause, f.Summary)
+		for _, ev := range f.Evidence {
+			fmt.Fprintf(w, "   evidence: %s = %g at step %d\n", ev.Metric, float64(ev.Value), ev.Step)
+		}
+		fmt.Fprintf(w, "   advice: %s\n", f.Advice)
+	}
 }

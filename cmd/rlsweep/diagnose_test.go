@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rlsweep/rlsweep/diagnostics"
+)
+
+func TestDiagnoseFlags(t *testing.T) {
+	tests := []struct {
+		args    []string
+		want    DiagnoseOptions
+		wantErr string
+	}{
+		{[]string{"m.jsonl"}, DiagnoseOptions{Path: "m.jsonl", Output: "text", WarmupSteps: -1, Patience: 5}, ""},
+		{[]string{"tb", "--preset", "sb3", "-o", "json", "--warmup-steps", "0", "--patience", "2"},
+			DiagnoseOptions{Path: "tb", Preset: "sb3", Output: "json", WarmupSteps: 0, Patience: 2}, ""},
+		{[]string{"m", "--preset", "ray"}, DiagnoseOptions{}, `--preset: got "ray", want one of ["cleanrl" "rl_games" "rsl_rl" "sb3" "skrl"]`},
+		{[]string{"m", "--output", "yaml"}, DiagnoseOptions{}, `--output: got "yaml", want one of ["text" "json"]`},
+		{[]string{"m", "--patience", "0"}, DiagnoseOptions{}, "--patience: got 0, want an integer ≥ 1"},
+		{[]string{"m", "--warmup-steps", "-5"}, DiagnoseOptions{}, "--warmup-steps: got -5, want an integer ≥ 0"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var got *DiagnoseOptions
+			f := &Factory{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
+			cmd := diagnoseCmd(f, func(o *DiagnoseOptions) error { got = o; return nil })
+			cmd.SetArgs(tt.args)
+			cmd.SetOut(&bytes.Buffer{})
+			cmd.SetErr(&bytes.Buffer{})
+			err := cmd.Execute()
+			if tt.wantErr != "" {
+				var ec *exitCodeError
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.As(err, &ec) || ec.code != exitInvalid {
+					t.Fatalf("error = %v, want exit 2 with %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if *got != tt.want {
+				t.Errorf("options = %+v, want %+v", *got, tt.want)
+			}
+		})
+	}
+}
+
+// writeRun writes n JSON lines; bad(i) may replace record i's metrics.
+func writeRun(t *testing.T, n int, bad func(i int) string) string {
+	t.Helper()
+	var b strings.Builder
+	for i := range n {
+		m := `"reward": 1, "value_loss": 0.5, "action_std": 0.5, "action_std_min": 0.4, "explained_variance": 0.7, "clip_fraction": 0.1`
+		if s := bad(i); s != "" {
+			m = s
+		}
+		fmt.Fprintf(&b, "{\"step\": %d, %s}\n", i*1000, m)
+	}
+	path := filepath.Join(t.TempDir(), "metrics.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestRunDiagnose(t *testing.T) {
+	healthy := writeRun(t, 50, func(int) string { return "" })
+	nan := writeRun(t, 50, func(i int) string {
+		if i == 30 {
+			return `"reward": 1, "value_loss": NaN`
+		}
+		return ""
+	})
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantOut  []string
+	}{
+		{"healthy", []string{"diagnose", healthy}, exitOK,
+			[]string{"jsonl, 50 records, 0 malformed", "warm-up: steps < 4900, patience 5", "no stop rule fired", "1. [task_design]"}},
+		{"nan", []string{"diagnose", nan}, exitDiverged,
+			[]string{"STOP  non_finite at step 30000: value_loss = NaN", "1. [diverged] stopped by non_finite"}},
+		{"missing", []string{"diagnose", filepath.Join(t.TempDir(), "nope")}, exitInvalid, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+			code := run(context.Background(), tt.args, &Factory{In: strings.NewReader(""), Out: out, ErrOut: errOut})
+			if code != tt.wantCode {
+				t.Fatalf("exit = %d, want %d; stderr %s", code, tt.wantCode, errOut)
+			}
+			for _, w := range tt.wantOut {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
+
+func TestRunDiagnoseJSON(t *testing.T) {
+	path := writeRun(t, 50, func(i int) string {
+		if i >= 20 {
+			return `"reward": 1, "action_std": 0.001, "action_std_min": 0.001`
+		}
+		return ""
+	})
+	out := &bytes.Buffer{}
+	code := run(context.Background(), []string{"diagnose", "-o", "json", "--warmup-steps", "0", path},
+		&Factory{In: strings.NewReader(""), Out: out, ErrOut: &bytes.Buffer{}})
+	if code != exitDiverged {
+		t.Fatalf("exit = %d, want 3", code)
+	}
+	var got struct {
+		Stop     diagnostics.Verdict
+		Findings []diagnostics.Finding
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, out)
+	}
+	// Patience 5 from the first collapsed record at step 20000: the stop is at step 24000.
+	if got.Stop.Rule != diagnostics.RuleStdCollapse || got.Stop.Step != 24000 || got.Stop.Level != diagnostics.Stop {
+		t.Errorf("stop = %+v, want std_collapse at step 24000", got.Stop)
+	}
+	if len(got.Findings) == 0 || got.Findings[0].Cause != diagnostics.CausePolicyDied {
+		t.Errorf("findings = %+v, want policy_died first", got.Findings)
+	}
+}
