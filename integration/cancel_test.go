@@ -1,0 +1,97 @@
+//go:build integration
+
+package integration
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rlsweep/rlsweep/activities"
+)
+
+// `rlsweep cancel` while 8 trials run: every trainer process is gone within 10 s, the sweep ends
+// cancelled, and the 8 trials that had finished before keep their results.
+func TestCancelStopsEveryTrainer(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker("a", "--slots", "8")
+	pidDir := filepath.Join(e.dir, "pids")
+	if err := os.MkdirAll(pidDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The first parameter varies slowest: 8 quick trials, then 8 that would run for minutes, one of
+	// which ignores SIGTERM so the worker must escalate to SIGKILL.
+	spec := e.spec("cancelme", `
+  total_steps: 40000
+  grace_period: 2s
+seeds: [1, 2, 3, 4, 5, 6, 7, 8]
+parameters:
+  sleep_ms: {values: [1, 1000]}
+  ignore_term: {value: 1}
+  pid_dir: {value: `+strconv.Quote(pidDir)+`}
+probes: {enabled: false}
+concurrency: 8
+`)
+	out, code := e.cli("submit", spec)
+	if code != 0 {
+		t.Fatalf("submit exited %d:\n%s", code, out)
+	}
+	sweepID := sweepIDFrom(t, out)
+	waitFor(t, 2*time.Minute, "8 long trainers running", func() bool { return len(livePIDs(t, pidDir)) == 8 })
+	pids := livePIDs(t, pidDir)
+
+	start := time.Now()
+	if out, code := e.cli("cancel", sweepID); code != 0 {
+		t.Fatalf("cancel exited %d:\n%s", code, out)
+	}
+	waitFor(t, 30*time.Second, "every trainer to exit", func() bool {
+		for _, pid := range pids {
+			if syscall.Kill(pid, 0) == nil {
+				return false
+			}
+		}
+		return true
+	})
+	gone := time.Since(start)
+	t.Logf("all 8 trainers gone %.2fs after cancel", gone.Seconds())
+	if gone > 10*time.Second {
+		t.Errorf("trainers gone %s after cancel, want within 10s", gone)
+	}
+
+	out, code = e.cli("watch", sweepID)
+	if code != 4 || !strings.Contains(out, "cancelled") {
+		t.Errorf("watch of a cancelled sweep exited %d, want 4 and 'cancelled' in:\n%s", code, out)
+	}
+	res := e.results(sweepID)
+	counts := map[string]int{}
+	for _, tr := range res.Trials {
+		counts[tr.Outcome]++
+	}
+	if counts[activities.OutcomeCompleted] != 8 || counts[activities.OutcomeCancelled] != 8 || len(res.Trials) != 16 {
+		t.Errorf("results after cancel: %v over %d trials, want 8 completed and 8 cancelled", counts, len(res.Trials))
+	}
+}
+
+// livePIDs reads the pid files the scripted trainers write and keeps the processes still alive.
+func livePIDs(t *testing.T, dir string) []int {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, en := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, en.Name()))
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(string(b))
+		if err == nil && syscall.Kill(pid, 0) == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
