@@ -1,0 +1,98 @@
+package trainer
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// benchLine is a typical 20-key metrics record, as the built-in trainer writes it.
+func benchLine(step int) string {
+	return fmt.Sprintf(`{"step": %d, "reward": 123.456789, "episode_length": 200, "value_loss": 0.0123456, `+
+		`"policy_loss": -0.00456789, "entropy": 0.6789, "action_std": 0.456, "action_std_min": 0.123, `+
+		`"approx_kl": 0.0098765, "clip_fraction": 0.1234, "explained_variance": 0.8765, "grad_norm": 0.56789, `+
+		`"learning_rate": 0.0003, "fps": 123456, "advantage_mean": 1.2e-9, "advantage_std": 1.0001, `+
+		`"advantage_abs_max": 4.5678, "custom/a": NaN, "custom/b": 1, "custom/c": -Infinity, "checkpoint": "c/%d.pt"}`,
+		step, step)
+}
+
+func BenchmarkParseJSONLine(b *testing.B) {
+	line := []byte(benchLine(123456))
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseJSONLine(line); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkJSONLTail reads a 10,000-record file through a fresh tail per iteration and reports
+// records/s.
+func BenchmarkJSONLTail(b *testing.B) {
+	const n = 10000
+	var sb strings.Builder
+	for i := range n {
+		sb.WriteString(benchLine(i * 2048))
+		sb.WriteByte('\n')
+	}
+	path := filepath.Join(b.TempDir(), "metrics.jsonl")
+	if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(sb.Len()))
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	for b.Loop() {
+		t := NewJSONLTail(path)
+		recs, err := t.Poll()
+		if err != nil || len(recs) != n {
+			b.Fatalf("got %d records, %v", len(recs), err)
+		}
+		t.Close()
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "records/s")
+	reportCPU(b, cpu0, n)
+}
+
+// reportCPU reports records per CPU-second of the process, which a loaded shared machine does not
+// distort the way it distorts wall-clock time.
+func reportCPU(b *testing.B, cpu0 time.Duration, perOp int) {
+	if cpu := cpuTime() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(perOp*b.N)/cpu.Seconds(), "records/cpu-s")
+	}
+}
+
+// BenchmarkTensorBoardTail reads 10,000 steps of 16 scalars each (one event per scalar, as
+// torch.utils.tensorboard writes them) and reports records (steps) and events per second.
+func BenchmarkTensorBoardTail(b *testing.B) {
+	const steps, tags = 10000, 16
+	data := fileVersionRecord()
+	for s := range steps {
+		for k := range tags {
+			data = append(data, tfrecord(eventBytes(int64(s*2048), simpleValue(fmt.Sprintf("Loss/metric_%d", k), float32(s)+0.5)))...)
+		}
+	}
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "events.out.tfevents.1"), data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	for b.Loop() {
+		t := NewTensorBoardTail(dir)
+		recs, err := t.Poll()
+		more, _ := t.Poll()
+		if err != nil || len(recs)+len(more) != steps {
+			b.Fatalf("got %d records, %v", len(recs)+len(more), err)
+		}
+		t.Close()
+	}
+	b.ReportMetric(float64(steps*b.N)/b.Elapsed().Seconds(), "records/s")
+	b.ReportMetric(float64(steps*tags*b.N)/b.Elapsed().Seconds(), "events/s")
+	reportCPU(b, cpu0, steps)
+}

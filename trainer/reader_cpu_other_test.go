@@ -1,0 +1,8 @@
+//go:build !unix
+
+package trainer
+
+import "time"
+
+// cpuTime is unknown here; benchmarks then report wall-clock throughput only.
+func cpuTime() time.Duration { return 0 }
