@@ -173,7 +173,7 @@ func ParamNames() []string {
 func (c *Config) Set(key string, value any) error {
 	i := slices.IndexFunc(params, func(p param) bool { return p.name == key })
 	if i < 0 {
-		return fmt.Errorf("%s: unknown parameter, want one of %s", key, strings.Join(ParamNames(), ", "))
+		return fmt.Errorf("%s: got an unknown parameter, want one of %s", key, strings.Join(ParamNames(), ", "))
 	}
 	p := params[i]
 	if p.apply(c, value) {

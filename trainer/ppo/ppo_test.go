@@ -290,7 +290,7 @@ func TestConfigSet(t *testing.T) {
 		{"norm_obs", true, ""},
 		{"norm_obs", "yes", `norm_obs: got "yes", want true or false`},
 		{"gamma", 1.5, "gamma: got 1.5, want a number in [0, 1]"},
-		{"learning_rate", 1.0, "learning_rate: unknown parameter, want one of lr, clip,"},
+		{"learning_rate", 1.0, "learning_rate: got an unknown parameter, want one of lr, clip,"},
 	}
 	for _, tc := range cases {
 		c := CleanRL()
