@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -58,6 +59,8 @@ type segmentRun struct {
 	logPath  string
 	canon    *os.File // the records as read, in canonical JSON lines: what metrics.jsonl stores
 	reader   trainer.Reader
+	engine   *diagnostics.Engine // nil when diagnostics are off
+	recent   ring                // the last records, for the divergence dump
 	hb       Heartbeat
 	result   SegmentResult
 	objLast  float64
@@ -90,6 +93,9 @@ func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput) (*segm
 	r.canon = canon
 	r.reader, err = trainer.OpenReader(in.Trainer.Metrics.Source, in.Trainer.Metrics.Preset, in.Trainer.Metrics.Tags, r.metrics, r.tbDir)
 	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
+	}
+	if r.engine, err = newEngine(in); err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
 	}
 	resume, err := r.resumeCheckpoint(ctx)
@@ -221,16 +227,25 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 			r.flush(context.WithoutCancel(ctx))
 			return nil, ctx.Err()
 		case <-p.done:
-			r.poll(ctx)
+			_, verdict, _ := r.poll(ctx)
 			if err := r.flush(ctx); err != nil {
 				return nil, err
 			}
+			if verdict != nil {
+				return nil, r.diverged(ctx, *verdict, 0)
+			}
 			return r.finish(p)
 		case now := <-tick.C:
-			n, err := r.poll(ctx)
+			n, verdict, err := r.poll(ctx)
 			if err != nil {
 				p.stop(r.in.Trainer.GracePeriod)
 				return nil, err
+			}
+			if verdict != nil {
+				p.stop(r.in.Trainer.GracePeriod)
+				killMS := float64(time.Since(now).Microseconds()) / 1000
+				r.flush(ctx)
+				return nil, r.diverged(ctx, *verdict, killMS)
 			}
 			if n > 0 {
 				lastRecord = now
@@ -239,7 +254,7 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 				activity.RecordHeartbeat(ctx, r.hb)
 				lastHeartbeat = now
 			}
-			if st := r.in.Trainer.StallTimeout; st > 0 && now.Sub(lastRecord) > st {
+			if st := stallTimeout(r.in); st > 0 && now.Sub(lastRecord) > st {
 				p.stop(r.in.Trainer.GracePeriod)
 				r.flush(ctx)
 				msg := fmt.Sprintf("trial %s: no metrics record for %s (last step %d); log tail:\n%s",
@@ -256,24 +271,31 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 	}
 }
 
-// poll reads the records that arrived since the last call and returns how many there were.
-func (r *segmentRun) poll(ctx context.Context) (int, error) {
+// poll reads the records that arrived since the last call and returns how many there were, and the
+// stop verdict if a record fired a stop rule (the records after it are not looked at).
+func (r *segmentRun) poll(ctx context.Context) (int, *diagnostics.Verdict, error) {
 	recs, err := r.reader.Poll()
 	if err != nil {
-		return 0, fmt.Errorf("read metrics: %w", err)
+		return 0, nil, fmt.Errorf("read metrics: %w", err)
 	}
-	for _, rec := range recs {
-		if err := r.observe(ctx, rec); err != nil {
-			return 0, err
+	for i, rec := range recs {
+		v, err := r.observe(ctx, rec)
+		if err != nil || v != nil {
+			return i + 1, v, err
 		}
 	}
-	return len(recs), nil
+	return len(recs), nil, nil
 }
 
-// observe takes in one record: it is appended to the canonical metrics, its checkpoint uploaded.
-func (r *segmentRun) observe(ctx context.Context, rec diagnostics.Record) error {
+// observe takes in one record: the rules judge it, it is appended to the canonical metrics, and its
+// checkpoint is uploaded unless the record fired a stop rule (the last healthy checkpoint stays the
+// one before).
+func (r *segmentRun) observe(ctx context.Context, rec diagnostics.Record) (*diagnostics.Verdict, error) {
 	if r.firstNew < 0 {
 		r.firstNew = rec.Step
+		if err := r.primeEngine(ctx); err != nil {
+			return nil, err
+		}
 	}
 	// A record that only announces a checkpoint at the step just recorded adds no line of its own.
 	checkpointOnly := len(rec.Values) == 0 && r.result.Records > 0 && rec.Step == r.result.LastStep
@@ -292,12 +314,45 @@ func (r *segmentRun) observe(ctx context.Context, rec diagnostics.Record) error 
 		r.objLast, r.hasObj = v, true
 	}
 	if !checkpointOnly {
-		if _, err := r.canon.Write(trainer.AppendRecordJSON(nil, rec)); err != nil {
-			return fmt.Errorf("write metrics: %w", err)
+		line := trainer.AppendRecordJSON(nil, rec)
+		r.recent.add(line)
+		if _, err := r.canon.Write(line); err != nil {
+			return nil, fmt.Errorf("write metrics: %w", err)
+		}
+	}
+	if r.engine != nil {
+		switch v := r.engine.Observe(rec); v.Level {
+		case diagnostics.Stop:
+			return &v, nil
+		case diagnostics.Warn:
+			if r.result.Warnings == nil {
+				r.result.Warnings = map[string]int{}
+			}
+			r.result.Warnings[v.Rule]++
 		}
 	}
 	if rec.Checkpoint != "" {
-		return r.uploadCheckpoint(ctx, rec)
+		return nil, r.uploadCheckpoint(ctx, rec)
+	}
+	return nil, nil
+}
+
+// primeEngine reads the trial's stored metrics from before this attempt's first record — what earlier
+// segments and attempts reported — so the rules judge this attempt against the trial's whole history
+// (its initial action std, its starting objective), not against a fresh start.
+func (r *segmentRun) primeEngine(ctx context.Context) error {
+	base, err := storedBefore(ctx, r.a.Store, artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, "metrics.jsonl"), r.firstNew)
+	if err != nil {
+		return err
+	}
+	r.base, r.baseRead = base, true
+	if r.engine == nil {
+		return nil
+	}
+	for _, line := range bytes.Split(base, []byte{'\n'}) {
+		if rec, err := trainer.ParseJSONLine(line); err == nil {
+			r.engine.Observe(rec)
+		}
 	}
 	return nil
 }
@@ -332,14 +387,7 @@ func (r *segmentRun) flush(ctx context.Context) error {
 	metricsKey := artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, "metrics.jsonl")
 	logKey := artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, fmt.Sprintf("logs/segment-%d.log", r.in.Segment))
 	r.result.MetricsKey, r.result.LogKey = metricsKey, logKey
-	if r.firstNew >= 0 {
-		if !r.baseRead {
-			base, err := storedBefore(ctx, r.a.Store, metricsKey, r.firstNew)
-			if err != nil {
-				return err
-			}
-			r.base, r.baseRead = base, true
-		}
+	if r.baseRead {
 		fresh, err := os.ReadFile(r.canon.Name())
 		if err != nil {
 			return fmt.Errorf("read metrics: %w", err)

@@ -49,6 +49,7 @@ type SegmentInput struct {
 	Trainer     sweeps.Trainer
 	Diagnostics sweeps.Diagnostics
 	Metric      string // the objective's metric name
+	Goal        string // "maximize" or "minimize"
 	Segment     int    // segment number, from 0
 	StartStep   int64
 	StopAtStep  int64
@@ -67,6 +68,8 @@ type SegmentResult struct {
 	LogKey        string
 	WallSeconds   float64
 	ResumedFrom   string
+	Warnings      map[string]int // diagnostic warnings by rule
+	DumpKey       string         // divergence.json, when a stop rule fired
 }
 
 // Heartbeat is what a running segment records with each heartbeat; a retried attempt resumes from

@@ -5,10 +5,12 @@
 #   scripts/install-tools.sh temporal   # the Temporal CLI with its dev server and Web UI
 #   scripts/install-tools.sh minio      # MinIO, for the S3 integration tests
 #   scripts/install-tools.sh chromium   # Debian's chromium, for the headless report check
+#   scripts/install-tools.sh staticcheck
 set -euo pipefail
 
 TEMPORAL_VERSION=v1.5.1
 MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
+STATICCHECK_VERSION=v0.8.2
 
 bin=$(go env GOPATH)/bin
 mkdir -p "$bin"
@@ -32,6 +34,7 @@ for tool in "${@:-temporal}"; do
   case "$tool" in
     temporal) install_go_tool temporal github.com/temporalio/cli/cmd/temporal "$TEMPORAL_VERSION" ;;
     minio) install_go_tool minio github.com/minio/minio "$MINIO_VERSION" ;;
+    staticcheck) install_go_tool staticcheck honnef.co/go/tools/cmd/staticcheck "$STATICCHECK_VERSION" ;;
     chromium)
       if ! command -v chromium >/dev/null 2>&1; then
         (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >&2

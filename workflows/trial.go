@@ -63,7 +63,7 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *activities.TrialSumma
 		var res activities.SegmentResult
 		err := workflow.ExecuteActivity(ctx, (*activities.Activities).TrainSegment, activities.SegmentInput{
 			SweepID: in.SweepID, Trial: in.Trial, Trainer: in.Trainer, Diagnostics: in.Diagnostics,
-			Metric: in.Metric.Name, Segment: seg, StartStep: from, StopAtStep: stop, ResumeFrom: resume,
+			Metric: in.Metric.Name, Goal: in.Metric.Goal, Segment: seg, StartStep: from, StopAtStep: stop, ResumeFrom: resume,
 		}).Get(ctx, &res)
 		sum.Segments = seg + 1
 		if err != nil {

@@ -12,7 +12,12 @@
 //	crash_at          exit 3 on reaching this step, once per trial (a marker file remembers)
 //	hang_at           stop writing and sleep on reaching this step
 //	ignore_term       1: ignore SIGTERM (the worker must escalate to SIGKILL)
+//	fault, fault_at   from step fault_at on: fault 1 = NaN reward and value loss (as nan_at), 2 =
+//	                  action_std_min 0 (as std_zero_at), 3 = grad_norm 1e5 (as grad_at); 0 = healthy
 //	pid_dir           write <pid_dir>/<trial>.pid while running
+//
+// Every record carries wall_ns, the Unix time in nanoseconds at which it was appended, so latency
+// from a record to its consequences can be measured.
 //
 // It resumes from RLSWEEP_RESUME_FROM, stops at RLSWEEP_STOP_AT_STEP with a checkpoint, and checkpoints
 // and exits 0 on SIGTERM.
@@ -102,6 +107,9 @@ func run() error {
 	} else {
 		signal.Notify(term, syscall.SIGTERM)
 	}
+	if f, at := s.get("fault", 0), s.get("fault_at", 0); f > 0 {
+		s[[]string{"", "nan_at", "std_zero_at", "grad_at"}[int(f)%4]] = at
+	}
 	rng := rand.New(rand.NewPCG(uint64(seed), uint64(step)))
 	stepSize := int64(s.get("step_size", 1000))
 	quality := s.get("quality", 100*(1-math.Abs(math.Log10(s.get("lr", 1e-3))+3)/3))
@@ -154,6 +162,7 @@ func run() error {
 			}
 			text += fmt.Sprintf(`,"checkpoint":"ckpt-%d.json"`, step)
 		}
+		text += fmt.Sprintf(`,"wall_ns":%d`, time.Now().UnixNano())
 		if _, err := fmt.Fprintln(out, text+"}"); err != nil {
 			return err
 		}

@@ -1,0 +1,50 @@
+# rlsweep — see README.md. Every target installs the pinned tools it needs (cached after the first run).
+GO        ?= go
+BIN       := bin/rlsweep
+TOOLS     := scripts/install-tools.sh
+GOBIN_DIR := $(shell $(GO) env GOPATH)/bin
+
+.PHONY: demo build test test-short test-long test-integration lint fuzz bench clean
+
+## demo: run a CartPole sweep end to end on a local Temporal dev server and artifact directory
+demo: build
+	$(TOOLS) temporal >/dev/null
+	$(BIN) dev --exit examples/quickstart.yaml
+
+build:
+	$(GO) build -o $(BIN) ./cmd/rlsweep
+
+## test: everything CI runs: lint, unit and long tests, integration tests on real components
+test: lint test-long test-integration
+
+## test-short: the hermetic, fast tier
+test-short:
+	$(GO) test -short ./...
+
+## test-long: adds long numeric runs (PPO learning CartPole and Pendulum)
+test-long:
+	$(GO) test -timeout 40m ./...
+
+## test-integration: a real Temporal dev server, worker and trainer processes, kills
+test-integration:
+	$(TOOLS) temporal >/dev/null
+	$(GO) test -tags integration -timeout 30m -count=1 ./integration/...
+
+lint:
+	$(TOOLS) staticcheck >/dev/null
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) vet -tags integration ./integration/...
+	$(GOBIN_DIR)/staticcheck ./...
+
+## fuzz: each fuzz target for FUZZTIME (default 60s)
+FUZZTIME ?= 60s
+fuzz:
+	$(GO) test ./sweeps -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
+
+## bench: the benchmarks recorded in docs/BENCHMARKS.md
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+clean:
+	rm -rf bin

@@ -1,0 +1,133 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/diagnostics"
+)
+
+// dumpRecords is how many records before a stop the divergence dump keeps.
+const dumpRecords = 64
+
+// DivergedDetails rides on a TrialDiverged failure: the verdict and where the dump is.
+type DivergedDetails struct {
+	Rule    string
+	Verdict diagnostics.Verdict
+	DumpKey string
+}
+
+// Divergence is divergence.json: everything needed to see why a trial was stopped, kept even though
+// the run ended (unlike a NaN guard that writes nothing).
+type Divergence struct {
+	SweepID           string                `json:"sweep_id"`
+	TrialID           string                `json:"trial_id"`
+	Verdict           diagnostics.Verdict   `json:"verdict"`
+	Warnings          []diagnostics.Verdict `json:"warnings,omitempty"`
+	LastHealthyCkpt   string                `json:"last_healthy_checkpoint,omitempty"`
+	LastHealthyStep   int64                 `json:"last_healthy_checkpoint_step,omitempty"`
+	Records           []json.RawMessage     `json:"records"` // the last records, as JSON lines with bare NaN
+	LogTail           string                `json:"log_tail"`
+	StoppedAt         time.Time             `json:"stopped_at"`
+	DetectionToKillMS float64               `json:"detection_to_kill_ms"`
+}
+
+// newEngine builds the rules engine for a segment from the sweep's diagnostics settings; nil when
+// diagnostics are off.
+func newEngine(in SegmentInput) (*diagnostics.Engine, error) {
+	d := in.Diagnostics
+	if !d.Enabled {
+		return nil, nil
+	}
+	cfg := diagnostics.Config{WarmupSteps: d.WarmupSteps, Patience: d.Patience, TotalSteps: in.Trainer.TotalSteps,
+		Objective: in.Metric, Goal: in.Goal, TargetKL: targetKL(in.Trial.Params), Rules: map[string]diagnostics.RuleConfig{}}
+	for name, o := range d.Rules {
+		if name == diagnostics.RuleStalled {
+			continue // judged by time in the activity
+		}
+		cfg.Rules[name] = diagnostics.RuleConfig{Threshold: o.Threshold, Level: o.Level, Patience: o.Patience}
+	}
+	return diagnostics.NewEngine(cfg)
+}
+
+// targetKL finds the trainer's KL target among its parameters, if it has one.
+func targetKL(params map[string]any) float64 {
+	for _, k := range []string{"target_kl", "desired_kl"} {
+		switch v := params[k].(type) {
+		case float64:
+			return v
+		case int64:
+			return float64(v)
+		}
+	}
+	return 0
+}
+
+// stallTimeout is the time without a record after which a trial is killed and retried; the stalled
+// rule set to "off" disables it.
+func stallTimeout(in SegmentInput) time.Duration {
+	if o, ok := in.Diagnostics.Rules[diagnostics.RuleStalled]; ok && o.Level == "off" {
+		return 0
+	}
+	return in.Trainer.StallTimeout
+}
+
+// ring keeps the last records as JSON lines.
+type ring struct {
+	lines [][]byte
+	next  int
+	full  bool
+}
+
+func (r *ring) add(line []byte) {
+	if r.lines == nil {
+		r.lines = make([][]byte, dumpRecords)
+	}
+	r.lines[r.next] = line
+	r.next = (r.next + 1) % dumpRecords
+	r.full = r.full || r.next == 0
+}
+
+func (r *ring) all() []json.RawMessage {
+	var out []json.RawMessage
+	start, n := 0, r.next
+	if r.full {
+		start, n = r.next, dumpRecords
+	}
+	for i := 0; i < n; i++ {
+		line := r.lines[(start+i)%dumpRecords]
+		out = append(out, json.RawMessage(fmt.Sprintf("%q", string(trimNewline(line)))))
+	}
+	return out
+}
+
+func trimNewline(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		return b[:n-1]
+	}
+	return b
+}
+
+// diverged writes divergence.json and returns the non-retryable TrialDiverged failure.
+func (r *segmentRun) diverged(ctx context.Context, v diagnostics.Verdict, killMS float64) error {
+	d := Divergence{SweepID: r.in.SweepID, TrialID: r.in.Trial.ID, Verdict: v, Warnings: r.engine.Warnings(),
+		LastHealthyCkpt: r.hb.CheckpointKey, LastHealthyStep: r.hb.CheckpointStep, Records: r.recent.all(),
+		LogTail: tailFile(r.logPath, 8192), StoppedAt: time.Now().UTC(), DetectionToKillMS: killMS}
+	key := artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, "divergence.json")
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode divergence dump: %w", err)
+	}
+	if err := putBytes(ctx, r.a.Store, key, b); err != nil {
+		return err
+	}
+	r.result.DumpKey = key
+	msg := fmt.Sprintf("trial %s diverged: %s", r.in.Trial.ID, v)
+	return temporal.NewNonRetryableApplicationError(msg, ErrTrialDiverged, nil,
+		DivergedDetails{Rule: v.Rule, Verdict: v, DumpKey: key})
+}
