@@ -1,0 +1,282 @@
+package workflows_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/sweeps"
+	"github.com/rlsweep/rlsweep/workflows"
+)
+
+// acts is the receiver the worker registers; its methods name the activities for OnActivity.
+var acts = &activities.Activities{}
+
+func trialInput(total, segment int64, maxAttempts int) workflows.TrialInput {
+	return workflows.TrialInput{
+		SweepID:     "sweep/t/abc",
+		Trial:       sweeps.Trial{ID: "3-s7", Config: 3, Seed: 7, Params: map[string]any{"lr": 0.001}},
+		Trainer:     sweeps.Trainer{Command: []string{"train"}, TotalSteps: total, SegmentSteps: segment},
+		Metric:      sweeps.Metric{Name: "reward", Goal: "maximize"},
+		TaskQueue:   "gpu-a",
+		MaxAttempts: maxAttempts,
+	}
+}
+
+// segmentCall is what one TrainSegment attempt saw.
+type segmentCall struct {
+	in        activities.SegmentInput
+	attempt   int32
+	queue     string
+	heartbeat time.Duration
+}
+
+// recorder records TrainSegment attempts; mock callbacks run off the workflow goroutine.
+type recorder struct {
+	mu    sync.Mutex
+	calls []segmentCall
+}
+
+func (r *recorder) add(ctx context.Context, in activities.SegmentInput) int {
+	info := activity.GetInfo(ctx)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, segmentCall{in: in, attempt: info.Attempt, queue: info.TaskQueue, heartbeat: info.HeartbeatTimeout})
+	return len(r.calls)
+}
+
+func (r *recorder) get() []segmentCall {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]segmentCall(nil), r.calls...)
+}
+
+func ptr(x float64) *float64 { return &x }
+
+func TestTrialRunsSegmentsResumingFromCheckpoints(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	var rec recorder
+	// Segment 1 uploads no checkpoint: segment 2 must resume from segment 0's.
+	ckpts := []string{"ck/10000", "", "ck/25000"}
+	env.OnActivity(acts.TrainSegment, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.SegmentInput) (*activities.SegmentResult, error) {
+			rec.add(ctx, in)
+			return &activities.SegmentResult{LastStep: in.StopAtStep, Objective: ptr(float64(in.Segment)),
+				CheckpointKey: ckpts[in.Segment], Last: activities.Values{"reward": float64(in.Segment)}}, nil
+		})
+	in := trialInput(25000, 10000, 2)
+	in.HeartbeatTimeout = 2 * time.Minute
+	env.ExecuteWorkflow(workflows.Trial, in)
+
+	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
+		t.Fatalf("workflow completed %v, error %v; want completed without error", env.IsWorkflowCompleted(), env.GetWorkflowError())
+	}
+	want := []struct {
+		start, stop int64
+		resume      string
+	}{{0, 10000, ""}, {10000, 20000, "ck/10000"}, {20000, 25000, "ck/10000"}}
+	calls := rec.get()
+	if len(calls) != len(want) {
+		t.Fatalf("TrainSegment called %d times, want %d (ceil(25000/10000))", len(calls), len(want))
+	}
+	for i, w := range want {
+		c := calls[i]
+		if c.in.Segment != i || c.in.StartStep != w.start || c.in.StopAtStep != w.stop || c.in.ResumeFrom != w.resume {
+			t.Errorf("segment %d: got segment %d steps %d–%d resume %q, want %d steps %d–%d resume %q",
+				i, c.in.Segment, c.in.StartStep, c.in.StopAtStep, c.in.ResumeFrom, i, w.start, w.stop, w.resume)
+		}
+		if c.queue != "gpu-a" || c.heartbeat != 2*time.Minute || c.in.Metric != "reward" || c.in.Trial.ID != "3-s7" {
+			t.Errorf("segment %d: queue %q heartbeat %v metric %q trial %q, want gpu-a, 2m, reward, 3-s7",
+				i, c.queue, c.heartbeat, c.in.Metric, c.in.Trial.ID)
+		}
+	}
+	var sum activities.TrialSummary
+	if err := env.GetWorkflowResult(&sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Outcome != activities.OutcomeCompleted || sum.Steps != 25000 || sum.Segments != 3 ||
+		sum.Objective == nil || *sum.Objective != 2 || sum.Seed != 7 || sum.Config != 3 || sum.Last["reward"] != 2 {
+		t.Errorf("summary = %+v, want completed, 25000 steps, 3 segments, objective 2 (the last segment's)", sum)
+	}
+}
+
+func TestTrialSegmentDefaults(t *testing.T) {
+	// segment_steps 0 or larger than total_steps: one segment over the whole budget; no queue: the
+	// default trial queue; no heartbeat timeout: one minute.
+	for _, seg := range []int64{0, 50000} {
+		t.Run(fmt.Sprint(seg), func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestWorkflowEnvironment()
+			var rec recorder
+			env.OnActivity(acts.TrainSegment, mock.Anything, mock.Anything).Return(
+				func(ctx context.Context, in activities.SegmentInput) (*activities.SegmentResult, error) {
+					rec.add(ctx, in)
+					return &activities.SegmentResult{LastStep: in.StopAtStep}, nil
+				})
+			in := trialInput(30000, seg, 0)
+			in.TaskQueue = ""
+			env.ExecuteWorkflow(workflows.Trial, in)
+			if err := env.GetWorkflowError(); err != nil {
+				t.Fatal(err)
+			}
+			calls := rec.get()
+			if len(calls) != 1 || calls[0].in.StartStep != 0 || calls[0].in.StopAtStep != 30000 ||
+				calls[0].queue != workflows.DefaultTrialQueue || calls[0].heartbeat != time.Minute {
+				t.Fatalf("calls = %+v, want one segment 0–30000 on %s with a 1m heartbeat timeout", calls, workflows.DefaultTrialQueue)
+			}
+		})
+	}
+}
+
+func TestTrialDivergedIsNotRetried(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	var rec recorder
+	env.OnActivity(acts.TrainSegment, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.SegmentInput) (*activities.SegmentResult, error) {
+			rec.add(ctx, in)
+			// Retryable on purpose: the retry policy alone must keep a divergence from running again.
+			return nil, temporal.NewApplicationError("trial 3-s7 diverged: stop non_finite at step 4000", activities.ErrTrialDiverged,
+				activities.DivergedDetails{Rule: "non_finite", DumpKey: "d.json",
+					Verdict: diagnostics.Verdict{Level: diagnostics.Stop, Rule: "non_finite", Metric: "reward", Step: 4000}})
+		})
+	env.ExecuteWorkflow(workflows.Trial, trialInput(20000, 10000, 5))
+
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatalf("workflow error %v, want a diverged summary", err)
+	}
+	if n := len(rec.get()); n != 1 {
+		t.Errorf("TrainSegment called %d times, want 1 (TrialDiverged is never retried, MaxAttempts 5 notwithstanding)", n)
+	}
+	var sum activities.TrialSummary
+	if err := env.GetWorkflowResult(&sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Outcome != activities.OutcomeDiverged || sum.StopRule != "non_finite" || sum.Segments != 1 ||
+		!strings.Contains(sum.Error, "stop non_finite at step 4000") {
+		t.Errorf("summary = %+v, want diverged by non_finite in segment 1 with the activity's message", sum)
+	}
+}
+
+func TestTrialCrashRetriedUpToMaxAttempts(t *testing.T) {
+	tests := []struct {
+		maxAttempts int
+		wantCalls   int
+	}{{1, 1}, {2, 2}, {4, 4}, {0, 3}} // 0: the default of 3
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.maxAttempts), func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestWorkflowEnvironment()
+			var rec recorder
+			env.OnActivity(acts.TrainSegment, mock.Anything, mock.Anything).Return(
+				func(ctx context.Context, in activities.SegmentInput) (*activities.SegmentResult, error) {
+					rec.add(ctx, in)
+					return nil, temporal.NewApplicationError("trainer exited with status 3", activities.ErrTrainerCrashed)
+				})
+			env.ExecuteWorkflow(workflows.Trial, trialInput(20000, 10000, tt.maxAttempts))
+
+			if err := env.GetWorkflowError(); err != nil {
+				t.Fatalf("workflow error %v, want a failed summary", err)
+			}
+			calls := rec.get()
+			if len(calls) != tt.wantCalls {
+				t.Fatalf("TrainSegment called %d times, want %d", len(calls), tt.wantCalls)
+			}
+			for i, c := range calls {
+				if c.attempt != int32(i+1) || c.in.Segment != 0 {
+					t.Errorf("call %d: attempt %d of segment %d, want attempt %d of segment 0", i, c.attempt, c.in.Segment, i+1)
+				}
+			}
+			var sum activities.TrialSummary
+			if err := env.GetWorkflowResult(&sum); err != nil {
+				t.Fatal(err)
+			}
+			if sum.Outcome != activities.OutcomeFailed || sum.StopRule != "" || !strings.Contains(sum.Error, "trainer exited with status 3") {
+				t.Errorf("summary = %+v, want failed with the trainer's message", sum)
+			}
+		})
+	}
+}
+
+func TestTrialCrashThenRetrySucceeds(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	var rec recorder
+	env.OnActivity(acts.TrainSegment, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.SegmentInput) (*activities.SegmentResult, error) {
+			if n := rec.add(ctx, in); n == 2 { // segment 1, first attempt
+				return nil, temporal.NewApplicationError("trainer exited with status 137", activities.ErrTrainerCrashed)
+			}
+			return &activities.SegmentResult{LastStep: in.StopAtStep, CheckpointKey: fmt.Sprint("ck/", in.StopAtStep)}, nil
+		})
+	env.ExecuteWorkflow(workflows.Trial, trialInput(20000, 10000, 3))
+	var sum activities.TrialSummary
+	if err := env.GetWorkflowResult(&sum); err != nil {
+		t.Fatal(err)
+	}
+	calls := rec.get()
+	if len(calls) != 3 || calls[2].in.Segment != 1 || calls[2].attempt != 2 || calls[2].in.ResumeFrom != "ck/10000" {
+		t.Fatalf("calls = %+v, want segment 0, then segment 1 twice (attempt 2 resuming from ck/10000)", calls)
+	}
+	if sum.Outcome != activities.OutcomeCompleted || sum.Steps != 20000 || sum.Segments != 2 {
+		t.Errorf("summary = %+v, want completed after the retry", sum)
+	}
+}
+
+func TestTrialCancelled(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.OnActivity(acts.TrainSegment, mock.Anything, mock.Anything).
+		Return(&activities.SegmentResult{LastStep: 10000}, nil).After(time.Hour)
+	env.RegisterDelayedCallback(env.CancelWorkflow, 10*time.Minute)
+	env.ExecuteWorkflow(workflows.Trial, trialInput(20000, 10000, 3))
+
+	err := env.GetWorkflowError()
+	var canceled *temporal.CanceledError
+	if !errors.As(err, &canceled) {
+		t.Fatalf("workflow error %v, want a CanceledError", err)
+	}
+}
+
+// trialParent runs a Trial as its child and returns the summary the child signals, as Sweep does.
+func trialParent(ctx workflow.Context, in workflows.TrialInput) (*activities.TrialSummary, error) {
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: "child-trial"})
+	f := workflow.ExecuteChildWorkflow(cctx, workflows.Trial, in)
+	var sum activities.TrialSummary
+	workflow.GetSignalChannel(ctx, workflows.SignalTrialDone).Receive(ctx, &sum)
+	if err := f.Get(ctx, nil); err != nil {
+		return nil, err
+	}
+	return &sum, nil
+}
+
+func TestTrialSignalsParent(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(workflows.Trial)
+	env.OnActivity(acts.TrainSegment, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.SegmentInput) (*activities.SegmentResult, error) {
+			return &activities.SegmentResult{LastStep: in.StopAtStep, Objective: ptr(42)}, nil
+		})
+	env.ExecuteWorkflow(trialParent, trialInput(20000, 10000, 3))
+	var sum activities.TrialSummary
+	if err := env.GetWorkflowResult(&sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.TrialID != "3-s7" || sum.Outcome != activities.OutcomeCompleted || sum.Objective == nil || *sum.Objective != 42 {
+		t.Errorf("signalled summary = %+v, want trial 3-s7 completed with objective 42", sum)
+	}
+}
