@@ -58,7 +58,6 @@ type activeRule struct {
 	threshold float64
 	patience  int
 	streak    int // consecutive records after warm-up meeting the condition
-	warned    bool
 }
 
 // Engine judges a trial's metric records one at a time, in step order (DESIGN §5). It is not safe

@@ -85,7 +85,7 @@ func newConcurrencyCmd(f *Factory) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			n, err := strconv.Atoi(args[1])
 			if err != nil || n < 1 || n > workflows.MaxConcurrency {
-				return invalidInput(fmt.Errorf("N: got %q, want an integer from 1 to %d", args[1], workflows.MaxConcurrency))
+				return invalidInput(fmt.Errorf("set-concurrency N: got %q, want an integer from 1 to %d", args[1], workflows.MaxConcurrency))
 			}
 			return runUpdate(cmd, f, args[0], workflows.UpdateConcurrency, n)
 		},
