@@ -1,0 +1,123 @@
+package rlsweep_test
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The import rules of DESIGN §2: each package may import only what its row allows, and the pure
+// packages never reach Temporal, AWS or the network, even indirectly.
+const module = "github.com/rlsweep/rlsweep/"
+
+// allowed lists, per package (prefix match on the path below the module), the module packages and
+// third-party prefixes it may import directly. The standard library is always allowed except where
+// forbidden says otherwise.
+var allowed = map[string][]string{
+	"sweeps":      {"gopkg.in/yaml.v3", "gonum.org/"},
+	"diagnostics": {"gonum.org/"},
+	"trainer":     {"gonum.org/", module + "diagnostics", module + "trainer"},
+	"report":      {"gonum.org/", module + "diagnostics", module + "sweeps"},
+	"artifacts":   {"github.com/aws/"},
+	"activities": {module + "sweeps", module + "diagnostics", module + "trainer", module + "artifacts",
+		"go.temporal.io/sdk/activity", "go.temporal.io/sdk/temporal"},
+	"workflows": {module + "sweeps", module + "diagnostics", module + "activities",
+		"go.temporal.io/sdk/workflow", "go.temporal.io/sdk/temporal", "go.temporal.io/api/enums/"},
+}
+
+// pure packages: no Temporal, no AWS, no network anywhere in their dependencies.
+var pure = []string{"sweeps", "diagnostics", "trainer", "report"}
+
+var forbiddenInPure = []string{"go.temporal.io/", "github.com/aws/", "net", "net/http", "os/exec"}
+
+// Workflow code must be deterministic: these imports have no place in it.
+var forbiddenInWorkflows = []string{"math/rand", "math/rand/v2", "os", "os/exec", "net", "net/http", "sync", module + "artifacts", module + "trainer"}
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+	Standard   bool
+}
+
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+func isStd(path string) bool { return !strings.Contains(strings.SplitN(path, "/", 2)[0], ".") }
+
+func rowOf(importPath string) string {
+	rel := strings.TrimPrefix(importPath, module)
+	for row := range allowed {
+		if rel == row || strings.HasPrefix(rel, row+"/") {
+			return row
+		}
+	}
+	return ""
+}
+
+func TestImportRules(t *testing.T) {
+	pkgs := listPackages(t)
+	if len(pkgs) < 10 {
+		t.Fatalf("go list found %d packages, want the whole module", len(pkgs))
+	}
+	for _, p := range pkgs {
+		row := rowOf(p.ImportPath)
+		if row == "" {
+			continue // worker, cmd, devserver, integration: may import everything
+		}
+		for _, imp := range p.Imports {
+			if isStd(imp) && row != "workflows" {
+				continue
+			}
+			if row == "workflows" && contains(forbiddenInWorkflows, imp) {
+				t.Errorf("%s imports %s: workflow code must stay deterministic", p.ImportPath, imp)
+				continue
+			}
+			if isStd(imp) || hasPrefix(allowed[row], imp) {
+				continue
+			}
+			t.Errorf("%s imports %s; DESIGN §2 allows %s only the standard library and %q", p.ImportPath, imp, row, allowed[row])
+		}
+		if contains(pure, row) {
+			for _, dep := range p.Deps {
+				if contains(forbiddenInPure, dep) || hasPrefix(forbiddenInPure[:2], dep) {
+					t.Errorf("pure package %s depends on %s", p.ImportPath, dep)
+				}
+			}
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func hasPrefix(prefixes []string, s string) bool {
+	for _, p := range prefixes {
+		if s == p || strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
