@@ -1,0 +1,564 @@
+package workflows_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/sweeps"
+	"github.com/rlsweep/rlsweep/workflows"
+)
+
+// sweepSpec is a grid over q (one configuration per value, one seed), so trial "<i>-s1" has q = qs[i].
+func sweepSpec(t *testing.T, qs []float64, concurrency int, goal string) sweeps.Spec {
+	t.Helper()
+	vals := make([]string, len(qs))
+	for i, q := range qs {
+		vals[i] = fmt.Sprint(q)
+	}
+	y := fmt.Sprintf(`name: unit
+trainer: {command: [train], total_steps: 1000}
+metric: {name: reward, goal: %s}
+method: grid
+seeds: [1]
+parameters:
+  q: {values: [%s]}
+probes: {enabled: false}
+concurrency: %d
+`, goal, strings.Join(vals, ", "), concurrency)
+	spec, err := sweeps.Decode(strings.NewReader(y), "unit.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := spec.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return *spec
+}
+
+// fakeTrials stands in for the Trial workflow: trial i trains for durations[i] of workflow time, then
+// reports to its parent by signal as Trial does. It records how many trials run at once.
+type fakeTrials struct {
+	durations func(config int) time.Duration
+	outcome   func(config int) string // "" means completed
+	silent    map[string]bool         // trials that end without reporting
+
+	mu        sync.Mutex
+	running   map[string]bool
+	maxAtOnce int
+	starts    map[string]int
+	cancelled map[string]bool
+}
+
+func newFakeTrials(d func(int) time.Duration) *fakeTrials {
+	return &fakeTrials{durations: d, running: map[string]bool{}, starts: map[string]int{}, cancelled: map[string]bool{}}
+}
+
+func (f *fakeTrials) register(env *testsuite.TestWorkflowEnvironment) {
+	env.RegisterWorkflowWithOptions(f.trial, workflow.RegisterOptions{Name: "Trial"})
+}
+
+func (f *fakeTrials) trial(ctx workflow.Context, in workflows.TrialInput) (*activities.TrialSummary, error) {
+	id := in.Trial.ID
+	f.mu.Lock()
+	f.running[id] = true
+	f.starts[id]++
+	f.maxAtOnce = max(f.maxAtOnce, len(f.running))
+	f.mu.Unlock()
+
+	err := workflow.Sleep(ctx, f.durations(in.Trial.Config))
+	q := toFloat(in.Trial.Params["q"])
+	sum := activities.TrialSummary{TrialID: id, Config: in.Trial.Config, Seed: in.Trial.Seed, Params: in.Trial.Params,
+		Outcome: activities.OutcomeCompleted, Objective: &q, Steps: in.Trainer.TotalSteps, Segments: 1}
+	if f.outcome != nil && f.outcome(in.Trial.Config) != "" {
+		sum.Outcome = f.outcome(in.Trial.Config)
+	}
+	f.mu.Lock()
+	delete(f.running, id)
+	if err != nil {
+		f.cancelled[id] = true
+		sum.Outcome, sum.Objective = activities.OutcomeCancelled, nil
+	}
+	silent := f.silent[id]
+	f.mu.Unlock()
+	if silent {
+		return nil, errors.New("killed by hand")
+	}
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	parent := workflow.GetInfo(ctx).ParentWorkflowExecution
+	_ = workflow.SignalExternalWorkflow(dctx, parent.ID, "", workflows.SignalTrialDone, sum).Get(dctx, nil)
+	return &sum, err
+}
+
+// toFloat reads a grid value, which the spec decoder keeps as an int when it is written as one.
+func toFloat(v any) float64 {
+	switch v := v.(type) {
+	case int:
+		return float64(v)
+	case int64:
+		return float64(v)
+	case float64:
+		return v
+	}
+	panic(fmt.Sprintf("q: got %T", v))
+}
+
+func (f *fakeTrials) startCounts() map[string]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range f.starts {
+		out[k] = v
+	}
+	return out
+}
+
+// results records what the result activities were given.
+type results struct {
+	mu     sync.Mutex
+	parts  []activities.RecordResultsInput
+	writes []activities.WriteResultsInput
+	plans  int
+}
+
+func (r *results) mock(env *testsuite.TestWorkflowEnvironment, total int) {
+	env.OnActivity(acts.Plan, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.PlanInput) (*activities.PlanResult, error) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.plans++
+			if in.SpecYAML == "" {
+				return nil, errors.New("plan: no spec.yaml to store")
+			}
+			return &activities.PlanResult{PlanKey: "sweeps/" + in.SweepID + "/plan.json", Trials: total}, nil
+		})
+	env.OnActivity(acts.RecordResults, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.RecordResultsInput) error {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.parts = append(r.parts, in)
+			return nil
+		})
+	env.OnActivity(acts.WriteResults, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.WriteResultsInput) (*activities.WriteResultsResult, error) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.writes = append(r.writes, in)
+			return &activities.WriteResultsResult{ResultsKey: "r.json", CSVKey: "r.csv"}, nil
+		})
+}
+
+// recorded returns every trial handed to RecordResults, by ID, with how often each was handed over.
+func (r *results) recorded() (map[string]activities.TrialSummary, map[string]int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	byID, times := map[string]activities.TrialSummary{}, map[string]int{}
+	for i, p := range r.parts {
+		if p.Part != r.parts[0].Part+i {
+			panic(fmt.Sprintf("results part %d stored as part %d", r.parts[0].Part+i, p.Part))
+		}
+		for _, s := range p.Trials {
+			byID[s.TrialID] = s
+			times[s.TrialID]++
+		}
+	}
+	return byID, times
+}
+
+func sweepInput(spec sweeps.Spec) workflows.SweepInput {
+	return workflows.SweepInput{SweepID: "sweep/unit/abc", Spec: spec, SpecYAML: "name: unit\n"}
+}
+
+func queryStatus(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows.SweepStatus {
+	t.Helper()
+	v, err := env.QueryWorkflow(workflows.QueryStatus)
+	if err != nil {
+		t.Fatalf("query status: %v", err)
+	}
+	var st workflows.SweepStatus
+	if err := v.Get(&st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func TestSweepSlidingWindowResultsAndLeader(t *testing.T) {
+	qs := []float64{5, 9, 1, 7, 3, 8, 2, 6, 4, 0}
+	for _, tt := range []struct {
+		goal   string
+		leader string
+	}{
+		{"maximize", "5-s1"}, // q 9 (1-s1) diverged; 8 is the best completed
+		{"minimize", "2-s1"}, // q 0 (9-s1) failed; 1 is the best completed
+	} {
+		t.Run(tt.goal, func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestWorkflowEnvironment()
+			fakes := newFakeTrials(func(c int) time.Duration { return time.Duration(c%4+1) * time.Minute })
+			fakes.outcome = func(c int) string {
+				switch c {
+				case 1:
+					return activities.OutcomeDiverged
+				case 9:
+					return activities.OutcomeFailed
+				}
+				return ""
+			}
+			fakes.register(env)
+			var res results
+			res.mock(env, len(qs))
+			var mid workflows.SweepStatus
+			env.RegisterDelayedCallback(func() { mid = queryStatus(t, env) }, 150*time.Second)
+
+			env.ExecuteWorkflow(workflows.Sweep, sweepInput(sweepSpec(t, qs, 3, tt.goal)))
+
+			if err := env.GetWorkflowError(); err != nil {
+				t.Fatalf("sweep error: %v", err)
+			}
+			if fakes.maxAtOnce != 3 {
+				t.Errorf("at most %d trials ran at once, want exactly the concurrency, 3", fakes.maxAtOnce)
+			}
+			starts := fakes.startCounts()
+			byID, times := res.recorded()
+			for i := range qs {
+				id := fmt.Sprintf("%d-s1", i)
+				if starts[id] != 1 || times[id] != 1 {
+					t.Errorf("trial %s started %d times and recorded %d times, want once each", id, starts[id], times[id])
+				}
+			}
+			if len(byID) != len(qs) {
+				t.Errorf("%d trials recorded, want %d", len(byID), len(qs))
+			}
+			if len(res.writes) != 1 || res.writes[0].Status != workflows.PhaseCompleted || res.writes[0].SweepID != "sweep/unit/abc" {
+				t.Errorf("WriteResults calls = %+v, want one for sweep/unit/abc with status completed", res.writes)
+			}
+			var out workflows.SweepResult
+			if err := env.GetWorkflowResult(&out); err != nil {
+				t.Fatal(err)
+			}
+			wantCounts := map[string]int{"completed": 8, "diverged": 1, "failed": 1}
+			if out.Status != workflows.PhaseCompleted || out.Total != len(qs) || fmt.Sprint(out.Counts) != fmt.Sprint(wantCounts) ||
+				out.ResultsKey != "r.json" || out.CSVKey != "r.csv" {
+				t.Errorf("result = %+v, want completed, %d trials, counts %v, keys r.json and r.csv", out, len(qs), wantCounts)
+			}
+			final := queryStatus(t, env)
+			if final.Leader == nil || final.Leader.TrialID != tt.leader {
+				t.Errorf("leader = %+v, want %s", final.Leader, tt.leader)
+			}
+			if final.Phase != workflows.PhaseCompleted || final.Started != len(qs) || len(final.Running) != 0 {
+				t.Errorf("final status = %+v, want completed with all %d started, none running", final, len(qs))
+			}
+			// At 2m30s: trials 0 (1m) and 1 (2m) have ended; 2 (3m), 3 (started at 1m) and 4 (at 2m) run.
+			if mid.Phase != workflows.PhaseRunning || mid.Total != len(qs) || mid.Started != 5 ||
+				fmt.Sprint(mid.Running) != "[2-s1 3-s1 4-s1]" || mid.Concurrency != 3 || mid.Runs != 1 || mid.Paused ||
+				finishedCount(mid.Counts) != 2 {
+				t.Errorf("status at 2m30s = %+v, want running, 5 started, [2-s1 3-s1 4-s1] running, 2 finished", mid)
+			}
+		})
+	}
+}
+
+func TestSweepTrialEndingWithoutReportIsFailed(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	fakes := newFakeTrials(func(int) time.Duration { return time.Minute })
+	fakes.silent = map[string]bool{"1-s1": true}
+	fakes.register(env)
+	var res results
+	res.mock(env, 3)
+	env.ExecuteWorkflow(workflows.Sweep, sweepInput(sweepSpec(t, []float64{1, 2, 3}, 2, "maximize")))
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	byID, _ := res.recorded()
+	if got := byID["1-s1"]; got.Outcome != activities.OutcomeFailed || !strings.Contains(got.Error, "killed by hand") {
+		t.Errorf("trial 1-s1 recorded as %+v, want failed with the workflow's error", got)
+	}
+	if len(byID) != 3 {
+		t.Errorf("%d trials recorded, want 3", len(byID))
+	}
+}
+
+func TestSweepPlanInvalidSpecFails(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	newFakeTrials(func(int) time.Duration { return time.Minute }).register(env)
+	calls := 0
+	env.OnActivity(acts.Plan, mock.Anything, mock.Anything).Return(
+		func(context.Context, activities.PlanInput) (*activities.PlanResult, error) {
+			calls++
+			return nil, temporal.NewApplicationError("bad template", activities.ErrInvalidSpec)
+		})
+	env.ExecuteWorkflow(workflows.Sweep, sweepInput(sweepSpec(t, []float64{1}, 1, "maximize")))
+	var app *temporal.ApplicationError
+	if err := env.GetWorkflowError(); !errors.As(err, &app) || app.Type() != activities.ErrInvalidSpec {
+		t.Fatalf("sweep error %v, want the plan's InvalidSpec failure", err)
+	}
+	if calls != 1 {
+		t.Errorf("Plan called %d times, want 1 (InvalidSpec is not retried)", calls)
+	}
+}
+
+func sortedSet(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func finishedCount(counts map[string]int) int {
+	n := 0
+	for _, v := range counts {
+		n += v
+	}
+	return n
+}
+
+// updateCall is an update sent to the sweep and how it ended; the test environment answers updates
+// asynchronously, so the outcome is read once the workflow has run.
+type updateCall struct {
+	name    string
+	args    []any
+	wantErr string // "" means it must be accepted and completed
+	done    bool
+	status  *workflows.SweepStatus
+	err     error
+}
+
+func (u *updateCall) send(env *testsuite.TestWorkflowEnvironment) {
+	env.UpdateWorkflow(u.name, "", &testsuite.TestUpdateCallback{
+		OnReject: func(err error) { u.err, u.done = err, true },
+		OnComplete: func(v any, err error) {
+			u.status, _ = v.(*workflows.SweepStatus)
+			u.err, u.done = err, true
+		},
+	}, u.args...)
+}
+
+func (u *updateCall) check(t *testing.T) {
+	t.Helper()
+	switch {
+	case !u.done:
+		t.Errorf("%s %v: neither rejected nor completed", u.name, u.args)
+	case u.wantErr == "" && u.err != nil:
+		t.Errorf("%s %v: rejected with %v, want accepted", u.name, u.args, u.err)
+	case u.wantErr == "" && u.status == nil:
+		t.Errorf("%s %v: accepted without returning the status", u.name, u.args)
+	case u.wantErr != "" && (u.err == nil || !strings.Contains(u.err.Error(), u.wantErr)):
+		t.Errorf("%s %v: error %v, want one containing %q", u.name, u.args, u.err, u.wantErr)
+	}
+}
+
+func TestSweepUpdates(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	// Ten trials of ten minutes each, two at a time.
+	fakes := newFakeTrials(func(int) time.Duration { return 10 * time.Minute })
+	fakes.register(env)
+	var res results
+	res.mock(env, 10)
+
+	// Each update at its own minute, so that each validator sees the state the previous one left.
+	calls := []struct {
+		at time.Duration
+		u  *updateCall
+	}{
+		{1 * time.Minute, &updateCall{name: workflows.UpdateConcurrency, args: []any{0}, wantErr: "concurrency: got 0, want 1 to 500"}},
+		{2 * time.Minute, &updateCall{name: workflows.UpdateConcurrency, args: []any{501}, wantErr: "concurrency: got 501, want 1 to 500"}},
+		{3 * time.Minute, &updateCall{name: workflows.UpdateResume, wantErr: "resume: sweep is not paused"}},
+		{4 * time.Minute, &updateCall{name: workflows.UpdatePause}},
+		{5 * time.Minute, &updateCall{name: workflows.UpdatePause, wantErr: "pause: sweep is already paused"}},
+		{31 * time.Minute, &updateCall{name: workflows.UpdateConcurrency, args: []any{4}}},
+		{31*time.Minute + time.Second, &updateCall{name: workflows.UpdateResume}},
+		{31*time.Minute + 2*time.Second, &updateCall{name: workflows.UpdateResume, wantErr: "resume: sweep is not paused"}},
+	}
+	for _, c := range calls {
+		env.RegisterDelayedCallback(func() { c.u.send(env) }, c.at)
+	}
+	var paused, whilePaused, resumed workflows.SweepStatus
+	env.RegisterDelayedCallback(func() { paused = queryStatus(t, env) }, 6*time.Minute)
+	// Trials 0 and 1 end at 10m; paused, the sweep starts none in their place.
+	env.RegisterDelayedCallback(func() { whilePaused = queryStatus(t, env) }, 30*time.Minute)
+	env.RegisterDelayedCallback(func() { resumed = queryStatus(t, env) }, 32*time.Minute)
+
+	env.ExecuteWorkflow(workflows.Sweep, sweepInput(sweepSpec(t, []float64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 2, "maximize")))
+
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range calls {
+		c.u.check(t)
+	}
+	if st := calls[3].u.status; st == nil || !st.Paused {
+		t.Errorf("pause returned %+v, want a paused status", st)
+	}
+	if st := calls[5].u.status; st == nil || st.Concurrency != 4 {
+		t.Errorf("set-concurrency 4 returned %+v, want concurrency 4", st)
+	}
+	if !paused.Paused || paused.Started != 2 {
+		t.Errorf("after pause: %+v, want paused with 2 started", paused)
+	}
+	if !whilePaused.Paused || whilePaused.Started != 2 || len(whilePaused.Running) != 0 || whilePaused.Counts["completed"] != 2 {
+		t.Errorf("while paused: %+v, want 2 started, 2 completed, none running", whilePaused)
+	}
+	if resumed.Paused || resumed.Concurrency != 4 || resumed.Started != 6 || len(resumed.Running) != 4 {
+		t.Errorf("after resume: %+v, want concurrency 4 with 4 more trials running", resumed)
+	}
+	if fakes.maxAtOnce != 4 {
+		t.Errorf("at most %d trials ran at once, want 4 (the new concurrency)", fakes.maxAtOnce)
+	}
+}
+
+func TestSweepContinueAsNewCarriesState(t *testing.T) {
+	qs := []float64{0, 1, 2, 3, 4, 5, 6, 7}
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	// Trial i runs i+1 minutes; with concurrency 3, by 3m30s trials 0, 1 and 2 have ended (at 1, 2 and
+	// 3 minutes) and 3, 4 and 5 (started in their place) run.
+	fakes := newFakeTrials(func(c int) time.Duration { return time.Duration(c+1) * time.Minute })
+	fakes.register(env)
+	var res results
+	res.mock(env, len(qs))
+	env.RegisterDelayedCallback(func() { env.SetContinueAsNewSuggested(true) }, 3*time.Minute+30*time.Second)
+
+	in := sweepInput(sweepSpec(t, qs, 3, "maximize"))
+	env.ExecuteWorkflow(workflows.Sweep, in)
+
+	var can *workflow.ContinueAsNewError
+	if err := env.GetWorkflowError(); !errors.As(err, &can) {
+		t.Fatalf("sweep error %v, want a ContinueAsNewError", err)
+	}
+	var next workflows.SweepInput
+	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
+		t.Fatal(err)
+	}
+	st := next.State
+	if st == nil {
+		t.Fatal("continued-as-new input has no State")
+	}
+	byID, _ := res.recorded()
+	var recorded []string
+	for id := range byID {
+		recorded = append(recorded, id)
+	}
+	sort.Strings(recorded)
+	if st.Next != 6 || fmt.Sprint(st.Running) != "[3-s1 4-s1 5-s1]" || fmt.Sprint(st.Counts) != "map[completed:3]" ||
+		len(st.Pending) != 0 || st.Part != 1 || st.Runs != 1 || st.Phase != workflows.PhaseRunning ||
+		st.Leader == nil || st.Leader.TrialID != "2-s1" || st.Concurrency != 3 || st.Total != len(qs) {
+		t.Errorf("carried state = %+v, want Next 6, Running [3-s1 4-s1 5-s1], 3 completed, Pending flushed as part 0, leader 2-s1", st)
+	}
+	if fmt.Sprint(recorded) != "[0-s1 1-s1 2-s1]" || len(res.parts) != 1 {
+		t.Errorf("recorded before continue-as-new: %v in %d parts, want [0-s1 1-s1 2-s1] in one", recorded, len(res.parts))
+	}
+	if next.SpecYAML != "" || next.SweepID != in.SweepID || next.Spec.Name != "unit" {
+		t.Errorf("carried input: SweepID %q, SpecYAML %q, spec %q; want the same sweep, spec.yaml dropped", next.SweepID, next.SpecYAML, next.Spec.Name)
+	}
+
+	// The next run: the trials still running report to it, and it starts the two never started.
+	t.Run("next run", func(t *testing.T) {
+		var s testsuite.WorkflowTestSuite
+		env := s.NewTestWorkflowEnvironment()
+		fakes := newFakeTrials(func(int) time.Duration { return time.Minute })
+		fakes.register(env)
+		var res2 results
+		res2.mock(env, len(qs))
+		for i, id := range st.Running {
+			q := float64(3 + i)
+			sum := activities.TrialSummary{TrialID: id, Outcome: activities.OutcomeCompleted, Objective: &q}
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTrialDone, sum) }, time.Duration(i+1)*time.Minute)
+		}
+		env.ExecuteWorkflow(workflows.Sweep, next)
+		if err := env.GetWorkflowError(); err != nil {
+			t.Fatal(err)
+		}
+		if starts := fakes.startCounts(); fmt.Sprint(starts) != "map[6-s1:1 7-s1:1]" {
+			t.Errorf("the next run started %v, want 6-s1 and 7-s1 only", starts)
+		}
+		if res2.plans != 0 {
+			t.Errorf("the next run planned again (%d Plan calls), want none", res2.plans)
+		}
+		byID, _ := res2.recorded()
+		var out workflows.SweepResult
+		if err := env.GetWorkflowResult(&out); err != nil {
+			t.Fatal(err)
+		}
+		if len(byID) != 5 || out.Counts["completed"] != 8 || len(res2.parts) == 0 || res2.parts[0].Part != 1 {
+			t.Errorf("next run recorded %d trials from part %v, result %+v; want the 5 remaining from part 1, 8 completed in all",
+				len(byID), res2.parts, out)
+		}
+		if final := queryStatus(t, env); final.Runs != 2 || final.Leader == nil || final.Leader.TrialID != "7-s1" {
+			t.Errorf("final status %+v, want run 2 with leader 7-s1", final)
+		}
+	})
+}
+
+func TestSweepCancel(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	// Trial 0 takes 10 minutes, the others an hour: at 30 minutes 0 has completed, 1 and 2 run.
+	fakes := newFakeTrials(func(c int) time.Duration {
+		if c == 0 {
+			return 10 * time.Minute
+		}
+		return time.Hour
+	})
+	fakes.register(env)
+	var res results
+	res.mock(env, 6)
+	cancelledChildren := map[string]bool{}
+	env.SetOnChildWorkflowCompletedListener(func(info *workflow.Info, _ converter.EncodedValue, err error) {
+		if temporal.IsCanceledError(err) {
+			cancelledChildren[info.WorkflowExecution.ID] = true
+		}
+	})
+	env.RegisterDelayedCallback(env.CancelWorkflow, 30*time.Minute)
+	env.ExecuteWorkflow(workflows.Sweep, sweepInput(sweepSpec(t, []float64{0, 1, 2, 3, 4, 5}, 2, "maximize")))
+
+	var canceled *temporal.CanceledError
+	err := env.GetWorkflowError()
+	if !errors.As(err, &canceled) {
+		t.Fatalf("sweep error %v, want a CanceledError", err)
+	}
+	var out *workflows.SweepResult // the test environment hands details back as the workflow's values
+	if !canceled.HasDetails() || canceled.Details(&out) != nil || out == nil {
+		t.Fatalf("cancelled sweep carries no SweepResult")
+	}
+	if out.Status != workflows.PhaseCancelled || out.Counts["completed"] != 1 || out.Counts["cancelled"] != 2 {
+		t.Errorf("result = %+v, want cancelled with 1 completed and 2 cancelled", out)
+	}
+	if got := fmt.Sprint(sortedSet(cancelledChildren)); got != "[sweep/unit/abc/trial/1-s1 sweep/unit/abc/trial/2-s1]" {
+		t.Errorf("children cancelled: %s, want trials 1-s1 and 2-s1", got)
+	}
+	if starts := fakes.startCounts(); len(starts) != 3 {
+		t.Errorf("trials started: %v, want 0-s1, 1-s1 and 2-s1 only", starts)
+	}
+	byID, times := res.recorded()
+	// The test environment ends a cancelled child at once without running its code, so trials 1 and 2
+	// never report (on a real server they do: see testdata/sweep-cancelled.json and integration/): the
+	// sweep records them as cancelled after its grace period.
+	for id, want := range map[string]string{"0-s1": "completed", "1-s1": "cancelled", "2-s1": "cancelled"} {
+		if byID[id].Outcome != want || times[id] != 1 {
+			t.Errorf("trial %s recorded %d times as %q, want once as %q", id, times[id], byID[id].Outcome, want)
+		}
+	}
+	if got := byID["1-s1"].Error; got != "no report from the trial after the sweep was cancelled" {
+		t.Errorf("trial 1-s1 error %q, want the no-report message", got)
+	}
+	if len(res.writes) != 1 || res.writes[0].Status != workflows.PhaseCancelled {
+		t.Errorf("WriteResults calls = %+v, want one with status cancelled", res.writes)
+	}
+}
