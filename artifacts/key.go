@@ -44,11 +44,15 @@ func Segment(s string) string {
 		}
 	}
 	out := b.String()
-	if strings.Trim(out, ".") == "" {
-		out = "_" + out
-	}
 	if len(out) > 128 {
 		out = out[:128]
+	}
+	// Checked after truncating: a long name whose first 128 bytes are dots must not become all dots.
+	if strings.Trim(out, ".") == "" {
+		out = "_" + out
+		if len(out) > 128 {
+			out = out[:128]
+		}
 	}
 	return out
 }

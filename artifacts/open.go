@@ -10,7 +10,8 @@ import (
 // (s3://bucket/prefix) are served by the S3 store.
 func Open(url string) (Store, error) {
 	switch {
-	case strings.HasPrefix(url, "file://"):
+	case strings.HasPrefix(url, "file://") && len(url) > len("file://"):
+		// "file://" alone falls through to the error: an empty path would silently mean the working directory.
 		return NewLocal(strings.TrimPrefix(url, "file://"))
 	case strings.HasPrefix(url, "s3://"):
 		return nil, fmt.Errorf("artifact store: got %q, want a local directory (the S3 store is not in this build)", url)
