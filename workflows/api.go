@@ -77,14 +77,14 @@ func TrialWorkflowID(sweepID, trialID string) string {
 // ParseSweepRef accepts what users type for a sweep — the full ID or "<name>/<short-id>" — and returns
 // the sweep's workflow ID, and the trial ID if the reference names one ("<sweep>/<trial-id>" or
 // "<sweep>/trial/<trial-id>").
-func ParseSweepRef(ref string) (sweepID, trialID string, err error) {
-	ref = strings.TrimPrefix(strings.TrimSpace(ref), sweepIDPrefix)
+func ParseSweepRef(given string) (sweepID, trialID string, err error) {
+	ref := strings.TrimPrefix(strings.TrimSpace(given), sweepIDPrefix)
 	if i := strings.Index(ref, trialIDSeparator); i >= 0 {
 		ref = ref[:i] + "/" + ref[i+len(trialIDSeparator):]
 	}
 	parts := strings.Split(ref, "/")
 	if len(parts) < 2 || len(parts) > 3 || parts[0] == "" || parts[1] == "" || (len(parts) == 3 && parts[2] == "") {
-		return "", "", fmt.Errorf("sweep: got %q, want sweep/<name>/<id>, <name>/<id>, or either followed by /<trial-id>", ref)
+		return "", "", fmt.Errorf("sweep: got %q, want sweep/<name>/<id>, <name>/<id>, or either followed by /<trial-id>", given)
 	}
 	sweepID = SweepWorkflowID(parts[0], parts[1])
 	if len(parts) == 3 {

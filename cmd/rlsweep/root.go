@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
 
@@ -125,7 +128,16 @@ func newRootCmd(f *Factory) *cobra.Command {
 	}
 	root.SetOut(f.Out)
 	root.SetErr(f.ErrOut)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return invalidInput(err) })
+	root.SetFlagErrorFunc(flagError)
+	// A word after rlsweep that names no command is invalid input (exit 2), like a bad flag; cobra's own
+	// "unknown command" error would exit 1.
+	root.Args = cobra.ArbitraryArgs
+	root.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		return invalidInput(fmt.Errorf("command: got %q, want one of %s (see rlsweep --help)", args[0], commandNames(cmd)))
+	}
 	pf := root.PersistentFlags()
 	pf.StringVar(&f.Address, "address", "", "Temporal frontend host:port (default: TEMPORAL_ADDRESS, else localhost:7233)")
 	pf.StringVar(&f.Namespace, "namespace", "", "Temporal namespace (default: TEMPORAL_NAMESPACE, else default)")
@@ -144,7 +156,72 @@ func newRootCmd(f *Factory) *cobra.Command {
 		newTrainCmd(f),
 		newDiagnoseCmd(f),
 	)
+	for _, c := range root.Commands() {
+		argsAreInput(c)
+	}
 	return root
+}
+
+// argsAreInput makes a wrong number of arguments invalid input (exit 2) with the command's usage line;
+// cobra's argument checks return plain errors, which would exit 1.
+func argsAreInput(c *cobra.Command) {
+	check := c.Args
+	if check == nil {
+		return
+	}
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return invalidInput(fmt.Errorf("%s: %w; usage: %s", cmd.Name(), err, cmd.UseLine()))
+		}
+		return nil
+	}
+}
+
+// flagError rewrites pflag's errors as `--flag: got VALUE, want ALLOWED` and marks them invalid input.
+func flagError(cmd *cobra.Command, err error) error {
+	var bad *pflag.InvalidValueError
+	var unknown *pflag.NotExistError
+	switch {
+	case errors.As(err, &bad):
+		fl := bad.GetFlag()
+		return invalidInput(fmt.Errorf("--%s: got %q, want %s", fl.Name, bad.GetValue(), flagWant(fl.Value.Type())))
+	case errors.As(err, &unknown):
+		var names []string
+		cmd.Flags().VisitAll(func(fl *pflag.Flag) {
+			if !fl.Hidden {
+				names = append(names, "--"+fl.Name)
+			}
+		})
+		return invalidInput(fmt.Errorf("%w; %s takes %s", err, cmd.CommandPath(), strings.Join(names, ", ")))
+	}
+	return invalidInput(err)
+}
+
+// flagWant says what a flag of a pflag value type accepts.
+func flagWant(typ string) string {
+	switch typ {
+	case "bool":
+		return "true or false"
+	case "int", "int64", "int32":
+		return "an integer"
+	case "float64":
+		return "a number"
+	case "duration":
+		return "a duration such as 500ms, 2s or 1m"
+	case "stringSlice":
+		return "comma-separated names"
+	}
+	return "a " + typ
+}
+
+func commandNames(root *cobra.Command) string {
+	var names []string
+	for _, c := range root.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 type quietLogger struct{}

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/spf13/cobra"
 
@@ -57,7 +58,7 @@ func loadAndPlan(file string) (*sweeps.Spec, []sweeps.Trial, error) {
 		}
 	}
 	var errs sweeps.Errors
-	if errors.As(err, &errs) {
+	if errors.As(err, &errs) || errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, invalidInput(err)
 	}
 	return nil, nil, err

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+func testFactory() (*Factory, *bytes.Buffer, *bytes.Buffer) {
+	var out, errOut bytes.Buffer
+	return &Factory{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, &out, &errOut
+}
+
+// runCLI runs the whole command line as main does and returns the exit code and both streams.
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	f, out, errOut := testFactory()
+	code = run(context.Background(), args, f)
+	return code, out.String(), errOut.String()
+}
+
+// parseWith runs args through the real root command with sub (built with a runF) in place of the
+// command of the same name, so persistent flags and the root's error handling apply as in main.
+func parseWith(t *testing.T, f *Factory, sub *cobra.Command, args ...string) error {
+	t.Helper()
+	root := newRootCmd(f)
+	for _, c := range root.Commands() {
+		if c.Name() == sub.Name() {
+			root.RemoveCommand(c)
+		}
+	}
+	argsAreInput(sub)
+	root.AddCommand(sub)
+	root.SetArgs(args)
+	return root.ExecuteContext(context.Background())
+}
+
+func TestOptionsFromArgv(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		cmd  func(f *Factory, got *any) *cobra.Command
+		want any
+	}{
+		{"validate files", []string{"validate", "a.yaml", "b.yaml"},
+			func(f *Factory, got *any) *cobra.Command {
+				return newValidateCmd(f, func(o *ValidateOptions) error { *got = *o; return nil })
+			},
+			ValidateOptions{Files: []string{"a.yaml", "b.yaml"}}},
+		{"submit defaults", []string{"submit", "s.yaml"},
+			func(f *Factory, got *any) *cobra.Command {
+				return newSubmitCmd(f, func(o *SubmitOptions) error { *got = *o; return nil })
+			},
+			SubmitOptions{File: "s.yaml"}},
+		{"submit watch id", []string{"submit", "-w", "--id", "abc123", "s.yaml"},
+			func(f *Factory, got *any) *cobra.Command {
+				return newSubmitCmd(f, func(o *SubmitOptions) error { *got = *o; return nil })
+			},
+			SubmitOptions{File: "s.yaml", ID: "abc123", Watch: true}},
+		{"status json", []string{"status", "--json", "cartpole/ab12/0-s1"},
+			func(f *Factory, got *any) *cobra.Command {
+				return newStatusCmd(f, func(o *StatusOptions) error { *got = *o; return nil })
+			},
+			StatusOptions{Ref: "cartpole/ab12/0-s1", JSON: true}},
+		{"watch default interval", []string{"watch", "cartpole/ab12"},
+			func(f *Factory, got *any) *cobra.Command {
+				return newWatchCmd(f, func(o *WatchOptions) error { *got = *o; return nil })
+			},
+			WatchOptions{Sweep: "cartpole/ab12", Interval: time.Second}},
+		{"watch interval", []string{"watch", "--interval", "250ms", "sweep/cartpole/ab12"},
+			func(f *Factory, got *any) *cobra.Command {
+				return newWatchCmd(f, func(o *WatchOptions) error { *got = *o; return nil })
+			},
+			WatchOptions{Sweep: "sweep/cartpole/ab12", Interval: 250 * time.Millisecond}},
+		{"results default table", []string{"results", "cartpole/ab12"},
+			func(f *Factory, got *any) *cobra.Command {
+				return newResultsCmd(f, func(o *ResultsOptions) error { *got = *o; return nil })
+			},
+			ResultsOptions{Sweep: "cartpole/ab12", Output: "table"}},
+		{"results csv", []string{"results", "-o", "csv", "cartpole/ab12"},
+			func(f *Factory, got *any) *cobra.Command {
+				return newResultsCmd(f, func(o *ResultsOptions) error { *got = *o; return nil })
+			},
+			ResultsOptions{Sweep: "cartpole/ab12", Output: "csv"}},
+		{"cancel wait", []string{"cancel", "--wait", "cartpole/ab12"},
+			func(f *Factory, got *any) *cobra.Command {
+				return newCancelCmd(f, func(o *CancelOptions) error { *got = *o; return nil })
+			},
+			CancelOptions{Sweep: "cartpole/ab12", Wait: true}},
+		{"dev defaults", []string{"dev"},
+			func(f *Factory, got *any) *cobra.Command {
+				return newDevCmd(f, func(o *DevOptions) error { o.StateDir = ""; *got = *o; return nil })
+			},
+			DevOptions{Port: 7233, UIPort: 8233, Slots: 2}},
+		{"dev file", []string{"dev", "--port", "7999", "--ui-port", "8999", "--slots", "4", "--exit", "s.yaml"},
+			func(f *Factory, got *any) *cobra.Command {
+				return newDevCmd(f, func(o *DevOptions) error { o.StateDir = ""; *got = *o; return nil })
+			},
+			DevOptions{File: "s.yaml", Port: 7999, UIPort: 8999, Slots: 4, Exit: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, _, _ := testFactory()
+			var got any
+			if err := parseWith(t, f, tt.cmd(f, &got), tt.args...); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("options = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestWorkerOptions(t *testing.T) {
+	tests := []struct {
+		args []string
+		want WorkerOptions
+	}{
+		{[]string{"worker"}, WorkerOptions{Control: true, Queues: []string{"rlsweep-gpu"}, Slots: 1, TrialsPerGPU: 1}},
+		{[]string{"worker", "--control=false", "--queue", "gpu-a,gpu-b", "--gpus", "0,1,2,3", "--trials-per-gpu", "2", "--work-dir", "/w"},
+			WorkerOptions{Queues: []string{"gpu-a", "gpu-b"}, Slots: 1, GPUs: "0,1,2,3", TrialsPerGPU: 2, WorkDir: "/w"}},
+		{[]string{"worker", "--slots", "8", "--queue", "cpu"},
+			WorkerOptions{Control: true, Queues: []string{"cpu"}, Slots: 8, TrialsPerGPU: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			f, _, _ := testFactory()
+			var got *WorkerOptions
+			if err := parseWith(t, f, newWorkerCmd(f, func(o *WorkerOptions) error { got = o; return nil }), tt.args...); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(*got, tt.want) {
+				t.Errorf("options = %+v, want %+v", *got, tt.want)
+			}
+		})
+	}
+}
+
+func TestGlobalFlags(t *testing.T) {
+	f, _, _ := testFactory()
+	err := parseWith(t, f, newStatusCmd(f, func(*StatusOptions) error { return nil }),
+		"--address", "temporal:7233", "--namespace", "ml", "--store", "/data/a", "--ui-url", "http://ui:8080", "status", "x/y")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Address != "temporal:7233" || f.Namespace != "ml" || f.StoreURL != "/data/a" || f.UIURL != "http://ui:8080" {
+		t.Errorf("factory = %+v, want the four global flags", f)
+	}
+	if got, want := f.WorkflowURL("sweep/a/b"), "http://ui:8080/namespaces/ml/workflows/sweep%2Fa%2Fb"; got != want {
+		t.Errorf("WorkflowURL = %q, want %q", got, want)
+	}
+}
+
+// Bad input never reaches a server: every case here exits 2 before dialing, with a message naming what
+// was wrong, the value given and what is allowed.
+func TestBadInputExitsTwo(t *testing.T) {
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"frobnicate"}, []string{`command: got "frobnicate"`, "submit", "validate"}},
+		{[]string{"validate"}, []string{"validate: requires at least 1 arg(s), only received 0", "usage: rlsweep validate FILE..."}},
+		{[]string{"submit"}, []string{"submit: accepts 1 arg(s), received 0", "usage: rlsweep submit FILE"}},
+		{[]string{"submit", "a.yaml", "b.yaml"}, []string{"submit: accepts 1 arg(s), received 2"}},
+		{[]string{"submit", "--bogus", "a.yaml"}, []string{"unknown flag: --bogus", "--id", "--watch"}},
+		{[]string{"submit", "--watch=maybe", "a.yaml"}, []string{`--watch: got "maybe", want true or false`}},
+		{[]string{"submit", "/nonexistent/sweep.yaml"}, []string{"/nonexistent/sweep.yaml", "no such file"}},
+		{[]string{"status", "a", "b"}, []string{"status: accepts 1 arg(s), received 2"}},
+		{[]string{"status", "nosuch"}, []string{`sweep: got "nosuch", want sweep/<name>/<id>, <name>/<id>`}},
+		{[]string{"status", "sweep/onlyname"}, []string{`sweep: got "sweep/onlyname"`}},
+		{[]string{"watch", "--interval", "5", "a/b"}, []string{`--interval: got "5", want a duration`}},
+		{[]string{"watch", "--interval", "-1s", "a/b"}, []string{"--interval: got -1s, want a positive duration"}},
+		{[]string{"watch", "a"}, []string{`sweep: got "a"`}},
+		{[]string{"results", "-o", "yaml", "a/b"}, []string{`--output: got "yaml", want one of ["table" "json" "csv"]`}},
+		{[]string{"results", "a/b/c/d"}, []string{`sweep: got "a/b/c/d"`}},
+		{[]string{"cancel"}, []string{"cancel: accepts 1 arg(s), received 0"}},
+		{[]string{"cancel", "--wait=sometimes", "a/b"}, []string{`--wait: got "sometimes", want true or false`}},
+		{[]string{"cancel", "x"}, []string{`sweep: got "x"`}},
+		{[]string{"pause", "x"}, []string{`sweep: got "x"`}},
+		{[]string{"resume"}, []string{"resume: accepts 1 arg(s), received 0"}},
+		{[]string{"set-concurrency", "a/b", "0"}, []string{`N: got "0", want an integer from 1 to 500`}},
+		{[]string{"set-concurrency", "a/b", "501"}, []string{`N: got "501", want an integer from 1 to 500`}},
+		{[]string{"set-concurrency", "a/b", "many"}, []string{`N: got "many", want an integer from 1 to 500`}},
+		{[]string{"set-concurrency", "a/b"}, []string{"set-concurrency: accepts 2 arg(s), received 1"}},
+		{[]string{"worker", "extra"}, []string{`worker: unknown command "extra"`}},
+		{[]string{"worker", "--slots", "0"}, []string{"--slots: got 0, want at least 1"}},
+		{[]string{"worker", "--slots", "x"}, []string{`--slots: got "x", want an integer`}},
+		{[]string{"worker", "--trials-per-gpu", "0"}, []string{"--trials-per-gpu: got 0, want at least 1"}},
+		{[]string{"worker", "--gpus", "0,,1"}, []string{`--gpus: got "0,,1", want comma-separated GPU indices`}},
+		{[]string{"worker", "--gpus", "a"}, []string{`--gpus: got "a"`}},
+		{[]string{"worker", "--queue", " "}, []string{"--queue: got an empty name"}},
+		{[]string{"worker", "--control=false", "--queue", ""}, []string{"--control=false and --queue empty"}},
+		{[]string{"dev", "--slots", "0"}, []string{"--slots: got 0, want at least 1"}},
+		{[]string{"dev", "--port", "70000"}, []string{"--port: got 70000, want 1 to 65535"}},
+		{[]string{"dev", "a.yaml", "b.yaml"}, []string{"dev: accepts at most 1 arg(s), received 2"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, out, errOut := runCLI(t, tt.args...)
+			if code != exitInvalid {
+				t.Fatalf("exit code %d, want %d; stderr:\n%s", code, exitInvalid, errOut)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr %q lacks %q", errOut, w)
+				}
+			}
+			if out != "" {
+				t.Errorf("stdout = %q, want nothing", out)
+			}
+		})
+	}
+}
+
+func TestNoArgumentsPrintsHelp(t *testing.T) {
+	code, out, _ := runCLI(t)
+	if code != exitOK || !strings.Contains(out, "Available Commands:") || !strings.Contains(out, "submit") {
+		t.Errorf("rlsweep with no arguments: exit %d, output %q; want 0 and the help", code, out)
+	}
+}
