@@ -210,7 +210,8 @@ func bar(done, total, width int) string {
 	if total <= 0 {
 		return "[" + strings.Repeat(" ", width) + "]"
 	}
-	n := done * width / total
+	// Clamped: a frame must never panic the watch loop, whatever the counts say.
+	n := min(max(done, 0), total) * width / total
 	return "[" + strings.Repeat("#", n) + strings.Repeat(".", width-n) + "]"
 }
 

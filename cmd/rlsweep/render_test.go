@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/sweeps"
+	"github.com/rlsweep/rlsweep/workflows"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// golden compares got with testdata/NAME, or rewrites it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func f64(x float64) *float64 { return &x }
+
+func midSweepStatus() *workflows.SweepStatus {
+	return &workflows.SweepStatus{
+		SweepID: "sweep/cartpole-lr/ab12cd34", Name: "cartpole-lr", Phase: workflows.PhaseRunning, Total: 18, Started: 11,
+		Running: []string{"9-s1", "10-s2", "8-s3"},
+		Counts:  map[string]int{"completed": 5, "diverged": 2, "failed": 1},
+		Leader: &activities.TrialSummary{TrialID: "4-s2", Objective: f64(487.25),
+			Params: map[string]any{"lr": 0.001, "clip": 0.2}},
+		Metric: sweeps.Metric{Name: "reward", Goal: "maximize"}, Concurrency: 3, Runs: 1,
+		Since: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC),
+	}
+}
+
+func TestRenderStatus(t *testing.T) {
+	tests := []struct {
+		name  string
+		st    *workflows.SweepStatus
+		steps map[string]int64
+	}{
+		{"status-running.golden", midSweepStatus(), map[string]int64{"9-s1": 120000, "10-s2": 4000}}, // 8-s3: no heartbeat yet
+		{"status-paused.golden", func() *workflows.SweepStatus {
+			st := midSweepStatus()
+			st.Paused, st.Running, st.Leader = true, nil, nil
+			return st
+		}(), nil},
+		{"status-planning.golden", &workflows.SweepStatus{SweepID: "sweep/x/1", Phase: workflows.PhasePlanning, Counts: map[string]int{}}, nil},
+		{"status-completed.golden", &workflows.SweepStatus{SweepID: "sweep/x/1", Phase: workflows.PhaseCompleted, Total: 4,
+			Counts: map[string]int{"completed": 3, "cancelled": 1}, Concurrency: 8,
+			Leader: &activities.TrialSummary{TrialID: "2-s1", Objective: f64(-0.0123), Params: map[string]any{"gamma": 0.99}},
+			Metric: sweeps.Metric{Name: "loss", Goal: "minimize"}}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			golden(t, tt.name, renderStatus(tt.st, tt.steps))
+		})
+	}
+}
+
+func TestProgressLine(t *testing.T) {
+	paused := midSweepStatus()
+	paused.Paused = true
+	var b strings.Builder
+	for _, st := range []*workflows.SweepStatus{midSweepStatus(), paused,
+		{SweepID: "sweep/x/1", Phase: workflows.PhasePlanning}} {
+		b.WriteString(progressLine(st) + "\n")
+	}
+	golden(t, "progress.golden", b.String())
+}
+
+func TestBar(t *testing.T) {
+	tests := []struct {
+		done, total int
+		want        string
+	}{
+		{0, 0, "[          ]"},
+		{0, 4, "[..........]"},
+		{1, 4, "[##........]"},
+		{4, 4, "[##########]"},
+		{5, 4, "[##########]"}, // more reports than trials (a trial reported twice) must not panic
+	}
+	for _, tt := range tests {
+		if got := bar(tt.done, tt.total, 10); got != tt.want {
+			t.Errorf("bar(%d, %d) = %q, want %q", tt.done, tt.total, got, tt.want)
+		}
+	}
+}
+
+func sampleResults() activities.SweepResults {
+	return activities.SweepResults{
+		SweepID: "sweep/cartpole-lr/ab12cd34", Name: "cartpole-lr", Status: "completed",
+		Metric: sweeps.Metric{Name: "reward", Goal: "maximize"}, Params: []string{"lr", "clip", "num_envs"},
+		Trials: []activities.TrialSummary{
+			{TrialID: "0-s1", Config: 0, Seed: 1, Params: map[string]any{"lr": 0.0003, "clip": 0.1, "num_envs": 8},
+				Outcome: "completed", Objective: f64(487.123456), Steps: 500000, WallSeconds: 61.25, Segments: 5},
+			{TrialID: "0-s2", Config: 0, Seed: 2, Params: map[string]any{"lr": 0.0003, "clip": 0.1, "num_envs": 8},
+				Outcome: "diverged", Steps: 120000, StopRule: "non_finite", WallSeconds: 12.5, Segments: 2,
+				Error: "trial 0-s2 diverged: stop non_finite at step 120000\nlog tail follows",
+				Last:  activities.Values{"reward": math.NaN()}},
+			{TrialID: "1-s1", Config: 1, Seed: 1, Params: map[string]any{"lr": 0.001, "clip": 0.2, "num_envs": 32},
+				Outcome: "failed", Steps: 0, Error: "trainer exited with status 3, \"quoted\""},
+			{TrialID: "1-s2", Config: 1, Seed: 2, Params: map[string]any{"lr": 0.001, "clip": 0.2, "num_envs": 32},
+				Outcome: "cancelled", Steps: 40000},
+		},
+	}
+}
+
+func TestWriteResultsTable(t *testing.T) {
+	res := sampleResults()
+	var b bytes.Buffer
+	if err := writeResultsTable(&b, &res); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "results-table.golden", b.String())
+}
+
+func TestWriteCSV(t *testing.T) {
+	var b bytes.Buffer
+	if err := activities.WriteCSV(&b, sampleResults()); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "results.csv.golden", b.String())
+}
+
+// runResults reads results.json from the store when the sweep has ended, the stored parts while it
+// runs; it needs no server.
+func TestRunResults(t *testing.T) {
+	ctx := context.Background()
+	res := sampleResults()
+	ended := t.TempDir()
+	store, err := artifacts.Open(ended)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := json.Marshal(res)
+	if err := store.Put(ctx, artifacts.SweepKey(res.SweepID, "results.json"), bytes.NewReader(js)); err != nil {
+		t.Fatal(err)
+	}
+	running := t.TempDir()
+	rstore, err := artifacts.Open(running)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &activities.Activities{Store: rstore}
+	for part, trials := range [][]activities.TrialSummary{res.Trials[2:], res.Trials[:2]} {
+		if err := a.RecordResults(ctx, activities.RecordResultsInput{SweepID: res.SweepID, Part: part, Trials: trials}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		store, output, golden string
+	}{
+		{ended, "table", "results-table.golden"},
+		{ended, "csv", "results.csv.golden"},
+		{ended, "json", "results.json.golden"},
+		{running, "table", "results-running-table.golden"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.golden, func(t *testing.T) {
+			code, out, errOut := runCLI(t, "--store", tt.store, "results", "-o", tt.output, "cartpole-lr/ab12cd34")
+			if code != exitOK {
+				t.Fatalf("exit code %d, stderr %q", code, errOut)
+			}
+			golden(t, tt.golden, out)
+		})
+	}
+	t.Run("none yet", func(t *testing.T) {
+		code, _, errOut := runCLI(t, "--store", t.TempDir(), "results", "cartpole-lr/ab12cd34")
+		if code != exitError || !strings.Contains(errOut, "sweep sweep/cartpole-lr/ab12cd34: no results in") {
+			t.Errorf("exit code %d, stderr %q; want 1 and no results yet", code, errOut)
+		}
+	})
+}

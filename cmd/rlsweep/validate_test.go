@@ -1,0 +1,97 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// Every bad spec exits 2 and prints, with the path as given, each message of its .want file:
+// PATH:LINE: FIELD: got VALUE, want ALLOWED.
+func TestValidateBadSpecs(t *testing.T) {
+	files, err := filepath.Glob("../../sweeps/testdata/bad/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 30 {
+		t.Fatalf("found %d bad specs, want at least 30", len(files))
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			wantText, err := os.ReadFile(strings.TrimSuffix(file, ".yaml") + ".want")
+			if err != nil {
+				t.Fatal(err)
+			}
+			code, out, errOut := runCLI(t, "validate", file)
+			if code != exitInvalid {
+				t.Fatalf("exit code %d, want %d; stderr:\n%s", code, exitInvalid, errOut)
+			}
+			if out != "" {
+				t.Errorf("stdout = %q, want nothing for a bad spec", out)
+			}
+			fileLine := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(file) + `:[0-9]+: `)
+			if !fileLine.MatchString(errOut) {
+				t.Errorf("stderr lacks %s:LINE:\n%s", file, errOut)
+			}
+			dir := filepath.Dir(file) + string(filepath.Separator)
+			for _, want := range strings.Split(strings.TrimSpace(string(wantText)), "\n") {
+				if !strings.Contains(errOut, dir+want) {
+					t.Errorf("stderr lacks %q:\n%s", dir+want, errOut)
+				}
+			}
+		})
+	}
+}
+
+func TestValidateGoodSpecs(t *testing.T) {
+	files, err := filepath.Glob("../../sweeps/testdata/good/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no good specs found")
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			code, out, errOut := runCLI(t, "validate", file)
+			if code != exitOK || errOut != "" {
+				t.Fatalf("exit code %d, stderr %q; want 0 and nothing", code, errOut)
+			}
+			if !regexp.MustCompile(`^` + regexp.QuoteMeta(file) + `: ok: sweep "[^"]+", (grid|random|sobol), [1-9][0-9]* trials\n$`).MatchString(out) {
+				t.Errorf("stdout = %q, want %s: ok: sweep NAME, METHOD, N trials", out, file)
+			}
+		})
+	}
+}
+
+// Several files: each reported, the good ones too, and one bad file makes the exit code 2.
+func TestValidateMixed(t *testing.T) {
+	good, bad := "../../sweeps/testdata/good/minimal.yaml", "../../sweeps/testdata/bad/zero-lr.yaml"
+	f, out, errOut := testFactory()
+	err := runValidate(f, &ValidateOptions{Files: []string{good, bad, good}})
+	var ec *exitCodeError
+	if !errors.As(err, &ec) || ec.code != exitInvalid {
+		t.Fatalf("runValidate error %v, want exit code 2", err)
+	}
+	if n := strings.Count(out.String(), good+`: ok: sweep "minimal", grid, 1 trials`); n != 2 {
+		t.Errorf("stdout has %d ok lines for %s, want 2:\n%s", n, good, out)
+	}
+	if !strings.Contains(errOut.String(), bad+":7: parameters.lr.values[0]: got 0, want a number > 0 for lr") {
+		t.Errorf("stderr lacks the zero-lr message:\n%s", errOut)
+	}
+}
+
+// A 10 MB file is refused as invalid input, not parsed.
+func TestValidateTooLarge(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.yaml")
+	if err := os.WriteFile(path, []byte(strings.Repeat("# padding padding padding padding\n", 10<<20/34)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runCLI(t, "validate", path)
+	if code != exitInvalid || !strings.Contains(errOut, path+":1: file: got more than 1048576 bytes") {
+		t.Errorf("exit code %d, stderr %q; want 2 and %s:1: file: got more than 1048576 bytes", code, errOut, path)
+	}
+}
