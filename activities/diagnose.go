@@ -101,7 +101,10 @@ func (r *ring) all() []json.RawMessage {
 	}
 	for i := 0; i < n; i++ {
 		line := r.lines[(start+i)%dumpRecords]
-		out = append(out, json.RawMessage(fmt.Sprintf("%q", string(trimNewline(line)))))
+		// json.Marshal, not %q: Go quoting writes \x7f and \U000e0001, which are not JSON, and one such
+		// record would make the whole dump unencodable.
+		b, _ := json.Marshal(string(trimNewline(line))) // a string always marshals
+		out = append(out, json.RawMessage(b))
 	}
 	return out
 }

@@ -6,8 +6,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 )
 
 // process is a trainer running in its own process group, so a stop reaches every process it started.
@@ -79,5 +81,10 @@ func tailFile(path string, n int64) string {
 	if _, err := f.ReadAt(b, off); err != nil && !errors.Is(err, io.EOF) {
 		return ""
 	}
-	return string(b)
+	// The tail goes into failure messages, protobuf strings that must be valid UTF-8: drop a character
+	// cut by the offset and replace whatever invalid bytes the trainer printed.
+	for off > 0 && len(b) > 0 && !utf8.RuneStart(b[0]) {
+		b = b[1:]
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
 }

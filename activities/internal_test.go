@@ -1,0 +1,228 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/rlsweep/rlsweep/artifacts"
+)
+
+func TestRingKeepsLast64InOrder(t *testing.T) {
+	for _, n := range []int{0, 1, 63, 64, 65, 200} {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			var r ring
+			for i := 1; i <= n; i++ {
+				r.add([]byte(`{"step":` + strconv.Itoa(i) + "}\n"))
+			}
+			got := r.all()
+			want := min(n, dumpRecords)
+			if len(got) != want {
+				t.Fatalf("all() holds %d records, want %d", len(got), want)
+			}
+			for i, raw := range got {
+				var line string
+				if err := json.Unmarshal(raw, &line); err != nil {
+					t.Fatalf("record %d %s: %v", i, raw, err)
+				}
+				if w := `{"step":` + strconv.Itoa(n-want+1+i) + "}"; line != w {
+					t.Errorf("record %d = %q, want %q", i, line, w)
+				}
+			}
+		})
+	}
+}
+
+// Every record in the dump must be valid JSON whatever bytes a custom metric name holds, or the whole
+// divergence dump cannot be encoded.
+func TestRingRecordsAreValidJSON(t *testing.T) {
+	for _, line := range []string{
+		"{\"step\":1,\"a\x7fb\":1}\n",       // DEL: Go's %q writes \x7f
+		"{\"step\":1,\"a\U000e0001b\":1}\n", // a non-printable rune outside the BMP: %q writes \U000e0001
+		"{\"step\":1,\"reward\":NaN}\n",
+		"{\"step\":1,\"\\\"q\\\"\":1}\n",
+		"{\"step\":1,\"\xff\":1}\n",
+	} {
+		var r ring
+		r.add([]byte(line))
+		recs := r.all()
+		b, err := json.Marshal(recs)
+		if err != nil {
+			t.Errorf("dump of %q does not encode: %v", line, err)
+			continue
+		}
+		var back []string
+		if err := json.Unmarshal(b, &back); err != nil || len(back) != 1 {
+			t.Errorf("dump of %q = %s, want one JSON string: %v", line, b, err)
+			continue
+		}
+		if utf8.ValidString(line) && back[0] != strings.TrimSuffix(line, "\n") {
+			t.Errorf("dump of %q decodes to %q, want the line", line, back[0])
+		}
+	}
+}
+
+func TestStoredBefore(t *testing.T) {
+	ctx := context.Background()
+	s, err := artifacts.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const key = "sweeps/x/trials/0-s1/metrics.jsonl"
+	got, err := storedBefore(ctx, s, key, 100)
+	if err != nil || got != nil {
+		t.Errorf("storedBefore with no object = %q, %v, want nothing", got, err)
+	}
+	stored := "{\"step\":1000,\"reward\":1}\n" +
+		"not json\n" +
+		"{\"step\":2000,\"reward\":NaN}\n" +
+		"\n" +
+		"{\"step\":3000,\"reward\":3}\n" +
+		"{\"step\":4000,\"reward\":4}" // no final newline
+	if err := s.Put(ctx, key, strings.NewReader(stored)); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		step int64
+		want string
+	}{
+		{0, ""},
+		{1000, ""},
+		{1001, "{\"step\":1000,\"reward\":1}\n"},
+		{3000, "{\"step\":1000,\"reward\":1}\n{\"step\":2000,\"reward\":NaN}\n"},
+		{5000, "{\"step\":1000,\"reward\":1}\n{\"step\":2000,\"reward\":NaN}\n{\"step\":3000,\"reward\":3}\n{\"step\":4000,\"reward\":4}\n"},
+	}
+	for _, tt := range tests {
+		got, err := storedBefore(ctx, s, key, tt.step)
+		if err != nil || string(got) != tt.want {
+			t.Errorf("storedBefore(%d) = %q, %v, want %q", tt.step, got, err, tt.want)
+		}
+	}
+	if _, err := storedBefore(ctx, s, "../bad", 1); err == nil {
+		t.Errorf("storedBefore of a bad key = nil error, want one")
+	}
+}
+
+func TestTailFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "log")
+	if got := tailFile(p, 10); got != "" {
+		t.Errorf("tail of a missing file = %q, want \"\"", got)
+	}
+	if err := os.WriteFile(p, []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := tailFile(p, 4); got != "6789" {
+		t.Errorf("tailFile(4) = %q, want 6789", got)
+	}
+	if got := tailFile(p, 100); got != "0123456789" {
+		t.Errorf("tailFile(100) = %q, want the whole file", got)
+	}
+	// The tail ends up in a failure message, a protobuf string: it must be valid UTF-8 even when the cut
+	// falls inside a character or the trainer printed raw bytes.
+	if err := os.WriteFile(p, []byte("ééé\xff"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for n := int64(1); n <= 8; n++ {
+		if got := tailFile(p, n); !utf8.ValidString(got) {
+			t.Errorf("tailFile(%d) = %q, want valid UTF-8", n, got)
+		}
+	}
+}
+
+// alive reports whether the process exists and is not a zombie.
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] != 'Z' && s[i+2] != 'X'
+	}
+	return true
+}
+
+func waitFile(t *testing.T, p string) string {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(p); err == nil && strings.HasSuffix(string(b), "\n") {
+			return strings.TrimSpace(string(b))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("%s never appeared", p)
+	return ""
+}
+
+// A trainer that ignores SIGTERM is killed after the grace period, and so is the child it started.
+func TestProcessStopEscalatesToSIGKILL(t *testing.T) {
+	dir := t.TempDir()
+	log, err := os.Create(filepath.Join(dir, "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	script := `trap '' TERM; sleep 60 & echo $! > child.pid; echo $$ > parent.pid; wait; wait; echo survived`
+	p, err := startProcess([]string{"/bin/sh", "-c", script}, os.Environ(), dir, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, _ := strconv.Atoi(waitFile(t, filepath.Join(dir, "child.pid")))
+	parent, _ := strconv.Atoi(waitFile(t, filepath.Join(dir, "parent.pid")))
+	if parent != p.cmd.Process.Pid || !alive(child) {
+		t.Fatalf("parent %d (want %d), child %d alive %v", parent, p.cmd.Process.Pid, child, alive(child))
+	}
+	const grace = 300 * time.Millisecond
+	start := time.Now()
+	p.stop(grace)
+	took := time.Since(start)
+	if took < grace || took > grace+2*time.Second {
+		t.Errorf("stop took %s, want the %s grace period and a little", took, grace)
+	}
+	if p.exitCode() != -1 {
+		t.Errorf("exit code = %d, want -1 (killed by a signal)", p.exitCode())
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for alive(child) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if alive(child) {
+		t.Errorf("grandchild %d outlived the stop", child)
+		_ = syscall.Kill(child, syscall.SIGKILL)
+	}
+}
+
+// A trainer that honours SIGTERM is not made to wait for the grace period.
+func TestProcessStopGraceful(t *testing.T) {
+	dir := t.TempDir()
+	log, err := os.Create(filepath.Join(dir, "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	p, err := startProcess([]string{"/bin/sh", "-c", `trap 'exit 0' TERM; echo ready > ready; while :; do sleep 0.01; done`}, os.Environ(), dir, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFile(t, filepath.Join(dir, "ready"))
+	start := time.Now()
+	p.stop(5 * time.Second)
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("stop of a process that honours SIGTERM took %s, want well under the 5s grace", took)
+	}
+	if _, err := startProcess(nil, nil, dir, log); err == nil {
+		t.Errorf("startProcess(nil argv) = nil error, want one")
+	}
+}

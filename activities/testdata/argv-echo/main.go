@@ -1,0 +1,57 @@
+// Command argv-echo is a test trainer that shows what the worker handed it: it writes its argv and
+// the rlsweep variables of its environment as JSON to the file named by the "argv_file" parameter in
+// RLSWEEP_PARAMS, then appends one metrics record at RLSWEEP_STOP_AT_STEP and exits 0.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Echo is what argv-echo writes.
+type Echo struct {
+	Args []string          `json:"args"`
+	Env  map[string]string `json:"env"` // RLSWEEP_* and CUDA_VISIBLE_DEVICES
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "argv-echo:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var params map[string]any
+	if err := json.Unmarshal([]byte(os.Getenv("RLSWEEP_PARAMS")), &params); err != nil {
+		return fmt.Errorf("RLSWEEP_PARAMS: %w", err)
+	}
+	file, _ := params["argv_file"].(string)
+	if file == "" {
+		return fmt.Errorf("RLSWEEP_PARAMS: no argv_file")
+	}
+	e := Echo{Args: os.Args, Env: map[string]string{}}
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "RLSWEEP_") || k == "CUDA_VISIBLE_DEVICES" {
+			e.Env[k] = v
+		}
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(os.Getenv("RLSWEEP_METRICS_FILE"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(f, "{\"step\":%s,\"reward\":1}\n", os.Getenv("RLSWEEP_STOP_AT_STEP")); err != nil {
+		return err
+	}
+	return f.Close()
+}

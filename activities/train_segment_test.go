@@ -1,0 +1,622 @@
+package activities_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/sweeps"
+	"github.com/rlsweep/rlsweep/trainer"
+)
+
+const sweepID = "sweep/unit/abc123"
+
+// fixture is a store, a work directory and the Activities that use them.
+type fixture struct {
+	t     *testing.T
+	store *artifacts.Local
+	acts  *activities.Activities
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	store, err := artifacts.NewLocal(filepath.Join(t.TempDir(), "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{t: t, store: store, acts: &activities.Activities{Store: store, WorkDir: t.TempDir(),
+		PollInterval: 5 * time.Millisecond, FlushInterval: 50 * time.Millisecond}}
+}
+
+// input is a segment of trial 0-s1 of the scripted trainer from step 0 to stop; the crash marker the
+// trainer leaves lives in a temporary directory of this test only.
+func (f *fixture) input(stop int64, params map[string]any) activities.SegmentInput {
+	return activities.SegmentInput{
+		SweepID: sweepID,
+		Trial:   sweeps.Trial{ID: "0-s1", Config: 0, Seed: 1, Params: params},
+		Trainer: sweeps.Trainer{Command: []string{scriptedTrainer}, TotalSteps: 100000,
+			Metrics:      sweeps.MetricsSource{Source: trainer.SourceJSONL},
+			StallTimeout: 10 * time.Second, GracePeriod: 2 * time.Second,
+			Environment: map[string]string{"TMPDIR": f.t.TempDir()}},
+		Diagnostics: sweeps.Diagnostics{Enabled: true, Patience: 5},
+		Metric:      "reward", Goal: "maximize",
+		StopAtStep: stop,
+	}
+}
+
+// env is a fresh activity environment with TrainSegment registered; ctx, when not nil, is the context
+// every activity runs under, so cancelling it cancels the activity.
+func (f *fixture) env(ctx context.Context, heartbeat *activities.Heartbeat) *testsuite.TestActivityEnvironment {
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	env := s.NewTestActivityEnvironment()
+	if ctx != nil {
+		env.SetWorkerOptions(worker.Options{BackgroundActivityContext: ctx})
+	}
+	if heartbeat != nil {
+		env.SetHeartbeatDetails(*heartbeat)
+	}
+	env.SetTestTimeout(20 * time.Second)
+	env.RegisterActivity(f.acts.TrainSegment)
+	return env
+}
+
+func (f *fixture) run(in activities.SegmentInput) (*activities.SegmentResult, error) {
+	return f.runIn(f.env(nil, nil), in)
+}
+
+func (f *fixture) runIn(env *testsuite.TestActivityEnvironment, in activities.SegmentInput) (*activities.SegmentResult, error) {
+	f.t.Helper()
+	v, err := env.ExecuteActivity(f.acts.TrainSegment, in)
+	if err != nil {
+		return nil, err
+	}
+	var res activities.SegmentResult
+	if err := v.Get(&res); err != nil {
+		f.t.Fatalf("decode result: %v", err)
+	}
+	return &res, nil
+}
+
+func (f *fixture) read(key string) string {
+	f.t.Helper()
+	rc, err := f.store.Get(context.Background(), key)
+	if err != nil {
+		f.t.Fatalf("stored %s: %v", key, err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return string(b)
+}
+
+// storedSteps returns the steps of the stored metrics.jsonl in order, failing on a malformed line.
+func (f *fixture) storedSteps() []int64 {
+	f.t.Helper()
+	var steps []int64
+	sc := bufio.NewScanner(strings.NewReader(f.read(artifacts.TrialKey(sweepID, "0-s1", "metrics.jsonl"))))
+	for sc.Scan() {
+		rec, err := trainer.ParseJSONLine(sc.Bytes())
+		if err != nil {
+			f.t.Fatalf("stored metrics line %q: %v", sc.Text(), err)
+		}
+		steps = append(steps, rec.Step)
+	}
+	return steps
+}
+
+// stepsRange is from, from+by, ..., to.
+func stepsRange(from, to, by int64) []int64 {
+	var out []int64
+	for s := from; s <= to; s += by {
+		out = append(out, s)
+	}
+	return out
+}
+
+// appError asserts err is an ApplicationError of type typ and returns it.
+func appError(t *testing.T, err error, typ string) *temporal.ApplicationError {
+	t.Helper()
+	var ae *temporal.ApplicationError
+	if !errors.As(err, &ae) {
+		t.Fatalf("error = %v, want an ApplicationError of type %s", err, typ)
+	}
+	if ae.Type() != typ {
+		t.Fatalf("error type = %q (%v), want %q", ae.Type(), err, typ)
+	}
+	return ae
+}
+
+// watchPID waits, in the background, for the scripted trainer's pid file in dir and returns a function
+// that gives the pid it saw (failing the test if there was none).
+func watchPID(t *testing.T, dir string) func() int {
+	t.Helper()
+	got := make(chan int, 1)
+	stop := make(chan struct{})
+	go func() {
+		for {
+			if b, err := os.ReadFile(filepath.Join(dir, "0-s1.pid")); err == nil {
+				if pid, err := strconv.Atoi(string(b)); err == nil && pid > 0 {
+					got <- pid
+					return
+				}
+			}
+			select {
+			case <-stop:
+				got <- 0
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	}()
+	return func() int {
+		t.Helper()
+		close(stop)
+		pid := <-got
+		if pid == 0 {
+			t.Fatal("the trainer never wrote its pid file")
+		}
+		return pid
+	}
+}
+
+// alive reports whether the process exists and is not a zombie.
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesised command name.
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] != 'Z' && s[i+2] != 'X'
+	}
+	return true
+}
+
+func TestTrainSegmentHealthy(t *testing.T) {
+	f := newFixture(t)
+	res, err := f.run(f.input(10000, map[string]any{"checkpoint_every": 4.0}))
+	if err != nil {
+		t.Fatalf("TrainSegment: %v", err)
+	}
+	if res.LastStep != 10000 || res.Records != 10 || res.Malformed != 0 {
+		t.Errorf("LastStep, Records, Malformed = %d, %d, %d, want 10000, 10, 0", res.LastStep, res.Records, res.Malformed)
+	}
+	if res.Objective == nil || *res.Objective <= 0 || *res.Objective != res.Last["reward"] {
+		t.Errorf("Objective = %v, want the last reward %v", res.Objective, res.Last["reward"])
+	}
+	if want := artifacts.TrialKey(sweepID, "0-s1", "checkpoints/ckpt-10000.json"); res.CheckpointKey != want {
+		t.Errorf("CheckpointKey = %q, want %q", res.CheckpointKey, want)
+	}
+	if got := f.read(res.CheckpointKey); got != `{"Step":10000}` {
+		t.Errorf("stored checkpoint = %q, want the trainer's file", got)
+	}
+	keys, err := f.store.List(context.Background(), artifacts.TrialKey(sweepID, "0-s1", "checkpoints/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 3 { // 4000, 8000, 10000
+		t.Errorf("stored checkpoints = %q, want 3", keys)
+	}
+	if got, want := f.storedSteps(), stepsRange(1000, 10000, 1000); !slices.Equal(got, want) {
+		t.Errorf("stored metrics steps = %v, want %v", got, want)
+	}
+	if res.MetricsKey != artifacts.TrialKey(sweepID, "0-s1", "metrics.jsonl") {
+		t.Errorf("MetricsKey = %q", res.MetricsKey)
+	}
+	if want := artifacts.TrialKey(sweepID, "0-s1", "logs/segment-0.log"); res.LogKey != want {
+		t.Errorf("LogKey = %q, want %q", res.LogKey, want)
+	}
+	if log := f.read(res.LogKey); !strings.Contains(log, "scripted-trainer 0-s1: from step 0 to 10000") {
+		t.Errorf("stored log = %q, want the trainer's output", log)
+	}
+	if res.DumpKey != "" || res.ResumedFrom != "" {
+		t.Errorf("DumpKey, ResumedFrom = %q, %q, want none", res.DumpKey, res.ResumedFrom)
+	}
+}
+
+// echo is what testdata/argv-echo writes.
+type echo struct {
+	Args []string          `json:"args"`
+	Env  map[string]string `json:"env"`
+}
+
+func TestTrainSegmentArgvAndEnvironment(t *testing.T) {
+	f := newFixture(t)
+	out := filepath.Join(t.TempDir(), "argv.json")
+	hostile := `a b; rm -rf / && echo "x" $(id) 'q'`
+	in := f.input(7000, map[string]any{"argv_file": out, "x": hostile, "lr": 3e-4, "n": int64(4)})
+	in.Trainer.Command = []string{argvEcho, "--x={{.Params.x}}", "{{.Params.x}}", "--lr", "{{.Params.lr}}",
+		"--n={{.Params.n}}", "{{.TrialID}}", "{{.StopAtStep}}"}
+	t.Setenv("RLSWEEP_TRIAL_ID", "leaked-from-worker")
+	t.Setenv("RLSWEEP_STRAY", "leaked")
+	t.Setenv("CUDA_VISIBLE_DEVICES", "0,1,2,3")
+	f.acts.Slots = nil
+	res, err := f.run(in)
+	if err != nil {
+		t.Fatalf("TrainSegment: %v", err)
+	}
+	if res.LastStep != 7000 || res.Records != 1 {
+		t.Errorf("LastStep, Records = %d, %d, want 7000, 1", res.LastStep, res.Records)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e echo
+	if err := json.Unmarshal(b, &e); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{argvEcho, "--x=" + hostile, hostile, "--lr", "0.0003", "--n=4", "0-s1", "7000"}
+	if !slices.Equal(e.Args, want) {
+		t.Errorf("argv = %q, want %q", e.Args, want)
+	}
+	var params map[string]any
+	if err := json.Unmarshal([]byte(e.Env["RLSWEEP_PARAMS"]), &params); err != nil {
+		t.Fatalf("RLSWEEP_PARAMS %q: %v", e.Env["RLSWEEP_PARAMS"], err)
+	}
+	if params["x"] != hostile || params["lr"] != 3e-4 || params["n"] != 4.0 || params["argv_file"] != out {
+		t.Errorf("RLSWEEP_PARAMS = %v, want the trial's parameters", params)
+	}
+	for k, v := range map[string]string{"RLSWEEP_SWEEP_ID": sweepID, "RLSWEEP_TRIAL_ID": "0-s1",
+		"RLSWEEP_SEED": "1", "RLSWEEP_STOP_AT_STEP": "7000", "RLSWEEP_TOTAL_STEPS": "100000",
+		"CUDA_VISIBLE_DEVICES": ""} {
+		if got, ok := e.Env[k]; !ok || got != v {
+			t.Errorf("%s = %q (set %v), want %q", k, got, ok, v)
+		}
+	}
+	for _, k := range []string{"RLSWEEP_STRAY", "RLSWEEP_RESUME_FROM"} {
+		if v, ok := e.Env[k]; ok {
+			t.Errorf("%s = %q reached the trainer, want it unset", k, v)
+		}
+	}
+	for _, k := range []string{"RLSWEEP_METRICS_FILE", "RLSWEEP_CHECKPOINT_DIR", "RLSWEEP_TB_DIR"} {
+		if !filepath.IsAbs(e.Env[k]) || !strings.HasPrefix(e.Env[k], f.acts.WorkDir) {
+			t.Errorf("%s = %q, want a path in the work directory %s", k, e.Env[k], f.acts.WorkDir)
+		}
+	}
+}
+
+func TestTrainSegmentGPUSlot(t *testing.T) {
+	f := newFixture(t)
+	slots, err := activities.NewSlots([]string{"7"}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.acts.Slots = slots
+	out := filepath.Join(t.TempDir(), "argv.json")
+	in := f.input(1000, map[string]any{"argv_file": out})
+	in.Trainer.Command = []string{argvEcho}
+	for i := 0; i < 2; i++ { // the second run needs the slot the first gave back
+		if _, err := f.run(in); err != nil {
+			t.Fatalf("TrainSegment %d: %v", i, err)
+		}
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e echo
+	if err := json.Unmarshal(b, &e); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.Env["CUDA_VISIBLE_DEVICES"]; got != "7" {
+		t.Errorf("CUDA_VISIBLE_DEVICES = %q, want the slot's GPU 7", got)
+	}
+}
+
+func TestTrainSegmentBadTemplate(t *testing.T) {
+	f := newFixture(t)
+	in := f.input(1000, nil)
+	in.Trainer.Command = []string{scriptedTrainer, "{{.Params.missing}}"}
+	_, err := f.run(in)
+	if ae := appError(t, err, activities.ErrInvalidSpec); !ae.NonRetryable() {
+		t.Errorf("InvalidSpec error is retryable, want non-retryable")
+	}
+}
+
+func TestTrainSegmentCrash(t *testing.T) {
+	f := newFixture(t)
+	_, err := f.run(f.input(10000, map[string]any{"crash_at": 3000.0}))
+	ae := appError(t, err, activities.ErrTrainerCrashed)
+	if ae.NonRetryable() {
+		t.Errorf("a crash is non-retryable, want it retried")
+	}
+	for _, want := range []string{"crashing on purpose at step 3000", "status 3"} {
+		if !strings.Contains(ae.Error(), want) {
+			t.Errorf("crash error %q lacks %q (the log tail)", ae.Error(), want)
+		}
+	}
+	if got, want := f.storedSteps(), []int64{1000, 2000}; !slices.Equal(got, want) {
+		t.Errorf("stored metrics steps after the crash = %v, want %v", got, want)
+	}
+}
+
+func TestTrainSegmentDiverged(t *testing.T) {
+	tests := []struct {
+		name  string
+		fault float64
+		rule  string
+		value func(float64) bool
+	}{
+		{"nan", 1, diagnostics.RuleNonFinite, func(v float64) bool { return v != v }},
+		{"grad", 3, diagnostics.RuleGradExplosion, func(v float64) bool { return v == 1e5 }},
+		{"std", 2, diagnostics.RuleStdNonPositive, func(v float64) bool { return v == 0 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			pidDir := t.TempDir()
+			pid := watchPID(t, pidDir)
+			in := f.input(200000, map[string]any{"fault": tt.fault, "fault_at": 5000.0, "checkpoint_every": 2.0,
+				"sleep_ms": 10.0, "pid_dir": pidDir})
+			in.Trainer.GracePeriod = 500 * time.Millisecond
+			start := time.Now()
+			_, err := f.run(in)
+			ae := appError(t, err, activities.ErrTrialDiverged)
+			if !ae.NonRetryable() {
+				t.Errorf("TrialDiverged is retryable, want non-retryable")
+			}
+			if p := pid(); alive(p) {
+				t.Errorf("trainer %d still runs after the divergence", p)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("segment took %s, want it stopped at step 5000 of 200000", d)
+			}
+			var det activities.DivergedDetails
+			if err := ae.Details(&det); err != nil {
+				t.Fatalf("DivergedDetails: %v", err)
+			}
+			if det.Rule != tt.rule || det.Verdict.Step != 5000 || !tt.value(det.Verdict.Value) {
+				t.Errorf("details = rule %q step %d value %v, want %q at step 5000", det.Rule, det.Verdict.Step, det.Verdict.Value, tt.rule)
+			}
+			if want := artifacts.TrialKey(sweepID, "0-s1", "divergence.json"); det.DumpKey != want {
+				t.Errorf("DumpKey = %q, want %q", det.DumpKey, want)
+			}
+			var dump activities.Divergence
+			if err := json.Unmarshal([]byte(f.read(det.DumpKey)), &dump); err != nil {
+				t.Fatalf("divergence.json: %v", err)
+			}
+			if dump.Verdict.Rule != tt.rule || dump.Verdict.Step != 5000 || dump.TrialID != "0-s1" || dump.SweepID != sweepID {
+				t.Errorf("dump verdict = %+v, want %s at 5000 for %s", dump.Verdict, tt.rule, sweepID)
+			}
+			var steps []int64
+			for _, raw := range dump.Records {
+				var line string
+				if err := json.Unmarshal(raw, &line); err != nil {
+					t.Fatalf("dump record %s: %v", raw, err)
+				}
+				rec, err := trainer.ParseJSONLine([]byte(line))
+				if err != nil {
+					t.Fatalf("dump record %q: %v", line, err)
+				}
+				steps = append(steps, rec.Step)
+			}
+			if want := stepsRange(1000, 5000, 1000); !slices.Equal(steps, want) {
+				t.Errorf("dump records at steps %v, want %v", steps, want)
+			}
+			if !strings.Contains(dump.LogTail, "scripted-trainer 0-s1") {
+				t.Errorf("dump log tail = %q, want the trainer's output", dump.LogTail)
+			}
+			if want := artifacts.TrialKey(sweepID, "0-s1", "checkpoints/ckpt-4000.json"); dump.LastHealthyCkpt != want || dump.LastHealthyStep != 4000 {
+				t.Errorf("last healthy checkpoint = %q at %d, want %q at 4000", dump.LastHealthyCkpt, dump.LastHealthyStep, want)
+			}
+			if got := f.storedSteps(); !slices.Equal(got, stepsRange(1000, 5000, 1000)) {
+				t.Errorf("stored metrics steps = %v, want 1000..5000", got)
+			}
+		})
+	}
+}
+
+func TestTrainSegmentStalled(t *testing.T) {
+	f := newFixture(t)
+	pidDir := t.TempDir()
+	pid := watchPID(t, pidDir)
+	in := f.input(100000, map[string]any{"hang_at": 3000.0, "pid_dir": pidDir})
+	in.Trainer.StallTimeout = time.Second
+	in.Trainer.GracePeriod = 200 * time.Millisecond
+	start := time.Now()
+	_, err := f.run(in)
+	ae := appError(t, err, activities.ErrTrialStalled)
+	if ae.NonRetryable() {
+		t.Errorf("TrialStalled is non-retryable, want it retried")
+	}
+	if d := time.Since(start); d < time.Second || d > 6*time.Second {
+		t.Errorf("stall detected after %s, want about the 1s stall timeout", d)
+	}
+	if !strings.Contains(ae.Error(), "hanging on purpose at step 3000") {
+		t.Errorf("stall error %q lacks the log tail", ae.Error())
+	}
+	if p := pid(); alive(p) {
+		t.Errorf("stalled trainer %d still runs", p)
+	}
+	if got := f.storedSteps(); !slices.Equal(got, []int64{1000, 2000}) {
+		t.Errorf("stored metrics steps = %v, want 1000, 2000", got)
+	}
+}
+
+// The stalled rule set to off disables the stall timeout.
+func TestTrainSegmentStallRuleOff(t *testing.T) {
+	f := newFixture(t)
+	in := f.input(5000, map[string]any{"sleep_ms": 150.0})
+	in.Trainer.StallTimeout = 50 * time.Millisecond
+	in.Diagnostics.Rules = map[string]sweeps.RuleOverride{diagnostics.RuleStalled: {Level: "off"}}
+	if _, err := f.run(in); err != nil {
+		t.Fatalf("TrainSegment with the stalled rule off: %v", err)
+	}
+	in.Diagnostics.Rules = nil
+	_, err := f.run(in)
+	appError(t, err, activities.ErrTrialStalled)
+}
+
+// Cancelling the activity stops a trainer that ignores SIGTERM: SIGKILL after the grace period.
+func TestTrainSegmentCancelIgnoringSIGTERM(t *testing.T) {
+	f := newFixture(t)
+	pidDir := t.TempDir()
+	pid := watchPID(t, pidDir)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env := f.env(ctx, nil)
+	in := f.input(10000000, map[string]any{"ignore_term": 1.0, "pid_dir": pidDir, "sleep_ms": 5.0})
+	const grace = 300 * time.Millisecond
+	in.Trainer.GracePeriod = grace
+	var cancelled time.Time
+	go func() {
+		for {
+			if _, err := os.Stat(filepath.Join(pidDir, "0-s1.pid")); err == nil {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(100 * time.Millisecond)
+		cancelled = time.Now()
+		cancel()
+	}()
+	_, err := f.runIn(env, in)
+	took := time.Since(cancelled)
+	if err == nil {
+		t.Fatal("cancelled TrainSegment returned no error")
+	}
+	// The test environment reports the activity's ctx.Err() as a plain failure, not a server cancel.
+	var ce *temporal.CanceledError
+	if !errors.As(err, &ce) && !strings.Contains(err.Error(), context.Canceled.Error()) {
+		t.Errorf("error = %v, want a cancellation", err)
+	}
+	p := pid()
+	if alive(p) {
+		t.Errorf("trainer %d ignoring SIGTERM still runs after the activity returned", p)
+	}
+	if took < grace || took > grace+3*time.Second {
+		t.Errorf("activity returned %s after cancel, want just after the %s grace period", took, grace)
+	}
+	if steps := f.storedSteps(); len(steps) == 0 {
+		t.Errorf("no metrics stored on cancellation, want the records so far")
+	}
+}
+
+// A second segment resumes from a stored checkpoint and reports again steps already stored: the stored
+// metrics hold every step once, in order.
+func TestTrainSegmentResumeIsIdempotent(t *testing.T) {
+	f := newFixture(t)
+	res, err := f.run(f.input(10000, map[string]any{"checkpoint_every": 3.0}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.storedSteps(); !slices.Equal(got, stepsRange(1000, 10000, 1000)) {
+		t.Fatalf("first segment stored steps %v", got)
+	}
+	ckpt := artifacts.TrialKey(sweepID, "0-s1", "checkpoints/ckpt-6000.json")
+	if f.read(ckpt) == "" {
+		t.Fatalf("no checkpoint at 6000 (last %s)", res.CheckpointKey)
+	}
+	in := f.input(15000, map[string]any{"checkpoint_every": 3.0})
+	in.Segment, in.StartStep, in.ResumeFrom = 1, 6000, ckpt
+	res, err = f.run(in)
+	if err != nil {
+		t.Fatalf("resumed segment: %v", err)
+	}
+	if res.ResumedFrom != ckpt || res.LastStep != 15000 || res.Records != 9 {
+		t.Errorf("ResumedFrom, LastStep, Records = %q, %d, %d, want %q, 15000, 9", res.ResumedFrom, res.LastStep, res.Records, ckpt)
+	}
+	if got, want := f.storedSteps(), stepsRange(1000, 15000, 1000); !slices.Equal(got, want) {
+		t.Errorf("stored steps after resuming = %v, want %v", got, want)
+	}
+	if log := f.read(artifacts.TrialKey(sweepID, "0-s1", "logs/segment-1.log")); !strings.Contains(log, "from step 6000 to 15000") {
+		t.Errorf("segment 1 log = %q, want the resumed trainer's", log)
+	}
+}
+
+// A crashed attempt is retried with its last heartbeat: it resumes from the last uploaded checkpoint,
+// and the stored metrics hold every step once.
+func TestTrainSegmentRetryResumesFromHeartbeat(t *testing.T) {
+	f := newFixture(t)
+	in := f.input(10000, map[string]any{"crash_at": 6000.0, "checkpoint_every": 2.0})
+	_, err := f.run(in)
+	ae := appError(t, err, activities.ErrTrainerCrashed)
+	var hb activities.Heartbeat
+	if err := ae.Details(&hb); err != nil {
+		t.Fatalf("crash details: %v", err)
+	}
+	want := artifacts.TrialKey(sweepID, "0-s1", "checkpoints/ckpt-4000.json")
+	if hb.CheckpointKey != want || hb.CheckpointStep != 4000 || hb.Step != 5000 {
+		t.Errorf("heartbeat = %+v, want checkpoint %s at 4000, step 5000", hb, want)
+	}
+	res, err := f.runIn(f.env(nil, &hb), in) // crash_at fires once per trial
+	if err != nil {
+		t.Fatalf("retried attempt: %v", err)
+	}
+	if res.ResumedFrom != want {
+		t.Errorf("ResumedFrom = %q, want %q", res.ResumedFrom, want)
+	}
+	if got, want := f.storedSteps(), stepsRange(1000, 10000, 1000); !slices.Equal(got, want) {
+		t.Errorf("stored steps after the retry = %v, want %v", got, want)
+	}
+}
+
+// shellTrainer is a trainer command: a /bin/sh script run in the segment's directory, with the
+// contract's variables in its environment.
+func shellTrainer(script string) []string { return []string{"/bin/sh", "-c", script} }
+
+// The log tail in a crash message is valid UTF-8 (a protobuf string) even when the cut falls inside a
+// character and the trainer printed raw bytes.
+func TestTrainSegmentCrashLogTailIsUTF8(t *testing.T) {
+	f := newFixture(t)
+	in := f.input(1000, nil)
+	// 1500 two-byte characters, a raw 0xff, then "x": the 2048-byte tail starts inside a character.
+	in.Trainer.Command = shellTrainer(`i=0; while [ $i -lt 1500 ]; do printf '\303\251'; i=$((i+1)); done; printf '\377x'; exit 3`)
+	_, err := f.run(in)
+	ae := appError(t, err, activities.ErrTrainerCrashed)
+	if !utf8.ValidString(ae.Error()) {
+		t.Errorf("crash message is not valid UTF-8: %q", ae.Error()[:80])
+	}
+	if !strings.Contains(ae.Error(), "é\uFFFDx") {
+		t.Errorf("crash message lacks the log tail")
+	}
+}
+
+// A custom metric whose name holds a DEL byte must not keep the divergence dump from being written: the
+// trial still ends TrialDiverged, never as a retryable encoding error.
+func TestTrainSegmentDivergedOddMetricName(t *testing.T) {
+	f := newFixture(t)
+	in := f.input(2000, nil)
+	in.Trainer.Command = shellTrainer(`printf '{"step":1000,"reward":1,"a\177b":1}\n{"step":2000,"reward":NaN,"a\177b":2}\n' >> "$RLSWEEP_METRICS_FILE"`)
+	_, err := f.run(in)
+	ae := appError(t, err, activities.ErrTrialDiverged)
+	var det activities.DivergedDetails
+	if err := ae.Details(&det); err != nil || det.Rule != diagnostics.RuleNonFinite {
+		t.Fatalf("details = %+v, %v, want non_finite", det, err)
+	}
+	var dump activities.Divergence
+	if err := json.Unmarshal([]byte(f.read(det.DumpKey)), &dump); err != nil {
+		t.Fatalf("divergence.json: %v", err)
+	}
+	if len(dump.Records) != 2 {
+		t.Errorf("dump holds %d records, want 2", len(dump.Records))
+	}
+}
