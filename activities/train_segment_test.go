@@ -64,15 +64,13 @@ func (f *fixture) input(stop int64, params map[string]any) activities.SegmentInp
 	}
 }
 
-// env is a fresh activity environment with TrainSegment registered; ctx, when not nil, is the context
-// every activity runs under, so cancelling it cancels the activity.
+// env is a fresh activity environment with TrainSegment registered; ctx is the context every activity
+// runs under, so cancelling it cancels the activity.
 func (f *fixture) env(ctx context.Context, heartbeat *activities.Heartbeat) *testsuite.TestActivityEnvironment {
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	env := s.NewTestActivityEnvironment()
-	if ctx != nil {
-		env.SetWorkerOptions(worker.Options{BackgroundActivityContext: ctx})
-	}
+	env.SetWorkerOptions(worker.Options{BackgroundActivityContext: ctx})
 	if heartbeat != nil {
 		env.SetHeartbeatDetails(*heartbeat)
 	}
@@ -82,7 +80,7 @@ func (f *fixture) env(ctx context.Context, heartbeat *activities.Heartbeat) *tes
 }
 
 func (f *fixture) run(in activities.SegmentInput) (*activities.SegmentResult, error) {
-	return f.runIn(f.env(nil, nil), in)
+	return f.runIn(f.env(context.Background(), nil), in)
 }
 
 func (f *fixture) runIn(env *testsuite.TestActivityEnvironment, in activities.SegmentInput) (*activities.SegmentResult, error) {
@@ -567,7 +565,7 @@ func TestTrainSegmentRetryResumesFromHeartbeat(t *testing.T) {
 	if hb.CheckpointKey != want || hb.CheckpointStep != 4000 || hb.Step != 5000 {
 		t.Errorf("heartbeat = %+v, want checkpoint %s at 4000, step 5000", hb, want)
 	}
-	res, err := f.runIn(f.env(nil, &hb), in) // crash_at fires once per trial
+	res, err := f.runIn(f.env(context.Background(), &hb), in) // crash_at fires once per trial
 	if err != nil {
 		t.Fatalf("retried attempt: %v", err)
 	}

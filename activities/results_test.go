@@ -1,0 +1,278 @@
+package activities_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/sweeps"
+)
+
+func TestValuesJSONRoundTrip(t *testing.T) {
+	in := activities.Values{"reward": 12.5, "nan": math.NaN(), "pinf": math.Inf(1), "ninf": math.Inf(-1),
+		"zero": 0, "tiny": 5e-324, "neg": -3}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatalf("Marshal: %v", err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatalf("%s is not JSON: %v", b, err)
+	}
+	if raw["nan"] != "NaN" || raw["pinf"] != "+Inf" || raw["ninf"] != "-Inf" || raw["reward"] != 12.5 {
+		t.Errorf("encoded %s, want non-finite values as strings and finite ones as numbers", b)
+	}
+	var out activities.Values
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("Unmarshal(%s): %v", b, err)
+	}
+	if len(out) != len(in) {
+		t.Fatalf("round trip = %v, want %v", out, in)
+	}
+	for k, want := range in {
+		got, ok := out[k]
+		if !ok || !(got == want || math.IsNaN(got) && math.IsNaN(want)) || math.Signbit(got) != math.Signbit(want) {
+			t.Errorf("round trip [%q] = %v, want %v", k, got, want)
+		}
+	}
+	// Inside a struct too, as TrialSummary carries it.
+	s := activities.TrialSummary{TrialID: "0-s1", Last: activities.Values{"reward": math.NaN()}}
+	b, err = json.Marshal(s)
+	if err != nil {
+		t.Fatalf("Marshal(TrialSummary): %v", err)
+	}
+	var back activities.TrialSummary
+	if err := json.Unmarshal(b, &back); err != nil || !math.IsNaN(back.Last["reward"]) {
+		t.Errorf("TrialSummary round trip = %+v, %v, want Last.reward NaN", back, err)
+	}
+	if err := json.Unmarshal([]byte(`{"x":"bogus"}`), &out); err == nil {
+		t.Errorf(`Unmarshal({"x":"bogus"}) = nil error, want one`)
+	}
+}
+
+func ptr(x float64) *float64 { return &x }
+
+func TestLoadTrialSummariesDedupesAndSorts(t *testing.T) {
+	ctx := context.Background()
+	store, err := artifacts.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &activities.Activities{Store: store}
+	parts := [][]activities.TrialSummary{
+		{{TrialID: "1-s2", Config: 1, Seed: 2, Outcome: "failed"}, {TrialID: "0-s2", Config: 0, Seed: 2, Outcome: "completed"}},
+		{{TrialID: "1-s1", Config: 1, Seed: 1, Outcome: "completed"}, {TrialID: "10-s1", Config: 10, Seed: 1, Outcome: "completed"}},
+		{{TrialID: "1-s2", Config: 1, Seed: 2, Outcome: "completed", Objective: ptr(3)}, {TrialID: "0-s1", Config: 0, Seed: 1, Outcome: "diverged"}},
+	}
+	for i, p := range parts {
+		if err := a.RecordResults(ctx, activities.RecordResultsInput{SweepID: sweepID, Part: i, Trials: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Another sweep's results must not leak in.
+	if err := a.RecordResults(ctx, activities.RecordResultsInput{SweepID: sweepID + "-other", Part: 0,
+		Trials: []activities.TrialSummary{{TrialID: "9-s9", Config: 9, Seed: 9}}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := activities.LoadTrialSummaries(ctx, store, sweepID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, tr := range got {
+		ids = append(ids, tr.TrialID)
+	}
+	if want := []string{"0-s1", "0-s2", "1-s1", "1-s2", "10-s1"}; !slices.Equal(ids, want) {
+		t.Errorf("trials = %q, want %q", ids, want)
+	}
+	for _, tr := range got {
+		if tr.TrialID == "1-s2" && (tr.Outcome != "completed" || tr.Objective == nil || *tr.Objective != 3) {
+			t.Errorf("1-s2 = %+v, want the last record (completed, objective 3)", tr)
+		}
+	}
+	none, err := activities.LoadTrialSummaries(ctx, store, "sweep/none/x")
+	if err != nil || len(none) != 0 {
+		t.Errorf("LoadTrialSummaries of a sweep without results = %v, %v, want none", none, err)
+	}
+}
+
+func TestWriteCSV(t *testing.T) {
+	res := activities.SweepResults{
+		Params: []string{"lr", "name", "flag"},
+		Trials: []activities.TrialSummary{
+			{TrialID: "0-s1", Config: 0, Seed: 1, Params: map[string]any{"lr": 3e-4, "name": `a,"b"`, "flag": true},
+				Outcome: "completed", Objective: ptr(123.25), Steps: 10000, WallSeconds: 1.23456},
+			{TrialID: "1-s1", Config: 1, Seed: 1, Params: map[string]any{"lr": 1.0},
+				Outcome: "failed", Steps: 5000, Error: "trainer exited with status 3\nlog tail:\nboom", StopRule: ""},
+			{TrialID: "2-s1", Config: 2, Seed: 1, Params: map[string]any{"lr": 0.1, "name": "x\ny"},
+				Outcome: "diverged", StopRule: "non_finite", Steps: 7000},
+		},
+	}
+	var buf bytes.Buffer
+	if err := activities.WriteCSV(&buf, res); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatalf("results.csv does not parse: %v\n%s", err, buf.String())
+	}
+	want := [][]string{
+		{"trial_id", "config", "seed", "lr", "name", "flag", "outcome", "objective", "stop_rule", "steps", "wall_seconds", "error"},
+		{"0-s1", "0", "1", "0.0003", `a,"b"`, "true", "completed", "123.25", "", "10000", "1.235", ""},
+		{"1-s1", "1", "1", "1", "", "", "failed", "", "", "5000", "0.000", "trainer exited with status 3"},
+		{"2-s1", "2", "1", "0.1", "x\ny", "", "diverged", "", "non_finite", "7000", "0.000", ""},
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("results.csv has %d rows, want %d:\n%s", len(rows), len(want), buf.String())
+	}
+	for i := range want {
+		if !slices.Equal(rows[i], want[i]) {
+			t.Errorf("row %d = %q, want %q", i, rows[i], want[i])
+		}
+	}
+}
+
+func TestWriteResults(t *testing.T) {
+	ctx := context.Background()
+	store, err := artifacts.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &activities.Activities{Store: store}
+	trials := []activities.TrialSummary{{TrialID: "0-s1", Seed: 1, Outcome: "diverged", Last: activities.Values{"reward": math.Inf(-1)}}}
+	if err := a.RecordResults(ctx, activities.RecordResultsInput{SweepID: sweepID, Trials: trials}); err != nil {
+		t.Fatal(err)
+	}
+	spec := sweeps.Spec{Name: "unit", Metric: sweeps.Metric{Name: "reward", Goal: "maximize"},
+		Parameters: []sweeps.Parameter{{Name: "lr", Value: 0.1}}}
+	out, err := a.WriteResults(ctx, activities.WriteResultsInput{SweepID: sweepID, Spec: spec, Status: "completed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Trials != 1 || out.ResultsKey != artifacts.SweepKey(sweepID, "results.json") || out.CSVKey != artifacts.SweepKey(sweepID, "results.csv") {
+		t.Errorf("WriteResults = %+v", out)
+	}
+	f := &fixture{t: t, store: store}
+	var res activities.SweepResults
+	if err := json.Unmarshal([]byte(f.read(out.ResultsKey)), &res); err != nil {
+		t.Fatalf("results.json: %v", err)
+	}
+	if res.Name != "unit" || res.Status != "completed" || !slices.Equal(res.Params, []string{"lr"}) ||
+		len(res.Trials) != 1 || !math.IsInf(res.Trials[0].Last["reward"], -1) {
+		t.Errorf("results.json = %+v", res)
+	}
+	if !strings.HasPrefix(f.read(out.CSVKey), "trial_id,config,seed,lr,outcome,") {
+		t.Errorf("results.csv = %q", f.read(out.CSVKey))
+	}
+}
+
+func TestSlots(t *testing.T) {
+	if _, err := activities.NewSlots([]string{"0"}, 0); err == nil || !strings.Contains(err.Error(), "--trials-per-gpu") {
+		t.Errorf("NewSlots(perGPU 0) = %v, want an error naming --trials-per-gpu", err)
+	}
+	gpus, perGPU := []string{"0", "1", "2"}, 2
+	s, err := activities.NewSlots(gpus, perGPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Len() != 6 {
+		t.Errorf("Len = %d, want 6", s.Len())
+	}
+	var (
+		mu             sync.Mutex
+		inUse, maxUsed int
+		perGPUUse      = map[string]int{}
+		wg             sync.WaitGroup
+	)
+	for w := 0; w < 20; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				g, err := s.Acquire(context.Background())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				inUse++
+				perGPUUse[g]++
+				maxUsed = max(maxUsed, inUse)
+				if perGPUUse[g] > perGPU || !slices.Contains(gpus, g) {
+					t.Errorf("GPU %q handed out %d times at once, want at most %d", g, perGPUUse[g], perGPU)
+				}
+				mu.Unlock()
+				time.Sleep(100 * time.Microsecond)
+				mu.Lock()
+				inUse--
+				perGPUUse[g]--
+				mu.Unlock()
+				s.Release(g)
+			}
+		}()
+	}
+	wg.Wait()
+	if maxUsed > s.Len() || maxUsed < 2 {
+		t.Errorf("at most %d slots in use at once, want between 2 and the capacity %d", maxUsed, s.Len())
+	}
+	// With every slot taken, Acquire waits and gives up with its context.
+	var held []string
+	for i := 0; i < s.Len(); i++ {
+		g, err := s.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, g)
+	}
+	slices.Sort(held)
+	if want := []string{"0", "0", "1", "1", "2", "2"}; !slices.Equal(held, want) {
+		t.Errorf("all slots = %q, want %q", held, want)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if g, err := s.Acquire(ctx); err == nil {
+		t.Errorf("Acquire with every slot taken = %q, want a context error", g)
+	}
+	s.Release(held[0])
+	if g, err := s.Acquire(context.Background()); err != nil || g != held[0] {
+		t.Errorf("Acquire after a Release = %q, %v, want %q", g, err, held[0])
+	}
+}
+
+// A segment waiting for a GPU slot that never frees is cancelled with its context, and starts no trainer.
+func TestTrainSegmentWaitsForSlot(t *testing.T) {
+	f := newFixture(t)
+	slots, err := activities.NewSlots([]string{"0"}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := slots.Acquire(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.acts.Slots = slots
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	out := filepath.Join(t.TempDir(), "argv.json")
+	in := f.input(1000, map[string]any{"argv_file": out})
+	in.Trainer.Command = []string{argvEcho}
+	if _, err := f.runIn(f.env(ctx, nil), in); err == nil {
+		t.Fatal("TrainSegment without a free slot returned no error")
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("a segment that never got a slot started its trainer")
+	}
+	if _, err := f.store.Get(context.Background(), artifacts.TrialKey(sweepID, "0-s1", "metrics.jsonl")); err == nil {
+		t.Errorf("a segment that never got a slot stored metrics")
+	}
+}
