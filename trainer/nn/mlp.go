@@ -157,8 +157,12 @@ func (m *MLP) Forward(ws *Workspace, x []float64, batch int) []float64 {
 			copy(z[r*l.out:(r+1)*l.out], l.b)
 		}
 		// z = in·Wᵀ + b
-		blas64.Gemm(blas.NoTrans, blas.Trans, 1,
-			general(batch, l.in, in), general(l.out, l.in, l.w), 1, general(batch, l.out, z))
+		if l.in <= narrow {
+			narrowForward(l, in, z, batch)
+		} else {
+			blas64.Gemm(blas.NoTrans, blas.Trans, 1,
+				general(batch, l.in, in), general(l.out, l.in, l.w), 1, general(batch, l.out, z))
+		}
 		if i < last {
 			activate(m.Act, z)
 		}
@@ -182,8 +186,12 @@ func (m *MLP) Backward(ws *Workspace, dOut, dX []float64) {
 			in = ws.acts[i-1][:batch*l.in]
 		}
 		// dW += δᵀ·in, db += Σ_rows δ
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1,
-			general(batch, l.out, delta), general(batch, l.in, in), 1, general(l.out, l.in, l.gw))
+		if l.in <= narrow {
+			narrowWeightGrad(l, delta, in, batch)
+		} else {
+			blas64.Gemm(blas.Trans, blas.NoTrans, 1,
+				general(batch, l.out, delta), general(batch, l.in, in), 1, general(l.out, l.in, l.gw))
+		}
 		for r := 0; r < batch; r++ {
 			row := delta[r*l.out : (r+1)*l.out]
 			for j, d := range row {
@@ -204,6 +212,43 @@ func (m *MLP) Backward(ws *Workspace, dOut, dX []float64) {
 			activateGrad(m.Act, in, next)
 		}
 		delta = next
+	}
+}
+
+// narrow is the input width up to which plain loops beat gonum's Gemm: its kernels are dot products
+// and axpys along the input dimension, and for an input layer of 3 or 4 observations the per-call
+// overhead of 128×64 four-element kernels costs more than the arithmetic.
+const narrow = 8
+
+// narrowForward adds in·Wᵀ to z for a layer with few inputs.
+func narrowForward(l layer, in, z []float64, batch int) {
+	for r := 0; r < batch; r++ {
+		x := in[r*l.in : (r+1)*l.in]
+		zr := z[r*l.out : (r+1)*l.out]
+		for o := range zr {
+			w := l.w[o*l.in : (o+1)*l.in]
+			w = w[:len(x)]
+			s := zr[o]
+			for i, xi := range x {
+				s += xi * w[i]
+			}
+			zr[o] = s
+		}
+	}
+}
+
+// narrowWeightGrad adds δᵀ·in to the weight gradient of a layer with few inputs.
+func narrowWeightGrad(l layer, delta, in []float64, batch int) {
+	for r := 0; r < batch; r++ {
+		x := in[r*l.in : (r+1)*l.in]
+		d := delta[r*l.out : (r+1)*l.out]
+		for o, dv := range d {
+			g := l.gw[o*l.in : (o+1)*l.in]
+			g = g[:len(x)]
+			for i, xi := range x {
+				g[i] += dv * xi
+			}
+		}
 	}
 }
 
@@ -243,5 +288,6 @@ func activateGrad(act Activation, a, d []float64) {
 	}
 }
 
-// tanh is math.Tanh; kept as one place to swap in a faster approximation if profiles ask for it.
+// tanh is math.Tanh. Measured against 1 − 2/(e^{2x}+1) and found faster on amd64; one place to swap
+// in an approximation if a profile ever asks for it.
 func tanh(x float64) float64 { return math.Tanh(x) }
