@@ -13,11 +13,17 @@ import (
 // The histories in testdata/ were recorded from a real Temporal dev server (temporal CLI v1.5.1) running
 // `rlsweep worker` and the scripted trainer (integration/testdata/scripted-trainer):
 //
-//	sweep-completed.json  4 trials, concurrency 2, two segments each, completed
-//	trial-completed.json  one Trial of that sweep: two TrainSegment activities, the parent signalled
-//	sweep-cancelled.json  3 trials, concurrency 2, `rlsweep cancel` while two trials ran
-//	trial-cancelled.json  one Trial cancelled by that sweep mid-segment
-//	sweep-updates.json    3 trials; pause, set-concurrency 1 and resume updates while trials ran
+//	sweep-completed.json        4 trials, concurrency 2, two segments each, completed
+//	trial-completed.json        one Trial of that sweep: two TrainSegment activities, the parent signalled
+//	sweep-cancelled.json        3 trials, concurrency 2, `rlsweep cancel` while two trials ran
+//	trial-cancelled.json        one Trial cancelled by that sweep mid-segment
+//	sweep-updates.json          3 trials; pause, a rejected second pause, set-concurrency 1 and resume
+//	trial-diverged.json         a Trial stopped by non_finite (TrialDiverged, search attributes upserted)
+//	trial-retried.json          a Trial whose trainer crashed once (TrainerCrashed, attempt 2 succeeded)
+//	sweep-continued-as-new-run1.json, -run2.json
+//	                            6 trials on a server started with
+//	                            --dynamic-config-value limit.historyCount.suggestContinueAsNew=60:
+//	                            the first run continued-as-new, the second finished
 //
 // Replaying them with the workflows as registered by the worker fails when a change to Sweep or Trial
 // is not deterministic. A change that is meant to alter the command sequence needs workflow.GetVersion
@@ -27,8 +33,8 @@ func TestReplayRecordedHistories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) < 5 {
-		t.Fatalf("found %d recorded histories in testdata/, want at least 5", len(files))
+	if len(files) < 9 {
+		t.Fatalf("found %d recorded histories in testdata/, want at least 9", len(files))
 	}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
