@@ -152,13 +152,15 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 	for _, id := range s.state.Running {
 		s.running[id] = true
 	}
-	for s.state.Next < len(s.trials) || len(s.running) > 0 {
+	for !s.allDone() {
 		s.startTrials(ctx)
 		if s.shouldContinueAsNew(ctx) {
 			return nil, s.continueAsNew(ctx)
 		}
+		// allDone: the last running trial may end without a report (its watcher records it), and then
+		// nothing else would wake the sweep.
 		err := workflow.Await(ctx, func() bool {
-			return s.doneCh.Len() > 0 || s.canStart() || s.shouldContinueAsNew(ctx)
+			return s.doneCh.Len() > 0 || s.canStart() || s.allDone() || s.shouldContinueAsNew(ctx)
 		})
 		if err != nil { // cancelled
 			return s.cancel(ctx)
@@ -171,6 +173,11 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 		}
 	}
 	return s.finish(ctx, PhaseCompleted)
+}
+
+// allDone says whether every planned trial has started and finished.
+func (s *sweepRun) allDone() bool {
+	return s.state.Next >= len(s.trials) && len(s.running) == 0
 }
 
 func (s *sweepRun) canStart() bool {

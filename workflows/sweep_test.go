@@ -270,11 +270,13 @@ func TestSweepSlidingWindowResultsAndLeader(t *testing.T) {
 	}
 }
 
+// A trial workflow that ends without its report (terminated by hand) counts as failed, whether trials
+// are still to start (1-s1) or it is the last one running (2-s1: nothing else would wake the sweep).
 func TestSweepTrialEndingWithoutReportIsFailed(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	fakes := newFakeTrials(func(int) time.Duration { return time.Minute })
-	fakes.silent = map[string]bool{"1-s1": true}
+	fakes := newFakeTrials(func(c int) time.Duration { return time.Duration(c+1) * time.Minute })
+	fakes.silent = map[string]bool{"1-s1": true, "2-s1": true}
 	fakes.register(env)
 	var res results
 	res.mock(env, 3)
@@ -283,8 +285,10 @@ func TestSweepTrialEndingWithoutReportIsFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	byID, _ := res.recorded()
-	if got := byID["1-s1"]; got.Outcome != activities.OutcomeFailed || !strings.Contains(got.Error, "killed by hand") {
-		t.Errorf("trial 1-s1 recorded as %+v, want failed with the workflow's error", got)
+	for _, id := range []string{"1-s1", "2-s1"} {
+		if got := byID[id]; got.Outcome != activities.OutcomeFailed || !strings.Contains(got.Error, "killed by hand") {
+			t.Errorf("trial %s recorded as %+v, want failed with the workflow's error", id, got)
+		}
 	}
 	if len(byID) != 3 {
 		t.Errorf("%d trials recorded, want 3", len(byID))
