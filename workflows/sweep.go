@@ -367,8 +367,12 @@ func (s *sweepRun) finish(ctx workflow.Context, phase string) (*SweepResult, err
 }
 
 func (s *sweepRun) fail(ctx workflow.Context, err error) (*SweepResult, error) {
+	// Cancelled before fan-out (while planning): the sweep ends cancelled, not failed.
 	s.state.Phase = PhaseFailed
-	if uerr := workflow.UpsertTypedSearchAttributes(ctx, AttrOutcome.ValueSet(PhaseFailed)); uerr != nil {
+	if temporal.IsCanceledError(err) {
+		s.state.Phase = PhaseCancelled
+	}
+	if uerr := workflow.UpsertTypedSearchAttributes(ctx, AttrOutcome.ValueSet(s.state.Phase)); uerr != nil {
 		workflow.GetLogger(ctx).Warn("search attributes not updated", "error", uerr)
 	}
 	return nil, err

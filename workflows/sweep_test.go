@@ -332,6 +332,26 @@ func finishedCount(counts map[string]int) int {
 	return n
 }
 
+func TestSweepCancelWhilePlanning(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	fakes := newFakeTrials(func(int) time.Duration { return time.Minute })
+	fakes.register(env)
+	env.OnActivity(acts.Plan, mock.Anything, mock.Anything).Return(&activities.PlanResult{Trials: 2}, nil).After(time.Hour)
+	env.RegisterDelayedCallback(env.CancelWorkflow, time.Minute)
+	env.ExecuteWorkflow(workflows.Sweep, sweepInput(sweepSpec(t, []float64{1, 2}, 2, "maximize")))
+
+	if err := env.GetWorkflowError(); !temporal.IsCanceledError(err) {
+		t.Fatalf("sweep error %v, want a CanceledError", err)
+	}
+	if st := queryStatus(t, env); st.Phase != workflows.PhaseCancelled || st.Started != 0 {
+		t.Errorf("status = %+v, want cancelled with no trial started", st)
+	}
+	if n := len(fakes.startCounts()); n != 0 {
+		t.Errorf("%d trials started, want none", n)
+	}
+}
+
 // updateCall is an update sent to the sweep and how it ended; the test environment answers updates
 // asynchronously, so the outcome is read once the workflow has run.
 type updateCall struct {
