@@ -49,7 +49,7 @@ func TestMain(m *testing.M) {
 
 // env is one test's world: a dev server, an artifact directory, and the workers it started.
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	dir     string
 	addr    string
 	server  *testsuite.DevServer
@@ -58,7 +58,7 @@ type env struct {
 	workers []*exec.Cmd
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	bin, err := devserver.FindBinary()
 	if err != nil {
@@ -168,7 +168,7 @@ func (e *env) readJSON(key string, v any) {
 }
 
 // sweepIDFrom finds the sweep ID in submit's output.
-func sweepIDFrom(t *testing.T, out string) string {
+func sweepIDFrom(t testing.TB, out string) string {
 	t.Helper()
 	for _, line := range strings.Split(out, "\n") {
 		if f := strings.Fields(line); len(f) >= 2 && f[0] == "submitted" {
@@ -179,7 +179,7 @@ func sweepIDFrom(t *testing.T, out string) string {
 	return ""
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +188,7 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-func logFile(t *testing.T, path string) *os.File {
+func logFile(t testing.TB, path string) *os.File {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		t.Fatal(err)
@@ -198,7 +198,7 @@ func logFile(t *testing.T, path string) *os.File {
 }
 
 // waitFor polls cond until it holds or the timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {

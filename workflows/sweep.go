@@ -110,7 +110,13 @@ type sweepRun struct {
 	trials  []sweeps.Trial
 	doneCh  workflow.ReceiveChannel
 	running map[string]bool
+	// asyncStart: trials are followed in goroutines rather than awaited in the loop (asyncStartChange).
+	asyncStart bool
+	starting   int // trials started whose start is not yet confirmed
 }
+
+// asyncStartChange versions the switch to following trial starts asynchronously.
+const asyncStartChange = "async-trial-start"
 
 func (s *sweepRun) lightOptions(ctx workflow.Context, summary string) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
@@ -148,6 +154,7 @@ func (s *sweepRun) probe(ctx workflow.Context) error {
 // fanOut keeps up to Concurrency trials running until all have reported.
 func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 	s.doneCh = workflow.GetSignalChannel(ctx, SignalTrialDone)
+	s.asyncStart = workflow.GetVersion(ctx, asyncStartChange, workflow.DefaultVersion, 1) == 1
 	s.running = map[string]bool{}
 	for _, id := range s.state.Running {
 		s.running[id] = true
@@ -184,7 +191,9 @@ func (s *sweepRun) canStart() bool {
 	return !s.state.Paused && s.state.Next < len(s.trials) && len(s.running) < s.state.Concurrency
 }
 
-// startTrials starts children until the window is full, then waits for them to have started.
+// startTrials starts children until the window is full. Runs recorded before version 1 of
+// asyncStartChange wait for each start here; later runs go on at once and learn of each start, and of
+// each end, in a goroutine per trial, so one workflow task can take in many starts and many ends.
 func (s *sweepRun) startTrials(ctx workflow.Context) {
 	var started []workflow.ChildWorkflowFuture
 	var ids []string
@@ -196,6 +205,11 @@ func (s *sweepRun) startTrials(ctx workflow.Context) {
 		s.running[t.ID] = true
 	}
 	for i, f := range started {
+		if s.asyncStart {
+			s.starting++
+			workflow.Go(ctx, func(gctx workflow.Context) { s.followTrial(gctx, ids[i], f) })
+			continue
+		}
 		if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
 			s.record(ctx, activities.TrialSummary{TrialID: ids[i], Outcome: activities.OutcomeFailed,
 				Error: "trial workflow did not start: " + err.Error()})
@@ -209,6 +223,27 @@ func (s *sweepRun) startTrials(ctx workflow.Context) {
 					Error: "trial workflow ended without reporting: " + err.Error()})
 			}
 		})
+	}
+}
+
+// followTrial waits for a trial started in this run to start and to end, and records its summary
+// from its result if its signal has not been taken in first; a trial that ends without a result
+// (terminated by hand) counts as failed.
+func (s *sweepRun) followTrial(ctx workflow.Context, id string, f workflow.ChildWorkflowFuture) {
+	err := f.GetChildWorkflowExecution().Get(ctx, nil)
+	s.starting--
+	if err != nil {
+		s.record(ctx, activities.TrialSummary{TrialID: id, Outcome: activities.OutcomeFailed,
+			Error: "trial workflow did not start: " + err.Error()})
+		return
+	}
+	var sum activities.TrialSummary
+	switch err := f.Get(ctx, &sum); {
+	case err == nil && sum.TrialID == id:
+		s.record(ctx, sum)
+	case err != nil && !temporal.IsCanceledError(err):
+		s.record(ctx, activities.TrialSummary{TrialID: id, Outcome: activities.OutcomeFailed,
+			Error: "trial workflow ended without reporting: " + err.Error()})
 	}
 }
 
@@ -307,6 +342,10 @@ func (s *sweepRun) shouldContinueAsNew(ctx workflow.Context) bool {
 // continueAsNew stores what has finished and carries the running set over; the running children keep
 // signalling the sweep's workflow ID, which the new run answers.
 func (s *sweepRun) continueAsNew(ctx workflow.Context) error {
+	// Every start command must have been taken by the server before this run closes.
+	if err := workflow.Await(ctx, func() bool { return s.starting == 0 }); err != nil {
+		return err
+	}
 	s.drainDone(ctx)
 	if err := s.flushResults(ctx); err != nil {
 		return err
@@ -325,6 +364,8 @@ func (s *sweepRun) continueAsNew(ctx workflow.Context) error {
 // then), and stores the results recorded so far.
 func (s *sweepRun) cancel(ctx workflow.Context) (*SweepResult, error) {
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	// A cancel request needs the trial to exist: let the starts in flight land first.
+	_ = workflow.Await(dctx, func() bool { return s.starting == 0 })
 	for _, id := range sortedKeys(s.running) {
 		workflow.RequestCancelExternalWorkflow(dctx, TrialWorkflowID(s.in.SweepID, id), "")
 	}

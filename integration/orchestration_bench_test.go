@@ -1,0 +1,119 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+
+	"github.com/rlsweep/rlsweep/workflows"
+)
+
+// BenchmarkOrchestration measures what rlsweep adds on top of the trainers: N trials of a trainer that
+// sleeps TRIAL_MS and writes one record, at concurrency C, on a real dev server with one worker
+// process. It reports the wall time, the overhead against the ideal N/C × trial time, scheduling
+// throughput, and the longest history of any workflow run of the sweep (continue-as-new keeps it
+// bounded). Run with -benchtime 1x; see docs/BENCHMARKS.md.
+func BenchmarkOrchestration(b *testing.B) {
+	for _, c := range []struct{ trials, conc, sleepMS int }{
+		{1000, 16, 1000},
+		{1000, 16, 0},
+	} {
+		b.Run(fmt.Sprintf("trials=%d/conc=%d/trial_ms=%d", c.trials, c.conc, c.sleepMS), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				benchSweep(b, c.trials, c.conc, c.sleepMS)
+			}
+		})
+	}
+}
+
+func benchSweep(b *testing.B, trials, conc, sleepMS int) {
+	e := newEnv(b)
+	e.startWorker("a", "--slots", fmt.Sprint(conc))
+	seeds := ""
+	for i := 1; i <= trials; i++ {
+		if i > 1 {
+			seeds += ", "
+		}
+		seeds += fmt.Sprint(i)
+	}
+	spec := e.spec("bench", fmt.Sprintf(`
+  total_steps: 1000
+seeds: [%s]
+parameters:
+  sleep_ms: {value: %d}
+  step_size: {value: 1000}
+  checkpoint_every: {value: 0}
+probes: {enabled: false}
+diagnostics: {enabled: false}
+concurrency: %d
+`, seeds, sleepMS, conc))
+	b.ResetTimer()
+	start := time.Now()
+	out, code := e.cli("submit", spec)
+	if code != 0 {
+		b.Fatalf("submit exited %d:\n%s", code, out)
+	}
+	sweepID := sweepIDFrom(e.t, out)
+	var res workflows.SweepResult
+	if err := e.client.GetWorkflow(context.Background(), sweepID, "").Get(context.Background(), &res); err != nil {
+		b.Fatal(err)
+	}
+	wall := time.Since(start)
+	b.StopTimer()
+	if res.Counts["completed"] != trials {
+		b.Fatalf("sweep finished with %v, want %d completed", res.Counts, trials)
+	}
+	ideal := time.Duration(trials/conc) * time.Duration(sleepMS) * time.Millisecond
+	b.ReportMetric(wall.Seconds(), "wall-s")
+	if ideal > 0 {
+		b.ReportMetric(100*(wall.Seconds()-ideal.Seconds())/ideal.Seconds(), "overhead-%")
+	}
+	b.ReportMetric(float64(trials)/wall.Seconds(), "trials/s")
+	b.ReportMetric(float64(longestHistory(b, e, sweepID)), "max-history-events")
+	b.ReportMetric(float64(sweepRuns(b, e, sweepID)), "sweep-runs")
+}
+
+// longestHistory is the largest history length of any run of the sweep's workflows and its trials.
+func longestHistory(b *testing.B, e *env, sweepID string) int64 {
+	ctx := context.Background()
+	var longest int64
+	var token []byte
+	for {
+		resp, err := e.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Query:         fmt.Sprintf("%s = %q", workflows.AttrSweepID.GetName(), sweepID),
+			NextPageToken: token,
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, ex := range resp.Executions {
+			longest = max(longest, ex.HistoryLength)
+		}
+		if token = resp.NextPageToken; len(token) == 0 {
+			return longest
+		}
+	}
+}
+
+// sweepRuns counts the runs of the sweep's own workflow (1 + continue-as-new count).
+func sweepRuns(b *testing.B, e *env, sweepID string) int {
+	resp, err := e.client.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
+		Query: fmt.Sprintf("WorkflowId = %q", sweepID),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	for _, ex := range resp.Executions {
+		if ex.Status == enums.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW || ex.Status == enums.WORKFLOW_EXECUTION_STATUS_COMPLETED {
+			n++
+		}
+	}
+	return n
+}
