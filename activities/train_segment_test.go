@@ -484,7 +484,7 @@ func TestTrainSegmentCancelIgnoringSIGTERM(t *testing.T) {
 	in := f.input(10000000, map[string]any{"ignore_term": 1.0, "pid_dir": pidDir, "sleep_ms": 5.0})
 	const grace = 300 * time.Millisecond
 	in.Trainer.GracePeriod = grace
-	var cancelled time.Time
+	cancelledAt := make(chan time.Time, 1)
 	go func() {
 		for {
 			if _, err := os.Stat(filepath.Join(pidDir, "0-s1.pid")); err == nil {
@@ -493,11 +493,11 @@ func TestTrainSegmentCancelIgnoringSIGTERM(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 		time.Sleep(100 * time.Millisecond)
-		cancelled = time.Now()
+		cancelledAt <- time.Now()
 		cancel()
 	}()
 	_, err := f.runIn(env, in)
-	took := time.Since(cancelled)
+	took := time.Since(<-cancelledAt)
 	if err == nil {
 		t.Fatal("cancelled TrainSegment returned no error")
 	}
