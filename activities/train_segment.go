@@ -223,8 +223,11 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 		select {
 		case <-ctx.Done():
 			p.stop(r.in.Trainer.GracePeriod)
-			r.poll(ctx)
-			r.flush(context.WithoutCancel(ctx))
+			// Read and upload what the trainer wrote on SIGTERM (its final checkpoint) despite the
+			// cancellation, so the next attempt can resume from it.
+			done := context.WithoutCancel(ctx)
+			r.poll(done)
+			r.flush(done)
 			return nil, ctx.Err()
 		case <-p.done:
 			_, verdict, _ := r.poll(ctx)
@@ -232,7 +235,7 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 				return nil, err
 			}
 			if verdict != nil {
-				return nil, r.diverged(ctx, *verdict, 0)
+				return nil, r.diverged(ctx, *verdict, time.Now(), time.Now())
 			}
 			return r.finish(p)
 		case now := <-tick.C:
@@ -242,10 +245,11 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 				return nil, err
 			}
 			if verdict != nil {
+				detected := time.Now()
 				p.stop(r.in.Trainer.GracePeriod)
-				killMS := float64(time.Since(now).Microseconds()) / 1000
+				killed := time.Now()
 				r.flush(ctx)
-				return nil, r.diverged(ctx, *verdict, killMS)
+				return nil, r.diverged(ctx, *verdict, detected, killed)
 			}
 			if n > 0 {
 				lastRecord = now

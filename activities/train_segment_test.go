@@ -618,3 +618,42 @@ func TestTrainSegmentDivergedOddMetricName(t *testing.T) {
 		t.Errorf("dump holds %d records, want 2", len(dump.Records))
 	}
 }
+
+// The checkpoint a trainer writes on SIGTERM when its segment is cancelled is uploaded, so a later
+// attempt can resume from it.
+func TestTrainSegmentCancelKeepsFinalCheckpoint(t *testing.T) {
+	f := newFixture(t)
+	pidDir := t.TempDir()
+	pid := watchPID(t, pidDir)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	in := f.input(10000000, map[string]any{"checkpoint_every": 0.0, "pid_dir": pidDir, "sleep_ms": 5.0})
+	go func() {
+		for {
+			if _, err := os.Stat(filepath.Join(pidDir, "0-s1.pid")); err == nil {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(100 * time.Millisecond)
+		cancel()
+	}()
+	if _, err := f.runIn(f.env(ctx, nil), in); err == nil {
+		t.Fatal("cancelled TrainSegment returned no error")
+	}
+	if p := pid(); alive(p) {
+		t.Errorf("trainer %d still runs", p)
+	}
+	steps := f.storedSteps()
+	if len(steps) == 0 {
+		t.Fatal("no metrics stored on cancellation")
+	}
+	last := steps[len(steps)-1]
+	keys, err := f.store.List(context.Background(), artifacts.TrialKey(sweepID, "0-s1", "checkpoints/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 1 || !strings.HasSuffix(keys[0], "/ckpt-"+strconv.FormatInt(last, 10)+".json") {
+		t.Errorf("stored checkpoints = %q, want the one written on SIGTERM at step %d", keys, last)
+	}
+}
