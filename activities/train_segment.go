@@ -235,7 +235,7 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 				return nil, err
 			}
 			if verdict != nil {
-				return nil, r.diverged(ctx, *verdict, time.Now(), time.Now())
+				return nil, r.diverged(ctx, *verdict, 0)
 			}
 			return r.finish(p)
 		case now := <-tick.C:
@@ -245,11 +245,10 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 				return nil, err
 			}
 			if verdict != nil {
-				detected := time.Now()
 				p.stop(r.in.Trainer.GracePeriod)
-				killed := time.Now()
+				killMS := float64(time.Since(now).Microseconds()) / 1000
 				r.flush(ctx)
-				return nil, r.diverged(ctx, *verdict, detected, killed)
+				return nil, r.diverged(ctx, *verdict, killMS)
 			}
 			if n > 0 {
 				lastRecord = now
