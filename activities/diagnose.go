@@ -33,7 +33,8 @@ type Divergence struct {
 	LastHealthyStep   int64                 `json:"last_healthy_checkpoint_step,omitempty"`
 	Records           []json.RawMessage     `json:"records"` // the last records, as JSON lines with bare NaN
 	LogTail           string                `json:"log_tail"`
-	StoppedAt         time.Time             `json:"stopped_at"`
+	DetectedAt        time.Time             `json:"detected_at"` // the stop verdict was reached
+	KilledAt          time.Time             `json:"killed_at"`   // the trainer process had exited
 	DetectionToKillMS float64               `json:"detection_to_kill_ms"`
 }
 
@@ -117,10 +118,11 @@ func trimNewline(b []byte) []byte {
 }
 
 // diverged writes divergence.json and returns the non-retryable TrialDiverged failure.
-func (r *segmentRun) diverged(ctx context.Context, v diagnostics.Verdict, killMS float64) error {
+func (r *segmentRun) diverged(ctx context.Context, v diagnostics.Verdict, detected, killed time.Time) error {
 	d := Divergence{SweepID: r.in.SweepID, TrialID: r.in.Trial.ID, Verdict: v, Warnings: r.engine.Warnings(),
 		LastHealthyCkpt: r.hb.CheckpointKey, LastHealthyStep: r.hb.CheckpointStep, Records: r.recent.all(),
-		LogTail: tailFile(r.logPath, 8192), StoppedAt: time.Now().UTC(), DetectionToKillMS: killMS}
+		LogTail: tailFile(r.logPath, 8192), DetectedAt: detected.UTC(), KilledAt: killed.UTC(),
+		DetectionToKillMS: float64(killed.Sub(detected).Microseconds()) / 1000}
 	key := artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, "divergence.json")
 	b, err := json.MarshalIndent(d, "", "  ")
 	if err != nil {

@@ -29,7 +29,9 @@ func startProcess(argv, env []string, dir string, log io.Writer) (*process, erro
 	cmd.Dir = dir
 	cmd.Stdout = log
 	cmd.Stderr = log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own process group, so a stop reaches everything it started; SIGKILL when the worker dies, so
+	// a killed worker leaves no trainer holding a GPU (the retry runs elsewhere from the checkpoint).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start trainer %q: %w", argv[0], err)
 	}

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -215,7 +214,6 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
 	}
-	p.cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	tick := time.NewTicker(r.a.pollInterval())
 	defer tick.Stop()
 	lastRecord, lastHeartbeat, lastFlush := time.Now(), time.Time{}, time.Now()
@@ -235,7 +233,7 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 				return nil, err
 			}
 			if verdict != nil {
-				return nil, r.diverged(ctx, *verdict, 0)
+				return nil, r.diverged(ctx, *verdict, time.Now(), time.Now())
 			}
 			return r.finish(p)
 		case now := <-tick.C:
@@ -245,10 +243,11 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 				return nil, err
 			}
 			if verdict != nil {
+				detected := time.Now()
 				p.stop(r.in.Trainer.GracePeriod)
-				killMS := float64(time.Since(now).Microseconds()) / 1000
+				killed := time.Now()
 				r.flush(ctx)
-				return nil, r.diverged(ctx, *verdict, killMS)
+				return nil, r.diverged(ctx, *verdict, detected, killed)
 			}
 			if n > 0 {
 				lastRecord = now

@@ -40,6 +40,10 @@ func New(c client.Client, opts Options) (*Workers, error) {
 	if opts.Control {
 		w := sdkworker.New(c, workflows.ControlQueue, sdkworker.Options{
 			MaxHeartbeatThrottleInterval: time.Second,
+			// A sweep keeps many trials' workflow tasks in flight at once; two pollers (the default)
+			// leave them queued on the server.
+			MaxConcurrentWorkflowTaskPollers: 8,
+			MaxConcurrentActivityTaskPollers: 4,
 		})
 		RegisterControl(w, opts.Activities)
 		out.ws = append(out.ws, w)
@@ -54,6 +58,7 @@ func New(c client.Client, opts Options) (*Workers, error) {
 	for _, q := range opts.TrialQueues {
 		w := sdkworker.New(c, q, sdkworker.Options{
 			MaxConcurrentActivityExecutionSize: slots,
+			MaxConcurrentActivityTaskPollers:   min(max(2, slots/2), 8),
 			// Cancellation reaches a running segment through its heartbeat: a short throttle makes
 			// `rlsweep cancel` stop trainers within seconds.
 			MaxHeartbeatThrottleInterval: time.Second,

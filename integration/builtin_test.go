@@ -1,0 +1,61 @@
+//go:build integration
+
+package integration
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/artifacts"
+)
+
+// The built-in PPO with a setting that really diverges (lr 1.0 on Pendulum) is stopped by a rule
+// before any crash, and `rlsweep diagnose` on its stored metrics agrees (exit 3) and explains it.
+func TestBuiltinPendulumLR1IsStopped(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker("a", "--slots", "1")
+	p := filepath.Join(e.dir, "pendulum-lr1.yaml")
+	spec := `name: pendulum-lr1
+trainer: {builtin: ppo, env: Pendulum-v1, total_steps: 100000}
+seeds: [1]
+parameters:
+  lr: {value: 1.0}
+probes: {enabled: false}
+`
+	if err := os.WriteFile(p, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := e.cli("submit", p, "--watch")
+	if code != 0 {
+		t.Fatalf("submit --watch exited %d:\n%s", code, out)
+	}
+	sweepID := sweepIDFrom(t, out)
+	res := e.results(sweepID)
+	if len(res.Trials) != 1 || res.Trials[0].Outcome != activities.OutcomeDiverged {
+		t.Fatalf("results %+v, want one diverged trial", res.Trials)
+	}
+	tr := res.Trials[0]
+	var dump activities.Divergence
+	e.readJSON(artifacts.TrialKey(sweepID, tr.TrialID, "divergence.json"), &dump)
+	t.Logf("lr 1.0 on Pendulum stopped by %s at step %d: %s = %g (threshold %g); %s",
+		dump.Verdict.Rule, dump.Verdict.Step, dump.Verdict.Metric, dump.Verdict.Value, dump.Verdict.Threshold, dump.Verdict.Advice)
+	if dump.Verdict.Step >= 100000 {
+		t.Errorf("stopped at step %d, want before the 100000-step budget", dump.Verdict.Step)
+	}
+	metrics := e.store.URL(artifacts.TrialKey(sweepID, tr.TrialID, "metrics.jsonl"))
+	cmd := exec.Command(rlsweepBin, "diagnose", metrics)
+	diag, err := cmd.CombinedOutput()
+	ee, _ := err.(*exec.ExitError)
+	if ee == nil || ee.ExitCode() != 3 {
+		t.Errorf("rlsweep diagnose exited %v, want 3 (a stop rule fired):\n%s", err, diag)
+	}
+	if !strings.Contains(string(diag), "STOP  "+dump.Verdict.Rule) {
+		t.Errorf("rlsweep diagnose does not name %s as the stop:\n%s", dump.Verdict.Rule, diag)
+	}
+	fmt.Fprintf(os.Stderr, "rlsweep diagnose %s:\n%s", filepath.Base(metrics), diag)
+}
