@@ -187,6 +187,10 @@ func (e *Engine) WarmupSteps() int64 { return e.warmup }
 // records carrying their metric (a record without the metric neither extends nor breaks the streak).
 func (e *Engine) Observe(r Record) Verdict {
 	inWarmup := r.Step < e.warmup
+	// A Gaussian policy is known from its first record, before entropy_collapse judges that record.
+	_, hasStd := r.Values[ActionStd]
+	_, hasStdMin := r.Values[ActionStdMin]
+	e.sawStd = e.sawStd || hasStd || hasStdMin
 	var fired []Verdict
 	for _, ar := range e.rules {
 		c := ar.check(e, r, ar.threshold)

@@ -334,3 +334,16 @@ func TestRuleNamesHaveAdvice(t *testing.T) {
 		}
 	}
 }
+
+// A Gaussian policy's first record must not count towards entropy_collapse: its differential
+// entropy is legitimately negative (DESIGN §5).
+func TestEntropyCollapseIgnoresGaussianFromFirstRecord(t *testing.T) {
+	e, err := NewEngine(Config{TotalSteps: 1000, WarmupSteps: -1, Patience: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := e.Observe(Record{Step: 1, Values: map[string]float64{Entropy: -4.5, ActionStd: 0.5, ActionStdMin: 0.4}})
+	if v.Level != Continue {
+		t.Errorf("first Gaussian record: got %v, want continue", v)
+	}
+}
