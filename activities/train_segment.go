@@ -26,7 +26,7 @@ const heartbeatEvery = time.Second
 
 // TrainSegment runs one segment of a trial: it starts the trainer as a child process under the trainer
 // contract (DESIGN §4), follows its metrics, heartbeats the step and the last checkpoint, uploads
-// announced checkpoints, and stores metrics.jsonl and stdout.log. A retried attempt resumes from the
+// announced checkpoints, and stores metrics.jsonl and the trainer's log. A retried attempt resumes from the
 // checkpoint its previous attempt last recorded in a heartbeat, on whichever worker runs it.
 func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (*SegmentResult, error) {
 	run, err := a.prepareSegment(ctx, in)
@@ -51,6 +51,7 @@ type segmentRun struct {
 	in       SegmentInput
 	argv     []string
 	env      []string
+	attempt  int32
 	dir      string // scratch directory of this attempt
 	ckptDir  string
 	metrics  string // the file the trainer appends to
@@ -74,7 +75,7 @@ func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput) (*segm
 	info := activity.GetInfo(ctx)
 	dir := filepath.Join(a.WorkDir, artifacts.SweepKey(in.SweepID, "trials"), artifacts.Segment(in.Trial.ID),
 		fmt.Sprintf("seg%d-attempt%d", in.Segment, info.Attempt))
-	r := &segmentRun{a: a, in: in, dir: dir, ckptDir: filepath.Join(dir, "checkpoints"),
+	r := &segmentRun{a: a, in: in, dir: dir, attempt: info.Attempt, ckptDir: filepath.Join(dir, "checkpoints"),
 		metrics: filepath.Join(dir, "metrics.jsonl"), tbDir: filepath.Join(dir, "tb"),
 		logPath: filepath.Join(dir, "stdout.log"), started: time.Now(), firstNew: -1}
 	if err := os.RemoveAll(dir); err != nil {
@@ -387,7 +388,8 @@ func (r *segmentRun) uploadCheckpoint(ctx context.Context, rec diagnostics.Recor
 // attempt's records, so a resumed trial has no duplicate and no missing step — and stdout.log.
 func (r *segmentRun) flush(ctx context.Context) error {
 	metricsKey := artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, "metrics.jsonl")
-	logKey := artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, fmt.Sprintf("logs/segment-%d.log", r.in.Segment))
+	// One log per attempt: a retry never overwrites the log of the attempt that crashed.
+	logKey := artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, fmt.Sprintf("logs/segment-%d-attempt-%d.log", r.in.Segment, r.attempt))
 	r.result.MetricsKey, r.result.LogKey = metricsKey, logKey
 	if r.baseRead {
 		fresh, err := os.ReadFile(r.canon.Name())

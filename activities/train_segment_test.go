@@ -228,7 +228,7 @@ func TestTrainSegmentHealthy(t *testing.T) {
 	if res.MetricsKey != artifacts.TrialKey(sweepID, "0-s1", "metrics.jsonl") {
 		t.Errorf("MetricsKey = %q", res.MetricsKey)
 	}
-	if want := artifacts.TrialKey(sweepID, "0-s1", "logs/segment-0.log"); res.LogKey != want {
+	if want := artifacts.TrialKey(sweepID, "0-s1", "logs/segment-0-attempt-1.log"); res.LogKey != want {
 		t.Errorf("LogKey = %q, want %q", res.LogKey, want)
 	}
 	if log := f.read(res.LogKey); !strings.Contains(log, "scripted-trainer 0-s1: from step 0 to 10000") {
