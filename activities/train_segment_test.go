@@ -545,7 +545,7 @@ func TestTrainSegmentResumeIsIdempotent(t *testing.T) {
 	if got, want := f.storedSteps(), stepsRange(1000, 15000, 1000); !slices.Equal(got, want) {
 		t.Errorf("stored steps after resuming = %v, want %v", got, want)
 	}
-	if log := f.read(artifacts.TrialKey(sweepID, "0-s1", "logs/segment-1.log")); !strings.Contains(log, "from step 6000 to 15000") {
+	if log := f.read(artifacts.TrialKey(sweepID, "0-s1", "logs/segment-1-attempt-1.log")); !strings.Contains(log, "from step 6000 to 15000") {
 		t.Errorf("segment 1 log = %q, want the resumed trainer's", log)
 	}
 }
