@@ -23,6 +23,7 @@ func BenchmarkOrchestration(b *testing.B) {
 	for _, c := range []struct{ trials, conc, sleepMS int }{
 		{1000, 16, 1000},
 		{1000, 16, 0},
+		{10000, 64, 0}, // the history bound: every run of the sweep stays under 10,240 events
 	} {
 		b.Run(fmt.Sprintf("trials=%d/conc=%d/trial_ms=%d", c.trials, c.conc, c.sleepMS), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
