@@ -95,6 +95,9 @@ func (t *Trainer) SaveFile(path string) (err error) {
 			os.Remove(f.Name())
 		}
 	}()
+	if err = f.Chmod(0o644); err != nil { // CreateTemp makes it 0600; a checkpoint is no secret
+		return fmt.Errorf("ppo: save checkpoint: %w", err)
+	}
 	if err = t.Save(f); err != nil {
 		return err
 	}
