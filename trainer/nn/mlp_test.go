@@ -23,6 +23,9 @@ func TestMLPGradients(t *testing.T) {
 		{"relu 3-16-16-1", ReLU, []int{3, 16, 16, 1}, 7, 1e-6},
 		{"tanh single layer", Tanh, []int{3, 2}, 4, 1e-6},
 		{"tanh batch 1", Tanh, []int{2, 8, 3}, 1, 1e-6},
+		// From featureMajorMin rows on, the feature-major path runs.
+		{"tanh feature-major 4-16-16-2", Tanh, []int{4, 16, 16, 2}, featureMajorMin + 3, 1e-6},
+		{"relu feature-major 12-16-1", ReLU, []int{12, 16, 1}, 2 * featureMajorMin, 1e-6},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -137,6 +140,61 @@ func maxAbsDiff(a, b []float64) float64 {
 		d = math.Max(d, math.Abs(a[i]-b[i]))
 	}
 	return d
+}
+
+// TestLayoutsAgree checks the batch-major and feature-major passes give the same outputs and
+// gradients (up to summation order) on the same rows.
+func TestLayoutsAgree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	m := NewMLP(Tanh, 4, 64, 64, 2)
+	m.InitOrthogonal(rng, Sqrt2, 0.5)
+	batch := featureMajorMin
+	x, d := randSlice(rng, batch*4), randSlice(rng, batch*2)
+	big := m.NewWorkspace(batch)
+	yBig := append([]float64(nil), m.Forward(big, x, batch)...)
+	m.ZeroGrad()
+	dxBig := make([]float64, len(x))
+	m.Backward(big, d, dxBig)
+	gBig := append([]float64(nil), m.Grads...)
+	// The same rows in chunks below featureMajorMin take the batch-major path.
+	small := m.NewWorkspace(featureMajorMin / 2)
+	m.ZeroGrad()
+	half := batch / 2
+	for c := 0; c < 2; c++ {
+		y := m.Forward(small, x[c*half*4:(c+1)*half*4], half)
+		if diff := maxAbsDiff(y, yBig[c*half*2:(c+1)*half*2]); diff > 1e-12 {
+			t.Errorf("outputs differ by %g", diff)
+		}
+		dx := make([]float64, half*4)
+		m.Backward(small, d[c*half*2:(c+1)*half*2], dx)
+		if diff := maxAbsDiff(dx, dxBig[c*half*4:(c+1)*half*4]); diff > 1e-12 {
+			t.Errorf("input gradients differ by %g", diff)
+		}
+	}
+	if diff := maxAbsDiff(m.Grads, gBig); diff > 1e-12 {
+		t.Errorf("parameter gradients differ by %g", diff)
+	}
+}
+
+// TestTanh bounds the approximation's error against math.Tanh on a dense grid and checks its
+// symmetry and saturation.
+func TestTanh(t *testing.T) {
+	var worst float64
+	for i := -200000; i <= 200000; i++ {
+		x := float64(i) * 1e-4
+		worst = math.Max(worst, math.Abs(tanh(x)-math.Tanh(x)))
+		if tanh(-x) != -tanh(x) {
+			t.Fatalf("tanh(%g) = %v, tanh(%g) = %v: not odd", x, tanh(x), -x, tanh(-x))
+		}
+	}
+	if worst > 3e-7 {
+		t.Errorf("max |tanh − math.Tanh| on [−20, 20] = %g, want ≤ 3e-7", worst)
+	}
+	for _, x := range []float64{30, 1e300, math.Inf(1)} {
+		if got := tanh(x); math.Abs(got-1) > 3e-7 {
+			t.Errorf("tanh(%g) = %v, want 1 within 3e-7", x, got)
+		}
+	}
 }
 
 func BenchmarkForwardBackward128(b *testing.B) {

@@ -1,0 +1,89 @@
+package nn
+
+import (
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// featureMajorMin is the batch size from which Forward and Backward keep activations feature-major
+// (one row per unit, one column per sample). gonum's Gemm kernels are dot products and axpys along
+// the rows of its operands: feature-major, they run along the batch (128 long for PPO minibatches)
+// and there are in·out of them per layer, where batch-major gives batch·out kernels along the input
+// width (64, or 4 for CartPole's input layer). Fewer, longer kernels win once the batch is large;
+// rollouts with a handful of environments stay batch-major.
+const featureMajorMin = 32
+
+// forwardFeatureMajor is Forward for large batches: Zᵀ = W·Aᵀ + b per layer.
+func (m *MLP) forwardFeatureMajor(ws *Workspace) []float64 {
+	batch := ws.batch
+	inT := ws.xT[:batch*m.Sizes[0]]
+	transpose(inT, ws.input, batch, m.Sizes[0])
+	last := len(m.layers) - 1
+	for i, l := range m.layers {
+		zT := ws.acts[i][:l.out*batch]
+		for o, b := range l.b {
+			row := zT[o*batch : (o+1)*batch]
+			for k := range row {
+				row[k] = b
+			}
+		}
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
+			general(l.out, l.in, l.w), general(l.in, batch, inT), 1, general(l.out, batch, zT))
+		if i < last {
+			activate(m.Act, zT)
+		}
+		inT = zT
+	}
+	out := ws.out[:batch*m.layers[last].out]
+	transpose(out, inT, m.layers[last].out, batch)
+	return out
+}
+
+// backwardFeatureMajor is Backward after forwardFeatureMajor: dW += δᵀ·A, db += Σ δ, δ_prev = Wᵀ·δ ⊙ act'.
+func (m *MLP) backwardFeatureMajor(ws *Workspace, dOut, dX []float64) {
+	batch := ws.batch
+	last := len(m.layers) - 1
+	nOut := m.layers[last].out
+	deltaT := ws.delta[0][:nOut*batch]
+	transpose(deltaT, dOut[:batch*nOut], batch, nOut)
+	for i := last; i >= 0; i-- {
+		l := m.layers[i]
+		var inT []float64
+		if i > 0 {
+			inT = ws.acts[i-1][:l.in*batch]
+		} else {
+			inT = ws.xT[:l.in*batch]
+		}
+		blas64.Gemm(blas.NoTrans, blas.Trans, 1,
+			general(l.out, batch, deltaT), general(l.in, batch, inT), 1, general(l.out, l.in, l.gw))
+		for o := range l.gb {
+			var s float64
+			for _, d := range deltaT[o*batch : (o+1)*batch] {
+				s += d
+			}
+			l.gb[o] += s
+		}
+		if i == 0 && dX == nil {
+			break
+		}
+		nextT := ws.delta[(last-i+1)%2][:l.in*batch]
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1,
+			general(l.out, l.in, l.w), general(l.out, batch, deltaT), 0, general(l.in, batch, nextT))
+		if i == 0 {
+			transpose(dX[:batch*l.in], nextT, l.in, batch)
+			break
+		}
+		activateGrad(m.Act, inT, nextT)
+		deltaT = nextT
+	}
+}
+
+// transpose writes the cols×rows transpose of src (rows×cols, row-major) into dst.
+func transpose(dst, src []float64, rows, cols int) {
+	for r := 0; r < rows; r++ {
+		row := src[r*cols : (r+1)*cols]
+		for c, v := range row {
+			dst[c*rows+r] = v
+		}
+	}
+}
