@@ -20,7 +20,7 @@ var allowed = map[string][]string{
 	"trainer":     {"gonum.org/", module + "diagnostics", module + "trainer"},
 	"report":      {"gonum.org/", module + "diagnostics", module + "sweeps"},
 	"artifacts":   {"github.com/aws/"},
-	"activities": {module + "sweeps", module + "diagnostics", module + "trainer", module + "artifacts",
+	"activities": {module + "sweeps", module + "diagnostics", module + "trainer", module + "artifacts", module + "report",
 		"go.temporal.io/sdk/activity", "go.temporal.io/sdk/temporal"},
 	"workflows": {module + "sweeps", module + "diagnostics", module + "activities",
 		"go.temporal.io/sdk/workflow", "go.temporal.io/sdk/temporal", "go.temporal.io/api/enums/"},

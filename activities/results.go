@@ -10,8 +10,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/report"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
@@ -45,9 +47,11 @@ type WriteResultsInput struct {
 
 // WriteResultsResult says where the results went.
 type WriteResultsResult struct {
-	ResultsKey string
-	CSVKey     string
-	Trials     int
+	ResultsKey  string
+	CSVKey      string
+	ReportKey   string // report.html; "" when it could not be drawn (ReportError says why)
+	ReportError string
+	Trials      int
 }
 
 // SweepResults is results.json: every finished trial, in plan order.
@@ -60,7 +64,9 @@ type SweepResults struct {
 	Trials  []TrialSummary `json:"trials"`
 }
 
-// WriteResults merges the stored result parts into results.json and results.csv.
+// WriteResults merges the stored result parts into results.json and results.csv, and draws
+// report.html beside them. A report that cannot be drawn does not fail the results: the result says
+// why, and `rlsweep report` can draw it again later; a store that cannot be read does fail (and retry).
 func (a *Activities) WriteResults(ctx context.Context, in WriteResultsInput) (*WriteResultsResult, error) {
 	trials, err := LoadTrialSummaries(ctx, a.Store, in.SweepID)
 	if err != nil {
@@ -68,6 +74,10 @@ func (a *Activities) WriteResults(ctx context.Context, in WriteResultsInput) (*W
 	}
 	res := SweepResults{SweepID: in.SweepID, Name: in.Spec.Name, Status: in.Status, Metric: in.Spec.Metric,
 		Params: sweeps.ParamNames(&in.Spec), Trials: trials}
+	rin, err := ReportInput(ctx, a.Store, &res, &in.Spec, time.Now())
+	if err != nil {
+		return nil, err
+	}
 	js, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encode results: %w", err)
@@ -81,7 +91,16 @@ func (a *Activities) WriteResults(ctx context.Context, in WriteResultsInput) (*W
 	if err := putBytes(ctx, a.Store, out.ResultsKey, js); err != nil {
 		return nil, err
 	}
-	return out, putBytes(ctx, a.Store, out.CSVKey, csvBuf.Bytes())
+	if err := putBytes(ctx, a.Store, out.CSVKey, csvBuf.Bytes()); err != nil {
+		return nil, err
+	}
+	var html bytes.Buffer
+	if err := report.Render(&html, rin); err != nil {
+		out.ReportError = err.Error()
+		return out, nil
+	}
+	out.ReportKey = artifacts.SweepKey(in.SweepID, "report.html")
+	return out, putBytes(ctx, a.Store, out.ReportKey, html.Bytes())
 }
 
 // LoadTrialSummaries reads every stored result part of a sweep; a trial recorded twice (a part written

@@ -1,0 +1,407 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/palette/moreland"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/rlsweep/rlsweep/sweeps"
+)
+
+// outcomeColor is each outcome's colour in every plot and table.
+var outcomeColor = map[string]color.RGBA{
+	OutcomeCompleted: {0x1f, 0x77, 0xb4, 0xff},
+	OutcomeDiverged:  {0xd6, 0x27, 0x28, 0xff},
+	OutcomePruned:    {0xff, 0x7f, 0x0e, 0xff},
+	OutcomeFailed:    {0x7f, 0x7f, 0x7f, 0xff},
+	OutcomeCancelled: {0xbc, 0xbd, 0x22, 0xff},
+}
+
+func colorOf(outcome string) color.RGBA {
+	if c, ok := outcomeColor[outcome]; ok {
+		return c
+	}
+	return outcomeColor[OutcomeFailed]
+}
+
+func fade(c color.RGBA, alpha uint8) color.NRGBA { return color.NRGBA{c.R, c.G, c.B, alpha} }
+
+// svg draws p on a w×h canvas and returns the <svg> element, ready to inline in HTML.
+func svg(p *plot.Plot, w, h vg.Length) (string, error) {
+	c := vgsvg.New(w, h)
+	p.Draw(draw.New(c))
+	var b bytes.Buffer
+	if _, err := c.WriteTo(&b); err != nil {
+		return "", fmt.Errorf("report: draw %q: %w", p.Title.Text, err)
+	}
+	s := b.String()
+	if i := strings.Index(s, "<svg"); i >= 0 {
+		s = s[i:] // drop the XML declaration and comment: inline SVG has none
+	}
+	return s, nil
+}
+
+// learningCurves plots the objective against steps for every trial with a curve, coloured by outcome;
+// a non-finite value breaks the line, and a cross marks where a diverged trial was stopped.
+func learningCurves(in *Input) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = "Learning curves (" + in.Metric.Name + "), coloured by outcome"
+	p.X.Label.Text, p.Y.Label.Text = "environment steps", in.Metric.Name
+	p.Legend.Top, p.Legend.Left = true, true
+	drewAny := false
+	for _, o := range outcomes {
+		n := 0
+		for _, t := range in.Trials {
+			if t.Outcome != o || len(t.Curve) == 0 {
+				continue
+			}
+			n++
+			drewAny = addCurve(p, t) || drewAny
+		}
+		if n > 0 {
+			l, _ := plotter.NewLine(plotter.XYs{{}}) // a legend swatch only; one point always makes a line
+			l.Color, l.Width = colorOf(o), vg.Points(2)
+			p.Legend.Add(fmt.Sprintf("%s (%d)", o, n), l)
+		}
+	}
+	if !drewAny {
+		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, float64(max(in.totalSteps(), 1)), 0, 1
+	}
+	return p
+}
+
+// addCurve adds one trial's curve to p and reports whether it drew anything.
+func addCurve(p *plot.Plot, t Trial) bool {
+	c := colorOf(t.Outcome)
+	drew := false
+	var run plotter.XYs
+	flush := func() {
+		switch {
+		case len(run) > 1:
+			l, _ := plotter.NewLine(run) // finite by construction
+			l.Color, l.Width = fade(c, 0xb0), vg.Points(1)
+			if t.Outcome != OutcomeCompleted {
+				l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+			}
+			p.Add(l)
+			drew = true
+		case len(run) == 1:
+			s, _ := plotter.NewScatter(run)
+			s.Color, s.Radius = c, vg.Points(1.5)
+			p.Add(s)
+			drew = true
+		}
+		run = nil
+	}
+	var last plotter.XYs
+	for _, pt := range t.Curve {
+		if !isFinite(pt.Value) {
+			flush()
+			continue
+		}
+		run = append(run, plotter.XY{X: float64(pt.Step), Y: pt.Value})
+		last = plotter.XYs{run[len(run)-1]}
+	}
+	flush()
+	if (t.Outcome == OutcomeDiverged || t.Outcome == OutcomePruned) && last != nil {
+		s, _ := plotter.NewScatter(last)
+		s.Color, s.Shape, s.Radius = c, draw.CrossGlyph{}, vg.Points(4)
+		p.Add(s)
+	}
+	return drew
+}
+
+// leaderboardPlot shows the best configurations' mean objective with its 95% interval and each seed.
+func leaderboardPlot(in *Input, rows []Row) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = "Objective by configuration: mean, 95% CI over seeds, and each seed"
+	p.X.Label.Text, p.Y.Label.Text = "configuration (best first)", in.Metric.Name
+	var ticks []plot.Tick
+	var means, seeds plotter.XYs
+	var errs plotter.YErrors
+	for i, r := range rows {
+		if r.Scored == 0 || i == 25 {
+			break
+		}
+		x := float64(i + 1)
+		ticks = append(ticks, plot.Tick{Value: x, Label: fmt.Sprintf("#%d", r.Config)})
+		means = append(means, plotter.XY{X: x, Y: r.Mean})
+		lo, hi := 0.0, 0.0
+		if !math.IsNaN(r.Lo) {
+			lo, hi = r.Mean-r.Lo, r.Hi-r.Mean
+		}
+		errs = append(errs, struct{ Low, High float64 }{lo, hi})
+		for _, y := range r.Objective {
+			seeds = append(seeds, plotter.XY{X: x + 0.15, Y: y})
+		}
+	}
+	if len(means) == 0 {
+		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1
+		return p
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	p.X.Min, p.X.Max = 0.5, float64(len(means))+0.5
+	bars, _ := plotter.NewYErrorBars(struct {
+		plotter.XYs
+		plotter.YErrors
+	}{means, errs})
+	bars.Color, bars.Width = outcomeColor[OutcomeCompleted], vg.Points(1.5)
+	dots, _ := plotter.NewScatter(means)
+	dots.Color, dots.Shape, dots.Radius = outcomeColor[OutcomeCompleted], draw.CircleGlyph{}, vg.Points(3.5)
+	each, _ := plotter.NewScatter(seeds)
+	each.Color, each.Radius = fade(outcomeColor[OutcomeCompleted], 0x80), vg.Points(2)
+	p.Add(plotter.NewGrid(), bars, dots, each)
+	p.Legend.Add("mean ± 95% CI", dots)
+	p.Legend.Add("one seed", each)
+	p.Legend.Top = in.maximize()
+	return p
+}
+
+// axis maps one parameter's values to [0, 1] for the parallel-coordinates plot.
+type axis struct {
+	name   string
+	log    bool
+	min    float64
+	max    float64
+	levels []string // categorical values, in order; nil for a numeric axis
+}
+
+func newAxis(in *Input, name string) axis {
+	a := axis{name: name}
+	var vals []any
+	for _, t := range in.Trials {
+		vals = append(vals, t.Params[name])
+	}
+	num, ok := numbers(vals)
+	if !ok {
+		seen := map[string]bool{}
+		for _, v := range vals {
+			if s := formatValue(v); !seen[s] {
+				seen[s] = true
+				a.levels = append(a.levels, s)
+			}
+		}
+		sort.Strings(a.levels)
+		return a
+	}
+	a.log = logScale(in.Spec, name, num)
+	a.min, a.max = math.Inf(1), math.Inf(-1)
+	for _, x := range num {
+		if a.log {
+			x = math.Log10(x)
+		}
+		a.min, a.max = math.Min(a.min, x), math.Max(a.max, x)
+	}
+	return a
+}
+
+// pos is v's position on the axis, in [0, 1]; 0.5 when the axis has one value.
+func (a axis) pos(v any) float64 {
+	if a.levels != nil {
+		i := sort.SearchStrings(a.levels, formatValue(v))
+		if len(a.levels) == 1 {
+			return 0.5
+		}
+		return float64(i) / float64(len(a.levels)-1)
+	}
+	x, _ := toFloat(v)
+	if a.log {
+		x = math.Log10(x)
+	}
+	if a.max == a.min {
+		return 0.5
+	}
+	return (x - a.min) / (a.max - a.min)
+}
+
+func (a axis) label(end float64) string {
+	if a.levels != nil {
+		if end == 0 {
+			return a.levels[0]
+		}
+		return a.levels[len(a.levels)-1]
+	}
+	x := a.min + end*(a.max-a.min)
+	if a.log {
+		x = math.Pow(10, x)
+	}
+	return formatValue(x)
+}
+
+// logScale says whether a parameter is best seen on a log axis: the spec samples it log-uniformly, or
+// its values are positive and span a factor of 10 or more (learning rates, entropy coefficients).
+func logScale(spec *sweeps.Spec, name string, xs []float64) bool {
+	if spec != nil {
+		for _, p := range spec.Parameters {
+			if p.Name == name && p.Distribution == sweeps.DistLogUniform {
+				return true
+			}
+		}
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, x := range xs {
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	return lo > 0 && hi/lo >= 10
+}
+
+// parallelCoordinates draws one polyline per trial across an axis per parameter and a last axis for the
+// objective, coloured by the objective (blue worst, red best); trials without a finite objective are
+// dashed in their outcome's colour and stop at the last parameter axis.
+func parallelCoordinates(in *Input) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = "Parallel coordinates: parameters against " + in.Metric.Name + " (blue worse, red better)"
+	axes := make([]axis, len(in.Params))
+	for i, name := range in.Params {
+		axes[i] = newAxis(in, name)
+	}
+	objMin, objMax := math.Inf(1), math.Inf(-1)
+	for _, t := range in.Trials {
+		if t.Objective != nil && isFinite(*t.Objective) {
+			objMin, objMax = math.Min(objMin, *t.Objective), math.Max(objMax, *t.Objective)
+		}
+	}
+	cmap := moreland.SmoothBlueRed()
+	cmap.SetMin(0)
+	cmap.SetMax(1)
+	k := float64(len(axes))
+	for _, t := range in.Trials {
+		var xy plotter.XYs
+		for i, a := range axes {
+			xy = append(xy, plotter.XY{X: float64(i), Y: a.pos(t.Params[a.name])})
+		}
+		var c color.Color = fade(colorOf(t.Outcome), 0xc0)
+		dashed := true
+		if t.Objective != nil && isFinite(*t.Objective) {
+			y := 0.5
+			if objMax > objMin {
+				y = (*t.Objective - objMin) / (objMax - objMin)
+			}
+			xy = append(xy, plotter.XY{X: k, Y: y})
+			if t.Outcome == OutcomeCompleted {
+				score := y
+				if !in.maximize() {
+					score = 1 - y
+				}
+				c, _ = cmap.At(score) // score is within [0, 1]
+				dashed = false
+			}
+		}
+		if len(xy) < 2 {
+			continue
+		}
+		l, _ := plotter.NewLine(xy)
+		l.Color, l.Width = c, vg.Points(1)
+		if dashed {
+			l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+		}
+		p.Add(l)
+	}
+	addAxes(p, axes, in.Metric.Name, objMin, objMax)
+	return p
+}
+
+// addAxes draws the vertical axes of a parallel-coordinates plot with their names and end labels.
+func addAxes(p *plot.Plot, axes []axis, metric string, objMin, objMax float64) {
+	var ticks []plot.Tick
+	var ends plotter.XYLabels
+	for i, a := range axes {
+		x := float64(i)
+		ticks = append(ticks, plot.Tick{Value: x, Label: a.name})
+		ends.XYs = append(ends.XYs, plotter.XY{X: x, Y: -0.06}, plotter.XY{X: x, Y: 1.02})
+		ends.Labels = append(ends.Labels, a.label(0), a.label(1))
+	}
+	k := float64(len(axes))
+	ticks = append(ticks, plot.Tick{Value: k, Label: metric})
+	if objMin <= objMax {
+		ends.XYs = append(ends.XYs, plotter.XY{X: k, Y: -0.06}, plotter.XY{X: k, Y: 1.02})
+		ends.Labels = append(ends.Labels, formatValue(objMin), formatValue(objMax))
+	}
+	for i := 0; i <= len(axes); i++ {
+		l, _ := plotter.NewLine(plotter.XYs{{X: float64(i), Y: 0}, {X: float64(i), Y: 1}})
+		l.Color, l.Width = color.Black, vg.Points(1)
+		p.Add(l)
+	}
+	if len(ends.Labels) > 0 {
+		labels, _ := plotter.NewLabels(ends)
+		for i := range labels.TextStyle {
+			labels.TextStyle[i].XAlign = draw.XCenter
+		}
+		p.Add(labels)
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	p.X.Min, p.X.Max = -0.3, k+0.3
+	p.Y.Min, p.Y.Max = -0.1, 1.08
+	p.Y.Tick.Marker = plot.ConstantTicks(nil)
+	p.Y.LineStyle.Width = 0
+}
+
+// sensitivityPlot shows the objective of every completed trial against one parameter, with the mean of
+// each value (or each quintile) joined by a line.
+func sensitivityPlot(in *Input, s Sensitivity) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s: η² %s, Spearman ρ %s", s.Param, fmtNum(s.EtaSquared, 2), fmtNum(s.Spearman, 2))
+	p.X.Label.Text, p.Y.Label.Text = s.Param, in.Metric.Name
+	a := newAxis(in, s.Param)
+	var pts plotter.XYs
+	groups := map[float64][]float64{}
+	for _, t := range in.Trials {
+		if t.Outcome != OutcomeCompleted || t.Objective == nil || !isFinite(*t.Objective) {
+			continue
+		}
+		x, ok := toFloat(t.Params[s.Param])
+		if a.levels != nil || !ok {
+			x = float64(sort.SearchStrings(a.levels, formatValue(t.Params[s.Param])))
+		}
+		pts = append(pts, plotter.XY{X: x, Y: *t.Objective})
+		groups[x] = append(groups[x], *t.Objective)
+	}
+	if a.levels != nil {
+		var ticks []plot.Tick
+		for i, l := range a.levels {
+			ticks = append(ticks, plot.Tick{Value: float64(i), Label: l})
+		}
+		p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	} else if a.log {
+		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	}
+	if len(pts) == 0 {
+		return p
+	}
+	dots, _ := plotter.NewScatter(pts)
+	dots.Color, dots.Radius = fade(outcomeColor[OutcomeCompleted], 0x90), vg.Points(2.5)
+	p.Add(dots)
+	if len(groups) <= 10 {
+		var mean plotter.XYs
+		for x, ys := range groups {
+			var sum float64
+			for _, y := range ys {
+				sum += y
+			}
+			mean = append(mean, plotter.XY{X: x, Y: sum / float64(len(ys))})
+		}
+		sort.Slice(mean, func(i, j int) bool { return mean[i].X < mean[j].X })
+		l, _ := plotter.NewLine(mean)
+		l.Color, l.Width = color.Black, vg.Points(1.5)
+		p.Add(l)
+		p.Legend.Add("mean", l)
+	}
+	return p
+}
+
+func fmtNum(x float64, prec int) string {
+	if math.IsNaN(x) {
+		return "—"
+	}
+	return fmt.Sprintf("%.*f", prec, x)
+}

@@ -1,0 +1,241 @@
+package report
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+)
+
+// Figure is one plot of the report: its element ID (the report's tests look for each) and its SVG.
+type Figure struct {
+	ID      string
+	Caption string
+	SVG     template.HTML
+}
+
+// page is what the template renders.
+type page struct {
+	In            *Input
+	Title         string
+	Counts        []count
+	Rows          []Row
+	Figures       []Figure
+	Sensitivity   []Figure
+	Sensitivities []Sensitivity
+	Diverged      []Trial
+	Savings       Savings
+	Budget        int64
+}
+
+type count struct {
+	Outcome string
+	N       int
+	Color   string
+}
+
+// FigureIDs lists the element IDs of the plots Render always draws; each sensitivity plot adds
+// "plot-sensitivity-<parameter>".
+var FigureIDs = []string{"plot-leaderboard", "plot-learning-curves", "plot-parallel-coordinates"}
+
+// Render writes the report of in as one self-contained HTML page.
+func Render(w io.Writer, in *Input) error {
+	pg := page{In: in, Title: "rlsweep report: " + in.SweepID, Rows: Leaderboard(in.Trials, in.maximize()),
+		Sensitivities: Sensitivities(in.Trials, in.Params), Savings: ComputeSavings(in.Trials, in.totalSteps()),
+		Budget: in.totalSteps()}
+	for _, o := range outcomes {
+		n := 0
+		for _, t := range in.Trials {
+			if t.Outcome == o {
+				n++
+			}
+		}
+		if n > 0 {
+			c := colorOf(o)
+			pg.Counts = append(pg.Counts, count{o, n, fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B)})
+		}
+	}
+	for _, t := range in.Trials {
+		if t.Outcome == OutcomeDiverged || t.Outcome == OutcomePruned || t.Divergence != nil {
+			pg.Diverged = append(pg.Diverged, t)
+		}
+	}
+	figs := []struct {
+		id, caption string
+		p           *plot.Plot
+		w, h        vg.Length
+	}{
+		{FigureIDs[0], "The best configurations (at most 25): mean objective over the completed seeds with its 95% Student-t interval; each dot beside it is one seed.", leaderboardPlot(in, pg.Rows), 22 * vg.Centimeter, 10 * vg.Centimeter},
+		{FigureIDs[1], "Every trial's objective against environment steps. Dashed lines ended early; a cross marks where a rule stopped the trial; a gap is a NaN or infinite value.", learningCurves(in), 22 * vg.Centimeter, 12 * vg.Centimeter},
+		{FigureIDs[2], "One line per trial through its parameter values to its objective. Log-scaled axes are labelled with their real ends; dashed lines have no final objective.", parallelCoordinates(in), 22 * vg.Centimeter, 11 * vg.Centimeter},
+	}
+	for _, f := range figs {
+		s, err := svg(f.p, f.w, f.h)
+		if err != nil {
+			return err
+		}
+		pg.Figures = append(pg.Figures, Figure{f.id, f.caption, template.HTML(s)})
+	}
+	for _, s := range pg.Sensitivities {
+		out, err := svg(sensitivityPlot(in, s), 11*vg.Centimeter, 8*vg.Centimeter)
+		if err != nil {
+			return err
+		}
+		pg.Sensitivity = append(pg.Sensitivity, Figure{ID: "plot-sensitivity-" + s.Param, SVG: template.HTML(out)})
+	}
+	return pageTemplate.Execute(w, pg)
+}
+
+var funcs = template.FuncMap{
+	"num": func(x float64) string {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Sprint(x)
+		}
+		return fmt.Sprintf("%.4g", x)
+	},
+	"ci": func(r Row) string {
+		if math.IsNaN(r.Lo) {
+			return "—"
+		}
+		return fmt.Sprintf("[%.4g, %.4g]", r.Lo, r.Hi)
+	},
+	"obj": func(p *float64) string {
+		if p == nil {
+			return "—"
+		}
+		return fmt.Sprintf("%.4g", *p)
+	},
+	"params": func(names []string, params map[string]any) string {
+		parts := make([]string, len(names))
+		for i, n := range names {
+			parts[i] = n + "=" + formatValue(params[n])
+		}
+		return strings.Join(parts, " ")
+	},
+	"outcomes": func(m map[string]int) string {
+		var parts []string
+		for _, o := range outcomes {
+			if m[o] > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", m[o], o))
+			}
+		}
+		return strings.Join(parts, ", ")
+	},
+	"color": func(o string) string {
+		c := colorOf(o)
+		return fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B)
+	},
+	"steps":    func(n int64) string { return groupDigits(n) },
+	"duration": formatSeconds,
+	"pct": func(a, b int64) string {
+		if b <= 0 {
+			return "—"
+		}
+		return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(b))
+	},
+	"fix":  func(x float64, prec int) string { return fmtNum(x, prec) },
+	"inc":  func(i int) int { return i + 1 },
+	"keys": sortedKeys,
+}
+
+// groupDigits writes n with thin spaces between groups of three digits.
+func groupDigits(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteRune('\u202f')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+func formatSeconds(s float64) string {
+	if math.IsNaN(s) {
+		return "—"
+	}
+	return time.Duration(s * float64(time.Second)).Round(time.Millisecond * 100).String()
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+var pageTemplate = template.Must(template.New("report").Funcs(funcs).Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; max-width: 1200px; padding: 0 1em; color: #222; }
+h1 { font-size: 1.5em; margin-bottom: 0.2em; } h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; margin: 0.5em 0; } th, td { padding: 0.25em 0.7em; border-bottom: 1px solid #eee; text-align: left; vertical-align: top; }
+th { background: #f6f6f6; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
+.badge { display: inline-block; padding: 0.05em 0.6em; border-radius: 1em; color: #fff; margin-right: 0.4em; }
+.muted { color: #777; } figure { margin: 1em 0; } figcaption { color: #555; font-size: 0.9em; max-width: 60em; }
+.grid { display: flex; flex-wrap: wrap; gap: 1em; } svg { max-width: 100%; height: auto; }
+code { background: #f3f3f3; padding: 0 0.3em; }
+</style>
+</head>
+<body>
+<h1>{{.In.Name}}</h1>
+<p class="muted">sweep <code>{{.In.SweepID}}</code> · {{.In.Status}} · {{len .In.Trials}} trials · objective <b>{{.In.Metric.Name}}</b> ({{.In.Metric.Goal}}){{if .In.Generated}} · generated {{.In.Generated}}{{end}}</p>
+<p id="outcome-counts">{{range .Counts}}<span class="badge" style="background:{{.Color}}">{{.N}} {{.Outcome}}</span>{{end}}</p>
+
+<h2 id="leaderboard">Leaderboard</h2>
+<table id="leaderboard-table">
+<tr><th>#</th><th>config</th><th>parameters</th><th>mean {{.In.Metric.Name}}</th><th>95% CI</th><th>IQM</th><th>seeds scored</th><th>outcomes</th></tr>
+{{range $i, $r := .Rows}}<tr><td class="n">{{inc $i}}</td><td class="n">{{$r.Config}}</td><td>{{params $.In.Params $r.Params}}</td><td class="n">{{if $r.Scored}}{{num $r.Mean}}{{else}}—{{end}}</td><td class="n">{{ci $r}}</td><td class="n">{{if $r.Scored}}{{num $r.IQM}}{{else}}—{{end}}</td><td class="n">{{$r.Scored}}/{{$r.Trials}}</td><td>{{outcomes $r.Outcomes}}</td></tr>
+{{end}}</table>
+<p class="muted">Only completed trials are scored; a configuration's diverged seeds show under outcomes.</p>
+
+{{range .Figures}}<figure id="{{.ID}}">{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
+{{end}}
+<h2 id="sensitivity">Per-parameter sensitivity</h2>
+{{if .Sensitivities}}<table id="sensitivity-table">
+<tr><th>parameter</th><th>η² (variance explained)</th><th>Spearman ρ</th><th>groups</th><th>trials scored</th></tr>
+{{range .Sensitivities}}<tr><td>{{.Param}}</td><td class="n">{{fix .EtaSquared 3}}</td><td class="n">{{fix .Spearman 3}}</td><td class="n">{{.Groups}}</td><td class="n">{{.Scored}}</td></tr>
+{{end}}</table>
+<div class="grid">{{range .Sensitivity}}<figure id="{{.ID}}">{{.SVG}}</figure>{{end}}</div>
+{{else}}<p>No parameter took two values among the completed trials.</p>{{end}}
+
+<h2 id="divergences">Diverged and stopped trials</h2>
+{{if .Diverged}}<table id="divergence-table">
+<tr><th>trial</th><th>parameters</th><th>outcome</th><th>rule</th><th>step</th><th>metric = value (threshold)</th><th>advice</th></tr>
+{{range .Diverged}}<tr><td>{{.ID}}</td><td>{{params $.In.Params .Params}}</td><td style="color:{{color .Outcome}}">{{.Outcome}}</td>{{with .Divergence}}<td>{{.Rule}}{{range .Related}} · {{.}}{{end}}</td><td class="n">{{steps .Step}}</td><td>{{.Metric}} = {{num .Value}} ({{num .Threshold}})</td><td>{{.Advice}}</td>{{else}}<td>{{.StopRule}}</td><td class="n">{{steps .Steps}}</td><td>—</td><td class="muted">{{if .Error}}{{.Error}}{{else}}no divergence.json stored{{end}}</td>{{end}}</tr>
+{{end}}</table>{{else}}<p>No trial was stopped early.</p>{{end}}
+
+<h2 id="savings">Compute saved by early stopping</h2>
+{{with .Savings}}{{if $.Budget}}<p>Early stopping saved <b>{{steps .StepsSaved}}</b> environment steps ({{pct .StepsSaved .Budget}} of the sweep's budget of {{steps .Budget}}) and about <b>{{duration .SecondsSaved}}</b> of trial time, extrapolated from each stopped trial's own steps per second. The sweep spent {{steps .StepsSpent}} steps.</p>
+{{if .Trials}}<table id="savings-table">
+<tr><th>trial</th><th>outcome</th><th>rule</th><th>steps reached</th><th>steps saved</th><th>time saved</th></tr>
+{{range .Trials}}<tr><td>{{.TrialID}}</td><td>{{.Outcome}}</td><td>{{.Rule}}</td><td class="n">{{steps .StepsReached}}</td><td class="n">{{steps .StepsSaved}}</td><td class="n">{{duration .SecondsSaved}}</td></tr>
+{{end}}</table>{{end}}{{else}}<p>The step budget is unknown (no spec), so the saving cannot be computed.</p>{{end}}{{end}}
+
+<h2 id="probes">Probe checks</h2>
+{{if .In.Probes}}<table id="probe-table">
+<tr><th>probe</th><th>result</th><th>detail</th><th>values</th></tr>
+{{range .In.Probes}}<tr><td>{{.Name}}</td><td>{{if .Passed}}<span style="color:#2ca02c">pass</span>{{else}}<b style="color:#d62728">FAIL</b>{{end}}</td><td>{{.Detail}}</td><td>{{$v := .Values}}{{range keys $v}}{{.}}={{index $v .}} {{end}}</td></tr>
+{{end}}</table>{{else}}<p class="muted">No probe results stored for this sweep.</p>{{end}}
+{{if .In.CurvesOmitted}}<p class="muted">{{.In.CurvesOmitted}} trials' learning curves were not loaded: the report draws at most a few hundred.</p>{{end}}
+</body>
+</html>
+`))

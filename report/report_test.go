@@ -1,0 +1,313 @@
+package report
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/sweeps"
+)
+
+func ptr(x float64) *float64 { return &x }
+
+func TestMeanCI(t *testing.T) {
+	tests := []struct {
+		name           string
+		xs             []float64
+		mean, lo, hi   float64
+		tol            float64
+		loNaN, meanNaN bool
+	}{
+		// scipy.stats.t.interval(0.95, 2, loc=2, scale=1/sqrt(3)) = (-0.48413771, 4.48413771)
+		{name: "three seeds", xs: []float64{1, 2, 3}, mean: 2, lo: -0.48413771, hi: 4.48413771, tol: 1e-7},
+		// scipy.stats.t.interval(0.95, 1, loc=15, scale=5/sqrt(2)... s=7.0710678/sqrt(2)=5) = (-48.5310242, 78.5310242)
+		{name: "two seeds", xs: []float64{10, 20}, mean: 15, lo: -48.5310242, hi: 78.5310242, tol: 1e-6},
+		{name: "one seed", xs: []float64{7}, mean: 7, loNaN: true},
+		{name: "none", meanNaN: true, loNaN: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mean, lo, hi := meanCI(tt.xs, 0.95)
+			if tt.meanNaN != math.IsNaN(mean) || (!tt.meanNaN && mean != tt.mean) {
+				t.Errorf("mean = %v, want %v", mean, tt.mean)
+			}
+			if tt.loNaN {
+				if !math.IsNaN(lo) || !math.IsNaN(hi) {
+					t.Errorf("CI = [%v, %v], want NaN", lo, hi)
+				}
+				return
+			}
+			if math.Abs(lo-tt.lo) > tt.tol || math.Abs(hi-tt.hi) > tt.tol {
+				t.Errorf("CI = [%v, %v], want [%v, %v] ± %g", lo, hi, tt.lo, tt.hi, tt.tol)
+			}
+		})
+	}
+}
+
+func TestLeaderboard(t *testing.T) {
+	trials := []Trial{
+		{ID: "0-s1", Config: 0, Outcome: OutcomeCompleted, Objective: ptr(10)},
+		{ID: "0-s2", Config: 0, Outcome: OutcomeCompleted, Objective: ptr(20)},
+		{ID: "1-s1", Config: 1, Outcome: OutcomeCompleted, Objective: ptr(50)},
+		{ID: "1-s2", Config: 1, Outcome: OutcomeDiverged, Objective: ptr(99)}, // not scored
+		{ID: "2-s1", Config: 2, Outcome: OutcomeDiverged},
+		{ID: "2-s2", Config: 2, Outcome: OutcomeFailed},
+	}
+	tests := []struct {
+		name     string
+		maximize bool
+		order    []int
+	}{
+		{"maximize", true, []int{1, 0, 2}},
+		{"minimize", false, []int{0, 1, 2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rows := Leaderboard(trials, tt.maximize)
+			var got []int
+			for _, r := range rows {
+				got = append(got, r.Config)
+			}
+			if !equalInts(got, tt.order) {
+				t.Fatalf("order = %v, want %v", got, tt.order)
+			}
+		})
+	}
+	rows := Leaderboard(trials, true)
+	if r := rows[0]; r.Scored != 1 || r.Trials != 2 || r.Mean != 50 || r.Outcomes[OutcomeDiverged] != 1 {
+		t.Errorf("config 1: scored %d of %d, mean %v, outcomes %v; want 1 of 2, 50, one diverged", r.Scored, r.Trials, r.Mean, r.Outcomes)
+	}
+	if r := rows[1]; r.Mean != 15 || r.IQM != 15 {
+		t.Errorf("config 0: mean %v, IQM %v, want 15, 15", r.Mean, r.IQM)
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestRanksAndSensitivity(t *testing.T) {
+	if got, want := ranks([]float64{3, 1, 3, 2}), []float64{3.5, 1, 3.5, 2}; !equalFloats(got, want) {
+		t.Errorf("ranks = %v, want %v", got, want)
+	}
+	var trials []Trial
+	// The objective is 10·lr-index and clip has no effect: lr explains everything, clip nothing.
+	for i, lr := range []float64{1e-4, 1e-3, 1e-2} {
+		for _, clip := range []float64{0.1, 0.2} {
+			trials = append(trials, Trial{Outcome: OutcomeCompleted, Objective: ptr(float64(10 * i)),
+				Params: map[string]any{"lr": lr, "clip": clip, "env": "cartpole", "opt": []string{"a", "b"}[i%2]}})
+		}
+	}
+	trials = append(trials, Trial{Outcome: OutcomeDiverged, Params: map[string]any{"lr": 1.0, "clip": 0.3}})
+	got := Sensitivities(trials, []string{"lr", "clip", "env", "opt"})
+	if len(got) != 3 {
+		t.Fatalf("got %d sensitivities, want lr, clip and opt (env is constant): %+v", len(got), got)
+	}
+	lr, clip, opt := got[0], got[1], got[2]
+	if lr.EtaSquared != 1 || math.Abs(lr.Spearman-1) > 1e-12 || lr.Groups != 3 || lr.Scored != 6 {
+		t.Errorf("lr: %+v, want η² 1, ρ 1, 3 groups, 6 scored", lr)
+	}
+	if clip.EtaSquared != 0 || math.Abs(clip.Spearman) > 1e-12 {
+		t.Errorf("clip: %+v, want η² 0, ρ 0", clip)
+	}
+	// opt: a at 0 and 20, b at 10 → group means 10 and 10: η² 0; not numeric: no ρ.
+	if opt.EtaSquared != 0 || !math.IsNaN(opt.Spearman) {
+		t.Errorf("opt: %+v, want η² 0 and ρ NaN", opt)
+	}
+}
+
+func equalFloats(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestComputeSavings(t *testing.T) {
+	trials := []Trial{
+		{ID: "a", Outcome: OutcomeCompleted, Steps: 100000, WallSeconds: 100},
+		{ID: "b", Outcome: OutcomeDiverged, StopRule: "non_finite", Steps: 25000, WallSeconds: 50}, // 500 steps/s
+		{ID: "c", Outcome: OutcomePruned, Steps: 50000, WallSeconds: 10},                           // 5000 steps/s
+		{ID: "d", Outcome: OutcomeDiverged, Steps: 0, WallSeconds: 3},                              // no rate
+		{ID: "e", Outcome: OutcomeFailed, Steps: 10000, WallSeconds: 3},                            // not early stopping
+	}
+	s := ComputeSavings(trials, 100000)
+	if s.StepsSaved != 75000+50000+100000 || s.Budget != 500000 || s.StepsSpent != 185000 || len(s.Trials) != 3 {
+		t.Errorf("saved %d of budget %d, spent %d, %d trials; want 225000 of 500000, 185000, 3", s.StepsSaved, s.Budget, s.StepsSpent, len(s.Trials))
+	}
+	if want := 150.0 + 10; math.Abs(s.SecondsSaved-want) > 1e-9 {
+		t.Errorf("seconds saved = %v, want %v (75000/500 + 50000/5000)", s.SecondsSaved, want)
+	}
+	if !math.IsNaN(s.Trials[2].SecondsSaved) {
+		t.Errorf("trial d: seconds saved %v, want NaN (it reached no step)", s.Trials[2].SecondsSaved)
+	}
+	if got := ComputeSavings(trials, 0); got.StepsSaved != 0 || got.Budget != 0 {
+		t.Errorf("unknown budget: saved %d of %d, want nothing", got.StepsSaved, got.Budget)
+	}
+}
+
+func TestThin(t *testing.T) {
+	var pts []Point
+	for i := 0; i < 1000; i++ {
+		v := float64(i)
+		if i == 501 {
+			v = math.NaN()
+		}
+		pts = append(pts, Point{Step: int64(i), Value: v})
+	}
+	got := Thin(pts, 100)
+	if len(got) < 100 || len(got) > 102 {
+		t.Errorf("Thin kept %d points, want 100 to 102", len(got))
+	}
+	if got[0].Step != 0 || got[len(got)-1].Step != 999 {
+		t.Errorf("Thin kept steps %d … %d, want the first and the last", got[0].Step, got[len(got)-1].Step)
+	}
+	nan := false
+	for _, p := range got {
+		nan = nan || math.IsNaN(p.Value)
+	}
+	if !nan {
+		t.Error("Thin dropped the NaN point")
+	}
+	if short := pts[:50]; len(Thin(short, 100)) != 50 {
+		t.Error("Thin changed a curve shorter than its limit")
+	}
+}
+
+func TestParseProbes(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    []Probe
+		wantErr bool
+	}{
+		{name: "array", in: `[{"name":"probe1","passed":true,"v0":0.99},{"probe":"probe4","passed":false,"diagnosis":"advantage broken"}]`,
+			want: []Probe{{Name: "probe1", Passed: true, Values: map[string]string{"v0": "0.99"}}, {Name: "probe4", Detail: "advantage broken", Values: map[string]string{}}}},
+		{name: "wrapped, status words", in: `{"probes":[{"id":3,"status":"PASS"},{"status":"fail","error":"V(0) = 0.2"}]}`,
+			want: []Probe{{Name: "3", Passed: true, Values: map[string]string{}}, {Name: "probe 2", Detail: "V(0) = 0.2", Values: map[string]string{}}}},
+		{name: "object without probes", in: `{"x":1}`, wantErr: true},
+		{name: "not JSON", in: `nope`, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseProbes([]byte(tt.in))
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %d probes, want %d", len(got), len(tt.want))
+			}
+			for i := range got {
+				g, w := got[i], tt.want[i]
+				if g.Name != w.Name || g.Passed != w.Passed || g.Detail != w.Detail || len(g.Values) != len(w.Values) {
+					t.Errorf("probe %d = %+v, want %+v", i, g, w)
+				}
+				for k, v := range w.Values {
+					if g.Values[k] != v {
+						t.Errorf("probe %d value %s = %q, want %q", i, k, g.Values[k], v)
+					}
+				}
+			}
+		})
+	}
+}
+
+// sampleInput is a small sweep with every kind of trial the report distinguishes.
+func sampleInput() *Input {
+	spec := &sweeps.Spec{Trainer: sweeps.Trainer{TotalSteps: 10000},
+		Parameters: []sweeps.Parameter{{Name: "lr"}, {Name: "clip"}}}
+	in := &Input{SweepID: "sweep/demo/abc", Name: "demo", Status: "completed", Spec: spec,
+		Metric: sweeps.Metric{Name: "reward", Goal: "maximize"}, Params: []string{"lr", "clip"},
+		Probes: []Probe{{Name: "probe1", Passed: true}, {Name: "probe4", Detail: "<bad & broken>"}}}
+	cfg := 0
+	for _, lr := range []float64{1e-4, 1e-3, 1e-2} {
+		for _, clip := range []float64{0.1, 0.2} {
+			for seed := int64(1); seed <= 2; seed++ {
+				t := Trial{ID: "x", Config: cfg, Seed: seed, Params: map[string]any{"lr": lr, "clip": clip},
+					Outcome: OutcomeCompleted, Steps: 10000, WallSeconds: 10}
+				for s := int64(1000); s <= 10000; s += 1000 {
+					t.Curve = append(t.Curve, Point{s, float64(s) * lr * 10})
+				}
+				t.Objective = ptr(t.Curve[len(t.Curve)-1].Value)
+				if lr == 1e-2 && seed == 2 {
+					t.Outcome, t.StopRule, t.Steps, t.Objective = OutcomeDiverged, "non_finite", 5000, nil
+					t.Curve = append(t.Curve[:4], Point{5000, math.NaN()})
+					t.Divergence = &diagnostics.Verdict{Level: diagnostics.Stop, Rule: "non_finite", Metric: "reward",
+						Value: math.NaN(), Step: 5000, Advice: "lower the learning rate"}
+				}
+				in.Trials = append(in.Trials, t)
+			}
+			cfg++
+		}
+	}
+	return in
+}
+
+func TestRender(t *testing.T) {
+	var b bytes.Buffer
+	if err := Render(&b, sampleInput()); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	ids := append(append([]string(nil), FigureIDs...), "plot-sensitivity-lr", "plot-sensitivity-clip",
+		"leaderboard-table", "divergence-table", "savings-table", "probe-table", "sensitivity-table")
+	for _, id := range ids {
+		i := strings.Index(html, `id="`+id+`"`)
+		if i < 0 {
+			t.Errorf("report lacks element %q", id)
+			continue
+		}
+		if strings.HasPrefix(id, "plot-") && !strings.HasPrefix(html[i+len(`id="`+id+`">`):], "<svg") {
+			t.Errorf("figure %q does not hold an inline <svg>", id)
+		}
+	}
+	// Self-contained: the only URLs are the SVG namespaces, and no script runs.
+	stripped := strings.NewReplacer(`xmlns="http://www.w3.org/2000/svg"`, "",
+		`xmlns:xlink="http://www.w3.org/1999/xlink"`, "").Replace(html)
+	for _, bad := range []string{"<?xml", "<script", "http://", "https://", "<bad & broken>"} {
+		if strings.Contains(stripped, bad) {
+			t.Errorf("report contains %q", bad)
+		}
+	}
+	for _, want := range []string{"lower the learning rate", "non_finite", "&lt;bad &amp; broken&gt;", "FAIL",
+		"10 completed", "2 diverged", "10\u202f000</b> environment steps", "8.3%", "20s"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	var again bytes.Buffer
+	if err := Render(&again, sampleInput()); err != nil {
+		t.Fatal(err)
+	}
+	if again.String() != html {
+		t.Error("two renders of the same input differ; the report must be deterministic")
+	}
+}
+
+func TestRenderEmptySweep(t *testing.T) {
+	var b bytes.Buffer
+	in := &Input{SweepID: "sweep/empty/1", Name: "empty", Metric: sweeps.Metric{Name: "reward", Goal: "maximize"}}
+	if err := Render(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range FigureIDs {
+		if !strings.Contains(b.String(), `id="`+id+`"`) {
+			t.Errorf("empty report lacks %q", id)
+		}
+	}
+}

@@ -1,0 +1,286 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/rlsweep/rlsweep/diagnostics"
+)
+
+// Row is one configuration of the leaderboard.
+type Row struct {
+	Config    int
+	Params    map[string]any
+	Trials    int            // trials of this configuration (one per seed)
+	Scored    int            // completed trials with a finite objective: the seeds the statistics use
+	Outcomes  map[string]int // trials per outcome
+	Mean      float64        // mean objective over the scored seeds; NaN when none
+	Lo, Hi    float64        // 95% confidence interval of the mean; NaN with fewer than two scored seeds
+	IQM       float64        // interquartile mean over the scored seeds (rliable's aggregate); NaN when none
+	Objective []float64      // the scored seeds' objectives
+}
+
+// Leaderboard groups trials by configuration and ranks the configurations by their mean objective
+// over seeds, best first; configurations with no scored seed come last, in configuration order.
+//
+// Only completed trials are scored: the last objective of a diverged or cancelled run is not its
+// result, and a configuration that diverged on some seeds says so in Outcomes. The interval is
+// Student's t: mean ± t(0.975, n−1)·s/√n, with s the sample standard deviation — with the 2 to 5 seeds
+// RL sweeps run, a bootstrap interval would be far too narrow.
+func Leaderboard(trials []Trial, maximize bool) []Row {
+	byConfig := map[int]*Row{}
+	var order []int
+	for _, t := range trials {
+		r := byConfig[t.Config]
+		if r == nil {
+			r = &Row{Config: t.Config, Params: t.Params, Outcomes: map[string]int{}}
+			byConfig[t.Config] = r
+			order = append(order, t.Config)
+		}
+		r.Trials++
+		r.Outcomes[t.Outcome]++
+		if t.Outcome == OutcomeCompleted && t.Objective != nil && isFinite(*t.Objective) {
+			r.Objective = append(r.Objective, *t.Objective)
+		}
+	}
+	rows := make([]Row, 0, len(order))
+	for _, c := range order {
+		r := byConfig[c]
+		r.Scored = len(r.Objective)
+		r.Mean, r.Lo, r.Hi = meanCI(r.Objective, 0.95)
+		r.IQM = diagnostics.IQM(r.Objective)
+		rows = append(rows, *r)
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, b := rows[i], rows[j]
+		if (a.Scored > 0) != (b.Scored > 0) {
+			return a.Scored > 0
+		}
+		if a.Scored == 0 || a.Mean == b.Mean {
+			return a.Config < b.Config
+		}
+		return (a.Mean > b.Mean) == maximize
+	})
+	return rows
+}
+
+// meanCI returns the mean of xs and its Student-t confidence interval at the given level; NaN for what
+// the sample cannot give.
+func meanCI(xs []float64, level float64) (mean, lo, hi float64) {
+	nan := math.NaN()
+	switch len(xs) {
+	case 0:
+		return nan, nan, nan
+	case 1:
+		return xs[0], nan, nan
+	}
+	mean, sd := stat.MeanStdDev(xs, nil)
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(xs) - 1)}.Quantile(0.5 + level/2)
+	half := t * sd / math.Sqrt(float64(len(xs)))
+	return mean, mean - half, mean + half
+}
+
+// Sensitivity says how much one parameter explains the objective across the completed trials.
+type Sensitivity struct {
+	Param string
+	// Spearman is the rank correlation of the parameter with the objective; NaN for a non-numeric
+	// parameter or when either side is constant.
+	Spearman float64
+	// EtaSquared is the share of the objective's variance between the parameter's groups (each distinct
+	// value, or quintiles of a continuous parameter): 0 means the parameter explains nothing, 1 all of it.
+	EtaSquared float64
+	Groups     int
+	Scored     int // completed trials with a finite objective
+}
+
+// Sensitivities computes a Sensitivity per swept parameter (a parameter with one value is skipped).
+func Sensitivities(trials []Trial, params []string) []Sensitivity {
+	var out []Sensitivity
+	for _, p := range params {
+		var xs []any
+		var ys []float64
+		for _, t := range trials {
+			if t.Outcome == OutcomeCompleted && t.Objective != nil && isFinite(*t.Objective) {
+				xs, ys = append(xs, t.Params[p]), append(ys, *t.Objective)
+			}
+		}
+		groups := groupKeys(xs)
+		if distinct(groups) < 2 {
+			continue
+		}
+		s := Sensitivity{Param: p, Spearman: math.NaN(), EtaSquared: etaSquared(groups, ys),
+			Groups: distinct(groups), Scored: len(ys)}
+		if num, ok := numbers(xs); ok {
+			s.Spearman = spearman(num, ys)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// groupKeys assigns each value its group: the value itself when there are at most 10 distinct values,
+// else its quintile.
+func groupKeys(xs []any) []string {
+	keys := make([]string, len(xs))
+	for i, x := range xs {
+		keys[i] = formatValue(x)
+	}
+	num, ok := numbers(xs)
+	if !ok || distinct(keys) <= 10 {
+		return keys
+	}
+	r := ranks(num)
+	for i := range keys {
+		keys[i] = strconv.Itoa(int(5 * (r[i] - 1) / float64(len(r))))
+	}
+	return keys
+}
+
+func distinct(keys []string) int {
+	seen := map[string]bool{}
+	for _, k := range keys {
+		seen[k] = true
+	}
+	return len(seen)
+}
+
+// etaSquared is SS_between / SS_total of ys grouped by keys.
+func etaSquared(keys []string, ys []float64) float64 {
+	mean := stat.Mean(ys, nil)
+	sum, n := map[string]float64{}, map[string]float64{}
+	var total float64
+	for i, y := range ys {
+		sum[keys[i]] += y
+		n[keys[i]]++
+		total += (y - mean) * (y - mean)
+	}
+	if total == 0 {
+		return math.NaN()
+	}
+	var between float64
+	for k, s := range sum {
+		d := s/n[k] - mean
+		between += n[k] * d * d
+	}
+	return between / total
+}
+
+// spearman is Pearson's correlation of the ranks (ties share their mean rank).
+func spearman(xs, ys []float64) float64 {
+	rx, ry := ranks(xs), ranks(ys)
+	c := stat.Correlation(rx, ry, nil)
+	if math.IsNaN(c) || math.IsInf(c, 0) {
+		return math.NaN()
+	}
+	return c
+}
+
+// ranks returns the 1-based ranks of xs, ties sharing their mean rank.
+func ranks(xs []float64) []float64 {
+	idx := make([]int, len(xs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return xs[idx[a]] < xs[idx[b]] })
+	r := make([]float64, len(xs))
+	for i := 0; i < len(idx); {
+		j := i
+		for j+1 < len(idx) && xs[idx[j+1]] == xs[idx[i]] {
+			j++
+		}
+		for k := i; k <= j; k++ {
+			r[idx[k]] = float64(i+j)/2 + 1
+		}
+		i = j + 1
+	}
+	return r
+}
+
+// numbers returns xs as float64s when every one is a number.
+func numbers(xs []any) ([]float64, bool) {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		f, ok := toFloat(x)
+		if !ok {
+			return nil, false
+		}
+		out[i] = f
+	}
+	return out, true
+}
+
+func toFloat(x any) (float64, bool) {
+	switch x := x.(type) {
+	case float64:
+		return x, true
+	case float32:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+func formatValue(x any) string {
+	if f, ok := toFloat(x); ok {
+		return strconv.FormatFloat(f, 'g', 4, 64)
+	}
+	if x == nil {
+		return "—"
+	}
+	return fmt.Sprint(x)
+}
+
+func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// Saving is the compute one early-stopped trial did not spend.
+type Saving struct {
+	TrialID      string
+	Outcome      string
+	Rule         string
+	StepsReached int64
+	StepsSaved   int64   // the step budget minus the steps reached
+	SecondsSaved float64 // StepsSaved at the trial's own steps per second; NaN when it reached no step
+}
+
+// Savings is the compute early stopping saved across a sweep.
+type Savings struct {
+	Trials       []Saving
+	StepsSaved   int64
+	SecondsSaved float64 // over the trials whose time could be extrapolated
+	StepsSpent   int64   // by every trial of the sweep
+	Budget       int64   // trials × the step budget
+}
+
+// ComputeSavings finds, for every diverged or pruned trial, the steps and trial time it did not spend:
+// total − reached steps, and that many steps at the rate the trial itself ran (reached / wall seconds).
+// totalSteps ≤ 0 (unknown budget) saves nothing.
+func ComputeSavings(trials []Trial, totalSteps int64) Savings {
+	var s Savings
+	for _, t := range trials {
+		s.StepsSpent += t.Steps
+		if totalSteps <= 0 {
+			continue
+		}
+		s.Budget += totalSteps
+		if t.Outcome != OutcomeDiverged && t.Outcome != OutcomePruned {
+			continue
+		}
+		sv := Saving{TrialID: t.ID, Outcome: t.Outcome, Rule: t.StopRule, StepsReached: t.Steps,
+			StepsSaved: max(totalSteps-t.Steps, 0), SecondsSaved: math.NaN()}
+		if t.Steps > 0 && t.WallSeconds > 0 {
+			sv.SecondsSaved = float64(sv.StepsSaved) * t.WallSeconds / float64(t.Steps)
+			s.SecondsSaved += sv.SecondsSaved
+		}
+		s.StepsSaved += sv.StepsSaved
+		s.Trials = append(s.Trials, sv)
+	}
+	return s
+}
