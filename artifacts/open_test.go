@@ -18,7 +18,9 @@ func TestOpen(t *testing.T) {
 		{filepath.Join(dir, "plain"), filepath.Join(dir, "plain")},
 		{filepath.Join(dir, "plain", "..", "cleaned"), filepath.Join(dir, "cleaned")},
 		{"file://" + filepath.Join(dir, "url"), filepath.Join(dir, "url")},
-		{"s3://bucket/prefix", ""},
+		{"s3://", ""},
+		{"s3://Bad_Bucket/x", ""},
+		{"s3://bucket/../x", ""},
 		{"http://example.com/x", ""},
 		{"gs://bucket", ""},
 		{"", ""},
@@ -50,5 +52,23 @@ func TestOpen(t *testing.T) {
 				t.Errorf("Put into the opened store: %v", err)
 			}
 		})
+	}
+}
+
+func TestOpenS3(t *testing.T) {
+	t.Setenv("AWS_REGION", "eu-west-1")
+	s, err := artifacts.Open("s3://my-bucket/rl/sweeps-root/")
+	if err != nil {
+		t.Fatalf("Open(s3://my-bucket/rl/sweeps-root/): %v", err)
+	}
+	s3, ok := s.(*artifacts.S3)
+	if !ok {
+		t.Fatalf("Open(s3://…) = %T, want *artifacts.S3", s)
+	}
+	if s3.Bucket() != "my-bucket" || s3.Prefix() != "rl/sweeps-root" {
+		t.Errorf("bucket, prefix = %q, %q, want my-bucket, rl/sweeps-root", s3.Bucket(), s3.Prefix())
+	}
+	if got, want := s.URL("sweeps/a/plan.json"), "s3://my-bucket/rl/sweeps-root/sweeps/a/plan.json"; got != want {
+		t.Errorf("URL = %q, want %q", got, want)
 	}
 }
