@@ -1,0 +1,77 @@
+package probes
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Report is the outcome of a probe stage: every result in ladder order and the diagnosis.
+type Report struct {
+	Passed  bool     `json:"passed"`
+	Results []Result `json:"results"`
+	// Failed is the lowest failing probe on the ladder; empty when all passed.
+	Failed ID `json:"failed,omitempty"`
+	// Diagnosis names the likely defect: "probe 3 fails while probes 1–2 pass: the bug is in what 3
+	// adds: discounting, GAE or done-masking broken".
+	Diagnosis string `json:"diagnosis"`
+}
+
+// Diagnose orders results along the ladder (discrete before continuous) and names the lowest failing
+// probe, since every probe above it depends on what it checks. A report passes when no probe failed
+// and at least one ran; skipped probes (an action space the trainer does not support) are neither.
+func Diagnose(results []Result) Report {
+	rs := slices.Clone(results)
+	slices.SortStableFunc(rs, func(a, b Result) int {
+		if c := boolCmp(isContinuous(a.Probe), isContinuous(b.Probe)); c != 0 {
+			return c
+		}
+		return a.Level - b.Level
+	})
+	r := Report{Results: rs, Passed: true}
+	ran := 0
+	for _, x := range rs {
+		if x.Skipped {
+			continue
+		}
+		ran++
+		if !x.Passed && r.Failed == "" {
+			r.Passed, r.Failed = false, x.Probe
+			r.Diagnosis = diagnosis(x, rs)
+		}
+	}
+	switch {
+	case ran == 0:
+		r.Passed, r.Diagnosis = false, "no probe ran: the trainer skipped every probe (it supports neither action space?)"
+	case r.Passed:
+		r.Diagnosis = fmt.Sprintf("all %d probes pass", ran)
+	}
+	return r
+}
+
+func diagnosis(failed Result, rs []Result) string {
+	p, _ := Lookup(failed.Probe)
+	what := fmt.Sprintf("probe %s fails", failed.Probe)
+	if failed.Error != "" {
+		what += " (" + failed.Error + ")"
+	}
+	if p.Level == 1 {
+		return fmt.Sprintf("%s: %s", what, p.Adds)
+	}
+	below := fmt.Sprintf("probes 1–%d pass", p.Level-1)
+	if p.Level == 2 {
+		below = "probe 1 passes"
+	}
+	return fmt.Sprintf("%s while %s: the bug is in what %s adds: %s", what, below, failed.Probe, p.Adds)
+}
+
+func isContinuous(id ID) bool { return len(id) > 0 && id[len(id)-1] == 'c' }
+
+func boolCmp(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
