@@ -27,10 +27,10 @@ type Eval struct {
 
 // Check is one measured quantity against its expected value.
 type Check struct {
-	Name     string  `json:"name"` // "V(0)", "π(1|0)", "μ(-1)"
+	Name string `json:"name"` // "V(0)", "π(1|0)", "μ(-1)"
 	// Measured is nil when the trainer reported no value or a non-finite one (JSON has no NaN).
 	Measured *float64 `json:"measured"`
-	Expected float64 `json:"expected"`
+	Expected float64  `json:"expected"`
 	// Tolerance: the check passes when |Measured − Expected| ≤ Tolerance.
 	Tolerance float64 `json:"tolerance"`
 	Passed    bool    `json:"passed"`
