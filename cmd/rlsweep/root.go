@@ -149,6 +149,7 @@ func newRootCmd(f *Factory) *cobra.Command {
 		newStatusCmd(f, nil),
 		newWatchCmd(f, nil),
 		newResultsCmd(f, nil),
+		newReportCmd(f, nil),
 		newCancelCmd(f, nil),
 		newPauseCmd(f), newResumeCmd(f), newConcurrencyCmd(f),
 		newWorkerCmd(f, nil),

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/sweeps"
+	"github.com/rlsweep/rlsweep/workflows"
+)
+
+// ReportOptions are report's inputs.
+type ReportOptions struct {
+	Sweep  string
+	Output string // the file to write; "" means <name>-<short-id>-report.html in the working directory
+	Open   bool
+}
+
+func newReportCmd(f *Factory, runF func(*ReportOptions) error) *cobra.Command {
+	opts := &ReportOptions{}
+	cmd := &cobra.Command{
+		Use:   "report SWEEP",
+		Short: "Draw a sweep's report.html from the artifact store, write it locally and optionally open it",
+		Long: "Draw the sweep's report (leaderboard, learning curves, parallel coordinates, sensitivity, " +
+			"divergences, probes, compute saved) from the artifact store — from the results recorded so far " +
+			"while the sweep runs — and write it as one self-contained HTML file.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Sweep = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return runReport(cmd, f, opts)
+		},
+	}
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "file to write (default <name>-<id>-report.html)")
+	cmd.Flags().BoolVar(&opts.Open, "open", false, "open the report with xdg-open")
+	return cmd
+}
+
+func runReport(cmd *cobra.Command, f *Factory, opts *ReportOptions) error {
+	sweepID, _, err := workflows.ParseSweepRef(opts.Sweep)
+	if err != nil {
+		return invalidInput(err)
+	}
+	store, err := f.Store()
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	res, err := loadResults(cmd, store, sweepID)
+	if err != nil {
+		return err
+	}
+	spec, err := loadSpec(cmd, store, sweepID)
+	if err != nil {
+		return err
+	}
+	if spec != nil && res.Metric.Name == "" {
+		// A running sweep's results come from the parts, which do not know the spec.
+		res.Name, res.Metric, res.Params = spec.Name, spec.Metric, sweeps.ParamNames(spec)
+	}
+	html, err := activities.RenderReport(ctx, store, res, spec, time.Now())
+	if err != nil {
+		return fmt.Errorf("report of %s: %w", sweepID, err)
+	}
+	path := opts.Output
+	if path == "" {
+		path = strings.ReplaceAll(strings.TrimPrefix(sweepID, "sweep/"), "/", "-") + "-report.html"
+	}
+	if err := os.WriteFile(path, html, 0o644); err != nil {
+		return fmt.Errorf("--output: %w", err)
+	}
+	abs, _ := filepath.Abs(path) // only for the message; path itself was written
+	fmt.Fprintf(f.Out, "report: %s\n", abs)
+	if opts.Open {
+		return openFile(f, abs)
+	}
+	return nil
+}
+
+// loadSpec reads the spec.json the Plan activity stored; nil when the sweep has none.
+func loadSpec(cmd *cobra.Command, store artifacts.Store, sweepID string) (*sweeps.Spec, error) {
+	rc, err := store.Get(cmd.Context(), artifacts.SweepKey(sweepID, "spec.json"))
+	if errors.Is(err, artifacts.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		return nil, err
+	}
+	var spec sweeps.Spec
+	if err := json.Unmarshal(b, &spec); err != nil {
+		return nil, fmt.Errorf("spec.json of %s: %w", sweepID, err)
+	}
+	return &spec, nil
+}
+
+// openFile opens path with xdg-open when the system has it, and says so when it does not.
+func openFile(f *Factory, path string) error {
+	bin, err := exec.LookPath("xdg-open")
+	if err != nil {
+		fmt.Fprintf(f.ErrOut, "--open: xdg-open not found; open %s in a browser\n", path)
+		return nil
+	}
+	if err := exec.Command(bin, path).Start(); err != nil {
+		return fmt.Errorf("--open: %s: %w", bin, err)
+	}
+	return nil
+}
