@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
@@ -18,6 +19,9 @@ type SubmitOptions struct {
 	File  string
 	ID    string // short ID; random when empty
 	Watch bool
+	// HeartbeatTimeout is how long a silent trial attempt is trusted before it is retried (0: one
+	// minute): the time a dead worker's trials wait before resuming elsewhere.
+	HeartbeatTimeout time.Duration
 }
 
 func newSubmitCmd(f *Factory, runF func(*SubmitOptions) error) *cobra.Command {
@@ -36,6 +40,8 @@ func newSubmitCmd(f *Factory, runF func(*SubmitOptions) error) *cobra.Command {
 	}
 	cmd.Flags().BoolVarP(&opts.Watch, "watch", "w", false, "follow the sweep until it ends")
 	cmd.Flags().StringVar(&opts.ID, "id", "", "short ID of the sweep (default: random)")
+	cmd.Flags().DurationVar(&opts.HeartbeatTimeout, "heartbeat-timeout", 0,
+		"how long a silent trial attempt is trusted before it is retried, e.g. on another worker (default 1m)")
 	return cmd
 }
 
@@ -51,6 +57,9 @@ func runSubmit(cmd *cobra.Command, f *Factory, opts *SubmitOptions) error {
 	if opts.ID == "" {
 		opts.ID = newShortID()
 	}
+	if opts.HeartbeatTimeout < 0 || opts.HeartbeatTimeout > 0 && opts.HeartbeatTimeout < time.Second {
+		return invalidInput(fmt.Errorf("--heartbeat-timeout: got %s, want at least 1s (or 0 for the default)", opts.HeartbeatTimeout))
+	}
 	sweepID := workflows.SweepWorkflowID(spec.Name, opts.ID)
 	c, err := f.Client(cmd.Context())
 	if err != nil {
@@ -63,7 +72,8 @@ func runSubmit(cmd *cobra.Command, f *Factory, opts *SubmitOptions) error {
 			workflows.AttrSweepName.ValueSet(spec.Name), workflows.AttrKind.ValueSet("sweep")),
 		Memo:          map[string]any{"file": opts.File, "trials": len(trials), "method": spec.Method},
 		StaticSummary: fmt.Sprintf("sweep %s: %d trials (%s), objective %s %s", spec.Name, len(trials), spec.Method, spec.Metric.Goal, spec.Metric.Name),
-	}, workflows.Sweep, workflows.SweepInput{SweepID: sweepID, Spec: *spec, SpecYAML: string(raw)})
+	}, workflows.Sweep, workflows.SweepInput{SweepID: sweepID, Spec: *spec, SpecYAML: string(raw),
+		HeartbeatTimeout: opts.HeartbeatTimeout})
 	if err != nil {
 		return fmt.Errorf("start sweep %s: %w", sweepID, err)
 	}
