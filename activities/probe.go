@@ -1,0 +1,234 @@
+package activities
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/sweeps"
+	"github.com/rlsweep/rlsweep/trainer"
+	"github.com/rlsweep/rlsweep/trainer/envs"
+	"github.com/rlsweep/rlsweep/trainer/ppo"
+	"github.com/rlsweep/rlsweep/trainer/probes"
+)
+
+// ProbeResult and ProbeReport are the probe stage's results, as trainer/probes defines them.
+type (
+	ProbeResult = probes.Result
+	ProbeReport = probes.Report
+)
+
+// The probe protocol's environment variables (docs/probes.md), set on top of the trainer contract's.
+const (
+	EnvProbe       = "RLSWEEP_PROBE"        // the probe to train on: 1–5, 1c–5c
+	EnvProbeResult = "RLSWEEP_PROBE_RESULT" // where the trainer writes its final JSON record
+	EnvProbeGamma  = "RLSWEEP_PROBE_GAMMA"  // the discount to train with (probes.Gamma)
+	// ExitProbeUnsupported is the exit code by which a trainer declines a probe whose action space it
+	// does not support; the probe is skipped, not failed.
+	ExitProbeUnsupported = 3
+)
+
+// InjectBugParam is the sweep parameter that breaks the built-in trainer on purpose (a test aid, as
+// `rlsweep train --inject-bug`); the probe stage honours it too.
+const InjectBugParam = "inject_bug"
+
+// ProbeInput is one probe of a sweep's probe stage.
+type ProbeInput struct {
+	SweepID string
+	Probe   string // a probes.ID
+	Trainer sweeps.Trainer
+	// Command is the external probe command (probes.command, else trainer.command); unused for the
+	// built-in trainer.
+	Command []string
+	Params  map[string]any // the first planned trial's parameters, for templates and inject_bug
+	Seed    int64
+}
+
+// RecordProbesInput is the probe stage's results, to be diagnosed and stored.
+type RecordProbesInput struct {
+	SweepID string
+	Results []ProbeResult
+}
+
+// RunProbe trains the sweep's trainer on one probe and judges it. The built-in trainer runs in this
+// process (seconds of CPU); an external one runs as a child process speaking the probe protocol. A
+// probe of an action space the trainer does not have is skipped. A failed probe is a result, not an
+// error: errors are kept for what a retry may fix.
+func (a *Activities) RunProbe(ctx context.Context, in ProbeInput) (*ProbeResult, error) {
+	p, err := probes.Lookup(probes.ID(in.Probe))
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
+	}
+	stop := probeHeartbeats(ctx, time.Second)
+	defer stop()
+	if in.Trainer.Builtin != "" {
+		return builtinProbe(ctx, p, in)
+	}
+	return a.externalProbe(ctx, p, in)
+}
+
+func probeHeartbeats(ctx context.Context, d time.Duration) func() {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+func builtinProbe(ctx context.Context, p probes.Probe, in ProbeInput) (*ProbeResult, error) {
+	newEnv, err := envs.Make(in.Trainer.Env)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
+	}
+	if newEnv().Spec().Discrete() == p.Continuous {
+		return &ProbeResult{Probe: p.ID, Level: p.Level, Skipped: true}, nil
+	}
+	name, _ := in.Params[InjectBugParam].(string)
+	bug, err := ppo.ParseBug(name)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
+	}
+	r := probes.RunOne(ctx, p, bug, uint64(in.Seed))
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// externalProbe runs the external trainer on the probe with the protocol's variables and judges the
+// record it writes. Exit 3 skips the probe; any other failure fails it, with the log's tail.
+func (a *Activities) externalProbe(ctx context.Context, p probes.Probe, in ProbeInput) (*ProbeResult, error) {
+	dir, err := os.MkdirTemp(a.WorkDir, "probe-")
+	if err != nil {
+		return nil, fmt.Errorf("probe %s: scratch directory: %w", p.ID, err)
+	}
+	defer os.RemoveAll(dir)
+	budget := probes.Budget(p)
+	resultFile, metrics, ckpt := filepath.Join(dir, "probe-result.json"), filepath.Join(dir, "metrics.jsonl"), filepath.Join(dir, "checkpoints")
+	argv, err := sweeps.RenderCommand(in.Command, sweeps.TemplateData{SweepID: in.SweepID, TrialID: "probe-" + string(p.ID),
+		Seed: in.Seed, Params: in.Params, TotalSteps: budget, StopAtStep: budget, CheckpointDir: ckpt, MetricsFile: metrics, Env: in.Trainer.Env})
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
+	}
+	params, _ := json.Marshal(in.Params) // scalars only: cannot fail
+	env := append(probeBaseEnv(in.Trainer.Environment),
+		trainer.EnvSweepID+"="+in.SweepID, trainer.EnvTrialID+"=probe-"+string(p.ID),
+		trainer.EnvSeed+"="+strconv.FormatInt(in.Seed, 10), trainer.EnvParams+"="+string(params),
+		trainer.EnvMetricsFile+"="+metrics, trainer.EnvCheckpointDir+"="+ckpt, trainer.EnvCUDADevices+"=",
+		trainer.EnvTotalSteps+"="+strconv.FormatInt(budget, 10), trainer.EnvStopAtStep+"="+strconv.FormatInt(budget, 10),
+		EnvProbe+"="+string(p.ID), EnvProbeResult+"="+resultFile, EnvProbeGamma+"="+strconv.FormatFloat(probes.Gamma, 'g', -1, 64))
+	if err := os.MkdirAll(ckpt, 0o755); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	var log bytes.Buffer
+	proc, err := startProcess(argv, env, dir, &limitedWriter{w: &log, n: 1 << 20})
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
+	}
+	select {
+	case <-proc.done:
+	case <-ctx.Done():
+		proc.stop(5 * time.Second)
+		return nil, ctx.Err()
+	}
+	res := judgeExternal(p, proc.exitCode(), resultFile, log.String())
+	res.Seconds = time.Since(start).Seconds()
+	return &res, nil
+}
+
+func judgeExternal(p probes.Probe, code int, resultFile, log string) ProbeResult {
+	fail := func(msg string) ProbeResult {
+		return ProbeResult{Probe: p.ID, Level: p.Level, Error: msg + logTail(log)}
+	}
+	switch code {
+	case 0:
+	case ExitProbeUnsupported:
+		return ProbeResult{Probe: p.ID, Level: p.Level, Skipped: true}
+	default:
+		return fail(fmt.Sprintf("the trainer exited with status %d", code))
+	}
+	b, err := os.ReadFile(resultFile)
+	if err != nil {
+		return fail(fmt.Sprintf("the trainer exited 0 but wrote no record to %s", EnvProbeResult))
+	}
+	var rec probes.Record
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return fail(fmt.Sprintf("%s: got an invalid record (%v), want the JSON object of docs/probes.md", EnvProbeResult, err))
+	}
+	return probes.Judge(p, rec)
+}
+
+func logTail(log string) string {
+	log = strings.TrimSpace(log)
+	if log == "" {
+		return ""
+	}
+	if len(log) > 400 {
+		log = "…" + strings.ToValidUTF8(log[len(log)-400:], "")
+	}
+	return "; log tail: " + log
+}
+
+// probeBaseEnv is the worker's environment without RLSWEEP_ variables, then the spec's environment.
+func probeBaseEnv(extra map[string]string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "RLSWEEP_") && !strings.HasPrefix(kv, trainer.EnvCUDADevices+"=") {
+			env = append(env, kv)
+		}
+	}
+	for k, v := range extra {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+// limitedWriter keeps at most n bytes (the start of a runaway log is enough to judge a probe).
+type limitedWriter struct {
+	w interface{ Write([]byte) (int, error) }
+	n int
+}
+
+func (l *limitedWriter) Write(b []byte) (int, error) {
+	if l.n <= 0 {
+		return len(b), nil
+	}
+	k := min(len(b), l.n)
+	l.n -= k
+	_, err := l.w.Write(b[:k])
+	return len(b), err
+}
+
+// RecordProbes diagnoses the probe stage's results along the ladder and stores them as probes.json
+// in the sweep's artifact prefix.
+func (a *Activities) RecordProbes(ctx context.Context, in RecordProbesInput) (*ProbeReport, error) {
+	rep := probes.Diagnose(in.Results)
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode probes.json: %w", err)
+	}
+	if err := a.Store.Put(ctx, artifacts.SweepKey(in.SweepID, "probes.json"), bytes.NewReader(b)); err != nil {
+		return nil, err
+	}
+	return &rep, nil
+}
