@@ -378,6 +378,12 @@ func (r *segmentRun) uploadCheckpoint(ctx context.Context, rec diagnostics.Recor
 	if err := r.a.Store.Put(ctx, key, f); err != nil {
 		return fmt.Errorf("upload checkpoint: %w", err)
 	}
+	// The metrics up to the checkpoint are stored before the heartbeat names it: a retry resumes after
+	// the checkpoint and keeps only stored lines below its own first step, so lines that were read but
+	// not yet flushed (flushes are 30 s apart) would otherwise be missing from metrics.jsonl for good.
+	if err := r.flushMetrics(ctx); err != nil {
+		return err
+	}
 	r.hb.CheckpointKey, r.hb.CheckpointStep = key, rec.Step
 	r.result.CheckpointKey = key
 	activity.RecordHeartbeat(ctx, r.hb)
@@ -387,24 +393,32 @@ func (r *segmentRun) uploadCheckpoint(ctx context.Context, rec diagnostics.Recor
 // flush stores metrics.jsonl — the stored lines from before this attempt's first step, then this
 // attempt's records, so a resumed trial has no duplicate and no missing step — and stdout.log.
 func (r *segmentRun) flush(ctx context.Context) error {
-	metricsKey := artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, "metrics.jsonl")
 	// One log per attempt: a retry never overwrites the log of the attempt that crashed.
 	logKey := artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, fmt.Sprintf("logs/segment-%d-attempt-%d.log", r.in.Segment, r.attempt))
-	r.result.MetricsKey, r.result.LogKey = metricsKey, logKey
-	if r.baseRead {
-		fresh, err := os.ReadFile(r.canon.Name())
-		if err != nil {
-			return fmt.Errorf("read metrics: %w", err)
-		}
-		if err := putBytes(ctx, r.a.Store, metricsKey, append(append([]byte{}, r.base...), fresh...)); err != nil {
-			return err
-		}
+	r.result.LogKey = logKey
+	if err := r.flushMetrics(ctx); err != nil {
+		return err
 	}
 	logBytes, err := os.ReadFile(r.logPath)
 	if err != nil {
 		return fmt.Errorf("read trainer log: %w", err)
 	}
 	return putBytes(ctx, r.a.Store, logKey, logBytes)
+}
+
+// flushMetrics stores metrics.jsonl: the stored lines from before this attempt's first step, then this
+// attempt's records.
+func (r *segmentRun) flushMetrics(ctx context.Context) error {
+	metricsKey := artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, "metrics.jsonl")
+	r.result.MetricsKey = metricsKey
+	if !r.baseRead {
+		return nil
+	}
+	fresh, err := os.ReadFile(r.canon.Name())
+	if err != nil {
+		return fmt.Errorf("read metrics: %w", err)
+	}
+	return putBytes(ctx, r.a.Store, metricsKey, append(append([]byte{}, r.base...), fresh...))
 }
 
 // finish turns the trainer's exit into the segment's result or a retryable crash.
