@@ -26,6 +26,7 @@ import (
 type (
 	ProbeResult = probes.Result
 	ProbeReport = probes.Report
+	ProbeID     = probes.ID
 )
 
 // The probe protocol's environment variables (docs/probes.md), set on top of the trainer contract's.

@@ -77,6 +77,8 @@ func RegisterControl(r sdkworker.Registry, a *activities.Activities) {
 	r.RegisterActivityWithOptions(a.Plan, activity.RegisterOptions{Name: "Plan"})
 	r.RegisterActivityWithOptions(a.RecordResults, activity.RegisterOptions{Name: "RecordResults"})
 	r.RegisterActivityWithOptions(a.WriteResults, activity.RegisterOptions{Name: "WriteResults"})
+	r.RegisterActivityWithOptions(a.RunProbe, activity.RegisterOptions{Name: "RunProbe"})
+	r.RegisterActivityWithOptions(a.RecordProbes, activity.RegisterOptions{Name: "RecordProbes"})
 }
 
 // RegisterTrial registers the training activity.

@@ -62,6 +62,9 @@ const (
 	PhaseCompleted = "completed"
 	PhaseCancelled = "cancelled"
 	PhaseFailed    = "failed"
+	// PhaseProbeFailed: a probe check failed, so no trial was started (the failure names the probe,
+	// its measured and expected values and the diagnosis).
+	PhaseProbeFailed = "probe_failed"
 )
 
 // SweepWorkflowID is the Web UI-readable ID of a sweep: sweep/<name>/<short-id>.

@@ -41,6 +41,8 @@ type SweepState struct {
 	Leader      *activities.TrialSummary
 	Runs        int // how many runs this sweep has had (continue-as-new count + 1)
 	Started     time.Time
+	// Probes is the probe stage's report, once it has run.
+	Probes *activities.ProbeReport `json:",omitempty"`
 }
 
 // SweepStatus is what the status query returns.
@@ -141,14 +143,16 @@ func (s *sweepRun) plan(ctx workflow.Context) error {
 }
 
 // probe is the probe stage: it runs before any trial, and a failure ends the sweep before a GPU is
-// used. The probe checks themselves arrive with the probe issue; until then the stage passes.
+// used (runProbes, workflows/probe.go). Histories recorded before the stage existed replay without it.
 func (s *sweepRun) probe(ctx workflow.Context) error {
 	if !s.in.Spec.Probes.Enabled {
 		return nil
 	}
 	s.state.Phase = PhaseProbing
-	workflow.GetLogger(ctx).Info("probe stage: no probe checks in this build")
-	return nil
+	if workflow.GetVersion(ctx, probeStageChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return nil
+	}
+	return s.runProbes(ctx)
 }
 
 // fanOut keeps up to Concurrency trials running until all have reported.
@@ -409,7 +413,9 @@ func (s *sweepRun) finish(ctx workflow.Context, phase string) (*SweepResult, err
 
 func (s *sweepRun) fail(ctx workflow.Context, err error) (*SweepResult, error) {
 	// Cancelled before fan-out (while planning): the sweep ends cancelled, not failed.
-	s.state.Phase = PhaseFailed
+	if s.state.Phase != PhaseProbeFailed {
+		s.state.Phase = PhaseFailed
+	}
 	if temporal.IsCanceledError(err) {
 		s.state.Phase = PhaseCancelled
 	}
