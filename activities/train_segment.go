@@ -121,6 +121,13 @@ func (r *segmentRun) resumeCheckpoint(ctx context.Context) (string, error) {
 			r.hb = prev
 		}
 	}
+	if r.attempt > 1 {
+		if p, err := r.loadResumePoint(ctx); err != nil {
+			return "", err
+		} else if p != nil && p.Segment == r.in.Segment && p.Step > r.hb.CheckpointStep && p.Step <= r.in.StopAtStep {
+			key, r.hb.CheckpointKey, r.hb.CheckpointStep = p.Key, p.Key, p.Step
+		}
+	}
 	if key == "" {
 		return "", nil
 	}
@@ -144,6 +151,40 @@ func (r *segmentRun) resumeCheckpoint(ctx context.Context) (string, error) {
 	r.result.ResumedFrom = key
 	r.hb.CheckpointKey = key
 	return local, f.Close()
+}
+
+// resumePoint is what resume.json, beside a trial's checkpoints, records: the segment's last uploaded
+// checkpoint. The SDK sends heartbeats at most once a second, so a worker that dies within a second of
+// an upload takes the heartbeat naming it along; the store keeps it, and the retry resumes from it.
+type resumePoint struct {
+	Segment int    `json:"segment"`
+	Step    int64  `json:"step"`
+	Key     string `json:"key"`
+}
+
+func (r *segmentRun) storeResumePoint(ctx context.Context, key string, step int64) error {
+	b, _ := json.Marshal(resumePoint{Segment: r.in.Segment, Step: step, Key: key}) // cannot fail
+	return putBytes(ctx, r.a.Store, artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, "resume.json"), b)
+}
+
+// loadResumePoint reads resume.json; nil when there is none or it is unreadable (the heartbeat then decides).
+func (r *segmentRun) loadResumePoint(ctx context.Context) (*resumePoint, error) {
+	rc, err := r.a.Store.Get(ctx, artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, "resume.json"))
+	if errors.Is(err, artifacts.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("resume point: %w", err)
+	}
+	defer rc.Close()
+	var p resumePoint
+	if err := json.NewDecoder(rc).Decode(&p); err != nil || p.Key == "" {
+		return nil, nil
+	}
+	if _, err := artifacts.CleanKey(p.Key); err != nil {
+		return nil, nil
+	}
+	return &p, nil
 }
 
 // command renders the trainer's argv: the built-in trainer is this binary's `train` command; an
@@ -382,6 +423,9 @@ func (r *segmentRun) uploadCheckpoint(ctx context.Context, rec diagnostics.Recor
 	// the checkpoint and keeps only stored lines below its own first step, so lines that were read but
 	// not yet flushed (flushes are 30 s apart) would otherwise be missing from metrics.jsonl for good.
 	if err := r.flushMetrics(ctx); err != nil {
+		return err
+	}
+	if err := r.storeResumePoint(ctx, key, rec.Step); err != nil {
 		return err
 	}
 	r.hb.CheckpointKey, r.hb.CheckpointStep = key, rec.Step
