@@ -261,9 +261,11 @@ func logScale(spec *sweeps.Spec, name string, xs []float64) bool {
 func parallelCoordinates(in *Input) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = "Parallel coordinates: parameters against " + in.Metric.Name + " (blue worse, red better)"
-	axes := make([]axis, len(in.Params))
-	for i, name := range in.Params {
-		axes[i] = newAxis(in, name)
+	var axes []axis // swept parameters only: a constant's axis carries no information
+	for _, name := range in.Params {
+		if a := newAxis(in, name); len(a.levels) > 1 || (a.levels == nil && a.max > a.min) {
+			axes = append(axes, a)
+		}
 	}
 	objMin, objMax := math.Inf(1), math.Inf(-1)
 	for _, t := range in.Trials {
