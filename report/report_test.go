@@ -200,6 +200,10 @@ func TestParseProbes(t *testing.T) {
 			want: []Probe{{Name: "probe1", Passed: true, Values: map[string]string{"v0": "0.99"}}, {Name: "probe4", Detail: "advantage broken", Values: map[string]string{}}}},
 		{name: "wrapped, status words", in: `{"probes":[{"id":3,"status":"PASS"},{"status":"fail","error":"V(0) = 0.2"}]}`,
 			want: []Probe{{Name: "3", Passed: true, Values: map[string]string{}}, {Name: "probe 2", Detail: "V(0) = 0.2", Values: map[string]string{}}}},
+		// The shape RecordProbes writes (trainer/probes.Report).
+		{name: "probes.Report", in: `{"passed":false,"results":[{"probe":"1","level":1,"passed":true,"steps":5000,"seconds":1.5},{"probe":"4","level":4,"passed":false,"checks":[{"name":"pi"}],"steps":5000,"seconds":2,"error":"pi(1|0) = 0.4"}],"failed":"4","diagnosis":"probe 4 fails"}`,
+			want: []Probe{{Name: "1", Passed: true, Values: map[string]string{"level": "1", "steps": "5000", "seconds": "1.5"}},
+				{Name: "4", Detail: "pi(1|0) = 0.4", Values: map[string]string{"level": "4", "steps": "5000", "seconds": "2", "checks": `[{"name":"pi"}]`}}}},
 		{name: "object without probes", in: `{"x":1}`, wantErr: true},
 		{name: "not JSON", in: `nope`, wantErr: true},
 	}
