@@ -64,7 +64,7 @@ type RecordProbesInput struct {
 // RunProbe trains the sweep's trainer on one probe and judges it. The built-in trainer runs in this
 // process (seconds of CPU); an external one runs as a child process speaking the probe protocol. A
 // probe of an action space the trainer does not have is skipped. A failed probe is a result, not an
-// error: errors are kept for what a retry may fix.
+// error: errors are kept for what a retry may fix. `rlsweep probe` calls it outside any activity.
 func (a *Activities) RunProbe(ctx context.Context, in ProbeInput) (*ProbeResult, error) {
 	p, err := probes.Lookup(probes.ID(in.Probe))
 	if err != nil {
@@ -78,7 +78,12 @@ func (a *Activities) RunProbe(ctx context.Context, in ProbeInput) (*ProbeResult,
 	return a.externalProbe(ctx, p, in)
 }
 
+// probeHeartbeats heartbeats every d until stopped, so a cancel reaches the probe; outside an activity
+// (`rlsweep probe`) it does nothing.
 func probeHeartbeats(ctx context.Context, d time.Duration) func() {
+	if !activity.IsActivity(ctx) {
+		return func() {}
+	}
 	done := make(chan struct{})
 	go func() {
 		t := time.NewTicker(d)

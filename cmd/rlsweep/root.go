@@ -156,6 +156,7 @@ func newRootCmd(f *Factory) *cobra.Command {
 		newDevCmd(f, nil),
 		newTrainCmd(f),
 		newDiagnoseCmd(f),
+		newProbeCmd(f),
 	)
 	for _, c := range root.Commands() {
 		argsAreInput(c)

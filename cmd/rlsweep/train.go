@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/trainer"
 	"github.com/rlsweep/rlsweep/trainer/envs"
@@ -145,6 +146,13 @@ func resolveTrain(opts *trainOptions) (*trainPlan, error) {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(s), &m); err != nil {
 			return nil, fmt.Errorf("%s: got %q, want a JSON object of parameters: %w", trainer.EnvParams, s, err)
+		}
+		// inject_bug (a test aid) lets a sweep run a broken built-in trainer; --inject-bug wins.
+		if b, ok := m[activities.InjectBugParam]; ok {
+			delete(m, activities.InjectBugParam)
+			if opts.InjectBug == "" {
+				opts.InjectBug = fmt.Sprint(b)
+			}
 		}
 		if err := p.cfg.SetAll(m); err != nil {
 			return nil, fmt.Errorf("%s: %w", trainer.EnvParams, err)

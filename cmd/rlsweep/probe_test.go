@@ -1,0 +1,48 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/rlsweep/rlsweep/trainer/probes"
+)
+
+func TestProbeBadFlags(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"probe", "--action-space", "multi"}, `--action-space: got "multi", want discrete or continuous`},
+		{[]string{"probe", "--inject-bug", "off-by-one"}, `--inject-bug: got "off-by-one", want one of no-discount`},
+		{[]string{"probe", "--output", "yaml"}, `--output: got "yaml", want text or json`},
+		{[]string{"probe", "--inject-bug", "no-discount", "--", "python3", "train.py"}, "--inject-bug: got a value with an external command"},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			code, _, stderr := runCLI(t, c.args...)
+			if code != exitInvalid || !strings.Contains(stderr, c.want) {
+				t.Errorf("got exit %d, stderr %q; want exit 2 naming %q", code, stderr, c.want)
+			}
+		})
+	}
+}
+
+// TestProbeExitCodes runs the built-in ladder healthy and with a bug caught by probe 1.
+func TestProbeExitCodes(t *testing.T) {
+	code, out, stderr := runCLI(t, "probe", "--inject-bug", "detach-value", "--output", "json")
+	var rep probes.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("output is not a JSON report: %v\n%s%s", err, out, stderr)
+	}
+	if code != exitProbeFailed || rep.Failed != "1" {
+		t.Errorf("detach-value: got exit %d, failed %q; want exit 1, probe 1", code, rep.Failed)
+	}
+	if testing.Short() {
+		return
+	}
+	code, out, _ = runCLI(t, "probe")
+	if code != 0 || !strings.Contains(out, "all 5 probes pass") {
+		t.Errorf("healthy: got exit %d, output %q; want 0 and all 5 probes pass", code, out)
+	}
+}
