@@ -53,6 +53,9 @@ type ProbeInput struct {
 	Command []string
 	Params  map[string]any // the first planned trial's parameters, for templates and inject_bug
 	Seed    int64
+	// Dir is the trainer's working directory; empty means the probe's scratch directory, as for a
+	// trial's segment. `rlsweep probe` runs it where it was called.
+	Dir string
 }
 
 // RecordProbesInput is the probe stage's results, to be diagnosed and stored.
@@ -147,7 +150,11 @@ func (a *Activities) externalProbe(ctx context.Context, p probes.Probe, in Probe
 	}
 	start := time.Now()
 	var log bytes.Buffer
-	proc, err := startProcess(argv, env, dir, &limitedWriter{w: &log, n: 1 << 20})
+	cwd := dir
+	if in.Dir != "" {
+		cwd = in.Dir
+	}
+	proc, err := startProcess(argv, env, cwd, &limitedWriter{w: &log, n: 1 << 20})
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
 	}

@@ -113,6 +113,10 @@ func probeExternal(ctx context.Context, opts *ProbeOptions) (probes.Report, erro
 		return probes.Report{}, err
 	}
 	defer os.RemoveAll(dir)
+	cwd, err := os.Getwd()
+	if err != nil {
+		return probes.Report{}, err
+	}
 	a := &activities.Activities{WorkDir: dir}
 	ids := probes.IDs()
 	results := make([]probes.Result, len(ids))
@@ -126,7 +130,7 @@ func probeExternal(ctx context.Context, opts *ProbeOptions) (probes.Report, erro
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			r, err := a.RunProbe(ctx, activities.ProbeInput{SweepID: "probe", Probe: string(id),
-				Trainer: sweeps.Trainer{Command: opts.Command}, Command: opts.Command, Seed: int64(opts.Seed)})
+				Trainer: sweeps.Trainer{Command: opts.Command}, Command: opts.Command, Seed: int64(opts.Seed), Dir: cwd})
 			if r != nil {
 				results[i] = *r
 			}
