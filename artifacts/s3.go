@@ -95,6 +95,8 @@ func NewS3(ctx context.Context, url string) (*S3, error) {
 	}
 	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
 		o.UsePathStyle = endpoint || pathStyleForced()
+		// A multipart object has no whole-object checksum to validate; that is expected, not news.
+		o.DisableLogOutputChecksumValidationSkipped = true
 	})
 	transfer := transfermanager.New(client, func(o *transfermanager.Options) {
 		o.MultipartUploadThreshold = MultipartThreshold
