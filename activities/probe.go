@@ -126,6 +126,11 @@ func builtinProbe(ctx context.Context, p probes.Probe, in ProbeInput) (*ProbeRes
 // externalProbe runs the external trainer on the probe with the protocol's variables and judges the
 // record it writes. Exit 3 skips the probe; any other failure fails it, with the log's tail.
 func (a *Activities) externalProbe(ctx context.Context, p probes.Probe, in ProbeInput) (*ProbeResult, error) {
+	if a.WorkDir != "" {
+		if err := os.MkdirAll(a.WorkDir, 0o755); err != nil {
+			return nil, fmt.Errorf("probe %s: work directory: %w", p.ID, err)
+		}
+	}
 	dir, err := os.MkdirTemp(a.WorkDir, "probe-")
 	if err != nil {
 		return nil, fmt.Errorf("probe %s: scratch directory: %w", p.ID, err)
