@@ -148,7 +148,7 @@ func TestDevServerKillAndRestart(t *testing.T) {
 	srv.Kill()
 	t.Logf("dev server killed at %s", time.Now().Format(time.TimeOnly))
 	time.Sleep(3 * time.Second)
-	srv = startKillableServer(t, e)
+	startKillableServer(t, e) // its cleanup stops it
 	t.Logf("dev server restarted on %s with %s", e.addr, filepath.Join(e.dir, "temporal.db"))
 	waitSweep(t, e.client, sweepID, 5*time.Minute)
 	e.close() // the workers go before the restarted server's cleanup stops it
@@ -184,6 +184,7 @@ func TestMinioOutage(t *testing.T) {
 	e.minio.kill()
 	down := time.Now()
 	time.Sleep(30 * time.Second)
+	up := time.Now()
 	e.minio.start()
 	t.Logf("MinIO down for %s", time.Since(down).Round(100*time.Millisecond))
 	waitSweep(t, e.client, sweepID, 5*time.Minute)
@@ -199,7 +200,7 @@ func TestMinioOutage(t *testing.T) {
 		e.checkStoredSteps(sweepID, tr.TrialID, 60000)
 	}
 	att := scanAttempts(t, e.dir)
-	retried, checked := 0, 0
+	retried, checked, during := 0, 0, 0
 	for _, seg := range att {
 		retried += len(seg) - 1
 		for _, a := range seg {
@@ -207,6 +208,12 @@ func TestMinioOutage(t *testing.T) {
 				continue
 			}
 			checked++
+			for _, raw := range a.records {
+				rec, _ := trainer.ParseJSONLine(raw)
+				if ns, ok := rec.Values["wall_ns"]; ok && ns > float64(down.UnixNano()) && ns < float64(up.UnixNano()) {
+					during++
+				}
+			}
 			logKey := artifacts.TrialKey(sweepID, a.trial, fmt.Sprintf("logs/segment-%d-attempt-%d.log", a.segment, a.attempt))
 			local, err := os.ReadFile(filepath.Join(a.dir, "stdout.log"))
 			if err != nil {
@@ -236,7 +243,11 @@ func TestMinioOutage(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d attempts checked (%d retried), every metrics.jsonl, log and checkpoint complete", checked, retried)
+	if during == 0 {
+		t.Error("no trainer wrote a record while MinIO was down: the outage tested nothing")
+	}
+	t.Logf("%d records written during the outage; %d attempts checked (%d retried), every metrics.jsonl, log and checkpoint complete",
+		during, checked, retried)
 }
 
 // waitSweep waits for the sweep workflow (its last run) to complete.
