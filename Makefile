@@ -28,6 +28,7 @@ test-long:
 ## test-integration: a real Temporal dev server, worker and trainer processes, kills
 test-integration:
 	$(TOOLS) temporal >/dev/null
+	$(TOOLS) minio >/dev/null
 	scripts/install-python-deps.sh
 	$(TOOLS) chromium >/dev/null
 	$(GO) test -tags integration -timeout 30m -count=1 ./integration/...
