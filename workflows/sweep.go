@@ -245,7 +245,10 @@ func (s *sweepRun) followTrial(ctx workflow.Context, id string, f workflow.Child
 	switch err := f.Get(ctx, &sum); {
 	case err == nil && sum.TrialID == id:
 		s.record(ctx, sum)
-	case err != nil && !temporal.IsCanceledError(err):
+	case temporal.IsCanceledError(err):
+		// Its report, with the steps it reached, normally comes first by signal.
+		s.record(ctx, activities.TrialSummary{TrialID: id, Outcome: activities.OutcomeCancelled})
+	case err != nil:
 		s.record(ctx, activities.TrialSummary{TrialID: id, Outcome: activities.OutcomeFailed,
 			Error: "trial workflow ended without reporting: " + err.Error()})
 	}
