@@ -135,27 +135,16 @@ func upsertTrialAttributes(ctx workflow.Context, sum activities.TrialSummary) {
 	}
 }
 
-// fireAndForgetChange versions the trial no longer waiting for its report to be delivered.
-const fireAndForgetChange = "report-without-waiting"
-
-// reportToParent signals the Sweep that started this trial; a trial started by hand has no parent.
-// Since version 1 of fireAndForgetChange a trial that did not end cancelled completes in the same
-// workflow task that sends the signal rather than waiting a task for its delivery: the server still
-// delivers it, and the sweep also learns the trial's result from the child's completion when the
-// trial started in its own run.
+// reportToParent signals the Sweep that started this trial, and waits for the signal's delivery before
+// the trial may complete: the server drops a signal whose sender has closed before it was delivered, and
+// a trial that outlived its sweep's continue-as-new has no other way to report. A trial started by hand
+// has no parent.
 func reportToParent(ctx workflow.Context, sum activities.TrialSummary) {
 	parent := workflow.GetInfo(ctx).ParentWorkflowExecution
 	if parent == nil {
 		return
 	}
-	f := workflow.SignalExternalWorkflow(ctx, parent.ID, "", SignalTrialDone, sum)
-	// A cancelled trial completes as cancelled, and the server drops the commands of such a task with
-	// it: its report must have been delivered first.
-	if workflow.GetVersion(ctx, fireAndForgetChange, workflow.DefaultVersion, 1) == 1 &&
-		sum.Outcome != activities.OutcomeCancelled {
-		return
-	}
-	if err := f.Get(ctx, nil); err != nil {
+	if err := workflow.SignalExternalWorkflow(ctx, parent.ID, "", SignalTrialDone, sum).Get(ctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("parent sweep not told of this trial's end", "error", err)
 	}
 }
