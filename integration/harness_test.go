@@ -80,7 +80,7 @@ func (e *env) startServer(bin string) {
 	defer cancel()
 	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
 		ExistingPath:     bin,
-		DBFilename:       filepath.Join(e.dir, "temporal.db"),
+		DBFilename:       dbFile(e.dir),
 		ClientOptions:    &client.Options{HostPort: e.addr, Logger: quiet{}},
 		SearchAttributes: workflows.SearchAttributes(),
 		LogLevel:         "error",
@@ -215,3 +215,12 @@ func (quiet) Debug(string, ...any) {}
 func (quiet) Info(string, ...any)  {}
 func (quiet) Warn(string, ...any)  {}
 func (quiet) Error(string, ...any) {}
+
+// dbFile is the dev server's SQLite file; RLSWEEP_TEST_MEMDB=1 keeps state in memory instead, to
+// separate the cost of durable writes from the rest in benchmarks.
+func dbFile(dir string) string {
+	if os.Getenv("RLSWEEP_TEST_MEMDB") == "1" {
+		return ""
+	}
+	return filepath.Join(dir, "temporal.db")
+}
