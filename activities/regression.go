@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
+
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/sweeps"
@@ -341,4 +343,40 @@ func postWebhook(ctx context.Context, url string, rep *RegressionReport) *Webhoo
 		out.Error = fmt.Sprintf("webhook: got HTTP %d, want 2xx", resp.StatusCode)
 	}
 	return out
+}
+
+// LoadSpecInput names a stored spec.
+type LoadSpecInput struct {
+	Key string
+}
+
+// LoadSpecResult is the stored spec, parsed and validated, with its text.
+type LoadSpecResult struct {
+	Spec     sweeps.Spec
+	SpecYAML string
+}
+
+// LoadSpec reads a spec stored in the artifact store (a schedule's pinned spec) and validates it. An
+// invalid spec is ErrInvalidSpec: it will not become valid by retrying.
+func (a *Activities) LoadSpec(ctx context.Context, in LoadSpecInput) (*LoadSpecResult, error) {
+	rc, err := a.Store.Get(ctx, in.Key)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	raw, err := io.ReadAll(rc)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", in.Key, err)
+	}
+	spec, err := sweeps.Decode(bytes.NewReader(raw), in.Key)
+	if err == nil {
+		err = spec.Validate()
+	}
+	if err == nil {
+		_, err = sweeps.Plan(spec)
+	}
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
+	}
+	return &LoadSpecResult{Spec: *spec, SpecYAML: string(raw)}, nil
 }

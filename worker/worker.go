@@ -79,6 +79,9 @@ func RegisterControl(r sdkworker.Registry, a *activities.Activities) {
 	r.RegisterActivityWithOptions(a.WriteResults, activity.RegisterOptions{Name: "WriteResults"})
 	r.RegisterActivityWithOptions(a.RunProbe, activity.RegisterOptions{Name: "RunProbe"})
 	r.RegisterActivityWithOptions(a.RecordProbes, activity.RegisterOptions{Name: "RecordProbes"})
+	r.RegisterWorkflowWithOptions(workflows.Regression, workflow.RegisterOptions{Name: workflows.WorkflowTypeRegression})
+	r.RegisterActivityWithOptions(a.LoadSpec, activity.RegisterOptions{Name: "LoadSpec"})
+	r.RegisterActivityWithOptions(a.CompareBaseline, activity.RegisterOptions{Name: "CompareBaseline"})
 }
 
 // RegisterTrial registers the training activity.

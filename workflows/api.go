@@ -35,6 +35,14 @@ const (
 	defaultCANMaxEvent = 8000
 )
 
+// Regression wire names.
+const (
+	// WorkflowTypeRegression is the Regression workflow's type name, which schedules start.
+	WorkflowTypeRegression = "Regression"
+	// RegressionIDPrefix begins the ID of every scheduled regression run: regression/<name>.
+	RegressionIDPrefix = "regression/"
+)
+
 // Search attributes, registered on the namespace (rlsweep dev does it; see docs/webui.md).
 var (
 	AttrSweepID   = temporal.NewSearchAttributeKeyKeyword("RlsweepSweepId")
@@ -43,6 +51,8 @@ var (
 	AttrOutcome   = temporal.NewSearchAttributeKeyKeyword("RlsweepOutcome")
 	AttrStopRule  = temporal.NewSearchAttributeKeyKeyword("RlsweepStopRule")
 	AttrObjective = temporal.NewSearchAttributeKeyFloat64("RlsweepObjective")
+	// AttrVerdict is a regression's verdict: pass, regressed, improved, or failed.
+	AttrVerdict = temporal.NewSearchAttributeKeyKeyword("RlsweepVerdict")
 )
 
 // SearchAttributes lists every search attribute rlsweep sets, for registration.
@@ -50,6 +60,7 @@ func SearchAttributes() temporal.SearchAttributes {
 	return temporal.NewSearchAttributes(
 		AttrSweepID.ValueSet(""), AttrSweepName.ValueSet(""), AttrKind.ValueSet(""),
 		AttrOutcome.ValueSet(""), AttrStopRule.ValueSet(""), AttrObjective.ValueSet(0),
+		AttrVerdict.ValueSet(""),
 	)
 }
 

@@ -1,0 +1,101 @@
+package workflows
+
+import (
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/rlsweep/rlsweep/activities"
+)
+
+// RegressionInput starts a regression: the pinned sweep stored under SpecKey, compared with Baseline.
+// A schedule's action carries it, so it holds references, never the spec itself.
+type RegressionInput struct {
+	// Name names the regression (the schedule's name), for IDs and summaries.
+	Name string
+	// SpecKey is the artifact-store key of the pinned spec.yaml.
+	SpecKey string
+	// Baseline is a sweep ID or a stored baseline's name (activities.BaselineKey).
+	Baseline   string
+	Thresholds activities.Thresholds
+	// WebhookURL, optional, receives regression.json as a JSON POST; "env:NAME" reads it on the worker.
+	WebhookURL string
+}
+
+// RegressionResult is the verdict and where the evidence is.
+type RegressionResult struct {
+	SweepID       string
+	Verdict       string
+	RegressionKey string
+	Regressed     int
+	Improved      int
+	WebhookError  string `json:",omitempty"`
+}
+
+// Regression runs a pinned sweep as a child Sweep workflow, compares its objective with the baseline
+// (activities.CompareBaseline) and records the verdict in the RlsweepVerdict search attribute. A sweep
+// that does not complete fails the regression, with verdict "failed".
+func Regression(ctx workflow.Context, in RegressionInput) (*RegressionResult, error) {
+	var spec activities.LoadSpecResult
+	err := workflow.ExecuteActivity(regressionOptions(ctx, "load spec "+in.SpecKey), (*activities.Activities).LoadSpec,
+		activities.LoadSpecInput{Key: in.SpecKey}).Get(ctx, &spec)
+	if err != nil {
+		return nil, failRegression(ctx, err)
+	}
+	sweepID := SweepWorkflowID(spec.Spec.Name, regressionShortID(ctx))
+	var sweep SweepResult
+	err = workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID: sweepID,
+		TaskQueue:  ControlQueue,
+		TypedSearchAttributes: temporal.NewSearchAttributes(AttrSweepID.ValueSet(sweepID),
+			AttrSweepName.ValueSet(spec.Spec.Name), AttrKind.ValueSet("sweep")),
+		StaticSummary: "regression " + in.Name + ": pinned sweep " + spec.Spec.Name,
+	}), workflowTypeSweep, SweepInput{SweepID: sweepID, Spec: spec.Spec, SpecYAML: spec.SpecYAML}).Get(ctx, &sweep)
+	if err != nil {
+		return nil, failRegression(ctx, err)
+	}
+	var cmp activities.CompareBaselineResult
+	err = workflow.ExecuteActivity(regressionOptions(ctx, "compare with "+in.Baseline), (*activities.Activities).CompareBaseline,
+		activities.CompareBaselineInput{SweepID: sweepID, Baseline: in.Baseline, Thresholds: in.Thresholds,
+			WebhookURL: in.WebhookURL}).Get(ctx, &cmp)
+	if err != nil {
+		return nil, failRegression(ctx, err)
+	}
+	if err := workflow.UpsertTypedSearchAttributes(ctx, AttrVerdict.ValueSet(cmp.Verdict)); err != nil {
+		return nil, err
+	}
+	return &RegressionResult{SweepID: sweepID, Verdict: cmp.Verdict, RegressionKey: cmp.RegressionKey,
+		Regressed: cmp.Regressed, Improved: cmp.Improved, WebhookError: cmp.WebhookError}, nil
+}
+
+// VerdictFailed is the verdict of a regression whose sweep or comparison did not complete.
+const VerdictFailed = "failed"
+
+func failRegression(ctx workflow.Context, err error) error {
+	if uerr := workflow.UpsertTypedSearchAttributes(ctx, AttrVerdict.ValueSet(VerdictFailed)); uerr != nil {
+		workflow.GetLogger(ctx).Warn("record verdict", "error", uerr)
+	}
+	return err
+}
+
+func regressionOptions(ctx workflow.Context, summary string) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           ControlQueue,
+		StartToCloseTimeout: 5 * time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute,
+			MaximumAttempts: 10, NonRetryableErrorTypes: []string{activities.ErrInvalidSpec}},
+		Summary: summary,
+	})
+}
+
+// regressionShortID is the pinned sweep's short ID: the first 8 characters of the regression's run ID,
+// so every scheduled run gets its own sweep and a replay gets the same one.
+func regressionShortID(ctx workflow.Context) string {
+	id := strings.ReplaceAll(workflow.GetInfo(ctx).WorkflowExecution.RunID, "-", "")
+	if len(id) > 8 {
+		id = id[:8]
+	}
+	return id
+}

@@ -1,0 +1,105 @@
+package workflows_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/workflows"
+)
+
+// verdictIs matches an upsert of the verdict search attribute to want.
+func verdictIs(want string) any {
+	return mock.MatchedBy(func(sa temporal.SearchAttributes) bool {
+		got, ok := sa.GetKeyword(workflows.AttrVerdict)
+		return ok && got == want
+	})
+}
+
+func TestRegression(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	spec := sweepSpec(t, []float64{1, 2}, 2, "maximize")
+	env.OnActivity(acts.LoadSpec, mock.Anything, activities.LoadSpecInput{Key: "schedules/nightly/spec.yaml"}).Return(
+		&activities.LoadSpecResult{Spec: spec, SpecYAML: "name: unit\n"}, nil).Once()
+	var child workflows.SweepInput
+	var childID string
+	env.RegisterWorkflowWithOptions(func(ctx workflow.Context, in workflows.SweepInput) (*workflows.SweepResult, error) {
+		child, childID = in, workflow.GetInfo(ctx).WorkflowExecution.ID
+		return &workflows.SweepResult{SweepID: in.SweepID, Status: workflows.PhaseCompleted}, nil
+	}, workflow.RegisterOptions{Name: "Sweep"})
+	var compared activities.CompareBaselineInput
+	env.OnActivity(acts.CompareBaseline, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.CompareBaselineInput) (*activities.CompareBaselineResult, error) {
+			compared = in
+			return &activities.CompareBaselineResult{Verdict: activities.VerdictRegressed, Regressed: 1,
+				RegressionKey: "sweeps/" + in.SweepID + "/regression.json"}, nil
+		}).Once()
+	env.OnUpsertTypedSearchAttributes(verdictIs(activities.VerdictRegressed)).Return(nil).Once()
+
+	in := workflows.RegressionInput{Name: "nightly", SpecKey: "schedules/nightly/spec.yaml", Baseline: "nightly",
+		Thresholds: activities.Thresholds{Tolerance: 0.1}, WebhookURL: "http://example.invalid/hook"}
+	env.ExecuteWorkflow(workflows.Regression, in)
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	var got workflows.RegressionResult
+	if err := env.GetWorkflowResult(&got); err != nil {
+		t.Fatal(err)
+	}
+	env.AssertExpectations(t)
+	if !strings.HasPrefix(got.SweepID, "sweep/unit/") || childID != got.SweepID || child.SweepID != got.SweepID {
+		t.Errorf("sweep ID %q, child workflow ID %q, child input ID %q, want one sweep/unit/<short> ID", got.SweepID, childID, child.SweepID)
+	}
+	if child.SpecYAML == "" || child.Spec.Name != "unit" {
+		t.Errorf("child sweep got spec %q with spec.yaml %q, want the stored spec", child.Spec.Name, child.SpecYAML)
+	}
+	if compared.SweepID != got.SweepID || compared.Baseline != "nightly" || compared.WebhookURL != in.WebhookURL ||
+		compared.Thresholds.Tolerance != 0.1 {
+		t.Errorf("CompareBaseline got %+v, want the sweep, baseline, thresholds and webhook of the input", compared)
+	}
+	if got.Verdict != activities.VerdictRegressed || got.Regressed != 1 {
+		t.Errorf("result = %+v, want verdict regressed with 1 configuration", got)
+	}
+}
+
+func TestRegressionSweepFails(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.OnActivity(acts.LoadSpec, mock.Anything, mock.Anything).Return(
+		&activities.LoadSpecResult{Spec: sweepSpec(t, []float64{1}, 1, "maximize")}, nil)
+	env.RegisterWorkflowWithOptions(func(ctx workflow.Context, in workflows.SweepInput) (*workflows.SweepResult, error) {
+		return nil, temporal.NewNonRetryableApplicationError("probe failed", "ProbeFailed", nil)
+	}, workflow.RegisterOptions{Name: "Sweep"})
+	env.OnUpsertTypedSearchAttributes(verdictIs(workflows.VerdictFailed)).Return(nil).Once()
+	env.ExecuteWorkflow(workflows.Regression, workflows.RegressionInput{Name: "nightly", SpecKey: "k", Baseline: "b"})
+	err := env.GetWorkflowError()
+	if err == nil || !strings.Contains(err.Error(), "probe failed") {
+		t.Fatalf("workflow error = %v, want the sweep's failure", err)
+	}
+	var appErr *temporal.ApplicationError
+	if !errors.As(err, &appErr) {
+		t.Errorf("workflow error %v, want an application error from the child", err)
+	}
+	env.AssertExpectations(t)
+}
+
+func TestRegressionInvalidSpec(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.OnActivity(acts.LoadSpec, mock.Anything, mock.Anything).Return(nil,
+		temporal.NewNonRetryableApplicationError("metric.goal: got \"up\"", activities.ErrInvalidSpec, nil)).Once()
+	env.OnUpsertTypedSearchAttributes(verdictIs(workflows.VerdictFailed)).Return(nil).Once()
+	env.ExecuteWorkflow(workflows.Regression, workflows.RegressionInput{Name: "nightly", SpecKey: "k", Baseline: "b"})
+	if err := env.GetWorkflowError(); err == nil || !strings.Contains(err.Error(), "metric.goal") {
+		t.Fatalf("workflow error = %v, want the invalid spec, not retried", err)
+	}
+	env.AssertExpectations(t)
+}
