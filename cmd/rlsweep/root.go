@@ -157,6 +157,8 @@ func newRootCmd(f *Factory) *cobra.Command {
 		newTrainCmd(f),
 		newDiagnoseCmd(f),
 		newProbeCmd(f),
+		newScheduleCmd(f, nil, nil),
+		newBaselineCmd(f, nil),
 	)
 	for _, c := range root.Commands() {
 		argsAreInput(c)

@@ -1,0 +1,338 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/workflows"
+)
+
+// overlapPolicies maps --overlap values to Temporal's overlap policies.
+var overlapPolicies = map[string]enumspb.ScheduleOverlapPolicy{
+	"skip":            enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+	"buffer_one":      enumspb.SCHEDULE_OVERLAP_POLICY_BUFFER_ONE,
+	"buffer_all":      enumspb.SCHEDULE_OVERLAP_POLICY_BUFFER_ALL,
+	"cancel_other":    enumspb.SCHEDULE_OVERLAP_POLICY_CANCEL_OTHER,
+	"terminate_other": enumspb.SCHEDULE_OVERLAP_POLICY_TERMINATE_OTHER,
+	"allow_all":       enumspb.SCHEDULE_OVERLAP_POLICY_ALLOW_ALL,
+}
+
+func overlapNames() string {
+	names := make([]string, 0, len(overlapPolicies))
+	for n := range overlapPolicies {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+func parseOverlap(flag, v string) (enumspb.ScheduleOverlapPolicy, error) {
+	p, ok := overlapPolicies[v]
+	if !ok {
+		return 0, fmt.Errorf("%s: got %q, want one of %s", flag, v, overlapNames())
+	}
+	return p, nil
+}
+
+// ScheduleCreateOptions are `schedule create`'s inputs.
+type ScheduleCreateOptions struct {
+	Name          string
+	File          string
+	Cron          string
+	Baseline      string
+	Overlap       string
+	CatchupWindow time.Duration
+	Webhook       string
+	Tolerance     float64
+	Paused        bool
+}
+
+// ScheduleOptions are the inputs of the schedule commands that act on one schedule by name.
+type ScheduleOptions struct {
+	Action  string // list, describe, pause, unpause, trigger, backfill, delete
+	Name    string
+	Overlap string    // trigger, backfill: "" keeps the schedule's policy
+	Start   time.Time // backfill
+	End     time.Time // backfill
+	Note    string    // pause, unpause
+}
+
+func newScheduleCmd(f *Factory, createF func(*ScheduleCreateOptions) error, runF func(*ScheduleOptions) error) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "schedule",
+		Short: "Nightly regressions: Temporal Schedules that run a pinned sweep and compare it with a baseline",
+	}
+	cmd.AddCommand(newScheduleCreateCmd(f, createF))
+	for _, a := range []struct{ use, short string }{
+		{"list", "List the schedules"},
+		{"describe NAME", "Show a schedule: its cron, policies, recent and next runs"},
+		{"pause NAME", "Pause a schedule"},
+		{"unpause NAME", "Unpause a schedule"},
+		{"trigger NAME", "Start the schedule's regression now"},
+		{"backfill NAME", "Run the regressions the schedule would have run between --start and --end"},
+		{"delete NAME", "Delete a schedule (its stored spec and past results stay)"},
+	} {
+		cmd.AddCommand(newScheduleActionCmd(f, a.use, a.short, runF))
+	}
+	for _, c := range cmd.Commands() {
+		argsAreInput(c)
+	}
+	return cmd
+}
+
+func newScheduleCreateCmd(f *Factory, runF func(*ScheduleCreateOptions) error) *cobra.Command {
+	opts := &ScheduleCreateOptions{}
+	cmd := &cobra.Command{
+		Use:   "create NAME SPEC.yaml --cron EXPR --baseline REF",
+		Short: "Store SPEC.yaml and schedule a Regression of it against a baseline",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Name, opts.File = args[0], args[1]
+			if err := opts.check(); err != nil {
+				return invalidInput(err)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runScheduleCreate(cmd, f, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Cron, "cron", "", `cron expression, e.g. "0 3 * * *" (required)`)
+	fl.StringVar(&opts.Baseline, "baseline", "", "a sweep (sweep/<name>/<id>) or a baseline stored with `rlsweep baseline set` (required)")
+	fl.StringVar(&opts.Overlap, "overlap", "skip", "what to do when a run is still going: "+overlapNames())
+	fl.DurationVar(&opts.CatchupWindow, "catchup-window", time.Hour, "how late a missed run may still start (at least 10s)")
+	fl.StringVar(&opts.Webhook, "webhook", "", "URL that receives regression.json as a JSON POST, or env:NAME to read it on the worker")
+	fl.Float64Var(&opts.Tolerance, "tolerance", 0.05, "relative IQM change that counts as a regression or improvement")
+	fl.BoolVar(&opts.Paused, "paused", false, "create the schedule paused")
+	return cmd
+}
+
+// check reports every problem with the options at once.
+func (o *ScheduleCreateOptions) check() error {
+	var errs []error
+	if err := checkName("name", o.Name); err != nil {
+		errs = append(errs, err)
+	}
+	if strings.TrimSpace(o.Cron) == "" {
+		errs = append(errs, errors.New(`--cron: got "", want a cron expression such as "0 3 * * *"`))
+	}
+	if o.Baseline == "" {
+		errs = append(errs, errors.New(`--baseline: got "", want a sweep ID or a stored baseline's name`))
+	}
+	if _, err := parseOverlap("--overlap", o.Overlap); err != nil {
+		errs = append(errs, err)
+	}
+	if o.CatchupWindow < 10*time.Second {
+		errs = append(errs, fmt.Errorf("--catchup-window: got %s, want at least 10s", o.CatchupWindow))
+	}
+	if !(o.Tolerance > 0 && o.Tolerance < 1) {
+		errs = append(errs, fmt.Errorf("--tolerance: got %g, want a fraction between 0 and 1", o.Tolerance))
+	}
+	if o.Webhook != "" && !strings.HasPrefix(o.Webhook, "http://") && !strings.HasPrefix(o.Webhook, "https://") &&
+		!strings.HasPrefix(o.Webhook, "env:") {
+		errs = append(errs, fmt.Errorf("--webhook: got %q, want an http(s) URL or env:NAME", o.Webhook))
+	}
+	return errors.Join(errs...)
+}
+
+// ScheduleSpecKey is where a schedule's pinned spec is stored.
+func ScheduleSpecKey(name string) string { return "schedules/" + name + "/spec.yaml" }
+
+// regressionAction is the schedule's action: a Regression of the stored spec, never the spec itself.
+func regressionAction(o *ScheduleCreateOptions) *client.ScheduleWorkflowAction {
+	return &client.ScheduleWorkflowAction{
+		ID:        workflows.RegressionIDPrefix + o.Name,
+		Workflow:  workflows.WorkflowTypeRegression,
+		TaskQueue: workflows.ControlQueue,
+		Args: []any{workflows.RegressionInput{Name: o.Name, SpecKey: ScheduleSpecKey(o.Name), Baseline: o.Baseline,
+			Thresholds: activities.Thresholds{Tolerance: o.Tolerance}, WebhookURL: o.Webhook}},
+	}
+}
+
+func runScheduleCreate(cmd *cobra.Command, f *Factory, opts *ScheduleCreateOptions) error {
+	if _, _, err := loadAndPlan(opts.File); err != nil {
+		return err
+	}
+	raw, err := os.ReadFile(opts.File)
+	if err != nil {
+		return err
+	}
+	store, err := f.Store()
+	if err != nil {
+		return err
+	}
+	if err := store.Put(cmd.Context(), ScheduleSpecKey(opts.Name), bytes.NewReader(raw)); err != nil {
+		return err
+	}
+	c, err := f.Client(cmd.Context())
+	if err != nil {
+		return err
+	}
+	overlap, _ := parseOverlap("--overlap", opts.Overlap)
+	_, err = c.ScheduleClient().Create(cmd.Context(), client.ScheduleOptions{
+		ID:            opts.Name,
+		Spec:          client.ScheduleSpec{CronExpressions: []string{opts.Cron}},
+		Action:        regressionAction(opts),
+		Overlap:       overlap,
+		CatchupWindow: opts.CatchupWindow,
+		Paused:        opts.Paused,
+		Note:          "rlsweep regression of " + opts.File,
+	})
+	if err != nil {
+		return fmt.Errorf("create schedule %s: %w", opts.Name, err)
+	}
+	fmt.Fprintf(f.Out, "schedule %s: %q, spec stored as %s, baseline %s\n", opts.Name, opts.Cron, ScheduleSpecKey(opts.Name), opts.Baseline)
+	return nil
+}
+
+func newScheduleActionCmd(f *Factory, use, short string, runF func(*ScheduleOptions) error) *cobra.Command {
+	opts := &ScheduleOptions{Action: strings.Fields(use)[0]}
+	var start, end string
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.ExactArgs(len(strings.Fields(use)) - 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				opts.Name = args[0]
+			}
+			if err := opts.parse(start, end); err != nil {
+				return invalidInput(err)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runSchedule(cmd, f, opts)
+		},
+	}
+	switch opts.Action {
+	case "trigger", "backfill":
+		cmd.Flags().StringVar(&opts.Overlap, "overlap", "", "overlap policy for these runs (default: the schedule's): "+overlapNames())
+	case "pause", "unpause":
+		cmd.Flags().StringVar(&opts.Note, "note", "", "why, shown with the schedule")
+	}
+	if opts.Action == "backfill" {
+		cmd.Flags().StringVar(&start, "start", "", "start of the range, RFC 3339 (required)")
+		cmd.Flags().StringVar(&end, "end", "", "end of the range, RFC 3339 (default: now)")
+	}
+	return cmd
+}
+
+func (o *ScheduleOptions) parse(start, end string) error {
+	var errs []error
+	if o.Overlap != "" {
+		if _, err := parseOverlap("--overlap", o.Overlap); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if o.Action == "backfill" {
+		var err error
+		if o.Start, err = time.Parse(time.RFC3339, start); err != nil {
+			errs = append(errs, fmt.Errorf("--start: got %q, want an RFC 3339 time such as 2026-01-02T03:00:00Z", start))
+		}
+		if end == "" {
+			o.End = time.Now()
+		} else if o.End, err = time.Parse(time.RFC3339, end); err != nil {
+			errs = append(errs, fmt.Errorf("--end: got %q, want an RFC 3339 time such as 2026-01-02T03:00:00Z", end))
+		}
+		if len(errs) == 0 && !o.End.After(o.Start) {
+			errs = append(errs, fmt.Errorf("--end: got %s, want after --start %s", o.End.Format(time.RFC3339), o.Start.Format(time.RFC3339)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func runSchedule(cmd *cobra.Command, f *Factory, opts *ScheduleOptions) error {
+	c, err := f.Client(cmd.Context())
+	if err != nil {
+		return err
+	}
+	ctx, sc := cmd.Context(), c.ScheduleClient()
+	if opts.Action == "list" {
+		return listSchedules(cmd, f.Out, sc)
+	}
+	h := sc.GetHandle(ctx, opts.Name)
+	overlap := overlapPolicies[opts.Overlap] // "" is unspecified: the schedule's own policy
+	switch opts.Action {
+	case "describe":
+		d, err := h.Describe(ctx)
+		if err != nil {
+			return fmt.Errorf("describe schedule %s: %w", opts.Name, err)
+		}
+		printSchedule(f.Out, opts.Name, d)
+		return nil
+	case "pause":
+		err = h.Pause(ctx, client.SchedulePauseOptions{Note: opts.Note})
+	case "unpause":
+		err = h.Unpause(ctx, client.ScheduleUnpauseOptions{Note: opts.Note})
+	case "trigger":
+		err = h.Trigger(ctx, client.ScheduleTriggerOptions{Overlap: overlap})
+	case "backfill":
+		err = h.Backfill(ctx, client.ScheduleBackfillOptions{Backfill: []client.ScheduleBackfill{
+			{Start: opts.Start, End: opts.End, Overlap: overlap}}})
+	case "delete":
+		err = h.Delete(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("%s schedule %s: %w", opts.Action, opts.Name, err)
+	}
+	fmt.Fprintf(f.Out, "schedule %s: %s done\n", opts.Name, opts.Action)
+	return nil
+}
+
+func listSchedules(cmd *cobra.Command, out io.Writer, sc client.ScheduleClient) error {
+	it, err := sc.List(cmd.Context(), client.ScheduleListOptions{})
+	if err != nil {
+		return fmt.Errorf("list schedules: %w", err)
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tWORKFLOW\tPAUSED\tNEXT RUN")
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			return fmt.Errorf("list schedules: %w", err)
+		}
+		next := "-"
+		if len(e.NextActionTimes) > 0 {
+			next = e.NextActionTimes[0].Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%t\t%s\n", e.ID, e.WorkflowType.Name, e.Paused, next)
+	}
+	return tw.Flush()
+}
+
+func printSchedule(out io.Writer, name string, d *client.ScheduleDescription) {
+	fmt.Fprintf(out, "schedule:  %s\n", name)
+	if s := d.Schedule.Spec; s != nil {
+		fmt.Fprintf(out, "cron:      %s\n", strings.Join(s.CronExpressions, "; "))
+	}
+	if p := d.Schedule.Policy; p != nil {
+		fmt.Fprintf(out, "overlap:   %s\ncatch-up:  %s\n", p.Overlap, p.CatchupWindow)
+	}
+	if st := d.Schedule.State; st != nil {
+		fmt.Fprintf(out, "paused:    %t %s\n", st.Paused, st.Note)
+	}
+	fmt.Fprintf(out, "runs:      %d (%d skipped for overlap, %d missed the catch-up window)\n", d.Info.NumActions,
+		d.Info.NumActionsSkippedOverlap, d.Info.NumActionsMissedCatchupWindow)
+	for _, a := range d.Info.RecentActions {
+		if a.StartWorkflowResult != nil {
+			fmt.Fprintf(out, "recent:    %s %s\n", a.ActualTime.Format(time.RFC3339), a.StartWorkflowResult.WorkflowID)
+		}
+	}
+	for _, t := range d.Info.NextActionTimes {
+		fmt.Fprintf(out, "next:      %s\n", t.Format(time.RFC3339))
+	}
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rlsweep/rlsweep/workflows"
+)
+
+func TestScheduleCreateArgv(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want ScheduleCreateOptions
+	}{
+		{"defaults", []string{"schedule", "create", "nightly", "s.yaml", "--cron", "0 3 * * *", "--baseline", "nightly"},
+			ScheduleCreateOptions{Name: "nightly", File: "s.yaml", Cron: "0 3 * * *", Baseline: "nightly", Overlap: "skip",
+				CatchupWindow: time.Hour, Tolerance: 0.05}},
+		{"every flag", []string{"schedule", "create", "n", "s.yaml", "--cron", "@daily", "--baseline", "sweep/a/b",
+			"--overlap", "buffer_one", "--catchup-window", "30m", "--webhook", "env:HOOK", "--tolerance", "0.1", "--paused"},
+			ScheduleCreateOptions{Name: "n", File: "s.yaml", Cron: "@daily", Baseline: "sweep/a/b", Overlap: "buffer_one",
+				CatchupWindow: 30 * time.Minute, Webhook: "env:HOOK", Tolerance: 0.1, Paused: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, _, _ := testFactory()
+			var got *ScheduleCreateOptions
+			cmd := newScheduleCmd(f, func(o *ScheduleCreateOptions) error { got = o; return nil }, nil)
+			if err := parseWith(t, f, cmd, tt.args...); err != nil {
+				t.Fatal(err)
+			}
+			if got == nil || !reflect.DeepEqual(*got, tt.want) {
+				t.Errorf("options = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestScheduleActionArgv(t *testing.T) {
+	start := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
+	tests := []struct {
+		args []string
+		want ScheduleOptions
+	}{
+		{[]string{"schedule", "list"}, ScheduleOptions{Action: "list"}},
+		{[]string{"schedule", "describe", "n"}, ScheduleOptions{Action: "describe", Name: "n"}},
+		{[]string{"schedule", "pause", "n", "--note", "flaky GPU"}, ScheduleOptions{Action: "pause", Name: "n", Note: "flaky GPU"}},
+		{[]string{"schedule", "unpause", "n"}, ScheduleOptions{Action: "unpause", Name: "n"}},
+		{[]string{"schedule", "trigger", "n", "--overlap", "allow_all"}, ScheduleOptions{Action: "trigger", Name: "n", Overlap: "allow_all"}},
+		{[]string{"schedule", "backfill", "n", "--start", "2026-01-02T03:00:00Z", "--end", "2026-01-04T03:00:00Z"},
+			ScheduleOptions{Action: "backfill", Name: "n", Start: start, End: start.Add(48 * time.Hour)}},
+		{[]string{"schedule", "delete", "n"}, ScheduleOptions{Action: "delete", Name: "n"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args[1:], " "), func(t *testing.T) {
+			f, _, _ := testFactory()
+			var got *ScheduleOptions
+			cmd := newScheduleCmd(f, nil, func(o *ScheduleOptions) error { got = o; return nil })
+			if err := parseWith(t, f, cmd, tt.args...); err != nil {
+				t.Fatal(err)
+			}
+			if got == nil || !reflect.DeepEqual(*got, tt.want) {
+				t.Errorf("options = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestScheduleBadInput(t *testing.T) {
+	create := []string{"schedule", "create", "nightly", "s.yaml", "--cron", "0 3 * * *", "--baseline", "b"}
+	tests := []struct {
+		name string
+		args []string
+		want []string // every one must appear in stderr
+	}{
+		{"overlap", append(create, "--overlap", "sometimes"),
+			[]string{`--overlap: got "sometimes", want one of allow_all, buffer_all, buffer_one, cancel_other, skip, terminate_other`}},
+		{"several at once", []string{"schedule", "create", "bad/name", "s.yaml", "--catchup-window", "1s", "--tolerance", "2", "--webhook", "ftp://x"},
+			[]string{`name: got "bad/name"`, `--cron: got ""`, `--baseline: got ""`, "--catchup-window: got 1s, want at least 10s",
+				"--tolerance: got 2, want a fraction between 0 and 1", `--webhook: got "ftp://x"`}},
+		{"catchup not a duration", append(create, "--catchup-window", "soon"), []string{`--catchup-window: got "soon", want a duration`}},
+		{"trigger overlap", []string{"schedule", "trigger", "n", "--overlap", "x"}, []string{`--overlap: got "x", want one of allow_all`}},
+		{"backfill times", []string{"schedule", "backfill", "n", "--start", "yesterday", "--end", "now"},
+			[]string{`--start: got "yesterday", want an RFC 3339 time`, `--end: got "now", want an RFC 3339 time`}},
+		{"backfill order", []string{"schedule", "backfill", "n", "--start", "2026-01-02T03:00:00Z", "--end", "2026-01-01T03:00:00Z"},
+			[]string{"--end: got 2026-01-01T03:00:00Z, want after --start 2026-01-02T03:00:00Z"}},
+		{"missing name", []string{"schedule", "describe"}, []string{"describe: accepts 1 arg(s), received 0; usage: rlsweep schedule describe NAME"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, tt.args...)
+			if code != exitInvalid {
+				t.Errorf("exit code = %d, want %d; stderr %s", code, exitInvalid, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr = %q, want it to contain %q", stderr, w)
+				}
+			}
+		})
+	}
+}
+
+func TestRegressionAction(t *testing.T) {
+	a := regressionAction(&ScheduleCreateOptions{Name: "nightly", Baseline: "base", Tolerance: 0.1, Webhook: "env:HOOK"})
+	if a.Workflow != workflows.WorkflowTypeRegression || a.ID != "regression/nightly" || a.TaskQueue != workflows.ControlQueue {
+		t.Errorf("action = %+v, want Regression with ID regression/nightly on the control queue", a)
+	}
+	in, ok := a.Args[0].(workflows.RegressionInput)
+	if !ok || in.SpecKey != "schedules/nightly/spec.yaml" || in.Baseline != "base" || in.Thresholds.Tolerance != 0.1 || in.WebhookURL != "env:HOOK" {
+		t.Errorf("action input = %+v, want the stored spec's key, the baseline, tolerance and webhook", a.Args[0])
+	}
+}
