@@ -13,6 +13,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -98,10 +99,15 @@ func loadResults(cmd *cobra.Command, store artifacts.Store, sweepID string) (*ac
 		return nil, fmt.Errorf("sweep %s: no results in %s yet", sweepID, store.URL(artifacts.SweepKey(sweepID, "")))
 	}
 	res := &activities.SweepResults{SweepID: sweepID, Status: "running", Trials: trials}
-	for name := range trials[0].Params {
-		res.Params = append(res.Params, name)
+	// The spec's own order, as results.json has it; alphabetical only if spec.json is missing.
+	if spec, err := loadSpec(cmd, store, sweepID); err == nil && spec != nil {
+		res.Name, res.Metric, res.Params = spec.Name, spec.Metric, sweeps.ParamNames(spec)
+	} else {
+		for name := range trials[0].Params {
+			res.Params = append(res.Params, name)
+		}
+		sort.Strings(res.Params)
 	}
-	sort.Strings(res.Params)
 	return res, nil
 }
 
