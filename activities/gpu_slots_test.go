@@ -1,0 +1,110 @@
+package activities_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rlsweep/rlsweep/activities"
+)
+
+// gpuRecorder is a trainer that claims its GPU with mkdir (which fails if another trial holds the same
+// GPU at that moment, and then the trainer exits 9), sleeps so that trials overlap in time, and appends
+// "trial gpu start-ns end-ns" to $GPU_TEST_DIR/runs.
+const gpuRecorder = `d="$GPU_TEST_DIR"; g="$CUDA_VISIBLE_DEVICES"
+mkdir "$d/busy-$g" || { echo "GPU $g already busy" >&2; exit 9; }
+start=$(date +%s%N); sleep 0.3; end=$(date +%s%N)
+rmdir "$d/busy-$g"
+echo "$RLSWEEP_TRIAL_ID $g $start $end" >> "$d/runs"
+printf '{"step":%s,"reward":1}\n' "$RLSWEEP_STOP_AT_STEP" >> "$RLSWEEP_METRICS_FILE"`
+
+// gpuRun is one trial's record from gpuRecorder.
+type gpuRun struct {
+	trial, gpu string
+	start, end int64
+}
+
+// With --gpus 0,1 (two slots) and five trials started at once, no two trials run on one GPU at the same
+// time, each sees exactly one GPU in CUDA_VISIBLE_DEVICES, and both GPUs are used.
+func TestTrainSegmentGPUSlotsExclusive(t *testing.T) {
+	f := newFixture(t)
+	slots, err := activities.NewSlots([]string{"0", "1"}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.acts.Slots = slots
+	dir := t.TempDir()
+	const trials = 5
+	errs := make([]error, trials)
+	var wg sync.WaitGroup
+	for i := range trials {
+		in := f.input(1000, nil)
+		in.Trial.ID = fmt.Sprintf("%d-s1", i)
+		in.Trial.Config = i
+		in.Trainer.Command = shellTrainer(gpuRecorder)
+		in.Trainer.Environment["GPU_TEST_DIR"] = dir
+		env := f.env(context.Background(), nil)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = env.ExecuteActivity(f.acts.TrainSegment, in)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("trial %d-s1: %v", i, err)
+		}
+	}
+	runs := readGPURuns(t, filepath.Join(dir, "runs"))
+	if len(runs) != trials {
+		t.Fatalf("%d trials recorded a run, want %d: %+v", len(runs), trials, runs)
+	}
+	byGPU := map[string][]gpuRun{}
+	for _, r := range runs {
+		if r.gpu != "0" && r.gpu != "1" {
+			t.Errorf("trial %s: CUDA_VISIBLE_DEVICES = %q, want one slot's GPU, 0 or 1", r.trial, r.gpu)
+		}
+		byGPU[r.gpu] = append(byGPU[r.gpu], r)
+	}
+	for gpu, rs := range byGPU {
+		sort.Slice(rs, func(i, j int) bool { return rs[i].start < rs[j].start })
+		for k := 1; k < len(rs); k++ {
+			if rs[k].start < rs[k-1].end {
+				t.Errorf("GPU %s: trial %s started at %d, before trial %s ended at %d",
+					gpu, rs[k].trial, rs[k].start, rs[k-1].trial, rs[k-1].end)
+			}
+		}
+	}
+	if len(byGPU["0"]) == 0 || len(byGPU["1"]) == 0 {
+		t.Errorf("trials per GPU: 0: %d, 1: %d; want both GPUs used", len(byGPU["0"]), len(byGPU["1"]))
+	}
+}
+
+func readGPURuns(t *testing.T, path string) []gpuRun {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []gpuRun
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		fs := strings.Fields(line)
+		if len(fs) != 4 {
+			t.Fatalf("runs: line %q, want: trial gpu start end", line)
+		}
+		start, err1 := strconv.ParseInt(fs[2], 10, 64)
+		end, err2 := strconv.ParseInt(fs[3], 10, 64)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("runs: line %q: times are not integers", line)
+		}
+		runs = append(runs, gpuRun{trial: fs[0], gpu: fs[1], start: start, end: end})
+	}
+	return runs
+}
