@@ -1,7 +1,7 @@
 """A tiny PPO-ish trainer in numpy that speaks rlsweep's probe protocol (docs/probes.md).
 
 Linear actor and critic over features [1, obs], GAE, a clipped surrogate, minibatch SGD. It is the CI
-example of an external trainer: it passes every probe, and numpy_ppo_broken.py (the same file with the
+example of an external trainer: it passes every probe, and numpy_ppo_broken.py (this trainer with the
 discount dropped from GAE) fails probe 3.
 """
 
@@ -11,15 +11,12 @@ import numpy as np
 
 import rlsweep_probe as rp
 
-DISCOUNT_IN_GAE = True
-
-
 def features(obs):
     obs = np.asarray(obs, dtype=float).reshape(-1)
     return np.stack([np.ones_like(obs), obs], axis=1)
 
 
-def main():
+def main(discount_in_gae=True):
     env = rp.ProbeEnv()
     gamma, lam, clip, lr, epochs = rp.gamma(), 0.95, 0.2, 0.05, 4
     rng = np.random.default_rng(1)
@@ -52,7 +49,7 @@ def main():
         X = features(O)
         V = X @ w_v
         nextV = np.append(V[1:], features(obs)[0] @ w_v)
-        g = gamma if DISCOUNT_IN_GAE else 1.0
+        g = gamma if discount_in_gae else 1.0
         adv, last = np.zeros(n), 0.0
         for t in reversed(range(n)):
             nonterm = 0.0 if D[t] else 1.0
