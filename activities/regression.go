@@ -284,14 +284,9 @@ func (a *Activities) CompareBaseline(ctx context.Context, in CompareBaselineInpu
 }
 
 func readResults(ctx context.Context, s Store, key string) (*SweepResults, error) {
-	rc, err := s.Get(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
 	var r SweepResults
-	if err := json.NewDecoder(rc).Decode(&r); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", key, err)
+	if err := getJSON(ctx, s, key, &r); err != nil {
+		return nil, err
 	}
 	return &r, nil
 }
@@ -359,14 +354,9 @@ type LoadSpecResult struct {
 // LoadSpec reads a spec stored in the artifact store (a schedule's pinned spec) and validates it. An
 // invalid spec is ErrInvalidSpec: it will not become valid by retrying.
 func (a *Activities) LoadSpec(ctx context.Context, in LoadSpecInput) (*LoadSpecResult, error) {
-	rc, err := a.Store.Get(ctx, in.Key)
+	raw, err := getBytes(ctx, a.Store, in.Key)
 	if err != nil {
 		return nil, err
-	}
-	defer rc.Close()
-	raw, err := io.ReadAll(rc)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", in.Key, err)
 	}
 	spec, err := sweeps.Decode(bytes.NewReader(raw), in.Key)
 	if err == nil {

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"time"
 
@@ -180,17 +179,4 @@ func RenderReport(ctx context.Context, s Store, res *SweepResults, spec *sweeps.
 		return nil, err
 	}
 	return b.Bytes(), nil
-}
-
-func getBytes(ctx context.Context, s Store, key string) ([]byte, error) {
-	rc, err := s.Get(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	b, err := io.ReadAll(rc)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", key, err)
-	}
-	return b, nil
 }

@@ -103,6 +103,11 @@ func (a *Activities) WriteResults(ctx context.Context, in WriteResultsInput) (*W
 	return out, putBytes(ctx, a.Store, out.ReportKey, html.Bytes())
 }
 
+// LoadSweepResults reads a finished sweep's results.json; a sweep without one wraps artifacts.ErrNotFound.
+func LoadSweepResults(ctx context.Context, s Store, sweepID string) (*SweepResults, error) {
+	return readResults(ctx, s, artifacts.SweepKey(sweepID, "results.json"))
+}
+
 // LoadTrialSummaries reads every stored result part of a sweep; a trial recorded twice (a part written
 // again after a continue-as-new) counts once, the last record winning. Trials come back in plan order.
 func LoadTrialSummaries(ctx context.Context, s Store, sweepID string) ([]TrialSummary, error) {
@@ -112,18 +117,9 @@ func LoadTrialSummaries(ctx context.Context, s Store, sweepID string) ([]TrialSu
 	}
 	byID := map[string]TrialSummary{}
 	for _, k := range keys {
-		rc, err := s.Get(ctx, k)
-		if err != nil {
-			return nil, err
-		}
-		b, err := io.ReadAll(rc)
-		rc.Close()
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", k, err)
-		}
 		var part []TrialSummary
-		if err := json.Unmarshal(b, &part); err != nil {
-			return nil, fmt.Errorf("decode %s: %w", k, err)
+		if err := getJSON(ctx, s, k, &part); err != nil {
+			return nil, err
 		}
 		for _, t := range part {
 			byID[t.TrialID] = t

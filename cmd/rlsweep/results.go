@@ -75,18 +75,9 @@ func runResults(cmd *cobra.Command, f *Factory, opts *ResultsOptions) error {
 // loadResults reads results.json, or the parts recorded so far when the sweep has not ended.
 func loadResults(cmd *cobra.Command, store artifacts.Store, sweepID string) (*activities.SweepResults, error) {
 	ctx := cmd.Context()
-	rc, err := store.Get(ctx, artifacts.SweepKey(sweepID, "results.json"))
+	res, err := activities.LoadSweepResults(ctx, store, sweepID)
 	if err == nil {
-		defer rc.Close()
-		b, err := io.ReadAll(rc)
-		if err != nil {
-			return nil, err
-		}
-		var res activities.SweepResults
-		if err := json.Unmarshal(b, &res); err != nil {
-			return nil, fmt.Errorf("results.json of %s: %w", sweepID, err)
-		}
-		return &res, nil
+		return res, nil
 	}
 	if !errors.Is(err, artifacts.ErrNotFound) {
 		return nil, err
@@ -98,7 +89,7 @@ func loadResults(cmd *cobra.Command, store artifacts.Store, sweepID string) (*ac
 	if len(trials) == 0 {
 		return nil, fmt.Errorf("sweep %s: no results in %s yet", sweepID, store.URL(artifacts.SweepKey(sweepID, "")))
 	}
-	res := &activities.SweepResults{SweepID: sweepID, Status: "running", Trials: trials}
+	res = &activities.SweepResults{SweepID: sweepID, Status: "running", Trials: trials}
 	// The spec's own order, as results.json has it; alphabetical only if spec.json is missing.
 	if spec, err := loadSpec(cmd, store, sweepID); err == nil && spec != nil {
 		res.Name, res.Metric, res.Params = spec.Name, spec.Metric, sweeps.ParamNames(spec)
