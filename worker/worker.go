@@ -72,8 +72,8 @@ func New(c client.Client, opts Options) (*Workers, error) {
 
 // RegisterControl registers the workflows and the light activities.
 func RegisterControl(r sdkworker.Registry, a *activities.Activities) {
-	r.RegisterWorkflowWithOptions(workflows.Sweep, workflow.RegisterOptions{Name: "Sweep"})
-	r.RegisterWorkflowWithOptions(workflows.Trial, workflow.RegisterOptions{Name: "Trial"})
+	r.RegisterWorkflowWithOptions(workflows.Sweep, workflow.RegisterOptions{Name: workflows.WorkflowTypeSweep})
+	r.RegisterWorkflowWithOptions(workflows.Trial, workflow.RegisterOptions{Name: workflows.WorkflowTypeTrial})
 	r.RegisterActivityWithOptions(a.Plan, activity.RegisterOptions{Name: "Plan"})
 	r.RegisterActivityWithOptions(a.RecordResults, activity.RegisterOptions{Name: "RecordResults"})
 	r.RegisterActivityWithOptions(a.WriteResults, activity.RegisterOptions{Name: "WriteResults"})

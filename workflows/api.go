@@ -20,6 +20,12 @@ const (
 	DefaultTrialQueue = "rlsweep-gpu"
 )
 
+// Workflow type names, as the worker registers them.
+const (
+	WorkflowTypeSweep = "Sweep"
+	WorkflowTypeTrial = "Trial"
+)
+
 // Query, update and signal names.
 const (
 	QueryStatus        = "status"
@@ -28,8 +34,6 @@ const (
 	UpdateConcurrency  = "set-concurrency"
 	SignalTrialDone    = "trial-done"
 	MaxConcurrency     = 500
-	workflowTypeSweep  = "Sweep"
-	workflowTypeTrial  = "Trial"
 	trialIDSeparator   = "/trial/"
 	sweepIDPrefix      = "sweep/"
 	defaultCANMaxEvent = 8000

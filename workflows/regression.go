@@ -52,7 +52,7 @@ func Regression(ctx workflow.Context, in RegressionInput) (*RegressionResult, er
 		TypedSearchAttributes: temporal.NewSearchAttributes(AttrSweepID.ValueSet(sweepID),
 			AttrSweepName.ValueSet(spec.Spec.Name), AttrKind.ValueSet("sweep")),
 		StaticSummary: "regression " + in.Name + ": pinned sweep " + spec.Spec.Name,
-	}), workflowTypeSweep, SweepInput{SweepID: sweepID, Spec: spec.Spec, SpecYAML: spec.SpecYAML}).Get(ctx, &sweep)
+	}), WorkflowTypeSweep, SweepInput{SweepID: sweepID, Spec: spec.Spec, SpecYAML: spec.SpecYAML}).Get(ctx, &sweep)
 	if err != nil {
 		return nil, failRegression(ctx, err)
 	}
