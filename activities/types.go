@@ -2,10 +2,9 @@ package activities
 
 import (
 	"encoding/json"
-	"fmt"
 	"math"
-	"strconv"
 
+	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
@@ -100,42 +99,24 @@ type TrialSummary struct {
 // written as the strings "NaN", "+Inf" and "-Inf" (encoding/json rejects them as numbers).
 type Values map[string]float64
 
-// MarshalJSON writes finite values as numbers and non-finite ones as strings.
+// MarshalJSON writes finite values as numbers and non-finite ones as strings (diagnostics.Float).
 func (v Values) MarshalJSON() ([]byte, error) {
-	m := make(map[string]any, len(v))
+	m := make(map[string]diagnostics.Float, len(v))
 	for k, x := range v {
-		switch {
-		case math.IsNaN(x):
-			m[k] = "NaN"
-		case math.IsInf(x, 1):
-			m[k] = "+Inf"
-		case math.IsInf(x, -1):
-			m[k] = "-Inf"
-		default:
-			m[k] = x
-		}
+		m[k] = diagnostics.Float(x)
 	}
 	return json.Marshal(m)
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
 func (v *Values) UnmarshalJSON(b []byte) error {
-	var m map[string]any
+	var m map[string]diagnostics.Float
 	if err := json.Unmarshal(b, &m); err != nil {
 		return err
 	}
 	*v = make(Values, len(m))
 	for k, x := range m {
-		switch x := x.(type) {
-		case float64:
-			(*v)[k] = x
-		case string:
-			f, err := strconv.ParseFloat(x, 64)
-			if err != nil {
-				return fmt.Errorf("values[%q]: got %q, want a number, NaN, +Inf or -Inf", k, x)
-			}
-			(*v)[k] = f
-		}
+		(*v)[k] = float64(x)
 	}
 	return nil
 }
