@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/converter"
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/workflows"
@@ -71,8 +70,7 @@ func trialStatus(cmd *cobra.Command, f *Factory, sweepID, trialID string, asJSON
 	}
 	out := map[string]any{"trial": wid, "status": desc.WorkflowExecutionInfo.Status.String()}
 	for _, pa := range desc.PendingActivities {
-		var hb activities.Heartbeat
-		if pa.HeartbeatDetails != nil && converter.GetDefaultDataConverter().FromPayloads(pa.HeartbeatDetails, &hb) == nil {
+		if hb, ok := heartbeatOf(pa); ok {
 			out["step"], out["checkpoint"] = hb.Step, hb.CheckpointKey
 		}
 		out["attempt"] = pa.Attempt

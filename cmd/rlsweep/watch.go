@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	enumspb "go.temporal.io/api/enums/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
@@ -140,8 +141,7 @@ func trialSteps(ctx context.Context, c client.Client, st *workflows.SweepStatus)
 			continue
 		}
 		for _, pa := range desc.PendingActivities {
-			var hb activities.Heartbeat
-			if pa.HeartbeatDetails != nil && converter.GetDefaultDataConverter().FromPayloads(pa.HeartbeatDetails, &hb) == nil {
+			if hb, ok := heartbeatOf(pa); ok {
 				steps[id] = hb.Step
 			}
 		}
@@ -223,4 +223,11 @@ func isTerminal(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// heartbeatOf decodes the last heartbeat a running TrainSegment recorded.
+func heartbeatOf(pa *workflowpb.PendingActivityInfo) (activities.Heartbeat, bool) {
+	var hb activities.Heartbeat
+	ok := pa.HeartbeatDetails != nil && converter.GetDefaultDataConverter().FromPayloads(pa.HeartbeatDetails, &hb) == nil
+	return hb, ok
 }
