@@ -39,7 +39,9 @@ func Trial(ctx workflow.Context, in TrialInput) (*activities.TrialSummary, error
 	case temporal.IsCanceledError(err):
 		sum.Outcome = activities.OutcomeCancelled
 	case err != nil:
-		sum.Outcome, sum.StopRule, sum.Error = classify(err)
+		var stopStep int64
+		sum.Outcome, sum.StopRule, sum.Error, stopStep = classify(err)
+		sum.Steps = max(sum.Steps, stopStep) // a stop inside a segment: the step the rule fired at
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	upsertTrialAttributes(dctx, sum)
@@ -106,20 +108,21 @@ func segmentOptions(in TrialInput) workflow.ActivityOptions {
 	}
 }
 
-// classify maps a failed trial's error to its outcome, stop rule and message.
-func classify(err error) (outcome, rule, msg string) {
+// classify maps a failed trial's error to its outcome, stop rule, message and, for a divergence, the
+// step the stop rule fired at.
+func classify(err error) (outcome, rule, msg string, step int64) {
 	var app *temporal.ApplicationError
 	if errors.As(err, &app) && app.Type() == activities.ErrTrialDiverged {
-		var v struct{ Rule string }
+		var v activities.DivergedDetails
 		if app.HasDetails() {
 			_ = app.Details(&v)
 		}
-		return activities.OutcomeDiverged, v.Rule, app.Message()
+		return activities.OutcomeDiverged, v.Rule, app.Message(), v.Verdict.Step
 	}
 	if errors.As(err, &app) {
-		return activities.OutcomeFailed, "", app.Message()
+		return activities.OutcomeFailed, "", app.Message(), 0
 	}
-	return activities.OutcomeFailed, "", err.Error()
+	return activities.OutcomeFailed, "", err.Error(), 0
 }
 
 func upsertTrialAttributes(ctx workflow.Context, sum activities.TrialSummary) {

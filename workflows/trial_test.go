@@ -169,6 +169,9 @@ func TestTrialDivergedIsNotRetried(t *testing.T) {
 		!strings.Contains(sum.Error, "stop non_finite at step 4000") {
 		t.Errorf("summary = %+v, want diverged by non_finite in segment 1 with the activity's message", sum)
 	}
+	if sum.Steps != 4000 {
+		t.Errorf("summary steps = %d, want 4000, the step the rule fired at", sum.Steps)
+	}
 }
 
 func TestTrialCrashRetriedUpToMaxAttempts(t *testing.T) {
