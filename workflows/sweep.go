@@ -324,16 +324,22 @@ func (s *sweepRun) details() string {
 }
 
 func (s *sweepRun) flushResults(ctx workflow.Context) error {
-	if len(s.state.Pending) == 0 {
+	n := len(s.state.Pending)
+	if n == 0 {
 		return nil
 	}
 	err := workflow.ExecuteActivity(s.lightOptions(ctx, "record results"), (*activities.Activities).RecordResults,
-		activities.RecordResultsInput{SweepID: s.in.SweepID, Part: s.state.Part, Trials: s.state.Pending}).Get(ctx, nil)
+		activities.RecordResultsInput{SweepID: s.in.SweepID, Part: s.state.Part, Trials: s.state.Pending[:n]}).Get(ctx, nil)
 	if err != nil {
 		return err
 	}
 	s.state.Part++
-	s.state.Pending = nil
+	// Trials that finished while the part was being stored (their followers run during the wait) stay
+	// pending for the next part.
+	s.state.Pending = append([]activities.TrialSummary(nil), s.state.Pending[n:]...)
+	if len(s.state.Pending) == 0 {
+		s.state.Pending = nil
+	}
 	return nil
 }
 
@@ -397,8 +403,10 @@ func (s *sweepRun) cancel(ctx workflow.Context) (*SweepResult, error) {
 // finish records the remaining results and writes results.json and results.csv.
 func (s *sweepRun) finish(ctx workflow.Context, phase string) (*SweepResult, error) {
 	s.state.Phase = PhaseReporting
-	if err := s.flushResults(ctx); err != nil {
-		return nil, err
+	for len(s.state.Pending) > 0 {
+		if err := s.flushResults(ctx); err != nil {
+			return nil, err
+		}
 	}
 	var wr activities.WriteResultsResult
 	err := workflow.ExecuteActivity(s.lightOptions(ctx, "write results"), (*activities.Activities).WriteResults,

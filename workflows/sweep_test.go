@@ -127,6 +127,8 @@ func (f *fakeTrials) startCounts() map[string]int {
 
 // results records what the result activities were given.
 type results struct {
+	recordDelay time.Duration // workflow time each RecordResults call takes
+
 	mu     sync.Mutex
 	parts  []activities.RecordResultsInput
 	writes []activities.WriteResultsInput
@@ -150,7 +152,7 @@ func (r *results) mock(env *testsuite.TestWorkflowEnvironment, total int) {
 			defer r.mu.Unlock()
 			r.parts = append(r.parts, in)
 			return nil
-		})
+		}).After(r.recordDelay)
 	env.OnActivity(acts.WriteResults, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.WriteResultsInput) (*activities.WriteResultsResult, error) {
 			r.mu.Lock()
@@ -584,5 +586,51 @@ func TestSweepCancel(t *testing.T) {
 	}
 	if len(res.writes) != 1 || res.writes[0].Status != workflows.PhaseCancelled {
 		t.Errorf("WriteResults calls = %+v, want one with status cancelled", res.writes)
+	}
+}
+
+// A trial that ends while a results part is being stored is neither lost nor stored twice: it stays
+// pending for the next part (here carried across continue-as-new). CI caught 28 of 30 trials in
+// results.json before this held.
+func TestSweepTrialEndingDuringResultsFlushIsKept(t *testing.T) {
+	qs := []float64{0, 1, 2, 3, 4, 5, 6, 7}
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	// Trial i runs i+1 minutes at concurrency 3: 3-s1 (started at 1m) ends at 5m, while the part
+	// stored at continue-as-new (3m30s) takes two minutes.
+	fakes := newFakeTrials(func(c int) time.Duration { return time.Duration(c+1) * time.Minute })
+	fakes.register(env)
+	res := results{recordDelay: 2 * time.Minute}
+	res.mock(env, len(qs))
+	env.RegisterDelayedCallback(func() { env.SetContinueAsNewSuggested(true) }, 3*time.Minute+30*time.Second)
+	env.ExecuteWorkflow(workflows.Sweep, sweepInput(sweepSpec(t, qs, 3, "maximize")))
+
+	var can *workflow.ContinueAsNewError
+	if err := env.GetWorkflowError(); !errors.As(err, &can) {
+		t.Fatalf("sweep error %v, want a ContinueAsNewError", err)
+	}
+	var next workflows.SweepInput
+	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
+		t.Fatal(err)
+	}
+	st := next.State
+	_, times := res.recorded()
+	for _, p := range st.Pending {
+		times[p.TrialID]++
+	}
+	finished := 0
+	for _, n := range st.Counts {
+		finished += n
+	}
+	var kept []string
+	for id, n := range times {
+		if n != 1 {
+			t.Errorf("trial %s stored or carried %d times, want once", id, n)
+		}
+		kept = append(kept, id)
+	}
+	sort.Strings(kept)
+	if len(kept) != finished || fmt.Sprint(kept) != "[0-s1 1-s1 2-s1 3-s1]" {
+		t.Errorf("stored or pending: %v; counted finished: %d (%v); want the same four trials", kept, finished, st.Counts)
 	}
 }
