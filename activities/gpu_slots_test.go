@@ -2,6 +2,7 @@ package activities_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/rlsweep/rlsweep/activities"
 )
@@ -107,4 +110,84 @@ func readGPURuns(t *testing.T, path string) []gpuRun {
 		runs = append(runs, gpuRun{trial: fs[0], gpu: fs[1], start: start, end: end})
 	}
 	return runs
+}
+
+// multiGPURecorder is gpuRecorder for trials that hold several GPUs: it claims each GPU listed in
+// CUDA_VISIBLE_DEVICES and records the list.
+const multiGPURecorder = `d="$GPU_TEST_DIR"; gs="$CUDA_VISIBLE_DEVICES"
+for g in $(echo "$gs" | tr ',' ' '); do mkdir "$d/busy-$g" || { echo "GPU $g already busy" >&2; exit 9; }; done
+start=$(date +%s%N); sleep 0.3; end=$(date +%s%N)
+for g in $(echo "$gs" | tr ',' ' '); do rmdir "$d/busy-$g"; done
+echo "$RLSWEEP_TRIAL_ID ${gs:-none} $start $end" >> "$d/runs"
+printf '{"step":%s,"reward":1}\n' "$RLSWEEP_STOP_AT_STEP" >> "$RLSWEEP_METRICS_FILE"`
+
+// resources.gpus: with --gpus 0,1,2 and trials asking for two GPUs each, every trial sees two distinct
+// GPUs, trials that overlap in time share none; a trial asking for none sees no GPU and does not wait
+// for one; a trial asking for more GPUs than the worker has fails at once, without retries.
+func TestTrainSegmentSeveralGPUsPerTrial(t *testing.T) {
+	f := newFixture(t)
+	slots, err := activities.NewSlots([]string{"0", "1", "2"}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.acts.Slots = slots
+	dir := t.TempDir()
+	gpusOf := []int{2, 2, 2, 2, 0}
+	errs := make([]error, len(gpusOf))
+	var wg sync.WaitGroup
+	for i, n := range gpusOf {
+		in := f.input(1000, nil)
+		in.Trial.ID = fmt.Sprintf("%d-s1", i)
+		in.GPUs = &n
+		in.Trainer.Command = shellTrainer(multiGPURecorder)
+		in.Trainer.Environment["GPU_TEST_DIR"] = dir
+		env := f.env(context.Background(), nil)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = env.ExecuteActivity(f.acts.TrainSegment, in)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("trial %d-s1: %v", i, err)
+		}
+	}
+	runs := readGPURuns(t, filepath.Join(dir, "runs"))
+	if len(runs) != len(gpusOf) {
+		t.Fatalf("%d trials recorded a run, want %d: %+v", len(runs), len(gpusOf), runs)
+	}
+	for _, r := range runs {
+		if r.trial == "4-s1" {
+			if r.gpu != "none" {
+				t.Errorf("trial 4-s1 asked for no GPU and saw CUDA_VISIBLE_DEVICES=%q, want empty", r.gpu)
+			}
+			continue
+		}
+		gs := strings.Split(r.gpu, ",")
+		if len(gs) != 2 || gs[0] == gs[1] {
+			t.Errorf("trial %s: CUDA_VISIBLE_DEVICES = %q, want two distinct GPUs", r.trial, r.gpu)
+		}
+	}
+	for i, a := range runs {
+		for _, b := range runs[i+1:] {
+			if a.start < b.end && b.start < a.end && a.gpu != "none" && b.gpu != "none" {
+				for _, g := range strings.Split(a.gpu, ",") {
+					if strings.Contains(","+b.gpu+",", ","+g+",") {
+						t.Errorf("trials %s (%s) and %s (%s) held GPU %s at the same time", a.trial, a.gpu, b.trial, b.gpu, g)
+					}
+				}
+			}
+		}
+	}
+
+	in := f.input(1000, nil)
+	four := 4
+	in.GPUs = &four
+	_, err = f.env(context.Background(), nil).ExecuteActivity(f.acts.TrainSegment, in)
+	var appErr *temporal.ApplicationError
+	if !errors.As(err, &appErr) || !appErr.NonRetryable() || !strings.Contains(err.Error(), "resources.gpus: the trial asks for 4 GPUs, this worker has 3") {
+		t.Errorf("a trial asking for 4 GPUs on a 3-GPU worker: %v, want a non-retryable error naming resources.gpus", err)
+	}
 }

@@ -3,41 +3,123 @@ package activities
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"go.temporal.io/sdk/temporal"
 )
 
-// Slots is a pool of GPU slots: each running trial holds one, and sees only its GPU through
-// CUDA_VISIBLE_DEVICES. A GPU appears perGPU times, so several small trials can share one.
+// ErrWorkerTooSmall marks a segment that asks for more GPUs than its worker has: retrying it on the
+// same worker cannot help, so it is not retried (workers of one GPU class should be alike).
+const ErrWorkerTooSmall = "WorkerTooSmall"
+
+// Slots is the GPU pool of a worker started with --gpus: a running trial holds as many GPUs as its
+// spec's resources.gpus asks for, and sees only those through CUDA_VISIBLE_DEVICES. Each GPU takes
+// perGPU trials at once (--trials-per-gpu), so several small trials can share one; a trial holding
+// several GPUs never gets the same GPU twice.
 type Slots struct {
-	free chan string
-	n    int
+	mu      sync.Mutex
+	gpus    []string       // in --gpus order
+	free    map[string]int // free places per GPU
+	perGPU  int
+	changed chan struct{} // closed and replaced on every release
 }
 
-// NewSlots returns a pool with perGPU slots for each GPU ID in gpus.
+// NewSlots returns a pool with perGPU places on each GPU ID in gpus.
 func NewSlots(gpus []string, perGPU int) (*Slots, error) {
 	if perGPU < 1 {
 		return nil, fmt.Errorf("--trials-per-gpu: got %d, want at least 1", perGPU)
 	}
-	s := &Slots{free: make(chan string, len(gpus)*perGPU), n: len(gpus) * perGPU}
-	for i := 0; i < perGPU; i++ {
-		for _, g := range gpus {
-			s.free <- g
+	s := &Slots{free: map[string]int{}, perGPU: perGPU, changed: make(chan struct{})}
+	for _, g := range gpus {
+		if _, dup := s.free[g]; dup {
+			return nil, fmt.Errorf("--gpus: GPU %s listed twice, want each GPU once (use --trials-per-gpu to share one)", g)
 		}
+		s.gpus = append(s.gpus, g)
+		s.free[g] = perGPU
 	}
 	return s, nil
 }
 
-// Len is the number of slots, which is how many segments a worker runs at once.
-func (s *Slots) Len() int { return s.n }
+// Len is the number of single-GPU trials the pool runs at once, which is how many segments a worker
+// takes at once.
+func (s *Slots) Len() int { return len(s.gpus) * s.perGPU }
 
-// Acquire waits for a free slot and returns its GPU ID.
+// Acquire waits for one GPU and returns its ID.
 func (s *Slots) Acquire(ctx context.Context) (string, error) {
-	select {
-	case g := <-s.free:
-		return g, nil
-	case <-ctx.Done():
-		return "", ctx.Err()
+	got, err := s.AcquireN(ctx, 1)
+	if err != nil {
+		return "", err
+	}
+	return got[0], nil
+}
+
+// AcquireN waits until n distinct GPUs each have a free place and takes one place on each, choosing
+// the least loaded GPUs (ties in --gpus order). It fails at once if the worker has fewer than n GPUs.
+func (s *Slots) AcquireN(ctx context.Context, n int) ([]string, error) {
+	if n > len(s.gpus) {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"resources.gpus: the trial asks for %d GPUs, this worker has %d (--gpus %s): run it on workers with enough GPUs (resources.gpu_class)",
+			n, len(s.gpus), strings.Join(s.gpus, ",")), ErrWorkerTooSmall, nil)
+	}
+	if n <= 0 {
+		return []string{}, nil
+	}
+	for {
+		s.mu.Lock()
+		if got := s.take(n); got != nil {
+			s.mu.Unlock()
+			return got, nil
+		}
+		wait := s.changed
+		s.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 }
 
-// Release gives a slot back.
-func (s *Slots) Release(gpu string) { s.free <- gpu }
+// take takes one place on each of the n least loaded GPUs with a free place, or nothing if fewer than
+// n have one. Called with mu held.
+func (s *Slots) take(n int) []string {
+	var avail []string
+	for _, g := range s.gpus {
+		if s.free[g] > 0 {
+			avail = append(avail, g)
+		}
+	}
+	if len(avail) < n {
+		return nil
+	}
+	sort.SliceStable(avail, func(i, j int) bool { return s.free[avail[i]] > s.free[avail[j]] })
+	got := avail[:n]
+	for _, g := range got {
+		s.free[g]--
+	}
+	// CUDA_VISIBLE_DEVICES lists them in --gpus order.
+	sort.SliceStable(got, func(i, j int) bool { return s.index(got[i]) < s.index(got[j]) })
+	return got
+}
+
+func (s *Slots) index(g string) int {
+	for i, x := range s.gpus {
+		if x == g {
+			return i
+		}
+	}
+	return -1
+}
+
+// Release gives one place on each GPU back.
+func (s *Slots) Release(gpus ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, g := range gpus {
+		s.free[g]++
+	}
+	close(s.changed)
+	s.changed = make(chan struct{})
+}

@@ -35,12 +35,13 @@ func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (*Segmen
 	}
 	defer run.close()
 	if a.Slots != nil {
-		gpu, err := a.Slots.Acquire(ctx)
+		// A trial that asks for no GPU sees none; one that asks for several sees them all.
+		gpus, err := a.Slots.AcquireN(ctx, in.gpuCount())
 		if err != nil {
 			return nil, err
 		}
-		defer a.Slots.Release(gpu)
-		run.env = append(run.env, trainer.EnvCUDADevices+"="+gpu)
+		defer a.Slots.Release(gpus...)
+		run.env = append(run.env, trainer.EnvCUDADevices+"="+strings.Join(gpus, ","))
 	}
 	return run.run(ctx)
 }

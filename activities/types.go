@@ -53,6 +53,17 @@ type SegmentInput struct {
 	StartStep   int64
 	StopAtStep  int64
 	ResumeFrom  string // artifact key of the checkpoint to resume from; "" starts fresh
+	// GPUs is how many GPUs the segment holds on a worker with --gpus (the spec's resources.gpus);
+	// nil (inputs recorded before the field existed) means one. A worker without --gpus ignores it.
+	GPUs *int `json:",omitempty"`
+}
+
+// gpuCount is how many GPUs the segment asks for.
+func (in SegmentInput) gpuCount() int {
+	if in.GPUs == nil {
+		return 1
+	}
+	return *in.GPUs
 }
 
 // SegmentResult is the small summary a segment returns; the metrics themselves are in the store.

@@ -32,7 +32,8 @@ func (d *decoder) spec(n *yaml.Node, s *Spec) {
 		}},
 		{"concurrency", d.smallInt(&s.Concurrency)},
 		{"resources", func(p string, v *yaml.Node) {
-			d.mapping(v, p, []field{{"task_queue", d.text(&s.Resources.TaskQueue)}, {"gpus", d.smallInt(&s.Resources.GPUs)}})
+			d.mapping(v, p, []field{{"task_queue", d.text(&s.Resources.TaskQueue)}, {"gpu_class", d.text(&s.Resources.GPUClass)},
+				{"gpus", d.smallInt(&s.Resources.GPUs)}})
 		}},
 		{"retries", func(p string, v *yaml.Node) {
 			d.mapping(v, p, []field{{"max_attempts", d.smallInt(&s.Retries.MaxAttempts)}})

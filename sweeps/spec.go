@@ -110,10 +110,29 @@ type EarlyTerminate struct {
 	Eta      int    `json:"eta,omitempty"`
 }
 
-// Resources says where trials run.
+// Resources says where trials run: on the trial task queue (task_queue, or the queue of a GPU class),
+// each trial holding GPUs devices of the worker that runs it.
 type Resources struct {
 	TaskQueue string `json:"task_queue"` // default "rlsweep-gpu"
-	GPUs      int    `json:"gpus"`
+	// GPUClass picks the queue of one kind of GPU, "rlsweep-gpu-<class>", served by workers started
+	// with `rlsweep worker --gpu-class <class>`. Set it or task_queue, not both.
+	GPUClass string `json:"gpu_class,omitempty"`
+	GPUs     int    `json:"gpus"`
+}
+
+// GPUClassQueue is the trial task queue of a GPU class.
+func GPUClassQueue(class string) string { return DefaultTaskQueue + "-" + class }
+
+// ValidGPUClass says whether class can name a GPU class: lower-case letters, digits, '_' and '-', at
+// most 40 characters.
+func ValidGPUClass(class string) bool { return gpuClassRe.MatchString(class) }
+
+// TrialQueue is the task queue the spec's trials train on.
+func (r Resources) TrialQueue() string {
+	if r.GPUClass != "" {
+		return GPUClassQueue(r.GPUClass)
+	}
+	return r.TaskQueue
 }
 
 // Retries bounds how often a crashed segment is retried.

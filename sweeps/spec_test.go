@@ -320,3 +320,23 @@ func TestManyValues(t *testing.T) {
 		t.Errorf("Load() = %v, want %q", err, want)
 	}
 }
+
+func TestTrialQueue(t *testing.T) {
+	for _, tt := range []struct{ resources, want string }{
+		{"", "rlsweep-gpu"},
+		{"resources: {task_queue: lab-cpus}", "lab-cpus"},
+		{"resources: {gpu_class: h100, gpus: 2}", "rlsweep-gpu-h100"},
+	} {
+		y := "name: q\ntrainer: {builtin: ppo, env: CartPole-v1, total_steps: 1000}\n" + tt.resources + "\n"
+		s, err := Decode(strings.NewReader(y), "q.yaml")
+		if err == nil {
+			err = s.Validate()
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", tt.resources, err)
+		}
+		if got := s.Resources.TrialQueue(); got != tt.want {
+			t.Errorf("%q: trial queue %q, want %q", tt.resources, got, tt.want)
+		}
+	}
+}

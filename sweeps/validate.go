@@ -42,6 +42,7 @@ var (
 	paramNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]{0,63}$`)
 	envNameRe   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	queueRe     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$`)
+	gpuClassRe  = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,39}$`)
 	bucketRe    = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
 )
 
@@ -370,6 +371,14 @@ func (c *checker) resources() {
 	}
 	if !queueRe.MatchString(s.Resources.TaskQueue) {
 		c.add("resources.task_queue", quote(s.Resources.TaskQueue), "a task queue name: letters, digits, '.', '_', '-', '/'")
+	}
+	switch g := s.Resources.GPUClass; {
+	case g == "":
+	case !ValidGPUClass(g):
+		c.add("resources.gpu_class", quote(g), "a GPU class: lower-case letters, digits, '_', '-', at most 40 characters (e.g. a100, h100, rtx4090)")
+	case s.Resources.TaskQueue != DefaultTaskQueue:
+		c.add("resources.gpu_class", quote(g), fmt.Sprintf("no gpu_class with task_queue %s: the class picks the queue %s; set one of them",
+			quote(s.Resources.TaskQueue), GPUClassQueue(g)))
 	}
 	if s.Resources.GPUs < 0 || s.Resources.GPUs > 64 {
 		c.add("resources.gpus", strconv.Itoa(s.Resources.GPUs), "an integer in [0, 64] (GPUs per trial)")

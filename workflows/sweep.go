@@ -267,7 +267,7 @@ func (s *sweepRun) startTrial(ctx workflow.Context, t sweeps.Trial) workflow.Chi
 	})
 	return workflow.ExecuteChildWorkflow(cctx, Trial, TrialInput{
 		SweepID: s.in.SweepID, Trial: t, Trainer: spec.Trainer, Diagnostics: spec.Diagnostics,
-		Metric: spec.Metric, TaskQueue: spec.Resources.TaskQueue, MaxAttempts: spec.Retries.MaxAttempts,
+		Metric: spec.Metric, TaskQueue: spec.Resources.TrialQueue(), GPUs: &spec.Resources.GPUs, MaxAttempts: spec.Retries.MaxAttempts,
 		HeartbeatTimeout: s.in.HeartbeatTimeout,
 	})
 }

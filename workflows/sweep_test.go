@@ -60,6 +60,7 @@ type fakeTrials struct {
 	maxAtOnce int
 	starts    map[string]int
 	cancelled map[string]bool
+	inputs    []workflows.TrialInput
 }
 
 func newFakeTrials(d func(int) time.Duration) *fakeTrials {
@@ -75,6 +76,7 @@ func (f *fakeTrials) trial(ctx workflow.Context, in workflows.TrialInput) (*acti
 	f.mu.Lock()
 	f.running[id] = true
 	f.starts[id]++
+	f.inputs = append(f.inputs, in)
 	f.maxAtOnce = max(f.maxAtOnce, len(f.running))
 	f.mu.Unlock()
 
@@ -632,5 +634,29 @@ func TestSweepTrialEndingDuringResultsFlushIsKept(t *testing.T) {
 	sort.Strings(kept)
 	if len(kept) != finished || fmt.Sprint(kept) != "[0-s1 1-s1 2-s1 3-s1]" {
 		t.Errorf("stored or pending: %v; counted finished: %d (%v); want the same four trials", kept, finished, st.Counts)
+	}
+}
+
+// resources.gpu_class sends every trial to its class's queue, with resources.gpus per trial.
+func TestSweepTrialsTrainOnTheGPUClassQueue(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	fakes := newFakeTrials(func(int) time.Duration { return time.Minute })
+	fakes.register(env)
+	var res results
+	res.mock(env, 2)
+	spec := sweepSpec(t, []float64{1, 2}, 2, "maximize")
+	spec.Resources.GPUClass, spec.Resources.GPUs = "h100", 2
+	env.ExecuteWorkflow(workflows.Sweep, sweepInput(spec))
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if len(fakes.inputs) != 2 {
+		t.Fatalf("%d trials started, want 2", len(fakes.inputs))
+	}
+	for _, in := range fakes.inputs {
+		if in.TaskQueue != "rlsweep-gpu-h100" || in.GPUs == nil || *in.GPUs != 2 {
+			t.Errorf("trial %s: queue %q, GPUs %v; want rlsweep-gpu-h100 with 2 GPUs", in.Trial.ID, in.TaskQueue, in.GPUs)
+		}
 	}
 }

@@ -20,6 +20,8 @@ type TrialInput struct {
 	Diagnostics sweeps.Diagnostics
 	Metric      sweeps.Metric
 	TaskQueue   string
+	// GPUs is how many GPUs each segment holds on a GPU worker (resources.gpus); nil means one.
+	GPUs        *int `json:",omitempty"`
 	MaxAttempts int
 	// HeartbeatTimeout is how long a silent TrainSegment attempt is trusted before it is retried
 	// elsewhere (its worker is presumed dead); 0 means one minute.
@@ -66,6 +68,7 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *activities.TrialSumma
 		err := workflow.ExecuteActivity(ctx, (*activities.Activities).TrainSegment, activities.SegmentInput{
 			SweepID: in.SweepID, Trial: in.Trial, Trainer: in.Trainer, Diagnostics: in.Diagnostics,
 			Metric: in.Metric.Name, Goal: in.Metric.Goal, Segment: seg, StartStep: from, StopAtStep: stop, ResumeFrom: resume,
+			GPUs: in.GPUs,
 		}).Get(ctx, &res)
 		sum.Segments = seg + 1
 		if err != nil {

@@ -25,7 +25,9 @@ import (
 var acts = &activities.Activities{}
 
 func trialInput(total, segment int64, maxAttempts int) workflows.TrialInput {
+	gpus := 2
 	return workflows.TrialInput{
+		GPUs:        &gpus,
 		SweepID:     "sweep/t/abc",
 		Trial:       sweeps.Trial{ID: "3-s7", Config: 3, Seed: 7, Params: map[string]any{"lr": 0.001}},
 		Trainer:     sweeps.Trainer{Command: []string{"train"}, TotalSteps: total, SegmentSteps: segment},
@@ -98,9 +100,10 @@ func TestTrialRunsSegmentsResumingFromCheckpoints(t *testing.T) {
 			t.Errorf("segment %d: got segment %d steps %d–%d resume %q, want %d steps %d–%d resume %q",
 				i, c.in.Segment, c.in.StartStep, c.in.StopAtStep, c.in.ResumeFrom, i, w.start, w.stop, w.resume)
 		}
-		if c.queue != "gpu-a" || c.heartbeat != 2*time.Minute || c.in.Metric != "reward" || c.in.Trial.ID != "3-s7" {
-			t.Errorf("segment %d: queue %q heartbeat %v metric %q trial %q, want gpu-a, 2m, reward, 3-s7",
-				i, c.queue, c.heartbeat, c.in.Metric, c.in.Trial.ID)
+		if c.queue != "gpu-a" || c.heartbeat != 2*time.Minute || c.in.Metric != "reward" || c.in.Trial.ID != "3-s7" ||
+			c.in.GPUs == nil || *c.in.GPUs != 2 {
+			t.Errorf("segment %d: queue %q heartbeat %v metric %q trial %q GPUs %v, want gpu-a, 2m, reward, 3-s7, 2 GPUs",
+				i, c.queue, c.heartbeat, c.in.Metric, c.in.Trial.ID, c.in.GPUs)
 		}
 	}
 	var sum activities.TrialSummary

@@ -127,6 +127,10 @@ func TestWorkerOptions(t *testing.T) {
 			WorkerOptions{Queues: []string{"gpu-a", "gpu-b"}, Slots: 1, GPUs: "0,1,2,3", TrialsPerGPU: 2, WorkDir: "/w"}},
 		{[]string{"worker", "--slots", "8", "--queue", "cpu"},
 			WorkerOptions{Control: true, Queues: []string{"cpu"}, Slots: 8, TrialsPerGPU: 1}},
+		{[]string{"worker", "--gpus", "0,1", "--gpu-class", "h100"},
+			WorkerOptions{Control: true, Queues: []string{"rlsweep-gpu-h100"}, Slots: 1, GPUs: "0,1", GPUClass: "h100", TrialsPerGPU: 1}},
+		{[]string{"worker", "--queue", "cpu", "--gpu-class", "a100"},
+			WorkerOptions{Control: true, Queues: []string{"cpu", "rlsweep-gpu-a100"}, Slots: 1, GPUClass: "a100", TrialsPerGPU: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -195,6 +199,8 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{[]string{"worker", "--gpus", "0,,1"}, []string{`--gpus: got "0,,1", want comma-separated GPU indices`}},
 		{[]string{"worker", "--gpus", "a"}, []string{`--gpus: got "a"`}},
 		{[]string{"worker", "--queue", " "}, []string{"--queue: got an empty name"}},
+		{[]string{"worker", "--gpu-class", "A100 80GB"}, []string{`--gpu-class: got "A100 80GB", want lower-case letters`}},
+		{[]string{"worker", "--gpus", "0,0"}, []string{"--gpus: GPU 0 listed twice"}},
 		{[]string{"worker", "--control=false", "--queue", ""}, []string{"--control=false and --queue empty"}},
 		{[]string{"dev", "--slots", "0"}, []string{"--slots: got 0, want at least 1"}},
 		{[]string{"dev", "--port", "70000"}, []string{"--port: got 70000, want 1 to 65535"}},

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/worker"
 	"github.com/rlsweep/rlsweep/workflows"
 )
@@ -19,6 +20,7 @@ type WorkerOptions struct {
 	Queues       []string
 	Slots        int
 	GPUs         string
+	GPUClass     string
 	TrialsPerGPU int
 	WorkDir      string
 }
@@ -30,11 +32,21 @@ func newWorkerCmd(f *Factory, runF func(*WorkerOptions) error) *cobra.Command {
 		Short: "Serve sweeps: the control queue (workflows, plans, results) and trial queues (training)",
 		Long: "Run a worker until interrupted. By default it serves both the control queue and the default trial\n" +
 			"queue, running --slots trials at once on the CPU. With --gpus 0,1,2,3 it runs one trial per GPU\n" +
-			"(or --trials-per-gpu), each seeing only its GPU through CUDA_VISIBLE_DEVICES.",
+			"(or --trials-per-gpu), each seeing only its GPUs through CUDA_VISIBLE_DEVICES. With --gpu-class a100\n" +
+			"it serves the queue of that class, rlsweep-gpu-a100, which specs pick with resources.gpu_class.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.validate(); err != nil {
 				return invalidInput(err)
+			}
+			if opts.GPUClass != "" {
+				// The class's queue replaces the default trial queue, or joins the ones named with --queue.
+				q := sweeps.GPUClassQueue(opts.GPUClass)
+				if cmd.Flags().Changed("queue") {
+					opts.Queues = append(opts.Queues, q)
+				} else {
+					opts.Queues = []string{q}
+				}
 			}
 			if runF != nil {
 				return runF(opts)
@@ -47,6 +59,7 @@ func newWorkerCmd(f *Factory, runF func(*WorkerOptions) error) *cobra.Command {
 	fl.StringSliceVar(&opts.Queues, "queue", []string{workflows.DefaultTrialQueue}, "trial task queues to serve (empty: none)")
 	fl.IntVar(&opts.Slots, "slots", 1, "trials run at once without --gpus")
 	fl.StringVar(&opts.GPUs, "gpus", "", "GPU IDs, comma-separated: one slot per GPU (e.g. 0,1,2,3)")
+	fl.StringVar(&opts.GPUClass, "gpu-class", "", "serve the trial queue of this GPU class (rlsweep-gpu-CLASS), which specs pick with resources.gpu_class")
 	fl.IntVar(&opts.TrialsPerGPU, "trials-per-gpu", 1, "trials sharing each GPU")
 	fl.StringVar(&opts.WorkDir, "work-dir", "", "scratch directory for running trials (default: ~/.rlsweep/work)")
 	return cmd
@@ -59,10 +72,18 @@ func (o *WorkerOptions) validate() error {
 	if o.TrialsPerGPU < 1 {
 		return fmt.Errorf("--trials-per-gpu: got %d, want at least 1", o.TrialsPerGPU)
 	}
+	seen := map[string]bool{}
 	for _, g := range o.gpuList() {
 		if g == "" || strings.Trim(g, "0123456789") != "" {
 			return fmt.Errorf("--gpus: got %q, want comma-separated GPU indices such as 0,1,2,3", o.GPUs)
 		}
+		if seen[g] {
+			return fmt.Errorf("--gpus: GPU %s listed twice in %q, want each GPU once (use --trials-per-gpu to share one)", g, o.GPUs)
+		}
+		seen[g] = true
+	}
+	if o.GPUClass != "" && !sweeps.ValidGPUClass(o.GPUClass) {
+		return fmt.Errorf("--gpu-class: got %q, want lower-case letters, digits, '_', '-', at most 40 characters (e.g. a100, h100)", o.GPUClass)
 	}
 	for _, q := range o.Queues {
 		if strings.TrimSpace(q) == "" {
