@@ -7,14 +7,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
@@ -121,5 +125,34 @@ func runRegression(t *testing.T, e *env, n int) workflows.RegressionResult {
 	if err := converter.GetDefaultDataConverter().FromPayload(p, &verdict); err != nil || verdict != res.Verdict {
 		t.Errorf("RlsweepVerdict = %q (%v), want %q", verdict, err, res.Verdict)
 	}
+	recordHistory(t, e, run.WorkflowID, run.FirstExecutionRunID, "regression-"+res.Verdict+".json")
 	return res
+}
+
+// recordHistory writes a workflow's history as JSON into $RLSWEEP_RECORD_HISTORIES, when it is set: how
+// workflows/testdata/regression-*.json were recorded for the replay test.
+func recordHistory(t *testing.T, e *env, workflowID, runID, name string) {
+	t.Helper()
+	dir := os.Getenv("RLSWEEP_RECORD_HISTORIES")
+	if dir == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	hist := &historypb.History{}
+	it := e.client.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatalf("history of %s: %v", workflowID, err)
+		}
+		hist.Events = append(hist.Events, ev)
+	}
+	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

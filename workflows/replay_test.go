@@ -24,23 +24,28 @@ import (
 //	                            6 trials on a server started with
 //	                            --dynamic-config-value limit.historyCount.suggestContinueAsNew=60:
 //	                            the first run continued-as-new, the second finished
+//	regression-pass.json, regression-regressed.json
+//	                            the two Regression runs of integration's TestRegressionScheduleTriggeredTwice
+//	                            (recorded by running it with RLSWEEP_RECORD_HISTORIES=DIR): LoadSpec, the
+//	                            pinned Sweep child, CompareBaseline, the verdict upserted
 //
-// Replaying them with the workflows as registered by the worker fails when a change to Sweep or Trial
-// is not deterministic. A change that is meant to alter the command sequence needs workflow.GetVersion
-// (or new recordings, if no sweep that ran the old code can still be running).
+// Replaying them with the workflows as registered by the worker fails when a change to Sweep, Trial or
+// Regression is not deterministic. A change that is meant to alter the command sequence needs
+// workflow.GetVersion (or new recordings, if no sweep that ran the old code can still be running).
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) < 9 {
-		t.Fatalf("found %d recorded histories in testdata/, want at least 9", len(files))
+	if len(files) < 11 {
+		t.Fatalf("found %d recorded histories in testdata/, want at least 11", len(files))
 	}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			r.RegisterWorkflowWithOptions(workflows.Sweep, workflow.RegisterOptions{Name: "Sweep"})
 			r.RegisterWorkflowWithOptions(workflows.Trial, workflow.RegisterOptions{Name: "Trial"})
+			r.RegisterWorkflowWithOptions(workflows.Regression, workflow.RegisterOptions{Name: workflows.WorkflowTypeRegression})
 			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, file); err != nil {
 				t.Fatalf("replay %s: %v", file, err)
 			}
