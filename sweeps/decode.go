@@ -383,6 +383,14 @@ func (d *decoder) number(v *yaml.Node, path string) (float64, bool) {
 	return 0, false
 }
 
+func (d *decoder) float(dst *float64) func(string, *yaml.Node) {
+	return func(path string, v *yaml.Node) {
+		if f, ok := d.number(v, path); ok {
+			*dst = f
+		}
+	}
+}
+
 func (d *decoder) floatPtr(dst **float64) func(string, *yaml.Node) {
 	return func(path string, v *yaml.Node) {
 		if f, ok := d.number(v, path); ok {

@@ -39,6 +39,17 @@ func (d *decoder) spec(n *yaml.Node, s *Spec) {
 			d.mapping(v, p, []field{{"max_attempts", d.smallInt(&s.Retries.MaxAttempts)}})
 		}},
 		{"artifacts", d.text(&s.Artifacts)},
+		{"regression", func(p string, v *yaml.Node) {
+			r := DefaultRegression()
+			s.Regression = &r
+			d.mapping(v, p, []field{
+				{"tolerance", d.float(&r.Tolerance)},
+				{"confidence", d.float(&r.Confidence)},
+				{"resamples", d.smallInt(&r.Resamples)},
+				{"min_prob_improvement", d.float(&r.MinProbImprovement)},
+				{"max_new_failures", d.smallInt(&r.MaxNewFailures)},
+			})
+		}},
 	})
 }
 

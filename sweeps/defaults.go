@@ -16,7 +16,28 @@ const (
 	DefaultStallTimeout = 10 * time.Minute
 	DefaultGracePeriod  = 30 * time.Second
 	DefaultASHAEta      = 3
+
+	DefaultRegressionTolerance  = 0.05
+	DefaultRegressionConfidence = 0.95
+	DefaultRegressionResamples  = 2000
+	DefaultMinProbImprovement   = 0.75
+	DefaultMaxNewFailures       = 0
 )
+
+// DefaultRegression is the regression section a spec without one gets.
+func DefaultRegression() Regression {
+	return Regression{Tolerance: DefaultRegressionTolerance, Confidence: DefaultRegressionConfidence,
+		Resamples: DefaultRegressionResamples, MinProbImprovement: DefaultMinProbImprovement,
+		MaxNewFailures: DefaultMaxNewFailures}
+}
+
+// RegressionThresholds is the spec's regression section, or DefaultRegression when it has none.
+func (s *Spec) RegressionThresholds() Regression {
+	if s.Regression == nil {
+		return DefaultRegression()
+	}
+	return *s.Regression
+}
 
 // defaults returns a Spec holding every default, to be overwritten by what the YAML says.
 func defaults() *Spec {

@@ -38,6 +38,9 @@ type Spec struct {
 	Resources      Resources       `json:"resources"`
 	Retries        Retries         `json:"retries"`
 	Artifacts      string          `json:"artifacts,omitempty"` // store URL; empty means the worker's store
+	// Regression holds the thresholds a nightly regression of this sweep judges by; nil when the spec
+	// has no regression section (the defaults apply, see DefaultRegression).
+	Regression *Regression `json:"regression,omitempty"`
 
 	// Where each field was written, for messages; empty for a Spec built in code or decoded from JSON.
 	file  string
@@ -133,6 +136,19 @@ func (r Resources) TrialQueue() string {
 		return GPUClassQueue(r.GPUClass)
 	}
 	return r.TaskQueue
+}
+
+// Regression holds the thresholds of a regression verdict (docs/regression.md): a configuration
+// regressed when its IQM over seeds is worse than the baseline's by more than Tolerance (relative),
+// the Confidence-level stratified bootstrap interval of the IQM difference excludes 0, and a candidate
+// seed beats a baseline seed with probability at most 1 − MinProbImprovement; or when it has more than
+// MaxNewFailures more seeds without an objective than the baseline. Improved is symmetric.
+type Regression struct {
+	Tolerance          float64 `json:"tolerance"`            // relative IQM change, (0, 1]
+	Confidence         float64 `json:"confidence"`           // bootstrap interval level, (0.5, 1)
+	Resamples          int     `json:"resamples"`            // bootstrap resamples
+	MinProbImprovement float64 `json:"min_prob_improvement"` // [0.5, 1]; 0.5 turns the check off
+	MaxNewFailures     int     `json:"max_new_failures"`     // extra seeds without an objective tolerated
 }
 
 // Retries bounds how often a crashed segment is retried.

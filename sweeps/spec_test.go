@@ -2,6 +2,7 @@ package sweeps
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -252,7 +253,7 @@ func TestValidateCases(t *testing.T) {
 		{"duplicate trainer mapping", "trainer:\n  builtin: ppo\n  env: E\n  total_steps: 10\n  stall_timeout: 10ms\n", "t.yaml:6: trainer: got a second definition (the first is on line 2)"},
 		{"big int", "seeds: [99999999999999999999]\n", "seeds[0]: got 99999999999999999999, want an integer"},
 		{"rule patience 0", "diagnostics: {rules: {stalled: {patience: 0}}}\n", "diagnostics.rules.stalled.patience: got 0, want an integer >= 1"},
-		{"typo of a top-level key", "trainer2: 1\n", "trainer2: got an unknown key, want one of name, description, trainer, metric, method, trials, sampler_seed, seeds, parameters, probes, diagnostics, early_terminate, concurrency, resources, retries, artifacts (did you mean trainer?)"},
+		{"typo of a top-level key", "trainer2: 1\n", "trainer2: got an unknown key, want one of name, description, trainer, metric, method, trials, sampler_seed, seeds, parameters, probes, diagnostics, early_terminate, concurrency, resources, retries, artifacts, regression (did you mean trainer?)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -338,5 +339,62 @@ func TestTrialQueue(t *testing.T) {
 		if got := s.Resources.TrialQueue(); got != tt.want {
 			t.Errorf("%q: trial queue %q, want %q", tt.resources, got, tt.want)
 		}
+	}
+}
+
+func TestRegressionSection(t *testing.T) {
+	base := "name: r\ntrainer: {builtin: ppo, env: CartPole-v1, total_steps: 1000}\nseeds: [1, 2, 3]\n"
+	tests := []struct {
+		name, yaml string
+		present    bool
+		want       Regression
+	}{
+		{"absent: the defaults", "", false, Regression{Tolerance: 0.05, Confidence: 0.95, Resamples: 2000, MinProbImprovement: 0.75}},
+		{"partial: the rest defaulted", "regression: {tolerance: 0.1, max_new_failures: 1}\n", true,
+			Regression{Tolerance: 0.1, Confidence: 0.95, Resamples: 2000, MinProbImprovement: 0.75, MaxNewFailures: 1}},
+		{"empty mapping", "regression: {}\n", true, DefaultRegression()},
+		{"every key", "regression: {tolerance: 0.2, confidence: 0.9, resamples: 5e3, min_prob_improvement: 0.5, max_new_failures: 3}\n", true,
+			Regression{Tolerance: 0.2, Confidence: 0.9, Resamples: 5000, MinProbImprovement: 0.5, MaxNewFailures: 3}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Decode(strings.NewReader(base+tt.yaml), "r.yaml")
+			if err == nil {
+				err = s.Validate()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := s.Regression != nil; got != tt.present {
+				t.Errorf("Regression set = %v, want %v", got, tt.present)
+			}
+			if got := s.RegressionThresholds(); got != tt.want {
+				t.Errorf("RegressionThresholds() = %+v, want %+v", got, tt.want)
+			}
+			var back Spec
+			b, _ := json.Marshal(s)
+			if err := json.Unmarshal(b, &back); err != nil {
+				t.Fatal(err)
+			}
+			if got := back.RegressionThresholds(); got != tt.want {
+				t.Errorf("after a JSON round trip: %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// The thresholds judge a run without changing it: they leave the hash as it was.
+func TestHashIgnoresRegression(t *testing.T) {
+	a, err := Load("testdata/good/grid.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := a.Hash()
+	a.Regression = &Regression{Tolerance: 0.3}
+	if a.Hash() != h {
+		t.Errorf("Hash changed with the regression thresholds")
+	}
+	if a.Regression == nil || a.Regression.Tolerance != 0.3 {
+		t.Errorf("Hash modified the spec's regression section: %+v", a.Regression)
 	}
 }

@@ -70,6 +70,7 @@ func (s *Spec) validate() Errors {
 	c.earlyTerminate()
 	c.resources()
 	c.artifacts()
+	c.regression()
 	sortErrors(c.errs)
 	return c.errs
 }
@@ -417,6 +418,37 @@ func (c *checker) artifacts() {
 	}
 	if slices.Contains(strings.Split(path, "/"), "..") || strings.ContainsAny(path, "\x00\n") {
 		c.add("artifacts", quote(a), want)
+	}
+}
+
+// Bounds of the regression section.
+const (
+	MinRegressionResamples = 100
+	MaxRegressionResamples = 50_000 // per configuration, inside one activity
+)
+
+func (c *checker) regression() {
+	r := c.s.Regression
+	if r == nil {
+		return
+	}
+	if !(r.Tolerance > 0 && r.Tolerance <= 1) {
+		c.add("regression.tolerance", num(r.Tolerance), "a relative IQM change in (0, 1], such as 0.05 for 5%")
+	}
+	if !(r.Confidence > 0.5 && r.Confidence < 1) {
+		c.add("regression.confidence", num(r.Confidence), "a confidence level in (0.5, 1), such as 0.95")
+	}
+	if r.Resamples < MinRegressionResamples || r.Resamples > MaxRegressionResamples {
+		c.add("regression.resamples", strconv.Itoa(r.Resamples),
+			fmt.Sprintf("an integer in [%d, %d] bootstrap resamples (rliable uses 2000)", MinRegressionResamples, MaxRegressionResamples))
+	}
+	if !(r.MinProbImprovement >= 0.5 && r.MinProbImprovement <= 1) {
+		c.add("regression.min_prob_improvement", num(r.MinProbImprovement),
+			"a probability in [0.5, 1], such as 0.75 (0.5 turns the check off)")
+	}
+	if r.MaxNewFailures < 0 || r.MaxNewFailures > len(c.s.Seeds) {
+		c.add("regression.max_new_failures", strconv.Itoa(r.MaxNewFailures),
+			fmt.Sprintf("an integer in [0, %d] (the number of seeds)", len(c.s.Seeds)))
 	}
 }
 
