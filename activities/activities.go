@@ -32,6 +32,8 @@ type Activities struct {
 	// FlushInterval is how often metrics.jsonl and stdout.log are copied to the store while a segment
 	// runs; 0 means 30s. They are always copied when the segment ends.
 	FlushInterval time.Duration
+	// Trials looks up trial workflows for CheckTrials (the worker sets it from its Temporal client).
+	Trials TrialLookup
 }
 
 func (a *Activities) pollInterval() time.Duration {

@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,5 +70,74 @@ concurrency: 6
 	t.Logf("sweep ran as %d runs", cans+1)
 	if cans < 2 {
 		t.Errorf("sweep continued-as-new %d times, want at least 2 to exercise trials outliving a run", cans)
+	}
+}
+
+// Trials carried over a continue-as-new that are terminated by hand never report; the new run finds
+// them closed (CheckTrials, every TrialCheckInterval) and records them as failed, and the sweep ends.
+func TestCarriedOverTrialTerminatedByHand(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker("a", "--slots", "6")
+	path := e.spec("carried", `
+  total_steps: 3000
+seeds: [1, 2, 3]
+parameters:
+  sleep_ms: {value: 100}
+  checkpoint_every: {value: 0}
+  hang_at: {values: [1000000000, 2000]}
+probes: {enabled: false}
+concurrency: 6
+`)
+	spec, err := sweeps.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(path)
+	sweepID := workflows.SweepWorkflowID(spec.Name, "carried1")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	run, err := e.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: sweepID, TaskQueue: workflows.ControlQueue},
+		workflows.Sweep, workflows.SweepInput{SweepID: sweepID, Spec: *spec, SpecYAML: string(raw),
+			ContinueAsNewAfter: 30, TrialCheckInterval: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The three trials of configuration 0 finish; those of configuration 1 hang at step 2000.
+	var st workflows.SweepStatus
+	waitFor(t, 90*time.Second, "the sweep to continue-as-new with the hanging trials running", func() bool {
+		v, err := e.client.QueryWorkflow(ctx, sweepID, "", workflows.QueryStatus)
+		if err != nil || v.Get(&st) != nil {
+			return false
+		}
+		return st.Runs >= 2 && st.Counts["completed"] == 3 && len(st.Running) == 3
+	})
+	for _, id := range st.Running {
+		if err := e.client.TerminateWorkflow(ctx, workflows.TrialWorkflowID(sweepID, id), "", "terminated by hand in a test"); err != nil {
+			t.Fatalf("terminate %s: %v", id, err)
+		}
+	}
+	var res workflows.SweepResult
+	if err := run.Get(ctx, &res); err != nil {
+		t.Fatalf("sweep: %v", err)
+	}
+	if res.Status != workflows.PhaseCompleted || res.Counts["completed"] != 3 || res.Counts["failed"] != 3 {
+		t.Errorf("sweep ended %s with %v, want completed with 3 completed and 3 failed", res.Status, res.Counts)
+	}
+	for _, tr := range e.results(sweepID).Trials {
+		if tr.Config == 1 && (tr.Outcome != "failed" || !strings.Contains(tr.Error, "terminated")) {
+			t.Errorf("trial %s: %s %q, want failed, ended without reporting: terminated", tr.TrialID, tr.Outcome, tr.Error)
+		}
+	}
+	if os.Getenv("RLSWEEP_RECORD_HISTORIES") != "" {
+		resp, err := e.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Query: fmt.Sprintf("WorkflowId = %q", sweepID)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs := resp.Executions
+		sort.Slice(runs, func(i, j int) bool { return runs[i].StartTime.AsTime().Before(runs[j].StartTime.AsTime()) })
+		for i, ex := range runs {
+			recordHistory(t, e, sweepID, ex.Execution.RunId, fmt.Sprintf("sweep-carried-check-run%d.json", i+1))
+		}
 	}
 }

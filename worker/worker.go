@@ -37,6 +37,9 @@ func New(c client.Client, opts Options) (*Workers, error) {
 		return nil, fmt.Errorf("worker: got no task queue, want --control, a trial queue, or both")
 	}
 	var out Workers
+	if opts.Activities.Trials == nil {
+		opts.Activities.Trials = trialLookup{c}
+	}
 	if opts.Control {
 		w := sdkworker.New(c, workflows.ControlQueue, sdkworker.Options{
 			MaxHeartbeatThrottleInterval: time.Second,
@@ -79,6 +82,7 @@ func RegisterControl(r sdkworker.Registry, a *activities.Activities) {
 	r.RegisterActivityWithOptions(a.WriteResults, activity.RegisterOptions{Name: "WriteResults"})
 	r.RegisterActivityWithOptions(a.RunProbe, activity.RegisterOptions{Name: "RunProbe"})
 	r.RegisterActivityWithOptions(a.RecordProbes, activity.RegisterOptions{Name: "RecordProbes"})
+	r.RegisterActivityWithOptions(a.CheckTrials, activity.RegisterOptions{Name: "CheckTrials"})
 	r.RegisterWorkflowWithOptions(workflows.Regression, workflow.RegisterOptions{Name: workflows.WorkflowTypeRegression})
 	r.RegisterActivityWithOptions(a.LoadSpec, activity.RegisterOptions{Name: "LoadSpec"})
 	r.RegisterActivityWithOptions(a.CompareBaseline, activity.RegisterOptions{Name: "CompareBaseline"})

@@ -24,6 +24,9 @@ import (
 //	                            6 trials on a server started with
 //	                            --dynamic-config-value limit.historyCount.suggestContinueAsNew=60:
 //	                            the first run continued-as-new, the second finished
+//	sweep-carried-check-run*.json
+//	                            the runs of integration's TestCarriedOverTrialTerminatedByHand: trials
+//	                            carried over a continue-as-new, terminated by hand, found by CheckTrials
 //	regression-pass.json, regression-regressed.json
 //	                            the two Regression runs of integration's TestRegressionScheduleTriggeredTwice
 //	                            (recorded by running it with RLSWEEP_RECORD_HISTORIES=DIR): LoadSpec, the

@@ -23,7 +23,10 @@ type SweepInput struct {
 	ContinueAsNewAfter int
 	// HeartbeatTimeout is handed to every trial; 0 means one minute.
 	HeartbeatTimeout time.Duration
-	State            *SweepState `json:",omitempty"`
+	// TrialCheckInterval is how often a run looks up the trials an earlier run started that have not
+	// reported yet (CheckTrials); 0 means two minutes.
+	TrialCheckInterval time.Duration `json:",omitempty"`
+	State              *SweepState   `json:",omitempty"`
 }
 
 // SweepState is what a sweep carries across continue-as-new: counts and references, never metrics.
@@ -120,6 +123,9 @@ type sweepRun struct {
 // asyncStartChange versions the switch to following trial starts asynchronously.
 const asyncStartChange = "async-trial-start"
 
+// carriedCheckChange versions the periodic lookup of trials carried over from an earlier run.
+const carriedCheckChange = "carried-trial-check"
+
 func (s *sweepRun) lightOptions(ctx workflow.Context, summary string) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           ControlQueue,
@@ -162,6 +168,10 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 	s.running = map[string]bool{}
 	for _, id := range s.state.Running {
 		s.running[id] = true
+	}
+	if carried := s.state.Running; len(carried) > 0 &&
+		workflow.GetVersion(ctx, carriedCheckChange, workflow.DefaultVersion, 1) == 1 {
+		workflow.Go(ctx, func(gctx workflow.Context) { s.checkCarried(gctx, carried) })
 	}
 	for !s.allDone() {
 		s.startTrials(ctx)
@@ -251,6 +261,46 @@ func (s *sweepRun) followTrial(ctx workflow.Context, id string, f workflow.Child
 	case err != nil:
 		s.record(ctx, activities.TrialSummary{TrialID: id, Outcome: activities.OutcomeFailed,
 			Error: "trial workflow ended without reporting: " + err.Error()})
+	}
+}
+
+// checkCarried is the safety net for the trials an earlier run started: this run has no future to
+// learn their end from, only their report by signal. Every TrialCheckInterval it looks up the ones that
+// have not reported (CheckTrials) and records each that has closed: with its result if it completed
+// (its report had reached a closing run), as failed if it was terminated by hand.
+func (s *sweepRun) checkCarried(ctx workflow.Context, carried []string) {
+	every := s.in.TrialCheckInterval
+	if every <= 0 {
+		every = 2 * time.Minute
+	}
+	for {
+		if err := workflow.Sleep(ctx, every); err != nil {
+			return // cancelled, or the run is closing
+		}
+		var refs []activities.TrialRef
+		for _, id := range carried {
+			if s.running[id] {
+				refs = append(refs, activities.TrialRef{TrialID: id, WorkflowID: TrialWorkflowID(s.in.SweepID, id)})
+			}
+		}
+		if len(refs) == 0 {
+			return
+		}
+		var res activities.CheckTrialsResult
+		err := workflow.ExecuteActivity(s.lightOptions(ctx, fmt.Sprintf("check %d carried-over trials", len(refs))),
+			(*activities.Activities).CheckTrials, activities.CheckTrialsInput{SweepID: s.in.SweepID, Trials: refs}).Get(ctx, &res)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			workflow.GetLogger(ctx).Warn("carried-over trials not checked", "error", err)
+			continue
+		}
+		// A trial's own report, sent before it closed, is preferred to what its result says.
+		s.drainDone(ctx)
+		for _, sum := range res.Ended {
+			s.record(ctx, sum)
+		}
 	}
 }
 

@@ -660,3 +660,58 @@ func TestSweepTrialsTrainOnTheGPUClassQueue(t *testing.T) {
 		}
 	}
 }
+
+// The safety net for trials carried over from an earlier run: one that reports is recorded from its
+// report; one that never reports (terminated by hand) is found closed by CheckTrials and recorded as
+// failed, so the sweep ends instead of waiting forever.
+func TestSweepCarriedOverTrialsAreChecked(t *testing.T) {
+	qs := []float64{0, 1, 2, 3, 4}
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	newFakeTrials(func(int) time.Duration { return time.Minute }).register(env)
+	var res results
+	res.mock(env, len(qs))
+	var mu sync.Mutex
+	var checks [][]string
+	env.OnActivity(acts.CheckTrials, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.CheckTrialsInput) (*activities.CheckTrialsResult, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			var ids []string
+			out := &activities.CheckTrialsResult{}
+			for _, r := range in.Trials {
+				ids = append(ids, r.TrialID)
+				if r.TrialID == "4-s1" {
+					out.Ended = append(out.Ended, activities.TrialSummary{TrialID: r.TrialID, Outcome: activities.OutcomeFailed,
+						Error: "trial workflow ended without reporting: terminated"})
+				}
+			}
+			checks = append(checks, ids)
+			return out, nil
+		})
+	in := sweepInput(sweepSpec(t, qs, 2, "maximize"))
+	in.SpecYAML, in.TrialCheckInterval = "", 90*time.Second
+	in.State = &workflows.SweepState{Phase: workflows.PhaseRunning, Total: len(qs), Next: len(qs),
+		Running: []string{"3-s1", "4-s1"}, Counts: map[string]int{"completed": 3}, Part: 1, Concurrency: 2, Runs: 1}
+	q := 3.0
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(workflows.SignalTrialDone, activities.TrialSummary{TrialID: "3-s1", Outcome: activities.OutcomeCompleted, Objective: &q})
+	}, time.Minute)
+	env.ExecuteWorkflow(workflows.Sweep, in)
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	var out workflows.SweepResult
+	if err := env.GetWorkflowResult(&out); err != nil {
+		t.Fatal(err)
+	}
+	byID, times := res.recorded()
+	if out.Counts["completed"] != 4 || out.Counts["failed"] != 1 || byID["4-s1"].Outcome != activities.OutcomeFailed ||
+		times["3-s1"] != 1 || times["4-s1"] != 1 {
+		t.Errorf("counts %v, recorded %v; want 3-s1 completed and 4-s1 failed, each recorded once", out.Counts, times)
+	}
+	// One check, at 90 s, after 3-s1 reported: only 4-s1 is looked up.
+	if fmt.Sprint(checks) != "[[4-s1]]" {
+		t.Errorf("CheckTrials calls %v, want one, for [4-s1]", checks)
+	}
+}

@@ -1,0 +1,43 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/rlsweep/rlsweep/activities"
+)
+
+// trialLookup implements activities.TrialLookup with the worker's Temporal client.
+type trialLookup struct{ c client.Client }
+
+func (l trialLookup) LookupTrial(ctx context.Context, workflowID string) (activities.TrialState, error) {
+	d, err := l.c.DescribeWorkflowExecution(ctx, workflowID, "")
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		// Never started, or already deleted by retention: it will never report.
+		return activities.TrialState{Closed: true, Status: "not_found"}, nil
+	}
+	if err != nil {
+		return activities.TrialState{}, err
+	}
+	info := d.GetWorkflowExecutionInfo()
+	status := info.GetStatus()
+	if status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return activities.TrialState{}, nil
+	}
+	st := activities.TrialState{Closed: true,
+		Status: strings.ToLower(strings.TrimPrefix(status.String(), "WorkflowExecutionStatus"))}
+	if status == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
+		var sum activities.TrialSummary
+		if err := l.c.GetWorkflow(ctx, workflowID, info.GetExecution().GetRunId()).Get(ctx, &sum); err != nil {
+			return activities.TrialState{}, err
+		}
+		st.Summary = &sum
+	}
+	return st, nil
+}
