@@ -3,12 +3,15 @@ package activities_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
@@ -116,12 +119,13 @@ func results(name string, goal string, scores map[int][]float64, missing map[int
 	for cfg, xs := range scores {
 		for i, x := range xs {
 			r.Trials = append(r.Trials, activities.TrialSummary{TrialID: sweeps.TrialID(cfg, int64(i)), Config: cfg,
-				Seed: int64(i), Outcome: "completed", Objective: &x})
+				Seed: int64(i), Params: map[string]any{"cfg": float64(cfg)}, Outcome: "completed", Objective: &x})
 		}
 	}
 	for cfg, n := range missing {
 		for i := 0; i < n; i++ {
-			r.Trials = append(r.Trials, activities.TrialSummary{Config: cfg, Seed: int64(100 + i), Outcome: "diverged"})
+			r.Trials = append(r.Trials, activities.TrialSummary{Config: cfg, Seed: int64(100 + i),
+				Params: map[string]any{"cfg": float64(cfg)}, Outcome: "diverged"})
 		}
 	}
 	return r
@@ -131,8 +135,11 @@ func TestCompareResults(t *testing.T) {
 	b := results("b", "maximize", map[int][]float64{0: base, 1: base}, nil)
 	c := results("c", "maximize", map[int][]float64{0: base, 1: base[:7]}, map[int]int{1: 1})
 	got := activities.CompareResults(&b, &c, activities.Thresholds{})
-	if len(got) != 2 || got[0].Verdict != activities.VerdictPass || got[1].Verdict != activities.VerdictRegressed || got[1].Missing != 1 {
-		t.Fatalf("CompareResults = %+v, want config 0 pass, config 1 regressed with 1 missing seed", got)
+	if len(got) != 2 || got[0].Verdict != activities.VerdictPass || got[1].Verdict != activities.VerdictRegressed || got[1].NewFailures != 1 {
+		t.Fatalf("CompareResults = %+v, want config 0 pass, config 1 regressed with 1 new failure", got)
+	}
+	if tolerated := activities.CompareResults(&b, &c, activities.Thresholds{MaxNewFailures: 1}); tolerated[1].Verdict != activities.VerdictPass {
+		t.Errorf("with max_new_failures 1: config 1 %q (%s), want pass", tolerated[1].Verdict, tolerated[1].Reason)
 	}
 	if v := activities.Overall(got); v != activities.VerdictRegressed {
 		t.Errorf("Overall = %q, want regressed", v)
@@ -253,5 +260,241 @@ func TestCompareBaselineMissingBaseline(t *testing.T) {
 	_, err := f.a.CompareBaseline(context.Background(), activities.CompareBaselineInput{SweepID: "sweep/c/x", Baseline: "none"})
 	if err == nil || !strings.Contains(err.Error(), `baseline "none"`) {
 		t.Errorf("CompareBaseline with no such baseline: %v, want an error naming it", err)
+	}
+}
+
+// TestCompareConfigProbabilityOfImprovement: a −13.7% IQM with an interval below 0, yet 8 of the 20
+// candidate seeds beat every baseline seed. Hand-computed: IQM(cand) = (7·80 + 3·101)/10 = 86.3 (the
+// middle 10 of 12×80, 8×101); P(improvement) = 8/20 = 0.4. Resampled, the count of 101s K ~ Bin(20, 0.4)
+// reaches 15 (an IQM of 100) with probability < 0.002, so the 95% interval lies below 0.
+func TestCompareConfigProbabilityOfImprovement(t *testing.T) {
+	var b, c []float64
+	for i := range 20 {
+		b = append(b, 100)
+		c = append(c, map[bool]float64{true: 80, false: 101}[i < 12])
+	}
+	got := activities.CompareConfig(0, b, c, "maximize", activities.Thresholds{Seed: 7})
+	if math.Abs(got.CandidateIQM-86.3) > 1e-9 || math.Abs(got.ProbImprovement-0.4) > 1e-12 || !(got.DiffCI[1] < 0) {
+		t.Fatalf("IQM %v, P(improvement) %v, interval %v; want 86.3, 0.4, below 0", got.CandidateIQM, got.ProbImprovement, got.DiffCI)
+	}
+	if got.Verdict != activities.VerdictPass || !strings.Contains(got.Reason, "P(improvement) 0.40 > 0.25") {
+		t.Errorf("verdict %q (%s), want pass because P(improvement) 0.40 > 0.25", got.Verdict, got.Reason)
+	}
+	off := activities.CompareConfig(0, b, c, "maximize", activities.Thresholds{Seed: 7, MinProbImprovement: 0.5})
+	if off.Verdict != activities.VerdictRegressed {
+		t.Errorf("with min_prob_improvement 0.5: verdict %q (%s), want regressed", off.Verdict, off.Reason)
+	}
+}
+
+// trialsOf makes completed trials of one configuration, one per score.
+func trialsOf(config int, params map[string]any, scores ...float64) []activities.TrialSummary {
+	var out []activities.TrialSummary
+	for i, x := range scores {
+		out = append(out, activities.TrialSummary{TrialID: sweeps.TrialID(config, int64(i+1)), Config: config,
+			Seed: int64(i + 1), Params: params, Outcome: "completed", Objective: &x})
+	}
+	return out
+}
+
+// A baseline from a differently planned sweep: the candidate's grid lists clip before lr (so every plan
+// index moved), adds lr 1e-2 and drops clip 0.2 from the baseline's. Matched by plan index, every
+// configuration would be compared with another's scores and most would regress; matched by values,
+// every common configuration passes, and the others are listed as new and missing.
+func TestCompareResultsMatchesByParams(t *testing.T) {
+	p := func(lr, clip float64) map[string]any { return map[string]any{"lr": lr, "clip": clip} }
+	score := func(lr, clip float64) []float64 { // each configuration its own level; seeds ±1
+		l := 1000*lr + 100*clip
+		return []float64{l - 1, l, l + 1, l}
+	}
+	var base, cand activities.SweepResults
+	base.Metric = sweeps.Metric{Name: "reward", Goal: "maximize"}
+	cand.Metric = base.Metric
+	n := 0
+	for _, lr := range []float64{3e-4, 1e-3} { // baseline: lr outer, clip inner
+		for _, clip := range []float64{0.1, 0.2} {
+			base.Trials = append(base.Trials, trialsOf(n, p(lr, clip), score(lr, clip)...)...)
+			n++
+		}
+	}
+	n = 0
+	for _, clip := range []float64{0.1} { // candidate: clip outer, lr inner, one lr more
+		for _, lr := range []float64{1e-2, 1e-3, 3e-4} {
+			cand.Trials = append(cand.Trials, trialsOf(n, p(lr, clip), score(lr, clip)...)...)
+			n++
+		}
+	}
+	got := activities.CompareResults(&base, &cand, activities.Thresholds{Seed: 1})
+	want := []struct {
+		config, baseConfig int
+		lr, clip           float64
+		verdict            string
+	}{
+		{0, -1, 1e-2, 0.1, activities.VerdictNew},
+		{1, 2, 1e-3, 0.1, activities.VerdictPass},
+		{2, 0, 3e-4, 0.1, activities.VerdictPass},
+		{-1, 1, 3e-4, 0.2, activities.VerdictMissing},
+		{-1, 3, 1e-3, 0.2, activities.VerdictMissing},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("CompareResults gave %d configurations, want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Config != w.config || g.BaselineConfig != w.baseConfig || g.Params["lr"] != w.lr || g.Params["clip"] != w.clip || g.Verdict != w.verdict {
+			t.Errorf("configs[%d] = config %d, baseline config %d, params %v, verdict %q (%s); want %d, %d, lr=%g clip=%g, %q",
+				i, g.Config, g.BaselineConfig, g.Params, g.Verdict, g.Reason, w.config, w.baseConfig, w.lr, w.clip, w.verdict)
+		}
+		if w.verdict == activities.VerdictPass && (g.RelChange != 0 || g.BaselineIQM != g.CandidateIQM) {
+			t.Errorf("configs[%d]: IQM %v vs baseline %v, want the same configuration's equal scores", i, g.CandidateIQM, g.BaselineIQM)
+		}
+	}
+	if activities.Overall(got) != activities.VerdictPass || activities.Compared(got) != 2 {
+		t.Errorf("Overall = %q, Compared = %d; want pass over 2 configurations", activities.Overall(got), activities.Compared(got))
+	}
+}
+
+// Params read back from results.json are float64 whatever the plan made them: the integer 32 and the
+// float 32 are one configuration.
+func TestParamsKey(t *testing.T) {
+	a := activities.ParamsKey(map[string]any{"num_envs": int64(32), "lr": 3e-4, "act": "tanh"})
+	b := activities.ParamsKey(map[string]any{"act": "tanh", "lr": 0.0003, "num_envs": 32.0})
+	if a != b {
+		t.Errorf("ParamsKey = %s and %s, want equal", a, b)
+	}
+	if c := activities.ParamsKey(map[string]any{"act": "relu", "lr": 0.0003, "num_envs": 32.0}); c == a {
+		t.Errorf("ParamsKey of different values = %s for both", c)
+	}
+}
+
+func TestResolveThresholds(t *testing.T) {
+	spec := &sweeps.Regression{Tolerance: 0.1, Confidence: 0.9, Resamples: 500, MinProbImprovement: 0.6, MaxNewFailures: 1}
+	tests := []struct {
+		name     string
+		spec     *sweeps.Regression
+		override activities.Thresholds
+		want     activities.Thresholds
+		set      string
+	}{
+		{"no section: the defaults", nil, activities.Thresholds{},
+			activities.Thresholds{Tolerance: 0.05, Confidence: 0.95, Resamples: 2000, MinProbImprovement: 0.75}, ""},
+		{"the spec's", spec, activities.Thresholds{},
+			activities.Thresholds{Tolerance: 0.1, Confidence: 0.9, Resamples: 500, MinProbImprovement: 0.6, MaxNewFailures: 1}, ""},
+		{"--tolerance over the spec", spec, activities.Thresholds{Tolerance: 0.2},
+			activities.Thresholds{Tolerance: 0.2, Confidence: 0.9, Resamples: 500, MinProbImprovement: 0.6, MaxNewFailures: 1}, "tolerance"},
+		{"--tolerance over the defaults", nil, activities.Thresholds{Tolerance: 0.2},
+			activities.Thresholds{Tolerance: 0.2, Confidence: 0.95, Resamples: 2000, MinProbImprovement: 0.75}, "tolerance"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, set := activities.ResolveThresholds(tt.spec, tt.override)
+			if got != tt.want || strings.Join(set, ",") != tt.set {
+				t.Errorf("ResolveThresholds = %+v, overridden %v; want %+v, %q", got, set, tt.want, tt.set)
+			}
+		})
+	}
+}
+
+// New and missing configurations' statistics are null in regression.json and NaN again when read.
+func TestConfigComparisonJSON(t *testing.T) {
+	c := activities.ConfigComparison{Config: 3, BaselineConfig: -1, Verdict: activities.VerdictNew,
+		BaselineIQM: math.NaN(), CandidateIQM: 5, RelChange: math.Inf(1), ProbImprovement: math.NaN(),
+		DiffCI: [2]float64{math.NaN(), 2}}
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"baseline_iqm":null`, `"candidate_iqm":5`, `"rel_change":null`, `"diff_ci":[null,2]`, `"baseline_config":-1`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("JSON %s, want it to contain %s", b, want)
+		}
+	}
+	var back activities.ConfigComparison
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsNaN(back.BaselineIQM) || back.CandidateIQM != 5 || !math.IsNaN(back.DiffCI[0]) || back.DiffCI[1] != 2 ||
+		back.Config != 3 || back.Verdict != activities.VerdictNew {
+		t.Errorf("read back %+v, want NaN for the nulls and the rest unchanged", back)
+	}
+}
+
+// The spec's thresholds decide, an override's nonzero fields over them; regression.json records both.
+func TestCompareBaselineThresholds(t *testing.T) {
+	tests := []struct {
+		name     string
+		spec     *sweeps.Regression
+		override activities.Thresholds
+		verdict  string
+		tol      float64
+	}{
+		{"defaults: −20% regressed", nil, activities.Thresholds{}, activities.VerdictRegressed, 0.05},
+		{"spec tolerance 0.5: passes", &sweeps.Regression{Tolerance: 0.5, Confidence: 0.95, Resamples: 500, MinProbImprovement: 0.75},
+			activities.Thresholds{}, activities.VerdictPass, 0.5},
+		{"--tolerance 0.1 over the spec's 0.5", &sweeps.Regression{Tolerance: 0.5, Confidence: 0.95, Resamples: 500, MinProbImprovement: 0.75},
+			activities.Thresholds{Tolerance: 0.1}, activities.VerdictRegressed, 0.1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newRegressionFixture(t, shifted(base, 1, -20))
+			res, err := f.a.CompareBaseline(context.Background(), activities.CompareBaselineInput{SweepID: "sweep/c/x",
+				Baseline: "nightly", SpecThresholds: tt.spec, Thresholds: tt.override})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep := f.stored(t)
+			if res.Verdict != tt.verdict || rep.Verdict != tt.verdict || rep.Thresholds.Tolerance != tt.tol {
+				t.Errorf("verdict %q, regression.json verdict %q with tolerance %v; want %q, %v", res.Verdict, rep.Verdict,
+					rep.Thresholds.Tolerance, tt.verdict, tt.tol)
+			}
+			if got, want := len(rep.Overridden) > 0, tt.override.Tolerance > 0; got != want {
+				t.Errorf("overridden = %v, want tolerance listed: %v", rep.Overridden, want)
+			}
+		})
+	}
+}
+
+// CompareBaseline draws report.html again, now with the regression section.
+func TestCompareBaselineRedrawsReport(t *testing.T) {
+	f := newRegressionFixture(t, shifted(base, 1, -20))
+	res, err := f.a.CompareBaseline(context.Background(), activities.CompareBaselineInput{SweepID: "sweep/c/x", Baseline: "nightly"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ReportKey != artifacts.SweepKey("sweep/c/x", "report.html") || res.ReportError != "" {
+		t.Fatalf("CompareBaseline = %+v, want report.html drawn", res)
+	}
+	rc, err := f.store.Get(context.Background(), res.ReportKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	html, _ := io.ReadAll(rc)
+	for _, want := range []string{`id="regression"`, `data-verdict="regressed"`, `id="regression-baseline">nightly</code>`,
+		`id="plot-regression"`, "cfg=0"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+}
+
+// A baseline whose configurations all differ from the sweep's: regression.json lists them as new and
+// missing, verdict failed, and the comparison fails without a retry.
+func TestCompareBaselineNothingInCommon(t *testing.T) {
+	f := newRegressionFixture(t, base)
+	other := results("b", "maximize", map[int][]float64{7: base}, nil) // params cfg=7: not the sweep's cfg=0
+	other.Params = []string{"cfg"}
+	b, _ := json.Marshal(other)
+	if err := f.store.Put(context.Background(), activities.StoredBaselineKey("other"), strings.NewReader(string(b))); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.a.CompareBaseline(context.Background(), activities.CompareBaselineInput{SweepID: "sweep/c/x", Baseline: "other"})
+	var appErr *temporal.ApplicationError
+	if !errors.As(err, &appErr) || appErr.Type() != activities.ErrNoComparableConfigs || !appErr.NonRetryable() {
+		t.Fatalf("CompareBaseline = %v, want a non-retryable %s", err, activities.ErrNoComparableConfigs)
+	}
+	rep := f.stored(t)
+	if rep.Verdict != activities.VerdictFailed || rep.Compared != 0 || len(rep.Configs) != 2 ||
+		rep.Configs[0].Verdict != activities.VerdictNew || rep.Configs[1].Verdict != activities.VerdictMissing {
+		t.Errorf("regression.json = %+v, want verdict failed with one new and one missing configuration", rep)
 	}
 }

@@ -142,8 +142,37 @@ func readProbes(ctx context.Context, s Store, sweepID string) ([]report.Probe, e
 	return report.ParseProbes(b)
 }
 
+// readRegression reads regression.json, the comparison a nightly regression made; a sweep that ran as
+// no regression has none.
+func readRegression(ctx context.Context, s Store, sweepID string) (*report.Regression, error) {
+	var rep RegressionReport
+	err := getJSON(ctx, s, artifacts.SweepKey(sweepID, "regression.json"), &rep)
+	if errors.Is(err, artifacts.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	th := rep.Thresholds
+	out := &report.Regression{Verdict: rep.Verdict, Baseline: rep.Baseline, BaselineKey: rep.BaselineKey,
+		Thresholds: sweeps.Regression{Tolerance: th.Tolerance, Confidence: th.Confidence, Resamples: th.Resamples,
+			MinProbImprovement: th.MinProbImprovement, MaxNewFailures: th.MaxNewFailures},
+		Overridden: rep.Overridden, Compared: rep.Compared}
+	if rep.Webhook != nil {
+		out.WebhookError = rep.Webhook.Error
+	}
+	for _, c := range rep.Configs {
+		out.Configs = append(out.Configs, report.RegressionConfig{Config: c.Config, BaselineConfig: c.BaselineConfig,
+			Params: c.Params, BaselineIQM: c.BaselineIQM, CandidateIQM: c.CandidateIQM, Baseline: len(c.Baseline),
+			Candidate: len(c.Candidate), RelChange: c.RelChange, DiffLo: c.DiffCI[0], DiffHi: c.DiffCI[1],
+			ProbImprovement: c.ProbImprovement, BaselineFailures: c.BaselineFailures,
+			CandidateFailures: c.CandidateFailures, Verdict: c.Verdict, Reason: c.Reason})
+	}
+	return out, nil
+}
+
 // ReportInput assembles a sweep's report from its results and the store: curves, divergence
-// verdicts, probe results. It also corrects each stopped trial's steps in res (see stepsReached), so
+// verdicts, probe results, and the regression comparison when there is one. It also corrects each stopped trial's steps in res (see stepsReached), so
 // call it before writing results.json and results.csv.
 func ReportInput(ctx context.Context, s Store, res *SweepResults, spec *sweeps.Spec, now time.Time) (*report.Input, error) {
 	details, omitted, err := loadTrialDetails(ctx, s, res.SweepID, res.Metric.Name, res.Trials)
@@ -154,8 +183,12 @@ func ReportInput(ctx context.Context, s Store, res *SweepResults, spec *sweeps.S
 	if err != nil {
 		return nil, err
 	}
+	reg, err := readRegression(ctx, s, res.SweepID)
+	if err != nil {
+		return nil, err
+	}
 	in := &report.Input{SweepID: res.SweepID, Name: res.Name, Status: res.Status, Metric: res.Metric,
-		Params: res.Params, Spec: spec, Probes: probes, CurvesOmitted: omitted,
+		Params: res.Params, Spec: spec, Probes: probes, CurvesOmitted: omitted, Regression: reg,
 		Generated: now.UTC().Format("2006-01-02 15:04 UTC")}
 	for i := range res.Trials {
 		t := &res.Trials[i]

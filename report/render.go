@@ -32,6 +32,10 @@ type page struct {
 	Diverged      []Trial
 	Savings       Savings
 	Budget        int64
+	// The regression section, when In.Regression is set.
+	RegressionRows   []RegressionConfig
+	RegressionCounts []count
+	RegressionFigure *Figure
 }
 
 type count struct {
@@ -89,6 +93,14 @@ func Render(w io.Writer, in *Input) error {
 		}
 		pg.Sensitivity = append(pg.Sensitivity, Figure{ID: "plot-sensitivity-" + s.Param, SVG: template.HTML(out)})
 	}
+	if r := in.Regression; r != nil {
+		pg.RegressionRows, pg.RegressionCounts = r.sorted(), r.counts()
+		fig, err := regressionFigure(in)
+		if err != nil {
+			return err
+		}
+		pg.RegressionFigure = fig
+	}
 	return pageTemplate.Execute(w, pg)
 }
 
@@ -131,8 +143,38 @@ var funcs = template.FuncMap{
 		c := colorOf(o)
 		return fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B)
 	},
-	"steps":    func(n int64) string { return groupDigits(n) },
-	"duration": formatSeconds,
+	"verdictColor": func(v string) string { return hexColor(verdictColorOf(v)) },
+	"upper":        strings.ToUpper,
+	"rparams":      regressionParams,
+	"signedPct": func(x float64) string {
+		if !isFinite(x) {
+			return "—"
+		}
+		return fmt.Sprintf("%+.1f%%", 100*x)
+	},
+	"pctOf": func(x float64) string { return fmt.Sprintf("%g%%", 100*x) },
+	"interval": func(lo, hi float64) string {
+		if !isFinite(lo) || !isFinite(hi) {
+			return "—"
+		}
+		return fmt.Sprintf("[%.4g, %.4g]", lo, hi)
+	},
+	"prob": func(x float64) string {
+		if !isFinite(x) {
+			return "—"
+		}
+		return fmt.Sprintf("%.2f", x)
+	},
+	"iqm": func(x float64, n int) string {
+		if !isFinite(x) {
+			return "—"
+		}
+		return fmt.Sprintf("%.4g (%d)", x, n)
+	},
+	"sub":        func(a, b float64) float64 { return a - b },
+	"overridden": func(r *Regression, name string) bool { return r.overridden(name) },
+	"steps":      func(n int64) string { return groupDigits(n) },
+	"duration":   formatSeconds,
 	"pct": func(a, b int64) string {
 		if b <= 0 {
 			return "—"
@@ -193,12 +235,31 @@ th { background: #f6f6f6; } td.n { text-align: right; font-variant-numeric: tabu
 .muted { color: #777; } figure { margin: 1em 0; } figcaption { color: #555; font-size: 0.9em; max-width: 60em; }
 .grid { display: flex; flex-wrap: wrap; gap: 1em; } svg { max-width: 100%; height: auto; }
 code { background: #f3f3f3; padding: 0 0.3em; }
+#regression { border: 2px solid; border-radius: 6px; padding: 0.2em 1em 0.8em; margin: 1em 0 2em; }
+#regression h2 { margin-top: 0.6em; border: none; }
+.verdict { display: inline-block; padding: 0.1em 0.8em; border-radius: 0.3em; color: #fff; font-size: 1.3em; font-weight: bold; letter-spacing: 0.05em; }
+tr.regressed td { background: #fdecea; }
 </style>
 </head>
 <body>
 <h1>{{.In.Name}}</h1>
 <p class="muted">sweep <code>{{.In.SweepID}}</code> · {{.In.Status}} · {{len .In.Trials}} trials · objective <b>{{.In.Metric.Name}}</b> ({{.In.Metric.Goal}}){{if .In.Generated}} · generated {{.In.Generated}}{{end}}</p>
 <p id="outcome-counts">{{range .Counts}}<span class="badge" style="background:{{.Color}}">{{.N}} {{.Outcome}}</span>{{end}}</p>
+{{with .In.Regression}}
+<section id="regression" style="border-color:{{verdictColor .Verdict}}">
+<h2>Nightly regression: <span id="regression-verdict" class="verdict" data-verdict="{{.Verdict}}" style="background:{{verdictColor .Verdict}}">{{upper .Verdict}}</span></h2>
+<p>Against baseline <code id="regression-baseline">{{.Baseline}}</code>{{if ne .BaselineKey .Baseline}} <span class="muted">({{.BaselineKey}})</span>{{end}}: {{.Compared}} configuration{{if ne .Compared 1}}s{{end}} compared. {{range $.RegressionCounts}}<span class="badge" style="background:{{.Color}}">{{.N}} {{.Outcome}}</span>{{end}}</p>
+{{if eq .Verdict "failed"}}<p><b>No configuration of this sweep has the parameter values of one of the baseline's</b>: nothing was compared. The sweep's parameters differ from the baseline's; set a new baseline (<code>rlsweep baseline set</code>) if the change is intended.</p>{{end}}
+<p id="regression-thresholds" class="muted">Thresholds: tolerance <b>{{pctOf .Thresholds.Tolerance}}</b>{{if overridden . "tolerance"}} (the schedule's --tolerance){{end}} relative IQM change · <b>{{pctOf .Thresholds.Confidence}}</b> stratified bootstrap interval of the IQM difference, {{.Thresholds.Resamples}} resamples, must exclude 0 · P(improvement) ≥ <b>{{.Thresholds.MinProbImprovement}}</b> to improve, ≤ <b>{{printf "%.4g" (sub 1 .Thresholds.MinProbImprovement)}}</b> to regress · at most <b>{{.Thresholds.MaxNewFailures}}</b> more seeds without an objective than the baseline.</p>
+<table id="regression-table">
+<tr><th>config</th><th>baseline config</th><th>parameters</th><th>baseline IQM (seeds)</th><th>IQM (seeds)</th><th>change</th><th>interval of the difference</th><th>P(improvement)</th><th>seeds without objective</th><th>verdict</th><th>reason</th></tr>
+{{range $.RegressionRows}}<tr class="{{.Verdict}}"><td class="n">{{if ge .Config 0}}{{.Config}}{{else}}—{{end}}</td><td class="n">{{if ge .BaselineConfig 0}}{{.BaselineConfig}}{{else}}—{{end}}</td><td>{{rparams $.In.Params .Params}}</td><td class="n">{{iqm .BaselineIQM .Baseline}}</td><td class="n">{{iqm .CandidateIQM .Candidate}}</td><td class="n">{{signedPct .RelChange}}</td><td class="n">{{interval .DiffLo .DiffHi}}</td><td class="n">{{prob .ProbImprovement}}</td><td class="n">{{if ge .Config 0}}{{.CandidateFailures}}{{else}}—{{end}} (baseline {{if ge .BaselineConfig 0}}{{.BaselineFailures}}{{else}}—{{end}})</td><td><b style="color:{{verdictColor .Verdict}}">{{.Verdict}}</b></td><td>{{.Reason}}</td></tr>
+{{end}}</table>
+{{with $.RegressionFigure}}<figure id="{{.ID}}">{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>{{end}}
+{{if .WebhookError}}<p class="muted">The webhook was not notified: {{.WebhookError}}</p>{{end}}
+<p class="muted">IQM: interquartile mean over seeds; interval: stratified bootstrap of IQM(this sweep) − IQM(baseline); P(improvement): the chance a seed of this sweep beats a seed of the baseline, ties ½ (rliable). Configurations are matched by parameter values: <i>new</i> ones are only in this sweep, <i>missing</i> ones only in the baseline, and neither is compared.</p>
+</section>
+{{end}}
 
 <h2 id="leaderboard">Leaderboard</h2>
 <table id="leaderboard-table">

@@ -1,7 +1,8 @@
 // Package report renders a sweep's report.html: one self-contained page (inline SVG drawn with
 // gonum/plot, inline CSS, no script and nothing fetched from the network) with the leaderboard, learning
 // curves coloured by outcome, parallel coordinates, per-parameter sensitivity, the divergence table, the
-// probe results and the compute early stopping saved.
+// probe results and the compute early stopping saved; for a sweep a nightly regression ran, first of all
+// the verdict against the baseline.
 //
 // It is a pure package: the caller loads the trials, their curves and divergence verdicts from the
 // artifact store and hands them over in an Input.
@@ -38,6 +39,9 @@ type Input struct {
 	CurvesOmitted int
 	// Generated is shown as the report's date; the caller passes it so Render stays deterministic.
 	Generated string
+	// Regression, when the sweep ran as a nightly regression, is its comparison with the baseline
+	// (regression.json): shown first.
+	Regression *Regression
 }
 
 // Trial is one trial's result, its learning curve and, when a rule stopped it, the verdict.

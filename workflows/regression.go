@@ -18,7 +18,9 @@ type RegressionInput struct {
 	// SpecKey is the artifact-store key of the pinned spec.yaml.
 	SpecKey string
 	// Baseline is a sweep ID or a stored baseline's name (activities.BaselineKey).
-	Baseline   string
+	Baseline string
+	// Thresholds override the pinned spec's regression section field by field where nonzero (a
+	// schedule's --tolerance); the spec's section, or the defaults, decide the rest.
 	Thresholds activities.Thresholds
 	// WebhookURL, optional, receives regression.json as a JSON POST; "env:NAME" reads it on the worker.
 	WebhookURL string
@@ -31,7 +33,12 @@ type RegressionResult struct {
 	RegressionKey string
 	Regressed     int
 	Improved      int
-	WebhookError  string `json:",omitempty"`
+	// New and Missing count the configurations only the sweep or only the baseline has (not compared).
+	New          int    `json:",omitempty"`
+	Missing      int    `json:",omitempty"`
+	WebhookError string `json:",omitempty"`
+	// ReportKey is the sweep's report.html, drawn again with the regression section.
+	ReportKey string `json:",omitempty"`
 }
 
 // Regression runs a pinned sweep as a child Sweep workflow, compares its objective with the baseline
@@ -58,8 +65,8 @@ func Regression(ctx workflow.Context, in RegressionInput) (*RegressionResult, er
 	}
 	var cmp activities.CompareBaselineResult
 	err = workflow.ExecuteActivity(regressionOptions(ctx, "compare with "+in.Baseline), (*activities.Activities).CompareBaseline,
-		activities.CompareBaselineInput{SweepID: sweepID, Baseline: in.Baseline, Thresholds: in.Thresholds,
-			WebhookURL: in.WebhookURL}).Get(ctx, &cmp)
+		activities.CompareBaselineInput{SweepID: sweepID, Baseline: in.Baseline, SpecThresholds: spec.Spec.Regression,
+			Thresholds: in.Thresholds, WebhookURL: in.WebhookURL}).Get(ctx, &cmp)
 	if err != nil {
 		return nil, failRegression(ctx, err)
 	}
@@ -67,11 +74,12 @@ func Regression(ctx workflow.Context, in RegressionInput) (*RegressionResult, er
 		return nil, err
 	}
 	return &RegressionResult{SweepID: sweepID, Verdict: cmp.Verdict, RegressionKey: cmp.RegressionKey,
-		Regressed: cmp.Regressed, Improved: cmp.Improved, WebhookError: cmp.WebhookError}, nil
+		Regressed: cmp.Regressed, Improved: cmp.Improved, New: cmp.New, Missing: cmp.Missing,
+		WebhookError: cmp.WebhookError, ReportKey: cmp.ReportKey}, nil
 }
 
 // VerdictFailed is the verdict of a regression whose sweep or comparison did not complete.
-const VerdictFailed = "failed"
+const VerdictFailed = activities.VerdictFailed
 
 func failRegression(ctx workflow.Context, err error) error {
 	if uerr := workflow.UpsertTypedSearchAttributes(ctx, AttrVerdict.ValueSet(VerdictFailed)); uerr != nil {

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -27,6 +28,7 @@ func TestRegression(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	spec := sweepSpec(t, []float64{1, 2}, 2, "maximize")
+	spec.Regression = &sweeps.Regression{Tolerance: 0.2, Confidence: 0.9, Resamples: 500, MinProbImprovement: 0.8, MaxNewFailures: 1}
 	env.OnActivity(acts.LoadSpec, mock.Anything, activities.LoadSpecInput{Key: "schedules/nightly/spec.yaml"}).Return(
 		&activities.LoadSpecResult{Spec: spec, SpecYAML: "name: unit\n"}, nil).Once()
 	var child workflows.SweepInput
@@ -64,6 +66,9 @@ func TestRegression(t *testing.T) {
 	if compared.SweepID != got.SweepID || compared.Baseline != "nightly" || compared.WebhookURL != in.WebhookURL ||
 		compared.Thresholds.Tolerance != 0.1 {
 		t.Errorf("CompareBaseline got %+v, want the sweep, baseline, thresholds and webhook of the input", compared)
+	}
+	if compared.SpecThresholds == nil || *compared.SpecThresholds != *spec.Regression {
+		t.Errorf("CompareBaseline got spec thresholds %+v, want the pinned spec's regression section %+v", compared.SpecThresholds, spec.Regression)
 	}
 	if got.Verdict != activities.VerdictRegressed || got.Regressed != 1 {
 		t.Errorf("result = %+v, want verdict regressed with 1 configuration", got)
