@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -55,8 +56,10 @@ type ScheduleCreateOptions struct {
 	Overlap       string
 	CatchupWindow time.Duration
 	Webhook       string
-	Tolerance     float64
-	Paused        bool
+	// Tolerance overrides the spec's regression.tolerance when ToleranceSet (--tolerance was given).
+	Tolerance    float64
+	ToleranceSet bool
+	Paused       bool
 }
 
 // ScheduleOptions are the inputs of the schedule commands that act on one schedule by name.
@@ -100,6 +103,7 @@ func newScheduleCreateCmd(f *Factory, runF func(*ScheduleCreateOptions) error) *
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name, opts.File = args[0], args[1]
+			opts.ToleranceSet = cmd.Flags().Changed("tolerance")
 			if err := opts.check(); err != nil {
 				return invalidInput(err)
 			}
@@ -115,7 +119,7 @@ func newScheduleCreateCmd(f *Factory, runF func(*ScheduleCreateOptions) error) *
 	fl.StringVar(&opts.Overlap, "overlap", "skip", "what to do when a run is still going: "+overlapNames())
 	fl.DurationVar(&opts.CatchupWindow, "catchup-window", time.Hour, "how late a missed run may still start (at least 10s)")
 	fl.StringVar(&opts.Webhook, "webhook", "", "URL that receives regression.json as a JSON POST, or env:NAME to read it on the worker")
-	fl.Float64Var(&opts.Tolerance, "tolerance", 0.05, "relative IQM change that counts as a regression or improvement")
+	fl.Float64Var(&opts.Tolerance, "tolerance", 0, "override the spec's regression.tolerance, the relative IQM change that counts (default: the spec's, 0.05 without one)")
 	fl.BoolVar(&opts.Paused, "paused", false, "create the schedule paused")
 	return cmd
 }
@@ -138,8 +142,8 @@ func (o *ScheduleCreateOptions) check() error {
 	if o.CatchupWindow < 10*time.Second {
 		errs = append(errs, fmt.Errorf("--catchup-window: got %s, want at least 10s", o.CatchupWindow))
 	}
-	if !(o.Tolerance > 0 && o.Tolerance < 1) {
-		errs = append(errs, fmt.Errorf("--tolerance: got %g, want a fraction between 0 and 1", o.Tolerance))
+	if o.ToleranceSet && !(o.Tolerance > 0 && o.Tolerance <= 1) {
+		errs = append(errs, fmt.Errorf("--tolerance: got %g, want a relative IQM change in (0, 1], such as 0.05 for 5%%", o.Tolerance))
 	}
 	if o.Webhook != "" && !strings.HasPrefix(o.Webhook, "http://") && !strings.HasPrefix(o.Webhook, "https://") &&
 		!strings.HasPrefix(o.Webhook, "env:") {
@@ -151,6 +155,14 @@ func (o *ScheduleCreateOptions) check() error {
 // ScheduleSpecKey is where a schedule's pinned spec is stored.
 func ScheduleSpecKey(name string) string { return "schedules/" + name + "/spec.yaml" }
 
+// overrides are the thresholds the schedule sets over the spec's: only those given as flags.
+func (o *ScheduleCreateOptions) overrides() activities.Thresholds {
+	if !o.ToleranceSet {
+		return activities.Thresholds{}
+	}
+	return activities.Thresholds{Tolerance: o.Tolerance}
+}
+
 // regressionAction is the schedule's action: a Regression of the stored spec, never the spec itself.
 func regressionAction(o *ScheduleCreateOptions) *client.ScheduleWorkflowAction {
 	return &client.ScheduleWorkflowAction{
@@ -158,12 +170,29 @@ func regressionAction(o *ScheduleCreateOptions) *client.ScheduleWorkflowAction {
 		Workflow:  workflows.WorkflowTypeRegression,
 		TaskQueue: workflows.ControlQueue,
 		Args: []any{workflows.RegressionInput{Name: o.Name, SpecKey: ScheduleSpecKey(o.Name), Baseline: o.Baseline,
-			Thresholds: activities.Thresholds{Tolerance: o.Tolerance}, WebhookURL: o.Webhook}},
+			Thresholds: o.overrides(), WebhookURL: o.Webhook}},
 	}
 }
 
+// describeThresholds says which thresholds the schedule's regressions will judge by, and where each
+// comes from.
+func describeThresholds(spec *sweeps.Spec, o *ScheduleCreateOptions) string {
+	th, overridden := activities.ResolveThresholds(spec.Regression, o.overrides())
+	from := "the spec's regression section"
+	if spec.Regression == nil {
+		from = "the defaults (the spec has no regression section)"
+	}
+	tol := fmt.Sprintf("tolerance %g", th.Tolerance)
+	if len(overridden) > 0 {
+		tol += " (--tolerance)"
+	}
+	return fmt.Sprintf("%s, confidence %g, resamples %d, min_prob_improvement %g, max_new_failures %d; from %s",
+		tol, th.Confidence, th.Resamples, th.MinProbImprovement, th.MaxNewFailures, from)
+}
+
 func runScheduleCreate(cmd *cobra.Command, f *Factory, opts *ScheduleCreateOptions) error {
-	if _, _, err := loadAndPlan(opts.File); err != nil {
+	spec, _, err := loadAndPlan(opts.File)
+	if err != nil {
 		return err
 	}
 	raw, err := os.ReadFile(opts.File)
@@ -194,7 +223,8 @@ func runScheduleCreate(cmd *cobra.Command, f *Factory, opts *ScheduleCreateOptio
 	if err != nil {
 		return fmt.Errorf("create schedule %s: %w", opts.Name, err)
 	}
-	fmt.Fprintf(f.Out, "schedule %s: %q, spec stored as %s, baseline %s\n", opts.Name, opts.Cron, ScheduleSpecKey(opts.Name), opts.Baseline)
+	fmt.Fprintf(f.Out, "schedule %s: %q, spec stored as %s, baseline %s\nthresholds: %s\n", opts.Name, opts.Cron,
+		ScheduleSpecKey(opts.Name), opts.Baseline, describeThresholds(spec, opts))
 	return nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -17,11 +19,11 @@ func TestScheduleCreateArgv(t *testing.T) {
 	}{
 		{"defaults", []string{"schedule", "create", "nightly", "s.yaml", "--cron", "0 3 * * *", "--baseline", "nightly"},
 			ScheduleCreateOptions{Name: "nightly", File: "s.yaml", Cron: "0 3 * * *", Baseline: "nightly", Overlap: "skip",
-				CatchupWindow: time.Hour, Tolerance: 0.05}},
+				CatchupWindow: time.Hour}},
 		{"every flag", []string{"schedule", "create", "n", "s.yaml", "--cron", "@daily", "--baseline", "sweep/a/b",
 			"--overlap", "buffer_one", "--catchup-window", "30m", "--webhook", "env:HOOK", "--tolerance", "0.1", "--paused"},
 			ScheduleCreateOptions{Name: "n", File: "s.yaml", Cron: "@daily", Baseline: "sweep/a/b", Overlap: "buffer_one",
-				CatchupWindow: 30 * time.Minute, Webhook: "env:HOOK", Tolerance: 0.1, Paused: true}},
+				CatchupWindow: 30 * time.Minute, Webhook: "env:HOOK", Tolerance: 0.1, ToleranceSet: true, Paused: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,7 +81,8 @@ func TestScheduleBadInput(t *testing.T) {
 			[]string{`--overlap: got "sometimes", want one of allow_all, buffer_all, buffer_one, cancel_other, skip, terminate_other`}},
 		{"several at once", []string{"schedule", "create", "bad/name", "s.yaml", "--catchup-window", "1s", "--tolerance", "2", "--webhook", "ftp://x"},
 			[]string{`name: got "bad/name"`, `--cron: got ""`, `--baseline: got ""`, "--catchup-window: got 1s, want at least 10s",
-				"--tolerance: got 2, want a fraction between 0 and 1", `--webhook: got "ftp://x"`}},
+				"--tolerance: got 2, want a relative IQM change in (0, 1], such as 0.05 for 5%", `--webhook: got "ftp://x"`}},
+		{"explicit zero tolerance", append(create, "--tolerance", "0"), []string{"--tolerance: got 0, want a relative IQM change in (0, 1]"}},
 		{"catchup not a duration", append(create, "--catchup-window", "soon"), []string{`--catchup-window: got "soon", want a duration`}},
 		{"trigger overlap", []string{"schedule", "trigger", "n", "--overlap", "x"}, []string{`--overlap: got "x", want one of allow_all`}},
 		{"backfill times", []string{"schedule", "backfill", "n", "--start", "yesterday", "--end", "now"},
@@ -104,12 +107,45 @@ func TestScheduleBadInput(t *testing.T) {
 }
 
 func TestRegressionAction(t *testing.T) {
-	a := regressionAction(&ScheduleCreateOptions{Name: "nightly", Baseline: "base", Tolerance: 0.1, Webhook: "env:HOOK"})
+	a := regressionAction(&ScheduleCreateOptions{Name: "nightly", Baseline: "base", Tolerance: 0.1, ToleranceSet: true, Webhook: "env:HOOK"})
 	if a.Workflow != workflows.WorkflowTypeRegression || a.ID != "regression/nightly" || a.TaskQueue != workflows.ControlQueue {
 		t.Errorf("action = %+v, want Regression with ID regression/nightly on the control queue", a)
 	}
 	in, ok := a.Args[0].(workflows.RegressionInput)
 	if !ok || in.SpecKey != "schedules/nightly/spec.yaml" || in.Baseline != "base" || in.Thresholds.Tolerance != 0.1 || in.WebhookURL != "env:HOOK" {
 		t.Errorf("action input = %+v, want the stored spec's key, the baseline, tolerance and webhook", a.Args[0])
+	}
+}
+
+// Without --tolerance the schedule overrides nothing: the pinned spec's regression section decides.
+func TestRegressionActionWithoutOverride(t *testing.T) {
+	a := regressionAction(&ScheduleCreateOptions{Name: "nightly", Baseline: "base"})
+	if in := a.Args[0].(workflows.RegressionInput); in.Thresholds != (activities.Thresholds{}) {
+		t.Errorf("action thresholds = %+v, want none (the spec's decide)", in.Thresholds)
+	}
+}
+
+func TestDescribeThresholds(t *testing.T) {
+	withSection := &sweeps.Spec{Regression: &sweeps.Regression{Tolerance: 0.1, Confidence: 0.9, Resamples: 500,
+		MinProbImprovement: 0.8, MaxNewFailures: 1}}
+	tests := []struct {
+		name string
+		spec *sweeps.Spec
+		opts ScheduleCreateOptions
+		want string
+	}{
+		{"defaults", &sweeps.Spec{}, ScheduleCreateOptions{},
+			"tolerance 0.05, confidence 0.95, resamples 2000, min_prob_improvement 0.75, max_new_failures 0; from the defaults (the spec has no regression section)"},
+		{"spec", withSection, ScheduleCreateOptions{},
+			"tolerance 0.1, confidence 0.9, resamples 500, min_prob_improvement 0.8, max_new_failures 1; from the spec's regression section"},
+		{"--tolerance over the spec", withSection, ScheduleCreateOptions{Tolerance: 0.2, ToleranceSet: true},
+			"tolerance 0.2 (--tolerance), confidence 0.9, resamples 500, min_prob_improvement 0.8, max_new_failures 1; from the spec's regression section"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := describeThresholds(tt.spec, &tt.opts); got != tt.want {
+				t.Errorf("describeThresholds = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }
