@@ -56,13 +56,7 @@ func (m *MLP) backwardFeatureMajor(ws *Workspace, dOut, dX []float64) {
 		}
 		blas64.Gemm(blas.NoTrans, blas.Trans, 1,
 			general(l.out, batch, deltaT), general(l.in, batch, inT), 1, general(l.out, l.in, l.gw))
-		for o := range l.gb {
-			var s float64
-			for _, d := range deltaT[o*batch : (o+1)*batch] {
-				s += d
-			}
-			l.gb[o] += s
-		}
+		addRowSums(l.gb, deltaT, batch)
 		if i == 0 && dX == nil {
 			break
 		}
@@ -75,6 +69,37 @@ func (m *MLP) backwardFeatureMajor(ws *Workspace, dOut, dX []float64) {
 		}
 		activateGrad(m.Act, inT, nextT)
 		deltaT = nextT
+	}
+}
+
+// addRowSums adds to sums[r] the sum of row r of m (len(sums) rows of cols), each row summed left
+// to right. Four rows go at a time: one row's sum is a chain of dependent additions, four chains
+// keep the adder busy, and the order within each row, so the bits, stay those of a plain loop.
+func addRowSums(sums, m []float64, cols int) {
+	r := 0
+	for ; r+4 <= len(sums); r += 4 {
+		m0 := m[r*cols : (r+1)*cols]
+		m1 := m[(r+1)*cols : (r+2)*cols][:len(m0)]
+		m2 := m[(r+2)*cols : (r+3)*cols][:len(m0)]
+		m3 := m[(r+3)*cols : (r+4)*cols][:len(m0)]
+		var s0, s1, s2, s3 float64
+		for c, v := range m0 {
+			s0 += v
+			s1 += m1[c]
+			s2 += m2[c]
+			s3 += m3[c]
+		}
+		sums[r] += s0
+		sums[r+1] += s1
+		sums[r+2] += s2
+		sums[r+3] += s3
+	}
+	for ; r < len(sums); r++ {
+		var s float64
+		for _, v := range m[r*cols : (r+1)*cols] {
+			s += v
+		}
+		sums[r] += s
 	}
 }
 
