@@ -1,12 +1,14 @@
 #!/bin/sh
-# Installs Debian's python3-numpy for /usr/bin/python3 (the example numpy trainer of examples/probes).
-# Idempotent: does nothing when /usr/bin/python3 already imports numpy.
+# Installs the Debian packages the Python example trainers need, for /usr/bin/python3:
+#   python3-numpy  examples/probes (the numpy probe-protocol trainer)
+#   python3-torch  examples/torch-ppo (the PyTorch PPO trainer; Debian's build is CPU-only)
+# Idempotent and non-interactive: does nothing when /usr/bin/python3 already imports both.
 set -eu
-if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+if /usr/bin/python3 -c 'import numpy, torch' 2>/dev/null; then
 	exit 0
 fi
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 $SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-numpy >/dev/null
-/usr/bin/python3 -c 'import numpy'
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends python3-numpy python3-torch >/dev/null
+/usr/bin/python3 -c 'import numpy, torch'
