@@ -4,11 +4,13 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"strconv"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -25,26 +27,48 @@ import (
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
-// regressionSpec is a 1-configuration, 4-seed sweep whose reward plateau is quality; noise makes the
-// seeds differ, the seeds make every run of it the same.
-func regressionSpec(quality int) string {
-	return `
+// regressionSpec is a 1-configuration, 4-seed sweep of the trainer at path, whose reward plateau is
+// quality 100; noise makes the seeds differ, the seeds make every run of it the same. Its regression
+// section sets the tolerance the schedule judges by (no --tolerance overrides it).
+func regressionSpec(path string) string {
+	return fmt.Sprintf("name: nightly\ntrainer:\n  command: [%q]\n", path) + `
   total_steps: 20000
   segment_steps: 20000
 metric: {name: reward, goal: maximize}
 method: grid
 seeds: [1, 2, 3, 4]
 parameters:
-  quality: {value: ` + strconv.Itoa(quality) + `}
+  quality: {value: 100}
   noise: {value: 2}
   sleep_ms: {value: 5}
 probes: {enabled: false}
 concurrency: 4
+regression: {tolerance: 0.1, resamples: 1000}
 `
 }
 
+// writeTrainer installs the nightly trainer at path: the scripted trainer, or with degraded a build
+// of it whose reward plateau is 80 whatever the parameters say, as a trainer change that costs return
+// would make it. The spec and its parameters stay the same.
+func writeTrainer(t *testing.T, path string, degraded bool) {
+	t.Helper()
+	script := "#!/bin/sh\n"
+	if degraded {
+		script += `RLSWEEP_PARAMS=$(printf '%s' "$RLSWEEP_PARAMS" | sed 's/"quality":[0-9.e+]*/"quality":80/')` + "\nexport RLSWEEP_PARAMS\n"
+	}
+	script += fmt.Sprintf("exec %q\n", trainerBin)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil { // atomic: a trial never runs half a script
+		t.Fatal(err)
+	}
+}
+
 // A schedule triggered twice: the normal trainer passes against the baseline, a degraded one (a lower
-// reward plateau, as a trainer change that costs return would give) regresses. Real runs throughout.
+// reward plateau, as a trainer change that costs return would give) regresses. Real runs throughout;
+// the pinned spec never changes, the trainer it runs does.
 func TestRegressionScheduleTriggeredTwice(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker("w", "--slots", "4")
@@ -52,7 +76,12 @@ func TestRegressionScheduleTriggeredTwice(t *testing.T) {
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { posts.Add(1) }))
 	defer hook.Close()
 
-	normal := e.spec("nightly", regressionSpec(100))
+	trainer := filepath.Join(e.dir, "nightly-trainer")
+	writeTrainer(t, trainer, false)
+	normal := filepath.Join(e.dir, "nightly.yaml")
+	if err := os.WriteFile(normal, []byte(regressionSpec(trainer)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out, code := e.cli("submit", normal, "--watch")
 	if code != 0 {
 		t.Fatalf("baseline sweep exited %d:\n%s", code, out)
@@ -60,22 +89,19 @@ func TestRegressionScheduleTriggeredTwice(t *testing.T) {
 	if out, code := e.cli("baseline", "set", sweepIDFrom(t, out)); code != 0 {
 		t.Fatalf("baseline set exited %d:\n%s", code, out)
 	}
-	if out, code := e.cli("schedule", "create", "nightly", normal, "--cron", "0 3 * * *", "--baseline", "nightly",
-		"--webhook", hook.URL); code != 0 {
+	out, code = e.cli("schedule", "create", "nightly", normal, "--cron", "0 3 * * *", "--baseline", "nightly", "--webhook", hook.URL)
+	if code != 0 {
 		t.Fatalf("schedule create exited %d:\n%s", code, out)
+	}
+	if want := "thresholds: tolerance 0.1, confidence 0.95, resamples 1000"; !strings.Contains(out, want) {
+		t.Errorf("schedule create said %q, want it to contain %q", out, want)
 	}
 	if got := runRegression(t, e, 1); got.Verdict != activities.VerdictPass {
 		t.Errorf("normal trainer: verdict %q, want pass", got.Verdict)
 	}
 
-	// The trainer changes between two nights: the pinned spec now gets a lower plateau.
-	degraded, err := os.ReadFile(e.spec("nightly", regressionSpec(80)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.store.Put(context.Background(), "schedules/nightly/spec.yaml", strings.NewReader(string(degraded))); err != nil {
-		t.Fatal(err)
-	}
+	// The trainer changes between two nights.
+	writeTrainer(t, trainer, true)
 	got := runRegression(t, e, 2)
 	if got.Verdict != activities.VerdictRegressed || got.Regressed != 1 {
 		t.Errorf("degraded trainer: %+v, want verdict regressed with 1 configuration", got)
@@ -85,11 +111,59 @@ func TestRegressionScheduleTriggeredTwice(t *testing.T) {
 	if len(rep.Configs) != 1 || !(rep.Configs[0].DiffCI[1] < 0) || rep.Configs[0].ProbImprovement != 0 {
 		t.Errorf("regression.json configs = %+v, want one with an interval below 0 and P(improvement) 0", rep.Configs)
 	}
+	if th := rep.Thresholds; th.Tolerance != 0.1 || th.Resamples != 1000 || len(rep.Overridden) != 0 {
+		t.Errorf("regression.json thresholds %+v, overridden %v; want the spec's tolerance 0.1 and 1000 resamples", th, rep.Overridden)
+	}
+	checkRegressionReport(t, e, got)
 	if n := posts.Load(); n != 2 {
 		t.Errorf("webhook received %d posts, want 2", n)
 	}
 	if out, code := e.cli("schedule", "delete", "nightly"); code != 0 {
 		t.Errorf("schedule delete exited %d:\n%s", code, out)
+	}
+}
+
+// checkRegressionReport checks that the regressed sweep's report.html, drawn again after the
+// comparison, shows the regression first: verdict, baseline, thresholds, the configuration's row and
+// the plot, in a real browser.
+func checkRegressionReport(t *testing.T, e *env, got workflows.RegressionResult) {
+	t.Helper()
+	key := artifacts.SweepKey(got.SweepID, "report.html")
+	if got.ReportKey != key {
+		t.Errorf("regression result report key %q, want %q", got.ReportKey, key)
+	}
+	html, err := os.ReadFile(e.store.URL(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(html)
+	for _, want := range []string{`data-verdict="regressed"`, ">REGRESSED</span>", `id="regression-baseline">nightly</code>`,
+		"tolerance <b>10%</b> relative IQM change", "1000 resamples", `<tr class="regressed">`, "quality=100", `id="plot-regression"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+	if s, l := strings.Index(page, `id="regression"`), strings.Index(page, `id="leaderboard"`); s < 0 || s > l {
+		t.Errorf("report.html: regression section at %d, leaderboard at %d; want the regression first", s, l)
+	}
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatal("chromium not found: run scripts/install-tools.sh chromium (make test-integration does)")
+	}
+	local := filepath.Join(artifactDir(t), "regression-report.html")
+	if err := os.WriteFile(local, html, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom, logs := runChromium(t, chromium, local, "--dump-dom")
+	if errs := consoleErrors(logs); len(errs) > 0 {
+		t.Errorf("console errors rendering report.html:\n%s", strings.Join(errs, "\n"))
+	}
+	m := regexp.MustCompile(`<figure id="plot-regression"><svg [^>]*>(?s:(.*?))</svg>`).FindStringSubmatch(dom)
+	if m == nil || strings.Count(m[1], "<path") < 5 {
+		t.Errorf("rendered DOM lacks the regression plot with drawn paths")
+	}
+	if !strings.Contains(dom, `id="regression-verdict"`) {
+		t.Errorf("rendered DOM lacks the regression verdict")
 	}
 }
 
