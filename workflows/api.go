@@ -28,15 +28,19 @@ const (
 
 // Query, update and signal names.
 const (
-	QueryStatus        = "status"
-	UpdatePause        = "pause"
-	UpdateResume       = "resume"
-	UpdateConcurrency  = "set-concurrency"
-	SignalTrialDone    = "trial-done"
-	MaxConcurrency     = 500
-	trialIDSeparator   = "/trial/"
-	sweepIDPrefix      = "sweep/"
-	defaultCANMaxEvent = 8000
+	QueryStatus       = "status"
+	UpdatePause       = "pause"
+	UpdateResume      = "resume"
+	UpdateConcurrency = "set-concurrency"
+	SignalTrialDone   = "trial-done"
+	// SignalReportToSweep asks a trial to report its end to the sweep by signal (SignalTrialDone): the
+	// sweep sends it to its running trials when it continues-as-new, because the next run cannot follow
+	// them by their futures.
+	SignalReportToSweep = "report-to-sweep"
+	MaxConcurrency      = 500
+	trialIDSeparator    = "/trial/"
+	sweepIDPrefix       = "sweep/"
+	defaultCANMaxEvent  = 8000
 )
 
 // Regression wire names.

@@ -27,6 +27,9 @@ import (
 //	sweep-carried-check-run*.json
 //	                            the runs of integration's TestCarriedOverTrialTerminatedByHand: trials
 //	                            carried over a continue-as-new, terminated by hand, found by CheckTrials
+//	sweep-report-on-request-run*.json
+//	                            the same test after trials reported by signal only when asked
+//	                            (report-on-request): the first run asks its running trials at the boundary
 //	regression-pass.json, regression-regressed.json
 //	                            the two Regression runs of integration's TestRegressionScheduleTriggeredTwice
 //	                            (recorded by running it with RLSWEEP_RECORD_HISTORIES=DIR): LoadSpec, the

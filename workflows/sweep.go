@@ -117,7 +117,10 @@ type sweepRun struct {
 	running map[string]bool
 	// asyncStart: trials are followed in goroutines rather than awaited in the loop (asyncStartChange).
 	asyncStart bool
-	starting   int // trials started whose start is not yet confirmed
+	// reportOnRequest: trials this run starts report by signal only when asked to, at a continue-as-new
+	// (reportOnRequestChange); the run learns of their ends from their futures.
+	reportOnRequest bool
+	starting        int // trials started whose start is not yet confirmed
 }
 
 // asyncStartChange versions the switch to following trial starts asynchronously.
@@ -125,6 +128,9 @@ const asyncStartChange = "async-trial-start"
 
 // carriedCheckChange versions the periodic lookup of trials carried over from an earlier run.
 const carriedCheckChange = "carried-trial-check"
+
+// reportOnRequestChange versions trials that report by signal only when the sweep asks them to.
+const reportOnRequestChange = "report-on-request"
 
 func (s *sweepRun) lightOptions(ctx workflow.Context, summary string) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
@@ -165,6 +171,7 @@ func (s *sweepRun) probe(ctx workflow.Context) error {
 func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 	s.doneCh = workflow.GetSignalChannel(ctx, SignalTrialDone)
 	s.asyncStart = workflow.GetVersion(ctx, asyncStartChange, workflow.DefaultVersion, 1) == 1
+	s.reportOnRequest = s.asyncStart && workflow.GetVersion(ctx, reportOnRequestChange, workflow.DefaultVersion, 1) == 1
 	s.running = map[string]bool{}
 	for _, id := range s.state.Running {
 		s.running[id] = true
@@ -318,7 +325,7 @@ func (s *sweepRun) startTrial(ctx workflow.Context, t sweeps.Trial) workflow.Chi
 	return workflow.ExecuteChildWorkflow(cctx, Trial, TrialInput{
 		SweepID: s.in.SweepID, Trial: t, Trainer: spec.Trainer, Diagnostics: spec.Diagnostics,
 		Metric: spec.Metric, TaskQueue: spec.Resources.TrialQueue(), GPUs: &spec.Resources.GPUs, MaxAttempts: spec.Retries.MaxAttempts,
-		HeartbeatTimeout: s.in.HeartbeatTimeout,
+		HeartbeatTimeout: s.in.HeartbeatTimeout, ReportOnRequest: s.reportOnRequest,
 	})
 }
 
@@ -409,6 +416,9 @@ func (s *sweepRun) continueAsNew(ctx workflow.Context) error {
 	if err := workflow.Await(ctx, func() bool { return s.starting == 0 }); err != nil {
 		return err
 	}
+	if s.reportOnRequest {
+		s.askForReports(ctx)
+	}
 	s.drainDone(ctx)
 	if err := s.flushResults(ctx); err != nil {
 		return err
@@ -421,6 +431,19 @@ func (s *sweepRun) continueAsNew(ctx workflow.Context) error {
 	in := s.in
 	in.State = s.state
 	return workflow.NewContinueAsNewError(ctx, Sweep, in)
+}
+
+// askForReports tells every running trial to report its end by signal, which the next run answers.
+// A trial that ended meanwhile cannot be told; its end reaches this run's future before the run closes,
+// or else the next run's CheckTrials finds it.
+func (s *sweepRun) askForReports(ctx workflow.Context) {
+	var fs []workflow.Future
+	for _, id := range sortedKeys(s.running) {
+		fs = append(fs, workflow.SignalExternalWorkflow(ctx, TrialWorkflowID(s.in.SweepID, id), "", SignalReportToSweep, nil))
+	}
+	for _, f := range fs {
+		_ = f.Get(ctx, nil)
+	}
 }
 
 // cancel asks every running trial to stop, waits for their reports (their trainers are stopped by

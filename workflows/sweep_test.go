@@ -55,6 +55,9 @@ type fakeTrials struct {
 	outcome   func(config int) string // "" means completed
 	silent    map[string]bool         // trials that end without reporting
 
+	reportedBySignal map[string]bool // trials that sent their report by signal
+	asked            map[string]bool // trials the sweep asked to report by signal
+
 	mu        sync.Mutex
 	running   map[string]bool
 	maxAtOnce int
@@ -64,7 +67,8 @@ type fakeTrials struct {
 }
 
 func newFakeTrials(d func(int) time.Duration) *fakeTrials {
-	return &fakeTrials{durations: d, running: map[string]bool{}, starts: map[string]int{}, cancelled: map[string]bool{}}
+	return &fakeTrials{durations: d, running: map[string]bool{}, starts: map[string]int{}, cancelled: map[string]bool{},
+		reportedBySignal: map[string]bool{}, asked: map[string]bool{}}
 }
 
 func (f *fakeTrials) register(env *testsuite.TestWorkflowEnvironment) {
@@ -80,6 +84,14 @@ func (f *fakeTrials) trial(ctx workflow.Context, in workflows.TrialInput) (*acti
 	f.maxAtOnce = max(f.maxAtOnce, len(f.running))
 	f.mu.Unlock()
 
+	askedCh := workflow.GetSignalChannel(ctx, workflows.SignalReportToSweep)
+	workflow.Go(ctx, func(gctx workflow.Context) {
+		var v any
+		askedCh.Receive(gctx, &v)
+		f.mu.Lock()
+		f.asked[id] = true
+		f.mu.Unlock()
+	})
 	err := workflow.Sleep(ctx, f.durations(in.Trial.Config))
 	q := toFloat(in.Trial.Params["q"])
 	sum := activities.TrialSummary{TrialID: id, Config: in.Trial.Config, Seed: in.Trial.Seed, Params: in.Trial.Params,
@@ -98,9 +110,19 @@ func (f *fakeTrials) trial(ctx workflow.Context, in workflows.TrialInput) (*acti
 	if silent {
 		return nil, errors.New("killed by hand")
 	}
-	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	parent := workflow.GetInfo(ctx).ParentWorkflowExecution
-	_ = workflow.SignalExternalWorkflow(dctx, parent.ID, "", workflows.SignalTrialDone, sum).Get(dctx, nil)
+	// As Trial does: report by signal unless the sweep follows this trial by its future and has not
+	// asked for a report.
+	f.mu.Lock()
+	asked := f.asked[id]
+	f.mu.Unlock()
+	if !in.ReportOnRequest || asked || err != nil {
+		f.mu.Lock()
+		f.reportedBySignal[id] = true
+		f.mu.Unlock()
+		dctx, _ := workflow.NewDisconnectedContext(ctx)
+		parent := workflow.GetInfo(ctx).ParentWorkflowExecution
+		_ = workflow.SignalExternalWorkflow(dctx, parent.ID, "", workflows.SignalTrialDone, sum).Get(dctx, nil)
+	}
 	return &sum, err
 }
 
@@ -233,6 +255,9 @@ func TestSweepSlidingWindowResultsAndLeader(t *testing.T) {
 			}
 			if fakes.maxAtOnce != 3 {
 				t.Errorf("at most %d trials ran at once, want exactly the concurrency, 3", fakes.maxAtOnce)
+			}
+			if len(fakes.reportedBySignal) != 0 {
+				t.Errorf("trials %v reported by signal, want none: the sweep follows its own trials by their futures", fakes.reportedBySignal)
 			}
 			starts := fakes.startCounts()
 			byID, times := res.recorded()
@@ -488,6 +513,12 @@ func TestSweepContinueAsNewCarriesState(t *testing.T) {
 		len(st.Pending) != 0 || st.Part != 1 || st.Runs != 1 || st.Phase != workflows.PhaseRunning ||
 		st.Leader == nil || st.Leader.TrialID != "2-s1" || st.Concurrency != 3 || st.Total != len(qs) {
 		t.Errorf("carried state = %+v, want Next 6, Running [3-s1 4-s1 5-s1], 3 completed, Pending flushed as part 0, leader 2-s1", st)
+	}
+	fakes.mu.Lock()
+	asked := fmt.Sprint(fakes.asked)
+	fakes.mu.Unlock()
+	if asked != "map[3-s1:true 4-s1:true 5-s1:true]" {
+		t.Errorf("trials asked to report by signal: %s, want the three running at the continue-as-new", asked)
 	}
 	if fmt.Sprint(recorded) != "[0-s1 1-s1 2-s1]" || len(res.parts) != 1 {
 		t.Errorf("recorded before continue-as-new: %v in %d parts, want [0-s1 1-s1 2-s1] in one", recorded, len(res.parts))

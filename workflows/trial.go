@@ -26,6 +26,10 @@ type TrialInput struct {
 	// HeartbeatTimeout is how long a silent TrainSegment attempt is trusted before it is retried
 	// elsewhere (its worker is presumed dead); 0 means one minute.
 	HeartbeatTimeout time.Duration
+	// ReportOnRequest: the sweep follows this trial by its future and needs its report by signal only
+	// once it has asked for it (SignalReportToSweep, at a continue-as-new), or when it is cancelled.
+	// False (trials started before this existed): the trial always reports by signal.
+	ReportOnRequest bool `json:",omitempty"`
 }
 
 // Trial runs a trial's training in segments, one TrainSegment activity per segment, each resuming from
@@ -33,6 +37,7 @@ type TrialInput struct {
 // Sweep may have continued-as-new since it started this trial) and returns it.
 func Trial(ctx workflow.Context, in TrialInput) (*activities.TrialSummary, error) {
 	start := workflow.Now(ctx)
+	reportCh := workflow.GetSignalChannel(ctx, SignalReportToSweep)
 	sum := activities.TrialSummary{TrialID: in.Trial.ID, Config: in.Trial.Config, Seed: in.Trial.Seed,
 		Params: in.Trial.Params, Outcome: activities.OutcomeCompleted}
 	err := runSegments(ctx, in, &sum)
@@ -47,7 +52,12 @@ func Trial(ctx workflow.Context, in TrialInput) (*activities.TrialSummary, error
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	upsertTrialAttributes(dctx, sum)
-	reportToParent(dctx, sum)
+	var asked any
+	if requested := reportCh.ReceiveAsync(&asked); !in.ReportOnRequest || requested || sum.Outcome == activities.OutcomeCancelled {
+		// A cancelled trial's result does not reach the sweep's future (it ends with an error), so its
+		// steps and last metrics come by signal.
+		reportToParent(dctx, sum)
+	}
 	if sum.Outcome == activities.OutcomeCancelled {
 		return &sum, err
 	}

@@ -286,3 +286,60 @@ func TestTrialSignalsParent(t *testing.T) {
 		t.Errorf("signalled summary = %+v, want trial 3-s7 completed with objective 42", sum)
 	}
 }
+
+// parentOf runs one Trial as its child and counts the trial-done reports it receives by signal; with
+// ask it asks the trial to report (as a sweep does at a continue-as-new) while the trial trains.
+func parentOf(in workflows.TrialInput, ask bool) func(ctx workflow.Context) (int, error) {
+	return func(ctx workflow.Context) (int, error) {
+		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: "trial-under-test"})
+		f := workflow.ExecuteChildWorkflow(cctx, workflows.Trial, in)
+		if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+			return 0, err
+		}
+		if ask {
+			_ = workflow.Sleep(ctx, time.Second)
+			_ = workflow.SignalExternalWorkflow(ctx, "trial-under-test", "", workflows.SignalReportToSweep, nil).Get(ctx, nil)
+		}
+		_ = f.Get(ctx, nil)
+		_ = workflow.Sleep(ctx, time.Second) // let a report sent at the end land
+		reports := 0
+		var sum activities.TrialSummary
+		for workflow.GetSignalChannel(ctx, workflows.SignalTrialDone).ReceiveAsync(&sum) {
+			reports++
+		}
+		return reports, nil
+	}
+}
+
+// A trial started with ReportOnRequest reports by signal only once asked; without it (trials started
+// before the option existed), always.
+func TestTrialReportsBySignalOnlyWhenAsked(t *testing.T) {
+	for _, tt := range []struct {
+		name            string
+		reportOnRequest bool
+		ask             bool
+		want            int
+	}{
+		{"followed by its future", true, false, 0},
+		{"asked at a continue-as-new", true, true, 1},
+		{"started by an older sweep", false, false, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestWorkflowEnvironment()
+			env.RegisterWorkflowWithOptions(workflows.Trial, workflow.RegisterOptions{Name: workflows.WorkflowTypeTrial})
+			env.OnActivity(acts.TrainSegment, mock.Anything, mock.Anything).Return(
+				&activities.SegmentResult{LastStep: 1000}, nil).After(time.Minute)
+			in := trialInput(1000, 1000, 1)
+			in.ReportOnRequest = tt.reportOnRequest
+			env.ExecuteWorkflow(parentOf(in, tt.ask))
+			var reports int
+			if err := env.GetWorkflowResult(&reports); err != nil {
+				t.Fatal(err)
+			}
+			if reports != tt.want {
+				t.Errorf("the parent received %d reports by signal, want %d", reports, tt.want)
+			}
+		})
+	}
+}
