@@ -22,6 +22,14 @@ import (
 // Version is the pinned Temporal CLI release; scripts/install-tools.sh builds it.
 const Version = "v1.5.1"
 
+// SQLiteArgs are the dev server flags rlsweep uses with a SQLite file: write-ahead logging with
+// synchronous=NORMAL. A commit is then one append to the log instead of a journal and two fsyncs: it
+// survives the server process being killed (the log is in the OS's hands) and may be lost only to an
+// OS crash or a power cut. A sweep's scheduling rate is bound by these commits (docs/BENCHMARKS.md).
+func SQLiteArgs() []string {
+	return []string{"--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal"}
+}
+
 // Options configures a dev server.
 type Options struct {
 	Binary           string // the temporal executable; "" finds it with FindBinary
@@ -117,6 +125,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 			return nil, fmt.Errorf("dev server state: %w", err)
 		}
 		args = append(args, "--db-filename", o.DBFile)
+		args = append(args, SQLiteArgs()...)
 	}
 	s := &Server{Addr: addr, done: make(chan struct{})}
 	if o.UIPort > 0 {

@@ -81,6 +81,7 @@ func (e *env) startServer(bin string) {
 	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
 		ExistingPath:     bin,
 		DBFilename:       dbFile(e.dir),
+		ExtraArgs:        sqliteArgs(),
 		ClientOptions:    &client.Options{HostPort: e.addr, Logger: quiet{}},
 		SearchAttributes: workflows.SearchAttributes(),
 		LogLevel:         "error",
@@ -218,6 +219,15 @@ func (quiet) Error(string, ...any) {}
 
 // dbFile is the dev server's SQLite file; RLSWEEP_TEST_MEMDB=1 keeps state in memory instead, to
 // separate the cost of durable writes from the rest in benchmarks.
+// sqliteArgs are the SQLite settings rlsweep dev uses, unless RLSWEEP_TEST_SQLITE=default asks for
+// the CLI's own (for comparison in benchmarks).
+func sqliteArgs() []string {
+	if os.Getenv("RLSWEEP_TEST_MEMDB") == "1" || os.Getenv("RLSWEEP_TEST_SQLITE") == "default" {
+		return nil
+	}
+	return devserver.SQLiteArgs()
+}
+
 func dbFile(dir string) string {
 	if os.Getenv("RLSWEEP_TEST_MEMDB") == "1" {
 		return ""
