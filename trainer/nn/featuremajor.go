@@ -27,8 +27,7 @@ func (m *MLP) forwardFeatureMajor(ws *Workspace) []float64 {
 				row[k] = b
 			}
 		}
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
-			general(l.out, l.in, l.w), general(l.in, batch, inT), 1, general(l.out, batch, zT))
+		mulAdd(zT, l.w, inT, l.out, l.in, batch)
 		if i < last {
 			activate(m.Act, zT)
 		}
@@ -61,8 +60,7 @@ func (m *MLP) backwardFeatureMajor(ws *Workspace, dOut, dX []float64) {
 			break
 		}
 		nextT := ws.delta[(last-i+1)%2][:l.in*batch]
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1,
-			general(l.out, l.in, l.w), general(l.out, batch, deltaT), 0, general(l.in, batch, nextT))
+		mulTransA(nextT, l.w, deltaT, l.in, l.out, batch)
 		if i == 0 {
 			transpose(dX[:batch*l.in], nextT, l.in, batch)
 			break

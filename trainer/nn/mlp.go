@@ -205,8 +205,7 @@ func (m *MLP) Backward(ws *Workspace, dOut, dX []float64) {
 		if l.in <= narrow {
 			narrowWeightGrad(l, delta, in, batch)
 		} else {
-			blas64.Gemm(blas.Trans, blas.NoTrans, 1,
-				general(batch, l.out, delta), general(batch, l.in, in), 1, general(l.out, l.in, l.gw))
+			mulTransAAdd(l.gw, delta, in, l.out, batch, l.in)
 		}
 		for r := 0; r < batch; r++ {
 			row := delta[r*l.out : (r+1)*l.out]
@@ -222,8 +221,8 @@ func (m *MLP) Backward(ws *Workspace, dOut, dX []float64) {
 			next = dX[:batch*l.in]
 		}
 		// δ_prev = δ·W ⊙ act'(in)
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
-			general(batch, l.out, delta), general(l.out, l.in, l.w), 0, general(batch, l.in, next))
+		clear(next)
+		mulAdd(next, delta, l.w, batch, l.out, l.in)
 		if i > 0 {
 			activateGrad(m.Act, in, next)
 		}
