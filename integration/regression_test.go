@@ -96,13 +96,23 @@ func TestRegressionScheduleTriggeredTwice(t *testing.T) {
 	if want := "thresholds: tolerance 0.1, confidence 0.95, resamples 1000"; !strings.Contains(out, want) {
 		t.Errorf("schedule create said %q, want it to contain %q", out, want)
 	}
-	if got := runRegression(t, e, 1); got.Verdict != activities.VerdictPass {
-		t.Errorf("normal trainer: verdict %q, want pass", got.Verdict)
+	first := runRegression(t, e, 1)
+	if first.Verdict != activities.VerdictPass {
+		t.Errorf("normal trainer: verdict %q, want pass", first.Verdict)
 	}
 
 	// The trainer changes between two nights.
 	writeTrainer(t, trainer, true)
 	got := runRegression(t, e, 2)
+	// Two runs seconds apart (as a backfill starts them) pin two sweeps: neither overwrites the other.
+	if got.SweepID == first.SweepID {
+		t.Errorf("both regressions ran sweep %s, want one sweep each", got.SweepID)
+	}
+	var firstRep activities.RegressionReport
+	e.readJSON(artifacts.SweepKey(first.SweepID, "regression.json"), &firstRep)
+	if firstRep.Verdict != activities.VerdictPass {
+		t.Errorf("the first night's regression.json says %q, want pass", firstRep.Verdict)
+	}
 	if got.Verdict != activities.VerdictRegressed || got.Regressed != 1 {
 		t.Errorf("degraded trainer: %+v, want verdict regressed with 1 configuration", got)
 	}

@@ -34,6 +34,8 @@ import (
 //	                            the two Regression runs of integration's TestRegressionScheduleTriggeredTwice
 //	                            (recorded by running it with RLSWEEP_RECORD_HISTORIES=DIR): LoadSpec, the
 //	                            pinned Sweep child, CompareBaseline, the verdict upserted
+//	regression-random-id-*.json the same after sweep-id-random-bits (the pinned sweep's short ID from
+//	                            the run ID's random last digits; the spec's regression thresholds)
 //
 // Replaying them with the workflows as registered by the worker fails when a change to Sweep, Trial or
 // Regression is not deterministic. A change that is meant to alter the command sequence needs
