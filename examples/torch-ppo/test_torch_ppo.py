@@ -6,6 +6,7 @@ trainer contract end to end (segments, checkpoints, SIGTERM). Run from this dire
 integration/torch_example_test.go runs them too, then runs the trainer through a real sweep.
 """
 
+import contextlib
 import dataclasses
 import io
 import json
@@ -17,11 +18,13 @@ import sys
 import tempfile
 import time
 import unittest
+from unittest import mock
 
 import torch
 
 import config
 import envs
+import train
 from gae import gae
 from ppo import PPO
 
@@ -155,43 +158,67 @@ class ResumeTest(unittest.TestCase):
         # Gaussian policy, observation and reward normalisation, truncation bootstraps (200-step episodes).
         self.check("Pendulum-v1")
 
+    def test_other_device_type_reseeds(self):
+        # A GPU checkpoint resumed on a CPU: the generator states do not fit, so they are reseeded.
+        cfg = dataclasses.replace(config.cleanrl(), num_steps=32)
+        a = PPO(cfg, envs.make("CartPole-v1", 4, "cpu", 1), "cpu", 1, total_steps=1024)
+        a.iterate()
+        state = a.state_dict()
+        state["device"] = "cuda"
+        b = PPO(cfg, envs.make("CartPole-v1", 4, "cpu", 1), "cpu", 1, total_steps=1024)
+        self.assertEqual(b.load_state_dict(state), ["checkpoint from cuda resumed on cpu: generators reseeded"])
+        self.assertEqual(b.step, 128)
+        self.assertEqual(b.iterate()["iteration"], 2.0)
+
+    def test_shape_mismatch_is_refused(self):
+        a = PPO(config.cleanrl(), envs.make("CartPole-v1", 4, "cpu", 1), "cpu", 1, total_steps=1024)
+        cfg = dataclasses.replace(config.cleanrl(), num_envs=8)
+        b = PPO(cfg, envs.make("CartPole-v1", 8, "cpu", 1), "cpu", 1, total_steps=1024)
+        with self.assertRaisesRegex(ValueError, "num_envs: checkpoint 4, now 8"):
+            b.load_state_dict(a.state_dict())
+
 
 def without(d, keys):
     return {k: v for k, v in d.items() if k not in keys}
 
 
 class ContractTest(unittest.TestCase):
-    """train.py as rlsweep runs it: RLSWEEP_* variables, segments, checkpoints, SIGTERM."""
+    """train.py as rlsweep runs it: RLSWEEP_* variables, segments, checkpoints, bad flags (in this
+    process, through train.main), and SIGTERM (a real process)."""
 
     def run_segment(self, tmp, stop_at, resume=None, extra=()):
-        env = dict(os.environ, RLSWEEP_METRICS_FILE=os.path.join(tmp, "metrics.jsonl"),
-                   RLSWEEP_CHECKPOINT_DIR=os.path.join(tmp, "ckpt"), RLSWEEP_TOTAL_STEPS="2048",
-                   RLSWEEP_STOP_AT_STEP=str(stop_at), RLSWEEP_SEED="3")
-        env.pop("RLSWEEP_RESUME_FROM", None)
-        if resume:
-            env["RLSWEEP_RESUME_FROM"] = resume
-        argv = [sys.executable, TRAIN, "--env=CartPole-v1", "--num-steps=64", *extra]
-        return subprocess.run(argv, env=env, cwd=tmp, capture_output=True, text=True, timeout=120)
+        env = {"RLSWEEP_METRICS_FILE": os.path.join(tmp, "metrics.jsonl"), "RLSWEEP_CHECKPOINT_DIR": os.path.join(tmp, "ckpt"),
+               "RLSWEEP_TOTAL_STEPS": "2048", "RLSWEEP_STOP_AT_STEP": str(stop_at), "RLSWEEP_SEED": "3",
+               "RLSWEEP_RESUME_FROM": resume or ""}
+        return run_main(["--env=CartPole-v1", "--num-steps=64", *extra], env)
 
     def test_two_segments_equal_one(self):
         with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
-            p = self.run_segment(a, 2048)
-            self.assertEqual(p.returncode, 0, p.stderr)
-            p = self.run_segment(b, 1024)
-            self.assertEqual(p.returncode, 0, p.stderr)
+            code, err = self.run_segment(a, 2048)
+            self.assertEqual(code, 0, err)
+            code, err = self.run_segment(b, 1024)
+            self.assertEqual(code, 0, err)
             recs = read_jsonl(os.path.join(b, "metrics.jsonl"))
             self.assertEqual(recs[-1], {"step": 1024, "checkpoint": "ckpt-000000001024.pt"})
-            p = self.run_segment(b, 2048, resume=os.path.join(b, "ckpt", "ckpt-000000001024.pt"))
-            self.assertEqual(p.returncode, 0, p.stderr)
+            code, err = self.run_segment(b, 2048, resume=os.path.join(b, "ckpt", "ckpt-000000001024.pt"))
+            self.assertEqual(code, 0, err)
+            self.assertIn("resumed from", err)
             straight, split = read_jsonl(os.path.join(a, "metrics.jsonl")), read_jsonl(os.path.join(b, "metrics.jsonl"))
             steps = [r["step"] for r in split if "checkpoint" not in r]
             self.assertEqual(steps, list(range(256, 2049, 256)), "one record per iteration, each step once")
             self.assertEqual([without(r, TIMING) for r in split if "checkpoint" not in r],
                              [without(r, TIMING) for r in straight if "checkpoint" not in r])
-            sa = torch.load(os.path.join(a, "ckpt", "ckpt-000000002048.pt"))["agent"]
-            sb = torch.load(os.path.join(b, "ckpt", "ckpt-000000002048.pt"))["agent"]
-            for k in sa:
-                self.assertTrue(torch.equal(sa[k], sb[k]), k)
+            sa = torch.load(os.path.join(a, "ckpt", "ckpt-000000002048.pt"))
+            sb = torch.load(os.path.join(b, "ckpt", "ckpt-000000002048.pt"))
+            for part in ("agent", "optimizer"):
+                self.assertEqual(repr(sa[part]), repr(sb[part]), part)
+
+    def test_bad_flags_exit_2_naming_them(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            code, err = self.run_segment(tmp, 1024, extra=["--minibatches=5", "--lr=-1"])
+            self.assertEqual(code, 2)
+            self.assertIn("--lr: got -1.0, want > 0", err)
+            self.assertIn("--minibatches: got 5, want a divisor of num_envs × num_steps = 256", err)
 
     def test_sigterm_checkpoints_and_exits_0(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -212,12 +239,21 @@ class ContractTest(unittest.TestCase):
             self.assertEqual(set(last), {"step", "checkpoint"})
             self.assertTrue(os.path.exists(os.path.join(tmp, "ckpt", last["checkpoint"])))
 
-    def test_bad_flag_exits_2_naming_it(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            p = self.run_segment(tmp, 1024, extra=["--minibatches=5", "--lr=-1"])
-            self.assertEqual(p.returncode, 2)
-            self.assertIn("--lr: got -1.0, want > 0", p.stderr)
-            self.assertIn("--minibatches: got 5, want a divisor of num_envs × num_steps = 256", p.stderr)
+
+def run_main(argv, env):
+    """train.main(argv) in this process with env added to os.environ; returns (exit status, stderr).
+    The signal handlers it installs are put back."""
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    err = io.StringIO()
+    try:
+        with mock.patch.dict(os.environ, env), contextlib.redirect_stderr(err):
+            code = train.main(argv)
+    except SystemExit as e:
+        code = e.code
+    finally:
+        for s, h in handlers.items():
+            signal.signal(s, h)
+    return code, err.getvalue()
 
 
 def read_jsonl(path):

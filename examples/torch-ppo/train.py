@@ -25,8 +25,8 @@ def main(argv=None):
         contract = Contract.from_environ()
     except ValueError as e:
         p.error(str(e))
-    # torch is imported only past this point: it takes seconds, and half of a sweep's probe runs are
-    # declined (a categorical policy skips the Gaussian ladder and vice versa).
+    # torch is imported only past the cheap checks: it takes seconds, and half of a sweep's probe runs
+    # are declined (a categorical policy skips the Gaussian ladder and vice versa).
     if contract.probe:
         if config.DISCRETE[args.env] == contract.probe.endswith("c"):
             space = "discrete" if config.DISCRETE[args.env] else "continuous"
@@ -35,9 +35,12 @@ def main(argv=None):
         import probe
 
         return probe.run(args, contract)
+    cfg, problems = config.resolve(args, config.defaults(config.DISCRETE[args.env]))
+    if problems:
+        p.error("; ".join(problems))
     import training
 
-    return training.run(p, args, contract)
+    return training.run(p, args, cfg, contract)
 
 
 if __name__ == "__main__":

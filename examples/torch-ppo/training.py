@@ -9,7 +9,6 @@ import time
 
 import torch
 
-import config
 import envs
 from bugs import Bug
 from contract import MetricsWriter, StopFlag, write_checkpoint
@@ -19,23 +18,25 @@ DEFAULT_STEPS = 500_000
 ENV_SEED_OFFSET = 1_000_003  # the environments draw from a generator of their own, seeded apart
 
 
-def run(p, args, contract):
-    """Trains one segment; p reports bad input (exit 2, naming the flag)."""
-    cfg, problems = config.resolve(args, config.defaults(config.DISCRETE[args.env]))
+def run(p, args, cfg, contract):
+    """Trains one segment with the hyperparameters cfg; p reports bad input (exit 2, naming the flag)."""
     seed = first(args.seed, contract.seed, 1)
     total = first(args.steps, contract.total_steps, DEFAULT_STEPS)
     stop_at = first(contract.stop_at_step, total)
     if total <= 0:
-        problems.append("--steps: got %d, want > 0" % total)
-    if problems:
-        p.error("; ".join(problems))
+        p.error("--steps: got %d, want > 0" % total)
     device = pick_device(p, args.device)
     torch.set_num_threads(args.threads)
 
     env = envs.make(args.env, cfg.num_envs, device, seed + ENV_SEED_OFFSET)
     learner = PPO(cfg, env, device, seed, total, Bug(args.inject_bug))
     if contract.resume_from:
-        for w in learner.load_state_dict(torch.load(contract.resume_from, map_location="cpu")):
+        try:
+            warnings = learner.load_state_dict(torch.load(contract.resume_from, map_location="cpu"))
+        except ValueError as e:
+            log("resume from %s: %s" % (contract.resume_from, e))
+            return 1
+        for w in warnings:
             log("resume: " + w)
         log("resumed from %s at step %d" % (contract.resume_from, learner.step))
     log("%s on %s, seed %d, steps %d → %d of %d; %s" % (args.env, device, seed, learner.step, stop_at, total, cfg))
