@@ -144,7 +144,7 @@ class ResumeTest(unittest.TestCase):
         torch.save(first.state_dict(), buf)
         buf.seek(0)
         resumed = learner()
-        self.assertEqual(resumed.load_state_dict(torch.load(buf, map_location="cpu")), [])
+        self.assertEqual(resumed.load_state_dict(torch.load(buf, map_location="cpu", weights_only=False)), [])
         resumed.iterate()
         got = resumed.iterate()
         self.assertEqual(without(got, TIMING), without(want, TIMING))

@@ -32,7 +32,9 @@ def run(p, args, cfg, contract):
     learner = PPO(cfg, env, device, seed, total, Bug(args.inject_bug))
     if contract.resume_from:
         try:
-            warnings = learner.load_state_dict(torch.load(contract.resume_from, map_location="cpu"))
+            # weights_only=False: the checkpoint holds plain Python numbers besides tensors, which torch
+            # 1.13's restricted unpickler refuses; it is this trainer's own file from the sweep's store.
+            warnings = learner.load_state_dict(torch.load(contract.resume_from, map_location="cpu", weights_only=False))
         except ValueError as e:
             log("resume from %s: %s" % (contract.resume_from, e))
             return 1
