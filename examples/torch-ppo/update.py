@@ -12,36 +12,38 @@ from bugs import Bug
 
 def update(agent, optimizer, batch, cfg, rng, bug=Bug.NONE):
     """Runs PPO's optimisation on one flattened batch and returns its metrics (canonical names of
-    DESIGN §4): losses, entropy, approx KL, clip fraction and grad norm are means over the
-    minibatches evaluated; grad_norm is the global norm before clipping.
+    DESIGN §4): losses, entropy, approx KL and clip fraction are means over the minibatches evaluated
+    (the one that stopped the update on target_kl included, so they are never empty); grad_norm is the
+    global norm before clipping, a mean over the minibatches applied (0 when none was).
 
     batch: a dict of [B, ...] tensors: x (normalised obs), actions, logp, values, advantages, returns.
     rng draws the minibatch permutations.
     """
     B = batch["advantages"].shape[0]
     size = B // cfg.minibatches
-    sums = {k: 0.0 for k in ("value_loss", "policy_loss", "entropy", "approx_kl", "clip_fraction", "grad_norm")}
-    count, kl_stop = 0, False
+    sums = {k: 0.0 for k in ("value_loss", "policy_loss", "entropy", "approx_kl", "clip_fraction")}
+    evaluated, applied, grad_norm, kl_stop = 0, 0, 0.0, False
     for _ in range(cfg.epochs):
         perm = torch.randperm(B, generator=rng, device=rng.device)
         for start in range(0, size * cfg.minibatches, size):
-            idx = perm[start:start + size]
-            m = _minibatch_losses(agent, batch, idx, cfg, bug)
-            if cfg.target_kl and m["approx_kl"].item() > cfg.target_kl:
+            m = _minibatch_losses(agent, batch, perm[start:start + size], cfg, bug)
+            for k in sums:
+                sums[k] += float(m[k])
+            evaluated += 1
+            if cfg.target_kl and float(m["approx_kl"]) > cfg.target_kl:
                 kl_stop = True  # this minibatch is not applied
                 break
             optimizer.zero_grad()
             m["loss"].backward()
-            grad_norm = nn.utils.clip_grad_norm_(agent.parameters(), cfg.max_grad_norm)
+            grad_norm += float(nn.utils.clip_grad_norm_(agent.parameters(), cfg.max_grad_norm))
             optimizer.step()
-            for k in sums:
-                sums[k] += float(grad_norm if k == "grad_norm" else m[k])
-            count += 1
+            applied += 1
         if kl_stop:
             break
-    out = {k: v / count if count else math.nan for k, v in sums.items()}
+    out = {k: v / evaluated for k, v in sums.items()}
+    out["grad_norm"] = grad_norm / applied if applied else 0.0
     out["kl_early_stop"] = 1.0 if kl_stop else 0.0
-    out["minibatches"] = float(count)
+    out["minibatches"] = float(applied)
     return out
 
 
