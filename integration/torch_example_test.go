@@ -55,7 +55,7 @@ func TestTorchExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	repo := filepath.Dir(filepath.Dir(dir))
-	small := edit(t, string(example),
+	small := editExample(t, string(example),
 		"- /opt/rlsweep/", "- "+repo+"/",
 		"name: torch-ppo-cartpole", "name: torch-ppo-it",
 		"total_steps: 200000", "total_steps: 2048",
@@ -65,7 +65,7 @@ func TestTorchExample(t *testing.T) {
 		"warmup_steps: 20000", "warmup_steps: 1024")
 	t.Run("sweep", func(t *testing.T) { torchSweep(t, e, small) })
 	t.Run("inject-bug", func(t *testing.T) {
-		broken := edit(t, small, "name: torch-ppo-it", "name: torch-ppo-broken",
+		broken := editExample(t, small, "name: torch-ppo-it", "name: torch-ppo-broken",
 			"- --device=auto", "- --device=auto\n    - --inject-bug=no-discount")
 		torchBrokenSweep(t, e, broken)
 	})
@@ -74,7 +74,7 @@ func TestTorchExample(t *testing.T) {
 // torchSweep runs the sweep to completion and checks every trial's stored metrics and checkpoints.
 func torchSweep(t *testing.T, e *env, spec string) {
 	start := time.Now()
-	out, code := e.cli("submit", e.writeSpec("torch-ppo-it", spec), "--watch")
+	out, code := e.cli("submit", e.writeSpecFile("torch-ppo-it", spec), "--watch")
 	if code != 0 {
 		t.Fatalf("submit --watch exited %d:\n%s", code, out)
 	}
@@ -157,7 +157,7 @@ func missingCanonical(rec diagnostics.Record, except ...string) []string {
 
 // torchBrokenSweep checks that the probe stage stops the sweep at probe 3 with no trial started.
 func torchBrokenSweep(t *testing.T, e *env, spec string) {
-	out, code := e.cli("submit", e.writeSpec("torch-ppo-broken", spec), "--watch")
+	out, code := e.cli("submit", e.writeSpecFile("torch-ppo-broken", spec), "--watch")
 	if code == 0 {
 		t.Fatalf("submit --watch exited 0, want a failure:\n%s", out)
 	}
@@ -206,9 +206,9 @@ func torchGaussianMetrics(t *testing.T, dir string) {
 	}
 }
 
-// edit replaces each old string (pairs: old, new, ...) that must occur in s exactly once, so a change
-// to the example that the test no longer matches fails here instead of testing something else.
-func edit(t *testing.T, s string, pairs ...string) string {
+// editExample replaces each old string (pairs: old, new, ...), which must occur in s exactly once, so
+// a change to the example that the test no longer matches fails here instead of testing something else.
+func editExample(t *testing.T, s string, pairs ...string) string {
 	t.Helper()
 	for i := 0; i+1 < len(pairs); i += 2 {
 		if n := strings.Count(s, pairs[i]); n != 1 {
@@ -219,8 +219,8 @@ func edit(t *testing.T, s string, pairs ...string) string {
 	return s
 }
 
-// writeSpec writes a whole sweep spec into the env's directory and returns its path.
-func (e *env) writeSpec(name, spec string) string {
+// writeSpecFile writes a whole sweep spec into the env's directory and returns its path.
+func (e *env) writeSpecFile(name, spec string) string {
 	e.t.Helper()
 	p := filepath.Join(e.dir, name+".yaml")
 	if err := os.WriteFile(p, []byte(spec), 0o644); err != nil {
