@@ -1,13 +1,8 @@
 package nn
 
-import (
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
-)
-
 // featureMajorMin is the batch size from which Forward and Backward keep activations feature-major
-// (one row per unit, one column per sample). gonum's Gemm kernels are dot products and axpys along
-// the rows of its operands: feature-major, they run along the batch (128 long for PPO minibatches)
+// (one row per unit, one column per sample). The product kernels (gemm.go) are dot products and axpys
+// along the rows of their operands: feature-major, they run along the batch (128 long for PPO minibatches)
 // and there are in·out of them per layer, where batch-major gives batch·out kernels along the input
 // width (64, or 4 for CartPole's input layer). Fewer, longer kernels win once the batch is large;
 // rollouts with a handful of environments stay batch-major.
@@ -53,8 +48,7 @@ func (m *MLP) backwardFeatureMajor(ws *Workspace, dOut, dX []float64) {
 		} else {
 			inT = ws.xT[:l.in*batch]
 		}
-		blas64.Gemm(blas.NoTrans, blas.Trans, 1,
-			general(l.out, batch, deltaT), general(l.in, batch, inT), 1, general(l.out, l.in, l.gw))
+		mulTransBAdd(l.gw, deltaT, inT, l.out, batch, l.in)
 		addRowSums(l.gb, deltaT, batch)
 		if i == 0 && dX == nil {
 			break
@@ -102,10 +96,23 @@ func addRowSums(sums, m []float64, cols int) {
 }
 
 // transpose writes the cols×rows transpose of src (rows×cols, row-major) into dst.
+//
+// Four source rows go at a time, so that each store fills four adjacent elements of a destination
+// row instead of landing on a different cache line every time.
 func transpose(dst, src []float64, rows, cols int) {
-	for r := 0; r < rows; r++ {
-		row := src[r*cols : (r+1)*cols]
-		for c, v := range row {
+	r := 0
+	for ; r+4 <= rows; r += 4 {
+		s0 := src[r*cols : (r+1)*cols]
+		s1 := src[(r+1)*cols : (r+2)*cols][:len(s0)]
+		s2 := src[(r+2)*cols : (r+3)*cols][:len(s0)]
+		s3 := src[(r+3)*cols : (r+4)*cols][:len(s0)]
+		for c, v := range s0 {
+			d := dst[c*rows+r : c*rows+r+4 : c*rows+r+4]
+			d[0], d[1], d[2], d[3] = v, s1[c], s2[c], s3[c]
+		}
+	}
+	for ; r < rows; r++ {
+		for c, v := range src[r*cols : (r+1)*cols] {
 			dst[c*rows+r] = v
 		}
 	}

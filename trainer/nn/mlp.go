@@ -1,11 +1,6 @@
 package nn
 
-import (
-	"fmt"
-
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
-)
+import "fmt"
 
 // Activation is the nonlinearity of an MLP's hidden layers. The output layer is always linear.
 type Activation int
@@ -172,8 +167,7 @@ func (m *MLP) Forward(ws *Workspace, x []float64, batch int) []float64 {
 		if l.in <= narrow {
 			narrowForward(l, in, z, batch)
 		} else {
-			blas64.Gemm(blas.NoTrans, blas.Trans, 1,
-				general(batch, l.in, in), general(l.out, l.in, l.w), 1, general(batch, l.out, z))
+			mulTransBAdd(z, in, l.w, batch, l.in, l.out)
 		}
 		if i < last {
 			activate(m.Act, z)
@@ -230,9 +224,10 @@ func (m *MLP) Backward(ws *Workspace, dOut, dX []float64) {
 	}
 }
 
-// narrow is the input width up to which plain loops beat gonum's Gemm: its kernels are dot products
-// and axpys along the input dimension, and for an input layer of 3 or 4 observations the per-call
-// overhead of 128×64 four-element kernels costs more than the arithmetic.
+// narrow is the input width up to which plain loops beat the product kernels (gemm.go): for a
+// batch-major pass they are dot products and axpys along the input dimension, and for an input
+// layer of 3 or 4 observations the per-call overhead of four-element kernels costs more than the
+// arithmetic.
 const narrow = 8
 
 // narrowForward adds in·Wᵀ to z for a layer with few inputs.
@@ -265,10 +260,6 @@ func narrowWeightGrad(l layer, delta, in []float64, batch int) {
 			}
 		}
 	}
-}
-
-func general(rows, cols int, data []float64) blas64.General {
-	return blas64.General{Rows: rows, Cols: cols, Stride: cols, Data: data}
 }
 
 func activate(act Activation, z []float64) {
