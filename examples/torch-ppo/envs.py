@@ -50,11 +50,14 @@ class VecEnv:
     obs_dim = 0
     state_dim = 0
     max_episode_steps = 0
+    reset_low, reset_high = (), ()  # initial states are uniform in [low, high) per state variable
 
     def __init__(self, num_envs, device, seed):
         self.num_envs, self.device = num_envs, torch.device(device)
         self.rng = torch.Generator(device=self.device)
         self.rng.manual_seed(seed)
+        self._low = torch.tensor(self.reset_low, dtype=torch.float64, device=self.device)
+        self._high = torch.tensor(self.reset_high, dtype=torch.float64, device=self.device)
         self.state = torch.zeros(num_envs, self.state_dim, dtype=torch.float64, device=self.device)
         self.elapsed = torch.zeros(num_envs, dtype=torch.long, device=self.device)
 
@@ -77,12 +80,9 @@ class VecEnv:
         obs = torch.where(done[:, None], self._obs(self.state), final_obs)
         return obs, reward.float(), terminated, truncated, final_obs
 
-    def _uniform(self, n, low, high):
-        """n rows of uniform draws in [low, high) per column."""
-        low = torch.tensor(low, dtype=torch.float64, device=self.device)
-        high = torch.tensor(high, dtype=torch.float64, device=self.device)
-        u = torch.rand(n, len(low), generator=self.rng, dtype=torch.float64, device=self.device)
-        return low + (high - low) * u
+    def _initial_state(self, n):
+        u = torch.rand(n, self.state_dim, generator=self.rng, dtype=torch.float64, device=self.device)
+        return self._low + (self._high - self._low) * u
 
     def state_dict(self):
         return {"state": self.state, "elapsed": self.elapsed, "rng": self.rng.get_state()}
@@ -102,9 +102,7 @@ class CartPole(VecEnv):
     gravity, masscart, masspole, length, force_mag, tau = 9.8, 1.0, 0.1, 0.5, 10.0, 0.02
     theta_threshold = 12 * 2 * math.pi / 360
     x_threshold = 2.4
-
-    def _initial_state(self, n):
-        return self._uniform(n, [-0.05] * 4, [0.05] * 4)
+    reset_low, reset_high = [-0.05] * 4, [0.05] * 4
 
     def _obs(self, state):
         return state.float()
@@ -135,9 +133,7 @@ class Pendulum(VecEnv):
     discrete, act_dim, obs_dim, state_dim, max_episode_steps = False, 1, 3, 2, 200
     act_low, act_high = [-2.0], [2.0]
     max_speed, max_torque, dt, g, m, l = 8.0, 2.0, 0.05, 10.0, 1.0, 1.0
-
-    def _initial_state(self, n):
-        return self._uniform(n, [-math.pi, -1.0], [math.pi, 1.0])
+    reset_low, reset_high = [-math.pi, -1.0], [math.pi, 1.0]  # θ, θ̇
 
     def _obs(self, state):
         th, thdot = state.unbind(1)
