@@ -81,7 +81,7 @@ func (e *env) startServer(bin string) {
 	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
 		ExistingPath:     bin,
 		DBFilename:       dbFile(e.dir),
-		ExtraArgs:        sqliteArgs(),
+		ExtraArgs:        append(sqliteArgs(), matchingArgs()...),
 		ClientOptions:    &client.Options{HostPort: e.addr, Logger: quiet{}},
 		SearchAttributes: workflows.SearchAttributes(),
 		LogLevel:         "error",
@@ -226,6 +226,15 @@ func sqliteArgs() []string {
 		return nil
 	}
 	return devserver.SQLiteArgs()
+}
+
+// matchingArgs are the task queue settings rlsweep dev uses, unless RLSWEEP_TEST_MATCHING=default
+// asks for the server's own (four partitions per task queue).
+func matchingArgs() []string {
+	if os.Getenv("RLSWEEP_TEST_MATCHING") == "default" {
+		return nil
+	}
+	return devserver.MatchingArgs()
 }
 
 func dbFile(dir string) string {
