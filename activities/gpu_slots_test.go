@@ -17,16 +17,6 @@ import (
 	"github.com/rlsweep/rlsweep/activities"
 )
 
-// gpuRecorder is a trainer that claims its GPU with mkdir (which fails if another trial holds the same
-// GPU at that moment, and then the trainer exits 9), sleeps so that trials overlap in time, and appends
-// "trial gpu start-ns end-ns" to $GPU_TEST_DIR/runs.
-const gpuRecorder = `d="$GPU_TEST_DIR"; g="$CUDA_VISIBLE_DEVICES"
-mkdir "$d/busy-$g" || { echo "GPU $g already busy" >&2; exit 9; }
-start=$(date +%s%N); sleep 0.3; end=$(date +%s%N)
-rmdir "$d/busy-$g"
-echo "$RLSWEEP_TRIAL_ID $g $start $end" >> "$d/runs"
-printf '{"step":%s,"reward":1}\n' "$RLSWEEP_STOP_AT_STEP" >> "$RLSWEEP_METRICS_FILE"`
-
 // gpuRun is one trial's record from gpuRecorder.
 type gpuRun struct {
 	trial, gpu string
@@ -36,39 +26,7 @@ type gpuRun struct {
 // With --gpus 0,1 (two slots) and five trials started at once, no two trials run on one GPU at the same
 // time, each sees exactly one GPU in CUDA_VISIBLE_DEVICES, and both GPUs are used.
 func TestTrainSegmentGPUSlotsExclusive(t *testing.T) {
-	f := newFixture(t)
-	slots, err := activities.NewSlots([]string{"0", "1"}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.acts.Slots = slots
-	dir := t.TempDir()
-	const trials = 5
-	errs := make([]error, trials)
-	var wg sync.WaitGroup
-	for i := range trials {
-		in := f.input(1000, nil)
-		in.Trial.ID = fmt.Sprintf("%d-s1", i)
-		in.Trial.Config = i
-		in.Trainer.Command = shellTrainer(gpuRecorder)
-		in.Trainer.Environment["GPU_TEST_DIR"] = dir
-		env := f.env(context.Background(), nil)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, errs[i] = env.ExecuteActivity(f.acts.TrainSegment, in)
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Errorf("trial %d-s1: %v", i, err)
-		}
-	}
-	runs := readGPURuns(t, filepath.Join(dir, "runs"))
-	if len(runs) != trials {
-		t.Fatalf("%d trials recorded a run, want %d: %+v", len(runs), trials, runs)
-	}
+	_, runs := runGPUTrials(t, []string{"0", "1"}, make([]*int, 5))
 	byGPU := map[string][]gpuRun{}
 	for _, r := range runs {
 		if r.gpu != "0" && r.gpu != "1" {
@@ -88,6 +46,47 @@ func TestTrainSegmentGPUSlotsExclusive(t *testing.T) {
 	if len(byGPU["0"]) == 0 || len(byGPU["1"]) == 0 {
 		t.Errorf("trials per GPU: 0: %d, 1: %d; want both GPUs used", len(byGPU["0"]), len(byGPU["1"]))
 	}
+}
+
+// runGPUTrials runs one segment per entry of gpusOf at once (each asking for that many GPUs, nil: the
+// default of one) on a worker with the given GPUs, under gpuRecorder, and returns the fixture (its
+// worker keeps the pool) and what the trials recorded.
+func runGPUTrials(t *testing.T, gpus []string, gpusOf []*int) (*fixture, []gpuRun) {
+	t.Helper()
+	f := newFixture(t)
+	slots, err := activities.NewSlots(gpus, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.acts.Slots = slots
+	dir := t.TempDir()
+	errs := make([]error, len(gpusOf))
+	var wg sync.WaitGroup
+	for i, n := range gpusOf {
+		in := f.input(1000, nil)
+		in.Trial.ID = fmt.Sprintf("%d-s1", i)
+		in.Trial.Config = i
+		in.GPUs = n
+		in.Trainer.Command = shellTrainer(gpuRecorder)
+		in.Trainer.Environment["GPU_TEST_DIR"] = dir
+		env := f.env(context.Background(), nil)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = env.ExecuteActivity(f.acts.TrainSegment, in)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("trial %d-s1: %v", i, err)
+		}
+	}
+	runs := readGPURuns(t, filepath.Join(dir, "runs"))
+	if len(runs) != len(gpusOf) {
+		t.Fatalf("%d trials recorded a run, want %d: %+v", len(runs), len(gpusOf), runs)
+	}
+	return f, runs
 }
 
 func readGPURuns(t *testing.T, path string) []gpuRun {
@@ -112,9 +111,11 @@ func readGPURuns(t *testing.T, path string) []gpuRun {
 	return runs
 }
 
-// multiGPURecorder is gpuRecorder for trials that hold several GPUs: it claims each GPU listed in
-// CUDA_VISIBLE_DEVICES and records the list.
-const multiGPURecorder = `d="$GPU_TEST_DIR"; gs="$CUDA_VISIBLE_DEVICES"
+// gpuRecorder is a trainer that claims each GPU listed in CUDA_VISIBLE_DEVICES with mkdir (which fails
+// if another trial holds the same GPU at that moment, and then the trainer exits 9), sleeps so that
+// trials overlap in time, and appends "trial gpus start-ns end-ns" to $GPU_TEST_DIR/runs ("none" for no
+// GPU).
+const gpuRecorder = `d="$GPU_TEST_DIR"; gs="$CUDA_VISIBLE_DEVICES"
 for g in $(echo "$gs" | tr ',' ' '); do mkdir "$d/busy-$g" || { echo "GPU $g already busy" >&2; exit 9; }; done
 start=$(date +%s%N); sleep 0.3; end=$(date +%s%N)
 for g in $(echo "$gs" | tr ',' ' '); do rmdir "$d/busy-$g"; done
@@ -125,39 +126,8 @@ printf '{"step":%s,"reward":1}\n' "$RLSWEEP_STOP_AT_STEP" >> "$RLSWEEP_METRICS_F
 // GPUs, trials that overlap in time share none; a trial asking for none sees no GPU and does not wait
 // for one; a trial asking for more GPUs than the worker has fails at once, without retries.
 func TestTrainSegmentSeveralGPUsPerTrial(t *testing.T) {
-	f := newFixture(t)
-	slots, err := activities.NewSlots([]string{"0", "1", "2"}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.acts.Slots = slots
-	dir := t.TempDir()
-	gpusOf := []int{2, 2, 2, 2, 0}
-	errs := make([]error, len(gpusOf))
-	var wg sync.WaitGroup
-	for i, n := range gpusOf {
-		in := f.input(1000, nil)
-		in.Trial.ID = fmt.Sprintf("%d-s1", i)
-		in.GPUs = &n
-		in.Trainer.Command = shellTrainer(multiGPURecorder)
-		in.Trainer.Environment["GPU_TEST_DIR"] = dir
-		env := f.env(context.Background(), nil)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, errs[i] = env.ExecuteActivity(f.acts.TrainSegment, in)
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Errorf("trial %d-s1: %v", i, err)
-		}
-	}
-	runs := readGPURuns(t, filepath.Join(dir, "runs"))
-	if len(runs) != len(gpusOf) {
-		t.Fatalf("%d trials recorded a run, want %d: %+v", len(runs), len(gpusOf), runs)
-	}
+	two, none := 2, 0
+	f, runs := runGPUTrials(t, []string{"0", "1", "2"}, []*int{&two, &two, &two, &two, &none})
 	for _, r := range runs {
 		if r.trial == "4-s1" {
 			if r.gpu != "none" {
@@ -185,7 +155,7 @@ func TestTrainSegmentSeveralGPUsPerTrial(t *testing.T) {
 	in := f.input(1000, nil)
 	four := 4
 	in.GPUs = &four
-	_, err = f.env(context.Background(), nil).ExecuteActivity(f.acts.TrainSegment, in)
+	_, err := f.env(context.Background(), nil).ExecuteActivity(f.acts.TrainSegment, in)
 	var appErr *temporal.ApplicationError
 	if !errors.As(err, &appErr) || !appErr.NonRetryable() || !strings.Contains(err.Error(), "resources.gpus: the trial asks for 4 GPUs, this worker has 3") {
 		t.Errorf("a trial asking for 4 GPUs on a 3-GPU worker: %v, want a non-retryable error naming resources.gpus", err)

@@ -203,6 +203,20 @@ func (r *results) recorded() (map[string]activities.TrialSummary, map[string]int
 	return byID, times
 }
 
+// continuedInput is the input a sweep that continued-as-new handed to its next run.
+func continuedInput(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows.SweepInput {
+	t.Helper()
+	var can *workflow.ContinueAsNewError
+	if err := env.GetWorkflowError(); !errors.As(err, &can) {
+		t.Fatalf("sweep error %v, want a ContinueAsNewError", err)
+	}
+	var next workflows.SweepInput
+	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
+		t.Fatal(err)
+	}
+	return next
+}
+
 func sweepInput(spec sweeps.Spec) workflows.SweepInput {
 	return workflows.SweepInput{SweepID: "sweep/unit/abc", Spec: spec, SpecYAML: "name: unit\n"}
 }
@@ -491,14 +505,7 @@ func TestSweepContinueAsNewCarriesState(t *testing.T) {
 	in := sweepInput(sweepSpec(t, qs, 3, "maximize"))
 	env.ExecuteWorkflow(workflows.Sweep, in)
 
-	var can *workflow.ContinueAsNewError
-	if err := env.GetWorkflowError(); !errors.As(err, &can) {
-		t.Fatalf("sweep error %v, want a ContinueAsNewError", err)
-	}
-	var next workflows.SweepInput
-	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
-		t.Fatal(err)
-	}
+	next := continuedInput(t, env)
 	st := next.State
 	if st == nil {
 		t.Fatal("continued-as-new input has no State")
@@ -638,14 +645,7 @@ func TestSweepTrialEndingDuringResultsFlushIsKept(t *testing.T) {
 	env.RegisterDelayedCallback(func() { env.SetContinueAsNewSuggested(true) }, 3*time.Minute+30*time.Second)
 	env.ExecuteWorkflow(workflows.Sweep, sweepInput(sweepSpec(t, qs, 3, "maximize")))
 
-	var can *workflow.ContinueAsNewError
-	if err := env.GetWorkflowError(); !errors.As(err, &can) {
-		t.Fatalf("sweep error %v, want a ContinueAsNewError", err)
-	}
-	var next workflows.SweepInput
-	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
-		t.Fatal(err)
-	}
+	next := continuedInput(t, env)
 	st := next.State
 	_, times := res.recorded()
 	for _, p := range st.Pending {
