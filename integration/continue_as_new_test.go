@@ -33,19 +33,9 @@ parameters:
 probes: {enabled: false}
 concurrency: 6
 `)
-	spec, err := sweeps.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := os.ReadFile(path)
-	sweepID := workflows.SweepWorkflowID(spec.Name, "can1")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	run, err := e.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: sweepID, TaskQueue: workflows.ControlQueue},
-		workflows.Sweep, workflows.SweepInput{SweepID: sweepID, Spec: *spec, SpecYAML: string(raw), ContinueAsNewAfter: 60})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sweepID, run := startSweepWith(ctx, t, e, path, "can1", workflows.SweepInput{ContinueAsNewAfter: 60})
 	var res workflows.SweepResult
 	if err := run.Get(ctx, &res); err != nil {
 		t.Fatalf("sweep: %v", err)
@@ -88,20 +78,10 @@ parameters:
 probes: {enabled: false}
 concurrency: 6
 `)
-	spec, err := sweeps.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := os.ReadFile(path)
-	sweepID := workflows.SweepWorkflowID(spec.Name, "carried1")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	run, err := e.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: sweepID, TaskQueue: workflows.ControlQueue},
-		workflows.Sweep, workflows.SweepInput{SweepID: sweepID, Spec: *spec, SpecYAML: string(raw),
-			ContinueAsNewAfter: 30, TrialCheckInterval: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sweepID, run := startSweepWith(ctx, t, e, path, "carried1",
+		workflows.SweepInput{ContinueAsNewAfter: 30, TrialCheckInterval: 2 * time.Second})
 	// The three trials of configuration 0 finish; those of configuration 1 hang at step 2000.
 	var st workflows.SweepStatus
 	waitFor(t, 90*time.Second, "the sweep to continue-as-new with the hanging trials running", func() bool {
@@ -140,4 +120,26 @@ concurrency: 6
 			recordHistory(t, e, sweepID, ex.Execution.RunId, fmt.Sprintf("sweep-report-on-request-run%d.json", i+1))
 		}
 	}
+}
+
+// startSweepWith starts the sweep of the spec at path as ID <name>/<id>, directly with the client rather
+// than `rlsweep submit`, so that a test can set the knobs of in (ContinueAsNewAfter,
+// TrialCheckInterval) that the CLI does not expose.
+func startSweepWith(ctx context.Context, t *testing.T, e *env, path, id string, in workflows.SweepInput) (string, client.WorkflowRun) {
+	t.Helper()
+	spec, err := sweeps.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.SweepID, in.Spec, in.SpecYAML = workflows.SweepWorkflowID(spec.Name, id), *spec, string(raw)
+	run, err := e.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: in.SweepID, TaskQueue: workflows.ControlQueue},
+		workflows.Sweep, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in.SweepID, run
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"testing"
 	"time"
 
@@ -27,21 +26,7 @@ func BenchmarkTrialCycle(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		e := newEnv(b)
 		e.startWorker("a", "--slots", fmt.Sprint(conc))
-		seeds := make([]string, trials)
-		for j := range seeds {
-			seeds[j] = fmt.Sprint(j + 1)
-		}
-		spec := e.spec("cycle", fmt.Sprintf(`
-  total_steps: 1000
-seeds: [%s]
-parameters:
-  sleep_ms: {value: %d}
-  step_size: {value: 1000}
-  checkpoint_every: {value: 0}
-probes: {enabled: false}
-diagnostics: {enabled: false}
-concurrency: %d
-`, strings.Join(seeds, ", "), trialMS, conc))
+		spec := benchSpec(e, "cycle", trials, conc, trialMS)
 		out, code := e.cli("submit", spec)
 		if code != 0 {
 			b.Fatalf("submit exited %d:\n%s", code, out)

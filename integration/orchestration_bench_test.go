@@ -5,6 +5,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,24 +37,7 @@ func BenchmarkOrchestration(b *testing.B) {
 func benchSweep(b *testing.B, trials, conc, sleepMS int) {
 	e := newEnv(b)
 	e.startWorker("a", "--slots", fmt.Sprint(conc))
-	seeds := ""
-	for i := 1; i <= trials; i++ {
-		if i > 1 {
-			seeds += ", "
-		}
-		seeds += fmt.Sprint(i)
-	}
-	spec := e.spec("bench", fmt.Sprintf(`
-  total_steps: 1000
-seeds: [%s]
-parameters:
-  sleep_ms: {value: %d}
-  step_size: {value: 1000}
-  checkpoint_every: {value: 0}
-probes: {enabled: false}
-diagnostics: {enabled: false}
-concurrency: %d
-`, seeds, sleepMS, conc))
+	spec := benchSpec(e, "bench", trials, conc, sleepMS)
 	b.ResetTimer()
 	start := time.Now()
 	out, code := e.cli("submit", spec)
@@ -117,4 +101,24 @@ func sweepRuns(b *testing.B, e *env, sweepID string) int {
 		}
 	}
 	return n
+}
+
+// benchSpec writes the sweep the benchmarks run: trials seeds of the scripted trainer, each sleeping
+// sleepMS and writing one record, concurrency conc, no probes or diagnostics.
+func benchSpec(e *env, name string, trials, conc, sleepMS int) string {
+	seeds := make([]string, trials)
+	for i := range seeds {
+		seeds[i] = fmt.Sprint(i + 1)
+	}
+	return e.spec(name, fmt.Sprintf(`
+  total_steps: 1000
+seeds: [%s]
+parameters:
+  sleep_ms: {value: %d}
+  step_size: {value: 1000}
+  checkpoint_every: {value: 0}
+probes: {enabled: false}
+diagnostics: {enabled: false}
+concurrency: %d
+`, strings.Join(seeds, ", "), sleepMS, conc))
 }
