@@ -95,22 +95,19 @@ func (s *Slots) take(n int) []string {
 		return nil
 	}
 	sort.SliceStable(avail, func(i, j int) bool { return s.free[avail[i]] > s.free[avail[j]] })
-	got := avail[:n]
-	for _, g := range got {
+	chosen := map[string]bool{}
+	for _, g := range avail[:n] {
+		chosen[g] = true
 		s.free[g]--
 	}
 	// CUDA_VISIBLE_DEVICES lists them in --gpus order.
-	sort.SliceStable(got, func(i, j int) bool { return s.index(got[i]) < s.index(got[j]) })
-	return got
-}
-
-func (s *Slots) index(g string) int {
-	for i, x := range s.gpus {
-		if x == g {
-			return i
+	got := make([]string, 0, n)
+	for _, g := range s.gpus {
+		if chosen[g] {
+			got = append(got, g)
 		}
 	}
-	return -1
+	return got
 }
 
 // Release gives one place on each GPU back.

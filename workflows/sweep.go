@@ -386,17 +386,14 @@ func (s *sweepRun) flushResults(ctx workflow.Context) error {
 		return nil
 	}
 	err := workflow.ExecuteActivity(s.lightOptions(ctx, "record results"), (*activities.Activities).RecordResults,
-		activities.RecordResultsInput{SweepID: s.in.SweepID, Part: s.state.Part, Trials: s.state.Pending[:n]}).Get(ctx, nil)
+		activities.RecordResultsInput{SweepID: s.in.SweepID, Part: s.state.Part, Trials: s.state.Pending}).Get(ctx, nil)
 	if err != nil {
 		return err
 	}
 	s.state.Part++
 	// Trials that finished while the part was being stored (their followers run during the wait) stay
 	// pending for the next part.
-	s.state.Pending = append([]activities.TrialSummary(nil), s.state.Pending[n:]...)
-	if len(s.state.Pending) == 0 {
-		s.state.Pending = nil
-	}
+	s.state.Pending = s.state.Pending[n:]
 	return nil
 }
 
