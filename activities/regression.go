@@ -19,19 +19,21 @@ import (
 
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/report"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
-// Regression verdicts, as regression.json and the RlsweepVerdict search attribute carry them. A
-// configuration may also be VerdictNew or VerdictMissing; the sweep's verdict is never either.
+// Regression verdicts, as regression.json and the RlsweepVerdict search attribute carry them (the
+// report package's, which draws them). A configuration may also be VerdictNew or VerdictMissing; the
+// sweep's verdict is never either.
 const (
-	VerdictPass      = "pass"
-	VerdictRegressed = "regressed"
-	VerdictImproved  = "improved"
+	VerdictPass      = report.VerdictPass
+	VerdictRegressed = report.VerdictRegressed
+	VerdictImproved  = report.VerdictImproved
 	// VerdictNew marks a configuration only the candidate sweep has: nothing to compare it with.
-	VerdictNew = "new"
+	VerdictNew = report.VerdictNew
 	// VerdictMissing marks a configuration only the baseline has.
-	VerdictMissing = "missing"
+	VerdictMissing = report.VerdictMissing
 )
 
 // ErrNoComparableConfigs is the error type of a comparison in which no configuration of the sweep has
@@ -503,7 +505,7 @@ func (a *Activities) CompareBaseline(ctx context.Context, in CompareBaselineInpu
 }
 
 // VerdictFailed is the verdict of a regression whose sweep or comparison did not complete.
-const VerdictFailed = "failed"
+const VerdictFailed = report.VerdictFailed
 
 func summarize(rep *RegressionReport) *CompareBaselineResult {
 	out := &CompareBaselineResult{Verdict: rep.Verdict, RegressionKey: artifacts.SweepKey(rep.SweepID, "regression.json")}

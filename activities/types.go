@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/report"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
@@ -16,13 +17,13 @@ const (
 	ErrInvalidSpec    = "InvalidSpec"    // the spec cannot run (bad template, unknown builtin): never retried
 )
 
-// Trial outcomes (DESIGN §5).
+// Trial outcomes (DESIGN §5): the report package's, which draws them, so the two never disagree.
 const (
-	OutcomeCompleted = "completed"
-	OutcomeDiverged  = "diverged"
-	OutcomePruned    = "pruned"
-	OutcomeFailed    = "failed"
-	OutcomeCancelled = "cancelled"
+	OutcomeCompleted = report.OutcomeCompleted
+	OutcomeDiverged  = report.OutcomeDiverged
+	OutcomePruned    = report.OutcomePruned
+	OutcomeFailed    = report.OutcomeFailed
+	OutcomeCancelled = report.OutcomeCancelled
 )
 
 // Outcomes lists every trial outcome in display order.
