@@ -83,16 +83,7 @@ func TestWorkerKillsLoseNoSteps(t *testing.T) {
 	}
 	waitSweep(t, e.client, sweepID, 5*time.Minute)
 
-	res := e.results(sweepID)
-	if len(res.Trials) != 20 {
-		t.Fatalf("results.json has %d trials, want 20", len(res.Trials))
-	}
-	for _, tr := range res.Trials {
-		if tr.Outcome != activities.OutcomeCompleted || tr.Steps != 40000 {
-			t.Errorf("trial %s: %s at step %d, want completed at 40000", tr.TrialID, tr.Outcome, tr.Steps)
-		}
-		e.checkStoredSteps(sweepID, tr.TrialID, 40000)
-	}
+	e.checkAllCompleted(sweepID, 20, 40000)
 	att := scanAttempts(t, e.dir)
 	interrupted, maxLost := 0, int64(0)
 	for _, seg := range att {
@@ -189,16 +180,7 @@ func TestMinioOutage(t *testing.T) {
 	t.Logf("MinIO down for %s", time.Since(down).Round(100*time.Millisecond))
 	waitSweep(t, e.client, sweepID, 5*time.Minute)
 
-	res := e.results(sweepID)
-	if len(res.Trials) != 6 {
-		t.Fatalf("results.json has %d trials, want 6", len(res.Trials))
-	}
-	for _, tr := range res.Trials {
-		if tr.Outcome != activities.OutcomeCompleted || tr.Steps != 60000 {
-			t.Errorf("trial %s: %s at step %d, want completed at 60000", tr.TrialID, tr.Outcome, tr.Steps)
-		}
-		e.checkStoredSteps(sweepID, tr.TrialID, 60000)
-	}
+	e.checkAllCompleted(sweepID, 6, 60000)
 	att := scanAttempts(t, e.dir)
 	retried, checked, during := 0, 0, 0
 	for _, seg := range att {
@@ -501,4 +483,20 @@ func startKillableServer(t *testing.T, e *env) *devserver.Server {
 	t.Cleanup(c.Close)
 	e.client = c
 	return srv
+}
+
+// checkAllCompleted checks that results.json has trials trials, every one completed at steps, with each
+// step stored once in its metrics.jsonl: nothing a fault interrupted was lost or written twice.
+func (e *s3Env) checkAllCompleted(sweepID string, trials int, steps int64) {
+	e.t.Helper()
+	res := e.results(sweepID)
+	if len(res.Trials) != trials {
+		e.t.Fatalf("results.json has %d trials, want %d", len(res.Trials), trials)
+	}
+	for _, tr := range res.Trials {
+		if tr.Outcome != activities.OutcomeCompleted || tr.Steps != steps {
+			e.t.Errorf("trial %s: %s at step %d, want completed at %d", tr.TrialID, tr.Outcome, tr.Steps, steps)
+		}
+		e.checkStoredSteps(sweepID, tr.TrialID, steps)
+	}
 }
