@@ -81,7 +81,7 @@ func (e *env) startServer(bin string) {
 	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
 		ExistingPath:     bin,
 		DBFilename:       dbFile(e.dir),
-		ExtraArgs:        append(sqliteArgs(), matchingArgs()...),
+		ExtraArgs:        append(append(sqliteArgs(), matchingArgs()...), queueArgs()...),
 		ClientOptions:    &client.Options{HostPort: e.addr, Logger: quiet{}},
 		SearchAttributes: workflows.SearchAttributes(),
 		LogLevel:         "error",
@@ -235,6 +235,15 @@ func matchingArgs() []string {
 		return nil
 	}
 	return devserver.MatchingArgs()
+}
+
+// queueArgs are the history queue reader rates rlsweep dev uses, unless RLSWEEP_TEST_QUEUES=default
+// asks for the server's own (20 database polls a second per queue).
+func queueArgs() []string {
+	if os.Getenv("RLSWEEP_TEST_QUEUES") == "default" {
+		return nil
+	}
+	return devserver.QueueArgs()
 }
 
 func dbFile(dir string) string {
