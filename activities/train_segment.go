@@ -70,6 +70,8 @@ type segmentRun struct {
 	baseRead bool
 	firstNew int64
 	started  time.Time
+	// flushed: how many bytes of this attempt's records metrics.jsonl already holds.
+	flushed int64
 }
 
 func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput) (*segmentRun, error) {
@@ -463,7 +465,14 @@ func (r *segmentRun) flushMetrics(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read metrics: %w", err)
 	}
-	return putBytes(ctx, r.a.Store, metricsKey, append(append([]byte{}, r.base...), fresh...))
+	if int64(len(fresh)) == r.flushed && r.flushed > 0 {
+		return nil // stored already (a checkpoint's upload flushed them), nothing new since
+	}
+	if err := putBytes(ctx, r.a.Store, metricsKey, append(append([]byte{}, r.base...), fresh...)); err != nil {
+		return err
+	}
+	r.flushed = int64(len(fresh))
+	return nil
 }
 
 // finish turns the trainer's exit into the segment's result or a retryable crash.

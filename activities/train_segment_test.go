@@ -33,12 +33,12 @@ const sweepID = "sweep/unit/abc123"
 
 // fixture is a store, a work directory and the Activities that use them.
 type fixture struct {
-	t     *testing.T
+	t     testing.TB
 	store *artifacts.Local
 	acts  *activities.Activities
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	store, err := artifacts.NewLocal(filepath.Join(t.TempDir(), "store"))
 	if err != nil {
