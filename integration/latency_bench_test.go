@@ -5,7 +5,9 @@ package integration
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 
@@ -22,7 +24,11 @@ import (
 // between a trial's end and the next trial's start (the sweep's part). Run with -benchtime 1x; see
 // docs/BENCHMARKS.md.
 func BenchmarkTrialCycle(b *testing.B) {
-	const trials, conc, trialMS = 160, 16, 1000
+	const conc, trialMS = 16, 1000
+	trials := 160
+	if n, err := strconv.Atoi(os.Getenv("RLSWEEP_BENCH_TRIALS")); err == nil && n > conc {
+		trials = n
+	}
 	for i := 0; i < b.N; i++ {
 		e := newEnv(b)
 		e.startWorker("a", "--slots", fmt.Sprint(conc))
@@ -36,7 +42,7 @@ func BenchmarkTrialCycle(b *testing.B) {
 		if err := e.client.GetWorkflow(ctx, sweepID, "").Get(ctx, nil); err != nil {
 			b.Fatal(err)
 		}
-		steps, gaps := trialCycles(b, e, sweepID)
+		steps, gaps := trialCycles(b, e, sweepID, conc)
 		for _, s := range []struct{ metric, step string }{
 			{"first-wft-wait-ms", "WorkflowTaskScheduled>WorkflowTaskStarted#1"},
 			{"first-wft-run-ms", "WorkflowTaskStarted>WorkflowTaskCompleted#1"},
@@ -46,14 +52,24 @@ func BenchmarkTrialCycle(b *testing.B) {
 			{"last-wft-run-ms", "WorkflowTaskStarted>WorkflowTaskCompleted#2"},
 		} {
 			b.ReportMetric(median(steps[s.step]), s.metric)
+			b.ReportMetric(mean(steps[s.step]), "mean-"+s.metric)
 		}
-		b.ReportMetric(median(gaps), "end-to-next-start-ms")
+		sweepSteps := sweepCycles(b, e, sweepID)
+		for _, s := range []struct{ metric, step string }{
+			{"sweep-wft-wait-ms", "WorkflowTaskScheduled>WorkflowTaskStarted"},
+			{"sweep-wft-run-ms", "WorkflowTaskStarted>WorkflowTaskCompleted"},
+		} {
+			b.ReportMetric(mean(sweepSteps[s.step]), "mean-"+s.metric)
+		}
+		b.ReportMetric(float64(len(sweepSteps["WorkflowTaskStarted>WorkflowTaskCompleted"])), "sweep-wfts")
+		b.ReportMetric(median(gaps), "refill-ms")
+		b.ReportMetric(mean(gaps), "mean-refill-ms")
 	}
 }
 
 // trialCycles returns, for every trial of the sweep, the time between consecutive events of its
 // history by step ("A>B#n": the n-th such pair), and each trial's gap from its end to the next start.
-func trialCycles(b *testing.B, e *env, sweepID string) (map[string][]float64, []float64) {
+func trialCycles(b *testing.B, e *env, sweepID string, conc int) (map[string][]float64, []float64) {
 	ctx := context.Background()
 	steps := map[string][]float64{}
 	type span struct{ start, end time.Time }
@@ -91,19 +107,63 @@ func trialCycles(b *testing.B, e *env, sweepID string) (map[string][]float64, []
 			break
 		}
 	}
+	// The sweep keeps conc trials running: the k-th trial to end frees the slot the (k+conc)-th trial
+	// to start takes, so the refill gap is between those two.
+	starts, ends := make([]time.Time, len(spans)), make([]time.Time, len(spans))
+	for i, sp := range spans {
+		starts[i], ends[i] = sp.start, sp.end
+	}
+	sortTimes(starts)
+	sortTimes(ends)
 	var gaps []float64
-	for _, a := range spans {
-		next := time.Duration(-1)
-		for _, c := range spans {
-			if d := c.start.Sub(a.end); d >= 0 && (next < 0 || d < next) {
-				next = d
-			}
-		}
-		if next >= 0 {
-			gaps = append(gaps, float64(next.Microseconds())/1000)
-		}
+	for k := 0; k+conc < len(starts); k++ {
+		gaps = append(gaps, float64(starts[k+conc].Sub(ends[k]).Microseconds())/1000)
 	}
 	return steps, gaps
+}
+
+// sweepCycles returns the time between consecutive events of every run of the sweep's own workflow,
+// by pair of event types ("A>B").
+func sweepCycles(b *testing.B, e *env, sweepID string) map[string][]float64 {
+	ctx := context.Background()
+	steps := map[string][]float64{}
+	resp, err := e.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+		Query: fmt.Sprintf("WorkflowId = %q", sweepID)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, ex := range resp.Executions {
+		it := e.client.GetWorkflowHistory(ctx, ex.Execution.WorkflowId, ex.Execution.RunId, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		var prevName string
+		var prevTime time.Time
+		for it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				b.Fatal(err)
+			}
+			name, at := ev.EventType.String(), ev.EventTime.AsTime()
+			if prevName != "" {
+				steps[prevName+">"+name] = append(steps[prevName+">"+name], float64(at.Sub(prevTime).Microseconds())/1000)
+			}
+			prevName, prevTime = name, at
+		}
+	}
+	return steps
+}
+
+func sortTimes(t []time.Time) {
+	sort.Slice(t, func(i, j int) bool { return t[i].Before(t[j]) })
+}
+
+func mean(v []float64) float64 {
+	if len(v) == 0 {
+		return -1
+	}
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
 }
 
 func median(v []float64) float64 {

@@ -54,20 +54,31 @@ func benchSweep(b *testing.B, trials, conc, sleepMS int) {
 	if res.Counts["completed"] != trials {
 		b.Fatalf("sweep finished with %v, want %d completed", res.Counts, trials)
 	}
-	ideal := time.Duration(trials/conc) * time.Duration(sleepMS) * time.Millisecond
+	ideal := time.Duration(float64(trials) / float64(conc) * float64(sleepMS) * float64(time.Millisecond))
 	b.ReportMetric(wall.Seconds(), "wall-s")
 	if ideal > 0 {
 		b.ReportMetric(100*(wall.Seconds()-ideal.Seconds())/ideal.Seconds(), "overhead-%")
 	}
 	b.ReportMetric(float64(trials)/wall.Seconds(), "trials/s")
-	b.ReportMetric(float64(longestHistory(b, e, sweepID)), "max-history-events")
+	sp := sweepExtent(b, e, sweepID)
+	b.ReportMetric(float64(sp.longest), "max-history-events")
+	// What is spent outside the trials' own cycles: from submit to the first trial's start (the CLI,
+	// the plan) and from the last trial's end to the sweep's result (results, report).
+	b.ReportMetric(sp.firstStart.Sub(start).Seconds(), "lead-s")
+	b.ReportMetric(start.Add(wall).Sub(sp.lastClose).Seconds(), "tail-s")
 	b.ReportMetric(float64(sweepRuns(b, e, sweepID)), "sweep-runs")
 }
 
-// longestHistory is the largest history length of any run of the sweep's workflows and its trials.
-func longestHistory(b *testing.B, e *env, sweepID string) int64 {
+// extent is what the visibility store says of a sweep's workflows: the largest history length of any
+// run of the sweep and its trials, the first trial's start and the last trial's close.
+type extent struct {
+	longest               int64
+	firstStart, lastClose time.Time
+}
+
+func sweepExtent(b *testing.B, e *env, sweepID string) extent {
 	ctx := context.Background()
-	var longest int64
+	var sp extent
 	var token []byte
 	for {
 		resp, err := e.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
@@ -78,10 +89,19 @@ func longestHistory(b *testing.B, e *env, sweepID string) int64 {
 			b.Fatal(err)
 		}
 		for _, ex := range resp.Executions {
-			longest = max(longest, ex.HistoryLength)
+			sp.longest = max(sp.longest, ex.HistoryLength)
+			if !strings.Contains(ex.Execution.GetWorkflowId(), "/trial/") {
+				continue
+			}
+			if st := ex.StartTime.AsTime(); sp.firstStart.IsZero() || st.Before(sp.firstStart) {
+				sp.firstStart = st
+			}
+			if ct := ex.CloseTime.AsTime(); ct.After(sp.lastClose) {
+				sp.lastClose = ct
+			}
 		}
 		if token = resp.NextPageToken; len(token) == 0 {
-			return longest
+			return sp
 		}
 	}
 }
