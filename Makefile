@@ -44,7 +44,11 @@ lint:
 ## fuzz: each fuzz target for FUZZTIME (default 60s)
 FUZZTIME ?= 60s
 fuzz:
-	$(GO) test ./sweeps -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
+	$(GO) test ./sweeps -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
+	for f in FuzzParseJSONLine FuzzJSONLTail FuzzTensorBoardTail FuzzDecodeEvent; do \
+		$(GO) test ./trainer -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) || exit 1; \
+	done
+	$(GO) test ./artifacts -run '^$$' -fuzz '^FuzzKeys$$' -fuzztime $(FUZZTIME)
 
 ## bench: the benchmarks recorded in docs/BENCHMARKS.md
 bench:
