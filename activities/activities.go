@@ -34,6 +34,20 @@ type Activities struct {
 	FlushInterval time.Duration
 	// Trials looks up trial workflows for CheckTrials (the worker sets it from its Temporal client).
 	Trials TrialLookup
+	// Attributes tells Plan which search attributes the namespace has (the worker sets it from its
+	// Temporal client); nil means none beyond the ones rlsweep requires.
+	Attributes SearchAttributeLookup
+}
+
+// ParamsSearchAttribute is the optional KeywordList search attribute that carries a trial's parameter
+// values as "name=value" strings, so the Web UI can filter trials by parameter. A namespace that has
+// not registered it still runs sweeps; its trials just do not carry it.
+const ParamsSearchAttribute = "RlsweepParams"
+
+// SearchAttributeLookup says whether a namespace has a search attribute registered. worker/ implements
+// it with the Temporal client.
+type SearchAttributeLookup interface {
+	HasSearchAttribute(ctx context.Context, namespace, name string) (bool, error)
 }
 
 func (a *Activities) pollInterval() time.Duration {

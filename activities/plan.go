@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/rlsweep/rlsweep/artifacts"
@@ -41,5 +42,19 @@ func (a *Activities) Plan(ctx context.Context, in PlanInput) (*PlanResult, error
 			return nil, err
 		}
 	}
-	return &PlanResult{PlanKey: planKey, Trials: len(trials)}, nil
+	return &PlanResult{PlanKey: planKey, Trials: len(trials), ParamsAttribute: a.hasParamsAttribute(ctx)}, nil
+}
+
+// hasParamsAttribute asks whether the sweep's namespace has ParamsSearchAttribute; when it cannot tell,
+// trials go without it (a start with an unregistered attribute would fail).
+func (a *Activities) hasParamsAttribute(ctx context.Context) bool {
+	if a.Attributes == nil {
+		return false
+	}
+	ok, err := a.Attributes.HasSearchAttribute(ctx, activity.GetInfo(ctx).Namespace, ParamsSearchAttribute)
+	if err != nil {
+		activity.GetLogger(ctx).Warn("search attributes not listed; trials go without "+ParamsSearchAttribute, "error", err)
+		return false
+	}
+	return ok
 }

@@ -3,8 +3,12 @@ package activities_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
+	"slices"
 	"testing"
+
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
@@ -58,5 +62,64 @@ func TestPlan(t *testing.T) {
 	_, err = a.Plan(ctx, activities.PlanInput{SweepID: sweepID, Spec: sweeps.Spec{Name: "empty"}})
 	if ae := appError(t, err, activities.ErrInvalidSpec); !ae.NonRetryable() {
 		t.Errorf("InvalidSpec from Plan is retryable, want non-retryable")
+	}
+}
+
+// attrLookup is a namespace whose search attributes are set, or whose listing fails.
+type attrLookup struct {
+	names map[string]bool
+	err   error
+	asked []string // "namespace/name" of each question
+}
+
+func (l *attrLookup) HasSearchAttribute(_ context.Context, namespace, name string) (bool, error) {
+	l.asked = append(l.asked, namespace+"/"+name)
+	return l.names[name], l.err
+}
+
+// Plan says whether trials may carry RlsweepParams: only when the sweep's namespace lists it, and not
+// when the listing fails (a start naming an unregistered attribute would fail).
+func TestPlanParamsAttribute(t *testing.T) {
+	spec, err := sweeps.Load("../sweeps/testdata/good/grid.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name   string
+		lookup *attrLookup
+		want   bool
+	}{
+		{"registered", &attrLookup{names: map[string]bool{activities.ParamsSearchAttribute: true}}, true},
+		{"not registered", &attrLookup{names: map[string]bool{"RlsweepSweepId": true}}, false},
+		{"listing fails", &attrLookup{names: map[string]bool{activities.ParamsSearchAttribute: true}, err: errors.New("unavailable")}, false},
+		{"no lookup", nil, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			store, err := artifacts.NewLocal(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := &activities.Activities{Store: store}
+			if tt.lookup != nil {
+				a.Attributes = tt.lookup
+			}
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestActivityEnvironment()
+			env.RegisterActivity(a.Plan)
+			v, err := env.ExecuteActivity(a.Plan, activities.PlanInput{SweepID: sweepID, Spec: *spec, SpecYAML: "name: x"})
+			if err != nil {
+				t.Fatalf("Plan: %v", err)
+			}
+			var res activities.PlanResult
+			if err := v.Get(&res); err != nil {
+				t.Fatal(err)
+			}
+			if res.ParamsAttribute != tt.want {
+				t.Errorf("ParamsAttribute = %v, want %v", res.ParamsAttribute, tt.want)
+			}
+			if tt.lookup != nil && !slices.Equal(tt.lookup.asked, []string{"default-test-namespace/" + activities.ParamsSearchAttribute}) {
+				t.Errorf("asked %q, want the sweep's namespace for %s", tt.lookup.asked, activities.ParamsSearchAttribute)
+			}
+		})
 	}
 }

@@ -40,6 +40,8 @@ type PlanInput struct {
 type PlanResult struct {
 	PlanKey string
 	Trials  int
+	// ParamsAttribute: the namespace has ParamsSearchAttribute registered, so trials may carry it.
+	ParamsAttribute bool `json:",omitempty"`
 }
 
 // SegmentInput asks to run one training segment of one trial: from StartStep to StopAtStep.

@@ -4,6 +4,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"regexp"
 	"slices"
@@ -101,6 +102,8 @@ func checkWebUIFilters(t *testing.T, e *env, res activities.SweepResults, since 
 			trialIDs(func(tr activities.TrialSummary) bool {
 				return tr.Outcome == activities.OutcomeCompleted && tr.Objective != nil && *tr.Objective > threshold
 			})},
+		{"trials with one parameter value", []string{`"lr=0.001"`, `"fault=1"`},
+			trialIDs(func(tr activities.TrialSummary) bool { return fmt.Sprint(tr.Params["fault"]) == "1" })},
 		{"trials still running", nil, nil},
 		{"every sweep of a name", nil, []string{res.SweepID}},
 	}

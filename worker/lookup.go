@@ -6,14 +6,25 @@ import (
 	"strings"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
 	"github.com/rlsweep/rlsweep/activities"
 )
 
-// trialLookup implements activities.TrialLookup with the worker's Temporal client.
+// trialLookup implements activities.TrialLookup and activities.SearchAttributeLookup with the worker's
+// Temporal client.
 type trialLookup struct{ c client.Client }
+
+func (l trialLookup) HasSearchAttribute(ctx context.Context, namespace, name string) (bool, error) {
+	resp, err := l.c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
+	if err != nil {
+		return false, err
+	}
+	_, ok := resp.GetCustomAttributes()[name]
+	return ok, nil
+}
 
 func (l trialLookup) LookupTrial(ctx context.Context, workflowID string) (activities.TrialState, error) {
 	d, err := l.c.DescribeWorkflowExecution(ctx, workflowID, "")

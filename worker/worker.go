@@ -40,6 +40,9 @@ func New(c client.Client, opts Options) (*Workers, error) {
 	if opts.Activities.Trials == nil {
 		opts.Activities.Trials = trialLookup{c}
 	}
+	if opts.Activities.Attributes == nil {
+		opts.Activities.Attributes = trialLookup{c}
+	}
 	if opts.Control {
 		w := sdkworker.New(c, workflows.ControlQueue, sdkworker.Options{
 			MaxHeartbeatThrottleInterval: time.Second,

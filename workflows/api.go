@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/rlsweep/rlsweep/activities"
 )
 
 // Task queues.
@@ -61,6 +63,9 @@ var (
 	AttrObjective = temporal.NewSearchAttributeKeyFloat64("RlsweepObjective")
 	// AttrVerdict is a regression's verdict: pass, regressed, improved, or failed.
 	AttrVerdict = temporal.NewSearchAttributeKeyKeyword("RlsweepVerdict")
+	// AttrParams is a trial's parameter values, "name=value" each; optional: set only where the
+	// namespace has it registered (activities.PlanResult.ParamsAttribute).
+	AttrParams = temporal.NewSearchAttributeKeyKeywordList(activities.ParamsSearchAttribute)
 )
 
 // SearchAttributes lists every search attribute rlsweep sets, for registration.
@@ -68,7 +73,7 @@ func SearchAttributes() temporal.SearchAttributes {
 	return temporal.NewSearchAttributes(
 		AttrSweepID.ValueSet(""), AttrSweepName.ValueSet(""), AttrKind.ValueSet(""),
 		AttrOutcome.ValueSet(""), AttrStopRule.ValueSet(""), AttrObjective.ValueSet(0),
-		AttrVerdict.ValueSet(""),
+		AttrVerdict.ValueSet(""), AttrParams.ValueSet(nil),
 	)
 }
 

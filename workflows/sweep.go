@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"time"
+	"unicode/utf8"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
@@ -46,6 +47,8 @@ type SweepState struct {
 	Started     time.Time
 	// Probes is the probe stage's report, once it has run.
 	Probes *activities.ProbeReport `json:",omitempty"`
+	// ParamsAttribute: trials carry AttrParams (the namespace has it registered).
+	ParamsAttribute bool `json:",omitempty"`
 }
 
 // SweepStatus is what the status query returns.
@@ -149,7 +152,7 @@ func (s *sweepRun) plan(ctx workflow.Context) error {
 	if err != nil {
 		return err
 	}
-	s.state.PlanKey, s.state.Total = res.PlanKey, res.Trials
+	s.state.PlanKey, s.state.Total, s.state.ParamsAttribute = res.PlanKey, res.Trials, res.ParamsAttribute
 	s.in.SpecYAML = ""
 	return nil
 }
@@ -313,14 +316,18 @@ func (s *sweepRun) checkCarried(ctx workflow.Context, carried []string) {
 
 func (s *sweepRun) startTrial(ctx workflow.Context, t sweeps.Trial) workflow.ChildWorkflowFuture {
 	spec := s.in.Spec
+	attrs := []temporal.SearchAttributeUpdate{AttrSweepID.ValueSet(s.in.SweepID),
+		AttrSweepName.ValueSet(spec.Name), AttrKind.ValueSet("trial")}
+	if s.state.ParamsAttribute {
+		attrs = append(attrs, AttrParams.ValueSet(paramKeywords(sweeps.ParamNames(&spec), t.Params)))
+	}
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID: TrialWorkflowID(s.in.SweepID, t.ID),
 		TaskQueue:  ControlQueue,
 		// Children outlive a continue-as-new of the sweep; cancel reaches them explicitly.
-		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
-		TypedSearchAttributes: temporal.NewSearchAttributes(AttrSweepID.ValueSet(s.in.SweepID),
-			AttrSweepName.ValueSet(spec.Name), AttrKind.ValueSet("trial")),
-		StaticSummary: fmt.Sprintf("trial %s of %s: %s", t.ID, spec.Name, formatParams(sweeps.ParamNames(&spec), t.Params)),
+		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
+		TypedSearchAttributes: temporal.NewSearchAttributes(attrs...),
+		StaticSummary:         fmt.Sprintf("trial %s of %s: %s", t.ID, spec.Name, formatParams(sweeps.ParamNames(&spec), t.Params)),
 	})
 	return workflow.ExecuteChildWorkflow(cctx, Trial, TrialInput{
 		SweepID: s.in.SweepID, Trial: t, Trainer: spec.Trainer, Diagnostics: spec.Diagnostics,
@@ -512,6 +519,27 @@ func sortedKeys(m map[string]bool) []string {
 		out = append(out, k)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// maxParamKeyword bounds one "name=value" of AttrParams (SQL visibility stores keywords of at most 255).
+const maxParamKeyword = 255
+
+// paramKeywords is a trial's AttrParams value: "name=value" per parameter in spec order, values as
+// formatParams writes them, each cut to maxParamKeyword bytes on a rune boundary.
+func paramKeywords(names []string, params map[string]any) []string {
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		kw := fmt.Sprintf("%s=%v", n, params[n])
+		if len(kw) > maxParamKeyword {
+			cut := maxParamKeyword
+			for cut > 0 && !utf8.RuneStart(kw[cut]) {
+				cut--
+			}
+			kw = kw[:cut]
+		}
+		out = append(out, kw)
+	}
 	return out
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -64,6 +65,7 @@ type fakeTrials struct {
 	starts    map[string]int
 	cancelled map[string]bool
 	inputs    []workflows.TrialInput
+	params    map[string][]string // each trial's RlsweepParams search attribute, when it has one
 }
 
 func newFakeTrials(d func(int) time.Duration) *fakeTrials {
@@ -82,6 +84,12 @@ func (f *fakeTrials) trial(ctx workflow.Context, in workflows.TrialInput) (*acti
 	f.starts[id]++
 	f.inputs = append(f.inputs, in)
 	f.maxAtOnce = max(f.maxAtOnce, len(f.running))
+	if kws, ok := workflow.GetTypedSearchAttributes(ctx).GetKeywordList(workflows.AttrParams); ok {
+		if f.params == nil {
+			f.params = map[string][]string{}
+		}
+		f.params[id] = kws
+	}
 	f.mu.Unlock()
 
 	askedCh := workflow.GetSignalChannel(ctx, workflows.SignalReportToSweep)
@@ -151,7 +159,8 @@ func (f *fakeTrials) startCounts() map[string]int {
 
 // results records what the result activities were given.
 type results struct {
-	recordDelay time.Duration // workflow time each RecordResults call takes
+	recordDelay     time.Duration // workflow time each RecordResults call takes
+	paramsAttribute bool          // what Plan says of the namespace's RlsweepParams
 
 	mu     sync.Mutex
 	parts  []activities.RecordResultsInput
@@ -168,7 +177,8 @@ func (r *results) mock(env *testsuite.TestWorkflowEnvironment, total int) {
 			if in.SpecYAML == "" {
 				return nil, errors.New("plan: no spec.yaml to store")
 			}
-			return &activities.PlanResult{PlanKey: "sweeps/" + in.SweepID + "/plan.json", Trials: total}, nil
+			return &activities.PlanResult{PlanKey: "sweeps/" + in.SweepID + "/plan.json", Trials: total,
+				ParamsAttribute: r.paramsAttribute}, nil
 		})
 	env.OnActivity(acts.RecordResults, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.RecordResultsInput) error {
@@ -315,6 +325,41 @@ func TestSweepSlidingWindowResultsAndLeader(t *testing.T) {
 
 // A trial workflow that ends without its report (terminated by hand) counts as failed, whether trials
 // are still to start (1-s1) or it is the last one running (2-s1: nothing else would wake the sweep).
+// Trials carry their parameter values as the RlsweepParams search attribute exactly when Plan found it
+// registered on the namespace; without it they start all the same.
+func TestSweepTrialsCarryParamsWhereRegistered(t *testing.T) {
+	qs := []float64{0.5, 3, 1e-05}
+	for _, registered := range []bool{true, false} {
+		t.Run(fmt.Sprint("registered=", registered), func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestWorkflowEnvironment()
+			fakes := newFakeTrials(func(int) time.Duration { return time.Minute })
+			fakes.register(env)
+			res := results{paramsAttribute: registered}
+			res.mock(env, len(qs))
+			env.ExecuteWorkflow(workflows.Sweep, sweepInput(sweepSpec(t, qs, 2, "maximize")))
+			if err := env.GetWorkflowError(); err != nil {
+				t.Fatalf("sweep error: %v", err)
+			}
+			if got := len(fakes.startCounts()); got != len(qs) {
+				t.Fatalf("%d trials started, want %d", got, len(qs))
+			}
+			want := map[string][]string{"0-s1": {"q=0.5"}, "1-s1": {"q=3"}, "2-s1": {"q=1e-05"}}
+			if !registered {
+				want = nil
+			}
+			if len(fakes.params) != len(want) {
+				t.Fatalf("RlsweepParams %v, want %v", fakes.params, want)
+			}
+			for id, kws := range want {
+				if !slices.Equal(fakes.params[id], kws) {
+					t.Errorf("trial %s RlsweepParams %q, want %q", id, fakes.params[id], kws)
+				}
+			}
+		})
+	}
+}
+
 func TestSweepTrialEndingWithoutReportIsFailed(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
