@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
@@ -522,13 +523,21 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
-// maxParamKeyword bounds one "name=value" of AttrParams (SQL visibility stores keywords of at most 255).
-const maxParamKeyword = 255
+// Bounds of AttrParams: one "name=value" at most maxParamKeyword bytes (a SQL visibility keyword holds
+// 255), all of them at most maxParamsBytes, JSON-encoded, under the server's 2 KiB per search attribute
+// value (frontend.searchAttributesSizeOfValueLimit): a start whose attribute
+// is too large would be refused, and the sweep would retry it forever.
+const (
+	maxParamKeyword = 255
+	maxParamsBytes  = 1536
+)
 
 // paramKeywords is a trial's AttrParams value: "name=value" per parameter in spec order, values as
-// formatParams writes them, each cut to maxParamKeyword bytes on a rune boundary.
+// formatParams writes them, each cut to maxParamKeyword bytes on a rune boundary; the parameters that
+// no longer fit in maxParamsBytes are left out (the static summary and results.csv keep them all).
 func paramKeywords(names []string, params map[string]any) []string {
 	out := make([]string, 0, len(names))
+	total := 0
 	for _, n := range names {
 		kw := fmt.Sprintf("%s=%v", n, params[n])
 		if len(kw) > maxParamKeyword {
@@ -537,6 +546,10 @@ func paramKeywords(names []string, params map[string]any) []string {
 				cut--
 			}
 			kw = kw[:cut]
+		}
+		quoted, _ := json.Marshal(kw) // a string: cannot fail
+		if total += len(quoted) + 1; total > maxParamsBytes {
+			break
 		}
 		out = append(out, kw)
 	}

@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/converter"
@@ -357,6 +359,45 @@ func TestSweepTrialsCarryParamsWhereRegistered(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// RlsweepParams stays within what the server accepts whatever the parameters: each keyword at most 255
+// bytes and valid UTF-8, the encoded list under the 2 KiB value limit, parameters kept in spec order.
+func TestSweepParamsAttributeBounded(t *testing.T) {
+	var params strings.Builder
+	long := strings.Repeat("é", 200) // 400 bytes
+	for i := range 20 {
+		fmt.Fprintf(&params, "  p%02d: {value: \"%s\\\"%d\"}\n", i, long, i)
+	}
+	y := "name: unit\ntrainer: {command: [train], total_steps: 1000}\nseeds: [1]\nparameters:\n" + params.String() +
+		"probes: {enabled: false}\n"
+	spec, err := sweeps.Decode(strings.NewReader(y), "unit.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := spec.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	fakes := newFakeTrials(func(int) time.Duration { return time.Minute })
+	fakes.register(env)
+	res := results{paramsAttribute: true}
+	res.mock(env, 1)
+	env.ExecuteWorkflow(workflows.Sweep, sweepInput(*spec))
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatalf("sweep error: %v", err)
+	}
+	kws := fakes.params["0-s1"]
+	encoded, _ := json.Marshal(kws)
+	if len(kws) == 0 || len(kws) == 20 || len(encoded) > 2048 {
+		t.Fatalf("RlsweepParams has %d of 20 keywords, %d bytes encoded; want some left out and at most 2048", len(kws), len(encoded))
+	}
+	for i, kw := range kws {
+		if len(kw) > 255 || !utf8.ValidString(kw) || !strings.HasPrefix(kw, fmt.Sprintf("p%02d=é", i)) {
+			t.Errorf("keyword %d: %d bytes, valid UTF-8 %v, %.12q...; want p%02d=... within 255 bytes", i, len(kw), utf8.ValidString(kw), kw, i)
+		}
 	}
 }
 
