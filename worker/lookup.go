@@ -13,11 +13,11 @@ import (
 	"github.com/rlsweep/rlsweep/activities"
 )
 
-// trialLookup implements activities.TrialLookup and activities.SearchAttributeLookup with the worker's
+// clientLookup implements activities.TrialLookup and activities.SearchAttributeLookup with the worker's
 // Temporal client.
-type trialLookup struct{ c client.Client }
+type clientLookup struct{ c client.Client }
 
-func (l trialLookup) HasSearchAttribute(ctx context.Context, namespace, name string) (bool, error) {
+func (l clientLookup) HasSearchAttribute(ctx context.Context, namespace, name string) (bool, error) {
 	resp, err := l.c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
 	if err != nil {
 		return false, err
@@ -26,7 +26,7 @@ func (l trialLookup) HasSearchAttribute(ctx context.Context, namespace, name str
 	return ok, nil
 }
 
-func (l trialLookup) LookupTrial(ctx context.Context, workflowID string) (activities.TrialState, error) {
+func (l clientLookup) LookupTrial(ctx context.Context, workflowID string) (activities.TrialState, error) {
 	d, err := l.c.DescribeWorkflowExecution(ctx, workflowID, "")
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {

@@ -38,10 +38,10 @@ func New(c client.Client, opts Options) (*Workers, error) {
 	}
 	var out Workers
 	if opts.Activities.Trials == nil {
-		opts.Activities.Trials = trialLookup{c}
+		opts.Activities.Trials = clientLookup{c}
 	}
 	if opts.Activities.Attributes == nil {
-		opts.Activities.Attributes = trialLookup{c}
+		opts.Activities.Attributes = clientLookup{c}
 	}
 	if opts.Control {
 		w := sdkworker.New(c, workflows.ControlQueue, sdkworker.Options{

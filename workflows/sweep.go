@@ -525,8 +525,8 @@ func sortedKeys(m map[string]bool) []string {
 
 // Bounds of AttrParams: one "name=value" at most maxParamKeyword bytes (a SQL visibility keyword holds
 // 255), all of them at most maxParamsBytes, JSON-encoded, under the server's 2 KiB per search attribute
-// value (frontend.searchAttributesSizeOfValueLimit): a start whose attribute
-// is too large would be refused, and the sweep would retry it forever.
+// value (frontend.searchAttributesSizeOfValueLimit): a start whose attribute is too large would be
+// refused, and the sweep would retry it forever.
 const (
 	maxParamKeyword = 255
 	maxParamsBytes  = 1536
