@@ -11,10 +11,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"syscall"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 )
@@ -46,6 +49,40 @@ func MatchingArgs() []string {
 func QueueArgs() []string {
 	return []string{"--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000",
 		"--dynamic-config-value", "history.timerProcessorMaxPollRPS=1000"}
+}
+
+// EnsureSearchAttributes registers on namespace every attribute of attrs it lacks, and returns their
+// names, sorted. The dev server registers its --search-attribute flags only when it creates its
+// database, so a state directory from an older rlsweep lacks the attributes added since; this brings it
+// up to date without touching what is there. An attribute registered with another type is an error.
+func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace string, attrs temporal.SearchAttributes) ([]string, error) {
+	have, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
+	if err != nil {
+		return nil, err
+	}
+	missing := map[string]enumspb.IndexedValueType{}
+	var names []string
+	for k := range attrs.GetUntypedValues() {
+		want := enumspb.IndexedValueType(k.GetValueType())
+		got, ok := have.GetCustomAttributes()[k.GetName()]
+		switch {
+		case !ok:
+			missing[k.GetName()] = want
+			names = append(names, k.GetName())
+		case got != want:
+			return nil, fmt.Errorf("search attribute %s: registered as %s, rlsweep needs %s", k.GetName(), got, want)
+		}
+	}
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	sort.Strings(names)
+	_, err = c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
+		Namespace: namespace, SearchAttributes: missing})
+	if err != nil {
+		return nil, err
+	}
+	return names, nil
 }
 
 // Options configures a dev server.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -90,6 +91,15 @@ func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 	c, err := f.Client(ctx)
 	if err != nil {
 		return err
+	}
+	// The dev server registers search attributes only when it creates its database: a state directory
+	// from an older rlsweep, or a server someone else started, may lack the ones added since.
+	added, err := devserver.EnsureSearchAttributes(ctx, c, f.namespace(), workflows.SearchAttributes())
+	if err != nil {
+		return fmt.Errorf("register search attributes: %w", err)
+	}
+	if len(added) > 0 {
+		fmt.Fprintf(f.ErrOut, "dev: registered search attributes %s\n", strings.Join(added, ", "))
 	}
 	wopts := &WorkerOptions{Control: true, Queues: []string{workflows.DefaultTrialQueue}, Slots: opts.Slots}
 	acts, err := newActivities(f, wopts)

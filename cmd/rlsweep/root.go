@@ -99,14 +99,18 @@ func (f *Factory) WorkflowURL(workflowID string) string {
 	if base == "" {
 		base = "http://localhost:8233"
 	}
-	ns := f.Namespace
-	if ns == "" {
-		ns = os.Getenv("TEMPORAL_NAMESPACE")
+	return base + "/namespaces/" + url.PathEscape(f.namespace()) + "/workflows/" + url.PathEscape(workflowID)
+}
+
+// namespace is the Temporal namespace commands use: --namespace, else TEMPORAL_NAMESPACE, else default.
+func (f *Factory) namespace() string {
+	if f.Namespace != "" {
+		return f.Namespace
 	}
-	if ns == "" {
-		ns = "default"
+	if ns := os.Getenv("TEMPORAL_NAMESPACE"); ns != "" {
+		return ns
 	}
-	return base + "/namespaces/" + url.PathEscape(ns) + "/workflows/" + url.PathEscape(workflowID)
+	return "default"
 }
 
 func (f *Factory) close() {
