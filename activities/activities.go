@@ -44,10 +44,12 @@ type Activities struct {
 // not registered it still runs sweeps; its trials just do not carry it.
 const ParamsSearchAttribute = "RlsweepParams"
 
-// SearchAttributeLookup says whether a namespace has a search attribute registered. worker/ implements
-// it with the Temporal client.
+// SearchAttributeLookup tells how a namespace has a search attribute registered: its type in
+// Temporal's words ("Keyword", "KeywordList", ...), or "" when it is not registered or the namespace's
+// attributes may not be listed (no permission). An error is worth retrying. worker/ implements it with
+// the Temporal client.
 type SearchAttributeLookup interface {
-	HasSearchAttribute(ctx context.Context, namespace, name string) (bool, error)
+	SearchAttributeType(ctx context.Context, namespace, name string) (string, error)
 }
 
 func (a *Activities) pollInterval() time.Duration {

@@ -42,19 +42,26 @@ func (a *Activities) Plan(ctx context.Context, in PlanInput) (*PlanResult, error
 			return nil, err
 		}
 	}
-	return &PlanResult{PlanKey: planKey, Trials: len(trials), ParamsAttribute: a.hasParamsAttribute(ctx)}, nil
+	params, err := a.paramsAttribute(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &PlanResult{PlanKey: planKey, Trials: len(trials), ParamsAttribute: params}, nil
 }
 
-// hasParamsAttribute asks whether the sweep's namespace has ParamsSearchAttribute; when it cannot tell,
-// trials go without it (a start with an unregistered attribute would fail).
-func (a *Activities) hasParamsAttribute(ctx context.Context) bool {
+// paramsAttribute says whether the sweep's namespace has ParamsSearchAttribute registered as a
+// KeywordList. Trials go without it otherwise: a start naming an unregistered attribute, or a list for
+// a plain Keyword on SQL visibility, would be refused, and the sweep would retry it forever.
+func (a *Activities) paramsAttribute(ctx context.Context) (bool, error) {
 	if a.Attributes == nil {
-		return false
+		return false, nil
 	}
-	ok, err := a.Attributes.HasSearchAttribute(ctx, activity.GetInfo(ctx).Namespace, ParamsSearchAttribute)
+	typ, err := a.Attributes.SearchAttributeType(ctx, activity.GetInfo(ctx).Namespace, ParamsSearchAttribute)
 	if err != nil {
-		activity.GetLogger(ctx).Warn("search attributes not listed; trials go without "+ParamsSearchAttribute, "error", err)
-		return false
+		return false, fmt.Errorf("list search attributes: %w", err)
 	}
-	return ok
+	if typ != "" && typ != "KeywordList" {
+		activity.GetLogger(ctx).Warn(ParamsSearchAttribute + " is registered as " + typ + ", not KeywordList; trials go without it")
+	}
+	return typ == "KeywordList", nil
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/rlsweep/rlsweep/activities"
@@ -67,32 +68,34 @@ func TestPlan(t *testing.T) {
 
 // attrLookup is a namespace whose search attributes are set, or whose listing fails.
 type attrLookup struct {
-	names map[string]bool
+	types map[string]string
 	err   error
 	asked []string // "namespace/name" of each question
 }
 
-func (l *attrLookup) HasSearchAttribute(_ context.Context, namespace, name string) (bool, error) {
+func (l *attrLookup) SearchAttributeType(_ context.Context, namespace, name string) (string, error) {
 	l.asked = append(l.asked, namespace+"/"+name)
-	return l.names[name], l.err
+	return l.types[name], l.err
 }
 
-// Plan says whether trials may carry RlsweepParams: only when the sweep's namespace lists it, and not
-// when the listing fails (a start naming an unregistered attribute would fail).
+// Plan says whether trials may carry RlsweepParams: only when the sweep's namespace has it as a
+// KeywordList. A failed listing fails Plan, to be retried, rather than turn it off for the whole sweep.
 func TestPlanParamsAttribute(t *testing.T) {
 	spec, err := sweeps.Load("../sweeps/testdata/good/grid.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
-		name   string
-		lookup *attrLookup
-		want   bool
+		name    string
+		lookup  *attrLookup
+		want    bool
+		wantErr bool
 	}{
-		{"registered", &attrLookup{names: map[string]bool{activities.ParamsSearchAttribute: true}}, true},
-		{"not registered", &attrLookup{names: map[string]bool{"RlsweepSweepId": true}}, false},
-		{"listing fails", &attrLookup{names: map[string]bool{activities.ParamsSearchAttribute: true}, err: errors.New("unavailable")}, false},
-		{"no lookup", nil, false},
+		{"registered", &attrLookup{types: map[string]string{activities.ParamsSearchAttribute: "KeywordList"}}, true, false},
+		{"registered as Keyword", &attrLookup{types: map[string]string{activities.ParamsSearchAttribute: "Keyword"}}, false, false},
+		{"not registered", &attrLookup{types: map[string]string{"RlsweepSweepId": "Keyword"}}, false, false},
+		{"listing fails", &attrLookup{types: map[string]string{activities.ParamsSearchAttribute: "KeywordList"}, err: errors.New("unavailable")}, false, true},
+		{"no lookup", nil, false, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			store, err := artifacts.NewLocal(t.TempDir())
@@ -107,6 +110,13 @@ func TestPlanParamsAttribute(t *testing.T) {
 			env := s.NewTestActivityEnvironment()
 			env.RegisterActivity(a.Plan)
 			v, err := env.ExecuteActivity(a.Plan, activities.PlanInput{SweepID: sweepID, Spec: *spec, SpecYAML: "name: x"})
+			if tt.wantErr {
+				var app *temporal.ApplicationError
+				if err == nil || (errors.As(err, &app) && app.NonRetryable()) {
+					t.Fatalf("Plan: %v, want a retryable error", err)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatalf("Plan: %v", err)
 			}

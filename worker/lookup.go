@@ -17,13 +17,21 @@ import (
 // Temporal client.
 type clientLookup struct{ c client.Client }
 
-func (l clientLookup) HasSearchAttribute(ctx context.Context, namespace, name string) (bool, error) {
+func (l clientLookup) SearchAttributeType(ctx context.Context, namespace, name string) (string, error) {
 	resp, err := l.c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
-	if err != nil {
-		return false, err
+	var denied *serviceerror.PermissionDenied
+	var unimplemented *serviceerror.Unimplemented
+	if errors.As(err, &denied) || errors.As(err, &unimplemented) {
+		return "", nil // a key without operator rights (Temporal Cloud): the optional attributes go unused
 	}
-	_, ok := resp.GetCustomAttributes()[name]
-	return ok, nil
+	if err != nil {
+		return "", err
+	}
+	typ, ok := resp.GetCustomAttributes()[name]
+	if !ok {
+		return "", nil
+	}
+	return typ.String(), nil
 }
 
 func (l clientLookup) LookupTrial(ctx context.Context, workflowID string) (activities.TrialState, error) {

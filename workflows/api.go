@@ -68,13 +68,32 @@ var (
 	AttrParams = temporal.NewSearchAttributeKeyKeywordList(activities.ParamsSearchAttribute)
 )
 
-// SearchAttributes lists every search attribute rlsweep sets, for registration.
+// SearchAttributes lists every search attribute rlsweep sets, for registration: the required ones
+// and the optional ones.
 func SearchAttributes() temporal.SearchAttributes {
-	return temporal.NewSearchAttributes(
+	return temporal.NewSearchAttributes(append(requiredAttributes(), optionalAttributes()...)...)
+}
+
+// RequiredSearchAttributes are the attributes without which sweeps cannot start.
+func RequiredSearchAttributes() temporal.SearchAttributes {
+	return temporal.NewSearchAttributes(requiredAttributes()...)
+}
+
+// OptionalSearchAttributes are the attributes sweeps set only where the namespace has them.
+func OptionalSearchAttributes() temporal.SearchAttributes {
+	return temporal.NewSearchAttributes(optionalAttributes()...)
+}
+
+func requiredAttributes() []temporal.SearchAttributeUpdate {
+	return []temporal.SearchAttributeUpdate{
 		AttrSweepID.ValueSet(""), AttrSweepName.ValueSet(""), AttrKind.ValueSet(""),
 		AttrOutcome.ValueSet(""), AttrStopRule.ValueSet(""), AttrObjective.ValueSet(0),
-		AttrVerdict.ValueSet(""), AttrParams.ValueSet(nil),
-	)
+		AttrVerdict.ValueSet(""),
+	}
+}
+
+func optionalAttributes() []temporal.SearchAttributeUpdate {
+	return []temporal.SearchAttributeUpdate{AttrParams.ValueSet(nil)}
 }
 
 // Sweep phases, as the status query reports them.

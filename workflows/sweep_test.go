@@ -325,8 +325,6 @@ func TestSweepSlidingWindowResultsAndLeader(t *testing.T) {
 	}
 }
 
-// A trial workflow that ends without its report (terminated by hand) counts as failed, whether trials
-// are still to start (1-s1) or it is the last one running (2-s1: nothing else would wake the sweep).
 // Trials carry their parameter values as the RlsweepParams search attribute exactly when Plan found it
 // registered on the namespace; without it they start all the same.
 func TestSweepTrialsCarryParamsWhereRegistered(t *testing.T) {
@@ -368,7 +366,7 @@ func TestSweepParamsAttributeBounded(t *testing.T) {
 	var params strings.Builder
 	long := strings.Repeat("é", 200) // 400 bytes
 	for i := range 20 {
-		fmt.Fprintf(&params, "  p%02d: {value: \"%s\\\"%d\"}\n", i, long, i)
+		fmt.Fprintf(&params, "  p%02d: {value: \"\\\"%s%d\"}\n", i, long, i) // a quote to escape, then 400 bytes
 	}
 	y := "name: unit\ntrainer: {command: [train], total_steps: 1000}\nseeds: [1]\nparameters:\n" + params.String() +
 		"probes: {enabled: false}\n"
@@ -395,12 +393,14 @@ func TestSweepParamsAttributeBounded(t *testing.T) {
 		t.Fatalf("RlsweepParams has %d of 20 keywords, %d bytes encoded; want some left out and at most 2048", len(kws), len(encoded))
 	}
 	for i, kw := range kws {
-		if len(kw) > 255 || !utf8.ValidString(kw) || !strings.HasPrefix(kw, fmt.Sprintf("p%02d=é", i)) {
-			t.Errorf("keyword %d: %d bytes, valid UTF-8 %v, %.12q...; want p%02d=... within 255 bytes", i, len(kw), utf8.ValidString(kw), kw, i)
+		if len(kw) > 255 || !utf8.ValidString(kw) || !strings.HasPrefix(kw, fmt.Sprintf("p%02d=\"é", i)) {
+			t.Errorf("keyword %d: %d bytes, valid UTF-8 %v, %.12q...; want p%02d=\"é... within 255 bytes", i, len(kw), utf8.ValidString(kw), kw, i)
 		}
 	}
 }
 
+// A trial workflow that ends without its report (terminated by hand) counts as failed, whether trials
+// are still to start (1-s1) or it is the last one running (2-s1: nothing else would wake the sweep).
 func TestSweepTrialEndingWithoutReportIsFailed(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()

@@ -94,11 +94,16 @@ func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 	}
 	// The dev server registers search attributes only when it creates its database: a state directory
 	// from an older rlsweep, or a server someone else started, may lack the ones added since.
-	added, err := devserver.EnsureSearchAttributes(ctx, c, f.namespace(), workflows.SearchAttributes())
+	added, err := devserver.EnsureSearchAttributes(ctx, c, f.namespace(), workflows.RequiredSearchAttributes())
 	if err != nil {
 		return fmt.Errorf("register search attributes: %w", err)
 	}
-	if len(added) > 0 {
+	// Sweeps run without the optional ones (a namespace may have no KeywordList slot left).
+	opt, err := devserver.EnsureSearchAttributes(ctx, c, f.namespace(), workflows.OptionalSearchAttributes())
+	if err != nil {
+		fmt.Fprintf(f.ErrOut, "dev: optional search attributes not registered (trials go without them): %v\n", err)
+	}
+	if added = append(added, opt...); len(added) > 0 {
 		fmt.Fprintf(f.ErrOut, "dev: registered search attributes %s\n", strings.Join(added, ", "))
 	}
 	wopts := &WorkerOptions{Control: true, Queues: []string{workflows.DefaultTrialQueue}, Slots: opts.Slots}
