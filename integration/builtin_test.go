@@ -48,14 +48,15 @@ probes: {enabled: false}
 		t.Errorf("stopped at step %d, want before the 100000-step budget", dump.Verdict.Step)
 	}
 	metrics := e.store.URL(artifacts.TrialKey(sweepID, tr.TrialID, "metrics.jsonl"))
-	cmd := exec.Command(rlsweepBin, "diagnose", metrics)
+	// With the trial's budget, diagnose warms up as the sweep did and stops where the sweep stopped.
+	cmd := exec.Command(rlsweepBin, "diagnose", "--total-steps", "100000", metrics)
 	diag, err := cmd.CombinedOutput()
 	ee, _ := err.(*exec.ExitError)
 	if ee == nil || ee.ExitCode() != 3 {
 		t.Errorf("rlsweep diagnose exited %v, want 3 (a stop rule fired):\n%s", err, diag)
 	}
-	if !strings.Contains(string(diag), "STOP  "+dump.Verdict.Rule) {
-		t.Errorf("rlsweep diagnose does not name %s as the stop:\n%s", dump.Verdict.Rule, diag)
+	if want := fmt.Sprintf("STOP  %s at step %d", dump.Verdict.Rule, dump.Verdict.Step); !strings.Contains(string(diag), want) {
+		t.Errorf("rlsweep diagnose --total-steps 100000 does not say %q, as the sweep did:\n%s", want, diag)
 	}
 	fmt.Fprintf(os.Stderr, "rlsweep diagnose %s:\n%s", filepath.Base(metrics), diag)
 }

@@ -20,7 +20,8 @@ type DiagnoseOptions struct {
 	Path        string
 	Preset      string
 	Output      string // "text" or "json"
-	WarmupSteps int64  // −1: 10% of the run's last step
+	WarmupSteps int64  // −1: 10% of TotalSteps
+	TotalSteps  int64  // the run's step budget; 0: its last step
 	Patience    int
 }
 
@@ -44,6 +45,11 @@ func diagnoseCmd(f *Factory, runF func(*DiagnoseOptions) error) *cobra.Command {
 				opts.WarmupSteps = -1
 			} else if opts.WarmupSteps < 0 {
 				return invalidInput(fmt.Errorf("--warmup-steps: got %d, want an integer ≥ 0", opts.WarmupSteps))
+			} else if cmd.Flags().Changed("total-steps") {
+				return invalidInput(fmt.Errorf("--total-steps: got %d with --warmup-steps %d, want one of the two (the warm-up is 10%% of the total)", opts.TotalSteps, opts.WarmupSteps))
+			}
+			if opts.TotalSteps < 0 || cmd.Flags().Changed("total-steps") && opts.TotalSteps == 0 {
+				return invalidInput(fmt.Errorf("--total-steps: got %d, want an integer ≥ 1 (the trainer's total_steps)", opts.TotalSteps))
 			}
 			if err := opts.validate(); err != nil {
 				return invalidInput(err)
@@ -57,7 +63,8 @@ func diagnoseCmd(f *Factory, runF func(*DiagnoseOptions) error) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Preset, "preset", "", fmt.Sprintf("tag mapping of the trainer that wrote the metrics, one of %q", trainer.Presets()))
 	fl.StringVarP(&opts.Output, "output", "o", "text", `output format: "text" or "json"`)
-	fl.Int64Var(&opts.WarmupSteps, "warmup-steps", 0, "steps during which sustained rules are silent (default 10% of the run's last step)")
+	fl.Int64Var(&opts.WarmupSteps, "warmup-steps", 0, "steps during which sustained rules are silent (default 10% of --total-steps)")
+	fl.Int64Var(&opts.TotalSteps, "total-steps", 0, "the run's step budget (trainer.total_steps), for the default warm-up as a sweep sets it (default the run's last step)")
 	fl.IntVar(&opts.Patience, "patience", diagnostics.DefaultPatience, "consecutive records a sustained rule must hold to stop")
 	return cmd
 }
@@ -168,6 +175,9 @@ func judge(d *diagnosis, opts *DiagnoseOptions) error {
 	switch opts.WarmupSteps {
 	case -1:
 		cfg.WarmupSteps, cfg.TotalSteps = 0, d.records[len(d.records)-1].Step
+		if opts.TotalSteps > 0 {
+			cfg.TotalSteps = opts.TotalSteps
+		}
 	case 0:
 		cfg.WarmupSteps = -1 // the engine's "none"
 	}

@@ -27,6 +27,10 @@ func TestDiagnoseFlags(t *testing.T) {
 		{[]string{"m", "--output", "yaml"}, DiagnoseOptions{}, `--output: got "yaml", want one of ["text" "json"]`},
 		{[]string{"m", "--patience", "0"}, DiagnoseOptions{}, "--patience: got 0, want an integer ≥ 1"},
 		{[]string{"m", "--warmup-steps", "-5"}, DiagnoseOptions{}, "--warmup-steps: got -5, want an integer ≥ 0"},
+		{[]string{"m", "--total-steps", "100000"}, DiagnoseOptions{Path: "m", Output: "text", WarmupSteps: -1, TotalSteps: 100000, Patience: 5}, ""},
+		{[]string{"m", "--total-steps", "0"}, DiagnoseOptions{}, "--total-steps: got 0, want an integer ≥ 1"},
+		{[]string{"m", "--total-steps", "-3"}, DiagnoseOptions{}, "--total-steps: got -3, want an integer ≥ 1"},
+		{[]string{"m", "--total-steps", "10", "--warmup-steps", "1"}, DiagnoseOptions{}, "--total-steps: got 10 with --warmup-steps 1, want one of the two"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -88,6 +92,9 @@ func TestRunDiagnose(t *testing.T) {
 	}{
 		{"healthy", []string{"diagnose", healthy}, exitOK,
 			[]string{"jsonl, 50 records, 0 malformed", "warm-up: steps < 4900, patience 5", "no stop rule fired", "1. [task_design]"}},
+		// A sweep with total_steps 200,000 warms up for 20,000 steps, as `--total-steps` replays it.
+		{"total steps", []string{"diagnose", "--total-steps", "200000", healthy}, exitOK,
+			[]string{"warm-up: steps < 20000, patience 5"}},
 		{"nan", []string{"diagnose", nan}, exitDiverged,
 			[]string{"STOP  non_finite at step 30000: value_loss = NaN", "1. [diverged] stopped by non_finite"}},
 		{"missing", []string{"diagnose", filepath.Join(t.TempDir(), "nope")}, exitInvalid, nil},
