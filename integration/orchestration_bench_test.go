@@ -24,7 +24,8 @@ func BenchmarkOrchestration(b *testing.B) {
 	for _, c := range []struct{ trials, conc, sleepMS int }{
 		{1000, 16, 1000},
 		{1000, 16, 0},
-		{10000, 64, 0}, // the history bound: every run of the sweep stays under 10,240 events
+		{10000, 64, 0},    // the history bound: every run of the sweep stays under 10,240 events
+		{10000, 16, 1000}, // Ray Tune's published anchor: 10,000 × 1 s on 16 CPUs, 715 s against 625 s
 	} {
 		b.Run(fmt.Sprintf("trials=%d/conc=%d/trial_ms=%d", c.trials, c.conc, c.sleepMS), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
