@@ -48,15 +48,17 @@ probes: {enabled: false}
 		t.Errorf("stopped at step %d, want before the 100000-step budget", dump.Verdict.Step)
 	}
 	metrics := e.store.URL(artifacts.TrialKey(sweepID, tr.TrialID, "metrics.jsonl"))
-	// With the trial's budget, diagnose warms up as the sweep did and stops where the sweep stopped.
-	cmd := exec.Command(rlsweepBin, "diagnose", "--total-steps", "100000", metrics)
-	diag, err := cmd.CombinedOutput()
-	ee, _ := err.(*exec.ExitError)
-	if ee == nil || ee.ExitCode() != 3 {
-		t.Errorf("rlsweep diagnose exited %v, want 3 (a stop rule fired):\n%s", err, diag)
+	// With the trial's budget — given, or read from the sweep's spec.json beside the stored metrics —
+	// diagnose warms up as the sweep did and stops where the sweep stopped.
+	for _, args := range [][]string{{"diagnose", "--total-steps", "100000", metrics}, {"diagnose", metrics}} {
+		diag, err := exec.Command(rlsweepBin, args...).CombinedOutput()
+		ee, _ := err.(*exec.ExitError)
+		if ee == nil || ee.ExitCode() != 3 {
+			t.Errorf("rlsweep %q exited %v, want 3 (a stop rule fired):\n%s", args, err, diag)
+		}
+		if want := fmt.Sprintf("STOP  %s at step %d", dump.Verdict.Rule, dump.Verdict.Step); !strings.Contains(string(diag), want) {
+			t.Errorf("rlsweep %q does not say %q, as the sweep did:\n%s", args, want, diag)
+		}
+		fmt.Fprintf(os.Stderr, "rlsweep %s:\n%s", strings.Join(args[:len(args)-1], " "), diag)
 	}
-	if want := fmt.Sprintf("STOP  %s at step %d", dump.Verdict.Rule, dump.Verdict.Step); !strings.Contains(string(diag), want) {
-		t.Errorf("rlsweep diagnose --total-steps 100000 does not say %q, as the sweep did:\n%s", want, diag)
-	}
-	fmt.Fprintf(os.Stderr, "rlsweep diagnose %s:\n%s", filepath.Base(metrics), diag)
 }

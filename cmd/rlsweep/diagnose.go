@@ -7,11 +7,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/trainer"
 )
 
@@ -64,7 +66,7 @@ func diagnoseCmd(f *Factory, runF func(*DiagnoseOptions) error) *cobra.Command {
 	fl.StringVar(&opts.Preset, "preset", "", fmt.Sprintf("tag mapping of the trainer that wrote the metrics, one of %q", trainer.Presets()))
 	fl.StringVarP(&opts.Output, "output", "o", "text", `output format: "text" or "json"`)
 	fl.Int64Var(&opts.WarmupSteps, "warmup-steps", 0, "steps during which sustained rules are silent (default 10% of --total-steps)")
-	fl.Int64Var(&opts.TotalSteps, "total-steps", 0, "the run's step budget (trainer.total_steps), for the default warm-up as a sweep sets it (default the run's last step)")
+	fl.Int64Var(&opts.TotalSteps, "total-steps", 0, "the run's step budget (trainer.total_steps), for the default warm-up as a sweep sets it (default: from the sweep's spec.json when PATH is a trial's metrics in a local artifact store, else the run's last step)")
 	fl.IntVar(&opts.Patience, "patience", diagnostics.DefaultPatience, "consecutive records a sustained rule must hold to stop")
 	return cmd
 }
@@ -91,6 +93,8 @@ type diagnosis struct {
 	Malformed   int                   `json:"malformed"`
 	LastError   string                `json:"last_error,omitempty"`
 	WarmupSteps int64                 `json:"warmup_steps"`
+	TotalSteps  int64                 `json:"total_steps,omitempty"`      // the budget the warm-up came from
+	TotalsFrom  string                `json:"total_steps_from,omitempty"` // the spec.json it was read from
 	Patience    int                   `json:"patience"`
 	Stop        *diagnostics.Verdict  `json:"stop"`
 	Warnings    []diagnostics.Verdict `json:"warnings"`
@@ -103,6 +107,10 @@ func runDiagnose(f *Factory, opts *DiagnoseOptions) error {
 	if err != nil {
 		return err
 	}
+	if opts.WarmupSteps == -1 && opts.TotalSteps == 0 {
+		opts.TotalSteps, d.TotalsFrom = storedTotalSteps(opts.Path)
+	}
+	d.TotalSteps = opts.TotalSteps
 	if err := judge(d, opts); err != nil {
 		return err
 	}
@@ -119,6 +127,26 @@ func runDiagnose(f *Factory, opts *DiagnoseOptions) error {
 		return withExitCode(exitDiverged, nil)
 	}
 	return nil
+}
+
+// storedTotalSteps finds the step budget of a trial whose metrics lie in a local artifact store
+// (sweeps/<name>/<id>/trials/<trial>/metrics.jsonl): trainer.total_steps of the sweep's spec.json, three
+// directories up, and that file's path. 0 and "" when PATH lies elsewhere or the spec cannot be read.
+func storedTotalSteps(path string) (int64, string) {
+	trials := filepath.Dir(filepath.Dir(path))
+	if filepath.Base(trials) != "trials" {
+		return 0, ""
+	}
+	specPath := filepath.Join(filepath.Dir(trials), "spec.json")
+	b, err := os.ReadFile(specPath)
+	if err != nil {
+		return 0, ""
+	}
+	var spec sweeps.Spec
+	if json.Unmarshal(b, &spec) != nil || spec.Trainer.TotalSteps <= 0 {
+		return 0, ""
+	}
+	return spec.Trainer.TotalSteps, specPath
 }
 
 // readRun reads every record of the metrics at opts.Path.
@@ -203,6 +231,9 @@ func writeDiagnosis(w io.Writer, d *diagnosis) {
 	fmt.Fprintf(w, "%s: %s, %d records, %d malformed\n", d.Path, d.Source, d.Records, d.Malformed)
 	if d.LastError != "" {
 		fmt.Fprintf(w, "  last malformed: %s\n", d.LastError)
+	}
+	if d.TotalsFrom != "" {
+		fmt.Fprintf(w, "total steps: %d (trainer.total_steps of %s)\n", d.TotalSteps, d.TotalsFrom)
 	}
 	fmt.Fprintf(w, "warm-up: steps < %d, patience %d\n\n", d.WarmupSteps, d.Patience)
 	if d.Stop != nil {

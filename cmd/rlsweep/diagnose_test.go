@@ -115,6 +115,53 @@ func TestRunDiagnose(t *testing.T) {
 	}
 }
 
+// A trial's metrics in a local artifact store take the warm-up from the sweep's spec.json, as the sweep
+// did; a flag still wins, and a file elsewhere or a spec that does not decode falls back to the last step.
+func TestRunDiagnoseReadsStoredSpec(t *testing.T) {
+	run50 := writeRun(t, 50, func(int) string { return "" })
+	body, err := os.ReadFile(run50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := t.TempDir()
+	sweepDir := filepath.Join(store, "sweeps", "cartpole", "1e114cb9")
+	metrics := filepath.Join(sweepDir, "trials", "0-s1", "metrics.jsonl")
+	if err := os.MkdirAll(filepath.Dir(metrics), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(metrics, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := filepath.Join(sweepDir, "spec.json")
+	for _, tt := range []struct {
+		name, spec string
+		args       []string
+		want       []string
+	}{
+		{"from spec.json", `{"trainer": {"total_steps": 200000}}`, nil,
+			[]string{"total steps: 200000 (trainer.total_steps of " + spec + ")", "warm-up: steps < 20000"}},
+		{"flag wins", `{"trainer": {"total_steps": 200000}}`, []string{"--total-steps", "100000"},
+			[]string{"warm-up: steps < 10000"}},
+		{"spec does not decode", `{"trainer": [`, nil, []string{"warm-up: steps < 4900"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := os.WriteFile(spec, []byte(tt.spec), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+			args := append(append([]string{"diagnose"}, tt.args...), metrics)
+			if code := run(context.Background(), args, &Factory{In: strings.NewReader(""), Out: out, ErrOut: errOut}); code != exitOK {
+				t.Fatalf("exit = %d; stderr %s", code, errOut)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
+
 func TestRunDiagnoseJSON(t *testing.T) {
 	path := writeRun(t, 50, func(i int) string {
 		if i >= 20 {
