@@ -66,6 +66,7 @@ concurrency: 8
 	if code != 4 || !strings.Contains(out, "cancelled") {
 		t.Errorf("watch of a cancelled sweep exited %d, want 4 and 'cancelled' in:\n%s", code, out)
 	}
+	recordHistory(t, e, sweepID, "", "sweep-cancel-check.json")
 	res := e.results(sweepID)
 	counts := map[string]int{}
 	for _, tr := range res.Trials {

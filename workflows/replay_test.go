@@ -30,6 +30,8 @@ import (
 //	sweep-report-on-request-run*.json
 //	                            the same test after trials reported by signal only when asked
 //	                            (report-on-request): the first run asks its running trials at the boundary
+//	sweep-cancel-check.json     integration's TestCancelStopsEveryTrainer after cancel-check-closed: 8 of
+//	                            16 trials running at `rlsweep cancel`, the cancel requests awaited
 //	regression-pass.json, regression-regressed.json
 //	                            the two Regression runs of integration's TestRegressionScheduleTriggeredTwice
 //	                            (recorded by running it with RLSWEEP_RECORD_HISTORIES=DIR): LoadSpec, the

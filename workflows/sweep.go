@@ -136,6 +136,14 @@ const carriedCheckChange = "carried-trial-check"
 // reportOnRequestChange versions trials that report by signal only when the sweep asks them to.
 const reportOnRequestChange = "report-on-request"
 
+// cancelWhileStoringChange versions a cancel that arrives while results are being stored (a results
+// part, a continue-as-new, the final results): before it, the sweep failed and lost what was pending.
+const cancelWhileStoringChange = "cancel-while-storing"
+
+// cancelCheckChange versions the lookup, at a cancel, of trials that closed before the cancel request
+// reached them: a carried-over trial that ended unheard would otherwise be recorded as cancelled.
+const cancelCheckChange = "cancel-check-closed"
+
 func (s *sweepRun) lightOptions(ctx workflow.Context, summary string) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           ControlQueue,
@@ -187,7 +195,11 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 	for !s.allDone() {
 		s.startTrials(ctx)
 		if s.shouldContinueAsNew(ctx) {
-			return nil, s.continueAsNew(ctx)
+			err := s.continueAsNew(ctx)
+			if s.cancelledWhileStoring(ctx) {
+				return s.cancel(ctx)
+			}
+			return nil, err
 		}
 		// allDone: the last running trial may end without a report (its watcher records it), and then
 		// nothing else would wake the sweep.
@@ -200,11 +212,36 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 		s.drainDone(ctx)
 		if len(s.state.Pending) >= resultsBatch {
 			if err := s.flushResults(ctx); err != nil {
+				if s.cancelledWhileStoring(ctx) {
+					return s.cancel(ctx)
+				}
 				return s.fail(ctx, err)
 			}
 		}
 	}
-	return s.finish(ctx, PhaseCompleted)
+	res, err := s.finish(ctx, PhaseCompleted)
+	if err != nil && s.cancelledWhileStoring(ctx) {
+		return s.cancel(ctx)
+	}
+	return res, err
+}
+
+// cancelledWhileStoring says whether the sweep was cancelled while it stored results, in which case
+// it ends as a cancel does — every trial stopped, what is pending stored, results written — instead of
+// failing with its results unstored. Pending is trimmed only after a part is stored, so nothing is
+// lost. The abandoned RecordResults may still be writing its part: what is pending goes to the next
+// part number, so a late write cannot overwrite it; a trial in both parts counts once
+// (LoadTrialSummaries keeps one record per trial).
+func (s *sweepRun) cancelledWhileStoring(ctx workflow.Context) bool {
+	if ctx.Err() == nil {
+		return false
+	}
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	if workflow.GetVersion(dctx, cancelWhileStoringChange, workflow.DefaultVersion, 1) != 1 {
+		return false
+	}
+	s.state.Part++
+	return true
 }
 
 // allDone says whether every planned trial has started and finished.
@@ -297,22 +334,29 @@ func (s *sweepRun) checkCarried(ctx workflow.Context, carried []string) {
 		if len(refs) == 0 {
 			return
 		}
-		var res activities.CheckTrialsResult
-		err := workflow.ExecuteActivity(s.lightOptions(ctx, fmt.Sprintf("check %d carried-over trials", len(refs))),
-			(*activities.Activities).CheckTrials, activities.CheckTrialsInput{SweepID: s.in.SweepID, Trials: refs}).Get(ctx, &res)
-		if err != nil {
+		if err := s.checkTrials(ctx, refs); err != nil {
 			if ctx.Err() != nil {
 				return
 			}
 			workflow.GetLogger(ctx).Warn("carried-over trials not checked", "error", err)
-			continue
-		}
-		// A trial's own report, sent before it closed, is preferred to what its result says.
-		s.drainDone(ctx)
-		for _, sum := range res.Ended {
-			s.record(ctx, sum)
 		}
 	}
+}
+
+// checkTrials looks the trials up (CheckTrials) and records each that has closed.
+func (s *sweepRun) checkTrials(ctx workflow.Context, refs []activities.TrialRef) error {
+	var res activities.CheckTrialsResult
+	err := workflow.ExecuteActivity(s.lightOptions(ctx, fmt.Sprintf("check %d carried-over trials", len(refs))),
+		(*activities.Activities).CheckTrials, activities.CheckTrialsInput{SweepID: s.in.SweepID, Trials: refs}).Get(ctx, &res)
+	if err != nil {
+		return err
+	}
+	// A trial's own report, sent before it closed, is preferred to what its result says.
+	s.drainDone(ctx)
+	for _, sum := range res.Ended {
+		s.record(ctx, sum)
+	}
+	return nil
 }
 
 func (s *sweepRun) startTrial(ctx workflow.Context, t sweeps.Trial) workflow.ChildWorkflowFuture {
@@ -457,8 +501,27 @@ func (s *sweepRun) cancel(ctx workflow.Context) (*SweepResult, error) {
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	// A cancel request needs the trial to exist: let the starts in flight land first.
 	_ = workflow.Await(dctx, func() bool { return s.starting == 0 })
-	for _, id := range sortedKeys(s.running) {
-		workflow.RequestCancelExternalWorkflow(dctx, TrialWorkflowID(s.in.SweepID, id), "")
+	ids := sortedKeys(s.running)
+	reqs := make([]workflow.Future, len(ids))
+	for i, id := range ids {
+		reqs[i] = workflow.RequestCancelExternalWorkflow(dctx, TrialWorkflowID(s.in.SweepID, id), "")
+	}
+	if workflow.GetVersion(dctx, cancelCheckChange, workflow.DefaultVersion, 1) == 1 {
+		// A trial the request cannot reach has closed already. One started by this run is recorded by
+		// its future; one carried over from an earlier run may have ended unheard (asked to report
+		// after it closed), so its result is looked up rather than waited for.
+		var closed []activities.TrialRef
+		for i, f := range reqs {
+			if err := f.Get(dctx, nil); err != nil && s.running[ids[i]] {
+				closed = append(closed, activities.TrialRef{TrialID: ids[i], WorkflowID: TrialWorkflowID(s.in.SweepID, ids[i])})
+			}
+		}
+		s.drainDone(dctx)
+		if len(closed) > 0 {
+			if err := s.checkTrials(dctx, closed); err != nil {
+				workflow.GetLogger(ctx).Warn("closed trials not looked up", "error", err)
+			}
+		}
 	}
 	// Trials report within their trainers' grace period; a trial that never does is recorded as cancelled.
 	ok, _ := workflow.AwaitWithTimeout(dctx, 10*time.Minute, func() bool {

@@ -832,3 +832,97 @@ func TestSweepCarriedOverTrialsAreChecked(t *testing.T) {
 		t.Errorf("CheckTrials calls %v, want one, for [4-s1]", checks)
 	}
 }
+
+// cancelledResult checks that the sweep ended cancelled, having stored its results once, and returns
+// every trial the stored parts hold (a trial in two parts, as after a cancel during a store, counts once).
+func cancelledResult(t *testing.T, env *testsuite.TestWorkflowEnvironment, res *results) map[string]activities.TrialSummary {
+	t.Helper()
+	var canceled *temporal.CanceledError
+	if err := env.GetWorkflowError(); !errors.As(err, &canceled) {
+		t.Fatalf("sweep error %v, want a CanceledError", err)
+	}
+	if len(res.writes) != 1 || res.writes[0].Status != workflows.PhaseCancelled {
+		t.Errorf("WriteResults calls = %+v, want one with status cancelled", res.writes)
+	}
+	byID, _ := res.recorded()
+	return byID
+}
+
+// A cancel that arrives while a results part is being stored ends the sweep cancelled with every
+// finished trial stored and results written; it used to fail the sweep with the part's 100 trials lost.
+func TestSweepCancelWhileStoringResultsLosesNothing(t *testing.T) {
+	qs := make([]float64, 300)
+	for i := range qs {
+		qs[i] = float64(i)
+	}
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	// The first 100 finish at 1 minute; their part takes 2 minutes to store; the cancel comes at 2.
+	newFakeTrials(func(c int) time.Duration {
+		if c < 100 {
+			return time.Minute
+		}
+		return time.Hour
+	}).register(env)
+	res := results{recordDelay: 2 * time.Minute}
+	res.mock(env, len(qs))
+	env.RegisterDelayedCallback(env.CancelWorkflow, 2*time.Minute)
+	env.ExecuteWorkflow(workflows.Sweep, sweepInput(sweepSpec(t, qs, 100, "maximize")))
+	byID := cancelledResult(t, env, &res)
+	for i := range 100 {
+		if id := fmt.Sprintf("%d-s1", i); byID[id].Outcome != activities.OutcomeCompleted {
+			t.Fatalf("trial %s stored as %+v, want completed (%d trials stored)", id, byID[id], len(byID))
+		}
+	}
+}
+
+// The same at a continue-as-new: the cancel comes while the run stores its results before closing.
+func TestSweepCancelWhileContinuingAsNewLosesNothing(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	fakes := newFakeTrials(func(c int) time.Duration { return time.Duration(c+1) * time.Hour })
+	fakes.register(env)
+	res := results{recordDelay: 2 * time.Minute}
+	res.mock(env, 8)
+	env.RegisterDelayedCallback(func() { env.SetContinueAsNewSuggested(true) }, 90*time.Minute)
+	env.RegisterDelayedCallback(env.CancelWorkflow, 91*time.Minute)
+	env.ExecuteWorkflow(workflows.Sweep, sweepInput(sweepSpec(t, []float64{0, 1, 2, 3, 4, 5, 6, 7}, 3, "maximize")))
+	byID := cancelledResult(t, env, &res)
+	if byID["0-s1"].Outcome != activities.OutcomeCompleted {
+		t.Errorf("trial 0-s1 (done at 60 minutes) stored as %+v, want completed", byID["0-s1"])
+	}
+	for _, id := range []string{"1-s1", "2-s1", "3-s1"} {
+		if byID[id].Outcome != activities.OutcomeCancelled {
+			t.Errorf("trial %s (running at the cancel) stored as %+v, want cancelled", id, byID[id])
+		}
+	}
+}
+
+// A trial carried over from an earlier run that closed unheard (asked to report after it had ended) is
+// looked up when the sweep is cancelled, since the cancel request cannot reach it: it is stored with its
+// result at once, not as cancelled after the 10-minute wait for reports.
+func TestSweepCancelLooksUpClosedCarriedTrial(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	newFakeTrials(func(int) time.Duration { return time.Hour }).register(env)
+	var res results
+	res.mock(env, 5)
+	q := 4.0
+	env.OnActivity(acts.CheckTrials, mock.Anything, mock.Anything).Return(&activities.CheckTrialsResult{
+		Ended: []activities.TrialSummary{{TrialID: "4-s1", Outcome: activities.OutcomeCompleted, Objective: &q}}}, nil)
+	env.OnRequestCancelExternalWorkflow(mock.Anything, mock.Anything, mock.Anything).Return(errors.New("workflow execution already completed"))
+	in := sweepInput(sweepSpec(t, []float64{0, 1, 2, 3, 4}, 2, "maximize"))
+	in.SpecYAML = ""
+	in.State = &workflows.SweepState{Phase: workflows.PhaseRunning, Total: 5, Next: 5, Running: []string{"4-s1"},
+		Counts: map[string]int{"completed": 4}, Part: 1, Concurrency: 2, Runs: 1}
+	start := env.Now()
+	env.RegisterDelayedCallback(env.CancelWorkflow, time.Minute)
+	env.ExecuteWorkflow(workflows.Sweep, in)
+	byID := cancelledResult(t, env, &res)
+	if got := byID["4-s1"]; got.Outcome != activities.OutcomeCompleted || got.Objective == nil || *got.Objective != 4 {
+		t.Errorf("carried trial 4-s1 stored as %+v, want completed with objective 4", got)
+	}
+	if took := env.Now().Sub(start); took > 5*time.Minute {
+		t.Errorf("the cancel took %v of workflow time, want no wait for a report that cannot come", took)
+	}
+}
