@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 )
 
 // process is a trainer running in its own process group, so a stop reaches every process it started.
@@ -37,6 +39,17 @@ func startProcess(argv, env []string, dir string, log io.Writer) (*process, erro
 	}
 	p := &process{cmd: cmd, done: make(chan struct{})}
 	go func() {
+		// Wait for the trainer to exit without reaping it: while it is a zombie its PID, which is its
+		// process group's ID, cannot be reused, so the SIGKILL below reaches only what the trainer left
+		// behind in its group (a data loader, a stray subprocess holding the GPU) and nothing else.
+		var info unix.Siginfo
+		for {
+			err := unix.Waitid(unix.P_PID, cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+			if err != unix.EINTR {
+				break
+			}
+		}
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		p.err = cmd.Wait()
 		close(p.done)
 	}()
@@ -44,12 +57,18 @@ func startProcess(argv, env []string, dir string, log io.Writer) (*process, erro
 }
 
 // stop asks the process group to stop with SIGTERM and sends SIGKILL after grace. It returns once the
-// trainer has exited; a SIGKILL also reaches any child the trainer left behind.
+// trainer has exited and everything left in its group has been killed.
 func (p *process) stop(grace time.Duration) {
-	pgid := p.cmd.Process.Pid
+	select {
+	case <-p.done:
+		return // exited already; its group was killed then
+	default:
+	}
+	pgid := p.cmd.Process.Pid // the trainer is not reaped before done closes: the ID is still its group's
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	select {
 	case <-p.done:
+		return
 	case <-time.After(grace):
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -655,5 +656,35 @@ func TestTrainSegmentCancelKeepsFinalCheckpoint(t *testing.T) {
 	}
 	if len(keys) != 1 || !strings.HasSuffix(keys[0], "/ckpt-"+strconv.FormatInt(last, 10)+".json") {
 		t.Errorf("stored checkpoints = %q, want the one written on SIGTERM at step %d", keys, last)
+	}
+}
+
+// A trainer that exits, normally or by crashing, leaves nothing running: whatever it started in its
+// process group (a data loader, a stray subprocess holding the GPU) is killed when it exits.
+func TestTrainSegmentKillsWhatTheTrainerLeftBehind(t *testing.T) {
+	for _, exit := range []int{0, 3} {
+		t.Run(fmt.Sprint("exit ", exit), func(t *testing.T) {
+			f := newFixture(t)
+			in := f.input(1000, nil)
+			pidFile := filepath.Join(t.TempDir(), "child.pid")
+			in.Trainer.Command = shellTrainer(fmt.Sprintf(`sleep 300 & echo $! > %s; printf '{"step":1000,"reward":1}\n' >> "$RLSWEEP_METRICS_FILE"; exit %d`, pidFile, exit))
+			_, _ = f.run(in)
+			b, err := os.ReadFile(pidFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for alive(pid) && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if alive(pid) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				t.Fatalf("the trainer's child %d outlived the segment", pid)
+			}
+		})
 	}
 }
