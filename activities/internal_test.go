@@ -109,6 +109,16 @@ func TestStoredBefore(t *testing.T) {
 	if _, err := storedBefore(ctx, s, "../bad", 1); err == nil {
 		t.Errorf("storedBefore of a bad key = nil error, want one")
 	}
+	// A stored line longer than any scanner buffer: a custom metric name of 800k '<', which the canonical
+	// encoding writes as \u003c (4.8 MB); the record is kept whole, not an error that fails every later
+	// segment of the trial.
+	long := "{\"step\":1000,\"" + strings.Repeat("\\u003c", 800_000) + "\":1}"
+	if err := s.Put(ctx, key, strings.NewReader(long+"\n{\"step\":2000,\"reward\":2}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := storedBefore(ctx, s, key, 2000); err != nil || string(got) != long+"\n" {
+		t.Errorf("storedBefore over a %d-byte line = %d bytes, %v; want the line whole", len(long), len(got), err)
+	}
 }
 
 func TestTailFile(t *testing.T) {

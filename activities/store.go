@@ -54,18 +54,23 @@ func storedBefore(ctx context.Context, s Store, key string, step int64) ([]byte,
 		return nil, fmt.Errorf("read stored metrics: %w", err)
 	}
 	defer rc.Close()
+	// Lines of any length: a stored line is a record re-encoded, which can be several times the size
+	// the reader allowed the trainer's line (json escapes <, > and & as six bytes each).
 	var out []byte
-	sc := bufio.NewScanner(rc)
-	sc.Buffer(make([]byte, 64*1024), 4<<20)
-	for sc.Scan() {
-		rec, err := trainer.ParseJSONLine(sc.Bytes())
-		if err != nil || rec.Step >= step {
-			continue
+	br := bufio.NewReaderSize(rc, 64*1024)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			line = bytes.TrimSuffix(line, []byte{'\n'})
+			if rec, perr := trainer.ParseJSONLine(line); perr == nil && rec.Step < step {
+				out = append(append(out, line...), '\n')
+			}
 		}
-		out = append(append(out, sc.Bytes()...), '\n')
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read stored metrics: %w", err)
+		}
 	}
-	if err := sc.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("read stored metrics: %w", err)
-	}
-	return out, nil
 }

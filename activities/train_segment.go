@@ -273,7 +273,14 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 			r.flush(done)
 			return nil, ctx.Err()
 		case <-p.done:
-			_, verdict, _ := r.poll(ctx)
+			// Most segments end here, the trainer having written its last records since the last
+			// tick: a failure to take them in (reading, storing a checkpoint) fails the attempt, to be
+			// retried, rather than pass for a segment whose records were never stored.
+			_, verdict, err := r.poll(ctx)
+			if err != nil {
+				r.flush(ctx)
+				return nil, err
+			}
 			if err := r.flush(ctx); err != nil {
 				return nil, err
 			}
@@ -459,6 +466,11 @@ func (r *segmentRun) flushMetrics(ctx context.Context) error {
 	metricsKey := artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, "metrics.jsonl")
 	r.result.MetricsKey = metricsKey
 	if !r.baseRead {
+		if r.result.Records > 0 {
+			// Records were taken in but the stored ones they follow were never read: storing these
+			// alone would drop the earlier steps.
+			return errors.New("store metrics: the stored metrics before this attempt were not read")
+		}
 		return nil
 	}
 	fresh, err := os.ReadFile(r.canon.Name())

@@ -688,3 +688,36 @@ func TestTrainSegmentKillsWhatTheTrainerLeftBehind(t *testing.T) {
 		})
 	}
 }
+
+// getFails is a store whose reads of one key fail (an S3 outage, say); everything else works.
+type getFails struct {
+	activities.Store
+	key string
+}
+
+func (s getFails) Get(ctx context.Context, key string) (io.ReadCloser, error) {
+	if key == s.key {
+		return nil, errors.New("store unavailable")
+	}
+	return s.Store.Get(ctx, key)
+}
+
+// A segment that cannot read the trial's stored metrics, which its records must follow, fails to be
+// retried; it does not pass for a segment whose records were never stored. The trainer exits before the
+// next poll, as most do, so the records are taken in on the exit path.
+func TestTrainSegmentUnreadableStoredMetricsFailsTheAttempt(t *testing.T) {
+	f := newFixture(t)
+	f.acts.PollInterval = time.Hour // only the exit path reads the metrics
+	key := artifacts.TrialKey(sweepID, "0-s1", "metrics.jsonl")
+	f.acts.Store = getFails{f.store, key}
+	in := f.input(1000, nil)
+	in.Trainer.Command = shellTrainer(`printf '{"step":1000,"reward":1}\n' >> "$RLSWEEP_METRICS_FILE"`)
+	res, err := f.run(in)
+	var app *temporal.ApplicationError
+	if err == nil || (errors.As(err, &app) && app.NonRetryable()) {
+		t.Fatalf("TrainSegment = %+v, %v; want a retryable error", res, err)
+	}
+	if _, err := f.store.Get(context.Background(), key); !errors.Is(err, artifacts.ErrNotFound) {
+		t.Errorf("metrics.jsonl stored (%v) from an attempt that could not read the stored lines", err)
+	}
+}
