@@ -265,7 +265,7 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 	for {
 		select {
 		case <-ctx.Done():
-			p.stop(r.in.Trainer.GracePeriod)
+			r.stopTrainer(ctx, p)
 			// Read and upload what the trainer wrote on SIGTERM (its final checkpoint) despite the
 			// cancellation, so the next attempt can resume from it.
 			done := context.WithoutCancel(ctx)
@@ -291,12 +291,12 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 		case now := <-tick.C:
 			n, verdict, err := r.poll(ctx)
 			if err != nil {
-				p.stop(r.in.Trainer.GracePeriod)
+				r.stopTrainer(ctx, p)
 				return nil, err
 			}
 			if verdict != nil {
 				detected := time.Now()
-				p.stop(r.in.Trainer.GracePeriod)
+				r.stopTrainer(ctx, p)
 				killed := time.Now()
 				r.flush(ctx)
 				return nil, r.diverged(ctx, *verdict, detected, killed)
@@ -309,7 +309,7 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 				lastHeartbeat = now
 			}
 			if st := stallTimeout(r.in); st > 0 && now.Sub(lastRecord) > st {
-				p.stop(r.in.Trainer.GracePeriod)
+				r.stopTrainer(ctx, p)
 				r.flush(ctx)
 				msg := fmt.Sprintf("trial %s: no metrics record for %s (last step %d); log tail:\n%s",
 					r.in.Trial.ID, st, r.result.LastStep, tailFile(r.logPath, 2048))
@@ -323,6 +323,31 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 			}
 		}
 	}
+}
+
+// stopTrainer stops the trainer (SIGTERM, the grace period, SIGKILL) and keeps heartbeating meanwhile:
+// a grace period as long as the heartbeat timeout would otherwise let the server time the attempt out
+// and start a retry beside the trainer still shutting down — for a diverged trial, a retry of what
+// must never be retried.
+func (r *segmentRun) stopTrainer(ctx context.Context, p *process) {
+	done, exited := make(chan struct{}), make(chan struct{})
+	hb := r.hb // nothing takes in records while the trainer stops
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(heartbeatEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx, hb)
+			}
+		}
+	}()
+	p.stop(r.in.Trainer.GracePeriod)
+	close(done)
+	<-exited
 }
 
 // poll reads the records that arrived since the last call and returns how many there were, and the

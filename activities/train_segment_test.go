@@ -13,15 +13,19 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
@@ -719,5 +723,33 @@ func TestTrainSegmentUnreadableStoredMetricsFailsTheAttempt(t *testing.T) {
 	}
 	if _, err := f.store.Get(context.Background(), key); !errors.Is(err, artifacts.ErrNotFound) {
 		t.Errorf("metrics.jsonl stored (%v) from an attempt that could not read the stored lines", err)
+	}
+}
+
+// While a trainer takes its grace period to stop, the segment keeps heartbeating, so a grace period as
+// long as the heartbeat timeout cannot make the server time the attempt out and retry a diverged trial.
+func TestTrainSegmentHeartbeatsWhileTheTrainerStops(t *testing.T) {
+	f := newFixture(t)
+	in := f.input(2000, nil)
+	in.Trainer.GracePeriod = 3 * time.Second
+	// Ignores SIGTERM, writes a NaN at once (non_finite stops at the first poll), then waits.
+	in.Trainer.Command = shellTrainer(`trap '' TERM; printf '{"step":1000,"reward":NaN}\n' >> "$RLSWEEP_METRICS_FILE"; sleep 30`)
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterActivity(f.acts.TrainSegment)
+	var beats atomic.Int32
+	env.SetOnActivityHeartbeatListener(func(*activity.Info, converter.EncodedValues) { beats.Add(1) })
+	env.ExecuteWorkflow(func(ctx workflow.Context) error {
+		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
+			HeartbeatTimeout: time.Minute, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
+		return workflow.ExecuteActivity(ctx, f.acts.TrainSegment, in).Get(ctx, nil)
+	})
+	var app *temporal.ApplicationError
+	if err := env.GetWorkflowError(); !errors.As(err, &app) || app.Type() != activities.ErrTrialDiverged {
+		t.Fatalf("segment ended with %v, want %s", err, activities.ErrTrialDiverged)
+	}
+	// The stop took the 3 s grace period; the verdict came before any periodic heartbeat.
+	if n := beats.Load(); n < 2 {
+		t.Errorf("%d heartbeats while the trainer took its 3 s grace period to stop, want at least 2", n)
 	}
 }
