@@ -134,6 +134,11 @@ func (r *segmentRun) resumeCheckpoint(ctx context.Context) (string, error) {
 	if key == "" {
 		return "", nil
 	}
+	if key != r.in.ResumeFrom {
+		// An earlier attempt of this segment got this far: its checkpoint is this attempt's result
+		// until it writes a record of its own (one that resumes at the segment's end writes none).
+		r.result.CheckpointKey, r.result.LastStep = key, r.hb.CheckpointStep
+	}
 	rc, err := r.a.Store.Get(ctx, key)
 	if err != nil {
 		return "", fmt.Errorf("resume checkpoint: %w", err)
@@ -287,6 +292,11 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 			if verdict != nil {
 				return nil, r.diverged(ctx, *verdict, time.Now(), time.Now())
 			}
+			if r.result.Records == 0 && r.result.LastStep > 0 {
+				if err := r.lastStoredRecord(ctx); err != nil {
+					return nil, err
+				}
+			}
 			return r.finish(p)
 		case now := <-tick.C:
 			n, verdict, err := r.poll(ctx)
@@ -323,6 +333,31 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 			}
 		}
 	}
+}
+
+// lastStoredRecord takes the last metrics and the objective of a segment whose attempt wrote no record
+// of its own (it resumed from an earlier attempt's checkpoint at the segment's end) from the trial's
+// stored metrics at or below the step it resumed from.
+func (r *segmentRun) lastStoredRecord(ctx context.Context) error {
+	stored, err := storedBefore(ctx, r.a.Store, artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, "metrics.jsonl"), r.result.LastStep+1)
+	if err != nil {
+		return err
+	}
+	lines := bytes.Split(bytes.TrimSuffix(stored, []byte{'\n'}), []byte{'\n'})
+	rec, err := trainer.ParseJSONLine(lines[len(lines)-1])
+	if err != nil {
+		return nil // nothing stored: the result keeps the step and the checkpoint
+	}
+	r.result.Last = Values{}
+	for _, name := range diagnostics.CanonicalMetrics {
+		if v, ok := rec.Values[name]; ok {
+			r.result.Last[name] = v
+		}
+	}
+	if v, ok := rec.Values[r.in.Metric]; ok {
+		r.objLast, r.hasObj = v, true
+	}
+	return nil
 }
 
 // stopTrainer stops the trainer (SIGTERM, the grace period, SIGKILL) and keeps heartbeating meanwhile:

@@ -753,3 +753,45 @@ func TestTrainSegmentHeartbeatsWhileTheTrainerStops(t *testing.T) {
 		t.Errorf("%d heartbeats while the trainer took its 3 s grace period to stop, want at least 2", n)
 	}
 }
+
+// A retry that resumes from the checkpoint an earlier attempt uploaded at the segment's end (the
+// trainer then crashed on its way out, or its worker died) writes no record: its result still names
+// that checkpoint, its step and the last stored objective, so the next segment resumes from there and
+// the trial does not end with 0 steps and no objective.
+func TestTrainSegmentRetryAtTheSegmentsEnd(t *testing.T) {
+	f := newFixture(t)
+	in := f.input(4000, nil)
+	// Records 1000–4000, a checkpoint at 4000, then a crash on the way out.
+	in.Trainer.Command = shellTrainer(`for s in 1000 2000 3000; do printf '{"step":%d,"reward":%d}\n' $s $((s/1000)) >> "$RLSWEEP_METRICS_FILE"; done
+echo ckpt > "$RLSWEEP_CHECKPOINT_DIR/ckpt-4000.json"
+printf '{"step":4000,"reward":4.5,"checkpoint":"ckpt-4000.json"}\n' >> "$RLSWEEP_METRICS_FILE"; exit 3`)
+	_, err := f.run(in)
+	ae := appError(t, err, activities.ErrTrainerCrashed)
+	var hb activities.Heartbeat
+	if err := ae.Details(&hb); err != nil {
+		t.Fatalf("crash details: %v", err)
+	}
+	want := artifacts.TrialKey(sweepID, "0-s1", "checkpoints/ckpt-4000.json")
+	if hb.CheckpointKey != want || hb.CheckpointStep != 4000 {
+		t.Fatalf("heartbeat = %+v, want checkpoint %s at 4000", hb, want)
+	}
+	stored := f.read(artifacts.TrialKey(sweepID, "0-s1", "metrics.jsonl"))
+	last, err := trainer.ParseJSONLine([]byte(stored[strings.LastIndex(strings.TrimSuffix(stored, "\n"), "\n")+1:]))
+	if err != nil || last.Step != 4000 {
+		t.Fatalf("last stored line = %+v, %v; want step 4000", last, err)
+	}
+	in.Trainer.Command = shellTrainer(`exit 0`) // resumes at StopAtStep: nothing left to train
+	res, err := f.runIn(f.env(context.Background(), &hb), in)
+	if err != nil {
+		t.Fatalf("retried attempt: %v", err)
+	}
+	if res.CheckpointKey != want || res.LastStep != 4000 || res.Records != 0 {
+		t.Errorf("result = checkpoint %q, step %d, %d records; want %s, 4000, 0", res.CheckpointKey, res.LastStep, res.Records, want)
+	}
+	if res.Objective == nil || *res.Objective != last.Values["reward"] || res.Last["reward"] != last.Values["reward"] {
+		t.Errorf("objective %v, last %v; want the stored reward at 4000, %g", res.Objective, res.Last, last.Values["reward"])
+	}
+	if got, want := f.storedSteps(), stepsRange(1000, 4000, 1000); !slices.Equal(got, want) {
+		t.Errorf("stored steps after the retry = %v, want %v", got, want)
+	}
+}
