@@ -72,6 +72,8 @@ type segmentRun struct {
 	started  time.Time
 	// flushed: how many bytes of this attempt's records metrics.jsonl already holds.
 	flushed int64
+	// resumedAt: the step of the checkpoint this attempt resumed from; 0 for a fresh start.
+	resumedAt int64
 }
 
 func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput) (*segmentRun, error) {
@@ -134,10 +136,12 @@ func (r *segmentRun) resumeCheckpoint(ctx context.Context) (string, error) {
 	if key == "" {
 		return "", nil
 	}
+	r.resumedAt = r.in.StartStep // the previous segment's last checkpoint
 	if key != r.in.ResumeFrom {
 		// An earlier attempt of this segment got this far: its checkpoint is this attempt's result
 		// until it writes a record of its own (one that resumes at the segment's end writes none).
 		r.result.CheckpointKey, r.result.LastStep = key, r.hb.CheckpointStep
+		r.resumedAt = r.hb.CheckpointStep
 	}
 	rc, err := r.a.Store.Get(ctx, key)
 	if err != nil {
@@ -405,14 +409,17 @@ func (r *segmentRun) poll(ctx context.Context) (int, *diagnostics.Verdict, error
 // checkpoint is uploaded unless the record fired a stop rule (the last healthy checkpoint stays the
 // one before).
 func (r *segmentRun) observe(ctx context.Context, rec diagnostics.Record) (*diagnostics.Verdict, error) {
-	if r.firstNew < 0 {
+	// A record that only announces a checkpoint adds no line of its own when its step is recorded
+	// already: the step just read, or, as the first record of a resumed attempt, a step at or below the
+	// checkpoint it resumed from (a trainer re-announcing that checkpoint must not blank the stored line).
+	checkpointOnly := len(rec.Values) == 0 &&
+		(r.result.Records > 0 && rec.Step == r.result.LastStep || r.firstNew < 0 && rec.Step <= r.resumedAt)
+	if r.firstNew < 0 && !checkpointOnly {
 		r.firstNew = rec.Step
 		if err := r.primeEngine(ctx); err != nil {
 			return nil, err
 		}
 	}
-	// A record that only announces a checkpoint at the step just recorded adds no line of its own.
-	checkpointOnly := len(rec.Values) == 0 && r.result.Records > 0 && rec.Step == r.result.LastStep
 	r.result.Records++
 	r.result.LastStep = rec.Step
 	r.hb.Step = rec.Step
@@ -525,17 +532,17 @@ func (r *segmentRun) flush(ctx context.Context) error {
 func (r *segmentRun) flushMetrics(ctx context.Context) error {
 	metricsKey := artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, "metrics.jsonl")
 	r.result.MetricsKey = metricsKey
+	fresh, err := os.ReadFile(r.canon.Name())
+	if err != nil {
+		return fmt.Errorf("read metrics: %w", err)
+	}
 	if !r.baseRead {
-		if r.result.Records > 0 {
-			// Records were taken in but the stored ones they follow were never read: storing these
+		if len(fresh) > 0 {
+			// Lines were taken in but the stored ones they follow were never read: storing these
 			// alone would drop the earlier steps.
 			return errors.New("store metrics: the stored metrics before this attempt were not read")
 		}
 		return nil
-	}
-	fresh, err := os.ReadFile(r.canon.Name())
-	if err != nil {
-		return fmt.Errorf("read metrics: %w", err)
 	}
 	if int64(len(fresh)) == r.flushed && r.flushed > 0 {
 		return nil // stored already (a checkpoint's upload flushed them), nothing new since

@@ -795,3 +795,32 @@ printf '{"step":4000,"reward":4.5,"checkpoint":"ckpt-4000.json"}\n' >> "$RLSWEEP
 		t.Errorf("stored steps after the retry = %v, want %v", got, want)
 	}
 }
+
+// A resumed trainer that re-announces the checkpoint it resumed from, in a record with no metrics,
+// leaves the stored line of that step as it was instead of replacing it with an empty one.
+func TestTrainSegmentResumedReannouncedCheckpointKeepsTheStoredStep(t *testing.T) {
+	f := newFixture(t)
+	in := f.input(4000, nil)
+	in.Trainer.Command = shellTrainer(`for s in 1000 2000; do printf '{"step":%d,"reward":%d}\n' $s $((s/1000)) >> "$RLSWEEP_METRICS_FILE"; done
+echo ckpt > "$RLSWEEP_CHECKPOINT_DIR/ckpt-2000.json"
+printf '{"step":2000,"checkpoint":"ckpt-2000.json"}\n' >> "$RLSWEEP_METRICS_FILE"; exit 3`)
+	_, err := f.run(in)
+	ae := appError(t, err, activities.ErrTrainerCrashed)
+	var hb activities.Heartbeat
+	if err := ae.Details(&hb); err != nil || hb.CheckpointStep != 2000 {
+		t.Fatalf("crash details %+v, %v; want a checkpoint at 2000", hb, err)
+	}
+	// The retry announces its resume checkpoint again, without metrics, then trains on.
+	in.Trainer.Command = shellTrainer(`echo ckpt > "$RLSWEEP_CHECKPOINT_DIR/ckpt-2000.json"
+printf '{"step":2000,"checkpoint":"ckpt-2000.json"}\n{"step":3000,"reward":3}\n{"step":4000,"reward":4}\n' >> "$RLSWEEP_METRICS_FILE"`)
+	if _, err := f.runIn(f.env(context.Background(), &hb), in); err != nil {
+		t.Fatalf("retried attempt: %v", err)
+	}
+	stored := f.read(artifacts.TrialKey(sweepID, "0-s1", "metrics.jsonl"))
+	for i, line := range strings.Split(strings.TrimSuffix(stored, "\n"), "\n") {
+		rec, err := trainer.ParseJSONLine([]byte(line))
+		if err != nil || rec.Step != int64(1000*(i+1)) || rec.Values["reward"] != float64(i+1) {
+			t.Errorf("stored line %d = %q, want step %d with reward %d", i, line, 1000*(i+1), i+1)
+		}
+	}
+}
