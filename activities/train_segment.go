@@ -74,6 +74,8 @@ type segmentRun struct {
 	flushed int64
 	// resumedAt: the step of the checkpoint this attempt resumed from; 0 for a fresh start.
 	resumedAt int64
+	// lines: how many lines this attempt has added to metrics.jsonl.
+	lines int
 }
 
 func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput) (*segmentRun, error) {
@@ -136,13 +138,15 @@ func (r *segmentRun) resumeCheckpoint(ctx context.Context) (string, error) {
 	if key == "" {
 		return "", nil
 	}
-	r.resumedAt = r.in.StartStep // the previous segment's last checkpoint
+	// The resume point is this attempt's result until it writes a record of its own; one that resumes
+	// at or past the segment's end writes none. An earlier attempt of this segment got to its
+	// heartbeat's checkpoint; the previous segment ended at ResumeStep (older workflows do not say:
+	// then the segment's start).
+	r.resumedAt = max(r.in.ResumeStep, r.in.StartStep)
 	if key != r.in.ResumeFrom {
-		// An earlier attempt of this segment got this far: its checkpoint is this attempt's result
-		// until it writes a record of its own (one that resumes at the segment's end writes none).
-		r.result.CheckpointKey, r.result.LastStep = key, r.hb.CheckpointStep
 		r.resumedAt = r.hb.CheckpointStep
 	}
+	r.result.CheckpointKey, r.result.LastStep = key, r.resumedAt
 	rc, err := r.a.Store.Get(ctx, key)
 	if err != nil {
 		return "", fmt.Errorf("resume checkpoint: %w", err)
@@ -296,7 +300,7 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 			if verdict != nil {
 				return nil, r.diverged(ctx, *verdict, time.Now(), time.Now())
 			}
-			if r.result.Records == 0 && r.result.LastStep > 0 {
+			if r.lines == 0 && r.result.LastStep > 0 {
 				if err := r.lastStoredRecord(ctx); err != nil {
 					return nil, err
 				}
@@ -435,6 +439,7 @@ func (r *segmentRun) observe(ctx context.Context, rec diagnostics.Record) (*diag
 		r.objLast, r.hasObj = v, true
 	}
 	if !checkpointOnly {
+		r.lines++
 		line := trainer.AppendRecordJSON(nil, rec)
 		r.recent.add(line)
 		if _, err := r.canon.Write(line); err != nil {

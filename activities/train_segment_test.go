@@ -824,3 +824,35 @@ printf '{"step":2000,"checkpoint":"ckpt-2000.json"}\n{"step":3000,"reward":3}\n{
 		}
 	}
 }
+
+// A trainer that finishes its iteration past its stop step leaves the next segment a checkpoint beyond
+// that segment's end: the segment trains nothing (the trainer only re-announces the checkpoint), and its
+// result still carries the step, the checkpoint and the objective stored for that step, which the
+// re-announcement must not blank.
+func TestTrainSegmentResumePastTheSegmentsEnd(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	ckpt := artifacts.TrialKey(sweepID, "0-s1", "checkpoints/ckpt-3000.json")
+	metrics := artifacts.TrialKey(sweepID, "0-s1", "metrics.jsonl")
+	stored := "{\"step\":1000,\"reward\":1}\n{\"step\":2000,\"reward\":2}\n{\"step\":3000,\"reward\":3}\n"
+	for key, body := range map[string]string{ckpt: "ckpt", metrics: stored} {
+		if err := f.store.Put(ctx, key, strings.NewReader(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Segment 1 stopped at 2500 but ended its iteration at 3000; segment 2 is 2500–2800.
+	in := f.input(2800, nil)
+	in.Segment, in.StartStep, in.ResumeFrom, in.ResumeStep = 1, 2500, ckpt, 3000
+	in.Trainer.Command = shellTrainer(`cp "$RLSWEEP_RESUME_FROM" "$RLSWEEP_CHECKPOINT_DIR/ckpt-3000.json"
+printf '{"step":3000,"checkpoint":"ckpt-3000.json"}\n' >> "$RLSWEEP_METRICS_FILE"`)
+	res, err := f.run(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.LastStep != 3000 || res.CheckpointKey != ckpt || res.Objective == nil || *res.Objective != 3 {
+		t.Errorf("result = step %d, checkpoint %q, objective %v; want 3000, %s, 3", res.LastStep, res.CheckpointKey, res.Objective, ckpt)
+	}
+	if got := f.read(metrics); got != stored {
+		t.Errorf("stored metrics = %q, want them unchanged %q", got, stored)
+	}
+}

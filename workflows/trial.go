@@ -49,6 +49,9 @@ func Trial(ctx workflow.Context, in TrialInput) (*activities.TrialSummary, error
 		var stopStep int64
 		sum.Outcome, sum.StopRule, sum.Error, stopStep = classify(err)
 		sum.Steps = max(sum.Steps, stopStep) // a stop inside a segment: the step the rule fired at
+		// An earlier segment's objective is not this trial's: a diverged or failed trial has none, so
+		// no statistic (the leaderboard, a regression's scored seeds) counts it.
+		sum.Objective = nil
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	upsertTrialAttributes(dctx, sum)
@@ -70,7 +73,7 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *activities.TrialSumma
 	if segSteps <= 0 || segSteps > in.Trainer.TotalSteps {
 		segSteps = in.Trainer.TotalSteps
 	}
-	resume := ""
+	resume, resumeStep := "", int64(0)
 	for seg, from := 0, int64(0); from < in.Trainer.TotalSteps; seg, from = seg+1, from+segSteps {
 		stop := min(from+segSteps, in.Trainer.TotalSteps)
 		workflow.SetCurrentDetails(ctx, fmt.Sprintf("segment %d: steps %d–%d; last step %d", seg, from, stop, sum.Steps))
@@ -78,7 +81,8 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *activities.TrialSumma
 		err := workflow.ExecuteActivity(ctx, (*activities.Activities).TrainSegment, activities.SegmentInput{
 			SweepID: in.SweepID, Trial: in.Trial, Trainer: in.Trainer, Diagnostics: in.Diagnostics,
 			Metric: in.Metric.Name, Goal: in.Metric.Goal, Segment: seg, StartStep: from, StopAtStep: stop, ResumeFrom: resume,
-			GPUs: in.GPUs,
+			ResumeStep: resumeStep,
+			GPUs:       in.GPUs,
 		}).Get(ctx, &res)
 		sum.Segments = seg + 1
 		if err != nil {
@@ -86,7 +90,7 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *activities.TrialSumma
 		}
 		sum.Steps, sum.Objective, sum.Last = res.LastStep, res.Objective, res.Last
 		if res.CheckpointKey != "" {
-			resume = res.CheckpointKey
+			resume, resumeStep = res.CheckpointKey, res.LastStep
 		}
 	}
 	return nil

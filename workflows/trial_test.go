@@ -89,16 +89,17 @@ func TestTrialRunsSegmentsResumingFromCheckpoints(t *testing.T) {
 	want := []struct {
 		start, stop int64
 		resume      string
-	}{{0, 10000, ""}, {10000, 20000, "ck/10000"}, {20000, 25000, "ck/10000"}}
+		resumeStep  int64
+	}{{0, 10000, "", 0}, {10000, 20000, "ck/10000", 10000}, {20000, 25000, "ck/10000", 10000}}
 	calls := rec.get()
 	if len(calls) != len(want) {
 		t.Fatalf("TrainSegment called %d times, want %d (ceil(25000/10000))", len(calls), len(want))
 	}
 	for i, w := range want {
 		c := calls[i]
-		if c.in.Segment != i || c.in.StartStep != w.start || c.in.StopAtStep != w.stop || c.in.ResumeFrom != w.resume {
-			t.Errorf("segment %d: got segment %d steps %d–%d resume %q, want %d steps %d–%d resume %q",
-				i, c.in.Segment, c.in.StartStep, c.in.StopAtStep, c.in.ResumeFrom, i, w.start, w.stop, w.resume)
+		if c.in.Segment != i || c.in.StartStep != w.start || c.in.StopAtStep != w.stop || c.in.ResumeFrom != w.resume || c.in.ResumeStep != w.resumeStep {
+			t.Errorf("segment %d: got segment %d steps %d–%d resume %q at %d, want %d steps %d–%d resume %q at %d",
+				i, c.in.Segment, c.in.StartStep, c.in.StopAtStep, c.in.ResumeFrom, c.in.ResumeStep, i, w.start, w.stop, w.resume, w.resumeStep)
 		}
 		if c.queue != "gpu-a" || c.heartbeat != 2*time.Minute || c.in.Metric != "reward" || c.in.Trial.ID != "3-s7" ||
 			c.in.GPUs == nil || *c.in.GPUs != 2 {
@@ -174,6 +175,29 @@ func TestTrialDivergedIsNotRetried(t *testing.T) {
 	}
 	if sum.Steps != 4000 {
 		t.Errorf("summary steps = %d, want 4000, the step the rule fired at", sum.Steps)
+	}
+}
+
+// A trial that diverges in a later segment has no objective: the earlier segment's is not its result,
+// and a regression or a leaderboard must not count it as a scored seed.
+func TestTrialDivergedInALaterSegmentHasNoObjective(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.OnActivity(acts.TrainSegment, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.SegmentInput) (*activities.SegmentResult, error) {
+			if in.Segment == 0 {
+				return &activities.SegmentResult{LastStep: 10000, Objective: ptr(200.0), CheckpointKey: "ck/10000"}, nil
+			}
+			return nil, temporal.NewNonRetryableApplicationError("diverged", activities.ErrTrialDiverged,
+				nil, activities.DivergedDetails{Rule: "non_finite", Verdict: diagnostics.Verdict{Rule: "non_finite", Step: 14000}})
+		})
+	env.ExecuteWorkflow(workflows.Trial, trialInput(20000, 10000, 5))
+	var sum activities.TrialSummary
+	if err := env.GetWorkflowResult(&sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Outcome != activities.OutcomeDiverged || sum.Steps != 14000 || sum.Objective != nil {
+		t.Errorf("summary = outcome %s, %d steps, objective %v; want diverged at 14000 with no objective", sum.Outcome, sum.Steps, sum.Objective)
 	}
 }
 
