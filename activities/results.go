@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -142,9 +143,10 @@ func LoadTrialSummaries(ctx context.Context, s Store, sweepID string) ([]TrialSu
 // steps, wall seconds, error.
 func WriteCSV(w io.Writer, res SweepResults) error {
 	cw := csv.NewWriter(w)
-	header := []string{"trial_id", "config", "seed"}
-	header = append(header, res.Params...)
-	header = append(header, "outcome", "objective", "stop_rule", "steps", "wall_seconds", "error")
+	// The fixed columns are the names a parameter may not take (sweeps.ReservedParamNames): the trial's
+	// identity, then the parameters, then its outcome.
+	fixed := sweeps.ReservedParamNames
+	header := append(append(slices.Clone(fixed[:3]), res.Params...), fixed[3:]...)
 	if err := cw.Write(header); err != nil {
 		return err
 	}

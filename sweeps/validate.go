@@ -37,6 +37,10 @@ var (
 		"policy_collapse", "value_loss_blowup", "stalled"}
 )
 
+// MaxSegments bounds a trial's segments: each adds about six events to the Trial workflow's history,
+// which does not continue-as-new.
+const MaxSegments = 1000
+
 var (
 	nameRe      = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 	paramNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]{0,63}$`)
@@ -188,6 +192,10 @@ func (c *checker) trainer() {
 	} else if t.TotalSteps > 0 && t.SegmentSteps <= 0 || t.SegmentSteps > t.TotalSteps {
 		c.add("trainer.segment_steps", strconv.FormatInt(t.SegmentSteps, 10),
 			fmt.Sprintf("an integer in (0, %d] (total_steps)", t.TotalSteps))
+	} else if t.SegmentSteps > 0 && (t.TotalSteps+t.SegmentSteps-1)/t.SegmentSteps > MaxSegments {
+		c.add("trainer.segment_steps", strconv.FormatInt(t.SegmentSteps, 10),
+			fmt.Sprintf("at least %d (total_steps / %d: a trial runs at most %d segments, so its history stays under 10,240 events)",
+				(t.TotalSteps+MaxSegments-1)/MaxSegments, MaxSegments, MaxSegments))
 	}
 	c.choice("trainer.metrics.source", t.Metrics.Source, Sources, "")
 	if t.Metrics.Preset != "" {

@@ -7,6 +7,11 @@ import (
 	"strings"
 )
 
+// ReservedParamNames are the fixed columns of results.csv, in order (the parameters' columns go after
+// the third): a parameter of the same name would make a second column with that header, which CSV
+// readers keyed by header (Python's DictReader) confuse.
+var ReservedParamNames = []string{"trial_id", "config", "seed", "outcome", "objective", "stop_rule", "steps", "wall_seconds", "error"}
+
 func (c *checker) parameters() {
 	if n := len(c.s.Parameters); n > MaxParameters {
 		c.add("parameters", fmt.Sprintf("%d parameters", n), fmt.Sprintf("at most %d", MaxParameters))
@@ -17,6 +22,8 @@ func (c *checker) parameters() {
 		path := "parameters." + p.Name
 		if !paramNameRe.MatchString(p.Name) {
 			c.add(path, quote(p.Name), "a parameter name: a letter or '_', then letters, digits, '_', '.' or '-'")
+		} else if slices.Contains(ReservedParamNames, p.Name) {
+			c.add(path, quote(p.Name), fmt.Sprintf("a name other than %q (columns of results.csv)", ReservedParamNames))
 		}
 		if seen[p.Name] {
 			c.add(path, "a second definition", "each parameter once")
