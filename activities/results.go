@@ -126,6 +126,20 @@ func LoadTrialSummaries(ctx context.Context, s Store, sweepID string) ([]TrialSu
 			byID[t.TrialID] = t
 		}
 	}
+	// A trial recorded without running to its summary (never started, terminated by hand, no report
+	// after a cancel) has only its ID and outcome: its configuration, seed and parameters come from the
+	// plan, so results.csv does not show it as configuration 0, seed 0, with no parameters.
+	var plan struct {
+		Trials []sweeps.Trial `json:"trials"`
+	}
+	if err := getJSON(ctx, s, artifacts.SweepKey(sweepID, "plan.json"), &plan); err == nil {
+		for _, p := range plan.Trials {
+			if t, ok := byID[p.ID]; ok && t.Params == nil {
+				t.Config, t.Seed, t.Params = p.Config, p.Seed, p.Params
+				byID[p.ID] = t
+			}
+		}
+	}
 	out := make([]TrialSummary, 0, len(byID))
 	for _, t := range byID {
 		out = append(out, t)
@@ -134,7 +148,10 @@ func LoadTrialSummaries(ctx context.Context, s Store, sweepID string) ([]TrialSu
 		if out[i].Config != out[j].Config {
 			return out[i].Config < out[j].Config
 		}
-		return out[i].Seed < out[j].Seed
+		if out[i].Seed != out[j].Seed {
+			return out[i].Seed < out[j].Seed
+		}
+		return out[i].TrialID < out[j].TrialID
 	})
 	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -104,6 +105,41 @@ func TestLoadTrialSummariesDedupesAndSorts(t *testing.T) {
 	none, err := activities.LoadTrialSummaries(ctx, store, "sweep/none/x")
 	if err != nil || len(none) != 0 {
 		t.Errorf("LoadTrialSummaries of a sweep without results = %v, %v, want none", none, err)
+	}
+}
+
+// Trials recorded with only their ID and outcome (terminated by hand, never started, no report after a
+// cancel) get their configuration, seed and parameters from plan.json, and sort among the others.
+func TestLoadTrialSummariesFillsFromThePlan(t *testing.T) {
+	ctx := context.Background()
+	store, err := artifacts.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &activities.Activities{Store: store}
+	plan := `{"sweep_id": "` + sweepID + `", "params": ["lr"], "trials": [
+		{"id": "0-s1", "config": 0, "seed": 1, "params": {"lr": 0.1}}, {"id": "0-s2", "config": 0, "seed": 2, "params": {"lr": 0.1}},
+		{"id": "1-s1", "config": 1, "seed": 1, "params": {"lr": 0.2}}, {"id": "1-s2", "config": 1, "seed": 2, "params": {"lr": 0.2}}]}`
+	if err := store.Put(ctx, artifacts.SweepKey(sweepID, "plan.json"), strings.NewReader(plan)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.RecordResults(ctx, activities.RecordResultsInput{SweepID: sweepID, Trials: []activities.TrialSummary{
+		{TrialID: "1-s2", Outcome: "failed", Error: "trial workflow ended without reporting: terminated"},
+		{TrialID: "0-s1", Config: 0, Seed: 1, Params: map[string]any{"lr": 0.1}, Outcome: "completed", Objective: ptr(5)},
+		{TrialID: "1-s1", Outcome: "cancelled"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := activities.LoadTrialSummaries(ctx, store, sweepID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, tr := range got {
+		rows = append(rows, fmt.Sprintf("%s %d %d %v %s", tr.TrialID, tr.Config, tr.Seed, tr.Params["lr"], tr.Outcome))
+	}
+	if want := []string{"0-s1 0 1 0.1 completed", "1-s1 1 1 0.2 cancelled", "1-s2 1 2 0.2 failed"}; !slices.Equal(rows, want) {
+		t.Errorf("trials = %q, want %q", rows, want)
 	}
 }
 
