@@ -7,6 +7,8 @@ import (
 	"context"
 	"io"
 	"time"
+
+	"go.temporal.io/sdk/activity"
 )
 
 // Store is the part of the artifact store the activities use (artifacts.Store satisfies it).
@@ -50,6 +52,31 @@ const ParamsSearchAttribute = "RlsweepParams"
 // the Temporal client.
 type SearchAttributeLookup interface {
 	SearchAttributeType(ctx context.Context, namespace, name string) (string, error)
+}
+
+// keepHeartbeating heartbeats details every d until the returned stop is called, for an activity busy
+// with something that reports no progress of its own (a probe, a trainer taking its grace period to
+// stop), so a cancel reaches it and the server does not time it out. stop returns once the last
+// heartbeat call has returned.
+func keepHeartbeating(ctx context.Context, d time.Duration, details ...any) (stop func()) {
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx, details...)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-exited
+	}
 }
 
 func (a *Activities) pollInterval() time.Duration {

@@ -73,34 +73,15 @@ func (a *Activities) RunProbe(ctx context.Context, in ProbeInput) (*ProbeResult,
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
 	}
-	stop := probeHeartbeats(ctx, time.Second)
-	defer stop()
+	// Outside an activity (`rlsweep probe`) there is nothing to heartbeat to.
+	if activity.IsActivity(ctx) {
+		stop := keepHeartbeating(ctx, time.Second)
+		defer stop()
+	}
 	if in.Trainer.Builtin != "" {
 		return builtinProbe(ctx, p, in)
 	}
 	return a.externalProbe(ctx, p, in)
-}
-
-// probeHeartbeats heartbeats every d until stopped, so a cancel reaches the probe; outside an activity
-// (`rlsweep probe`) it does nothing.
-func probeHeartbeats(ctx context.Context, d time.Duration) func() {
-	if !activity.IsActivity(ctx) {
-		return func() {}
-	}
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(d)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				activity.RecordHeartbeat(ctx)
-			}
-		}
-	}()
-	return func() { close(done) }
 }
 
 func builtinProbe(ctx context.Context, p probes.Probe, in ProbeInput) (*ProbeResult, error) {

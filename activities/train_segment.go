@@ -356,7 +356,15 @@ func (r *segmentRun) lastStoredRecord(ctx context.Context) error {
 	if err != nil {
 		return nil // nothing stored: the result keeps the step and the checkpoint
 	}
-	r.result.Last = Values{}
+	r.takeValues(rec)
+	return nil
+}
+
+// takeValues keeps a record's canonical metrics as the result's last values and its objective.
+func (r *segmentRun) takeValues(rec diagnostics.Record) {
+	if r.result.Last == nil {
+		r.result.Last = Values{}
+	}
 	for _, name := range diagnostics.CanonicalMetrics {
 		if v, ok := rec.Values[name]; ok {
 			r.result.Last[name] = v
@@ -365,7 +373,6 @@ func (r *segmentRun) lastStoredRecord(ctx context.Context) error {
 	if v, ok := rec.Values[r.in.Metric]; ok {
 		r.objLast, r.hasObj = v, true
 	}
-	return nil
 }
 
 // stopTrainer stops the trainer (SIGTERM, the grace period, SIGKILL) and keeps heartbeating meanwhile:
@@ -373,24 +380,9 @@ func (r *segmentRun) lastStoredRecord(ctx context.Context) error {
 // and start a retry beside the trainer still shutting down — for a diverged trial, a retry of what
 // must never be retried.
 func (r *segmentRun) stopTrainer(ctx context.Context, p *process) {
-	done, exited := make(chan struct{}), make(chan struct{})
-	hb := r.hb // nothing takes in records while the trainer stops
-	go func() {
-		defer close(exited)
-		t := time.NewTicker(heartbeatEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				activity.RecordHeartbeat(ctx, hb)
-			}
-		}
-	}()
+	stop := keepHeartbeating(ctx, heartbeatEvery, r.hb) // a copy: nothing takes in records meanwhile
 	p.stop(r.in.Trainer.GracePeriod)
-	close(done)
-	<-exited
+	stop()
 }
 
 // poll reads the records that arrived since the last call and returns how many there were, and the
@@ -427,17 +419,7 @@ func (r *segmentRun) observe(ctx context.Context, rec diagnostics.Record) (*diag
 	r.result.Records++
 	r.result.LastStep = rec.Step
 	r.hb.Step = rec.Step
-	if r.result.Last == nil {
-		r.result.Last = Values{}
-	}
-	for _, name := range diagnostics.CanonicalMetrics {
-		if v, ok := rec.Values[name]; ok {
-			r.result.Last[name] = v
-		}
-	}
-	if v, ok := rec.Values[r.in.Metric]; ok {
-		r.objLast, r.hasObj = v, true
-	}
+	r.takeValues(rec)
 	if !checkpointOnly {
 		r.lines++
 		line := trainer.AppendRecordJSON(nil, rec)

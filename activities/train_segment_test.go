@@ -561,11 +561,7 @@ func TestTrainSegmentRetryResumesFromHeartbeat(t *testing.T) {
 	f := newFixture(t)
 	in := f.input(10000, map[string]any{"crash_at": 6000.0, "checkpoint_every": 2.0})
 	_, err := f.run(in)
-	ae := appError(t, err, activities.ErrTrainerCrashed)
-	var hb activities.Heartbeat
-	if err := ae.Details(&hb); err != nil {
-		t.Fatalf("crash details: %v", err)
-	}
+	hb := crashHeartbeat(t, err)
 	want := artifacts.TrialKey(sweepID, "0-s1", "checkpoints/ckpt-4000.json")
 	if hb.CheckpointKey != want || hb.CheckpointStep != 4000 || hb.Step != 5000 {
 		t.Errorf("heartbeat = %+v, want checkpoint %s at 4000, step 5000", hb, want)
@@ -580,6 +576,17 @@ func TestTrainSegmentRetryResumesFromHeartbeat(t *testing.T) {
 	if got, want := f.storedSteps(), stepsRange(1000, 10000, 1000); !slices.Equal(got, want) {
 		t.Errorf("stored steps after the retry = %v, want %v", got, want)
 	}
+}
+
+// crashHeartbeat checks that err is a trainer crash and returns the heartbeat it carries, which the
+// retry resumes with.
+func crashHeartbeat(t *testing.T, err error) activities.Heartbeat {
+	t.Helper()
+	var hb activities.Heartbeat
+	if err := appError(t, err, activities.ErrTrainerCrashed).Details(&hb); err != nil {
+		t.Fatalf("crash details: %v", err)
+	}
+	return hb
 }
 
 // shellTrainer is a trainer command: a /bin/sh script run in the segment's directory, with the
@@ -766,11 +773,7 @@ func TestTrainSegmentRetryAtTheSegmentsEnd(t *testing.T) {
 echo ckpt > "$RLSWEEP_CHECKPOINT_DIR/ckpt-4000.json"
 printf '{"step":4000,"reward":4.5,"checkpoint":"ckpt-4000.json"}\n' >> "$RLSWEEP_METRICS_FILE"; exit 3`)
 	_, err := f.run(in)
-	ae := appError(t, err, activities.ErrTrainerCrashed)
-	var hb activities.Heartbeat
-	if err := ae.Details(&hb); err != nil {
-		t.Fatalf("crash details: %v", err)
-	}
+	hb := crashHeartbeat(t, err)
 	want := artifacts.TrialKey(sweepID, "0-s1", "checkpoints/ckpt-4000.json")
 	if hb.CheckpointKey != want || hb.CheckpointStep != 4000 {
 		t.Fatalf("heartbeat = %+v, want checkpoint %s at 4000", hb, want)
@@ -805,10 +808,9 @@ func TestTrainSegmentResumedReannouncedCheckpointKeepsTheStoredStep(t *testing.T
 echo ckpt > "$RLSWEEP_CHECKPOINT_DIR/ckpt-2000.json"
 printf '{"step":2000,"checkpoint":"ckpt-2000.json"}\n' >> "$RLSWEEP_METRICS_FILE"; exit 3`)
 	_, err := f.run(in)
-	ae := appError(t, err, activities.ErrTrainerCrashed)
-	var hb activities.Heartbeat
-	if err := ae.Details(&hb); err != nil || hb.CheckpointStep != 2000 {
-		t.Fatalf("crash details %+v, %v; want a checkpoint at 2000", hb, err)
+	hb := crashHeartbeat(t, err)
+	if hb.CheckpointStep != 2000 {
+		t.Fatalf("crash details %+v; want a checkpoint at 2000", hb)
 	}
 	// The retry announces its resume checkpoint again, without metrics, then trains on.
 	in.Trainer.Command = shellTrainer(`echo ckpt > "$RLSWEEP_CHECKPOINT_DIR/ckpt-2000.json"
