@@ -84,24 +84,7 @@ func trialCycles(b *testing.B, e *env, sweepID string, conc int) (map[string][]f
 		}
 		for _, ex := range resp.Executions {
 			spans = append(spans, span{ex.StartTime.AsTime(), ex.CloseTime.AsTime()})
-			it := e.client.GetWorkflowHistory(ctx, ex.Execution.WorkflowId, ex.Execution.RunId, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-			var prevName string
-			var prevTime time.Time
-			seen := map[string]int{}
-			for it.HasNext() {
-				ev, err := it.Next()
-				if err != nil {
-					b.Fatal(err)
-				}
-				name, at := ev.EventType.String(), ev.EventTime.AsTime()
-				if prevName != "" {
-					k := prevName + ">" + name
-					seen[k]++
-					k = fmt.Sprintf("%s#%d", k, seen[k])
-					steps[k] = append(steps[k], float64(at.Sub(prevTime).Microseconds())/1000)
-				}
-				prevName, prevTime = name, at
-			}
+			addEventGaps(b, e, ex.Execution.WorkflowId, ex.Execution.RunId, steps, true)
 		}
 		if token = resp.NextPageToken; len(token) == 0 {
 			break
@@ -133,22 +116,34 @@ func sweepCycles(b *testing.B, e *env, sweepID string) map[string][]float64 {
 		b.Fatal(err)
 	}
 	for _, ex := range resp.Executions {
-		it := e.client.GetWorkflowHistory(ctx, ex.Execution.WorkflowId, ex.Execution.RunId, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-		var prevName string
-		var prevTime time.Time
-		for it.HasNext() {
-			ev, err := it.Next()
-			if err != nil {
-				b.Fatal(err)
-			}
-			name, at := ev.EventType.String(), ev.EventTime.AsTime()
-			if prevName != "" {
-				steps[prevName+">"+name] = append(steps[prevName+">"+name], float64(at.Sub(prevTime).Microseconds())/1000)
-			}
-			prevName, prevTime = name, at
-		}
+		addEventGaps(b, e, ex.Execution.WorkflowId, ex.Execution.RunId, steps, false)
 	}
 	return steps
+}
+
+// addEventGaps adds to steps the milliseconds between consecutive events of one workflow run's
+// history, keyed "A>B" by their event types; numbered keys "A>B#n" for the n-th such pair in the run.
+func addEventGaps(b *testing.B, e *env, workflowID, runID string, steps map[string][]float64, numbered bool) {
+	it := e.client.GetWorkflowHistory(context.Background(), workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var prevName string
+	var prevTime time.Time
+	seen := map[string]int{}
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			b.Fatal(err)
+		}
+		name, at := ev.EventType.String(), ev.EventTime.AsTime()
+		if prevName != "" {
+			k := prevName + ">" + name
+			if numbered {
+				seen[k]++
+				k = fmt.Sprintf("%s#%d", k, seen[k])
+			}
+			steps[k] = append(steps[k], float64(at.Sub(prevTime).Microseconds())/1000)
+		}
+		prevName, prevTime = name, at
+	}
 }
 
 func sortTimes(t []time.Time) {
