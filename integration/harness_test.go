@@ -81,7 +81,7 @@ func (e *env) startServer(bin string) {
 	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
 		ExistingPath:     bin,
 		DBFilename:       dbFile(e.dir),
-		ExtraArgs:        append(append(sqliteArgs(), matchingArgs()...), queueArgs()...),
+		ExtraArgs:        append(append(append(sqliteArgs(), matchingArgs()...), queueArgs()...), extraServerArgs()...),
 		ClientOptions:    &client.Options{HostPort: e.addr, Logger: quiet{}},
 		SearchAttributes: workflows.SearchAttributes(),
 		LogLevel:         "error",
@@ -244,6 +244,12 @@ func queueArgs() []string {
 		return nil
 	}
 	return devserver.QueueArgs()
+}
+
+// extraServerArgs are more dev server flags for an experiment, from RLSWEEP_TEST_SERVER_ARGS (split on
+// spaces), e.g. "--metrics-port 9191" to read the server's own metrics during a benchmark.
+func extraServerArgs() []string {
+	return strings.Fields(os.Getenv("RLSWEEP_TEST_SERVER_ARGS"))
 }
 
 func dbFile(dir string) string {
