@@ -67,6 +67,12 @@ concurrency: 8
 		t.Errorf("watch of a cancelled sweep exited %d, want 4 and 'cancelled' in:\n%s", code, out)
 	}
 	recordHistory(t, e, sweepID, "", "sweep-cancel-check.json")
+	if ls := e.listSweeps("--state", "cancelled"); len(ls) != 1 || ls[0].SweepID != sweepID || ls[0].Trials != 16 {
+		t.Errorf("list --state cancelled: %+v, want %s with 16 trials", ls, sweepID)
+	}
+	if out, code := e.cli("list", "--state", "running"); code != 0 || strings.TrimSpace(out) != "no sweeps" {
+		t.Errorf("list --state running exited %d, want 0 and 'no sweeps':\n%s", code, out)
+	}
 	res := e.results(sweepID)
 	counts := map[string]int{}
 	for _, tr := range res.Trials {

@@ -4,6 +4,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"sort"
@@ -14,6 +15,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/workflows"
@@ -61,6 +63,49 @@ concurrency: 6
 	if cans < 2 {
 		t.Errorf("sweep continued-as-new %d times, want at least 2 to exercise trials outliving a run", cans)
 	}
+	// `rlsweep list` shows the sweep once, by its last run, with its first run's start.
+	var first time.Time
+	for _, ex := range resp.Executions {
+		if st := ex.StartTime.AsTime(); first.IsZero() || st.Before(first) {
+			first = st
+		}
+	}
+	ls := e.listSweeps("--name", "canew")
+	if len(ls) != 1 || ls[0].SweepID != sweepID || ls[0].State != "completed" || ls[0].Trials != 30 || ls[0].Ended == nil {
+		t.Fatalf("list --name canew: %+v, want %s once, completed, 30 trials, ended", ls, sweepID)
+	}
+	if d := first.Sub(ls[0].Started); d < 0 || d > 5*time.Second {
+		t.Errorf("list: started %s, want shortly before the first run's start %s", ls[0].Started, first)
+	}
+}
+
+// listSweeps runs `rlsweep list --json` with args, retrying while the visibility store catches up
+// (it is written asynchronously) until the listing is not empty.
+func (e *env) listSweeps(args ...string) []listedSweep {
+	e.t.Helper()
+	var ls []listedSweep
+	waitFor(e.t, 30*time.Second, "rlsweep list to show a sweep", func() bool {
+		out, code := e.cli(append([]string{"list", "--json"}, args...)...)
+		if code != 0 {
+			e.t.Fatalf("list exited %d:\n%s", code, out)
+		}
+		ls = nil
+		if err := json.Unmarshal([]byte(out), &ls); err != nil {
+			e.t.Fatalf("list --json: %v in:\n%s", err, out)
+		}
+		return len(ls) > 0 && ls[0].State != "running"
+	})
+	return ls
+}
+
+// listedSweep is one entry of `rlsweep list --json`.
+type listedSweep struct {
+	SweepID string     `json:"sweep_id"`
+	Name    string     `json:"name"`
+	State   string     `json:"state"`
+	Trials  int        `json:"trials"`
+	Started time.Time  `json:"started"`
+	Ended   *time.Time `json:"ended"`
 }
 
 // Trials carried over a continue-as-new that are terminated by hand never report; the new run finds
@@ -135,9 +180,17 @@ func startSweepWith(ctx context.Context, t *testing.T, e *env, path, id string, 
 	if err != nil {
 		t.Fatal(err)
 	}
+	trials, err := sweeps.Plan(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
 	in.SweepID, in.Spec, in.SpecYAML = workflows.SweepWorkflowID(spec.Name, id), *spec, string(raw)
-	run, err := e.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: in.SweepID, TaskQueue: workflows.ControlQueue},
-		workflows.Sweep, in)
+	// Attributes and memo as `rlsweep submit` sets them, so `rlsweep list` finds the sweep.
+	run, err := e.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: in.SweepID, TaskQueue: workflows.ControlQueue,
+		TypedSearchAttributes: temporal.NewSearchAttributes(workflows.AttrSweepID.ValueSet(in.SweepID),
+			workflows.AttrSweepName.ValueSet(spec.Name), workflows.AttrKind.ValueSet("sweep")),
+		Memo: map[string]any{workflows.MemoTrials: len(trials), workflows.MemoSubmitted: time.Now().UTC()},
+	}, workflows.Sweep, in)
 	if err != nil {
 		t.Fatal(err)
 	}

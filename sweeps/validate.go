@@ -156,9 +156,15 @@ func (c *checker) choice(path, got string, allowed []string, hint string) {
 
 func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
+// NameRule says what a sweep's name may be.
+const NameRule = "1 to 63 letters, digits, '.', '_' or '-', starting with a letter or digit"
+
+// ValidName says whether s may name a sweep (NameRule).
+func ValidName(s string) bool { return nameRe.MatchString(s) }
+
 func (c *checker) name() {
-	if !nameRe.MatchString(c.s.Name) {
-		c.add("name", quote(c.s.Name), "1 to 63 letters, digits, '.', '_' or '-', starting with a letter or digit")
+	if !ValidName(c.s.Name) {
+		c.add("name", quote(c.s.Name), NameRule)
 	}
 }
 

@@ -53,6 +53,12 @@ const (
 	RegressionIDPrefix = "regression/"
 )
 
+// The sweep workflow's memo, set by submit; the server carries it over a continue-as-new.
+const (
+	MemoTrials    = "trials"    // how many trials the plan has
+	MemoSubmitted = "submitted" // when the sweep was submitted (a time.Time)
+)
+
 // Search attributes, registered on the namespace (rlsweep dev does it; see docs/webui.md).
 var (
 	AttrSweepID   = temporal.NewSearchAttributeKeyKeyword("RlsweepSweepId")

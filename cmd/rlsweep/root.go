@@ -151,6 +151,7 @@ func newRootCmd(f *Factory) *cobra.Command {
 		newValidateCmd(f, nil),
 		newSubmitCmd(f, nil),
 		newStatusCmd(f, nil),
+		newListCmd(f, nil),
 		newWatchCmd(f, nil),
 		newResultsCmd(f, nil),
 		newReportCmd(f, nil),

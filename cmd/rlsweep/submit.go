@@ -70,7 +70,9 @@ func runSubmit(cmd *cobra.Command, f *Factory, opts *SubmitOptions) error {
 		TaskQueue: workflows.ControlQueue,
 		TypedSearchAttributes: temporal.NewSearchAttributes(workflows.AttrSweepID.ValueSet(sweepID),
 			workflows.AttrSweepName.ValueSet(spec.Name), workflows.AttrKind.ValueSet("sweep")),
-		Memo:          map[string]any{"file": opts.File, "trials": len(trials), "method": spec.Method},
+		// The server carries the memo over a continue-as-new, so list shows when the sweep began.
+		Memo: map[string]any{"file": opts.File, workflows.MemoTrials: len(trials), "method": spec.Method,
+			workflows.MemoSubmitted: time.Now().UTC()},
 		StaticSummary: fmt.Sprintf("sweep %s: %d trials (%s), objective %s %s", spec.Name, len(trials), spec.Method, spec.Metric.Goal, spec.Metric.Name),
 	}, workflows.Sweep, workflows.SweepInput{SweepID: sweepID, Spec: *spec, SpecYAML: string(raw),
 		HeartbeatTimeout: opts.HeartbeatTimeout})

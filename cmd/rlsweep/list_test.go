@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/sdk/converter"
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+func TestListRejectsBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string // the flag, the value and what is allowed, all in one message
+	}{
+		{[]string{"list", "--limit", "0"}, `--limit: got 0, want an integer from 1 to 1000`},
+		{[]string{"list", "--limit", "1001"}, `--limit: got 1001, want an integer from 1 to 1000`},
+		{[]string{"list", "--state", "done"}, `--state: got "done", want one of ["all" "running" "completed" "cancelled" "failed" "probe_failed" "terminated"]`},
+		// A name that could change the visibility query is refused before it reaches one.
+		{[]string{"list", "--name", "x' OR RlsweepKind = 'trial"}, `--name: got "x' OR RlsweepKind = 'trial", want a sweep name`},
+		{[]string{"list", "extra"}, `list`},
+	} {
+		code, _, stderr := runCLI(t, tc.args...)
+		if code != exitInvalid || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, exitInvalid, tc.want)
+		}
+	}
+}
+
+func TestListQuery(t *testing.T) {
+	base := "RlsweepKind = 'sweep' AND ExecutionStatus != 'ContinuedAsNew'"
+	for _, tc := range []struct {
+		opts ListOptions
+		want string
+	}{
+		{ListOptions{State: "all"}, base},
+		{ListOptions{State: "running", Name: "cartpole.v2"}, base + " AND RlsweepSweepName = 'cartpole.v2' AND ExecutionStatus = 'Running'"},
+		{ListOptions{State: "terminated"}, base + " AND ExecutionStatus = 'Terminated'"},
+		{ListOptions{State: "probe_failed"}, base + " AND RlsweepOutcome = 'probe_failed'"},
+	} {
+		if got := tc.opts.query(); got != tc.want {
+			t.Errorf("%+v: query %q, want %q", tc.opts, got, tc.want)
+		}
+	}
+}
+
+func TestListingState(t *testing.T) {
+	dc := converter.GetDefaultDataConverter()
+	payload := func(v any) *commonpb.Payload {
+		p, err := dc.ToPayload(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	start := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	submitted := start.Add(-time.Hour)
+	exec := func(st enumspb.WorkflowExecutionStatus, outcome string, memo bool) *workflowpb.WorkflowExecutionInfo {
+		ex := &workflowpb.WorkflowExecutionInfo{
+			Execution: &commonpb.WorkflowExecution{WorkflowId: "sweep/cp/abc"}, Status: st,
+			StartTime: timestamppb.New(start),
+			SearchAttributes: &commonpb.SearchAttributes{IndexedFields: map[string]*commonpb.Payload{
+				"RlsweepSweepName": payload("cp")}},
+		}
+		if outcome != "" {
+			ex.SearchAttributes.IndexedFields["RlsweepOutcome"] = payload(outcome)
+		}
+		if st != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			ex.CloseTime = timestamppb.New(start.Add(90 * time.Second))
+		}
+		if memo {
+			ex.Memo = &commonpb.Memo{Fields: map[string]*commonpb.Payload{"trials": payload(12), "submitted": payload(submitted)}}
+		}
+		return ex
+	}
+	for _, tc := range []struct {
+		ex      *workflowpb.WorkflowExecutionInfo
+		state   string
+		trials  int
+		started time.Time
+		ended   bool
+	}{
+		{exec(enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, "", true), "running", 12, submitted, false},
+		{exec(enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, "completed", true), "completed", 12, submitted, true},
+		{exec(enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED, "cancelled", true), "cancelled", 12, submitted, true},
+		{exec(enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, "probe_failed", false), "probe_failed", 0, start, true},
+		// Ended by hand or by a timeout, the sweep recorded no phase: Temporal's status says how it ended.
+		{exec(enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED, "", false), "terminated", 0, start, true},
+		{exec(enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT, "", false), "timed_out", 0, start, true},
+	} {
+		l := listing(tc.ex)
+		if l.SweepID != "sweep/cp/abc" || l.Name != "cp" || l.State != tc.state || l.Trials != tc.trials ||
+			!l.Started.Equal(tc.started) || (l.Ended != nil) != tc.ended {
+			t.Errorf("%s: got %+v, want state %s, %d trials, started %s, ended %v", tc.ex.Status, l, tc.state, tc.trials, tc.started, tc.ended)
+		}
+	}
+}
+
+func TestWriteListing(t *testing.T) {
+	var b bytes.Buffer
+	if err := writeListing(&b, nil, time.Now()); err != nil || b.String() != "no sweeps\n" {
+		t.Errorf("empty listing: %q, %v", b.String(), err)
+	}
+	b.Reset()
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	end := now.Add(-time.Minute)
+	ls := []SweepListing{
+		{SweepID: "sweep/a/1", State: "running", Trials: 8, Started: now.Add(-90 * time.Second)},
+		{SweepID: "sweep/b/2", State: "completed", Started: now.Add(-time.Hour), Ended: &end},
+	}
+	if err := writeListing(&b, ls, now); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "SWEEP") {
+		t.Fatalf("listing:\n%s", b.String())
+	}
+	// A running sweep's duration runs to now; an ended one's to its end. Unknown trial counts show "-".
+	if f := strings.Fields(lines[1]); f[0] != "sweep/a/1" || f[1] != "running" || f[2] != "8" || f[len(f)-1] != "1m30s" {
+		t.Errorf("running row %q", lines[1])
+	}
+	if f := strings.Fields(lines[2]); f[0] != "sweep/b/2" || f[2] != "-" || f[len(f)-1] != "59m0s" {
+		t.Errorf("ended row %q", lines[2])
+	}
+}
