@@ -226,6 +226,11 @@ func CompareConfig(config int, base, cand []float64, goal string, th Thresholds)
 	return c
 }
 
+// minVerdictSeeds is how many scored seeds each side needs before a configuration can be judged
+// regressed or improved: with one, the bootstrap interval is a point and P(improvement) is 0 or 1, so
+// any change beyond the tolerance would pass for significant.
+const minVerdictSeeds = 2
+
 // judge applies the three tests of CompareConfig and says which one decided.
 func judge(c ConfigComparison, sign float64, th Thresholds) (verdict, reason string) {
 	lo, hi := sign*c.DiffCI[0], sign*c.DiffCI[1]
@@ -233,6 +238,10 @@ func judge(c ConfigComparison, sign float64, th Thresholds) (verdict, reason str
 		lo, hi = hi, lo
 	}
 	change := fmt.Sprintf("IQM %.4g vs baseline %.4g (%+.1f%%)", c.CandidateIQM, c.BaselineIQM, 100*c.RelChange)
+	if len(c.Baseline) < minVerdictSeeds || len(c.Candidate) < minVerdictSeeds {
+		return VerdictPass, fmt.Sprintf("%s, but only %d baseline and %d candidate seeds scored: a verdict needs at least %d a side (one seed cannot tell a change from seed noise)",
+			change, len(c.Baseline), len(c.Candidate), minVerdictSeeds)
+	}
 	interval := fmt.Sprintf("%g%% interval of the difference [%.4g, %.4g]", 100*th.Confidence, c.DiffCI[0], c.DiffCI[1])
 	worse, better := c.RelChange < -th.Tolerance, c.RelChange > th.Tolerance
 	switch {
@@ -370,11 +379,15 @@ func groupByParams(r *SweepResults) paramGroups {
 			gs.groups[k] = g
 			gs.order = append(gs.order, k)
 		}
-		if t.Objective == nil || math.IsNaN(*t.Objective) || math.IsInf(*t.Objective, 0) {
+		switch {
+		case t.Outcome == OutcomeCancelled || t.Outcome == OutcomePruned:
+			// Stopped from outside (a cancel, a pruner) with a partial objective: says nothing of
+			// the trainer either way, so neither a score nor a failure.
+		case t.Outcome != OutcomeCompleted || t.Objective == nil || math.IsNaN(*t.Objective) || math.IsInf(*t.Objective, 0):
 			g.failures++
-			continue
+		default:
+			g.scores = append(g.scores, *t.Objective)
 		}
-		g.scores = append(g.scores, *t.Objective)
 	}
 	return gs
 }

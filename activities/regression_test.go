@@ -498,3 +498,46 @@ func TestCompareBaselineNothingInCommon(t *testing.T) {
 		t.Errorf("regression.json = %+v, want verdict failed with one new and one missing configuration", rep)
 	}
 }
+
+// Trials stopped from outside — cancelled, pruned — keep a partial objective in results.json; it is
+// neither a seed's score nor a failure. A cancelled baseline scored them: its IQM fell from 100 to 68
+// and any candidate "passed" 46% above it.
+func TestCompareResultsIgnoresStoppedTrials(t *testing.T) {
+	p := map[string]any{"lr": 3e-4}
+	stopped := func(outcome string, obj float64) activities.TrialSummary {
+		return activities.TrialSummary{TrialID: sweeps.TrialID(0, 9), Params: p, Outcome: outcome, Objective: &obj}
+	}
+	var base, cand activities.SweepResults
+	base.Metric = sweeps.Metric{Name: "reward", Goal: "maximize"}
+	cand.Metric = base.Metric
+	base.Trials = append(trialsOf(0, p, 100, 101, 99), stopped(activities.OutcomeCancelled, 5), stopped(activities.OutcomePruned, 6))
+	// A diverged trial that kept an objective (results written before trials cleared it) is a failure.
+	cand.Trials = append(trialsOf(0, p, 100, 101, 99), stopped(activities.OutcomeDiverged, 100))
+	got := activities.CompareResults(&base, &cand, activities.Thresholds{Seed: 1})
+	if len(got) != 1 {
+		t.Fatalf("CompareResults = %+v, want one configuration", got)
+	}
+	g := got[0]
+	if len(g.Baseline) != 3 || g.BaselineIQM != 100 || g.BaselineFailures != 0 || g.CandidateFailures != 1 {
+		t.Errorf("baseline scores %v (IQM %v, %d failures), candidate failures %d; want 3 scores, IQM 100, 0 failures, and 1",
+			g.Baseline, g.BaselineIQM, g.BaselineFailures, g.CandidateFailures)
+	}
+}
+
+// One seed a side: the bootstrap interval is a point and P(improvement) is 0 or 1, so any change past
+// the tolerance would look significant. Such a configuration passes, and the reason says why.
+func TestCompareConfigOneSeedPasses(t *testing.T) {
+	for _, tc := range []struct{ base, cand []float64 }{
+		{[]float64{100}, []float64{94}},
+		{[]float64{100, 101, 99}, []float64{50}},
+		{[]float64{100}, []float64{150, 151}},
+	} {
+		c := activities.CompareConfig(0, tc.base, tc.cand, "maximize", activities.Thresholds{Seed: 1})
+		if c.Verdict != activities.VerdictPass || !strings.Contains(c.Reason, "a verdict needs at least 2 a side") {
+			t.Errorf("%v vs %v: %q (%s), want pass for too few seeds", tc.cand, tc.base, c.Verdict, c.Reason)
+		}
+	}
+	if c := activities.CompareConfig(0, []float64{100, 101}, []float64{80, 81}, "maximize", activities.Thresholds{Seed: 1}); c.Verdict != activities.VerdictRegressed {
+		t.Errorf("two seeds a side, -20%%: %q (%s), want regressed", c.Verdict, c.Reason)
+	}
+}
