@@ -83,22 +83,42 @@ func (s *Spec) validate() Errors {
 type checker struct {
 	s    *Spec
 	errs Errors
+	// reported: the fields with a message; badAbove: every field that failed to decode and every
+	// field above one. Sets, so a spec with thousands of problems is checked in linear time.
+	reported, badAbove map[string]bool
 }
 
 // add records a problem at path, unless decoding already reported a problem there (one message per
 // mistake, not a cascade).
 func (c *checker) add(path, got, want string) {
-	for _, e := range c.errs {
-		if e.Field == path {
-			return // one message per field
+	if c.reported == nil {
+		c.reported, c.badAbove = map[string]bool{}, map[string]bool{}
+		for b := range c.s.bad {
+			eachAncestor(b, func(a string) { c.badAbove[a] = true })
 		}
 	}
-	for b := range c.s.bad {
-		if related(path, b) {
-			return
-		}
+	if c.reported[path] { // one message per field
+		return
 	}
+	// related to a field that failed to decode: below it (an ancestor of path is bad) or above it
+	// (path is an ancestor of, or is, a bad field).
+	below := false
+	eachAncestor(path, func(a string) { below = below || c.s.bad[a] })
+	if below || c.badAbove[path] {
+		return
+	}
+	c.reported[path] = true
 	c.errs = append(c.errs, &FieldError{File: c.s.file, Line: c.line(path), Field: path, Got: got, Want: want})
+}
+
+// eachAncestor calls f with path and each field above it: "a.b[2].c", "a.b[2]", "a.b", "a".
+func eachAncestor(path string, f func(string)) {
+	f(path)
+	for i := len(path) - 1; i > 0; i-- {
+		if path[i] == '.' || path[i] == '[' {
+			f(path[:i])
+		}
+	}
 }
 
 // addNear records a problem at path, placed on the line of near when path was not written: a missing
@@ -129,14 +149,6 @@ func (c *checker) line(path string) int {
 }
 
 // related reports whether a and b are the same field or one contains the other.
-func related(a, b string) bool {
-	inside := func(child, parent string) bool {
-		return parent != "" && strings.HasPrefix(child, parent) &&
-			(len(child) == len(parent) || child[len(parent)] == '.' || child[len(parent)] == '[')
-	}
-	return inside(a, b) || inside(b, a)
-}
-
 func oneOf(allowed []string) string {
 	switch len(allowed) {
 	case 1:
