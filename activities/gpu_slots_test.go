@@ -10,9 +10,15 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/rlsweep/rlsweep/activities"
 )
@@ -159,5 +165,43 @@ func TestTrainSegmentSeveralGPUsPerTrial(t *testing.T) {
 	var appErr *temporal.ApplicationError
 	if !errors.As(err, &appErr) || !appErr.NonRetryable() || !strings.Contains(err.Error(), "resources.gpus: the trial asks for 4 GPUs, this worker has 3") {
 		t.Errorf("a trial asking for 4 GPUs on a 3-GPU worker: %v, want a non-retryable error naming resources.gpus", err)
+	}
+}
+
+// A segment waiting for a GPU another trial holds keeps heartbeating, with the details of the attempt
+// before it: silent, it would be timed out and retried while it waits (spending max_attempts), and the
+// stale attempt would start a trainer beside the retry once the GPU freed.
+func TestTrainSegmentHeartbeatsWhileWaitingForAGPU(t *testing.T) {
+	f := newFixture(t)
+	slots, err := activities.NewSlots([]string{"0"}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.acts.Slots = slots
+	held, err := slots.AcquireN(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := f.input(1000, nil)
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.SetTestTimeout(20 * time.Second)
+	env.RegisterActivity(f.acts.TrainSegment)
+	var beats atomic.Int32
+	env.SetOnActivityHeartbeatListener(func(_ *activity.Info, _ converter.EncodedValues) {
+		if beats.Add(1) == 2 {
+			slots.Release(held...) // two heartbeats while waiting: let it run
+		}
+	})
+	env.ExecuteWorkflow(func(ctx workflow.Context) error {
+		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
+			HeartbeatTimeout: 2 * time.Second, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
+		return workflow.ExecuteActivity(ctx, f.acts.TrainSegment, in).Get(ctx, nil)
+	})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatalf("segment: %v", err)
+	}
+	if n := beats.Load(); n < 2 {
+		t.Errorf("%d heartbeats while waiting for the GPU, want at least 2", n)
 	}
 }

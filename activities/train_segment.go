@@ -29,8 +29,18 @@ const heartbeatEvery = time.Second
 // announced checkpoints, and stores metrics.jsonl and the trainer's log. A retried attempt resumes from the
 // checkpoint its previous attempt last recorded in a heartbeat, on whichever worker runs it.
 func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (*SegmentResult, error) {
+	// Until the trainer starts, heartbeat what the previous attempt last did: downloading a large
+	// checkpoint, or waiting for GPUs another trial holds, can outlast the heartbeat timeout, and the
+	// server would retry an attempt that has not failed (spending max_attempts) and start a second
+	// trainer beside it. A retry must still find the previous attempt's checkpoint in the details.
+	var prev Heartbeat
+	if activity.HasHeartbeatDetails(ctx) {
+		_ = activity.GetHeartbeatDetails(ctx, &prev)
+	}
+	stopWaiting := keepHeartbeating(ctx, heartbeatEvery, prev)
 	run, err := a.prepareSegment(ctx, in)
 	if err != nil {
+		stopWaiting()
 		return nil, err
 	}
 	defer run.close()
@@ -38,11 +48,13 @@ func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (*Segmen
 		// A trial that asks for no GPU sees none; one that asks for several sees them all.
 		gpus, err := a.Slots.AcquireN(ctx, in.gpuCount())
 		if err != nil {
+			stopWaiting()
 			return nil, err
 		}
 		defer a.Slots.Release(gpus...)
 		run.env = append(run.env, trainer.EnvCUDADevices+"="+strings.Join(gpus, ","))
 	}
+	stopWaiting()
 	return run.run(ctx)
 }
 
