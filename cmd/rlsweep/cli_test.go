@@ -204,6 +204,14 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{[]string{"worker", "--control=false", "--queue", ""}, []string{"--control=false and --queue empty"}},
 		{[]string{"dev", "--slots", "0"}, []string{"--slots: got 0, want at least 1"}},
 		{[]string{"dev", "--port", "70000"}, []string{"--port: got 70000, want 1 to 65535"}},
+		{[]string{"dev", "--ui-port", "70000"}, []string{"--ui-port: got 70000, want 1 to 65535, other than --port 7233"}},
+		{[]string{"dev", "--ui-port", "0"}, []string{"--ui-port: got 0, want 1 to 65535"}},
+		{[]string{"dev", "--port", "7300", "--ui-port", "7300"}, []string{"--ui-port: got 7300, want 1 to 65535, other than --port 7300"}},
+		{[]string{"worker", "--gpus", "0,1", "--slots", "4"}, []string{"--slots: got 4 with --gpus 0,1, want one of the two"}},
+		{[]string{"submit", "--id", "a/b", "s.yaml"}, []string{`--id: got "a/b", want 1 to 40 letters, digits, '_' or '-'`}},
+		{[]string{"submit", "--id", "x y", "s.yaml"}, []string{`--id: got "x y"`}},
+		{[]string{"submit", "--id", "..", "s.yaml"}, []string{`--id: got ".."`}},
+		{[]string{"submit", "--id", strings.Repeat("a", 41), "s.yaml"}, []string{`--id: got "aaaa`}},
 		{[]string{"dev", "a.yaml", "b.yaml"}, []string{"dev: accepts at most 1 arg(s), received 2"}},
 	}
 	for _, tt := range tests {

@@ -45,6 +45,9 @@ func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
 			if opts.Port < 1 || opts.Port > 65535 {
 				return invalidInput(fmt.Errorf("--port: got %d, want 1 to 65535", opts.Port))
 			}
+			if opts.UIPort < 1 || opts.UIPort > 65535 || opts.UIPort == opts.Port {
+				return invalidInput(fmt.Errorf("--ui-port: got %d, want 1 to 65535, other than --port %d", opts.UIPort, opts.Port))
+			}
 			if runF != nil {
 				return runF(opts)
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"regexp"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -45,7 +46,15 @@ func newSubmitCmd(f *Factory, runF func(*SubmitOptions) error) *cobra.Command {
 	return cmd
 }
 
+// shortIDRe is what --id may be: one path segment of the sweep's workflow ID and artifact prefix. A
+// slash would make the sweep unreachable by status and cancel (they read sweep/<name>/<id>/<trial>),
+// and characters the artifact store replaces would let two sweeps share a prefix ("x y" and "x_y").
+var shortIDRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$`)
+
 func runSubmit(cmd *cobra.Command, f *Factory, opts *SubmitOptions) error {
+	if opts.ID != "" && !shortIDRe.MatchString(opts.ID) {
+		return invalidInput(fmt.Errorf("--id: got %q, want 1 to 40 letters, digits, '_' or '-', starting with a letter or digit", opts.ID))
+	}
 	spec, trials, err := loadAndPlan(opts.File)
 	if err != nil {
 		return err

@@ -36,6 +36,9 @@ func newWorkerCmd(f *Factory, runF func(*WorkerOptions) error) *cobra.Command {
 			"it serves the queue of that class, rlsweep-gpu-a100, which specs pick with resources.gpu_class.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("slots") && opts.GPUs != "" {
+				return invalidInput(fmt.Errorf("--slots: got %d with --gpus %s, want one of the two (with --gpus a worker runs one trial per GPU, or --trials-per-gpu)", opts.Slots, opts.GPUs))
+			}
 			if err := opts.validate(); err != nil {
 				return invalidInput(err)
 			}
