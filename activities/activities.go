@@ -29,6 +29,10 @@ type Activities struct {
 	Executable string
 	// Slots hands each running segment a GPU slot; nil means no GPUs (CUDA_VISIBLE_DEVICES is left empty).
 	Slots *Slots
+	// TrialLimit, without Slots, bounds how many segments run at once across every trial queue of the
+	// worker (--slots): the SDK's limit is per queue. A segment holds a place in the channel while it
+	// runs; nil means no bound beyond the SDK's.
+	TrialLimit chan struct{}
 	// PollInterval is how often a running segment reads new metrics; 0 means 20ms.
 	PollInterval time.Duration
 	// FlushInterval is how often metrics.jsonl and stdout.log are copied to the store while a segment

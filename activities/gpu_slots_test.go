@@ -182,17 +182,33 @@ func TestTrainSegmentHeartbeatsWhileWaitingForAGPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := f.input(1000, nil)
+	waitsHeartbeating(t, f, func() { slots.Release(held...) })
+}
+
+// Likewise for a place under --slots on a worker of several trial queues (TrialLimit): without it,
+// --slots 1 ran one trial per queue at once.
+func TestTrainSegmentHeartbeatsWhileWaitingForATrialSlot(t *testing.T) {
+	f := newFixture(t)
+	f.acts.TrialLimit = make(chan struct{}, 1)
+	f.acts.TrialLimit <- struct{}{} // another queue's trial holds the one place
+	waitsHeartbeating(t, f, func() { <-f.acts.TrialLimit })
+}
+
+// waitsHeartbeating runs a segment that must wait for a place, frees the place with release after two
+// heartbeats, and checks that the segment then completes.
+func waitsHeartbeating(t *testing.T, f *fixture, release func()) {
+	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	env.SetTestTimeout(20 * time.Second)
+	env.SetTestTimeout(10 * time.Second)
 	env.RegisterActivity(f.acts.TrainSegment)
 	var beats atomic.Int32
 	env.SetOnActivityHeartbeatListener(func(_ *activity.Info, _ converter.EncodedValues) {
 		if beats.Add(1) == 2 {
-			slots.Release(held...) // two heartbeats while waiting: let it run
+			release()
 		}
 	})
+	in := f.input(1000, nil)
 	env.ExecuteWorkflow(func(ctx workflow.Context) error {
 		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
 			HeartbeatTimeout: 2 * time.Second, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
@@ -202,6 +218,6 @@ func TestTrainSegmentHeartbeatsWhileWaitingForAGPU(t *testing.T) {
 		t.Fatalf("segment: %v", err)
 	}
 	if n := beats.Load(); n < 2 {
-		t.Errorf("%d heartbeats while waiting for the GPU, want at least 2", n)
+		t.Errorf("%d heartbeats while waiting for a place, want at least 2", n)
 	}
 }

@@ -53,6 +53,14 @@ func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (*Segmen
 		}
 		defer a.Slots.Release(gpus...)
 		run.env = append(run.env, trainer.EnvCUDADevices+"="+strings.Join(gpus, ","))
+	} else if a.TrialLimit != nil {
+		select {
+		case a.TrialLimit <- struct{}{}:
+			defer func() { <-a.TrialLimit }()
+		case <-ctx.Done():
+			stopWaiting()
+			return nil, ctx.Err()
+		}
 	}
 	stopWaiting()
 	return run.run(ctx)

@@ -61,6 +61,10 @@ func New(c client.Client, opts Options) (*Workers, error) {
 	if slots < 1 {
 		slots = 1
 	}
+	if opts.Activities.Slots == nil && len(opts.TrialQueues) > 1 {
+		// The SDK bounds each queue's worker on its own; --slots bounds them all.
+		opts.Activities.TrialLimit = make(chan struct{}, slots)
+	}
 	for _, q := range opts.TrialQueues {
 		w := sdkworker.New(c, q, sdkworker.Options{
 			MaxConcurrentActivityExecutionSize: slots,

@@ -60,7 +60,7 @@ func newWorkerCmd(f *Factory, runF func(*WorkerOptions) error) *cobra.Command {
 	fl := cmd.Flags()
 	fl.BoolVar(&opts.Control, "control", true, "serve the control queue "+workflows.ControlQueue)
 	fl.StringSliceVar(&opts.Queues, "queue", []string{workflows.DefaultTrialQueue}, "trial task queues to serve (empty: none)")
-	fl.IntVar(&opts.Slots, "slots", 1, "trials run at once without --gpus")
+	fl.IntVar(&opts.Slots, "slots", 1, "trials run at once without --gpus, across all the trial queues served")
 	fl.StringVar(&opts.GPUs, "gpus", "", "GPU IDs, comma-separated: one slot per GPU (e.g. 0,1,2,3)")
 	fl.StringVar(&opts.GPUClass, "gpu-class", "", "serve the trial queue of this GPU class (rlsweep-gpu-CLASS), which specs pick with resources.gpu_class")
 	fl.IntVar(&opts.TrialsPerGPU, "trials-per-gpu", 1, "trials sharing each GPU")
