@@ -288,6 +288,12 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 		return nil, fmt.Errorf("trainer log: %w", err)
 	}
 	defer logFile.Close()
+	workerStop := activity.GetWorkerStopChannel(ctx)
+	select {
+	case <-workerStop: // stopping while this attempt waited for its place: start nothing
+		return nil, temporal.NewApplicationError(fmt.Sprintf("trial %s: the worker is shutting down", r.in.Trial.ID), ErrWorkerStopping, r.hb)
+	default:
+	}
 	p, err := startProcess(r.argv, r.env, r.dir, logFile)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
@@ -305,6 +311,17 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 			r.poll(done)
 			r.flush(done)
 			return nil, ctx.Err()
+		case <-workerStop:
+			// The worker is shutting down: the trainer gets its grace period to checkpoint (the worker
+			// waits for it, --stop-timeout), what it wrote is stored, and another attempt resumes.
+			r.stopTrainer(ctx, p)
+			r.poll(ctx)
+			if err := r.flush(ctx); err != nil {
+				activity.GetLogger(ctx).Warn("storing metrics at worker shutdown failed", "error", err)
+			}
+			msg := fmt.Sprintf("trial %s: the worker shut down at step %d; the trainer was stopped and the next attempt resumes from %s",
+				r.in.Trial.ID, r.result.LastStep, orStart(r.hb.CheckpointKey))
+			return nil, temporal.NewApplicationError(msg, ErrWorkerStopping, r.hb)
 		case <-p.done:
 			// Most segments end here, the trainer having written its last records since the last
 			// tick: a failure to take them in (reading, storing a checkpoint) fails the attempt, to be
@@ -361,6 +378,13 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 			}
 		}
 	}
+}
+
+func orStart(checkpoint string) string {
+	if checkpoint == "" {
+		return "the segment's start"
+	}
+	return checkpoint
 }
 
 // lastStoredRecord takes the last metrics and the objective of a segment whose attempt wrote no record

@@ -858,3 +858,39 @@ printf '{"step":3000,"checkpoint":"ckpt-3000.json"}\n' >> "$RLSWEEP_METRICS_FILE
 		t.Errorf("stored metrics = %q, want them unchanged %q", got, stored)
 	}
 }
+
+// At worker shutdown (Ctrl-C on `rlsweep worker` or `dev`) the trainer is stopped with SIGTERM and
+// keeps its grace period: the checkpoint it writes on the way out is stored and named in the error,
+// a retryable WorkerStopping, so the next attempt resumes from it. Before, the process exited at
+// once and its trainers were killed mid-checkpoint.
+func TestTrainSegmentWorkerShutdownLetsTheTrainerCheckpoint(t *testing.T) {
+	f := newFixture(t)
+	in := f.input(100000, nil)
+	done := filepath.Join(t.TempDir(), "checkpointed")
+	in.Trainer.Environment["DONE"] = done
+	in.Trainer.Command = shellTrainer(`trap 'sleep 1; echo ckpt > "$RLSWEEP_CHECKPOINT_DIR/ckpt-2000.json"
+printf "{\"step\":2000,\"reward\":2,\"checkpoint\":\"ckpt-2000.json\"}\n" >> "$RLSWEEP_METRICS_FILE"; touch "$DONE"; exit 0' TERM
+printf '{"step":1000,"reward":1}\n' >> "$RLSWEEP_METRICS_FILE"
+while :; do sleep 0.1; done`)
+	env := f.env(context.Background(), nil)
+	stop := make(chan struct{})
+	env.SetWorkerStopChannel(stop)
+	go func() {
+		time.Sleep(700 * time.Millisecond)
+		close(stop)
+	}()
+	_, err := env.ExecuteActivity(f.acts.TrainSegment, in)
+	var hb activities.Heartbeat
+	if err := appError(t, err, activities.ErrWorkerStopping).Details(&hb); err != nil {
+		t.Fatalf("details: %v", err)
+	}
+	if _, err := os.Stat(done); err != nil {
+		t.Errorf("the trainer did not finish its checkpoint within its grace period: %v", err)
+	}
+	if want := artifacts.TrialKey(sweepID, "0-s1", "checkpoints/ckpt-2000.json"); hb.CheckpointKey != want || hb.CheckpointStep != 2000 {
+		t.Errorf("details name checkpoint %q at %d, want %q at 2000", hb.CheckpointKey, hb.CheckpointStep, want)
+	}
+	if steps := f.storedSteps(); len(steps) != 2 || steps[1] != 2000 {
+		t.Errorf("stored metrics steps %v, want [1000 2000]", steps)
+	}
+}

@@ -14,6 +14,9 @@ const (
 	ErrTrialDiverged  = "TrialDiverged"  // a stop rule fired: never retried
 	ErrTrialStalled   = "TrialStalled"   // no record for stall_timeout: retried
 	ErrTrainerCrashed = "TrainerCrashed" // the trainer exited non-zero: retried
+	// ErrWorkerStopping: the worker was shut down (Ctrl-C, SIGTERM) and stopped the trainer, which kept
+	// its grace period to write a checkpoint: retried, on any worker, from that checkpoint.
+	ErrWorkerStopping = "WorkerStopping"
 	ErrInvalidSpec    = "InvalidSpec"    // the spec cannot run (bad template, unknown builtin): never retried
 )
 

@@ -118,6 +118,55 @@ func TestWorkerKillsLoseNoSteps(t *testing.T) {
 	}
 }
 
+// Ctrl-C on a worker running trainers: each trainer gets SIGTERM and its grace period, writes its
+// checkpoint on the way out, and the worker stores it before it exits (--stop-timeout); another worker
+// resumes every interrupted segment from exactly there. Before, the worker exited at once and took its
+// trainers with it mid-checkpoint, so the retries fell back to the last periodic checkpoint.
+func TestWorkerShutdownLetsTrainersCheckpoint(t *testing.T) {
+	e := newEnv(t)
+	a := e.startWorker("a", "--slots", "4")
+	spec := e.spec("graceful", faultSpec(40000, 40000, "[1.0e-4, 3.0e-4]", "[1, 2]"))
+	out, code := e.cli("submit", spec)
+	if code != 0 {
+		t.Fatalf("submit exited %d:\n%s", code, out)
+	}
+	sweepID := sweepIDFrom(t, out)
+	waitFor(t, 2*time.Minute, "4 trainers past their first checkpoint", func() bool {
+		return trainersPastCheckpoint(a.Process.Pid) == 4
+	})
+	time.Sleep(300 * time.Millisecond) // between periodic checkpoints
+	start := time.Now()
+	if err := a.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	_ = a.Wait()
+	t.Logf("worker a exited %.2fs after SIGINT", time.Since(start).Seconds())
+	e.startWorker("b", "--slots", "4")
+	waitSweep(t, e.client, sweepID, 3*time.Minute)
+	for _, tr := range e.results(sweepID).Trials {
+		if tr.Outcome != activities.OutcomeCompleted || tr.Steps != 40000 {
+			t.Errorf("trial %s: %s at step %d, want completed at 40000", tr.TrialID, tr.Outcome, tr.Steps)
+		}
+	}
+	interrupted := 0
+	for _, seg := range scanAttempts(t, e.dir) {
+		for i := 1; i < len(seg); i++ {
+			prev, cur := seg[i-1], seg[i]
+			if !prev.started {
+				continue
+			}
+			interrupted++
+			if cur.from != prev.last {
+				t.Errorf("trial %s: attempt %d stopped at step %d, attempt %d resumed from %d: want the checkpoint written at the stop",
+					cur.trial, prev.attempt, prev.last, cur.attempt, cur.from)
+			}
+		}
+	}
+	if interrupted != 4 {
+		t.Errorf("%d interrupted segments, want the 4 running at the shutdown", interrupted)
+	}
+}
+
 // The dev server SIGKILLed mid-sweep and restarted on the same port and SQLite file: the sweep completes.
 func TestDevServerKillAndRestart(t *testing.T) {
 	e, srv := newKillableEnv(t)

@@ -3,6 +3,7 @@ package worker
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -24,6 +25,10 @@ type Options struct {
 	Slots int
 	// Activities is what the activities run with.
 	Activities *activities.Activities
+	// StopTimeout is how long Stop waits for running segments: at shutdown each stops its trainer,
+	// which has its grace period to write a checkpoint, and stores what it wrote. 0 waits for nothing
+	// (the trainers are killed with the process).
+	StopTimeout time.Duration
 }
 
 // Workers is every Temporal worker one process runs.
@@ -73,6 +78,7 @@ func New(c client.Client, opts Options) (*Workers, error) {
 			// `rlsweep cancel` stop trainers within seconds.
 			MaxHeartbeatThrottleInterval: time.Second,
 			DisableWorkflowWorker:        true,
+			WorkerStopTimeout:            opts.StopTimeout,
 		})
 		RegisterTrial(w, opts.Activities)
 		out.ws = append(out.ws, w)
@@ -113,9 +119,12 @@ func (w *Workers) Start() error {
 	return nil
 }
 
-// Stop stops every worker, letting running activities see their context cancelled.
+// Stop stops every worker at once and returns when all have stopped: a trial queue's worker waits up
+// to Options.StopTimeout for its segments to stop their trainers, then cancels what is left.
 func (w *Workers) Stop() {
+	var wg sync.WaitGroup
 	for _, x := range w.ws {
-		x.Stop()
+		wg.Go(x.Stop)
 	}
+	wg.Wait()
 }

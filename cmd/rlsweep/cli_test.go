@@ -96,8 +96,8 @@ func TestOptionsFromArgv(t *testing.T) {
 			func(f *Factory, got *any) *cobra.Command {
 				return newDevCmd(f, func(o *DevOptions) error { o.StateDir = ""; *got = *o; return nil })
 			},
-			DevOptions{Port: 7233, UIPort: 8233, Slots: 2}},
-		{"dev file", []string{"dev", "--port", "7999", "--ui-port", "8999", "--slots", "4", "--exit", "s.yaml"},
+			DevOptions{Port: 7233, UIPort: 8233, Slots: 2, StopTimeout: 2 * time.Minute}},
+		{"dev file", []string{"dev", "--port", "7999", "--ui-port", "8999", "--slots", "4", "--exit", "--stop-timeout", "0", "s.yaml"},
 			func(f *Factory, got *any) *cobra.Command {
 				return newDevCmd(f, func(o *DevOptions) error { o.StateDir = ""; *got = *o; return nil })
 			},
@@ -122,15 +122,15 @@ func TestWorkerOptions(t *testing.T) {
 		args []string
 		want WorkerOptions
 	}{
-		{[]string{"worker"}, WorkerOptions{Control: true, Queues: []string{"rlsweep-gpu"}, Slots: 1, TrialsPerGPU: 1}},
-		{[]string{"worker", "--control=false", "--queue", "gpu-a,gpu-b", "--gpus", "0,1,2,3", "--trials-per-gpu", "2", "--work-dir", "/w"},
-			WorkerOptions{Queues: []string{"gpu-a", "gpu-b"}, Slots: 1, GPUs: "0,1,2,3", TrialsPerGPU: 2, WorkDir: "/w"}},
+		{[]string{"worker"}, WorkerOptions{Control: true, Queues: []string{"rlsweep-gpu"}, Slots: 1, TrialsPerGPU: 1, StopTimeout: 2 * time.Minute}},
+		{[]string{"worker", "--control=false", "--queue", "gpu-a,gpu-b", "--gpus", "0,1,2,3", "--trials-per-gpu", "2", "--work-dir", "/w", "--stop-timeout", "45s"},
+			WorkerOptions{Queues: []string{"gpu-a", "gpu-b"}, Slots: 1, GPUs: "0,1,2,3", TrialsPerGPU: 2, WorkDir: "/w", StopTimeout: 45 * time.Second}},
 		{[]string{"worker", "--slots", "8", "--queue", "cpu"},
-			WorkerOptions{Control: true, Queues: []string{"cpu"}, Slots: 8, TrialsPerGPU: 1}},
+			WorkerOptions{Control: true, Queues: []string{"cpu"}, Slots: 8, TrialsPerGPU: 1, StopTimeout: 2 * time.Minute}},
 		{[]string{"worker", "--gpus", "0,1", "--gpu-class", "h100"},
-			WorkerOptions{Control: true, Queues: []string{"rlsweep-gpu-h100"}, Slots: 1, GPUs: "0,1", GPUClass: "h100", TrialsPerGPU: 1}},
+			WorkerOptions{Control: true, Queues: []string{"rlsweep-gpu-h100"}, Slots: 1, GPUs: "0,1", GPUClass: "h100", TrialsPerGPU: 1, StopTimeout: 2 * time.Minute}},
 		{[]string{"worker", "--queue", "cpu", "--gpu-class", "a100"},
-			WorkerOptions{Control: true, Queues: []string{"cpu", "rlsweep-gpu-a100"}, Slots: 1, GPUClass: "a100", TrialsPerGPU: 1}},
+			WorkerOptions{Control: true, Queues: []string{"cpu", "rlsweep-gpu-a100"}, Slots: 1, GPUClass: "a100", TrialsPerGPU: 1, StopTimeout: 2 * time.Minute}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -206,6 +206,8 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{[]string{"dev", "--port", "70000"}, []string{"--port: got 70000, want 1 to 65535"}},
 		{[]string{"dev", "--ui-port", "70000"}, []string{"--ui-port: got 70000, want 1 to 65535, other than --port 7233"}},
 		{[]string{"dev", "--ui-port", "0"}, []string{"--ui-port: got 0, want 1 to 65535"}},
+		{[]string{"dev", "--stop-timeout", "-1s"}, []string{"--stop-timeout: got -1s, want a duration ≥ 0"}},
+		{[]string{"worker", "--stop-timeout", "-1s"}, []string{"--stop-timeout: got -1s, want a duration ≥ 0"}},
 		{[]string{"dev", "--port", "7300", "--ui-port", "7300"}, []string{"--ui-port: got 7300, want 1 to 65535, other than --port 7300"}},
 		{[]string{"worker", "--gpus", "0,1", "--slots", "4"}, []string{"--slots: got 4 with --gpus 0,1, want one of the two"}},
 		{[]string{"submit", "--id", "a/b", "s.yaml"}, []string{`--id: got "a/b", want 1 to 40 letters, digits, '_' or '-'`}},

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -24,6 +25,8 @@ type DevOptions struct {
 	UIPort   int
 	Slots    int
 	Exit     bool // exit once the submitted sweep has ended
+	// StopTimeout: at Ctrl-C, how long the worker waits for running trainers to stop (--stop-timeout).
+	StopTimeout time.Duration
 }
 
 func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
@@ -45,6 +48,9 @@ func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
 			if opts.Port < 1 || opts.Port > 65535 {
 				return invalidInput(fmt.Errorf("--port: got %d, want 1 to 65535", opts.Port))
 			}
+			if opts.StopTimeout < 0 {
+				return invalidInput(fmt.Errorf("--stop-timeout: got %s, want a duration ≥ 0 such as 2m", opts.StopTimeout))
+			}
 			if opts.UIPort < 1 || opts.UIPort > 65535 || opts.UIPort == opts.Port {
 				return invalidInput(fmt.Errorf("--ui-port: got %d, want 1 to 65535, other than --port %d", opts.UIPort, opts.Port))
 			}
@@ -60,6 +66,7 @@ func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
 	fl.IntVar(&opts.UIPort, "ui-port", 8233, "Temporal Web UI port")
 	fl.IntVar(&opts.Slots, "slots", 2, "trials run at once by the in-process worker")
 	fl.BoolVar(&opts.Exit, "exit", false, "with FILE: exit once the sweep has ended")
+	fl.DurationVar(&opts.StopTimeout, "stop-timeout", defaultStopTimeout, stopTimeoutUsage)
 	return cmd
 }
 
@@ -114,7 +121,8 @@ func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 	if err != nil {
 		return err
 	}
-	w, err := worker.New(c, worker.Options{Control: true, TrialQueues: wopts.Queues, Slots: opts.Slots, Activities: acts})
+	w, err := worker.New(c, worker.Options{Control: true, TrialQueues: wopts.Queues, Slots: opts.Slots, Activities: acts,
+		StopTimeout: opts.StopTimeout})
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -23,7 +24,15 @@ type WorkerOptions struct {
 	GPUClass     string
 	TrialsPerGPU int
 	WorkDir      string
+	StopTimeout  time.Duration
 }
+
+// defaultStopTimeout is how long a stopping worker waits for its trainers: the default grace period
+// (30s) to write a checkpoint, the upload, and a margin.
+const defaultStopTimeout = 2 * time.Minute
+
+// stopTimeoutUsage is the --stop-timeout help of worker and dev.
+const stopTimeoutUsage = "at Ctrl-C or SIGTERM, how long to wait for running trainers to stop within their grace period and for what they wrote to be stored (0: kill them at once)"
 
 func newWorkerCmd(f *Factory, runF func(*WorkerOptions) error) *cobra.Command {
 	opts := &WorkerOptions{}
@@ -65,12 +74,16 @@ func newWorkerCmd(f *Factory, runF func(*WorkerOptions) error) *cobra.Command {
 	fl.StringVar(&opts.GPUClass, "gpu-class", "", "serve the trial queue of this GPU class (rlsweep-gpu-CLASS), which specs pick with resources.gpu_class")
 	fl.IntVar(&opts.TrialsPerGPU, "trials-per-gpu", 1, "trials sharing each GPU")
 	fl.StringVar(&opts.WorkDir, "work-dir", "", "scratch directory for running trials (default: ~/.rlsweep/work)")
+	fl.DurationVar(&opts.StopTimeout, "stop-timeout", defaultStopTimeout, stopTimeoutUsage)
 	return cmd
 }
 
 func (o *WorkerOptions) validate() error {
 	if o.Slots < 1 {
 		return fmt.Errorf("--slots: got %d, want at least 1", o.Slots)
+	}
+	if o.StopTimeout < 0 {
+		return fmt.Errorf("--stop-timeout: got %s, want a duration ≥ 0 such as 2m", o.StopTimeout)
 	}
 	if o.TrialsPerGPU < 1 {
 		return fmt.Errorf("--trials-per-gpu: got %d, want at least 1", o.TrialsPerGPU)
@@ -139,7 +152,8 @@ func runWorker(cmd *cobra.Command, f *Factory, o *WorkerOptions) error {
 	if err != nil {
 		return err
 	}
-	w, err := worker.New(c, worker.Options{Control: o.Control, TrialQueues: o.Queues, Slots: o.Slots, Activities: acts})
+	w, err := worker.New(c, worker.Options{Control: o.Control, TrialQueues: o.Queues, Slots: o.Slots, Activities: acts,
+		StopTimeout: o.StopTimeout})
 	if err != nil {
 		return invalidInput(err)
 	}
