@@ -5,9 +5,13 @@ package integration
 import (
 	"context"
 	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,4 +77,46 @@ func TestEnsureSearchAttributes(t *testing.T) {
 	} else {
 		t.Logf("type clash: %v", err)
 	}
+}
+
+// `rlsweep dev FILE --exit` runs a sweep end to end on the server it starts, even from a shell set up
+// for Temporal Cloud: the environment's API key, TLS and namespace are for other servers, not the
+// local one it dials plainly (they made it fail with a TLS handshake error, or "namespace not found").
+// The key appears nowhere in what it prints.
+func TestDevIgnoresCloudSettings(t *testing.T) {
+	dir := t.TempDir()
+	port, uiPort := freePort(t), freePort(t)
+	e := &env{t: t, dir: dir}
+	spec := e.spec("devcloud", `
+  total_steps: 2000
+seeds: [1, 2]
+parameters:
+  sleep_ms: {value: 1}
+probes: {enabled: false}
+concurrency: 2
+`)
+	const key = "rlsweep-test-api-key-do-not-print"
+	cmd := exec.Command(rlsweepBin, "dev", "--exit", "--port", strconv.Itoa(port), "--ui-port", strconv.Itoa(uiPort),
+		"--state-dir", filepath.Join(dir, "state"), "--store", filepath.Join(dir, "artifacts"), spec)
+	cmd.Env = append(os.Environ(), "RLSWEEP_HOME="+filepath.Join(dir, "home"), "TEMPORAL_API_KEY="+key,
+		"TEMPORAL_TLS=true", "TEMPORAL_NAMESPACE=prod-ns", "TEMPORAL_ADDRESS=prod.tmprl.cloud:7233")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("rlsweep dev: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "completed: 2 trials (2 completed)") {
+		t.Errorf("dev output lacks the finished sweep:\n%s", out)
+	}
+	if strings.Contains(string(out), key) {
+		t.Errorf("dev printed the API key:\n%s", out)
+	}
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }

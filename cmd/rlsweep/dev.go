@@ -74,7 +74,12 @@ func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 	ctx := cmd.Context()
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(opts.Port))
 	if f.Address == "" {
-		f.Address = addr
+		// The server dev runs: dialled plainly, whatever Temporal Cloud settings the shell carries
+		// (TEMPORAL_API_KEY, TLS, TEMPORAL_NAMESPACE), in the namespace it was started with.
+		f.Address, f.Local = addr, true
+		if f.Namespace == "" {
+			f.Namespace = "default"
+		}
 	}
 	if f.UIURL == "" {
 		f.UIURL = fmt.Sprintf("http://localhost:%d", opts.UIPort)
@@ -92,7 +97,7 @@ func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 		defer logFile.Close()
 		fmt.Fprintf(f.ErrOut, "dev: starting Temporal dev server on %s (state %s)\n", addr, opts.StateDir)
 		srv, err := devserver.Start(ctx, devserver.Options{DBFile: filepath.Join(opts.StateDir, "temporal.db"),
-			Port: opts.Port, UIPort: opts.UIPort, SearchAttributes: workflows.SearchAttributes(), Log: logFile})
+			Port: opts.Port, UIPort: opts.UIPort, Namespace: f.Namespace, SearchAttributes: workflows.SearchAttributes(), Log: logFile})
 		if err != nil {
 			return err
 		}

@@ -29,6 +29,9 @@ type Factory struct {
 	Namespace string // --namespace, likewise
 	StoreURL  string // --store, else RLSWEEP_STORE, else ~/.rlsweep/artifacts
 	UIURL     string // --ui-url, else RLSWEEP_UI_URL, else http://localhost:8233
+	// Local dials Address as a local dev server: plain TCP, no API key, the environment's Temporal
+	// settings (TEMPORAL_API_KEY, TLS, profiles) left out. rlsweep dev sets it for the server it runs.
+	Local bool
 
 	client client.Client
 }
@@ -56,8 +59,11 @@ func (f *Factory) Client(ctx context.Context) (client.Client, error) {
 		return f.client, nil
 	}
 	opts, err := envconfig.LoadDefaultClientOptions()
-	if err != nil {
+	if err != nil && !f.Local {
 		return nil, fmt.Errorf("temporal connection settings: %w", err)
+	}
+	if f.Local {
+		opts = client.Options{}
 	}
 	if f.Address != "" {
 		opts.HostPort = f.Address
