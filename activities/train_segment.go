@@ -248,7 +248,11 @@ func (r *segmentRun) command(resume string) ([]string, error) {
 func (r *segmentRun) environment(resume string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "RLSWEEP_") && !strings.HasPrefix(kv, trainer.EnvCUDADevices+"=") {
+		// The worker's own settings stay with it: rlsweep's, the GPUs it hands out, and its Temporal
+		// connection (TEMPORAL_API_KEY, TLS keys: a trainer that prints its environment would put them
+		// in stdout.log). A spec's trainer.environment may still set any of them.
+		if !strings.HasPrefix(kv, "RLSWEEP_") && !strings.HasPrefix(kv, "TEMPORAL_") &&
+			!strings.HasPrefix(kv, trainer.EnvCUDADevices+"=") {
 			env = append(env, kv)
 		}
 	}

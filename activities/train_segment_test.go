@@ -260,6 +260,8 @@ func TestTrainSegmentArgvAndEnvironment(t *testing.T) {
 	t.Setenv("RLSWEEP_TRIAL_ID", "leaked-from-worker")
 	t.Setenv("RLSWEEP_STRAY", "leaked")
 	t.Setenv("CUDA_VISIBLE_DEVICES", "0,1,2,3")
+	t.Setenv("TEMPORAL_API_KEY", "worker-credential") // the worker's, never a trainer's
+	t.Setenv("TEMPORAL_TLS_CLIENT_KEY_DATA", "worker-credential")
 	f.acts.Slots = nil
 	res, err := f.run(in)
 	if err != nil {
@@ -294,7 +296,7 @@ func TestTrainSegmentArgvAndEnvironment(t *testing.T) {
 			t.Errorf("%s = %q (set %v), want %q", k, got, ok, v)
 		}
 	}
-	for _, k := range []string{"RLSWEEP_STRAY", "RLSWEEP_RESUME_FROM"} {
+	for _, k := range []string{"RLSWEEP_STRAY", "RLSWEEP_RESUME_FROM", "TEMPORAL_API_KEY", "TEMPORAL_TLS_CLIENT_KEY_DATA"} {
 		if v, ok := e.Env[k]; ok {
 			t.Errorf("%s = %q reached the trainer, want it unset", k, v)
 		}

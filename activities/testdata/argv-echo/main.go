@@ -35,7 +35,7 @@ func run() error {
 	e := Echo{Args: os.Args, Env: map[string]string{}}
 	for _, kv := range os.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "RLSWEEP_") || k == "CUDA_VISIBLE_DEVICES" {
+		if strings.HasPrefix(k, "RLSWEEP_") || strings.HasPrefix(k, "TEMPORAL_") || k == "CUDA_VISIBLE_DEVICES" {
 			e.Env[k] = v
 		}
 	}
