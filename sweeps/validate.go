@@ -285,13 +285,15 @@ func (c *checker) size() {
 			fmt.Sprintf("at most %d planned values: fewer trials or parameters", MaxPlanValues))
 	}
 	if !ok || n > MaxTrials {
+		if c.s.Method != MethodGrid {
+			// trials × seeds: reported at trials, or at seeds when trials alone is within bounds.
+			got := fmt.Sprintf("%d trials × %d seeds", c.s.Trials, len(c.s.Seeds))
+			c.addNear("trials", "seeds", got, fmt.Sprintf("at most %d trials in all: fewer trials or fewer seeds", MaxTrials))
+			return
+		}
 		configs := 1.0
-		if c.s.Method == MethodGrid {
-			for _, p := range c.s.Parameters {
-				configs *= float64(max(len(p.Values), 1))
-			}
-		} else {
-			configs = float64(c.s.Trials)
+		for _, p := range c.s.Parameters {
+			configs *= float64(max(len(p.Values), 1))
 		}
 		got := fmt.Sprintf("%.0f configurations × %d seeds", configs, len(c.s.Seeds))
 		c.add("parameters", got, fmt.Sprintf("at most %d trials: fewer values, fewer seeds, or method random", MaxTrials))

@@ -106,6 +106,11 @@ func (c *checker) bounds(p *Parameter, path string) {
 		c.add(path, fmt.Sprintf("min %s, max %s", num(lo), num(hi)), "finite bounds")
 		return
 	}
+	if math.IsInf(hi-lo, 0) {
+		// Sampling scales by max - min: an infinite width would plan +Inf for every trial.
+		c.add(path, fmt.Sprintf("min %s, max %s", num(lo), num(hi)), "a range whose width max - min is finite (at most about 1.8e308)")
+		return
+	}
 	if c.s.Method == MethodGrid {
 		c.add(path, fmt.Sprintf("a range [%s, %s]", num(lo), num(hi)),
 			"values: [...] or value: for method grid (a range cannot be enumerated; use method random or sobol)")
