@@ -17,7 +17,7 @@ const (
 	// ErrWorkerStopping: the worker was shut down (Ctrl-C, SIGTERM) and stopped the trainer, which kept
 	// its grace period to write a checkpoint: retried, on any worker, from that checkpoint.
 	ErrWorkerStopping = "WorkerStopping"
-	ErrInvalidSpec    = "InvalidSpec"    // the spec cannot run (bad template, unknown builtin): never retried
+	ErrInvalidSpec    = "InvalidSpec" // the spec cannot run (bad template, unknown builtin): never retried
 )
 
 // Trial outcomes (DESIGN §5): the report package's, which draws them, so the two never disagree.
