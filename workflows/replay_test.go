@@ -30,6 +30,9 @@ import (
 //	sweep-report-on-request-run*.json
 //	                            the same test after trials reported by signal only when asked
 //	                            (report-on-request): the first run asks its running trials at the boundary
+//	sweep-carried-soon-run*.json
+//	                            the same test after carried-check-soon: the second run looks up its
+//	                            carried trials 5 s after it starts (RLSWEEP_RECORD_HISTORIES=DIR)
 //	sweep-cancel-check.json     integration's TestCancelStopsEveryTrainer after cancel-check-closed: 8 of
 //	                            16 trials running at `rlsweep cancel`, the cancel requests awaited
 //	regression-pass.json, regression-regressed.json

@@ -144,6 +144,15 @@ const cancelWhileStoringChange = "cancel-while-storing"
 // reached them: a carried-over trial that ended unheard would otherwise be recorded as cancelled.
 const cancelCheckChange = "cancel-check-closed"
 
+// carriedCheckSoonChange versions the first lookup of carried-over trials coming carriedFirstCheck after
+// the run starts rather than a whole TrialCheckInterval: a trial that ended while the previous run was
+// closing may have reported to it unheard (its signal landed in the run's last workflow task, after the
+// run had stored what it had), and the sweep sat idle for the interval, two minutes by default.
+const carriedCheckSoonChange = "carried-check-soon"
+
+// carriedFirstCheck is how soon a run first looks up the trials it carries over.
+const carriedFirstCheck = 5 * time.Second
+
 func (s *sweepRun) lightOptions(ctx workflow.Context, summary string) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           ControlQueue,
@@ -321,10 +330,15 @@ func (s *sweepRun) checkCarried(ctx workflow.Context, carried []string) {
 	if every <= 0 {
 		every = 2 * time.Minute
 	}
+	wait := every
+	if workflow.GetVersion(ctx, carriedCheckSoonChange, workflow.DefaultVersion, 1) == 1 {
+		wait = min(every, carriedFirstCheck)
+	}
 	for {
-		if err := workflow.Sleep(ctx, every); err != nil {
+		if err := workflow.Sleep(ctx, wait); err != nil {
 			return // cancelled, or the run is closing
 		}
+		wait = every
 		var refs []activities.TrialRef
 		for _, id := range carried {
 			if s.running[id] {
