@@ -146,8 +146,8 @@ const cancelCheckChange = "cancel-check-closed"
 
 // carriedCheckSoonChange versions the first lookup of carried-over trials coming carriedFirstCheck after
 // the run starts rather than a whole TrialCheckInterval: a trial that ended while the previous run was
-// closing may have reported to it unheard (its signal landed in the run's last workflow task, after the
-// run had stored what it had), and the sweep sat idle for the interval, two minutes by default.
+// closing may be heard by neither run (its result too late for the closing run's future, its report in
+// that run's last workflow task), and the sweep sat idle for the interval, two minutes by default.
 const carriedCheckSoonChange = "carried-check-soon"
 
 // carriedFirstCheck is how soon a run first looks up the trials it carries over.
