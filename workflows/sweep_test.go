@@ -834,22 +834,12 @@ func TestSweepCarriedOverTrialsAreChecked(t *testing.T) {
 	}
 }
 
-// A carried-over trial whose report the previous run missed (it landed in that run's last workflow
-// task, after its results were stored) is found seconds into the new run, not after the two-minute
-// check interval: in a 1,000-trial benchmark that race cost 120 of 195 seconds.
+// A carried-over trial whose end the previous run missed while it was closing is found seconds into
+// the new run, not after the two-minute check interval: in a 1,000-trial benchmark that race cost 120
+// of 195 seconds.
 func TestSweepCarriedTrialThatReportedUnheardIsFoundAtOnce(t *testing.T) {
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	newFakeTrials(func(int) time.Duration { return time.Hour }).register(env)
-	var res results
-	res.mock(env, 5)
-	q := 4.0
-	env.OnActivity(acts.CheckTrials, mock.Anything, mock.Anything).Return(&activities.CheckTrialsResult{
-		Ended: []activities.TrialSummary{{TrialID: "4-s1", Outcome: activities.OutcomeCompleted, Objective: &q}}}, nil)
-	in := sweepInput(sweepSpec(t, []float64{0, 1, 2, 3, 4}, 2, "maximize"))
-	in.SpecYAML = "" // TrialCheckInterval 0: the default two minutes
-	in.State = &workflows.SweepState{Phase: workflows.PhaseRunning, Total: 5, Next: 5, Running: []string{"4-s1"},
-		Counts: map[string]int{"completed": 4}, Part: 1, Concurrency: 2, Runs: 1}
+	env, res, in := closedCarriedTrial(t)
+	in.TrialCheckInterval = 0 // the default two minutes
 	start := env.Now()
 	env.ExecuteWorkflow(workflows.Sweep, in)
 	if err := env.GetWorkflowError(); err != nil {
@@ -862,6 +852,24 @@ func TestSweepCarriedTrialThatReportedUnheardIsFoundAtOnce(t *testing.T) {
 	if took := env.Now().Sub(start); took > 10*time.Second {
 		t.Errorf("the sweep took %v of workflow time to find its closed carried trial, want seconds", took)
 	}
+}
+
+// closedCarriedTrial is a sweep run that carries over trial 4-s1, which has closed (completed, objective
+// 4) without its end reaching the sweep; CheckTrials finds it so.
+func closedCarriedTrial(t *testing.T) (*testsuite.TestWorkflowEnvironment, *results, workflows.SweepInput) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	newFakeTrials(func(int) time.Duration { return time.Hour }).register(env)
+	res := &results{}
+	res.mock(env, 5)
+	q := 4.0
+	env.OnActivity(acts.CheckTrials, mock.Anything, mock.Anything).Return(&activities.CheckTrialsResult{
+		Ended: []activities.TrialSummary{{TrialID: "4-s1", Outcome: activities.OutcomeCompleted, Objective: &q}}}, nil)
+	in := sweepInput(sweepSpec(t, []float64{0, 1, 2, 3, 4}, 2, "maximize"))
+	in.SpecYAML = ""
+	in.State = &workflows.SweepState{Phase: workflows.PhaseRunning, Total: 5, Next: 5, Running: []string{"4-s1"},
+		Counts: map[string]int{"completed": 4}, Part: 1, Concurrency: 2, Runs: 1}
+	return env, res, in
 }
 
 // cancelledResult checks that the sweep ended cancelled, having stored its results once, and returns
@@ -933,23 +941,12 @@ func TestSweepCancelWhileContinuingAsNewLosesNothing(t *testing.T) {
 // looked up when the sweep is cancelled, since the cancel request cannot reach it: it is stored with its
 // result at once, not as cancelled after the 10-minute wait for reports.
 func TestSweepCancelLooksUpClosedCarriedTrial(t *testing.T) {
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	newFakeTrials(func(int) time.Duration { return time.Hour }).register(env)
-	var res results
-	res.mock(env, 5)
-	q := 4.0
-	env.OnActivity(acts.CheckTrials, mock.Anything, mock.Anything).Return(&activities.CheckTrialsResult{
-		Ended: []activities.TrialSummary{{TrialID: "4-s1", Outcome: activities.OutcomeCompleted, Objective: &q}}}, nil)
+	env, res, in := closedCarriedTrial(t)
 	env.OnRequestCancelExternalWorkflow(mock.Anything, mock.Anything, mock.Anything).Return(errors.New("workflow execution already completed"))
-	in := sweepInput(sweepSpec(t, []float64{0, 1, 2, 3, 4}, 2, "maximize"))
-	in.SpecYAML = ""
-	in.State = &workflows.SweepState{Phase: workflows.PhaseRunning, Total: 5, Next: 5, Running: []string{"4-s1"},
-		Counts: map[string]int{"completed": 4}, Part: 1, Concurrency: 2, Runs: 1}
 	start := env.Now()
 	env.RegisterDelayedCallback(env.CancelWorkflow, 2*time.Second) // before the first carried check
 	env.ExecuteWorkflow(workflows.Sweep, in)
-	byID := cancelledResult(t, env, &res)
+	byID := cancelledResult(t, env, res)
 	if got := byID["4-s1"]; got.Outcome != activities.OutcomeCompleted || got.Objective == nil || *got.Objective != 4 {
 		t.Errorf("carried trial 4-s1 stored as %+v, want completed with objective 4", got)
 	}
