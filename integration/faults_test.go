@@ -167,6 +167,57 @@ func TestWorkerShutdownLetsTrainersCheckpoint(t *testing.T) {
 	}
 }
 
+// A second Ctrl-C does not wait: the first asks the worker to let its trainers checkpoint (here they
+// ignore SIGTERM and have a minute's grace), the second ends the worker at once, and its trainers with it.
+func TestWorkerSecondInterruptStopsAtOnce(t *testing.T) {
+	e := newEnv(t)
+	pidDir := filepath.Join(e.dir, "pids")
+	if err := os.MkdirAll(pidDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := e.startWorker("a", "--slots", "2")
+	spec := e.spec("impatient", `
+  total_steps: 1000000
+  grace_period: 60s
+seeds: [1, 2]
+parameters:
+  sleep_ms: {value: 100}
+  ignore_term: {value: 1}
+  pid_dir: {value: `+strconv.Quote(pidDir)+`}
+probes: {enabled: false}
+concurrency: 2
+`)
+	if out, code := e.cli("submit", spec); code != 0 {
+		t.Fatalf("submit exited %d:\n%s", code, out)
+	}
+	waitFor(t, 2*time.Minute, "2 trainers running", func() bool { return len(livePIDs(t, pidDir)) == 2 })
+	pids := livePIDs(t, pidDir)
+	if err := a.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second) // the graceful stop is under way: the trainers ignore its SIGTERM
+	start := time.Now()
+	if err := a.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = a.Wait(); close(exited) }()
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("worker still running 10s after the second Ctrl-C, want it gone at once")
+	}
+	waitFor(t, 10*time.Second, "the trainers to die with the worker", func() bool {
+		for _, pid := range pids {
+			if syscall.Kill(pid, 0) == nil {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("worker and trainers gone %.2fs after the second Ctrl-C", time.Since(start).Seconds())
+}
+
 // The dev server SIGKILLed mid-sweep and restarted on the same port and SQLite file: the sweep completes.
 func TestDevServerKillAndRestart(t *testing.T) {
 	e, srv := newKillableEnv(t)

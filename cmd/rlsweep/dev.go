@@ -134,7 +134,12 @@ func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 	if err := w.Start(); err != nil {
 		return err
 	}
-	defer w.Stop()
+	defer func() {
+		if ctx.Err() != nil {
+			fmt.Fprintln(f.ErrOut, "dev: "+strings.TrimPrefix(stoppingMessage(opts.StopTimeout), "worker: "))
+		}
+		w.Stop()
+	}()
 	fmt.Fprintf(f.ErrOut, "dev: worker serving %s and %s with %d slots; artifacts in %s\n",
 		workflows.ControlQueue, workflows.DefaultTrialQueue, opts.Slots, acts.Store.URL(""))
 	fmt.Fprintf(f.ErrOut, "dev: Web UI %s\n", f.UIURL)

@@ -24,6 +24,12 @@ const (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// The first Ctrl-C or SIGTERM asks for a graceful stop (a worker lets its trainers checkpoint);
+		// from then on the signals' default applies, so a second one ends the process at once.
+		<-ctx.Done()
+		stop()
+	}()
 	code := run(ctx, os.Args[1:], newFactory())
 	stop()
 	os.Exit(code)

@@ -163,8 +163,17 @@ func runWorker(cmd *cobra.Command, f *Factory, o *WorkerOptions) error {
 	fmt.Fprintf(f.ErrOut, "worker: control=%v trial queues=%v slots=%d gpus=%q store=%s\n",
 		o.Control, o.Queues, max(o.Slots, slotCount(acts)), o.GPUs, acts.Store.URL(""))
 	<-ctx.Done()
+	fmt.Fprintln(f.ErrOut, stoppingMessage(o.StopTimeout))
 	w.Stop()
 	return nil
+}
+
+// stoppingMessage says what a stopping worker waits for, and how not to wait.
+func stoppingMessage(timeout time.Duration) string {
+	if timeout <= 0 {
+		return "worker: stopping; running trainers are killed (--stop-timeout 0)"
+	}
+	return fmt.Sprintf("worker: stopping; running trainers get their grace period to checkpoint (at most --stop-timeout %s); Ctrl-C again to kill them now", timeout)
 }
 
 func slotCount(a *activities.Activities) int {
