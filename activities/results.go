@@ -177,7 +177,7 @@ func WriteCSV(w io.Writer, res SweepResults) error {
 			obj = strconv.FormatFloat(*t.Objective, 'g', -1, 64)
 		}
 		row = append(row, t.Outcome, obj, t.StopRule, strconv.FormatInt(t.Steps, 10),
-			strconv.FormatFloat(t.WallSeconds, 'f', 3, 64), firstLine(t.Error))
+			strconv.FormatFloat(t.WallSeconds, 'f', 3, 64), inertCell(firstLine(t.Error)))
 		if err := cw.Write(row); err != nil {
 			return err
 		}
@@ -192,9 +192,21 @@ func formatParam(v any) string {
 		return ""
 	case float64:
 		return strconv.FormatFloat(v, 'g', -1, 64)
+	case string:
+		return inertCell(v)
 	default:
 		return fmt.Sprint(v)
 	}
+}
+
+// inertCell keeps a text cell from being read as a formula by a spreadsheet opening results.csv
+// (CSV injection, as OWASP describes it): text starting with =, +, -, @, a tab or a carriage return
+// gets a leading apostrophe. Numbers are written by strconv, not through here, so they stay numbers.
+func inertCell(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
 }
 
 func firstLine(s string) string {

@@ -153,6 +153,11 @@ func TestWriteCSV(t *testing.T) {
 				Outcome: "failed", Steps: 5000, Error: "trainer exited with status 3\nlog tail:\nboom", StopRule: ""},
 			{TrialID: "2-s1", Config: 2, Seed: 1, Params: map[string]any{"lr": 0.1, "name": "x\ny"},
 				Outcome: "diverged", StopRule: "non_finite", Steps: 7000},
+			// Text a spreadsheet would run as a formula is made inert; negative numbers stay numbers.
+			{TrialID: "3-s1", Config: 3, Seed: 1, Params: map[string]any{"lr": -0.5, "name": `=HYPERLINK("http://x","y")`, "flag": "@SUM(1)"},
+				Outcome: "failed", Error: "+cmd|' /C calc'!A0"},
+			{TrialID: "4-s1", Config: 4, Seed: 1, Params: map[string]any{"lr": 0.5, "name": "-2", "flag": "\tTAB"},
+				Outcome: "failed", Error: "-oops"},
 		},
 	}
 	var buf bytes.Buffer
@@ -168,6 +173,8 @@ func TestWriteCSV(t *testing.T) {
 		{"0-s1", "0", "1", "0.0003", `a,"b"`, "true", "completed", "123.25", "", "10000", "1.235", ""},
 		{"1-s1", "1", "1", "1", "", "", "failed", "", "", "5000", "0.000", "trainer exited with status 3"},
 		{"2-s1", "2", "1", "0.1", "x\ny", "", "diverged", "", "non_finite", "7000", "0.000", ""},
+		{"3-s1", "3", "1", "-0.5", `'=HYPERLINK("http://x","y")`, "'@SUM(1)", "failed", "", "", "0", "0.000", "'+cmd|' /C calc'!A0"},
+		{"4-s1", "4", "1", "0.5", "'-2", "'\tTAB", "failed", "", "", "0", "0.000", "'-oops"},
 	}
 	if len(rows) != len(want) {
 		t.Fatalf("results.csv has %d rows, want %d:\n%s", len(rows), len(want), buf.String())
