@@ -150,6 +150,12 @@ const cancelCheckChange = "cancel-check-closed"
 // that run's last workflow task), and the sweep sat idle for the interval, two minutes by default.
 const carriedCheckSoonChange = "carried-check-soon"
 
+// failStopsTrialsChange versions a sweep that fails after fan-out (its results cannot be stored: a
+// results part, the store before a continue-as-new, the final write) cancelling its running trials and
+// recording phase failed. Before it, the trials trained on with no sweep to report to (they are
+// started with the abandon close policy) and status still said running or reporting.
+const failStopsTrialsChange = "fail-stops-trials"
+
 // carriedFirstCheck is how soon a run first looks up the trials it carries over.
 const carriedFirstCheck = 5 * time.Second
 
@@ -208,6 +214,9 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 			if s.cancelledWhileStoring(ctx) {
 				return s.cancel(ctx)
 			}
+			if err != nil && !workflow.IsContinueAsNewError(err) {
+				return s.failAndStop(ctx, err, false)
+			}
 			return nil, err
 		}
 		// allDone: the last running trial may end without a report (its watcher records it), and then
@@ -224,7 +233,7 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 				if s.cancelledWhileStoring(ctx) {
 					return s.cancel(ctx)
 				}
-				return s.fail(ctx, err)
+				return s.failAndStop(ctx, err, true)
 			}
 		}
 	}
@@ -232,7 +241,34 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 	if err != nil && s.cancelledWhileStoring(ctx) {
 		return s.cancel(ctx)
 	}
-	return res, err
+	if err != nil {
+		return s.failAndStop(ctx, err, false)
+	}
+	return res, nil
+}
+
+// failAndStop ends a sweep that cannot go on after fan-out: its running trials are cancelled (each
+// stops its trainer, which checkpoints; nobody would hear their results) and it fails with phase
+// failed. Runs recorded before failStopsTrialsChange did neither; recordedPhase says whether they
+// recorded the phase (a results part failing did, a continue-as-new or the final write did not).
+func (s *sweepRun) failAndStop(ctx workflow.Context, err error, recordedPhase bool) (*SweepResult, error) {
+	if workflow.GetVersion(ctx, failStopsTrialsChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		if recordedPhase {
+			return s.fail(ctx, err)
+		}
+		return nil, err
+	}
+	// A cancel request needs the trial to exist: let the starts in flight land first.
+	_ = workflow.Await(ctx, func() bool { return s.starting == 0 })
+	ids := sortedKeys(s.running)
+	reqs := make([]workflow.Future, len(ids))
+	for i, id := range ids {
+		reqs[i] = workflow.RequestCancelExternalWorkflow(ctx, TrialWorkflowID(s.in.SweepID, id), "")
+	}
+	for _, f := range reqs {
+		_ = f.Get(ctx, nil) // one that has closed meanwhile needs no cancel
+	}
+	return s.fail(ctx, err)
 }
 
 // cancelledWhileStoring says whether the sweep was cancelled while it stored results, in which case

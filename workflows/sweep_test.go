@@ -954,3 +954,51 @@ func TestSweepCancelLooksUpClosedCarriedTrial(t *testing.T) {
 		t.Errorf("the cancel took %v of workflow time, want no wait for a report that cannot come", took)
 	}
 }
+
+// A sweep that cannot store its results after fan-out fails with phase failed, and its running trials
+// are cancelled: started with the abandon close policy, they would otherwise train on with no sweep to
+// report to, while status said running. Here the store before a continue-as-new fails for good.
+func TestSweepFailingAtContinueAsNewStopsItsTrials(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	newFakeTrials(func(c int) time.Duration { return time.Duration(c+1) * time.Hour }).register(env)
+	env.OnActivity(acts.Plan, mock.Anything, mock.Anything).Return(&activities.PlanResult{PlanKey: "p", Trials: 4}, nil)
+	env.OnActivity(acts.RecordResults, mock.Anything, mock.Anything).Return(
+		temporal.NewNonRetryableApplicationError("store gone", "StoreGone", nil))
+	cancelledChildren := map[string]bool{}
+	env.SetOnChildWorkflowCompletedListener(func(info *workflow.Info, _ converter.EncodedValue, err error) {
+		if temporal.IsCanceledError(err) {
+			cancelledChildren[info.WorkflowExecution.ID] = true
+		}
+	})
+	env.RegisterDelayedCallback(func() { env.SetContinueAsNewSuggested(true) }, 90*time.Minute)
+	env.ExecuteWorkflow(workflows.Sweep, sweepInput(sweepSpec(t, []float64{0, 1, 2, 3}, 2, "maximize")))
+	if err := env.GetWorkflowError(); err == nil || !strings.Contains(err.Error(), "store gone") {
+		t.Fatalf("sweep error %v, want the store's failure", err)
+	}
+	if st := queryStatus(t, env); st.Phase != workflows.PhaseFailed {
+		t.Errorf("phase %q after the sweep failed, want %q", st.Phase, workflows.PhaseFailed)
+	}
+	// At 90 minutes trial 0 has completed and trials 1 and 2 run.
+	if got := fmt.Sprint(sortedSet(cancelledChildren)); got != "[sweep/unit/abc/trial/1-s1 sweep/unit/abc/trial/2-s1]" {
+		t.Errorf("children cancelled: %s, want the running trials 1-s1 and 2-s1", got)
+	}
+}
+
+// The final write failing for good: the sweep fails with phase failed, not stuck at reporting.
+func TestSweepFailingToWriteResultsRecordsFailed(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	newFakeTrials(func(int) time.Duration { return time.Minute }).register(env)
+	env.OnActivity(acts.Plan, mock.Anything, mock.Anything).Return(&activities.PlanResult{PlanKey: "p", Trials: 2}, nil)
+	env.OnActivity(acts.RecordResults, mock.Anything, mock.Anything).Return(nil)
+	env.OnActivity(acts.WriteResults, mock.Anything, mock.Anything).Return(nil,
+		temporal.NewNonRetryableApplicationError("store gone", "StoreGone", nil))
+	env.ExecuteWorkflow(workflows.Sweep, sweepInput(sweepSpec(t, []float64{0, 1}, 2, "maximize")))
+	if err := env.GetWorkflowError(); err == nil {
+		t.Fatal("sweep succeeded, want the store's failure")
+	}
+	if st := queryStatus(t, env); st.Phase != workflows.PhaseFailed {
+		t.Errorf("phase %q after the sweep failed, want %q", st.Phase, workflows.PhaseFailed)
+	}
+}
