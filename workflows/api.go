@@ -108,9 +108,11 @@ const (
 	PhaseProbing   = "probing"
 	PhaseRunning   = "running"
 	PhaseReporting = "reporting"
-	PhaseCompleted = "completed"
-	PhaseCancelled = "cancelled"
-	PhaseFailed    = "failed"
+	// PhaseCancelling: cancelled, its trials being stopped and their reports awaited.
+	PhaseCancelling = "cancelling"
+	PhaseCompleted  = "completed"
+	PhaseCancelled  = "cancelled"
+	PhaseFailed     = "failed"
 	// PhaseProbeFailed: a probe check failed, so no trial was started (the failure names the probe,
 	// its measured and expected values and the diagnosis).
 	PhaseProbeFailed = "probe_failed"

@@ -41,7 +41,7 @@ func (s *sweepRun) registerHandlers(ctx workflow.Context) error {
 
 func (s *sweepRun) validateChange(op string, redundant bool, why string) error {
 	switch s.state.Phase {
-	case PhaseReporting, PhaseCompleted, PhaseCancelled, PhaseFailed, PhaseProbeFailed:
+	case PhaseCancelling, PhaseReporting, PhaseCompleted, PhaseCancelled, PhaseFailed, PhaseProbeFailed:
 		return fmt.Errorf("%s: sweep is %s, want a sweep that is still running", op, s.state.Phase)
 	}
 	if redundant {

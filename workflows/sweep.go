@@ -548,6 +548,7 @@ func (s *sweepRun) askForReports(ctx workflow.Context) {
 // cancel asks every running trial to stop, waits for their reports (their trainers are stopped by
 // then), and stores the results recorded so far.
 func (s *sweepRun) cancel(ctx workflow.Context) (*SweepResult, error) {
+	s.state.Phase = PhaseCancelling // status says so; pause and set-concurrency are refused from now on
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	// A cancel request needs the trial to exist: let the starts in flight land first.
 	_ = workflow.Await(dctx, func() bool { return s.starting == 0 })

@@ -1002,3 +1002,34 @@ func TestSweepFailingToWriteResultsRecordsFailed(t *testing.T) {
 		t.Errorf("phase %q after the sweep failed, want %q", st.Phase, workflows.PhaseFailed)
 	}
 }
+
+// While a cancelled sweep stops its trials and waits for their reports (up to 10 minutes), status says
+// cancelling, and pause and set-concurrency are refused: they were accepted, and watch showed a
+// healthy, paused sweep that was being torn down.
+func TestSweepCancellingRefusesChanges(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	newFakeTrials(func(int) time.Duration { return time.Hour }).register(env)
+	var res results
+	res.mock(env, 5)
+	env.OnActivity(acts.CheckTrials, mock.Anything, mock.Anything).Return(&activities.CheckTrialsResult{}, nil)
+	env.OnRequestCancelExternalWorkflow(mock.Anything, mock.Anything, mock.Anything).Return(nil)
+	in := sweepInput(sweepSpec(t, []float64{0, 1, 2, 3, 4}, 2, "maximize"))
+	in.SpecYAML = ""
+	// A carried-over trial that never reports: the cancel waits for it.
+	in.State = &workflows.SweepState{Phase: workflows.PhaseRunning, Total: 5, Next: 5, Running: []string{"4-s1"},
+		Counts: map[string]int{"completed": 4}, Part: 1, Concurrency: 2, Runs: 1}
+	env.RegisterDelayedCallback(env.CancelWorkflow, 2*time.Second)
+	pause := &updateCall{name: workflows.UpdatePause, wantErr: "pause: sweep is cancelling, want a sweep that is still running"}
+	conc := &updateCall{name: workflows.UpdateConcurrency, args: []any{7}, wantErr: "set-concurrency: sweep is cancelling"}
+	var st workflows.SweepStatus
+	env.RegisterDelayedCallback(func() { pause.send(env) }, time.Minute)
+	env.RegisterDelayedCallback(func() { conc.send(env) }, 2*time.Minute)
+	env.RegisterDelayedCallback(func() { st = queryStatus(t, env) }, 3*time.Minute)
+	env.ExecuteWorkflow(workflows.Sweep, in)
+	pause.check(t)
+	conc.check(t)
+	if st.Phase != workflows.PhaseCancelling || st.Paused || st.Concurrency != 2 {
+		t.Errorf("status while cancelling: phase %q, paused %v, concurrency %d; want cancelling, not paused, 2", st.Phase, st.Paused, st.Concurrency)
+	}
+}
