@@ -132,6 +132,16 @@ func mostly(w []Record, metric string, cond func(float64) bool, worse func(a, b 
 	return ev, n > 0 && 2*hits >= n
 }
 
+// anyBelow says whether some record has metric below limit.
+func anyBelow(rs []Record, metric string, limit float64) bool {
+	for _, r := range rs {
+		if v, ok := r.Values[metric]; ok && v < limit {
+			return true
+		}
+	}
+	return false
+}
+
 func lower(a, b float64) bool  { return a < b }
 func higher(a, b float64) bool { return a > b }
 
@@ -150,7 +160,7 @@ func checkPolicyDied(all, w []Record) (Finding, bool) {
 		return Finding{Cause: CausePolicyDied, Summary: "action std collapsed: the policy stopped exploring",
 			Advice: Advice(RuleStdCollapse), Evidence: []Evidence{ev}}, true
 	}
-	if hasMetric(all, ActionStd) || hasMetric(all, ActionStdMin) {
+	if hasMetric(all, ActionStd) || hasMetric(all, ActionStdMin) || anyBelow(all, Entropy, 0) {
 		return Finding{}, false // a Gaussian policy's entropy may be negative and healthy
 	}
 	ev, ok := mostly(w, Entropy, func(v float64) bool { return v < doctorEntropyFloor }, lower)

@@ -72,7 +72,7 @@ type Engine struct {
 
 	klThresholdSet bool
 	initialStd     float64 // first finite, positive action_std
-	sawStd         bool    // some record carried action_std or action_std_min
+	sawStd         bool    // some record carried action_std or action_std_min, or a negative entropy
 	startSum       float64 // sum of the objective's first startWindow finite values
 	startN         int
 	best           float64 // best objective so far, in goal direction
@@ -187,10 +187,14 @@ func (e *Engine) WarmupSteps() int64 { return e.warmup }
 // records carrying their metric (a record without the metric neither extends nor breaks the streak).
 func (e *Engine) Observe(r Record) Verdict {
 	inWarmup := r.Step < e.warmup
-	// A Gaussian policy is known from its first record, before entropy_collapse judges that record.
+	// A Gaussian policy is known from its first record, before entropy_collapse judges that record:
+	// by its std, or, for trainers that log entropy alone (CleanRL's and rl_games' continuous PPO), by
+	// an entropy below 0, which a categorical policy's cannot be (a Gaussian's differential entropy is
+	// negative once σ < 0.24, a healthy late-training value).
 	_, hasStd := r.Values[ActionStd]
 	_, hasStdMin := r.Values[ActionStdMin]
-	e.sawStd = e.sawStd || hasStd || hasStdMin
+	h, hasH := r.Values[Entropy]
+	e.sawStd = e.sawStd || hasStd || hasStdMin || hasH && h < 0
 	var fired []Verdict
 	for _, ar := range e.rules {
 		c := ar.check(e, r, ar.threshold)

@@ -347,3 +347,35 @@ func TestEntropyCollapseIgnoresGaussianFromFirstRecord(t *testing.T) {
 		t.Errorf("first Gaussian record: got %v, want continue", v)
 	}
 }
+
+// A Gaussian policy whose trainer logs entropy but no std (CleanRL's and rl_games' continuous PPO, and
+// their presets) is known by its first negative entropy, which a categorical policy's cannot be: a
+// healthy 6-dimensional policy at σ = 0.2 (entropy -1.14) was stopped as entropy_collapse.
+func TestEntropyCollapseIgnoresNegativeEntropyWithoutStd(t *testing.T) {
+	e, err := NewEngine(Config{TotalSteps: 1000, WarmupSteps: -1, Patience: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, h := range []float64{2.0, 0.5, -1.14, -1.14, -1.2, 0.005, 0.004} {
+		if v := e.Observe(rec(int64(i+1), Entropy, h)); v.Level == Stop {
+			t.Fatalf("record %d (entropy %g): got %v, want no stop for a Gaussian policy", i, h, v)
+		}
+	}
+	// The doctor agrees: no "policy died" from entropy alone once it has been negative.
+	var rs []Record
+	for i := int64(1); i <= 20; i++ {
+		rs = append(rs, rec(i, Entropy, -1.14))
+	}
+	if f, ok := checkPolicyDied(rs, rs); ok {
+		t.Errorf("doctor on a Gaussian policy's negative entropy: %+v, want no finding", f)
+	}
+	// A categorical policy still collapses.
+	c, err := NewEngine(Config{TotalSteps: 1000, WarmupSteps: -1, Patience: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Observe(rec(1, Entropy, 0.005))
+	if v := c.Observe(rec(2, Entropy, 0.004)); v.Level != Stop || v.Rule != RuleEntropyCollapse {
+		t.Errorf("categorical entropy 0.004 twice: got %v, want stop by %s", v, RuleEntropyCollapse)
+	}
+}
