@@ -379,3 +379,19 @@ func TestEntropyCollapseIgnoresNegativeEntropyWithoutStd(t *testing.T) {
 		t.Errorf("categorical entropy 0.004 twice: got %v, want stop by %s", v, RuleEntropyCollapse)
 	}
 }
+
+// A NaN explained variance is no evidence either way: between two -0.9s it must not break the
+// value_anticorrelated streak, or a run alternating -0.9 and NaN is never stopped.
+func TestNaNDoesNotBreakAStreak(t *testing.T) {
+	e, err := NewEngine(Config{TotalSteps: 1000, WarmupSteps: -1, Patience: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last Verdict
+	for i, ev := range []float64{-0.9, math.NaN(), -0.9, math.NaN(), -0.9} {
+		last = e.Observe(rec(int64(i+1), ExplainedVariance, ev))
+	}
+	if last.Level != Stop || last.Rule != RuleValueAnticorrelated {
+		t.Errorf("three EV -0.9 with NaN between: got %v, want stop by %s", last, RuleValueAnticorrelated)
+	}
+}

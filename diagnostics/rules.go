@@ -169,18 +169,21 @@ func DefaultThreshold(rule string) (float64, bool) {
 	return 0, false
 }
 
-// above fires when metric > threshold.
+// above fires when metric > threshold. A NaN counts as not reported: it neither extends nor breaks a
+// streak (NaN explained variance is legitimate, DESIGN §5; non_finite judges NaN where it is not).
 func above(metric string) func(*Engine, Record, float64) check {
 	return func(_ *Engine, r Record, th float64) check {
 		v, ok := r.Values[metric]
+		ok = ok && !math.IsNaN(v)
 		return check{ok: ok, fired: ok && v > th, metric: metric, value: v, limit: th}
 	}
 }
 
-// below fires when metric < threshold; a NaN never fires.
+// below fires when metric < threshold; a NaN counts as not reported, as in above.
 func below(metric string) func(*Engine, Record, float64) check {
 	return func(_ *Engine, r Record, th float64) check {
 		v, ok := r.Values[metric]
+		ok = ok && !math.IsNaN(v)
 		return check{ok: ok, fired: ok && v < th, metric: metric, value: v, limit: th}
 	}
 }
