@@ -69,13 +69,22 @@ func Judge(p Probe, rec Record) Result {
 		res.Error = fmt.Sprintf("record: probe %q, want %q", rec.Probe, p.ID)
 		return res
 	}
+	gamma := rec.Gamma
+	if gamma == 0 {
+		gamma = Gamma // not reported: the protocol's (RLSWEEP_PROBE_GAMMA)
+	}
+	if p.Level == 3 && math.Abs(1-gamma) <= ValueTol {
+		// V(0) = γ is then within the tolerance of V(0) = 1, what a trainer that ignores γ learns.
+		res.Error = fmt.Sprintf("record: gamma %g cannot tell discounting from none (|1 − γ| ≤ %g); train probes with RLSWEEP_PROBE_GAMMA (%g)", gamma, ValueTol, Gamma)
+		return res
+	}
 	for _, o := range p.Obs {
 		e, ok := evalAt(rec.Evals, o)
 		if !ok {
 			res.Error = fmt.Sprintf("record: no eval at obs [%g], want one for each of %v", o, p.Obs)
 			return res
 		}
-		res.Checks = append(res.Checks, checksAt(p, rec.Gamma, o, e)...)
+		res.Checks = append(res.Checks, checksAt(p, gamma, o, e)...)
 	}
 	res.Passed = true
 	for _, c := range res.Checks {

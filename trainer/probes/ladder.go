@@ -3,6 +3,7 @@ package probes
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Report is the outcome of a probe stage: every result in ladder order and the diagnosis.
@@ -18,7 +19,9 @@ type Report struct {
 
 // Diagnose orders results along the ladder (discrete before continuous) and names the lowest failing
 // probe, since every probe above it depends on what it checks. A report passes when no probe failed
-// and at least one ran; skipped probes (an action space the trainer does not support) are neither.
+// and at least one ran; skipped probes (an action space the trainer does not support) are neither. A
+// ladder skipped in part fails: a trainer that supports an action space runs all of its probes, and
+// one that ran probe 1 only has not shown discounting, advantages or anything above.
 func Diagnose(results []Result) Report {
 	rs := slices.Clone(results)
 	slices.SortStableFunc(rs, func(a, b Result) int {
@@ -39,6 +42,12 @@ func Diagnose(results []Result) Report {
 			r.Diagnosis = diagnosis(x, rs)
 		}
 	}
+	if r.Passed {
+		if partial := partlySkipped(rs); partial != "" {
+			r.Passed, r.Diagnosis = false, partial
+			return r
+		}
+	}
 	switch {
 	case ran == 0:
 		r.Passed, r.Diagnosis = false, "no probe ran: the trainer skipped every probe (it supports neither action space?)"
@@ -46,6 +55,28 @@ func Diagnose(results []Result) Report {
 		r.Diagnosis = fmt.Sprintf("all %d probes pass", ran)
 	}
 	return r
+}
+
+// partlySkipped names the probes skipped on a ladder (an action space) of which others ran, or "".
+func partlySkipped(rs []Result) string {
+	for _, continuous := range []bool{false, true} {
+		var ran, skipped []string
+		for _, x := range rs {
+			if isContinuous(x.Probe) != continuous {
+				continue
+			}
+			if x.Skipped {
+				skipped = append(skipped, string(x.Probe))
+			} else {
+				ran = append(ran, string(x.Probe))
+			}
+		}
+		if len(ran) > 0 && len(skipped) > 0 {
+			return fmt.Sprintf("probes %s skipped while %s ran: a trainer that supports an action space must run its whole ladder",
+				strings.Join(skipped, ", "), strings.Join(ran, ", "))
+		}
+	}
+	return ""
 }
 
 func diagnosis(failed Result, rs []Result) string {

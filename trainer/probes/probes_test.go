@@ -100,7 +100,12 @@ func TestJudge(t *testing.T) {
 		{"probe 1 NaN as null", "1", Record{Evals: []Eval{{Obs: []float64{0}}}}, false},
 		{"probe 1 missing eval", "1", Record{}, false},
 		{"probe 1 wrong probe", "1", Record{Probe: "2", Evals: []Eval{{Obs: []float64{0}, Value: f(1)}}}, false},
-		{"probe 3 judged against the trainer's γ", "3", Record{Gamma: 0.9, Evals: []Eval{{Obs: []float64{0}, Value: f(0.9)}, {Obs: []float64{1}, Value: f(1)}}}, true},
+		{"probe 3 judged against the trainer's γ", "3", Record{Gamma: 0.7, Evals: []Eval{{Obs: []float64{0}, Value: f(0.7)}, {Obs: []float64{1}, Value: f(1)}}}, true},
+		// A γ near 1 cannot tell discounting from none: a trainer that ignores it (V(0) = 1) would pass.
+		{"probe 3 with γ 0.99 reported", "3", Record{Gamma: 0.99, Evals: []Eval{{Obs: []float64{0}, Value: f(1)}, {Obs: []float64{1}, Value: f(1)}}}, false},
+		// No γ reported: the protocol's 0.5; a sound trainer passes, one without discounting fails.
+		{"probe 3 without γ, discounting", "3", Record{Evals: []Eval{{Obs: []float64{0}, Value: f(0.5)}, {Obs: []float64{1}, Value: f(1)}}}, true},
+		{"probe 3 without γ, no discounting", "3", Record{Evals: []Eval{{Obs: []float64{0}, Value: f(1)}, {Obs: []float64{1}, Value: f(1)}}}, false},
 		{"probe 3 without discount", "3", Record{Gamma: 0.5, Evals: []Eval{{Obs: []float64{0}, Value: f(1)}, {Obs: []float64{1}, Value: f(1)}}}, false},
 		{"probe 5 right", "5", Record{Evals: []Eval{{Obs: []float64{-1}, Probs: []*float64{f(0.95), f(0.05)}}, {Obs: []float64{1}, Probs: []*float64{f(0.05), f(0.95)}}}}, true},
 		{"probe 5 ignores obs", "5", Record{Evals: []Eval{{Obs: []float64{-1}, Probs: []*float64{f(0.5), f(0.5)}}, {Obs: []float64{1}, Probs: []*float64{f(0.5), f(0.5)}}}}, false},
@@ -141,6 +146,9 @@ func TestDiagnose(t *testing.T) {
 		{"probe 1", []Result{fail("1", 1)}, false, "1", "probe 1 fails: value loss"},
 		{"skipped ignored", []Result{pass("1", 1), {Probe: "1c", Level: 1, Skipped: true}}, true, "", "all 1 probes pass"},
 		{"all skipped", []Result{{Probe: "1", Level: 1, Skipped: true}}, false, "", "no probe ran"},
+		// A trainer that skips probes 2–5 has shown nothing above the value loss.
+		{"ladder skipped in part", []Result{pass("1", 1), {Probe: "2", Level: 2, Skipped: true}, {Probe: "3", Level: 3, Skipped: true}},
+			false, "", "probes 2, 3 skipped while 1 ran: a trainer that supports an action space must run its whole ladder"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
