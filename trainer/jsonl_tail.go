@@ -74,17 +74,41 @@ func (t *JSONLTail) Close() error {
 }
 
 func (t *JSONLTail) poll(wantRaw bool) ([]diagnostics.Record, []byte, error) {
-	if err := t.open(); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, nil
-		}
-		return nil, nil, err
-	}
 	if t.chunk == nil {
 		t.chunk = make([]byte, readChunk)
 	}
 	var recs []diagnostics.Record
 	var raw []byte
+	if t.f != nil && t.replaced() {
+		// The trainer moved to a new file (rotation, rename): first take in what the old one received
+		// since the last poll — a NaN record among it must not go unseen — then follow the new one.
+		var err error
+		recs, raw, err = t.readRest(recs, raw, wantRaw)
+		t.f.Close()
+		t.f = nil
+		t.restart()
+		if err != nil {
+			return recs, raw, err
+		}
+	}
+	if err := t.open(); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return recs, raw, nil
+		}
+		return recs, raw, err
+	}
+	return t.readRest(recs, raw, wantRaw)
+}
+
+// replaced says whether the path no longer names the open file.
+func (t *JSONLTail) replaced() bool {
+	cur, err1 := t.f.Stat()
+	now, err2 := os.Stat(t.path)
+	return err1 != nil || err2 != nil || !os.SameFile(cur, now)
+}
+
+// readRest reads the open file from the current offset to its end.
+func (t *JSONLTail) readRest(recs []diagnostics.Record, raw []byte, wantRaw bool) ([]diagnostics.Record, []byte, error) {
 	for {
 		n, err := t.f.ReadAt(t.chunk, t.off)
 		t.off += int64(n)
@@ -98,22 +122,14 @@ func (t *JSONLTail) poll(wantRaw bool) ([]diagnostics.Record, []byte, error) {
 	}
 }
 
-// open opens the file on first use, and again from its start when it was truncated or replaced.
+// open opens the file on first use (poll closes it when it was replaced), and reads it again from its
+// start when it was truncated.
 func (t *JSONLTail) open() error {
 	if t.f != nil {
-		cur, err1 := t.f.Stat()
-		now, err2 := os.Stat(t.path)
-		switch {
-		case err1 != nil || err2 != nil || !os.SameFile(cur, now):
-			t.f.Close()
-			t.f = nil
+		if now, err := t.f.Stat(); err == nil && now.Size() < t.off {
 			t.restart()
-		case now.Size() < t.off:
-			t.restart()
-			return nil
-		default:
-			return nil
 		}
+		return nil
 	}
 	f, err := os.Open(t.path)
 	if err != nil {

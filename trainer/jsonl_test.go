@@ -247,6 +247,31 @@ func TestJSONLTailTruncatedAndReplaced(t *testing.T) {
 	}
 }
 
+// A file rotated away (renamed, a new one created at the path) still gives up what it received since
+// the last poll before the tail follows the new file: here the NaN that should stop the run.
+func TestJSONLTailRotationKeepsTheOldFilesTail(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "metrics.jsonl")
+	tail := NewJSONLTail(path)
+	defer tail.Close()
+	appendFile(t, path, "{\"step\": 10}\n{\"step\": 20}\n")
+	if recs, _ := tail.Poll(); !equalSteps(steps(recs), []int64{10, 20}) {
+		t.Fatalf("first poll steps = %v, want [10 20]", steps(recs))
+	}
+	appendFile(t, path, "{\"step\": 30, \"value_loss\": NaN}\n")
+	if err := os.Rename(path, path+".1"); err != nil {
+		t.Fatal(err)
+	}
+	appendFile(t, path, "{\"step\": 40}\n")
+	recs, err := tail.Poll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := steps(recs); !equalSteps(got, []int64{30, 40}) {
+		t.Errorf("after rotation steps = %v, want [30 40]: the old file's last record, then the new file", got)
+	}
+}
+
 func TestOpenReaderPreset(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "metrics.jsonl")
 	appendFile(t, path, `{"step": 1, "train/entropy_loss": -0.5, "rollout/ep_rew_mean": 3, "mine": 1}`+"\n")
