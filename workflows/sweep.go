@@ -28,7 +28,10 @@ type SweepInput struct {
 	// TrialCheckInterval is how often a run looks up the trials an earlier run started that have not
 	// reported yet (CheckTrials); 0 means two minutes.
 	TrialCheckInterval time.Duration `json:",omitempty"`
-	State              *SweepState   `json:",omitempty"`
+	// ResultsFlushInterval is how long a finished trial waits, at most, to be stored while the sweep
+	// runs; 0 means resultsFlushEvery (a minute).
+	ResultsFlushInterval time.Duration `json:",omitempty"`
+	State                *SweepState   `json:",omitempty"`
 }
 
 // SweepState is what a sweep carries across continue-as-new: counts and references, never metrics.
@@ -82,6 +85,15 @@ type SweepResult struct {
 // resultsBatch is how many finished trials the sweep holds before storing them.
 const resultsBatch = 100
 
+// resultsFlushEvery is how long a finished trial waits, at most, to be stored while the sweep runs
+// (timedFlushChange), so `rlsweep results` and `report` show it: a sweep of fewer than resultsBatch
+// trials showed none until it ended.
+const resultsFlushEvery = time.Minute
+
+// timedFlushChange versions storing what has finished every resultsFlushEvery, besides every
+// resultsBatch trials.
+const timedFlushChange = "timed-results-flush"
+
 // Sweep plans a sweep, runs its probe stage, keeps a sliding window of Trial children running until
 // every planned trial has finished, and writes the results. Pause, resume and concurrency are updates;
 // cancelling the workflow cancels every running trial and keeps the results recorded so far.
@@ -125,6 +137,8 @@ type sweepRun struct {
 	// (reportOnRequestChange); the run learns of their ends from their futures.
 	reportOnRequest bool
 	starting        int // trials started whose start is not yet confirmed
+	// flushDue: resultsFlushEvery has passed since a trial finished and was not stored (timedFlushChange).
+	flushDue bool
 }
 
 // asyncStartChange versions the switch to following trial starts asynchronously.
@@ -207,6 +221,9 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 		workflow.GetVersion(ctx, carriedCheckChange, workflow.DefaultVersion, 1) == 1 {
 		workflow.Go(ctx, func(gctx workflow.Context) { s.checkCarried(gctx, carried) })
 	}
+	if workflow.GetVersion(ctx, timedFlushChange, workflow.DefaultVersion, 1) == 1 {
+		workflow.Go(ctx, s.flushTimer)
+	}
 	for !s.allDone() {
 		s.startTrials(ctx)
 		if s.shouldContinueAsNew(ctx) {
@@ -222,13 +239,14 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 		// allDone: the last running trial may end without a report (its watcher records it), and then
 		// nothing else would wake the sweep.
 		err := workflow.Await(ctx, func() bool {
-			return s.doneCh.Len() > 0 || s.canStart() || s.allDone() || s.shouldContinueAsNew(ctx)
+			return s.doneCh.Len() > 0 || s.canStart() || s.allDone() || s.shouldContinueAsNew(ctx) || s.flushDue
 		})
 		if err != nil { // cancelled
 			return s.cancel(ctx)
 		}
 		s.drainDone(ctx)
-		if len(s.state.Pending) >= resultsBatch {
+		if len(s.state.Pending) >= resultsBatch || s.flushDue {
+			s.flushDue = false
 			if err := s.flushResults(ctx); err != nil {
 				if s.cancelledWhileStoring(ctx) {
 					return s.cancel(ctx)
@@ -287,6 +305,24 @@ func (s *sweepRun) cancelledWhileStoring(ctx workflow.Context) bool {
 	}
 	s.state.Part++
 	return true
+}
+
+// flushTimer marks a flush due resultsFlushEvery after a finished trial is first left unstored, so
+// the loop stores the pending results even when no batch fills (a small sweep, or its last trials).
+func (s *sweepRun) flushTimer(ctx workflow.Context) {
+	for {
+		if err := workflow.Await(ctx, func() bool { return len(s.state.Pending) > 0 && !s.flushDue }); err != nil {
+			return
+		}
+		every := s.in.ResultsFlushInterval
+		if every <= 0 {
+			every = resultsFlushEvery
+		}
+		if err := workflow.Sleep(ctx, every); err != nil {
+			return // cancelled, or the run is closing
+		}
+		s.flushDue = len(s.state.Pending) > 0
+	}
 }
 
 // allDone says whether every planned trial has started and finished.

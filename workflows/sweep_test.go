@@ -589,6 +589,7 @@ func TestSweepContinueAsNewCarriesState(t *testing.T) {
 	env.RegisterDelayedCallback(func() { env.SetContinueAsNewSuggested(true) }, 3*time.Minute+30*time.Second)
 
 	in := sweepInput(sweepSpec(t, qs, 3, "maximize"))
+	in.ResultsFlushInterval = 1000 * time.Hour // only the store before the continue-as-new
 	env.ExecuteWorkflow(workflows.Sweep, in)
 
 	next := continuedInput(t, env)
@@ -925,7 +926,9 @@ func TestSweepCancelWhileContinuingAsNewLosesNothing(t *testing.T) {
 	res.mock(env, 8)
 	env.RegisterDelayedCallback(func() { env.SetContinueAsNewSuggested(true) }, 90*time.Minute)
 	env.RegisterDelayedCallback(env.CancelWorkflow, 91*time.Minute)
-	env.ExecuteWorkflow(workflows.Sweep, sweepInput(sweepSpec(t, []float64{0, 1, 2, 3, 4, 5, 6, 7}, 3, "maximize")))
+	in := sweepInput(sweepSpec(t, []float64{0, 1, 2, 3, 4, 5, 6, 7}, 3, "maximize"))
+	in.ResultsFlushInterval = 1000 * time.Hour // only the store before the continue-as-new
+	env.ExecuteWorkflow(workflows.Sweep, in)
 	byID := cancelledResult(t, env, &res)
 	if byID["0-s1"].Outcome != activities.OutcomeCompleted {
 		t.Errorf("trial 0-s1 (done at 60 minutes) stored as %+v, want completed", byID["0-s1"])
@@ -1031,5 +1034,45 @@ func TestSweepCancellingRefusesChanges(t *testing.T) {
 	conc.check(t)
 	if st.Phase != workflows.PhaseCancelling || st.Paused || st.Concurrency != 2 {
 		t.Errorf("status while cancelling: phase %q, paused %v, concurrency %d; want cancelling, not paused, 2", st.Phase, st.Paused, st.Concurrency)
+	}
+}
+
+// Finished trials are stored within resultsFlushEvery even when no batch of 100 fills, so `rlsweep
+// results` and `report` show them while the sweep runs: a 60-trial sweep showed none until it ended.
+func TestSweepStoresFinishedTrialsWithinAMinute(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	newFakeTrials(func(c int) time.Duration {
+		if c < 50 {
+			return time.Minute
+		}
+		return 10 * time.Hour
+	}).register(env)
+	var res results
+	res.mock(env, 60)
+	qs := make([]float64, 60)
+	for i := range qs {
+		qs[i] = float64(i)
+	}
+	stored := -1
+	env.RegisterDelayedCallback(func() {
+		byID, _ := res.recorded()
+		stored = len(byID)
+	}, 5*time.Minute)
+	env.ExecuteWorkflow(workflows.Sweep, sweepInput(sweepSpec(t, qs, 60, "maximize")))
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if stored != 50 {
+		t.Errorf("trials stored 5 minutes in: %d, want the 50 that finished at 1 minute", stored)
+	}
+	byID, times := res.recorded()
+	for id, n := range times {
+		if n != 1 {
+			t.Errorf("trial %s stored %d times, want once", id, n)
+		}
+	}
+	if len(byID) != 60 {
+		t.Errorf("%d trials stored in all, want 60", len(byID))
 	}
 }
