@@ -33,6 +33,8 @@ import (
 //	sweep-carried-soon-run*.json
 //	                            the same test after carried-check-soon: the second run looks up its
 //	                            carried trials 5 s after it starts (RLSWEEP_RECORD_HISTORIES=DIR)
+//	sweep-timed-flush-run*.json the same test after timed-results-flush: a goroutine's timer marks
+//	                            pending results due for storing within a minute
 //	sweep-cancel-check.json     integration's TestCancelStopsEveryTrainer after cancel-check-closed: 8 of
 //	                            16 trials running at `rlsweep cancel`, the cancel requests awaited
 //	regression-pass.json, regression-regressed.json
