@@ -312,14 +312,14 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 			// Read and upload what the trainer wrote on SIGTERM (its final checkpoint) despite the
 			// cancellation, so the next attempt can resume from it.
 			done := context.WithoutCancel(ctx)
-			r.poll(done)
+			r.pollFinal(done)
 			r.flush(done)
 			return nil, ctx.Err()
 		case <-workerStop:
 			// The worker is shutting down: the trainer gets its grace period to checkpoint (the worker
 			// waits for it, --stop-timeout), what it wrote is stored, and another attempt resumes.
 			r.stopTrainer(ctx, p)
-			r.poll(ctx)
+			r.pollFinal(ctx)
 			if err := r.flush(ctx); err != nil {
 				activity.GetLogger(ctx).Warn("storing metrics at worker shutdown failed", "error", err)
 			}
@@ -330,7 +330,7 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 			// Most segments end here, the trainer having written its last records since the last
 			// tick: a failure to take them in (reading, storing a checkpoint) fails the attempt, to be
 			// retried, rather than pass for a segment whose records were never stored.
-			_, verdict, err := r.poll(ctx)
+			_, verdict, err := r.pollFinal(ctx)
 			if err != nil {
 				r.flush(ctx)
 				return nil, err
@@ -436,9 +436,22 @@ func (r *segmentRun) stopTrainer(ctx context.Context, p *process) {
 // poll reads the records that arrived since the last call and returns how many there were, and the
 // stop verdict if a record fired a stop rule (the records after it are not looked at).
 func (r *segmentRun) poll(ctx context.Context) (int, *diagnostics.Verdict, error) {
+	return r.pollRecords(ctx, false)
+}
+
+// pollFinal is poll once the trainer has exited: a reader holding back a record it could not yet
+// tell was whole (trainer.Finisher) gives it up too.
+func (r *segmentRun) pollFinal(ctx context.Context) (int, *diagnostics.Verdict, error) {
+	return r.pollRecords(ctx, true)
+}
+
+func (r *segmentRun) pollRecords(ctx context.Context, final bool) (int, *diagnostics.Verdict, error) {
 	recs, err := r.reader.Poll()
 	if err != nil {
 		return 0, nil, fmt.Errorf("read metrics: %w", err)
+	}
+	if f, ok := r.reader.(trainer.Finisher); ok && final {
+		recs = append(recs, f.Finish()...)
 	}
 	for i, rec := range recs {
 		v, err := r.observe(ctx, rec)

@@ -31,6 +31,13 @@ type Reader interface {
 	Close() error
 }
 
+// Finisher is a Reader that holds back a record until it is whole (TensorBoard: a step's scalars
+// arrive in pieces, as the writer flushes). Finish returns what it holds, once the trainer has exited
+// and nothing more will come.
+type Finisher interface {
+	Finish() []diagnostics.Record
+}
+
 // OpenReader returns the reader for a trainer's metrics: source "jsonl" (or "") tails metricsFile,
 // "tensorboard" tails the event files under tbDir. preset names a framework's tag mapping (see
 // Presets; "" for none) and tags adds custom tag → canonical mappings on top of it (see NewMapping);

@@ -86,7 +86,7 @@ func BenchmarkTensorBoardTail(b *testing.B) {
 	for b.Loop() {
 		t := NewTensorBoardTail(dir)
 		recs, err := t.Poll()
-		more, _ := t.Poll()
+		more := t.Finish()
 		if err != nil || len(recs)+len(more) != steps {
 			b.Fatalf("got %d records, %v", len(recs)+len(more), err)
 		}

@@ -150,9 +150,6 @@ func readTB(t *testing.T, data []byte, cut int) []diagnostics.Record {
 		t.Fatal(err)
 	}
 	writeFile(t, path, data)
-	for range 2 {
-		got, _ := r.Poll()
-		recs = append(recs, got...)
-	}
-	return recs
+	got, _ := r.Poll()
+	return append(append(recs, got...), r.Finish()...)
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/rlsweep/rlsweep/diagnostics"
 )
@@ -54,6 +55,9 @@ type TensorBoardTail struct {
 	plugins map[string]string // tag → plugin name, remembered from the tag's first event
 	tags    map[string]string // interned tag names
 	ev      tbEvent
+	// groupIdle: how long a file goes without new bytes before its current step is taken as whole
+	// (tbGroupIdle; tests of decoding set 0).
+	groupIdle time.Duration
 }
 
 // tbFile is the reading state of one events file.
@@ -64,12 +68,18 @@ type tbFile struct {
 	buf     []byte // bytes read but not yet consumed: a partial record
 	dead    bool   // a corrupt length was found; wait for a truncation or replacement
 	group   diagnostics.Record
-	grouped bool // group holds values not yet returned
+	grouped bool      // group holds values not yet returned
+	lastNew time.Time // when bytes were last appended
 }
+
+// tbGroupIdle is how long a file must have had nothing appended before the step it was writing is
+// taken as whole. torch's SummaryWriter flushes every 10 events, and frameworks log more scalars than
+// that per step, so one poll that finds nothing new does not mean the step is complete.
+const tbGroupIdle = time.Second
 
 // NewTensorBoardTail returns a tail of the event files under dir. Nothing is opened until Poll.
 func NewTensorBoardTail(dir string) *TensorBoardTail {
-	return &TensorBoardTail{dir: dir, files: map[string]*tbFile{},
+	return &TensorBoardTail{dir: dir, files: map[string]*tbFile{}, groupIdle: tbGroupIdle,
 		plugins: map[string]string{}, tags: map[string]string{}}
 }
 
@@ -144,9 +154,27 @@ func (t *TensorBoardTail) pollFile(f *tbFile, recs []diagnostics.Record) ([]diag
 		return recs, err
 	}
 	if n == 0 {
-		return t.flush(f, recs), nil
+		if time.Since(f.lastNew) >= t.groupIdle {
+			recs = t.flush(f, recs)
+		}
+		return recs, nil
 	}
+	f.lastNew = time.Now()
 	return t.consume(f, recs), nil
+}
+
+// Finish returns the step each file was still grouping: the trainer has exited, nothing more comes.
+func (t *TensorBoardTail) Finish() []diagnostics.Record {
+	paths := make([]string, 0, len(t.files))
+	for p := range t.files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var recs []diagnostics.Record
+	for _, p := range paths {
+		recs = t.flush(t.files[p], recs)
+	}
+	return recs
 }
 
 // open opens the file on first use, and again from its start when it was truncated or replaced.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rlsweep/rlsweep/diagnostics"
 )
@@ -152,7 +153,7 @@ func TestTensorBoardValueKinds(t *testing.T) {
 		withPlugin(tensorValue("skip/hist", dtDouble, nil, pbBytes(nil, 6, f64)), "histograms"),
 	))...)
 	writeFile(t, filepath.Join(dir, "events.out.tfevents.1.host"), b)
-	r := NewTensorBoardTail(dir)
+	r := idleTail(dir)
 	recs := pollAll(t, r)
 	if len(recs) != 0 {
 		t.Fatalf("first Poll = %v, want the step held until the file stops growing", recs)
@@ -178,7 +179,7 @@ func TestTensorBoardPluginRememberedPerTag(t *testing.T) {
 	writeFile(t, path, tfrecord(eventBytes(1, withPlugin(text, "text"), simpleValue("r", 1))))
 	// Later events carry no metadata: the plugin first seen still applies.
 	writeFile(t, path, tfrecord(eventBytes(2, text, simpleValue("r", 2))))
-	r := NewTensorBoardTail(dir)
+	r := idleTail(dir)
 	recs := append(pollAll(t, r), pollAll(t, r)...)
 	if len(recs) != 2 {
 		t.Fatalf("records = %v, want 2", recs)
@@ -216,7 +217,10 @@ func TestTensorBoardTailing(t *testing.T) {
 	if len(recs) != 1 || !sameRecord(recs[0], want) {
 		t.Fatalf("got %v, want [%v]", recs, want)
 	}
-	recs = pollAll(t, r) // no new data: the pending step is flushed
+	if recs = pollAll(t, r); len(recs) != 0 { // no new data yet: step 2 may have more scalars coming
+		t.Errorf("got %v, want step 2 held back", recs)
+	}
+	recs = r.(Finisher).Finish() // the trainer exited: nothing more comes
 	if len(recs) != 1 || recs[0].Step != 2 {
 		t.Errorf("got %v, want step 2", recs)
 	}
@@ -239,7 +243,7 @@ func TestTensorBoardCorruption(t *testing.T) {
 	b = append(b, badLen...)
 	b = append(b, tfrecord(eventBytes(5, simpleValue("r", 5)))...)
 	writeFile(t, path, b)
-	r := NewTensorBoardTail(dir)
+	r := idleTail(dir)
 	recs := append(pollAll(t, r), pollAll(t, r)...)
 	if got := steps(recs); !equalSteps(got, []int64{1, 3}) {
 		t.Errorf("steps = %v, want [1 3]", got)
@@ -264,7 +268,7 @@ func TestTensorBoardSeveralFiles(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "a", "events.out.tfevents.9"), tfrecord(eventBytes(10, simpleValue("r", 1))))
 	writeFile(t, filepath.Join(dir, "events.out.tfevents.1"), tfrecord(eventBytes(5, simpleValue("r", 0))))
 	writeFile(t, filepath.Join(dir, "notes.txt"), []byte("not an event file"))
-	r := NewTensorBoardTail(dir)
+	r := idleTail(dir)
 	recs := append(pollAll(t, r), pollAll(t, r)...)
 	// Name order: a/..., b/..., then events.out... at the top.
 	if got := steps(recs); !equalSteps(got, []int64{10, 20, 5}) {
@@ -281,9 +285,49 @@ func TestTensorBoardSeveralFiles(t *testing.T) {
 func TestTensorBoardGarbageEvent(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "events.out.tfevents.1"), tfrecord([]byte{0x2a, 0xff})) // field 5, truncated
-	r := NewTensorBoardTail(dir)
+	r := idleTail(dir)
 	pollAll(t, r)
 	if st := r.Stats(); st.Malformed != 1 || !strings.Contains(st.LastError, "event: malformed protobuf") {
 		t.Errorf("Stats = %+v, want one malformed event", st)
+	}
+}
+
+// idleTail is a tail that takes a step as whole at the first poll that finds nothing new, for tests of
+// decoding; TestTensorBoardHoldsAStepUntilWhole tests the wait.
+func idleTail(dir string) *TensorBoardTail {
+	r := NewTensorBoardTail(dir)
+	r.groupIdle = 0
+	return r
+}
+
+// torch's SummaryWriter flushes every 10 events; a step of 12 scalars can be split across polls. The
+// step is returned once, whole: when a later step begins, after tbGroupIdle without new bytes, or at
+// Finish. One poll that finds nothing new used to return the first half as a record of its own.
+func TestTensorBoardHoldsAStepUntilWhole(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "events.out.tfevents.1")
+	r := NewTensorBoardTail(dir)
+	r.groupIdle = 200 * time.Millisecond
+	defer r.Close()
+	writeFile(t, path, append(fileVersionRecord(), tfrecord(eventBytes(100, simpleValue("reward", 1)))...))
+	if recs, _ := r.Poll(); len(recs) != 0 {
+		t.Fatalf("first half: got %v, want nothing yet", recs)
+	}
+	if recs, _ := r.Poll(); len(recs) != 0 {
+		t.Fatalf("an empty poll right after: got %v, want step 100 still held", recs)
+	}
+	writeFile(t, path, tfrecord(eventBytes(100, simpleValue("value_loss", 0.5))))
+	writeFile(t, path, tfrecord(eventBytes(200, simpleValue("reward", 2))))
+	recs, _ := r.Poll()
+	want := diagnostics.Record{Step: 100, Values: map[string]float64{"reward": 1, "value_loss": 0.5}}
+	if len(recs) != 1 || !sameRecord(recs[0], want) {
+		t.Fatalf("got %v, want step 100 whole: %v", recs, want)
+	}
+	time.Sleep(250 * time.Millisecond)
+	if recs, _ := r.Poll(); len(recs) != 1 || recs[0].Step != 200 {
+		t.Errorf("after the idle wait: got %v, want step 200", recs)
+	}
+	if recs := r.Finish(); len(recs) != 0 {
+		t.Errorf("Finish after everything was returned: %v, want nothing", recs)
 	}
 }
