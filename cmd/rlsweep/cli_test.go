@@ -3,12 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/artifacts"
 )
 
 func testFactory() (*Factory, *bytes.Buffer, *bytes.Buffer) {
@@ -238,5 +242,34 @@ func TestNoArgumentsPrintsHelp(t *testing.T) {
 	code, out, _ := runCLI(t)
 	if code != exitOK || !strings.Contains(out, "Available Commands:") || !strings.Contains(out, "submit") {
 		t.Errorf("rlsweep with no arguments: exit %d, output %q; want 0 and the help", code, out)
+	}
+}
+
+// While a sweep runs (or if it ended without writing results.json), results reads the parts stored so
+// far, says "partial" rather than guessing "running", and keeps the spec's parameter order.
+func TestResultsFromStoredParts(t *testing.T) {
+	dir := t.TempDir()
+	store, err := artifacts.NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sweepID = "sweep/parts/abc"
+	q := 1.5
+	acts := &activities.Activities{Store: store}
+	if err := acts.RecordResults(context.Background(), activities.RecordResultsInput{SweepID: sweepID,
+		Trials: []activities.TrialSummary{{TrialID: "0-s1", Seed: 1, Params: map[string]any{"lr": 0.1},
+			Outcome: activities.OutcomeCompleted, Objective: &q}}}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "--store", dir, "results", "parts/abc", "-o", "json")
+	if code != exitOK {
+		t.Fatalf("results exited %d: %s", code, errOut)
+	}
+	var res activities.SweepResults
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("results -o json: %v\n%s", err, out)
+	}
+	if res.Status != "partial" || len(res.Trials) != 1 || res.Trials[0].TrialID != "0-s1" {
+		t.Errorf("results = status %q, %d trials; want partial with trial 0-s1", res.Status, len(res.Trials))
 	}
 }

@@ -31,7 +31,7 @@ func newResultsCmd(f *Factory, runF func(*ResultsOptions) error) *cobra.Command 
 		Use:   "results SWEEP",
 		Short: "Print every finished trial of a sweep: parameters, seed, outcome, objective",
 		Long: "Print the sweep's results from the artifact store: results.json once the sweep has ended, " +
-			"the results recorded so far while it runs.",
+			"the results stored so far (status \"partial\") while it runs, or if it ended without writing results.json.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Sweep = args[0]
@@ -72,6 +72,9 @@ func runResults(cmd *cobra.Command, f *Factory, opts *ResultsOptions) error {
 	return writeResultsTable(f.Out, res)
 }
 
+// statusPartial is the status of results read from the stored parts, results.json not being there.
+const statusPartial = "partial"
+
 // loadResults reads results.json, or the parts recorded so far when the sweep has not ended.
 func loadResults(cmd *cobra.Command, store artifacts.Store, sweepID string) (*activities.SweepResults, error) {
 	ctx := cmd.Context()
@@ -89,7 +92,9 @@ func loadResults(cmd *cobra.Command, store artifacts.Store, sweepID string) (*ac
 	if len(trials) == 0 {
 		return nil, fmt.Errorf("sweep %s: no results in %s yet", sweepID, store.URL(artifacts.SweepKey(sweepID, "")))
 	}
-	res = &activities.SweepResults{SweepID: sweepID, Status: "running", Trials: trials}
+	// The store alone cannot say whether the sweep still runs or ended without writing results.json
+	// (a sweep that failed after fan-out): "partial" is true of both.
+	res = &activities.SweepResults{SweepID: sweepID, Status: statusPartial, Trials: trials}
 	// The spec's own order, as results.json has it; alphabetical only if spec.json is missing.
 	if spec, err := loadSpec(cmd, store, sweepID); err == nil && spec != nil {
 		res.Name, res.Metric, res.Params = spec.Name, spec.Metric, sweeps.ParamNames(spec)
