@@ -132,16 +132,6 @@ func mostly(w []Record, metric string, cond func(float64) bool, worse func(a, b 
 	return ev, n > 0 && 2*hits >= n
 }
 
-// anyBelow says whether some record has metric below limit.
-func anyBelow(rs []Record, metric string, limit float64) bool {
-	for _, r := range rs {
-		if v, ok := r.Values[metric]; ok && v < limit {
-			return true
-		}
-	}
-	return false
-}
-
 func lower(a, b float64) bool  { return a < b }
 func higher(a, b float64) bool { return a > b }
 
@@ -160,7 +150,7 @@ func checkPolicyDied(all, w []Record) (Finding, bool) {
 		return Finding{Cause: CausePolicyDied, Summary: "action std collapsed: the policy stopped exploring",
 			Advice: Advice(RuleStdCollapse), Evidence: []Evidence{ev}}, true
 	}
-	if hasMetric(all, ActionStd) || hasMetric(all, ActionStdMin) || anyBelow(all, Entropy, 0) {
+	if slices.ContainsFunc(all, showsGaussian) {
 		return Finding{}, false // a Gaussian policy's entropy may be negative and healthy
 	}
 	ev, ok := mostly(w, Entropy, func(v float64) bool { return v < doctorEntropyFloor }, lower)
@@ -221,8 +211,4 @@ func checkNotMoving(_, w []Record) (Finding, bool) {
 	return Finding{Cause: CauseNotMoving, Summary: "clip fraction = 0: the policy is not moving",
 		Advice: "updates change nothing: raise the learning rate, check that gradients reach the policy " +
 			"(optimizer holds its parameters, no detach), check the advantages are not all zero", Evidence: []Evidence{ev}}, ok
-}
-
-func hasMetric(rs []Record, metric string) bool {
-	return slices.ContainsFunc(rs, func(r Record) bool { _, ok := r.Values[metric]; return ok })
 }

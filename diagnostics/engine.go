@@ -72,7 +72,7 @@ type Engine struct {
 
 	klThresholdSet bool
 	initialStd     float64 // first finite, positive action_std
-	sawStd         bool    // some record carried action_std or action_std_min, or a negative entropy
+	sawStd         bool    // some record showed a Gaussian policy (showsGaussian)
 	startSum       float64 // sum of the objective's first startWindow finite values
 	startN         int
 	best           float64 // best objective so far, in goal direction
@@ -187,14 +187,8 @@ func (e *Engine) WarmupSteps() int64 { return e.warmup }
 // records carrying their metric (a record without the metric neither extends nor breaks the streak).
 func (e *Engine) Observe(r Record) Verdict {
 	inWarmup := r.Step < e.warmup
-	// A Gaussian policy is known from its first record, before entropy_collapse judges that record:
-	// by its std, or, for trainers that log entropy alone (CleanRL's and rl_games' continuous PPO), by
-	// an entropy below 0, which a categorical policy's cannot be (a Gaussian's differential entropy is
-	// negative once σ < 0.24, a healthy late-training value).
-	_, hasStd := r.Values[ActionStd]
-	_, hasStdMin := r.Values[ActionStdMin]
-	h, hasH := r.Values[Entropy]
-	e.sawStd = e.sawStd || hasStd || hasStdMin || hasH && h < 0
+	// A Gaussian policy is known from its first record, before entropy_collapse judges that record.
+	e.sawStd = e.sawStd || showsGaussian(r)
 	var fired []Verdict
 	for _, ar := range e.rules {
 		c := ar.check(e, r, ar.threshold)
@@ -222,14 +216,21 @@ func (e *Engine) Observe(r Record) Verdict {
 	return e.decide(fired)
 }
 
+// showsGaussian says whether a record shows a Gaussian (continuous-action) policy: by its std, or, for
+// trainers that log entropy alone (CleanRL's and rl_games' continuous PPO), by an entropy below 0, which
+// a categorical policy's cannot be (a Gaussian's differential entropy is negative once σ < 0.24, a
+// healthy late-training value). Such a policy's entropy is not judged by entropy_collapse.
+func showsGaussian(r Record) bool {
+	_, std := r.Values[ActionStd]
+	_, stdMin := r.Values[ActionStdMin]
+	h, ok := r.Values[Entropy]
+	return std || stdMin || ok && h < 0
+}
+
 // learn updates what rules judge against: the initial std, the objective's start and best, the
 // reference value loss.
 func (e *Engine) learn(r Record, inWarmup bool) {
-	if _, ok := r.Values[ActionStdMin]; ok {
-		e.sawStd = true
-	}
 	if v, ok := r.Values[ActionStd]; ok {
-		e.sawStd = true
 		if math.IsNaN(e.initialStd) && v > 0 && !math.IsInf(v, 0) {
 			e.initialStd = v
 		}
