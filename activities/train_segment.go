@@ -29,41 +29,52 @@ const heartbeatEvery = time.Second
 // announced checkpoints, and stores metrics.jsonl and the trainer's log. A retried attempt resumes from the
 // checkpoint its previous attempt last recorded in a heartbeat, on whichever worker runs it.
 func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (*SegmentResult, error) {
-	// Until the trainer starts, heartbeat what the previous attempt last did: downloading a large
-	// checkpoint, or waiting for GPUs another trial holds, can outlast the heartbeat timeout, and the
-	// server would retry an attempt that has not failed (spending max_attempts) and start a second
-	// trainer beside it. A retry must still find the previous attempt's checkpoint in the details.
+	run, release, err := a.prepareAndTakePlace(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	defer run.close()
+	defer release() // frees the GPUs or place before the scratch directory is cleaned up
+	return run.run(ctx)
+}
+
+// prepareAndTakePlace prepares the segment and waits for its place on the worker: its GPUs, or a place
+// under --slots shared by the worker's trial queues (TrialLimit). Meanwhile it heartbeats what the
+// previous attempt last did: downloading a large checkpoint, or waiting for GPUs another trial holds,
+// can outlast the heartbeat timeout, and the server would retry an attempt that has not failed
+// (spending max_attempts) and start a second trainer beside it. A retry must still find the previous
+// attempt's checkpoint in the details.
+func (a *Activities) prepareAndTakePlace(ctx context.Context, in SegmentInput) (*segmentRun, func(), error) {
 	var prev Heartbeat
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &prev)
 	}
-	stopWaiting := keepHeartbeating(ctx, heartbeatEvery, prev)
+	stop := keepHeartbeating(ctx, heartbeatEvery, prev)
+	defer stop()
 	run, err := a.prepareSegment(ctx, in)
 	if err != nil {
-		stopWaiting()
-		return nil, err
+		return nil, nil, err
 	}
-	defer run.close()
-	if a.Slots != nil {
+	switch {
+	case a.Slots != nil:
 		// A trial that asks for no GPU sees none; one that asks for several sees them all.
 		gpus, err := a.Slots.AcquireN(ctx, in.gpuCount())
 		if err != nil {
-			stopWaiting()
-			return nil, err
+			run.close()
+			return nil, nil, err
 		}
-		defer a.Slots.Release(gpus...)
 		run.env = append(run.env, trainer.EnvCUDADevices+"="+strings.Join(gpus, ","))
-	} else if a.TrialLimit != nil {
+		return run, func() { a.Slots.Release(gpus...) }, nil
+	case a.TrialLimit != nil:
 		select {
 		case a.TrialLimit <- struct{}{}:
-			defer func() { <-a.TrialLimit }()
+			return run, func() { <-a.TrialLimit }, nil
 		case <-ctx.Done():
-			stopWaiting()
-			return nil, ctx.Err()
+			run.close()
+			return nil, nil, ctx.Err()
 		}
 	}
-	stopWaiting()
-	return run.run(ctx)
+	return run, func() {}, nil
 }
 
 // segmentRun is the state of one running segment attempt.
@@ -450,8 +461,10 @@ func (r *segmentRun) pollRecords(ctx context.Context, final bool) (int, *diagnos
 	if err != nil {
 		return 0, nil, fmt.Errorf("read metrics: %w", err)
 	}
-	if f, ok := r.reader.(trainer.Finisher); ok && final {
-		recs = append(recs, f.Finish()...)
+	if final {
+		if f, ok := r.reader.(trainer.Finisher); ok {
+			recs = append(recs, f.Finish()...)
+		}
 	}
 	for i, rec := range recs {
 		v, err := r.observe(ctx, rec)
