@@ -227,14 +227,7 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 	for !s.allDone() {
 		s.startTrials(ctx)
 		if s.shouldContinueAsNew(ctx) {
-			err := s.continueAsNew(ctx)
-			if s.cancelledWhileStoring(ctx) {
-				return s.cancel(ctx)
-			}
-			if err != nil && !workflow.IsContinueAsNewError(err) {
-				return s.failAndStop(ctx, err, false)
-			}
-			return nil, err
+			return s.endAfterStore(ctx, s.continueAsNew(ctx), false)
 		}
 		// allDone: the last running trial may end without a report (its watcher records it), and then
 		// nothing else would wake the sweep.
@@ -248,21 +241,28 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 		if len(s.state.Pending) >= resultsBatch || s.flushDue {
 			s.flushDue = false
 			if err := s.flushResults(ctx); err != nil {
-				if s.cancelledWhileStoring(ctx) {
-					return s.cancel(ctx)
-				}
-				return s.failAndStop(ctx, err, true)
+				return s.endAfterStore(ctx, err, true)
 			}
 		}
 	}
 	res, err := s.finish(ctx, PhaseCompleted)
-	if err != nil && s.cancelledWhileStoring(ctx) {
-		return s.cancel(ctx)
-	}
 	if err != nil {
-		return s.failAndStop(ctx, err, false)
+		return s.endAfterStore(ctx, err, false)
 	}
 	return res, nil
+}
+
+// endAfterStore ends the run once storing results returned err (a continue-as-new's error when it
+// succeeded): a cancel that came meanwhile ends it as a cancel does (cancelledWhileStoring), a failure
+// fails it (failAndStop; recordedPhase as there).
+func (s *sweepRun) endAfterStore(ctx workflow.Context, err error, recordedPhase bool) (*SweepResult, error) {
+	if s.cancelledWhileStoring(ctx) {
+		return s.cancel(ctx)
+	}
+	if err != nil && !workflow.IsContinueAsNewError(err) {
+		return s.failAndStop(ctx, err, recordedPhase)
+	}
+	return nil, err
 }
 
 // failAndStop ends a sweep that cannot go on after fan-out: its running trials are cancelled (each
@@ -276,17 +276,23 @@ func (s *sweepRun) failAndStop(ctx workflow.Context, err error, recordedPhase bo
 		}
 		return nil, err
 	}
-	// A cancel request needs the trial to exist: let the starts in flight land first.
+	_, reqs := s.requestCancelRunning(ctx)
+	for _, f := range reqs {
+		_ = f.Get(ctx, nil) // one that has closed meanwhile needs no cancel
+	}
+	return s.fail(ctx, err)
+}
+
+// requestCancelRunning sends a cancel request to every running trial, in ID order, once the starts in
+// flight have landed (a cancel request needs the trial to exist), and returns the IDs and the requests.
+func (s *sweepRun) requestCancelRunning(ctx workflow.Context) ([]string, []workflow.Future) {
 	_ = workflow.Await(ctx, func() bool { return s.starting == 0 })
 	ids := sortedKeys(s.running)
 	reqs := make([]workflow.Future, len(ids))
 	for i, id := range ids {
 		reqs[i] = workflow.RequestCancelExternalWorkflow(ctx, TrialWorkflowID(s.in.SweepID, id), "")
 	}
-	for _, f := range reqs {
-		_ = f.Get(ctx, nil) // one that has closed meanwhile needs no cancel
-	}
-	return s.fail(ctx, err)
+	return ids, reqs
 }
 
 // cancelledWhileStoring says whether the sweep was cancelled while it stored results, in which case
@@ -310,13 +316,13 @@ func (s *sweepRun) cancelledWhileStoring(ctx workflow.Context) bool {
 // flushTimer marks a flush due resultsFlushEvery after a finished trial is first left unstored, so
 // the loop stores the pending results even when no batch fills (a small sweep, or its last trials).
 func (s *sweepRun) flushTimer(ctx workflow.Context) {
+	every := s.in.ResultsFlushInterval
+	if every <= 0 {
+		every = resultsFlushEvery
+	}
 	for {
 		if err := workflow.Await(ctx, func() bool { return len(s.state.Pending) > 0 && !s.flushDue }); err != nil {
 			return
-		}
-		every := s.in.ResultsFlushInterval
-		if every <= 0 {
-			every = resultsFlushEvery
 		}
 		if err := workflow.Sleep(ctx, every); err != nil {
 			return // cancelled, or the run is closing
@@ -586,13 +592,7 @@ func (s *sweepRun) askForReports(ctx workflow.Context) {
 func (s *sweepRun) cancel(ctx workflow.Context) (*SweepResult, error) {
 	s.state.Phase = PhaseCancelling // status says so; pause and set-concurrency are refused from now on
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	// A cancel request needs the trial to exist: let the starts in flight land first.
-	_ = workflow.Await(dctx, func() bool { return s.starting == 0 })
-	ids := sortedKeys(s.running)
-	reqs := make([]workflow.Future, len(ids))
-	for i, id := range ids {
-		reqs[i] = workflow.RequestCancelExternalWorkflow(dctx, TrialWorkflowID(s.in.SweepID, id), "")
-	}
+	ids, reqs := s.requestCancelRunning(dctx)
 	if workflow.GetVersion(dctx, cancelCheckChange, workflow.DefaultVersion, 1) == 1 {
 		// A trial the request cannot reach has closed already. One started by this run is recorded by
 		// its future; one carried over from an earlier run may have ended unheard (asked to report
