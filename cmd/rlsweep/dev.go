@@ -48,8 +48,8 @@ func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
 			if opts.Port < 1 || opts.Port > 65535 {
 				return invalidInput(fmt.Errorf("--port: got %d, want 1 to 65535", opts.Port))
 			}
-			if opts.StopTimeout < 0 {
-				return invalidInput(fmt.Errorf("--stop-timeout: got %s, want a duration ≥ 0 such as 2m", opts.StopTimeout))
+			if err := checkStopTimeout(opts.StopTimeout); err != nil {
+				return invalidInput(err)
 			}
 			if opts.UIPort < 1 || opts.UIPort > 65535 || opts.UIPort == opts.Port {
 				return invalidInput(fmt.Errorf("--ui-port: got %d, want 1 to 65535, other than --port %d", opts.UIPort, opts.Port))
@@ -136,7 +136,7 @@ func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 	}
 	defer func() {
 		if ctx.Err() != nil {
-			fmt.Fprintln(f.ErrOut, "dev: "+strings.TrimPrefix(stoppingMessage(opts.StopTimeout), "worker: "))
+			fmt.Fprintln(f.ErrOut, "dev: "+stoppingMessage(opts.StopTimeout))
 		}
 		w.Stop()
 	}()

@@ -58,12 +58,12 @@ func (f *Factory) Client(ctx context.Context) (client.Client, error) {
 	if f.client != nil {
 		return f.client, nil
 	}
-	opts, err := envconfig.LoadDefaultClientOptions()
-	if err != nil && !f.Local {
-		return nil, fmt.Errorf("temporal connection settings: %w", err)
-	}
-	if f.Local {
-		opts = client.Options{}
+	var opts client.Options
+	if !f.Local {
+		var err error
+		if opts, err = envconfig.LoadDefaultClientOptions(); err != nil {
+			return nil, fmt.Errorf("temporal connection settings: %w", err)
+		}
 	}
 	if f.Address != "" {
 		opts.HostPort = f.Address

@@ -82,8 +82,8 @@ func (o *WorkerOptions) validate() error {
 	if o.Slots < 1 {
 		return fmt.Errorf("--slots: got %d, want at least 1", o.Slots)
 	}
-	if o.StopTimeout < 0 {
-		return fmt.Errorf("--stop-timeout: got %s, want a duration ≥ 0 such as 2m", o.StopTimeout)
+	if err := checkStopTimeout(o.StopTimeout); err != nil {
+		return err
 	}
 	if o.TrialsPerGPU < 1 {
 		return fmt.Errorf("--trials-per-gpu: got %d, want at least 1", o.TrialsPerGPU)
@@ -163,17 +163,25 @@ func runWorker(cmd *cobra.Command, f *Factory, o *WorkerOptions) error {
 	fmt.Fprintf(f.ErrOut, "worker: control=%v trial queues=%v slots=%d gpus=%q store=%s\n",
 		o.Control, o.Queues, max(o.Slots, slotCount(acts)), o.GPUs, acts.Store.URL(""))
 	<-ctx.Done()
-	fmt.Fprintln(f.ErrOut, stoppingMessage(o.StopTimeout))
+	fmt.Fprintln(f.ErrOut, "worker: "+stoppingMessage(o.StopTimeout))
 	w.Stop()
+	return nil
+}
+
+// checkStopTimeout validates --stop-timeout, for worker and dev.
+func checkStopTimeout(d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("--stop-timeout: got %s, want a duration ≥ 0 such as 2m", d)
+	}
 	return nil
 }
 
 // stoppingMessage says what a stopping worker waits for, and how not to wait.
 func stoppingMessage(timeout time.Duration) string {
 	if timeout <= 0 {
-		return "worker: stopping; running trainers are killed (--stop-timeout 0)"
+		return "stopping; running trainers are killed (--stop-timeout 0)"
 	}
-	return fmt.Sprintf("worker: stopping; running trainers get their grace period to checkpoint (at most --stop-timeout %s); Ctrl-C again to kill them now", timeout)
+	return fmt.Sprintf("stopping; running trainers get their grace period to checkpoint (at most --stop-timeout %s); Ctrl-C again to kill them now", timeout)
 }
 
 func slotCount(a *activities.Activities) int {
