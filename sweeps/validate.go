@@ -148,7 +148,6 @@ func (c *checker) line(path string) int {
 	}
 }
 
-// related reports whether a and b are the same field or one contains the other.
 func oneOf(allowed []string) string {
 	switch len(allowed) {
 	case 1:

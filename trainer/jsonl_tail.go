@@ -79,32 +79,37 @@ func (t *JSONLTail) poll(wantRaw bool) ([]diagnostics.Record, []byte, error) {
 	}
 	var recs []diagnostics.Record
 	var raw []byte
-	if t.f != nil && t.replaced() {
-		// The trainer moved to a new file (rotation, rename): first take in what the old one received
-		// since the last poll — a NaN record among it must not go unseen — then follow the new one.
-		var err error
-		recs, raw, err = t.readRest(recs, raw, wantRaw)
-		t.f.Close()
-		t.f = nil
-		t.restart()
-		if err != nil {
-			return recs, raw, err
+	if t.f != nil {
+		cur, err1 := t.f.Stat()
+		now, err2 := os.Stat(t.path)
+		switch {
+		case err1 != nil || err2 != nil || !os.SameFile(cur, now):
+			// The trainer moved to a new file (rotation, rename): first take in what the old one
+			// received since the last poll — a NaN record among it must not go unseen — then follow the
+			// new one from its start.
+			var err error
+			recs, raw, err = t.readRest(recs, raw, wantRaw)
+			t.f.Close()
+			t.f = nil
+			t.restart()
+			if err != nil {
+				return recs, raw, err
+			}
+		case now.Size() < t.off: // truncated: read it again from its start
+			t.restart()
 		}
 	}
-	if err := t.open(); err != nil {
+	if t.f == nil {
+		f, err := os.Open(t.path)
 		if errors.Is(err, fs.ErrNotExist) {
 			return recs, raw, nil
 		}
-		return recs, raw, err
+		if err != nil {
+			return recs, raw, err
+		}
+		t.f = f
 	}
 	return t.readRest(recs, raw, wantRaw)
-}
-
-// replaced says whether the path no longer names the open file.
-func (t *JSONLTail) replaced() bool {
-	cur, err1 := t.f.Stat()
-	now, err2 := os.Stat(t.path)
-	return err1 != nil || err2 != nil || !os.SameFile(cur, now)
 }
 
 // readRest reads the open file from the current offset to its end.
@@ -120,23 +125,6 @@ func (t *JSONLTail) readRest(recs []diagnostics.Record, raw []byte, wantRaw bool
 			return recs, raw, fmt.Errorf("read metrics %s: %w", t.path, err)
 		}
 	}
-}
-
-// open opens the file on first use (poll closes it when it was replaced), and reads it again from its
-// start when it was truncated.
-func (t *JSONLTail) open() error {
-	if t.f != nil {
-		if now, err := t.f.Stat(); err == nil && now.Size() < t.off {
-			t.restart()
-		}
-		return nil
-	}
-	f, err := os.Open(t.path)
-	if err != nil {
-		return err
-	}
-	t.f = f
-	return nil
 }
 
 // restart forgets the position in the file: the trainer started writing a new file.
