@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"testing"
@@ -96,8 +97,8 @@ func trialCycles(b *testing.B, e *env, sweepID string, conc int) (map[string][]f
 	for i, sp := range spans {
 		starts[i], ends[i] = sp.start, sp.end
 	}
-	sortTimes(starts)
-	sortTimes(ends)
+	slices.SortFunc(starts, time.Time.Compare)
+	slices.SortFunc(ends, time.Time.Compare)
 	var gaps []float64
 	for k := 0; k+conc < len(starts); k++ {
 		gaps = append(gaps, float64(starts[k+conc].Sub(ends[k]).Microseconds())/1000)
@@ -144,10 +145,6 @@ func addEventGaps(b *testing.B, e *env, workflowID, runID string, steps map[stri
 		}
 		prevName, prevTime = name, at
 	}
-}
-
-func sortTimes(t []time.Time) {
-	sort.Slice(t, func(i, j int) bool { return t[i].Before(t[j]) })
 }
 
 func mean(v []float64) float64 {
