@@ -30,11 +30,7 @@ probes: {enabled: false}
 	if err := os.WriteFile(p, []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, code := e.cli("submit", p, "--watch")
-	if code != 0 {
-		t.Fatalf("submit --watch exited %d:\n%s", code, out)
-	}
-	sweepID := sweepIDFrom(t, out)
+	sweepID := e.submit(p, "--watch")
 	res := e.results(sweepID)
 	if len(res.Trials) != 1 || res.Trials[0].Outcome != activities.OutcomeDiverged {
 		t.Fatalf("results %+v, want one diverged trial", res.Trials)

@@ -36,11 +36,7 @@ parameters:
 probes: {enabled: false}
 concurrency: 8
 `)
-	out, code := e.cli("submit", spec)
-	if code != 0 {
-		t.Fatalf("submit exited %d:\n%s", code, out)
-	}
-	sweepID := sweepIDFrom(t, out)
+	sweepID := e.submit(spec)
 	waitFor(t, 2*time.Minute, "8 long trainers running", func() bool { return len(livePIDs(t, pidDir)) == 8 })
 	pids := livePIDs(t, pidDir)
 
@@ -62,7 +58,7 @@ concurrency: 8
 		t.Errorf("trainers gone %s after cancel, want within 10s", gone)
 	}
 
-	out, code = e.cli("watch", sweepID)
+	out, code := e.cli("watch", sweepID)
 	if code != 4 || !strings.Contains(out, "cancelled") {
 		t.Errorf("watch of a cancelled sweep exited %d, want 4 and 'cancelled' in:\n%s", code, out)
 	}

@@ -28,11 +28,7 @@ parameters:
 probes: {enabled: false}
 concurrency: 6
 `)
-	out, code := e.cli("submit", spec, "--watch")
-	if code != 0 {
-		t.Fatalf("submit --watch exited %d:\n%s", code, out)
-	}
-	sweepID := sweepIDFrom(t, out)
+	sweepID := e.submit(spec, "--watch")
 	wantRule := map[int64]string{0: "", 1: diagnostics.RuleNonFinite, 2: diagnostics.RuleStdNonPositive, 3: diagnostics.RuleGradExplosion}
 	res := e.results(sweepID)
 	if len(res.Trials) != 12 {

@@ -59,11 +59,7 @@ func TestWorkerKillsLoseNoSteps(t *testing.T) {
 	e := newS3Env(t, "kills")
 	workers := map[string]*exec.Cmd{"a": e.startWorker("a", "--slots", "4"), "b": e.startWorker("b", "--slots", "4")}
 	spec := e.spec("kills", faultSpec(40000, 20000, "[1.0e-4, 3.0e-4, 1.0e-3, 3.0e-3, 1.0e-2]", "[1, 2, 3, 4]"))
-	out, code := e.cli("submit", spec, "--heartbeat-timeout", "4s")
-	if code != 0 {
-		t.Fatalf("submit exited %d:\n%s", code, out)
-	}
-	sweepID := sweepIDFrom(t, out)
+	sweepID := e.submit(spec, "--heartbeat-timeout", "4s")
 	stored := map[string]map[string]resumePoint{}
 	for i, victim := range []string{"a", "b", "a2"} {
 		w := workers[victim]
@@ -126,11 +122,7 @@ func TestWorkerShutdownLetsTrainersCheckpoint(t *testing.T) {
 	e := newEnv(t)
 	a := e.startWorker("a", "--slots", "4")
 	spec := e.spec("graceful", faultSpec(40000, 40000, "[1.0e-4, 3.0e-4]", "[1, 2]"))
-	out, code := e.cli("submit", spec)
-	if code != 0 {
-		t.Fatalf("submit exited %d:\n%s", code, out)
-	}
-	sweepID := sweepIDFrom(t, out)
+	sweepID := e.submit(spec)
 	waitFor(t, 2*time.Minute, "4 trainers past their first checkpoint", func() bool {
 		return trainersPastCheckpoint(a.Process.Pid) == 4
 	})
@@ -224,11 +216,7 @@ func TestDevServerKillAndRestart(t *testing.T) {
 	e.startWorker("a", "--slots", "4")
 	e.startWorker("b", "--slots", "4")
 	spec := e.spec("restart", faultSpec(30000, 10000, "[1.0e-4, 1.0e-3, 1.0e-2]", "[1, 2, 3, 4]"))
-	out, code := e.cli("submit", spec, "--heartbeat-timeout", "5s")
-	if code != 0 {
-		t.Fatalf("submit exited %d:\n%s", code, out)
-	}
-	sweepID := sweepIDFrom(t, out)
+	sweepID := e.submit(spec, "--heartbeat-timeout", "5s")
 	waitFor(t, 2*time.Minute, "trials to store metrics", func() bool {
 		keys, _ := e.store.List(context.Background(), artifacts.SweepKey(sweepID, "trials/"))
 		return len(keys) >= 8
@@ -263,11 +251,7 @@ func TestMinioOutage(t *testing.T) {
 	e.startWorker("a", "--slots", "4")
 	e.startWorker("b", "--slots", "4")
 	spec := e.spec("outage", faultSpec(60000, 30000, "[1.0e-4, 1.0e-3, 1.0e-2]", "[1, 2]"))
-	out, code := e.cli("submit", spec)
-	if code != 0 {
-		t.Fatalf("submit exited %d:\n%s", code, out)
-	}
-	sweepID := sweepIDFrom(t, out)
+	sweepID := e.submit(spec)
 	waitFor(t, 2*time.Minute, "a first checkpoint in S3", func() bool {
 		keys, _ := e.s3.List(context.Background(), artifacts.SweepKey(sweepID, "trials/"))
 		return len(keys) > 0

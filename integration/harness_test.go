@@ -258,3 +258,13 @@ func dbFile(dir string) string {
 	}
 	return filepath.Join(dir, "temporal.db")
 }
+
+// submit runs `rlsweep submit ARGS`, fails the test unless it exits 0, and returns the sweep ID it printed.
+func (e *env) submit(args ...string) string {
+	e.t.Helper()
+	out, code := e.cli(append([]string{"submit"}, args...)...)
+	if code != 0 {
+		e.t.Fatalf("submit %s exited %d:\n%s", strings.Join(args, " "), code, out)
+	}
+	return sweepIDFrom(e.t, out)
+}

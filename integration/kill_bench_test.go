@@ -37,11 +37,7 @@ parameters:
 probes: {enabled: false}
 concurrency: 16
 `)
-		out, code := e.cli("submit", spec)
-		if code != 0 {
-			b.Fatalf("submit exited %d:\n%s", code, out)
-		}
-		sweepID := sweepIDFrom(b, out)
+		sweepID := e.submit(spec)
 		var res workflows.SweepResult
 		if err := e.client.GetWorkflow(context.Background(), sweepID, "").Get(context.Background(), &res); err != nil {
 			b.Fatal(err)

@@ -34,11 +34,7 @@ func BenchmarkTrialCycle(b *testing.B) {
 		e := newEnv(b)
 		e.startWorker("a", "--slots", fmt.Sprint(conc))
 		spec := benchSpec(e, "cycle", trials, conc, trialMS)
-		out, code := e.cli("submit", spec)
-		if code != 0 {
-			b.Fatalf("submit exited %d:\n%s", code, out)
-		}
-		sweepID := sweepIDFrom(e.t, out)
+		sweepID := e.submit(spec)
 		ctx := context.Background()
 		if err := e.client.GetWorkflow(ctx, sweepID, "").Get(ctx, nil); err != nil {
 			b.Fatal(err)

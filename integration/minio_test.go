@@ -147,10 +147,10 @@ func (e *s3Env) startWorker(name string, args ...string) *exec.Cmd {
 	return e.env.startWorker(name, append([]string{"--store", e.url}, args...)...)
 }
 
-// cli runs rlsweep on the S3 store.
-func (e *s3Env) cli(args ...string) (string, int) {
+// submit submits on the S3 store (the last --store wins) and returns the sweep ID.
+func (e *s3Env) submit(args ...string) string {
 	e.t.Helper()
-	return e.env.cli(append(args, "--store", e.url)...)
+	return e.env.submit(append(args, "--store", e.url)...)
 }
 
 // get returns an object's bytes from the S3 store.

@@ -41,11 +41,7 @@ func benchSweep(b *testing.B, trials, conc, sleepMS int) {
 	spec := benchSpec(e, "bench", trials, conc, sleepMS)
 	b.ResetTimer()
 	start := time.Now()
-	out, code := e.cli("submit", spec)
-	if code != 0 {
-		b.Fatalf("submit exited %d:\n%s", code, out)
-	}
-	sweepID := sweepIDFrom(e.t, out)
+	sweepID := e.submit(spec)
 	var res workflows.SweepResult
 	if err := e.client.GetWorkflow(context.Background(), sweepID, "").Get(context.Background(), &res); err != nil {
 		b.Fatal(err)

@@ -111,11 +111,7 @@ parameters:
 	if err := os.WriteFile(p, []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, code := e.cli("submit", p, "--watch")
-	if code != 0 {
-		t.Fatalf("submit --watch exited %d:\n%s", code, out)
-	}
-	sweepID := sweepIDFrom(t, out)
+	sweepID := e.submit(p, "--watch")
 	probes, children, stage := e.probeStage(sweepID)
 	if probes != 10 || children != 2 {
 		t.Errorf("history: %d RunProbe, %d children; want 10 and 2", probes, children)

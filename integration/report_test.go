@@ -43,11 +43,7 @@ parameters:
 probes: {enabled: false}
 concurrency: 6
 `)
-	out, code := e.cli("submit", spec, "--watch")
-	if code != 0 {
-		t.Fatalf("submit --watch exited %d:\n%s", code, out)
-	}
-	sweepID := sweepIDFrom(t, out)
+	sweepID := e.submit(spec, "--watch")
 	res := e.results(sweepID)
 	if len(res.Trials) != 18 {
 		t.Fatalf("results.json has %d trials, want 18", len(res.Trials))

@@ -220,11 +220,7 @@ parameters:
 probes: {enabled: false}
 concurrency: 4
 `)
-	out, code := e.cli("submit", spec, "--watch")
-	if code != 0 {
-		t.Fatalf("submit --watch exited %d:\n%s", code, out)
-	}
-	sweepID := sweepIDFrom(t, out)
+	sweepID := e.submit(spec, "--watch")
 	res := e.results(sweepID)
 	if len(res.Trials) != 4 {
 		t.Fatalf("results.json has %d trials, want 4", len(res.Trials))
