@@ -19,11 +19,11 @@ test: lint test-long test-integration
 
 ## test-short: the hermetic, fast tier
 test-short:
-	$(GO) test -short ./...
+	$(GO) test -short -count=1 ./...
 
 ## test-long: adds long numeric runs (PPO learning CartPole and Pendulum)
 test-long:
-	$(GO) test -timeout 40m ./...
+	$(GO) test -timeout 40m -count=1 ./...
 
 ## test-integration: a real Temporal dev server, worker and trainer processes, kills
 test-integration:

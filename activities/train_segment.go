@@ -25,7 +25,7 @@ import (
 const heartbeatEvery = time.Second
 
 // TrainSegment runs one segment of a trial: it starts the trainer as a child process under the trainer
-// contract (DESIGN §4), follows its metrics, heartbeats the step and the last checkpoint, uploads
+// contract (docs/trainer-contract.md), follows its metrics, heartbeats the step and the last checkpoint, uploads
 // announced checkpoints, and stores metrics.jsonl and the trainer's log. A retried attempt resumes from the
 // checkpoint its previous attempt last recorded in a heartbeat, on whichever worker runs it.
 func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (*SegmentResult, error) {

@@ -20,7 +20,7 @@ const (
 	ErrInvalidSpec    = "InvalidSpec" // the spec cannot run (bad template, unknown builtin): never retried
 )
 
-// Trial outcomes (DESIGN §5): the report package's, which draws them, so the two never disagree.
+// Trial outcomes (docs/diagnostics.md): the report package's, which draws them, so the two never disagree.
 const (
 	OutcomeCompleted = report.OutcomeCompleted
 	OutcomeDiverged  = report.OutcomeDiverged

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Defaults of Config (DESIGN §5).
+// Defaults of Config (docs/diagnostics.md).
 const (
 	DefaultPatience       = 5
 	DefaultWarmupFraction = 0.1 // of TotalSteps
@@ -60,7 +60,7 @@ type activeRule struct {
 	streak    int // consecutive records after warm-up meeting the condition
 }
 
-// Engine judges a trial's metric records one at a time, in step order (DESIGN §5). It is not safe
+// Engine judges a trial's metric records one at a time, in step order (docs/diagnostics.md). It is not safe
 // for concurrent use. An engine is built for one trial: to continue a trial in a new process, replay
 // its earlier records through Observe, since several rules judge against the run's own beginning.
 type Engine struct {

@@ -336,7 +336,7 @@ func TestRuleNamesHaveAdvice(t *testing.T) {
 }
 
 // A Gaussian policy's first record must not count towards entropy_collapse: its differential
-// entropy is legitimately negative (DESIGN §5).
+// entropy is legitimately negative (docs/diagnostics.md).
 func TestEntropyCollapseIgnoresGaussianFromFirstRecord(t *testing.T) {
 	e, err := NewEngine(Config{TotalSteps: 1000, WarmupSteps: -1, Patience: 1})
 	if err != nil {

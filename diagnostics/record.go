@@ -4,7 +4,7 @@
 // It is a pure package: no Temporal, no network, no files it did not get handed.
 package diagnostics
 
-// Canonical metric names (DESIGN §4). Trainers report them under these keys in JSON lines, or under a
+// Canonical metric names (docs/trainer-contract.md). Trainers report them under these keys in JSON lines, or under a
 // framework's own tags mapped by a preset.
 const (
 	Reward            = "reward"

@@ -2,7 +2,7 @@ package diagnostics
 
 import "math"
 
-// Rule names (DESIGN §5). They are wire format: the spec's diagnostics.rules keys and the rule a
+// Rule names (docs/diagnostics.md). They are wire format: the spec's diagnostics.rules keys and the rule a
 // TrialDiverged outcome carries.
 const (
 	RuleNonFinite           = "non_finite"
@@ -67,11 +67,11 @@ type check struct {
 	limit  float64
 }
 
-// nonFiniteMetrics are the metrics that stop a run at once when NaN or ±Inf (DESIGN §5). Explained
+// nonFiniteMetrics are the metrics that stop a run at once when NaN or ±Inf (docs/diagnostics.md). Explained
 // variance is not among them: it is legitimately NaN when returns are constant.
 var nonFiniteMetrics = []string{Reward, ValueLoss, PolicyLoss, Entropy, ActionStd, ActionStdMin, GradNorm, ApproxKL}
 
-// rules holds the default rules in the order DESIGN §5 lists them; on one record the most severe
+// rules holds the default rules in the order docs/diagnostics.md lists them; on one record the most severe
 // verdict wins, and among equals the earlier rule.
 var rules = []rule{
 	{name: RuleNonFinite, kind: atOnce, level: Stop, noLimit: true,
@@ -134,7 +134,7 @@ var rules = []rule{
 const stalledAdvice = "no metrics record arrived for stall_timeout: the trainer hung (a deadlock, a stuck " +
 	"environment, a GPU wait) — it was killed and will be retried; check the log tail"
 
-// RuleNames returns the names of every rule, in the order of DESIGN §5, stalled last.
+// RuleNames returns the names of every rule, in the order of docs/diagnostics.md, stalled last.
 func RuleNames() []string {
 	names := make([]string, 0, len(rules)+1)
 	for _, r := range rules {
@@ -170,7 +170,7 @@ func DefaultThreshold(rule string) (float64, bool) {
 }
 
 // above fires when metric > threshold. A NaN counts as not reported: it neither extends nor breaks a
-// streak (NaN explained variance is legitimate, DESIGN §5; non_finite judges NaN where it is not).
+// streak (NaN explained variance is legitimate, docs/diagnostics.md; non_finite judges NaN where it is not).
 func above(metric string) func(*Engine, Record, float64) check {
 	return func(_ *Engine, r Record, th float64) check {
 		v, ok := r.Values[metric]

@@ -91,7 +91,7 @@ type Probes struct {
 	Command []string `json:"command,omitempty"` // external trainers: how to run a probe
 }
 
-// Diagnostics configures the early-stopping rules (DESIGN §5).
+// Diagnostics configures the early-stopping rules (docs/diagnostics.md).
 type Diagnostics struct {
 	Enabled     bool                    `json:"enabled"`
 	WarmupSteps int64                   `json:"warmup_steps"` // 0 means 10% of total_steps

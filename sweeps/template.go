@@ -9,7 +9,7 @@ import (
 
 // TemplateData is what each element of trainer.command (and probes.command) may refer to, as
 // {{.Params.lr}}, {{.Seed}}, {{.TrialID}} and so on. The same values reach the process as RLSWEEP_*
-// environment variables (DESIGN §4).
+// environment variables (docs/trainer-contract.md).
 type TemplateData struct {
 	SweepID       string
 	TrialID       string

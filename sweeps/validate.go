@@ -12,7 +12,7 @@ import (
 
 // Limits on what a spec may ask for.
 const (
-	MaxConcurrency = 500     // Temporal pending-children window (DESIGN §7)
+	MaxConcurrency = 500     // Temporal pending-children window (docs/architecture.md)
 	MaxTrials      = 100_000 // configurations × seeds, whatever the method
 	MaxAttempts    = 100
 	MaxSeed        = 1<<32 - 1 // numpy's and most trainers' seed range
@@ -31,7 +31,7 @@ var (
 	RuleLevels    = []string{"off", "warn", "stop"}
 	PruneTypes    = []string{"median", "asha"}
 
-	// RuleNames are the diagnostics rules of DESIGN §5 that diagnostics.rules may override.
+	// RuleNames are the diagnostics rules of docs/diagnostics.md that diagnostics.rules may override.
 	RuleNames = []string{"non_finite", "std_nonpositive", "grad_explosion", "std_collapse", "std_explosion",
 		"entropy_collapse", "value_anticorrelated", "clip_excess", "advantage_explosion", "kl_spike",
 		"policy_collapse", "value_loss_blowup", "stalled"}

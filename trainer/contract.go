@@ -1,4 +1,4 @@
-// Package trainer defines the contract between rlsweep and a trainer process (DESIGN §4) and reads
+// Package trainer defines the contract between rlsweep and a trainer process (docs/trainer-contract.md) and reads
 // the metrics trainers write: JSON lines and TensorBoard event files.
 package trainer
 

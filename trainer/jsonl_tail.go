@@ -18,7 +18,7 @@ const MaxLineBytes = 1 << 20
 // readChunk is how much JSONLTail asks the file for at a time.
 const readChunk = 256 << 10
 
-// JSONLTail follows a metrics file that a trainer appends JSON lines to (DESIGN §4). Each Poll returns
+// JSONLTail follows a metrics file that a trainer appends JSON lines to (docs/trainer-contract.md). Each Poll returns
 // the records of the complete lines written since the previous Poll. It is not safe for concurrent use.
 //
 // A file that does not exist yet holds no records. A partial last line is kept until its newline

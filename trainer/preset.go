@@ -20,7 +20,7 @@ type Target struct {
 // name as custom metrics.
 type Mapping map[string]Target
 
-// presets holds the tag mappings of the frameworks DESIGN §4 names. Tag names are the ones each
+// presets holds the tag mappings of the frameworks docs/trainer-contract.md names. Tag names are the ones each
 // framework's logger writes (rsl_rl runners/on_policy_runner.py and utils/logger.py, SB3
 // on_policy_algorithm.py and ppo.py, CleanRL ppo*.py, rl_games common/a2c_common.py, skrl
 // agents/torch/ppo/ppo.py); where a framework renamed a tag across versions, both names are mapped.

@@ -5,7 +5,7 @@
 // iteration, and checkpoints that resume bit for bit.
 //
 // A Trainer runs on any envs.Env: the classic-control environments, or the probe environments of
-// DESIGN §6. After (or during) training, Value, ActionProbs and ActionMean evaluate the learned
+// docs/probes.md. After (or during) training, Value, ActionProbs and ActionMean evaluate the learned
 // value function and policy on arbitrary observations.
 //
 // One iteration (Iterate) collects NumSteps steps from each of NumEnvs environments, computes GAE

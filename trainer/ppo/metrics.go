@@ -2,7 +2,7 @@ package ppo
 
 import "github.com/rlsweep/rlsweep/diagnostics"
 
-// Metrics is one iteration's report: every canonical metric of DESIGN §4 plus a few custom ones.
+// Metrics is one iteration's report: every canonical metric of docs/trainer-contract.md plus a few custom ones.
 // Losses, entropy, approx KL, clip fraction and grad norm are means over the minibatches of the
 // update; the advantage statistics are over the whole batch before normalisation.
 type Metrics struct {

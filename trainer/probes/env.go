@@ -45,7 +45,7 @@ func (e *Env) Reset(rng *rand.Rand, obs []float64) {
 	obs[0] = e.obs
 }
 
-// Step implements envs.Env with the rewards of DESIGN §6.
+// Step implements envs.Env with the rewards of docs/probes.md.
 func (e *Env) Step(action []float64, obs []float64) (float64, bool) {
 	e.t++
 	a := action[0]

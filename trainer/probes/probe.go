@@ -1,4 +1,4 @@
-// Package probes holds the probe checks of DESIGN §6: five tiny environments, each isolating one part
+// Package probes holds the probe checks of docs/probes.md: five tiny environments, each isolating one part
 // of a PPO trainer, with Gaussian variants for continuous actions; the record a trainer reports after
 // training on one (its value and policy at the probe's observations); the pass criteria that judge it;
 // and the ladder that turns a set of results into a diagnosis: when probe N fails while N−1 passes, the

@@ -24,7 +24,7 @@ type Options struct {
 // Budget is the environment steps the built-in trainer gets on each probe.
 func Budget(p Probe) int64 {
 	if p.Continuous && p.Level >= 4 {
-		return 20_000 // a Gaussian mean moves by noisy steps: the largest budget of DESIGN's 5k–20k
+		return 20_000 // a Gaussian mean moves by noisy steps: the largest budget of the 5k–20k probe budgets
 	}
 	return 10_000
 }

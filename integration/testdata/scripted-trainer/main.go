@@ -1,4 +1,4 @@
-// Command scripted-trainer is a test trainer that speaks the rlsweep trainer contract (DESIGN §4) and
+// Command scripted-trainer is a test trainer that speaks the rlsweep trainer contract (docs/trainer-contract.md) and
 // misbehaves on request. Its script comes from RLSWEEP_PARAMS:
 //
 //	step_size         environment steps per record (default 1000)
