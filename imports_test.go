@@ -15,7 +15,7 @@ const module = "github.com/rlsweep/rlsweep/"
 // third-party prefixes it may import directly. The standard library is always allowed except where
 // forbidden says otherwise.
 var allowed = map[string][]string{
-	"sweeps":      {"gopkg.in/yaml.v3", "gonum.org/"},
+	"sweeps":      {"gopkg.in/yaml.v3", "gonum.org/", module + "diagnostics"},
 	"diagnostics": {"gonum.org/"},
 	"trainer":     {"gonum.org/", module + "diagnostics", module + "trainer"},
 	"report":      {"gonum.org/", module + "diagnostics", module + "sweeps"},

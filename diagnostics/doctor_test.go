@@ -6,13 +6,7 @@ import (
 )
 
 // run builds n records at steps 0, 1000, ... with metric values from f.
-func run(n int, f func(i int) map[string]float64) []Record {
-	out := make([]Record, n)
-	for i := range out {
-		out[i] = Record{Step: int64(i) * 1000, Values: f(i)}
-	}
-	return out
-}
+func run(n int, f func(i int) map[string]float64) []Record { return series(n, 1000, f) }
 
 func healthy(i int) map[string]float64 {
 	return map[string]float64{ExplainedVariance: 0.8, ActionStd: 0.5, ActionStdMin: 0.3, GradNorm: 1,

@@ -14,8 +14,10 @@ const (
 	DefaultWarmupFraction = 0.1 // of TotalSteps
 )
 
-// startWindow is how many records with the objective make up its starting level (policy_collapse).
-const startWindow = 5
+// sustainedImprovement is how many records policy_collapse wants the windowed objective above its
+// improvement bar before a fall below the start counts as a collapse: an early lucky window followed by a
+// dip is how many healthy runs begin, not a collapse.
+const sustainedImprovement = 2 * progressWindow
 
 // vlRefWindow is how many records after warm-up make up the reference median of value_loss_blowup.
 const vlRefWindow = 10
@@ -73,12 +75,13 @@ type Engine struct {
 	klThresholdSet bool
 	initialStd     float64 // first finite, positive action_std
 	sawStd         bool    // some record showed a Gaussian policy (showsGaussian)
-	startSum       float64 // sum of the objective's first startWindow finite values
-	startN         int
-	best           float64 // best objective so far, in goal direction
+	stdTrend       lagRing // recent action_std values, for never_learned
+	prog           progress
+	lastObjective  float64 // the objective's last finite value, NaN before one
 	vlRef          []float64
 	vlMedian       float64
 	vlRefDone      bool
+	vlMax          float64 // the largest finite value loss so far
 
 	recent   [][]string // rules that fired on each of the last relatedWindow records
 	warnings []Verdict
@@ -97,7 +100,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	case patience < 0:
 		bad("diagnostics.patience: got %d, want an integer ≥ 1", patience)
 	}
-	e := &Engine{objective: cfg.Objective, targetKL: cfg.TargetKL, initialStd: math.NaN()}
+	e := &Engine{objective: cfg.Objective, targetKL: cfg.TargetKL, initialStd: math.NaN(), lastObjective: math.NaN()}
 	if e.objective == "" {
 		e.objective = Reward
 	}
@@ -105,6 +108,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	case "", "maximize":
 	case "minimize":
 		e.minimize = true
+		e.prog.minimize = true
 	default:
 		bad("metric.goal: got %q, want \"maximize\" or \"minimize\"", cfg.Goal)
 	}
@@ -130,6 +134,9 @@ func NewEngine(cfg Config) (*Engine, error) {
 		errs = append(errs, problems...)
 		if rules[i].name == RuleKLSpike && cfg.Rules[RuleKLSpike].Threshold != nil {
 			e.klThresholdSet = true
+		}
+		if rules[i].name == RulePolicyCollapse {
+			e.prog.frac = ar.threshold
 		}
 		if ar.level != Continue {
 			e.rules = append(e.rules, ar)
@@ -185,10 +192,23 @@ func (e *Engine) WarmupSteps() int64 { return e.warmup }
 // std_nonpositive, grad_explosion) ignore warm-up; sustained rules are silent during warm-up, warn on
 // each record that meets their condition after it, and stop once it held for patience consecutive
 // records carrying their metric (a record without the metric neither extends nor breaks the streak).
+// A sustained rule that does not judge the objective itself only warns while the run is doing well
+// (its windowed objective holds most of its best gain): a run near its best return is not diverging.
 func (e *Engine) Observe(r Record) Verdict {
 	inWarmup := r.Step < e.warmup
 	// A Gaussian policy is known from its first record, before entropy_collapse judges that record.
 	e.sawStd = e.sawStd || showsGaussian(r)
+	// The objective's level counts from this record on: a rule judges the run as it stands now.
+	if v, ok := r.Values[e.objective]; ok {
+		length := math.NaN()
+		if l, ok := r.Values[EpisodeLength]; ok && e.objective == Reward {
+			length = l
+		}
+		e.prog.add(v, length)
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			e.lastObjective = v
+		}
+	}
 	var fired []Verdict
 	for _, ar := range e.rules {
 		c := ar.check(e, r, ar.threshold)
@@ -205,8 +225,8 @@ func (e *Engine) Observe(r Record) Verdict {
 				continue
 			}
 			ar.streak++
-			if ar.streak < ar.patience {
-				level = Warn
+			if ar.streak < ar.patience || !e.mayStop(ar.rule) {
+				level = min(level, Warn)
 			}
 		}
 		fired = append(fired, Verdict{Level: level, Rule: ar.name, Metric: c.metric, Value: c.value,
@@ -214,6 +234,19 @@ func (e *Engine) Observe(r Record) Verdict {
 	}
 	e.learn(r, inWarmup)
 	return e.decide(fired)
+}
+
+// mayStop says whether a sustained rule's stop stands given how the objective is doing: rules that judge
+// the objective decide for themselves; the others never stop a run that is doing well, and those that
+// need the objective to have fallen (value_loss_blowup) stop only once it has.
+func (e *Engine) mayStop(r *rule) bool {
+	if r.judgesObjective {
+		return true
+	}
+	if e.prog.doingWell() {
+		return false
+	}
+	return !r.needsFall || e.prog.fallen()
 }
 
 // showsGaussian says whether a record shows a Gaussian (continuous-action) policy: by its std, or, for
@@ -227,28 +260,22 @@ func showsGaussian(r Record) bool {
 	return std || stdMin || ok && h < 0
 }
 
-// learn updates what rules judge against: the initial std, the objective's start and best, the
-// reference value loss.
+// learn updates what rules judge against: the initial std and the reference value loss. (The
+// objective's progress is updated before the rules judge a record, in Observe.)
 func (e *Engine) learn(r Record, inWarmup bool) {
 	if v, ok := r.Values[ActionStd]; ok {
 		if math.IsNaN(e.initialStd) && v > 0 && !math.IsInf(v, 0) {
 			e.initialStd = v
 		}
 	}
-	if v, ok := r.Values[e.objective]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
-		if e.startN < startWindow {
-			e.startSum += v
-			e.startN++
-		}
-		if e.startN == 1 || (!e.minimize && v > e.best) || (e.minimize && v < e.best) {
-			e.best = v
-		}
-	}
-	if v, ok := r.Values[ValueLoss]; ok && !inWarmup && !e.vlRefDone && !math.IsNaN(v) && !math.IsInf(v, 0) {
-		e.vlRef = append(e.vlRef, v)
-		if len(e.vlRef) == vlRefWindow {
-			e.vlMedian = median(e.vlRef)
-			e.vlRefDone = true
+	if v, ok := r.Values[ValueLoss]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+		e.vlMax = max(e.vlMax, v)
+		if !inWarmup && !e.vlRefDone {
+			e.vlRef = append(e.vlRef, v)
+			if len(e.vlRef) == vlRefWindow {
+				e.vlMedian = median(e.vlRef)
+				e.vlRefDone = true
+			}
 		}
 	}
 }
@@ -270,6 +297,7 @@ func (e *Engine) decide(fired []Verdict) Verdict {
 	}
 	if best.Level != Continue {
 		best.Related = e.related(best.Rule, names)
+		best.Objective, best.ObjectiveValue = e.objective, e.objectiveNow()
 	}
 	if len(e.recent) == relatedWindow {
 		e.recent = e.recent[1:]
@@ -307,6 +335,15 @@ func (e *Engine) related(rule string, now []string) []string {
 		add(e.recent[i])
 	}
 	return out
+}
+
+// objectiveNow is the objective where the run stands: its windowed mean once there is one, else its
+// last value (NaN before any).
+func (e *Engine) objectiveNow() float64 {
+	if e.prog.ready() {
+		return e.prog.raw(e.prog.recent())
+	}
+	return e.lastObjective
 }
 
 // Warnings returns the first warning of each rule that has warned, in the order they first did.

@@ -49,12 +49,13 @@ func TestRuleBoundaries(t *testing.T) {
 		{RuleStdCollapse, ActionStdMin, 0.0099, 0.01, Stop, nil},
 		{RuleStdExplosion, ActionStd, 5.0001, 5, Stop, []Record{rec(0, ActionStd, 0.5)}},
 		{RuleEntropyCollapse, Entropy, 0.0099, 0.01, Stop, nil},
-		{RuleValueAnticorrelated, ExplainedVariance, -0.5001, -0.5, Stop, nil},
+		{RuleValueAnticorrelated, ExplainedVariance, -0.5001, -0.5, Warn, nil},
 		{RuleClipExcess, ClipFraction, 0.5001, 0.5, Stop, nil},
 		{RuleAdvantageExplosion, AdvantageAbsMax, 100.01, 100, Stop, nil},
 		{RuleKLSpike, ApproxKL, 0.2001, 0.2, Warn, nil},
 		{RuleValueLossBlowup, ValueLoss, 200.01, 200, Stop, valueLossPrefix()},
-		{RulePolicyCollapse, Reward, 9.99, 10, Stop, rewardPrefix()},
+		// The window after the prefix is [20 20 20 20 x]: its mean falls below the start (10) for x < −30.
+		{RulePolicyCollapse, Reward, -30.01, -30, Stop, rewardPrefix()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule+"/"+tt.metric, func(t *testing.T) {
@@ -98,11 +99,15 @@ func valueLossPrefix() []Record {
 	return out
 }
 
-// rewardPrefix: a start level of 10 (mean of five records), then an improvement to 20.
+// rewardPrefix: a start level of 10 (mean of five records, spread 4), then an improvement to 20 held
+// for sustainedImprovement windows and more.
 func rewardPrefix() []Record {
 	out := []Record{}
-	for i, r := range []float64{8, 12, 10, 9, 11, 15, 20} {
+	for i, r := range []float64{8, 12, 10, 9, 11} {
 		out = append(out, rec(int64(i), Reward, r))
+	}
+	for i := range 2 * sustainedImprovement {
+		out = append(out, rec(int64(5+i), Reward, 20.0))
 	}
 	return out
 }
@@ -197,12 +202,16 @@ func TestKLSpikeTarget(t *testing.T) {
 
 func TestPolicyCollapseNamesKLSpike(t *testing.T) {
 	e := newEngine(t, Config{WarmupSteps: -1, Patience: 2})
-	for _, r := range rewardPrefix() {
+	prefix := rewardPrefix()
+	for _, r := range prefix {
 		e.Observe(r)
 	}
-	e.Observe(rec(7, ApproxKL, 0.5, Reward, 18.0))
-	e.Observe(rec(8, Reward, 5.0))
-	got := e.Observe(rec(9, Reward, 4.0))
+	step := prefix[len(prefix)-1].Step
+	e.Observe(rec(step+1, ApproxKL, 0.5, Reward, 18.0))
+	var got Verdict
+	for i := int64(2); i < 8 && got.Level != Stop; i++ {
+		got = e.Observe(rec(step+i, Reward, 0.0))
+	}
 	if got.Level != Stop || got.Rule != RulePolicyCollapse {
 		t.Fatalf("got %v, want a policy_collapse stop", got)
 	}
@@ -212,23 +221,48 @@ func TestPolicyCollapseNamesKLSpike(t *testing.T) {
 	if got.Threshold != 10 {
 		t.Errorf("Threshold = %g, want the starting level 10", got.Threshold)
 	}
+	if got.Objective != Reward || got.ObjectiveValue >= 10 {
+		t.Errorf("objective at the stop = %s %g, want reward below its start 10", got.Objective, got.ObjectiveValue)
+	}
 }
 
 func TestPolicyCollapseNeedsImprovement(t *testing.T) {
 	e := newEngine(t, noWarmup)
-	for i, r := range []float64{10, 10, 10, 10, 10, 10.5, 9, 8, 7} { // never improved by 10%
+	for i, r := range []float64{10, 10, 10, 10, 10, 10.5, 9, 8, 7, 6, 5, 4, 3, 2} { // never improved by 10%
 		if got := e.Observe(rec(int64(i), Reward, r)); got.Level != Continue {
 			t.Fatalf("record %d: got %v, want continue", i, got)
 		}
 	}
 }
 
+// An improvement must be held before a fall counts as a collapse: one lucky window early in the run,
+// then a dip below the start, is how many healthy runs begin.
+func TestPolicyCollapseNeedsAHeldImprovement(t *testing.T) {
+	e := newEngine(t, noWarmup)
+	vals := []float64{10, 10, 10, 10, 10, 30, 30, 10, 10, 10} // two lucky records
+	for range 20 {
+		vals = append(vals, 5)
+	}
+	for i, r := range vals {
+		if got := e.Observe(rec(int64(i), Reward, r)); got.Level == Stop {
+			t.Fatalf("record %d (%g): got %v, want no stop", i, r, got)
+		}
+	}
+}
+
 func TestMinimizeObjective(t *testing.T) {
 	e := newEngine(t, Config{WarmupSteps: -1, Patience: 1, Objective: "loss", Goal: "minimize"})
-	for i, r := range []float64{10, 10, 10, 10, 10, 5} {
-		e.Observe(rec(int64(i), "loss", r))
+	for i := range 5 {
+		e.Observe(rec(int64(i), "loss", 10.0))
 	}
-	if got := e.Observe(rec(6, "loss", 11.0)); got.Level != Stop || got.Rule != RulePolicyCollapse {
+	for i := range 2 * sustainedImprovement {
+		e.Observe(rec(int64(5+i), "loss", 5.0))
+	}
+	var got Verdict
+	for i := int64(0); i < 5 && got.Level != Stop; i++ {
+		got = e.Observe(rec(100+i, "loss", 30.0))
+	}
+	if got.Level != Stop || got.Rule != RulePolicyCollapse {
 		t.Errorf("got %v, want a policy_collapse stop", got)
 	}
 }
@@ -325,8 +359,8 @@ func TestRecordJSON(t *testing.T) {
 
 func TestRuleNamesHaveAdvice(t *testing.T) {
 	names := RuleNames()
-	if len(names) != 13 || names[len(names)-1] != RuleStalled {
-		t.Errorf("RuleNames = %v, want the 12 record rules and stalled", names)
+	if len(names) != 14 || names[len(names)-1] != RuleStalled {
+		t.Errorf("RuleNames = %v, want the 13 record rules and stalled", names)
 	}
 	for _, n := range names {
 		if Advice(n) == "" {
@@ -383,7 +417,8 @@ func TestEntropyCollapseIgnoresNegativeEntropyWithoutStd(t *testing.T) {
 // A NaN explained variance is no evidence either way: between two -0.9s it must not break the
 // value_anticorrelated streak, or a run alternating -0.9 and NaN is never stopped.
 func TestNaNDoesNotBreakAStreak(t *testing.T) {
-	e, err := NewEngine(Config{TotalSteps: 1000, WarmupSteps: -1, Patience: 3})
+	e, err := NewEngine(Config{TotalSteps: 1000, WarmupSteps: -1, Patience: 3,
+		Rules: map[string]RuleConfig{RuleValueAnticorrelated: {Level: LevelStop}}})
 	if err != nil {
 		t.Fatal(err)
 	}

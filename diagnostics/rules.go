@@ -1,6 +1,9 @@
 package diagnostics
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Rule names (docs/diagnostics.md). They are wire format: the spec's diagnostics.rules keys and the rule a
 // TrialDiverged outcome carries.
@@ -10,6 +13,7 @@ const (
 	RuleGradExplosion       = "grad_explosion"
 	RuleStdCollapse         = "std_collapse"
 	RuleStdExplosion        = "std_explosion"
+	RuleNeverLearned        = "never_learned"
 	RuleEntropyCollapse     = "entropy_collapse"
 	RuleValueAnticorrelated = "value_anticorrelated"
 	RuleClipExcess          = "clip_excess"
@@ -52,6 +56,11 @@ type rule struct {
 	level     Level
 	threshold float64 // the default; its meaning is rule-specific, see thresholdDoc
 	noLimit   bool    // the rule has no threshold to override (non_finite)
+	// judgesObjective marks the rules whose condition is about the objective itself (policy_collapse,
+	// never_learned); every other sustained rule only warns while the run is doing well.
+	judgesObjective bool
+	// needsFall marks a sustained rule that stops only once the objective has fallen (progress.fallen).
+	needsFall bool
 	advice    string
 	// check judges r: whether the rule's metric is in the record (ok), whether the condition holds,
 	// the metric it judged, its value and the absolute limit crossed.
@@ -69,7 +78,12 @@ type check struct {
 
 // nonFiniteMetrics are the metrics that stop a run at once when NaN or ±Inf (docs/diagnostics.md). Explained
 // variance is not among them: it is legitimately NaN when returns are constant.
-var nonFiniteMetrics = []string{Reward, ValueLoss, PolicyLoss, Entropy, ActionStd, ActionStdMin, GradNorm, ApproxKL}
+var nonFiniteMetrics = []string{Reward, EpisodeLength, ValueLoss, PolicyLoss, Entropy, ActionStd, ActionStdMin, GradNorm, ApproxKL}
+
+// episodeMeans are means over the episodes that finished in a logging window: NaN (or an empty mean)
+// when none finished, as rsl_rl, ML-Agents and SB3 report it early in a run. Only ±Inf is a broken
+// number there.
+var episodeMeans = []string{Reward, EpisodeLength}
 
 // rules holds the default rules in the order docs/diagnostics.md lists them; on one record the most severe
 // verdict wins, and among equals the earlier rule.
@@ -100,14 +114,19 @@ var rules = []rule{
 		advice: "action std grew far above its initial value: the policy is noise saturating the action " +
 			"bounds — lower ent_coef, bound log_std (max 2), check the action scaling and reward sign",
 		check: checkStdExplosion},
+	{name: RuleNeverLearned, kind: sustained, level: Stop, threshold: 1.5, judgesObjective: true,
+		advice: "the policy never learned and its action noise keeps growing: with no reward gradient to follow, " +
+			"the entropy bonus pushes σ up — check the reward's sign and scale and that observations reach the " +
+			"policy, lower ent_coef (0 to 0.005 for locomotion), start from a smaller std (init_noise_std 0.5)",
+		check: checkNeverLearned},
 	{name: RuleEntropyCollapse, kind: sustained, level: Stop, threshold: 0.01,
 		advice: "policy entropy collapsed: the categorical policy became deterministic too early — raise " +
 			"ent_coef (0.01), lower the learning rate, check the reward is not trivially exploitable",
 		check: checkEntropyCollapse},
-	{name: RuleValueAnticorrelated, kind: sustained, level: Stop, threshold: -0.5,
+	{name: RuleValueAnticorrelated, kind: sustained, level: Warn, threshold: -0.5,
 		advice: "explained variance < 0: the value function is broken — check reward scale (returns in " +
 			"[−3, 3]), a smaller network, GAE λ, value loss coefficient and done/timeout handling",
-		check: below(ExplainedVariance)},
+		check: checkValueAnticorrelated},
 	{name: RuleClipExcess, kind: sustained, level: Stop, threshold: 0.5,
 		advice: "most samples are clipped: the policy moves too far per update — lower the learning rate, " +
 			"fewer epochs or larger minibatches, set target_kl",
@@ -120,11 +139,11 @@ var rules = []rule{
 		advice: "KL divergence spiked: one update changed the policy too much — lower the learning rate, " +
 			"set target_kl for early stopping, fewer epochs",
 		check: checkKLSpike},
-	{name: RulePolicyCollapse, kind: sustained, level: Stop, threshold: 0.1,
+	{name: RulePolicyCollapse, kind: sustained, level: Stop, threshold: 0.1, judgesObjective: true,
 		advice: "the objective improved, then fell back below where it started and stayed there: the policy " +
 			"collapsed — lower the learning rate, set target_kl, keep the last good checkpoint",
 		check: checkPolicyCollapse},
-	{name: RuleValueLossBlowup, kind: sustained, level: Stop, threshold: 100,
+	{name: RuleValueLossBlowup, kind: sustained, level: Stop, threshold: 100, needsFall: true,
 		advice: "value loss blew up against its early level: returns grew out of scale — normalise " +
 			"rewards or returns, clip the value loss, lower the learning rate",
 		check: checkValueLossBlowup},
@@ -157,8 +176,8 @@ func Advice(rule string) string {
 }
 
 // DefaultThreshold returns the named rule's default threshold and whether it has one. For
-// std_explosion and value_loss_blowup it is a factor (of the initial std, of the early median value
-// loss); for kl_spike it is the KL used when no target is set; for policy_collapse it is the fraction of
+// std_explosion, never_learned and value_loss_blowup it is a factor (of the initial std, of the early
+// median value loss); for kl_spike it is the KL used when no target is set; for policy_collapse it is the fraction of
 // |starting level| the objective must first improve by.
 func DefaultThreshold(rule string) (float64, bool) {
 	for _, r := range rules {
@@ -188,11 +207,15 @@ func below(metric string) func(*Engine, Record, float64) check {
 	}
 }
 
+// checkNonFinite fires on a NaN or ±Inf among nonFiniteMetrics, except a NaN episode mean (episodeMeans):
+// no episode finished in that window, which is no divergence.
 func checkNonFinite(_ *Engine, r Record, _ float64) check {
 	for _, m := range nonFiniteMetrics {
-		if v, ok := r.Values[m]; ok && (math.IsNaN(v) || math.IsInf(v, 0)) {
-			return check{ok: true, fired: true, metric: m, value: v}
+		v, ok := r.Values[m]
+		if !ok || !(math.IsNaN(v) || math.IsInf(v, 0)) || math.IsNaN(v) && slices.Contains(episodeMeans, m) {
+			continue
 		}
+		return check{ok: true, fired: true, metric: m, value: v}
 	}
 	return check{ok: true}
 }
@@ -231,19 +254,73 @@ func checkKLSpike(e *Engine, r Record, th float64) check {
 	return above(ApproxKL)(e, r, th)
 }
 
-// checkPolicyCollapse fires once the objective, having improved on its starting level by the
-// threshold fraction, is below that starting level.
-func checkPolicyCollapse(e *Engine, r Record, frac float64) check {
+// checkPolicyCollapse fires once the objective, having held an improvement on its starting level (its
+// windowed mean above the start by the threshold fraction of |start| and by the start's own noise, for
+// sustainedImprovement records), has its windowed mean back below that starting level — unless the
+// episodes lengthened and the return per step improved (progress.lengthened): the return of a legged
+// robot that learns to stay up falls before it rises. It judges only records that carry the objective.
+func checkPolicyCollapse(e *Engine, r Record, _ float64) check {
 	v, ok := r.Values[e.objective]
-	if !ok || math.IsNaN(v) || e.startN < startWindow {
+	p := &e.prog
+	if !ok || math.IsNaN(v) || math.IsInf(v, 0) || !p.ready() {
 		return check{}
 	}
-	s, best, x := e.startSum/startWindow, e.best, v
-	if e.minimize {
-		s, best, x = -s, -best, -v
+	fired := p.improved(sustainedImprovement) && p.recent() < p.start() && !p.lengthened()
+	return check{ok: true, fired: fired, metric: e.objective, value: p.raw(p.recent()), limit: p.raw(p.start())}
+}
+
+// checkNeverLearned fires on a Gaussian policy whose action std, still rising, has grown to factor × its
+// initial value while the objective never improved or gave back more than half of what it gained: the
+// noise is running away with no reward to anchor it (legged_gym's most common failed run:
+// Policy/mean_noise_std climbing steadily from 1.0 to 2.5 with the reward pinned near 0). A std that
+// rose early and turns back down as the reward takes off is not judged.
+func checkNeverLearned(e *Engine, r Record, factor float64) check {
+	v, ok := r.Values[ActionStd]
+	if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
+		return check{}
 	}
-	improved := best > s && best-s >= frac*math.Abs(s)
-	return check{ok: true, fired: improved && x < s, metric: e.objective, value: v, limit: e.startSum / startWindow}
+	earlier, rising := e.stdTrend.push(v)
+	if !(e.initialStd > 0) || !e.prog.ready() || !rising {
+		return check{}
+	}
+	limit := factor * e.initialStd
+	return check{ok: true, fired: v >= limit && v > earlier && !e.prog.holdsGain(), metric: ActionStd, value: v, limit: limit}
+}
+
+// stdTrendLag is how many std records back never_learned looks to tell a std still rising.
+const stdTrendLag = 10
+
+// lagRing remembers the last stdTrendLag values of a metric.
+type lagRing struct {
+	vals [stdTrendLag]float64
+	n    int
+}
+
+// push adds v and returns the value stdTrendLag records before it, and whether there was one.
+func (l *lagRing) push(v float64) (float64, bool) {
+	i := l.n % stdTrendLag
+	old, had := l.vals[i], l.n >= stdTrendLag
+	l.vals[i] = v
+	l.n++
+	return old, had
+}
+
+// checkValueAnticorrelated fires on explained variance below the threshold, where it means something:
+// not when the returns barely vary (a solved task's constant return leaves nothing to explain, and EV is
+// noise) nor when the value loss has fallen below a thousandth of its largest value (the value function
+// has converged on returns that hardly vary).
+func checkValueAnticorrelated(e *Engine, r Record, th float64) check {
+	c := below(ExplainedVariance)(e, r, th)
+	if !c.ok {
+		return c
+	}
+	if e.prog.barelyVaries() {
+		return check{}
+	}
+	if vl, ok := r.Values[ValueLoss]; ok && e.vlMax > 0 && vl <= 1e-3*e.vlMax {
+		return check{}
+	}
+	return c
 }
 
 func checkValueLossBlowup(e *Engine, r Record, factor float64) check {

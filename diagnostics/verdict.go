@@ -3,6 +3,7 @@ package diagnostics
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 )
 
 // Level is how serious a verdict is: Continue, Warn or Stop.
@@ -59,6 +60,11 @@ type Verdict struct {
 	Step      int64    // the record's step
 	Advice    string   // one line: what usually causes this and what to try
 	Related   []string // other rules that fired on this record or shortly before it (a kl_spike before a policy_collapse)
+	// Objective is the objective's metric name and ObjectiveValue where the run stood when the rule fired:
+	// the mean of its last five values (its last value early in the run; NaN before any). A stop is
+	// judged beside it: a run near its best return is not diverging.
+	Objective      string
+	ObjectiveValue float64
 }
 
 // verdictJSON is Verdict's wire form.
@@ -71,12 +77,19 @@ type verdictJSON struct {
 	Step      int64    `json:"step"`
 	Advice    string   `json:"advice,omitempty"`
 	Related   []string `json:"related,omitempty"`
+	Objective string   `json:"objective,omitempty"`
+	ObjValue  *Float   `json:"objective_value,omitempty"`
 }
 
 // MarshalJSON encodes the verdict with non-finite numbers as strings.
 func (v Verdict) MarshalJSON() ([]byte, error) {
-	return json.Marshal(verdictJSON{v.Level, v.Rule, v.Metric, Float(v.Value), Float(v.Threshold), v.Step,
-		v.Advice, v.Related})
+	w := verdictJSON{v.Level, v.Rule, v.Metric, Float(v.Value), Float(v.Threshold), v.Step, v.Advice, v.Related,
+		v.Objective, nil}
+	if v.Objective != "" {
+		f := Float(v.ObjectiveValue)
+		w.ObjValue = &f
+	}
+	return json.Marshal(w)
 }
 
 // UnmarshalJSON decodes what MarshalJSON encodes.
@@ -85,7 +98,11 @@ func (v *Verdict) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*v = Verdict{w.Level, w.Rule, w.Metric, float64(w.Value), float64(w.Threshold), w.Step, w.Advice, w.Related}
+	*v = Verdict{w.Level, w.Rule, w.Metric, float64(w.Value), float64(w.Threshold), w.Step, w.Advice, w.Related,
+		w.Objective, math.NaN()}
+	if w.ObjValue != nil {
+		v.ObjectiveValue = float64(*w.ObjValue)
+	}
 	return nil
 }
 
@@ -94,6 +111,10 @@ func (v Verdict) String() string {
 	if v.Level == Continue {
 		return "continue"
 	}
-	return fmt.Sprintf("%s %s at step %d: %s = %g (threshold %g) — %s", v.Level, v.Rule, v.Step, v.Metric,
-		v.Value, v.Threshold, v.Advice)
+	at := ""
+	if v.Objective != "" && !math.IsNaN(v.ObjectiveValue) {
+		at = fmt.Sprintf(", %s %.4g", v.Objective, v.ObjectiveValue)
+	}
+	return fmt.Sprintf("%s %s at step %d: %s = %g (threshold %g%s) — %s", v.Level, v.Rule, v.Step, v.Metric,
+		v.Value, v.Threshold, at, v.Advice)
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rlsweep/rlsweep/diagnostics"
 )
 
 // Limits on what a spec may ask for.
@@ -31,10 +33,8 @@ var (
 	RuleLevels    = []string{"off", "warn", "stop"}
 	PruneTypes    = []string{"median", "asha"}
 
-	// RuleNames are the diagnostics rules of docs/diagnostics.md that diagnostics.rules may override.
-	RuleNames = []string{"non_finite", "std_nonpositive", "grad_explosion", "std_collapse", "std_explosion",
-		"entropy_collapse", "value_anticorrelated", "clip_excess", "advantage_explosion", "kl_spike",
-		"policy_collapse", "value_loss_blowup", "stalled"}
+	// RuleNames are the diagnostics rules (docs/diagnostics.md) that diagnostics.rules may override.
+	RuleNames = diagnostics.RuleNames()
 )
 
 // MaxSegments bounds a trial's segments: each adds about six events to the Trial workflow's history,

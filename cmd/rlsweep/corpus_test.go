@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rlsweep/rlsweep/trainer"
+)
+
+// corpusRun is one row of a corpus manifest (diagnostics/corpus/README.md describes the columns).
+type corpusRun struct {
+	id, framework, format, path, label string
+}
+
+// corpusOutcome is what diagnose made of one run.
+type corpusOutcome struct {
+	run      corpusRun
+	stopped  bool
+	rule     string
+	at       float64 // the stop's step as a fraction of the run's last step
+	records  int
+	err      string // the run could not be read (or diagnose panicked: crash)
+	crash    bool
+	lastStep int64
+}
+
+// TestDiagnosticsCorpus replays every run of the corpus in $RLSWEEP_CORPUS (a directory holding
+// manifest.tsv and the runs it names) through `rlsweep diagnose`'s reader and engine, as a sweep would
+// have seen it, and prints a table: which runs labelled bad were stopped and when, which runs labelled
+// healthy were stopped (there must be none), and crashes (none). `make diagnostics-corpus` runs it.
+func TestDiagnosticsCorpus(t *testing.T) {
+	dir := os.Getenv("RLSWEEP_CORPUS")
+	if dir == "" {
+		t.Skip("RLSWEEP_CORPUS is not set: the corpus of real logs lives outside the repository (diagnostics/corpus/README.md)")
+	}
+	runs, err := readCorpusManifest(filepath.Join(dir, "manifest.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outs []corpusOutcome
+	for _, r := range runs {
+		outs = append(outs, diagnoseCorpusRun(dir, r))
+	}
+	t.Log("\n" + corpusTable(outs))
+	for _, o := range outs {
+		switch {
+		case o.crash:
+			t.Errorf("%s: diagnose crashed: %s", o.run.id, o.err)
+		case o.stopped && o.run.label == "healthy":
+			t.Errorf("%s: a healthy run was stopped by %s at %.0f%% of its length", o.run.id, o.rule, 100*o.at)
+		}
+	}
+}
+
+func readCorpusManifest(path string) ([]corpusRun, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var cols []string
+	var runs []corpusRun
+	for sc.Scan() {
+		fields := strings.Split(sc.Text(), "\t")
+		if cols == nil {
+			cols = fields
+			continue
+		}
+		get := func(name string) string {
+			if i := slices.Index(cols, name); i >= 0 && i < len(fields) {
+				return fields[i]
+			}
+			return ""
+		}
+		runs = append(runs, corpusRun{id: get("id"), framework: get("framework"), format: get("format"),
+			path: get("path"), label: get("label")})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("%s: no runs", path)
+	}
+	return runs, nil
+}
+
+// diagnoseCorpusRun runs diagnose's reader and judge on one run, with the default warm-up (10% of the
+// run's last step) and patience, and turns a panic into a crash.
+func diagnoseCorpusRun(dir string, r corpusRun) (o corpusOutcome) {
+	o.run = r
+	defer func() {
+		if p := recover(); p != nil {
+			o.crash, o.err = true, fmt.Sprint(p)
+		}
+	}()
+	path := filepath.Join(dir, r.path)
+	if r.format == "tensorboard" {
+		if st, err := os.Stat(path); err == nil && !st.IsDir() {
+			path = filepath.Dir(path)
+		}
+	}
+	opts := &DiagnoseOptions{Path: path, WarmupSteps: -1, Patience: 5, Output: "text"}
+	if slices.Contains(trainer.Presets(), r.framework) {
+		opts.Preset = r.framework
+	}
+	d, err := readRun(opts)
+	if err != nil {
+		o.err = err.Error()
+		return o
+	}
+	if err := judge(d, opts); err != nil {
+		o.err = err.Error()
+		return o
+	}
+	o.records, o.lastStep = d.Records, d.records[len(d.records)-1].Step
+	if d.Stop != nil {
+		o.stopped, o.rule = true, d.Stop.Rule
+		o.at = float64(d.Stop.Step) / math.Max(1, float64(o.lastStep))
+	}
+	return o
+}
+
+// corpusTable formats the outcomes and the summary lines of docs/BENCHMARKS.md's corpus section.
+func corpusTable(outs []corpusOutcome) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| run | framework | label | records | verdict |\n|---|---|---|---|---|\n")
+	var bad, badStopped, healthy, healthyStopped, crashes, unread int
+	var fracs []float64
+	for _, o := range outs {
+		verdict := "no stop"
+		switch {
+		case o.crash:
+			verdict, crashes = "CRASH: "+o.err, crashes+1
+		case o.err != "":
+			verdict, unread = "unread: "+o.err, unread+1
+		case o.stopped:
+			verdict = fmt.Sprintf("stop: %s at %.0f%%", o.rule, 100*o.at)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %s |\n", o.run.id, o.run.framework, o.run.label, o.records, verdict)
+		if o.err != "" {
+			continue
+		}
+		switch o.run.label {
+		case "healthy":
+			healthy++
+			if o.stopped {
+				healthyStopped++
+			}
+		case "diverged", "collapsed", "never-learned":
+			bad++
+			if o.stopped {
+				badStopped++
+				fracs = append(fracs, o.at)
+			}
+		}
+	}
+	slices.Sort(fracs)
+	median := math.NaN()
+	if len(fracs) > 0 {
+		median = fracs[len(fracs)/2]
+	}
+	fmt.Fprintf(&b, "\nbad runs stopped: %d of %d (median stop at %.0f%% of the run)\n", badStopped, bad, 100*median)
+	fmt.Fprintf(&b, "healthy runs stopped: %d of %d\ncrashes: %d; runs not read: %d\n", healthyStopped, healthy, crashes, unread)
+	return b.String()
+}

@@ -1,0 +1,185 @@
+package diagnostics
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// Synthetic runs shaped like the real runs the rules must get right. Each says what it stands for;
+// the curves are made here (fixed seeds), not copied from any log.
+
+// feed feeds records to a fresh engine with cfg and returns the first stop, if any.
+func feed(t *testing.T, cfg Config, records []Record) (Verdict, bool) {
+	t.Helper()
+	e := newEngine(t, cfg)
+	for _, r := range records {
+		if v := e.Observe(r); v.Level == Stop {
+			return v, true
+		}
+	}
+	return Verdict{}, false
+}
+
+// series builds n records at steps i·stepSize, each with the values f returns for iteration i.
+func series(n int, stepSize int64, f func(i int) map[string]float64) []Record {
+	out := make([]Record, n)
+	for i := range n {
+		out[i] = Record{Step: int64(i) * stepSize, Values: f(i)}
+	}
+	return out
+}
+
+// A solved CartPole: every episode returns 500, the value loss is ~0 and explained variance is noise
+// (one stopped trial showed reward 500, value_loss 0.00000, explained_variance −1.53). Nothing stops it,
+// even with value_anticorrelated set to stop.
+func TestSolvedCartPoleIsNotStopped(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	records := series(400, 512, func(i int) map[string]float64 {
+		reward, vl := 20+float64(i)*4, 40.0/float64(i+1)
+		if i >= 120 {
+			reward, vl = 500, 1e-6*rng.Float64()
+		}
+		return map[string]float64{Reward: reward, ValueLoss: vl, ExplainedVariance: -3 * rng.Float64(),
+			Entropy: 0.3, ClipFraction: 0.05}
+	})
+	for _, level := range []string{"", LevelStop} {
+		cfg := Config{TotalSteps: 500_000, WarmupSteps: 50_000,
+			Rules: map[string]RuleConfig{RuleValueAnticorrelated: {Level: level}}}
+		if v, stopped := feed(t, cfg, records); stopped {
+			t.Errorf("value_anticorrelated level %q: stopped %v, want no stop", level, v)
+		}
+	}
+}
+
+// A run at its best return is not diverging: a sustained clip_excess only warns while the objective
+// holds its gain, and stops once it has fallen.
+func TestDoingWellOnlyWarns(t *testing.T) {
+	e := newEngine(t, Config{WarmupSteps: -1, Patience: 3})
+	step := int64(0)
+	obs := func(reward, clip float64) Verdict {
+		step++
+		return e.Observe(rec(step, Reward, reward, ClipFraction, clip))
+	}
+	for range 5 {
+		obs(10, 0.1)
+	}
+	for range 10 {
+		obs(100, 0.1)
+	}
+	for i := range 10 {
+		if v := obs(98, 0.9); v.Level == Stop {
+			t.Fatalf("record %d at reward 98 of a best 100: got %v, want a warning only", i, v)
+		}
+	}
+	var v Verdict
+	for i := 0; i < 10 && v.Level != Stop; i++ {
+		v = obs(20, 0.9)
+	}
+	if v.Level != Stop || v.Rule != RuleClipExcess {
+		t.Errorf("clip_excess after the reward fell to 20: got %v, want a stop", v)
+	}
+}
+
+// A humanoid locomotion run (rsl_rl-style: per-iteration records, reward from about −6 to +21 over 1,400
+// iterations) whose reward dips below its first values early on, while episodes lengthen and penalties
+// accumulate, and rises for the rest of the run. No rule may stop it.
+func TestEarlyDipThenClimbIsNotStopped(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	records := series(1400, 24*4096, func(i int) map[string]float64 {
+		var reward float64
+		switch {
+		case i < 40: // a small early rise while the robot learns not to fall at once
+			reward = -6 + 0.05*float64(i)
+		case i < 250: // episodes lengthen, penalties accumulate: below the start
+			reward = -4 - 4*math.Sin(math.Pi*float64(i-40)/210)
+		default:
+			reward = -4 + 25*(1-math.Exp(-float64(i-250)/300))
+		}
+		std := 1.0 - 0.5*float64(i)/1400
+		return map[string]float64{Reward: reward + 0.3*rng.NormFloat64(), ActionStd: std,
+			ValueLoss: 0.05 + 0.02*rng.Float64(), EpisodeLength: 20 + float64(i)/2}
+	})
+	if v, stopped := feed(t, Config{TotalSteps: 1400 * 24 * 4096}, records); stopped {
+		t.Errorf("stopped %v, want no stop", v)
+	}
+}
+
+// legged_gym's most common failed run: Policy/mean_noise_std climbs steadily from 1.0 to 2.5 while the
+// reward stays pinned near 0. never_learned stops it; a healthy run whose std shrinks, and one whose std
+// grows while its reward climbs, are left alone.
+func TestNeverLearnedNoiseGrowing(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	cfg := Config{TotalSteps: 1500 * 1000}
+	stuck := series(1500, 1000, func(i int) map[string]float64 {
+		return map[string]float64{Reward: 0.02 * rng.NormFloat64(), ActionStd: 1 + 1.5*float64(i)/1500,
+			ValueLoss: 1e-4}
+	})
+	v, stopped := feed(t, cfg, stuck)
+	if !stopped || v.Rule != RuleNeverLearned {
+		t.Fatalf("reward pinned at 0, std 1.0 → 2.5: got %v (stopped %v), want a never_learned stop", v, stopped)
+	}
+	if frac := float64(v.Step) / 1.5e6; frac > 0.75 {
+		t.Errorf("stopped at %.0f%% of the run, want before 75%% (std reaches 2× at 67%%)", 100*frac)
+	}
+	decays := series(1500, 1000, func(i int) map[string]float64 {
+		reward := 2 * math.Exp(-math.Pow(float64(i-150)/80, 2)) // a small peak, then back to 0
+		return map[string]float64{Reward: reward + 0.02*rng.NormFloat64(), ActionStd: 1 + 1.5*float64(i)/1500}
+	})
+	// Its fall below the start is a collapse too: either rule may stop it first.
+	if v, stopped := feed(t, cfg, decays); !stopped || v.Rule != RuleNeverLearned && v.Rule != RulePolicyCollapse {
+		t.Errorf("reward decaying from a small peak, std growing: got %v (stopped %v), want never_learned or policy_collapse", v, stopped)
+	}
+	for name, f := range map[string]func(i int) map[string]float64{
+		"std shrinks, reward climbs": func(i int) map[string]float64 {
+			return map[string]float64{Reward: float64(i) / 50, ActionStd: 1 - 0.6*float64(i)/1500}
+		},
+		"std grows, reward climbs": func(i int) map[string]float64 {
+			return map[string]float64{Reward: float64(i)/50 + rng.NormFloat64(), ActionStd: 1 + 2*float64(i)/1500}
+		},
+	} {
+		if v, stopped := feed(t, cfg, series(1500, 1000, f)); stopped {
+			t.Errorf("%s: stopped %v, want no stop", name, v)
+		}
+	}
+}
+
+// Divergence without NaN: the value loss grows from 18 to 1.6e6 while the reward falls from −4 to
+// −13,600. value_loss_blowup stops it; a value loss that grows while the reward still climbs only warns.
+func TestValueLossBlowupStopsWhenReturnFalls(t *testing.T) {
+	cfg := Config{TotalSteps: 300 * 1000, WarmupSteps: 20_000, Rules: map[string]RuleConfig{RulePolicyCollapse: {Level: LevelOff}}}
+	diverging := series(300, 1000, func(i int) map[string]float64 {
+		g := math.Min(1, math.Max(0, float64(i-60)/200))
+		return map[string]float64{ValueLoss: 18 * math.Pow(1.6e6/18, g), Reward: -4 - 13_596*g,
+			EpisodeLength: 13 - 10*g}
+	})
+	v, stopped := feed(t, cfg, diverging)
+	if !stopped || v.Rule != RuleValueLossBlowup {
+		t.Fatalf("got %v (stopped %v), want a value_loss_blowup stop", v, stopped)
+	}
+	climbing := series(300, 1000, func(i int) map[string]float64 {
+		return map[string]float64{ValueLoss: 18 * math.Pow(1.05, float64(i)), Reward: float64(i)}
+	})
+	if v, stopped := feed(t, cfg, climbing); stopped {
+		t.Errorf("value loss growing with the return: stopped %v, want warnings only", v)
+	}
+}
+
+// rsl_rl and ML-Agents report a NaN mean reward when no episode finished in the logging window: that is
+// no divergence. An infinite value loss is.
+func TestEmptyWindowNaNRewardIsNotDivergence(t *testing.T) {
+	records := series(50, 1000, func(i int) map[string]float64 {
+		return map[string]float64{Reward: math.NaN(), EpisodeLength: math.NaN(), ValueLoss: 0.5}
+	})
+	if v, stopped := feed(t, Config{TotalSteps: 1e6}, records); stopped {
+		t.Fatalf("NaN mean reward with no finished episode: stopped %v, want no stop", v)
+	}
+	records = append(records, rec(51_000, ValueLoss, math.Inf(1), Reward, math.NaN()))
+	v, stopped := feed(t, Config{TotalSteps: 1e6}, records)
+	if !stopped || v.Rule != RuleNonFinite || v.Metric != ValueLoss {
+		t.Errorf("infinite value loss: got %v (stopped %v), want non_finite on value_loss", v, stopped)
+	}
+	if v, stopped := feed(t, Config{TotalSteps: 1e6}, []Record{rec(1, Reward, math.Inf(-1))}); !stopped || v.Rule != RuleNonFinite {
+		t.Errorf("reward −Inf: got %v (stopped %v), want non_finite", v, stopped)
+	}
+}
