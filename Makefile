@@ -4,7 +4,7 @@ BIN       := bin/rlsweep
 TOOLS     := scripts/install-tools.sh
 GOBIN_DIR := $(shell $(GO) env GOPATH)/bin
 
-.PHONY: demo build test test-short test-long test-integration lint fuzz bench clean
+.PHONY: demo build test test-short test-long test-integration lint fuzz bench diagnostics-corpus clean
 
 ## demo: run a CartPole sweep end to end on a local Temporal dev server and artifact directory
 demo: build
@@ -49,6 +49,14 @@ fuzz:
 		$(GO) test ./trainer -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) || exit 1; \
 	done
 	$(GO) test ./artifacts -run '^$$' -fuzz '^FuzzKeys$$' -fuzztime $(FUZZTIME)
+
+## diagnostics-corpus: replay the corpus of real training logs (diagnostics/corpus/README.md) through
+## `rlsweep diagnose` and print which runs the rules stop; RLSWEEP_CORPUS names its directory
+RLSWEEP_CORPUS ?= $(CURDIR)/../corpus
+diagnostics-corpus:
+	@test -f "$(RLSWEEP_CORPUS)/manifest.tsv" || { echo "no corpus at RLSWEEP_CORPUS=$(RLSWEEP_CORPUS): see diagnostics/corpus/README.md"; exit 2; }
+	@out=$$(RLSWEEP_CORPUS=$(RLSWEEP_CORPUS) $(GO) test -count=1 -run '^TestDiagnosticsCorpus$$' -v ./cmd/rlsweep 2>&1); \
+	status=$$?; printf '%s\n' "$$out" | sed -n '/corpus_test.go/,$$p'; exit $$status
 
 ## bench: the benchmarks recorded in docs/BENCHMARKS.md
 bench:

@@ -8,6 +8,7 @@ import (
 // Causes a Finding can name, in the order the doctor's decision tree tries them.
 const (
 	CauseDiverged      = "diverged"       // a rule stopped the run, or a metric went non-finite
+	CauseNoiseRunaway  = "noise_runaway"  // a Gaussian policy's std grew while the objective did not
 	CauseValueFunction = "value_function" // explained variance < 0
 	CausePolicyDied    = "policy_died"    // entropy or action std collapsed
 	CauseGradients     = "gradients"      // gradient norm exploding
@@ -17,7 +18,7 @@ const (
 	CauseTaskDesign    = "task_design"    // every optimiser signal looks healthy
 )
 
-// Thresholds of the doctor's decision tree (issue 4).
+// Thresholds of the doctor's decision tree.
 const (
 	doctorWindowMin     = 5
 	doctorClipTooFast   = 0.3
@@ -25,6 +26,7 @@ const (
 	doctorGradFactor    = 10 // late grad norm over early grad norm that counts as exploding
 	doctorAdvantageMax  = 100
 	doctorNotMovingClip = 1e-8
+	doctorStdGrowth     = 1.5 // late action std over the first one that counts as running away
 )
 
 // Finding is one thing the doctor concluded about a run, with the evidence for it.
@@ -45,8 +47,9 @@ type Evidence struct {
 }
 
 // Diagnose explains a finished or stopped run from its records (in step order) and the verdicts the
-// engine gave on them. It walks the decision tree of issue 4 over the last quarter of the run (at least
-// its last 5 records): explained variance < 0 → the value function; entropy or action std collapsed →
+// engine gave on them. It walks a decision tree over the last quarter of the run (at least its last 5
+// records): a Gaussian policy's std grown 1.5-fold with the objective no better than at the start → the
+// noise is running away; explained variance < 0 (where returns vary) → the value function; entropy or action std collapsed →
 // the policy died; gradient norm exploding → clip tighter; |advantage| max > 100 → reward scale; clip
 // fraction > 0.3 → the policy moves too fast; clip fraction = 0 → it does not move; nothing wrong →
 // reward, environment or task design. A condition counts when it holds on at least half the window's
@@ -85,6 +88,8 @@ func verdictFinding(v Verdict) Finding {
 		cause = CauseValueFunction
 	case RuleStdCollapse, RuleEntropyCollapse, RuleStdNonPositive:
 		cause = CausePolicyDied
+	case RuleNeverLearned, RuleStdExplosion:
+		cause = CauseNoiseRunaway
 	case RuleGradExplosion:
 		cause = CauseGradients
 	case RuleAdvantageExplosion:
@@ -108,7 +113,7 @@ func window(records []Record) []Record {
 
 // doctorChecks is the decision tree, in order.
 var doctorChecks = []func(all, w []Record) (Finding, bool){
-	checkValueFunction, checkPolicyDied, checkGradients, checkRewardScale, checkTooFast, checkNotMoving,
+	checkNoiseRunaway, checkValueFunction, checkPolicyDied, checkGradients, checkRewardScale, checkTooFast, checkNotMoving,
 }
 
 // mostly reports whether cond holds on at least half of w's records carrying metric, and returns the
@@ -135,10 +140,55 @@ func mostly(w []Record, metric string, cond func(float64) bool, worse func(a, b 
 func lower(a, b float64) bool  { return a < b }
 func higher(a, b float64) bool { return a > b }
 
+// checkValueFunction finds explained variance < 0 on most of the window, where it means something: not
+// when the window's objective barely varies (a solved task's constant return: nothing to explain).
 func checkValueFunction(_, w []Record) (Finding, bool) {
+	if lo, hi, ok := rangeOf(w, Reward); ok && hi-lo <= 0.01*math.Max(math.Abs(lo), math.Abs(hi)) {
+		return Finding{}, false
+	}
 	ev, ok := mostly(w, ExplainedVariance, func(v float64) bool { return v < 0 }, lower)
 	return Finding{Cause: CauseValueFunction, Summary: "explained variance < 0: the value function predicts returns worse than their mean",
 		Advice: Advice(RuleValueAnticorrelated), Evidence: []Evidence{ev}}, ok
+}
+
+// checkNoiseRunaway finds a Gaussian policy whose action std grew doctorStdGrowth-fold from the run's
+// first records to the window while the objective (reward) ended no higher than the larger of its start
+// and half its best: the noise ran away with nothing to learn from.
+func checkNoiseRunaway(all, w []Record) (Finding, bool) {
+	early := medianOf(all[:min(len(all), doctorWindowMin)], ActionStd)
+	late := medianOf(w, ActionStd)
+	if early.Step < 0 || late.Step < 0 || !(float64(early.Value) > 0) || float64(late.Value) < doctorStdGrowth*float64(early.Value) {
+		return Finding{}, false
+	}
+	start := medianOf(all[:min(len(all), doctorWindowMin)], Reward)
+	end := medianOf(w, Reward)
+	_, best, ok := rangeOf(all, Reward)
+	if !ok || start.Step < 0 || end.Step < 0 {
+		return Finding{}, false
+	}
+	s, e := float64(start.Value), float64(end.Value)
+	if e > s+0.5*(best-s) && e > s {
+		return Finding{}, false
+	}
+	return Finding{Cause: CauseNoiseRunaway,
+		Summary:  "the action noise grew while the reward did not: the policy never learned, and its std runs away",
+		Advice:   Advice(RuleNeverLearned),
+		Evidence: []Evidence{early, late, start, end}}, true
+}
+
+// rangeOf returns the smallest and largest finite value of metric over rs.
+func rangeOf(rs []Record, metric string) (lo, hi float64, ok bool) {
+	for _, r := range rs {
+		v, has := r.Values[metric]
+		if !has || math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		if !ok {
+			lo, hi, ok = v, v, true
+		}
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
+	return lo, hi, ok
 }
 
 func checkPolicyDied(all, w []Record) (Finding, bool) {

@@ -107,3 +107,35 @@ func TestDiagnoseShortRun(t *testing.T) {
 		t.Errorf("Diagnose(3 records) = %+v, want too_fast", got)
 	}
 }
+
+// A legged run whose noise std climbs 1.0 → 2.5 while the reward stays near 0 is explained by its
+// runaway noise first, not by a generic task-design line.
+func TestDiagnoseNoiseRunaway(t *testing.T) {
+	rs := run(400, func(i int) map[string]float64 {
+		return map[string]float64{Reward: 0.01 * math.Sin(float64(i)), ActionStd: 1 + 1.5*float64(i)/400, ValueLoss: 1e-5}
+	})
+	f := Diagnose(rs)
+	if f[0].Cause != CauseNoiseRunaway || f[0].Advice != Advice(RuleNeverLearned) {
+		t.Errorf("first finding = %+v, want %s with never_learned's advice", f[0], CauseNoiseRunaway)
+	}
+	// A run whose std grows while its reward climbs is not running away.
+	rs = run(400, func(i int) map[string]float64 {
+		return map[string]float64{Reward: float64(i), ActionStd: 1 + 1.5*float64(i)/400}
+	})
+	if f := Diagnose(rs); f[0].Cause == CauseNoiseRunaway {
+		t.Errorf("std growing with the reward: got %+v, want no noise_runaway finding", f[0])
+	}
+}
+
+// A solved CartPole returns 500 every episode; its explained variance is noise and says nothing of the
+// value function.
+func TestDiagnoseSolvedTaskHasNoValueFunctionFinding(t *testing.T) {
+	rs := run(100, func(i int) map[string]float64 {
+		return map[string]float64{Reward: 500, ExplainedVariance: -1.53, ValueLoss: 1e-6, Entropy: 0.2, ClipFraction: 0.05}
+	})
+	for _, f := range Diagnose(rs) {
+		if f.Cause == CauseValueFunction {
+			t.Errorf("solved task: got %+v, want no value_function finding", f)
+		}
+	}
+}
