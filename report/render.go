@@ -30,6 +30,9 @@ type page struct {
 	Sensitivity   []Figure
 	Sensitivities []Sensitivity
 	Diverged      []Trial
+	// BestObjective is the best value of the objective any trial's curve reached (NaN when none), the
+	// yardstick for where a stopped trial stood.
+	BestObjective float64
 	Savings       Savings
 	Budget        int64
 	// The regression section, when In.Regression is set.
@@ -42,6 +45,22 @@ type count struct {
 	Outcome string
 	N       int
 	Color   string
+}
+
+// bestOfCurves returns the best finite value on any trial's curve, NaN when there is none.
+func bestOfCurves(trials []Trial, maximize bool) float64 {
+	best := math.NaN()
+	for _, t := range trials {
+		for _, p := range t.Curve {
+			if math.IsNaN(p.Value) || math.IsInf(p.Value, 0) {
+				continue
+			}
+			if math.IsNaN(best) || maximize && p.Value > best || !maximize && p.Value < best {
+				best = p.Value
+			}
+		}
+	}
+	return best
 }
 
 // FigureIDs lists the element IDs of the plots Render always draws; each sensitivity plot adds
@@ -70,6 +89,7 @@ func Render(w io.Writer, in *Input) error {
 			pg.Diverged = append(pg.Diverged, t)
 		}
 	}
+	pg.BestObjective = bestOfCurves(in.Trials, in.maximize())
 	figs := []struct {
 		id, caption string
 		p           *plot.Plot
@@ -175,6 +195,13 @@ var funcs = template.FuncMap{
 	"overridden": func(r *Regression, name string) bool { return r.overridden(name) },
 	"steps":      func(n int64) string { return groupDigits(n) },
 	"duration":   formatSeconds,
+	// gap is how far v stands from best, as a share of |best|: "4.0%".
+	"gap": func(v, best float64) string {
+		if math.IsNaN(v) || math.IsNaN(best) || best == 0 {
+			return "—"
+		}
+		return fmt.Sprintf("%.1f%%", 100*math.Abs(best-v)/math.Abs(best))
+	},
 	"pct": func(a, b int64) string {
 		if b <= 0 {
 			return "—"
@@ -280,8 +307,8 @@ tr.regressed td { background: #fdecea; }
 
 <h2 id="divergences">Diverged and stopped trials</h2>
 {{if .Diverged}}<table id="divergence-table">
-<tr><th>trial</th><th>parameters</th><th>outcome</th><th>rule</th><th>step</th><th>metric = value (threshold)</th><th>advice</th></tr>
-{{range .Diverged}}<tr><td>{{.ID}}</td><td>{{params $.In.Params .Params}}</td><td style="color:{{color .Outcome}}">{{.Outcome}}</td>{{with .Divergence}}<td>{{.Rule}}{{range .Related}} · {{.}}{{end}}</td><td class="n">{{steps .Step}}</td><td>{{.Metric}} = {{num .Value}} ({{num .Threshold}})</td><td>{{.Advice}}</td>{{else}}<td>{{.StopRule}}</td><td class="n">{{steps .Steps}}</td><td>—</td><td class="muted">{{if .Error}}{{.Error}}{{else}}no divergence.json stored{{end}}</td>{{end}}</tr>
+<tr><th>trial</th><th>parameters</th><th>outcome</th><th>rule</th><th>step</th><th>metric = value (threshold)</th><th>objective at the stop (best of the sweep {{num .BestObjective}})</th><th>advice</th></tr>
+{{range .Diverged}}<tr><td>{{.ID}}</td><td>{{params $.In.Params .Params}}</td><td style="color:{{color .Outcome}}">{{.Outcome}}</td>{{with .Divergence}}<td>{{.Rule}}{{range .Related}} · {{.}}{{end}}</td><td class="n">{{steps .Step}}</td><td>{{.Metric}} = {{num .Value}} ({{num .Threshold}})</td><td class="n">{{if .Objective}}{{num .ObjectiveValue}} ({{gap .ObjectiveValue $.BestObjective}} from the best){{else}}—{{end}}</td><td>{{.Advice}}</td>{{else}}<td>{{.StopRule}}</td><td class="n">{{steps .Steps}}</td><td>—</td><td>—</td><td class="muted">{{if .Error}}{{.Error}}{{else}}no divergence.json stored{{end}}</td>{{end}}</tr>
 {{end}}</table>{{else}}<p>No trial was stopped early.</p>{{end}}
 
 <h2 id="savings">Compute saved by early stopping</h2>

@@ -252,7 +252,7 @@ func sampleInput() *Input {
 					t.Outcome, t.StopRule, t.Steps, t.Objective = OutcomeDiverged, "non_finite", 5000, nil
 					t.Curve = append(t.Curve[:4], Point{5000, math.NaN()})
 					t.Divergence = &diagnostics.Verdict{Level: diagnostics.Stop, Rule: "non_finite", Metric: "reward",
-						Value: math.NaN(), Step: 5000, Advice: "lower the learning rate"}
+						Value: math.NaN(), Step: 5000, Advice: "lower the learning rate", Objective: "reward", ObjectiveValue: 400}
 				}
 				in.Trials = append(in.Trials, t)
 			}
@@ -289,7 +289,8 @@ func TestRender(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"lower the learning rate", "non_finite", "&lt;bad &amp; broken&gt;", "FAIL",
-		"10 completed", "2 diverged", "10\u202f000</b> environment steps", "8.3%", "20s"} {
+		"10 completed", "2 diverged", "10\u202f000</b> environment steps", "8.3%", "20s",
+		"objective at the stop (best of the sweep 1000)", "400 (60.0% from the best)"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report lacks %q", want)
 		}
