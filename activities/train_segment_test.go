@@ -617,7 +617,7 @@ func TestTrainSegmentCrashLogTailIsUTF8(t *testing.T) {
 func TestTrainSegmentDivergedOddMetricName(t *testing.T) {
 	f := newFixture(t)
 	in := f.input(2000, nil)
-	in.Trainer.Command = shellTrainer(`printf '{"step":1000,"reward":1,"a\177b":1}\n{"step":2000,"reward":NaN,"a\177b":2}\n' >> "$RLSWEEP_METRICS_FILE"`)
+	in.Trainer.Command = shellTrainer(`printf '{"step":1000,"reward":1,"a\177b":1}\n{"step":2000,"value_loss":NaN,"a\177b":2}\n' >> "$RLSWEEP_METRICS_FILE"`)
 	_, err := f.run(in)
 	ae := appError(t, err, activities.ErrTrialDiverged)
 	var det activities.DivergedDetails
@@ -742,7 +742,7 @@ func TestTrainSegmentHeartbeatsWhileTheTrainerStops(t *testing.T) {
 	in := f.input(2000, nil)
 	in.Trainer.GracePeriod = 3 * time.Second
 	// Ignores SIGTERM, writes a NaN at once (non_finite stops at the first poll), then waits.
-	in.Trainer.Command = shellTrainer(`trap '' TERM; printf '{"step":1000,"reward":NaN}\n' >> "$RLSWEEP_METRICS_FILE"; sleep 30`)
+	in.Trainer.Command = shellTrainer(`trap '' TERM; printf '{"step":1000,"value_loss":NaN}\n' >> "$RLSWEEP_METRICS_FILE"; sleep 30`)
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	env.RegisterActivity(f.acts.TrainSegment)
