@@ -76,6 +76,8 @@ type Engine struct {
 	initialStd     float64 // first finite, positive action_std
 	sawStd         bool    // some record showed a Gaussian policy (showsGaussian)
 	stdTrend       lagRing // recent action_std values, for never_learned
+	records        int     // records observed
+	klSpikes       []int   // the record numbers of the last kl_spike conditions (at most klSpikeMemory)
 	prog           progress
 	lastObjective  float64 // the objective's last finite value, NaN before one
 	vlRef          []float64
@@ -209,9 +211,13 @@ func (e *Engine) Observe(r Record) Verdict {
 			e.lastObjective = v
 		}
 	}
+	e.records++
 	var fired []Verdict
 	for _, ar := range e.rules {
 		c := ar.check(e, r, ar.threshold)
+		if ar.name == RuleKLSpike && c.fired {
+			e.noteKLSpike()
+		}
 		if !c.ok {
 			continue
 		}
@@ -335,6 +341,31 @@ func (e *Engine) related(rule string, now []string) []string {
 		add(e.recent[i])
 	}
 	return out
+}
+
+// klSpikeMemory is how many kl_spike records the engine remembers, and klSpikeWindow how many records
+// back they count as recent for policy_collapse.
+const (
+	klSpikeMemory = 4
+	klSpikeWindow = 20
+)
+
+func (e *Engine) noteKLSpike() {
+	if len(e.klSpikes) == klSpikeMemory {
+		e.klSpikes = e.klSpikes[1:]
+	}
+	e.klSpikes = append(e.klSpikes, e.records)
+}
+
+// recentKLSpikes counts kl_spike conditions within the last klSpikeWindow records (this one included).
+func (e *Engine) recentKLSpikes() int {
+	n := 0
+	for _, at := range e.klSpikes {
+		if e.records-at < klSpikeWindow {
+			n++
+		}
+	}
+	return n
 }
 
 // objectiveNow is the objective where the run stands: its windowed mean once there is one, else its

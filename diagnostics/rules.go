@@ -254,18 +254,25 @@ func checkKLSpike(e *Engine, r Record, th float64) check {
 	return above(ApproxKL)(e, r, th)
 }
 
-// checkPolicyCollapse fires once the objective, having held an improvement on its starting level (its
-// windowed mean above the start by the threshold fraction of |start| and by the start's own noise, for
-// sustainedImprovement records), has its windowed mean back below that starting level — unless the
-// episodes lengthened and the return per step improved (progress.lengthened): the return of a legged
-// robot that learns to stay up falls before it rises. It judges only records that carry the objective.
+// checkPolicyCollapse fires in two cases, unless the episodes lengthened and the return per step improved
+// (progress.lengthened: the return of a legged robot that learns to stay up falls before it rises):
+//   - the objective held an improvement on its starting level (its windowed mean above the start by the
+//     threshold fraction of |start|, by the start's own spread and by three times its noise, for
+//     sustainedImprovement records), and its windowed mean is back below that starting level;
+//   - right after repeated KL spikes (two within klSpikeWindow records), its windowed mean sits below the
+//     start by max(2 × noise, 20 % of |start|): the policy jumped to something worse than where it started
+//     (a Pendulum run whose KL spikes to 2–7 and whose return falls below the random policy's).
+//
+// It judges only records that carry the objective.
 func checkPolicyCollapse(e *Engine, r Record, _ float64) check {
 	v, ok := r.Values[e.objective]
 	p := &e.prog
 	if !ok || math.IsNaN(v) || math.IsInf(v, 0) || !p.ready() {
 		return check{}
 	}
-	fired := p.improved(sustainedImprovement) && p.recent() < p.start() && !p.lengthened()
+	fell := p.improved(sustainedImprovement) && p.recent() < p.start()
+	jumped := e.recentKLSpikes() >= 2 && p.recent() < p.start()-max(2*p.noise(), 0.2*math.Abs(p.start()))
+	fired := (fell || jumped) && !p.lengthened()
 	return check{ok: true, fired: fired, metric: e.objective, value: p.raw(p.recent()), limit: p.raw(p.start())}
 }
 

@@ -3,6 +3,7 @@ package diagnostics
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -181,5 +182,36 @@ func TestEmptyWindowNaNRewardIsNotDivergence(t *testing.T) {
 	}
 	if v, stopped := feed(t, Config{TotalSteps: 1e6}, []Record{rec(1, Reward, math.Inf(-1))}); !stopped || v.Rule != RuleNonFinite {
 		t.Errorf("reward −Inf: got %v (stopped %v), want non_finite", v, stopped)
+	}
+}
+
+// Pendulum (return about −1,200 for a random policy): a run whose KL spikes to 2–7 again and again, whose
+// policy noise rises and whose return falls below where it started for the rest of the run is stopped by
+// policy_collapse, naming kl_spike; the same fall without KL spikes, and KL spikes without a fall, are not.
+func TestKLSpikesThenWorseThanStartIsACollapse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	pendulum := func(spikes, fall bool) []Record {
+		return series(150, 2048, func(i int) map[string]float64 {
+			reward, kl := -1200+80*rng.NormFloat64(), 0.01
+			if i >= 40 {
+				if spikes && i%6 == 0 {
+					kl = 2 + 5*rng.Float64()
+				}
+				if fall {
+					reward -= 400
+				}
+			}
+			return map[string]float64{Reward: reward, ApproxKL: kl, Entropy: 1 + float64(i)/100}
+		})
+	}
+	cfg := Config{TotalSteps: 150 * 2048}
+	v, stopped := feed(t, cfg, pendulum(true, true))
+	if !stopped || v.Rule != RulePolicyCollapse || !slices.Contains(v.Related, RuleKLSpike) {
+		t.Errorf("KL spikes and a fall below the start: got %v (stopped %v), want policy_collapse related to kl_spike", v, stopped)
+	}
+	for name, rs := range map[string][]Record{"a fall without KL spikes": pendulum(false, true), "KL spikes without a fall": pendulum(true, false)} {
+		if v, stopped := feed(t, cfg, rs); stopped {
+			t.Errorf("%s: stopped %v, want no stop", name, v)
+		}
 	}
 }
