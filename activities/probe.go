@@ -124,10 +124,9 @@ func (a *Activities) externalProbe(ctx context.Context, p probes.Probe, in Probe
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
 	}
-	params, _ := json.Marshal(in.Params) // scalars only: cannot fail
 	env := append(probeBaseEnv(in.Trainer.Environment),
 		trainer.EnvSweepID+"="+in.SweepID, trainer.EnvTrialID+"=probe-"+string(p.ID),
-		trainer.EnvSeed+"="+strconv.FormatInt(in.Seed, 10), trainer.EnvParams+"="+string(params),
+		trainer.EnvSeed+"="+strconv.FormatInt(in.Seed, 10), trainer.EnvParams+"="+paramsJSON(in.Params),
 		trainer.EnvMetricsFile+"="+metrics, trainer.EnvCheckpointDir+"="+ckpt, trainer.EnvCUDADevices+"=",
 		trainer.EnvTotalSteps+"="+strconv.FormatInt(budget, 10), trainer.EnvStopAtStep+"="+strconv.FormatInt(budget, 10),
 		EnvProbe+"="+string(p.ID), EnvProbeResult+"="+resultFile, EnvProbeGamma+"="+strconv.FormatFloat(probes.Gamma, 'g', -1, 64))

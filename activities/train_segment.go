@@ -270,12 +270,11 @@ func (r *segmentRun) environment(resume string) []string {
 	for k, v := range r.in.Trainer.Environment {
 		env = append(env, k+"="+v)
 	}
-	params, _ := json.Marshal(r.in.Trial.Params) // scalars only: cannot fail
 	env = append(env,
 		trainer.EnvSweepID+"="+r.in.SweepID,
 		trainer.EnvTrialID+"="+r.in.Trial.ID,
 		trainer.EnvSeed+"="+strconv.FormatInt(r.in.Trial.Seed, 10),
-		trainer.EnvParams+"="+string(params),
+		trainer.EnvParams+"="+paramsJSON(r.in.Trial.Params),
 		trainer.EnvMetricsFile+"="+r.metrics,
 		trainer.EnvTBDir+"="+r.tbDir,
 		trainer.EnvCheckpointDir+"="+r.ckptDir,
@@ -289,6 +288,15 @@ func (r *segmentRun) environment(resume string) []string {
 		env = append(env, trainer.EnvCUDADevices+"=")
 	}
 	return env
+}
+
+// paramsJSON is RLSWEEP_PARAMS: a JSON object, {} when there are no parameters (never null).
+func paramsJSON(params map[string]any) string {
+	if len(params) == 0 {
+		return "{}"
+	}
+	b, _ := json.Marshal(params) // scalars only: cannot fail
+	return string(b)
 }
 
 func (r *segmentRun) close() {
