@@ -321,7 +321,7 @@ tr.regressed td { background: #fdecea; }
 <h2 id="probes">Probe checks</h2>
 {{if .In.Probes}}<table id="probe-table">
 <tr><th>probe</th><th>result</th><th>detail</th><th>values</th></tr>
-{{range .In.Probes}}<tr><td>{{.Name}}</td><td>{{if .Passed}}<span style="color:#2ca02c">pass</span>{{else}}<b style="color:#d62728">FAIL</b>{{end}}</td><td>{{.Detail}}</td><td>{{$v := .Values}}{{range keys $v}}{{.}}={{index $v .}} {{end}}</td></tr>
+{{range .In.Probes}}<tr><td>{{.Name}}</td><td>{{if .Skipped}}<span class="muted">skipped</span>{{else if .Passed}}<span style="color:#2ca02c">pass</span>{{else}}<b style="color:#d62728">FAIL</b>{{end}}</td><td>{{.Detail}}</td><td>{{range .Checks}}{{.}}; {{end}}{{$v := .Values}}{{range keys $v}}{{.}}={{index $v .}} {{end}}</td></tr>
 {{end}}</table>{{else}}<p class="muted">No probe results stored for this sweep.</p>{{end}}
 {{if .In.CurvesOmitted}}<p class="muted">{{.In.CurvesOmitted}} trials' learning curves were not loaded: the report draws at most a few hundred.</p>{{end}}
 </body>
