@@ -33,6 +33,7 @@ type page struct {
 	// BestObjective is the best value of the objective any trial's curve reached (NaN when none), the
 	// yardstick for where a stopped trial stood.
 	BestObjective float64
+	Warned        []Trial // trials with warnings
 	Savings       Savings
 	Budget        int64
 	// The regression section, when In.Regression is set.
@@ -87,6 +88,9 @@ func Render(w io.Writer, in *Input) error {
 	for _, t := range in.Trials {
 		if t.Outcome == OutcomeDiverged || t.Outcome == OutcomePruned || t.Divergence != nil {
 			pg.Diverged = append(pg.Diverged, t)
+		}
+		if len(t.Warnings) > 0 {
+			pg.Warned = append(pg.Warned, t)
 		}
 	}
 	pg.BestObjective = bestOfCurves(in.Trials, in.maximize())
@@ -287,6 +291,12 @@ tr.regressed td { background: #fdecea; }
 <p class="muted">IQM: interquartile mean over seeds; interval: stratified bootstrap of IQM(this sweep) − IQM(baseline); P(improvement): the chance a seed of this sweep beats a seed of the baseline, ties ½ (rliable). Configurations are matched by parameter values: <i>new</i> ones are only in this sweep, <i>missing</i> ones only in the baseline, and neither is compared.</p>
 </section>
 {{end}}
+
+{{if .Warned}}<h2 id="warnings">Warnings</h2>
+<table id="warning-table">
+<tr><th>trial</th><th>warning</th></tr>
+{{range .Warned}}{{$id := .ID}}{{range .Warnings}}<tr><td>{{$id}}</td><td>{{.}}</td></tr>
+{{end}}{{end}}</table>{{end}}
 
 <h2 id="leaderboard">Leaderboard</h2>
 <table id="leaderboard-table">

@@ -369,3 +369,24 @@ func TestRenderEmptySweep(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderTrialWarnings: a trial's warnings are listed under Warnings; a sweep without any has no
+// such section.
+func TestRenderTrialWarnings(t *testing.T) {
+	in := sampleInput()
+	var b bytes.Buffer
+	if err := Render(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), `id="warning-table"`) {
+		t.Error("a sweep without warnings has a Warnings section")
+	}
+	in.Trials[3].ID, in.Trials[3].Warnings = "1-s2", []string{"segment 0: the trainer ran past RLSWEEP_STOP_AT_STEP=2000 & on"}
+	b.Reset()
+	if err := Render(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `<tr><td>1-s2</td><td>segment 0: the trainer ran past RLSWEEP_STOP_AT_STEP=2000 &amp; on</td></tr>`) {
+		t.Error("report lacks the trial's warning row")
+	}
+}
