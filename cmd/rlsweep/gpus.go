@@ -108,6 +108,10 @@ func checkGPUsPresent(ctx context.Context, gpus string, lookup gpuLookup, warn i
 	if len(have) > 0 {
 		present = strings.Join(have, ",")
 	}
-	return fmt.Errorf("--gpus: got %q, but GPU %s is not on this machine; want indices of the GPUs present (nvidia-smi reports %s)",
-		gpus, strings.Join(missing, ","), present)
+	which := "GPU " + missing[0] + " is"
+	if len(missing) > 1 {
+		which = "GPUs " + strings.Join(missing, ",") + " are"
+	}
+	return fmt.Errorf("--gpus: got %q, but %s not on this machine; want indices of the GPUs present (nvidia-smi reports %s)",
+		gpus, which, present)
 }

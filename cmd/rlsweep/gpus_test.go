@@ -22,8 +22,8 @@ func TestCheckGPUsPresent(t *testing.T) {
 		{"all present", "0,1", present("0", "1", "2", "3"), "", ""},
 		{"none asked", "", present(), "", ""},
 		{"missing", "0,1,2,3", present("0", "1"),
-			`--gpus: got "0,1,2,3", but GPU 2,3 is not on this machine; want indices of the GPUs present (nvidia-smi reports 0,1)`, ""},
-		{"no GPU at all", "0", present(), "nvidia-smi reports none", ""},
+			`--gpus: got "0,1,2,3", but GPUs 2,3 are not on this machine; want indices of the GPUs present (nvidia-smi reports 0,1)`, ""},
+		{"no GPU at all", "0", present(), `--gpus: got "0", but GPU 0 is not on this machine; want indices of the GPUs present (nvidia-smi reports none)`, ""},
 		{"no nvidia-smi", "0,1", func(context.Context) ([]string, bool, error) { return nil, false, nil }, "",
 			"warning: --gpus 0,1 not checked: nvidia-smi is not on PATH"},
 		{"nvidia-smi fails", "0", func(context.Context) ([]string, bool, error) { return nil, true, errors.New("driver not loaded") }, "",
@@ -61,7 +61,7 @@ func TestGPUsNotPresent(t *testing.T) {
 	for _, args := range [][]string{{"worker", "--gpus", "0,1,2,3"}, {"dev", "--gpus", "1,2"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			code, _, stderr := runCLI(t, args...)
-			want := `--gpus: got "` + args[2] + `", but GPU`
+			want := `--gpus: got "` + args[2] + `", but GPU` // GPU 2 is, or GPUs 2,3 are
 			if code != exitInvalid || !strings.Contains(stderr, want) || !strings.Contains(stderr, "nvidia-smi reports 0,1") {
 				t.Errorf("got exit %d, stderr %q; want exit 2 naming %q and the GPUs present", code, stderr, want)
 			}
