@@ -124,10 +124,9 @@ func (a *Activities) externalProbe(ctx context.Context, p probes.Probe, in Probe
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
 	}
-	params, _ := json.Marshal(in.Params) // scalars only: cannot fail
 	env := append(probeBaseEnv(in.Trainer.Environment),
 		trainer.EnvSweepID+"="+in.SweepID, trainer.EnvTrialID+"=probe-"+string(p.ID),
-		trainer.EnvSeed+"="+strconv.FormatInt(in.Seed, 10), trainer.EnvParams+"="+string(params),
+		trainer.EnvSeed+"="+strconv.FormatInt(in.Seed, 10), trainer.EnvParams+"="+paramsJSON(in.Params),
 		trainer.EnvMetricsFile+"="+metrics, trainer.EnvCheckpointDir+"="+ckpt, trainer.EnvCUDADevices+"=",
 		trainer.EnvTotalSteps+"="+strconv.FormatInt(budget, 10), trainer.EnvStopAtStep+"="+strconv.FormatInt(budget, 10),
 		EnvProbe+"="+string(p.ID), EnvProbeResult+"="+resultFile, EnvProbeGamma+"="+strconv.FormatFloat(probes.Gamma, 'g', -1, 64))
@@ -156,23 +155,25 @@ func (a *Activities) externalProbe(ctx context.Context, p probes.Probe, in Probe
 }
 
 func judgeExternal(p probes.Probe, code int, resultFile, log string) ProbeResult {
-	fail := func(msg string) ProbeResult {
-		return ProbeResult{Probe: p.ID, Level: p.Level, Error: msg + logTail(log)}
+	fail := func(fault probes.Fault, msg string) ProbeResult {
+		return ProbeResult{Probe: p.ID, Level: p.Level, Error: msg + logTail(log), Fault: fault}
 	}
 	switch code {
 	case 0:
 	case ExitProbeUnsupported:
 		return ProbeResult{Probe: p.ID, Level: p.Level, Skipped: true}
+	case -1:
+		return fail(probes.FaultCrashed, "the trainer was killed by a signal")
 	default:
-		return fail(fmt.Sprintf("the trainer exited with status %d", code))
+		return fail(probes.FaultCrashed, fmt.Sprintf("the trainer exited with status %d", code))
 	}
 	b, err := os.ReadFile(resultFile)
 	if err != nil {
-		return fail(fmt.Sprintf("the trainer exited 0 but wrote no record to %s", EnvProbeResult))
+		return fail(probes.FaultNoRecord, fmt.Sprintf("the trainer exited 0 but wrote no record to %s", EnvProbeResult))
 	}
 	var rec probes.Record
 	if err := json.Unmarshal(b, &rec); err != nil {
-		return fail(fmt.Sprintf("%s: got an invalid record (%v), want the JSON object of docs/probes.md", EnvProbeResult, err))
+		return fail(probes.FaultBadRecord, fmt.Sprintf("%s: got an invalid record (%v), want the JSON object of docs/probes.md", EnvProbeResult, err))
 	}
 	return probes.Judge(p, rec)
 }

@@ -1,6 +1,7 @@
 package activities_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/sweeps"
+	"github.com/rlsweep/rlsweep/trainer/probes"
 )
 
 func runProbe(t *testing.T, in activities.ProbeInput) (*activities.ProbeResult, error) {
@@ -114,5 +116,47 @@ func TestRecordProbes(t *testing.T) {
 	}
 	if stored.Failed != "3" || len(stored.Results) != 3 || stored.Results[0].Probe != "1" {
 		t.Errorf("probes.json: got %+v", stored)
+	}
+}
+
+// TestProbeDiagnosisWithoutVerdict runs all ten probes on real child processes that give no verdict: a
+// plain trainer that follows the trainer contract but not the probe protocol, and one that crashes at
+// start. Neither diagnosis may blame what probe 1 checks; each says what happened, with the docs to
+// read and how to turn the stage off.
+func TestProbeDiagnosisWithoutVerdict(t *testing.T) {
+	cases := []struct {
+		name, script string
+		want         []string
+	}{
+		{"plain trainer", `for s in 2500 5000 7500 "$RLSWEEP_STOP_AT_STEP"; do echo "{\"step\": $s, \"reward\": 1}" >> "$RLSWEEP_METRICS_FILE"; done`,
+			[]string{"does not speak the probe protocol", "RLSWEEP_PROBE_RESULT on 10 of 10 probes"}},
+		{"crash at start", `echo "ModuleNotFoundError: No module named 'torch'" >&2; exit 1`,
+			[]string{"the trainer crashed on probe 1", "exited with status 1", "log tail: ModuleNotFoundError: No module named 'torch'"}},
+	}
+	a := &activities.Activities{WorkDir: t.TempDir()}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var results []activities.ProbeResult
+			for _, id := range probes.IDs() {
+				r, err := a.RunProbe(context.Background(), activities.ProbeInput{SweepID: "sweep/p/1", Probe: string(id),
+					Trainer: sweeps.Trainer{Command: []string{"true"}}, Command: []string{"sh", "-c", c.script}, Seed: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				results = append(results, *r)
+			}
+			rep := probes.Diagnose(results)
+			if rep.Passed {
+				t.Fatalf("the probe stage passed: %s", rep.Diagnosis)
+			}
+			for _, want := range append(c.want, "docs/probes.md", "`probes: {enabled: false}`") {
+				if !strings.Contains(rep.Diagnosis, want) {
+					t.Errorf("diagnosis lacks %q: %s", want, rep.Diagnosis)
+				}
+			}
+			if strings.Contains(rep.Diagnosis, "value loss or optimiser broken") {
+				t.Errorf("diagnosis blames the value loss: %s", rep.Diagnosis)
+			}
+		})
 	}
 }

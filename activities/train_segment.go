@@ -270,12 +270,11 @@ func (r *segmentRun) environment(resume string) []string {
 	for k, v := range r.in.Trainer.Environment {
 		env = append(env, k+"="+v)
 	}
-	params, _ := json.Marshal(r.in.Trial.Params) // scalars only: cannot fail
 	env = append(env,
 		trainer.EnvSweepID+"="+r.in.SweepID,
 		trainer.EnvTrialID+"="+r.in.Trial.ID,
 		trainer.EnvSeed+"="+strconv.FormatInt(r.in.Trial.Seed, 10),
-		trainer.EnvParams+"="+string(params),
+		trainer.EnvParams+"="+paramsJSON(r.in.Trial.Params),
 		trainer.EnvMetricsFile+"="+r.metrics,
 		trainer.EnvTBDir+"="+r.tbDir,
 		trainer.EnvCheckpointDir+"="+r.ckptDir,
@@ -289,6 +288,15 @@ func (r *segmentRun) environment(resume string) []string {
 		env = append(env, trainer.EnvCUDADevices+"=")
 	}
 	return env
+}
+
+// paramsJSON is RLSWEEP_PARAMS: a JSON object, {} when there are no parameters (never null).
+func paramsJSON(params map[string]any) string {
+	if len(params) == 0 {
+		return "{}"
+	}
+	b, _ := json.Marshal(params) // scalars only: cannot fail
+	return string(b)
 }
 
 func (r *segmentRun) close() {
@@ -628,5 +636,37 @@ func (r *segmentRun) finish(p *process) (*SegmentResult, error) {
 			r.in.Trial.ID, code, r.result.LastStep, tailFile(r.logPath, 2048))
 		return nil, temporal.NewApplicationError(msg, ErrTrainerCrashed, r.hb)
 	}
+	r.result.SegmentWarning = r.segmentWarning()
 	return &r.result, nil
+}
+
+// segmentWarning judges how a segment other than the trial's last ended: a trainer that follows the
+// contract stops at RLSWEEP_STOP_AT_STEP (or within the iteration that crosses it) with a checkpoint,
+// and the next segment resumes from it. One that ran to total_steps ignored the stop step: the Trial
+// workflow ends the trial there rather than run it again in every later segment. One that wrote no
+// checkpoint makes the next segment start over.
+func (r *segmentRun) segmentWarning() string {
+	total, stop := r.in.Trainer.TotalSteps, r.in.StopAtStep
+	if stop >= total {
+		return ""
+	}
+	last := r.result.LastStep
+	checkpointed := r.result.CheckpointKey != "" && r.result.CheckpointKey != r.in.ResumeFrom
+	restart := "from the start"
+	if r.in.ResumeFrom != "" {
+		restart = "from " + r.in.ResumeFrom
+	}
+	const fix = "segment_steps needs a trainer that stops at RLSWEEP_STOP_AT_STEP with a checkpoint and resumes from RLSWEEP_RESUME_FROM (docs/trainer-contract.md)"
+	switch {
+	case last >= total:
+		return fmt.Sprintf("segment %d: the trainer ran past %s=%d to step %d, its whole total_steps (%d): it ignores the stop step, so the trial ends here instead of re-running in every later segment; %s",
+			r.in.Segment, trainer.EnvStopAtStep, stop, last, total, fix)
+	case !checkpointed && last > stop:
+		return fmt.Sprintf("segment %d: the trainer ran past %s=%d to step %d and wrote no checkpoint: the next segment re-runs it %s; %s",
+			r.in.Segment, trainer.EnvStopAtStep, stop, last, restart, fix)
+	case !checkpointed:
+		return fmt.Sprintf("segment %d: the trainer stopped at step %d without writing a checkpoint: the next segment re-runs it %s; %s",
+			r.in.Segment, last, restart, fix)
+	}
+	return ""
 }

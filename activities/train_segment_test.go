@@ -896,3 +896,65 @@ while :; do sleep 0.1; done`)
 		t.Errorf("stored metrics steps %v, want [1000 2000]", steps)
 	}
 }
+
+// TestTrainSegmentWarnsOnIgnoredStopStep runs segments other than a trial's last with real trainers
+// that do not follow the segment protocol: one that ignores RLSWEEP_STOP_AT_STEP and trains its whole
+// budget without a checkpoint (the scripted trainer's ignore_stop), one that runs past the stop step
+// without a checkpoint, one that stops without a checkpoint. Each result says so, for the Trial
+// workflow to show (and, for the first, to end the trial); a trainer that follows the protocol gets
+// no warning.
+func TestTrainSegmentWarnsOnIgnoredStopStep(t *testing.T) {
+	const total = 10000
+	record := func(steps ...string) []string {
+		script := ""
+		for _, s := range steps {
+			script += `echo '{"step": ` + s + `, "reward": 1}' >> "$RLSWEEP_METRICS_FILE"; `
+		}
+		return []string{"sh", "-c", script}
+	}
+	cases := []struct {
+		name    string
+		command []string // nil: the scripted trainer
+		params  map[string]any
+		want    string // "" for no warning
+	}{
+		{"whole budget", nil, map[string]any{"ignore_stop": 1.0},
+			"segment 0: the trainer ran past RLSWEEP_STOP_AT_STEP=2000 to step 10000, its whole total_steps (10000): it ignores the stop step, so the trial ends here"},
+		{"past the stop, no checkpoint", record("1000", "2000", "3000", "4000"), nil,
+			"segment 0: the trainer ran past RLSWEEP_STOP_AT_STEP=2000 to step 4000 and wrote no checkpoint: the next segment re-runs it from the start"},
+		{"at the stop, no checkpoint", record("1000", "2000"), nil,
+			"segment 0: the trainer stopped at step 2000 without writing a checkpoint: the next segment re-runs it from the start"},
+		{"follows the protocol", nil, nil, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t)
+			in := f.input(2000, c.params)
+			in.Trainer.TotalSteps = total
+			if c.command != nil {
+				in.Trainer.Command = c.command
+			}
+			res, err := f.run(in)
+			if err != nil {
+				t.Fatalf("TrainSegment: %v", err)
+			}
+			if c.want == "" && res.SegmentWarning != "" || !strings.HasPrefix(res.SegmentWarning, c.want) {
+				t.Errorf("SegmentWarning = %q, want %q", res.SegmentWarning, c.want)
+			}
+			if c.want != "" && !strings.Contains(res.SegmentWarning, "docs/trainer-contract.md") {
+				t.Errorf("SegmentWarning = %q, want it to point to docs/trainer-contract.md", res.SegmentWarning)
+			}
+		})
+	}
+	// The trial's last segment may end anywhere at or past its stop step, checkpoint or not.
+	f := newFixture(t)
+	in := f.input(total, map[string]any{"ignore_stop": 1.0})
+	in.Trainer.TotalSteps, in.Segment, in.StartStep = total, 4, 8000
+	res, err := f.run(in)
+	if err != nil {
+		t.Fatalf("last segment: %v", err)
+	}
+	if res.SegmentWarning != "" {
+		t.Errorf("last segment: warning %q, want none", res.SegmentWarning)
+	}
+}

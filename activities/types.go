@@ -90,6 +90,10 @@ type SegmentResult struct {
 	ResumedFrom   string
 	Warnings      map[string]int // diagnostic warnings by rule
 	DumpKey       string         // divergence.json, when a stop rule fired
+	// SegmentWarning says that the trainer does not follow the segment protocol (it ran past
+	// RLSWEEP_STOP_AT_STEP, or stopped without a checkpoint to resume from), so later segments re-run
+	// what it trained; the Trial workflow shows the first one of a trial.
+	SegmentWarning string `json:",omitempty"`
 }
 
 // Heartbeat is what a running segment records with each heartbeat; a retried attempt resumes from
@@ -114,6 +118,9 @@ type TrialSummary struct {
 	WallSeconds float64        `json:"wall_seconds"`
 	Segments    int            `json:"segments"`
 	Last        Values         `json:"last,omitempty"`
+	// Warnings are problems the trial ran despite (the trainer ignored RLSWEEP_STOP_AT_STEP), each
+	// once: shown by `rlsweep status` and the report.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Values maps metric names to numbers and survives JSON with NaN and ±Inf in it: non-finite numbers are

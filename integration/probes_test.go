@@ -165,3 +165,45 @@ probes:
 		})
 	}
 }
+
+// Probes are on by default, so an external trainer that follows the trainer contract but not the probe
+// protocol (the scripted trainer: it trains and exits 0, writing no probe result), and one that crashes
+// at start, stop the sweep in its probe stage. The message must say so, not diagnose a broken value
+// loss, and point to docs/probes.md and `probes: {enabled: false}`.
+func TestProbeStageTrainerWithoutProtocol(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker("a", "--slots", "2")
+	for _, c := range []struct {
+		name, trainer string
+		want          []string
+	}{
+		{"plain", "", []string{"does not speak the probe protocol", "on 10 of 10 probes"}},
+		{"crash", `
+probes:
+  command: ["sh", "-c", "echo 'ModuleNotFoundError: torch' >&2; exit 1"]`, []string{"the trainer crashed on probe 1", "log tail: ModuleNotFoundError: torch"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			spec := e.spec("no-protocol-"+c.name, `
+  total_steps: 2000
+seeds: [1]
+parameters:
+  sleep_ms: {value: 1}`+c.trainer+"\n")
+			out, code := e.cli("submit", spec, "--watch")
+			if code == 0 {
+				t.Fatalf("submit --watch exited 0, want the probe stage to stop the sweep:\n%s", out)
+			}
+			for _, want := range append(c.want, "docs/probes.md", "`probes: {enabled: false}`") {
+				if !strings.Contains(out, want) {
+					t.Errorf("watch output lacks %q:\n%s", want, out)
+				}
+			}
+			if strings.Contains(out, "value loss or optimiser broken") {
+				t.Errorf("watch output blames the value loss:\n%s", out)
+			}
+			_, children, _ := e.probeStage(sweepIDFrom(t, out))
+			if children != 0 {
+				t.Errorf("%d trials started, want none", children)
+			}
+		})
+	}
+}

@@ -48,6 +48,9 @@ concurrency: 6
 			t.Errorf("trial %s: outcome %s, steps %d, segments %d, objective %v; want completed, 20000, 2, set",
 				tr.TrialID, tr.Outcome, tr.Steps, tr.Segments, tr.Objective)
 		}
+		if len(tr.Warnings) > 0 { // the trainer stops at each segment's end with a checkpoint
+			t.Errorf("trial %s: warnings %q, want none", tr.TrialID, tr.Warnings)
+		}
 		checkSteps(t, e, sweepID, tr.TrialID, 1000, 20000, 1000)
 	}
 	for _, w := range []string{"a", "b"} {

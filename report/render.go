@@ -33,6 +33,7 @@ type page struct {
 	// BestObjective is the best value of the objective any trial's curve reached (NaN when none), the
 	// yardstick for where a stopped trial stood.
 	BestObjective float64
+	Warned        []Trial // trials with warnings
 	Savings       Savings
 	Budget        int64
 	// The regression section, when In.Regression is set.
@@ -87,6 +88,9 @@ func Render(w io.Writer, in *Input) error {
 	for _, t := range in.Trials {
 		if t.Outcome == OutcomeDiverged || t.Outcome == OutcomePruned || t.Divergence != nil {
 			pg.Diverged = append(pg.Diverged, t)
+		}
+		if len(t.Warnings) > 0 {
+			pg.Warned = append(pg.Warned, t)
 		}
 	}
 	pg.BestObjective = bestOfCurves(in.Trials, in.maximize())
@@ -288,6 +292,12 @@ tr.regressed td { background: #fdecea; }
 </section>
 {{end}}
 
+{{if .Warned}}<h2 id="warnings">Warnings</h2>
+<table id="warning-table">
+<tr><th>trial</th><th>warning</th></tr>
+{{range .Warned}}{{$id := .ID}}{{range .Warnings}}<tr><td>{{$id}}</td><td>{{.}}</td></tr>
+{{end}}{{end}}</table>{{end}}
+
 <h2 id="leaderboard">Leaderboard</h2>
 <table id="leaderboard-table">
 <tr><th>#</th><th>config</th><th>parameters</th><th>mean {{.In.Metric.Name}}</th><th>95% CI</th><th>IQM</th><th>seeds scored</th><th>outcomes</th></tr>
@@ -321,7 +331,7 @@ tr.regressed td { background: #fdecea; }
 <h2 id="probes">Probe checks</h2>
 {{if .In.Probes}}<table id="probe-table">
 <tr><th>probe</th><th>result</th><th>detail</th><th>values</th></tr>
-{{range .In.Probes}}<tr><td>{{.Name}}</td><td>{{if .Passed}}<span style="color:#2ca02c">pass</span>{{else}}<b style="color:#d62728">FAIL</b>{{end}}</td><td>{{.Detail}}</td><td>{{$v := .Values}}{{range keys $v}}{{.}}={{index $v .}} {{end}}</td></tr>
+{{range .In.Probes}}<tr><td>{{.Name}}</td><td>{{if .Skipped}}<span class="muted">skipped</span>{{else if .Passed}}<span style="color:#2ca02c">pass</span>{{else}}<b style="color:#d62728">FAIL</b>{{end}}</td><td>{{.Detail}}</td><td>{{range .Checks}}{{.}}; {{end}}{{$v := .Values}}{{range keys $v}}{{.}}={{index $v .}} {{end}}</td></tr>
 {{end}}</table>{{else}}<p class="muted">No probe results stored for this sweep.</p>{{end}}
 {{if .In.CurvesOmitted}}<p class="muted">{{.In.CurvesOmitted}} trials' learning curves were not loaded: the report draws at most a few hundred.</p>{{end}}
 </body>

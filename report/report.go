@@ -58,6 +58,7 @@ type Trial struct {
 	Error       string
 	Curve       []Point              // the objective against steps, possibly thinned
 	Divergence  *diagnostics.Verdict // from divergence.json; nil when none was stored
+	Warnings    []string             // problems the trial ran despite (a trainer ignoring its stop step)
 }
 
 // Point is one value of a learning curve.

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -202,8 +203,8 @@ func TestParseProbes(t *testing.T) {
 			want: []Probe{{Name: "3", Passed: true, Values: map[string]string{}}, {Name: "probe 2", Detail: "V(0) = 0.2", Values: map[string]string{}}}},
 		// The shape RecordProbes writes (trainer/probes.Report).
 		{name: "probes.Report", in: `{"passed":false,"results":[{"probe":"1","level":1,"passed":true,"steps":5000,"seconds":1.5},{"probe":"4","level":4,"passed":false,"checks":[{"name":"pi"}],"steps":5000,"seconds":2,"error":"pi(1|0) = 0.4"}],"failed":"4","diagnosis":"probe 4 fails"}`,
-			want: []Probe{{Name: "1", Passed: true, Values: map[string]string{"level": "1", "steps": "5000", "seconds": "1.5"}},
-				{Name: "4", Detail: "pi(1|0) = 0.4", Values: map[string]string{"level": "4", "steps": "5000", "seconds": "2", "checks": `[{"name":"pi"}]`}}}},
+			want: []Probe{{Name: "1", Passed: true, Values: map[string]string{"steps": "5000", "seconds": "1.5"}},
+				{Name: "4", Detail: "pi(1|0) = 0.4", Checks: []string{"pi=none"}, Values: map[string]string{"steps": "5000", "seconds": "2"}}}},
 		{name: "object without probes", in: `{"x":1}`, wantErr: true},
 		{name: "not JSON", in: `nope`, wantErr: true},
 	}
@@ -218,7 +219,8 @@ func TestParseProbes(t *testing.T) {
 			}
 			for i := range got {
 				g, w := got[i], tt.want[i]
-				if g.Name != w.Name || g.Passed != w.Passed || g.Detail != w.Detail || len(g.Values) != len(w.Values) {
+				if g.Name != w.Name || g.Passed != w.Passed || g.Detail != w.Detail || len(g.Values) != len(w.Values) ||
+					!slices.Equal(g.Checks, w.Checks) {
 					t.Errorf("probe %d = %+v, want %+v", i, g, w)
 				}
 				for k, v := range w.Values {
@@ -228,6 +230,57 @@ func TestParseProbes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRenderProbesReadable renders the probes.json of a discrete sweep as the probe stage writes it:
+// the continuous ladder it skipped shows as skipped, not as a failure, and the measured values read as
+// values against their targets, not as JSON.
+func TestRenderProbesReadable(t *testing.T) {
+	var results []string
+	for _, id := range []string{"1", "2", "3", "4", "5"} {
+		results = append(results, `{"probe":"`+id+`","level":`+id[:1]+`,"passed":true,"checks":[{"name":"V(0)","measured":0.9981,"expected":1,"tolerance":0.15,"passed":true}],"steps":10240,"seconds":1.2}`)
+	}
+	for _, id := range []string{"1c", "2c", "3c", "4c", "5c"} {
+		results = append(results, `{"probe":"`+id+`","level":`+id[:1]+`,"passed":false,"skipped":true,"steps":0,"seconds":0}`)
+	}
+	results = append(results, `{"probe":"3","level":3,"passed":false,"checks":[{"name":"V(0)","measured":1,"expected":0.5,"tolerance":0.15,"passed":false},{"name":"V(1)","measured":null,"expected":1,"tolerance":0.15,"passed":false}],"steps":10240,"seconds":1}`)
+	probes, err := ParseProbes([]byte(`{"passed":true,"results":[` + strings.Join(results, ",") + `],"diagnosis":"all 5 probes pass"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := sampleInput()
+	in.Probes = probes
+	var b bytes.Buffer
+	if err := Render(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	start := strings.Index(html, `id="probe-table"`)
+	if start < 0 {
+		t.Fatal("report lacks the probe table")
+	}
+	table := html[start : start+strings.Index(html[start:], "</table>")]
+	rows := strings.Split(table, "<tr>")[2:] // the table's opening and its header
+	if len(rows) != len(results) {
+		t.Fatalf("got %d probe rows, want %d:\n%s", len(rows), len(results), table)
+	}
+	for i, row := range rows[:10] {
+		skipped := i >= 5
+		if skipped && (!strings.Contains(row, "skipped") || strings.Contains(row, "FAIL")) {
+			t.Errorf("a skipped probe shows as %q, want skipped and no FAIL", row)
+		}
+		if !skipped && !strings.Contains(row, "V(0)=0.998 (want 1 ± 0.15); seconds=1.2 steps=10240") {
+			t.Errorf("a passing probe's values read %q, want V(0)=0.998 (want 1 ± 0.15); seconds=1.2 steps=10240", row)
+		}
+	}
+	if want := "V(0)=1.000 (want 0.5 ± 0.15) FAIL; V(1)=none (want 1 ± 0.15) FAIL"; !strings.Contains(rows[10], want) || !strings.Contains(rows[10], "FAIL</b>") {
+		t.Errorf("a failing probe reads %q, want FAIL and %q", rows[10], want)
+	}
+	for _, raw := range []string{"&#34;name&#34;", `"name"`, "level="} {
+		if strings.Contains(table, raw) {
+			t.Errorf("the probe table shows raw fields (%s):\n%s", raw, table)
+		}
 	}
 }
 
@@ -314,5 +367,26 @@ func TestRenderEmptySweep(t *testing.T) {
 		if !strings.Contains(b.String(), `id="`+id+`"`) {
 			t.Errorf("empty report lacks %q", id)
 		}
+	}
+}
+
+// TestRenderTrialWarnings: a trial's warnings are listed under Warnings; a sweep without any has no
+// such section.
+func TestRenderTrialWarnings(t *testing.T) {
+	in := sampleInput()
+	var b bytes.Buffer
+	if err := Render(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), `id="warning-table"`) {
+		t.Error("a sweep without warnings has a Warnings section")
+	}
+	in.Trials[3].ID, in.Trials[3].Warnings = "1-s2", []string{"segment 0: the trainer ran past RLSWEEP_STOP_AT_STEP=2000 & on"}
+	b.Reset()
+	if err := Render(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `<tr><td>1-s2</td><td>segment 0: the trainer ran past RLSWEEP_STOP_AT_STEP=2000 &amp; on</td></tr>`) {
+		t.Error("report lacks the trial's warning row")
 	}
 }

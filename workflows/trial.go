@@ -12,6 +12,9 @@ import (
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
+// QueryTrialWarnings returns a running trial's warnings (TrialSummary.Warnings so far).
+const QueryTrialWarnings = "warnings"
+
 // TrialInput asks to run one trial of a sweep.
 type TrialInput struct {
 	SweepID     string
@@ -33,13 +36,16 @@ type TrialInput struct {
 }
 
 // Trial runs a trial's training in segments, one TrainSegment activity per segment, each resuming from
-// the checkpoint the previous one left. It reports its summary to the parent Sweep by signal (the
+// the checkpoint the previous one left. Query QueryTrialWarnings returns the warnings so far. It reports its summary to the parent Sweep by signal (the
 // Sweep may have continued-as-new since it started this trial) and returns it.
 func Trial(ctx workflow.Context, in TrialInput) (*activities.TrialSummary, error) {
 	start := workflow.Now(ctx)
 	reportCh := workflow.GetSignalChannel(ctx, SignalReportToSweep)
 	sum := activities.TrialSummary{TrialID: in.Trial.ID, Config: in.Trial.Config, Seed: in.Trial.Seed,
 		Params: in.Trial.Params, Outcome: activities.OutcomeCompleted}
+	if err := workflow.SetQueryHandler(ctx, QueryTrialWarnings, func() ([]string, error) { return sum.Warnings, nil }); err != nil {
+		return nil, err
+	}
 	err := runSegments(ctx, in, &sum)
 	sum.WallSeconds = workflow.Now(ctx).Sub(start).Seconds()
 	switch {
@@ -74,9 +80,14 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *activities.TrialSumma
 		segSteps = in.Trainer.TotalSteps
 	}
 	resume, resumeStep := "", int64(0)
+	warned := false
 	for seg, from := 0, int64(0); from < in.Trainer.TotalSteps; seg, from = seg+1, from+segSteps {
 		stop := min(from+segSteps, in.Trainer.TotalSteps)
-		workflow.SetCurrentDetails(ctx, fmt.Sprintf("segment %d: steps %d–%d; last step %d", seg, from, stop, sum.Steps))
+		details := fmt.Sprintf("segment %d: steps %d–%d; last step %d", seg, from, stop, sum.Steps)
+		if warned {
+			details += "; warning: " + sum.Warnings[0]
+		}
+		workflow.SetCurrentDetails(ctx, details)
 		var res activities.SegmentResult
 		err := workflow.ExecuteActivity(ctx, (*activities.Activities).TrainSegment, activities.SegmentInput{
 			SweepID: in.SweepID, Trial: in.Trial, Trainer: in.Trainer, Diagnostics: in.Diagnostics,
@@ -92,9 +103,25 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *activities.TrialSumma
 		if res.CheckpointKey != "" {
 			resume, resumeStep = res.CheckpointKey, res.LastStep
 		}
+		if res.SegmentWarning != "" && !warned {
+			// Once per trial: every later segment of such a trainer says the same.
+			warned = true
+			sum.Warnings = append(sum.Warnings, res.SegmentWarning)
+			workflow.GetLogger(ctx).Warn("trainer does not follow the segment protocol", "warning", res.SegmentWarning)
+		}
+		if res.LastStep >= in.Trainer.TotalSteps && stop < in.Trainer.TotalSteps &&
+			workflow.GetVersion(ctx, segmentPastTotalChange, workflow.DefaultVersion, 1) == 1 {
+			// The trainer ran its whole budget, ignoring RLSWEEP_STOP_AT_STEP: another segment would
+			// only train it all again.
+			break
+		}
 	}
 	return nil
 }
+
+// segmentPastTotalChange versions ending a trial after a segment whose trainer reached total_steps
+// before the last segment; before it, every later segment ran it again.
+const segmentPastTotalChange = "segment-past-total"
 
 func segmentOptions(in TrialInput) workflow.ActivityOptions {
 	hb := in.HeartbeatTimeout

@@ -367,3 +367,43 @@ func TestTrialReportsBySignalOnlyWhenAsked(t *testing.T) {
 		})
 	}
 }
+
+// TestTrialEndsWhenATrainerIgnoresItsStopStep: a segment whose trainer trained the whole budget
+// (RLSWEEP_STOP_AT_STEP ignored) ends the trial, rather than every later segment training it all
+// again; a trainer that keeps stopping without a checkpoint is warned about once, with every segment
+// still run.
+func TestTrialEndsWhenATrainerIgnoresItsStopStep(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		lastStep func(in activities.SegmentInput) int64
+		segments int
+		steps    int64
+	}{
+		{"whole budget", func(activities.SegmentInput) int64 { return 25000 }, 1, 25000},
+		{"no checkpoint", func(in activities.SegmentInput) int64 { return in.StopAtStep }, 3, 25000},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestWorkflowEnvironment()
+			var rec recorder
+			env.OnActivity(acts.TrainSegment, mock.Anything, mock.Anything).Return(
+				func(ctx context.Context, in activities.SegmentInput) (*activities.SegmentResult, error) {
+					n := rec.add(ctx, in)
+					return &activities.SegmentResult{LastStep: c.lastStep(in), Objective: ptr(1),
+						SegmentWarning: fmt.Sprintf("segment %d: the trainer misbehaved (call %d)", in.Segment, n)}, nil
+				})
+			env.ExecuteWorkflow(workflows.Trial, trialInput(25000, 10000, 2))
+			var sum activities.TrialSummary
+			if err := env.GetWorkflowResult(&sum); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(rec.get()); n != c.segments || sum.Segments != c.segments || sum.Steps != c.steps ||
+				sum.Outcome != activities.OutcomeCompleted {
+				t.Errorf("%d TrainSegment calls, summary %+v; want %d segments, %d steps, completed", n, sum, c.segments, c.steps)
+			}
+			if want := []string{"segment 0: the trainer misbehaved (call 1)"}; fmt.Sprint(sum.Warnings) != fmt.Sprint(want) {
+				t.Errorf("warnings = %q, want %q (once per trial)", sum.Warnings, want)
+			}
+		})
+	}
+}

@@ -24,7 +24,8 @@ type DevOptions struct {
 	Port     int
 	UIPort   int
 	Slots    int
-	Exit     bool // exit once the submitted sweep has ended
+	GPUs     string // --gpus, as for worker: one slot per GPU
+	Exit     bool   // exit once the submitted sweep has ended
 	// StopTimeout: at Ctrl-C, how long the worker waits for running trainers to stop (--stop-timeout).
 	StopTimeout time.Duration
 }
@@ -45,6 +46,12 @@ func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
 			if opts.Slots < 1 {
 				return invalidInput(fmt.Errorf("--slots: got %d, want at least 1", opts.Slots))
 			}
+			if err := checkSlotsWithGPUs(cmd, opts.Slots, opts.GPUs); err != nil {
+				return invalidInput(err)
+			}
+			if _, err := parseGPUs(opts.GPUs); err != nil {
+				return invalidInput(err)
+			}
 			if opts.Port < 1 || opts.Port > 65535 {
 				return invalidInput(fmt.Errorf("--port: got %d, want 1 to 65535", opts.Port))
 			}
@@ -64,14 +71,24 @@ func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
 	fl.StringVar(&opts.StateDir, "state-dir", filepath.Join(Home(), "dev"), "where the dev server keeps its SQLite file and log")
 	fl.IntVar(&opts.Port, "port", 7233, "Temporal frontend port")
 	fl.IntVar(&opts.UIPort, "ui-port", 8233, "Temporal Web UI port")
-	fl.IntVar(&opts.Slots, "slots", 2, "trials run at once by the in-process worker")
+	fl.IntVar(&opts.Slots, "slots", 2, "trials run at once by the in-process worker on the CPU, without --gpus")
+	addGPUsFlag(cmd, &opts.GPUs)
 	fl.BoolVar(&opts.Exit, "exit", false, "with FILE: exit once the sweep has ended")
 	fl.DurationVar(&opts.StopTimeout, "stop-timeout", defaultStopTimeout, stopTimeoutUsage)
 	return cmd
 }
 
+// workerOptions are those of dev's in-process worker: both queues, --slots on the CPU or one slot
+// per GPU of --gpus.
+func (o *DevOptions) workerOptions() *WorkerOptions {
+	return &WorkerOptions{Control: true, Queues: []string{workflows.DefaultTrialQueue}, Slots: o.Slots, GPUs: o.GPUs, TrialsPerGPU: 1}
+}
+
 func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 	ctx := cmd.Context()
+	if err := checkGPUsPresent(ctx, opts.GPUs, nvidiaSMI, f.ErrOut); err != nil {
+		return invalidInput(err)
+	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(opts.Port))
 	if f.Address == "" {
 		// The server dev runs: dialled plainly, whatever Temporal Cloud settings the shell carries
@@ -121,7 +138,7 @@ func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 	if added = append(added, opt...); len(added) > 0 {
 		fmt.Fprintf(f.ErrOut, "dev: registered search attributes %s\n", strings.Join(added, ", "))
 	}
-	wopts := &WorkerOptions{Control: true, Queues: []string{workflows.DefaultTrialQueue}, Slots: opts.Slots}
+	wopts := opts.workerOptions()
 	acts, err := newActivities(f, wopts)
 	if err != nil {
 		return err
@@ -140,8 +157,12 @@ func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 		}
 		w.Stop()
 	}()
-	fmt.Fprintf(f.ErrOut, "dev: worker serving %s and %s with %d slots; artifacts in %s\n",
-		workflows.ControlQueue, workflows.DefaultTrialQueue, opts.Slots, acts.Store.URL(""))
+	slots, gpus := opts.Slots, "on the CPU"
+	if acts.Slots != nil {
+		slots, gpus = acts.Slots.Len(), "on GPUs "+opts.GPUs
+	}
+	fmt.Fprintf(f.ErrOut, "dev: worker serving %s and %s with %d slots %s; artifacts in %s\n",
+		workflows.ControlQueue, workflows.DefaultTrialQueue, slots, gpus, acts.Store.URL(""))
 	fmt.Fprintf(f.ErrOut, "dev: Web UI %s\n", f.UIURL)
 	if opts.File != "" {
 		err := runSubmit(cmd, f, &SubmitOptions{File: opts.File, Watch: true})

@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -44,5 +47,25 @@ func TestProbeExitCodes(t *testing.T) {
 	code, out, _ = runCLI(t, "probe")
 	if code != 0 || !strings.Contains(out, "all 5 probes pass") {
 		t.Errorf("healthy: got exit %d, output %q; want 0 and all 5 probes pass", code, out)
+	}
+}
+
+// TestProbeExternalParamsObject runs `probe -- CMD` with a real child process that writes its
+// environment: without sweep parameters, RLSWEEP_PARAMS is the empty JSON object, never null.
+func TestProbeExternalParamsObject(t *testing.T) {
+	dir := t.TempDir()
+	// Exit 3 declines every probe: the test needs only the environment each probe run was given.
+	code, out, stderr := runCLI(t, "probe", "--", "sh", "-c", `env > "$0/$RLSWEEP_PROBE.env"; exit 3`, dir)
+	if code != exitProbeFailed {
+		t.Fatalf("got exit %d, want %d (every probe declined)\n%s%s", code, exitProbeFailed, out, stderr)
+	}
+	for _, id := range probes.IDs() {
+		b, err := os.ReadFile(filepath.Join(dir, string(id)+".env"))
+		if err != nil {
+			t.Fatalf("probe %s: the trainer did not run: %v", id, err)
+		}
+		if !slices.Contains(strings.Split(string(b), "\n"), "RLSWEEP_PARAMS={}") {
+			t.Errorf("probe %s: environment has no line RLSWEEP_PARAMS={}:\n%s", id, b)
+		}
 	}
 }

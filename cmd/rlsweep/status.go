@@ -79,9 +79,19 @@ func trialStatus(cmd *cobra.Command, f *Factory, sweepID, trialID string, asJSON
 		}
 	}
 	var sum activities.TrialSummary
-	if desc.WorkflowExecutionInfo.Status == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED &&
-		c.GetWorkflow(ctx, wid, "").Get(ctx, &sum) == nil {
-		out["outcome"], out["objective"], out["steps"], out["stop_rule"] = sum.Outcome, sum.Objective, sum.Steps, sum.StopRule
+	switch desc.WorkflowExecutionInfo.Status {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		if c.GetWorkflow(ctx, wid, "").Get(ctx, &sum) == nil {
+			out["outcome"], out["objective"], out["steps"], out["stop_rule"] = sum.Outcome, sum.Objective, sum.Steps, sum.StopRule
+		}
+	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		// Trials started before the query existed do not answer it: no warnings to show.
+		if v, err := c.QueryWorkflow(ctx, wid, "", workflows.QueryTrialWarnings); err == nil {
+			_ = v.Get(&sum.Warnings)
+		}
+	}
+	if len(sum.Warnings) > 0 {
+		out["warnings"] = sum.Warnings
 	}
 	if asJSON {
 		return json.NewEncoder(f.Out).Encode(out)
@@ -96,6 +106,9 @@ func trialStatus(cmd *cobra.Command, f *Factory, sweepID, trialID string, asJSON
 			}
 			fmt.Fprintf(f.Out, "%-12s %v\n", k, v)
 		}
+	}
+	for _, w := range sum.Warnings {
+		fmt.Fprintf(f.Out, "%-12s %s\n", "warning", w)
 	}
 	fmt.Fprintf(f.Out, "%-12s %s\n", "web ui", f.WorkflowURL(wid))
 	return nil

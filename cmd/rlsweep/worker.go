@@ -45,8 +45,8 @@ func newWorkerCmd(f *Factory, runF func(*WorkerOptions) error) *cobra.Command {
 			"it serves the queue of that class, rlsweep-gpu-a100, which specs pick with resources.gpu_class.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if cmd.Flags().Changed("slots") && opts.GPUs != "" {
-				return invalidInput(fmt.Errorf("--slots: got %d with --gpus %s, want one of the two (with --gpus a worker runs one trial per GPU, or --trials-per-gpu)", opts.Slots, opts.GPUs))
+			if err := checkSlotsWithGPUs(cmd, opts.Slots, opts.GPUs); err != nil {
+				return invalidInput(err)
 			}
 			if err := opts.validate(); err != nil {
 				return invalidInput(err)
@@ -70,8 +70,8 @@ func newWorkerCmd(f *Factory, runF func(*WorkerOptions) error) *cobra.Command {
 	fl.BoolVar(&opts.Control, "control", true, "serve the control queue "+workflows.ControlQueue)
 	fl.StringSliceVar(&opts.Queues, "queue", []string{workflows.DefaultTrialQueue}, "trial task queues to serve (empty: none)")
 	fl.IntVar(&opts.Slots, "slots", 1, "trials run at once without --gpus, across all the trial queues served")
-	fl.StringVar(&opts.GPUs, "gpus", "", "GPU IDs, comma-separated: one slot per GPU (e.g. 0,1,2,3)")
 	fl.StringVar(&opts.GPUClass, "gpu-class", "", "serve the trial queue of this GPU class (rlsweep-gpu-CLASS), which specs pick with resources.gpu_class")
+	addGPUsFlag(cmd, &opts.GPUs)
 	fl.IntVar(&opts.TrialsPerGPU, "trials-per-gpu", 1, "trials sharing each GPU")
 	fl.StringVar(&opts.WorkDir, "work-dir", "", "scratch directory for running trials (default: ~/.rlsweep/work)")
 	fl.DurationVar(&opts.StopTimeout, "stop-timeout", defaultStopTimeout, stopTimeoutUsage)
@@ -88,15 +88,8 @@ func (o *WorkerOptions) validate() error {
 	if o.TrialsPerGPU < 1 {
 		return fmt.Errorf("--trials-per-gpu: got %d, want at least 1", o.TrialsPerGPU)
 	}
-	seen := map[string]bool{}
-	for _, g := range o.gpuList() {
-		if g == "" || strings.Trim(g, "0123456789") != "" {
-			return fmt.Errorf("--gpus: got %q, want comma-separated GPU indices such as 0,1,2,3", o.GPUs)
-		}
-		if seen[g] {
-			return fmt.Errorf("--gpus: GPU %s listed twice in %q, want each GPU once (use --trials-per-gpu to share one)", g, o.GPUs)
-		}
-		seen[g] = true
+	if _, err := parseGPUs(o.GPUs); err != nil {
+		return err
 	}
 	if o.GPUClass != "" && !sweeps.ValidGPUClass(o.GPUClass) {
 		return fmt.Errorf("--gpu-class: got %q, want lower-case letters, digits, '_', '-', at most 40 characters (e.g. a100, h100)", o.GPUClass)
@@ -113,10 +106,8 @@ func (o *WorkerOptions) validate() error {
 }
 
 func (o *WorkerOptions) gpuList() []string {
-	if o.GPUs == "" {
-		return nil
-	}
-	return strings.Split(o.GPUs, ",")
+	gpus, _ := parseGPUs(o.GPUs) // validated
+	return gpus
 }
 
 // newActivities builds what the activities run with, from the worker's options and the factory.
@@ -144,6 +135,9 @@ func newActivities(f *Factory, o *WorkerOptions) (*activities.Activities, error)
 
 func runWorker(cmd *cobra.Command, f *Factory, o *WorkerOptions) error {
 	ctx := cmd.Context()
+	if err := checkGPUsPresent(ctx, o.GPUs, nvidiaSMI, f.ErrOut); err != nil {
+		return invalidInput(err)
+	}
 	c, err := f.Client(ctx)
 	if err != nil {
 		return err

@@ -47,7 +47,24 @@ type Result struct {
 	Seconds float64 `json:"seconds"`
 	// Error says why the probe could not be judged (a crash, a missing record); the probe fails.
 	Error string `json:"error,omitempty"`
+	// Fault, when set, says the probe failed for want of a verdict, not on its values: the trainer
+	// crashed, or it does not speak the probe protocol. The diagnosis then says so instead of naming
+	// what the probe's level adds.
+	Fault Fault `json:"fault,omitempty"`
 }
+
+// Fault is why a probe could not be judged at all.
+type Fault string
+
+const (
+	// FaultCrashed: the trainer exited with a status other than 0 and 3, or was killed.
+	FaultCrashed Fault = "crashed"
+	// FaultNoRecord: the trainer exited 0 without writing a record: it does not speak the probe
+	// protocol (a plain trainer that follows only the trainer contract).
+	FaultNoRecord Fault = "no_record"
+	// FaultBadRecord: the record is not the JSON object of the protocol.
+	FaultBadRecord Fault = "bad_record"
+)
 
 // Tolerances of the pass criteria. They are wide enough that a sound trainer passes on every seed
 // we tried (values land within 0.05, probabilities above 0.95, means within 0.05 of their targets;

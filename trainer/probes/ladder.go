@@ -79,7 +79,31 @@ func partlySkipped(rs []Result) string {
 	return ""
 }
 
+// disableHint ends every diagnosis that is not about the trainer's learning.
+const disableHint = "see docs/probes.md, or turn the probe stage off with `probes: {enabled: false}`"
+
 func diagnosis(failed Result, rs []Result) string {
+	switch failed.Fault {
+	case FaultNoRecord:
+		same, ran := 0, 0
+		for _, x := range rs {
+			if !x.Skipped {
+				ran++
+				if x.Fault == FaultNoRecord {
+					same++
+				}
+			}
+		}
+		return fmt.Sprintf("the trainer does not speak the probe protocol: it exited 0 without writing a result to "+
+			"RLSWEEP_PROBE_RESULT on %d of %d probes, so the probes say nothing about its learning; teach it the protocol "+
+			"(a result per probe, or exit 3 to decline one): %s", same, ran, disableHint)
+	case FaultCrashed:
+		return fmt.Sprintf("the trainer crashed on probe %s, so the probes say nothing about its learning; fix the crash, %s. %s",
+			failed.Probe, disableHint, failed.Error)
+	case FaultBadRecord:
+		return fmt.Sprintf("the trainer's result on probe %s does not follow the probe protocol; %s. %s",
+			failed.Probe, disableHint, failed.Error)
+	}
 	p, _ := Lookup(failed.Probe)
 	what := fmt.Sprintf("probe %s fails", failed.Probe)
 	if failed.Error != "" {

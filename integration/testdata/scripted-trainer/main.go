@@ -15,6 +15,8 @@
 //	fault, fault_at   from step fault_at on: fault 1 = NaN reward and value loss (as nan_at), 2 =
 //	                  action_std_min 0 (as std_zero_at), 3 = grad_norm 1e5 (as grad_at); 0 = healthy
 //	pid_dir           write <pid_dir>/<trial>.pid while running
+//	ignore_stop       1: a trainer that knows nothing of segments: it trains to RLSWEEP_TOTAL_STEPS
+//	                  whatever RLSWEEP_STOP_AT_STEP says, and writes no checkpoint (but on SIGTERM)
 //
 // Every record carries wall_ns, the Unix time in nanoseconds at which it was appended, so latency
 // from a record to its consequences can be measured.
@@ -83,6 +85,11 @@ func run() error {
 	seed, _ := strconv.ParseInt(os.Getenv("RLSWEEP_SEED"), 10, 64)
 	stopAt, _ := strconv.ParseInt(os.Getenv("RLSWEEP_STOP_AT_STEP"), 10, 64)
 	ckptDir := os.Getenv("RLSWEEP_CHECKPOINT_DIR")
+	ignoreStop := s.get("ignore_stop", 0) == 1
+	if ignoreStop {
+		stopAt, _ = strconv.ParseInt(os.Getenv("RLSWEEP_TOTAL_STEPS"), 10, 64)
+		s["checkpoint_every"] = 0
+	}
 	step := int64(0)
 	if from := os.Getenv("RLSWEEP_RESUME_FROM"); from != "" {
 		b, err := os.ReadFile(from)
@@ -156,7 +163,7 @@ func run() error {
 			text = replaceKey(text, "grad_norm") + `,"grad_norm":1e5`
 		}
 		records++
-		if every := int(s.get("checkpoint_every", 10)); step >= stopAt || every > 0 && records%every == 0 {
+		if every := int(s.get("checkpoint_every", 10)); !ignoreStop && (step >= stopAt || every > 0 && records%every == 0) {
 			if err := writeCheckpoint(ckptDir, step); err != nil {
 				return err
 			}
