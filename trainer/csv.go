@@ -19,7 +19,7 @@ var csvStepColumns = []string{sb3StepKey, "step", "global_step"}
 // time/total_timesteps column (else "step", else "global_step"). Cells that are empty or not numbers
 // are left out of the record; "nan", "inf" and "-inf" are values. It is not safe for concurrent use.
 //
-// SB3 rewrites the whole file, header first, when a key appears for the first time (train/ keys
+// The header is the first line. SB3 rewrites the whole file, header first, when a key appears for the first time (train/ keys
 // arrive with the second row): when the header on disk no longer matches, the file is read again
 // from its start and the rows already returned are skipped. A row whose cell count differs from the
 // header's, whose step is missing or not an integer ≥ 0, or lower than the previous row's, is counted
@@ -96,7 +96,11 @@ func splitCSV(line []byte) ([]string, error) {
 
 func (t *CSVTail) line(b []byte, n int64) {
 	if t.header == nil {
-		if len(bytes.TrimSpace(b)) == 0 {
+		if n > 1 {
+			// The header is the first line (where a rewrite is looked for); without one no row can be read.
+			if len(bytes.TrimSpace(b)) > 0 {
+				t.malformed(n, "no header row: the file's first line is not one")
+			}
 			return
 		}
 		cells, err := splitCSV(b)
