@@ -45,7 +45,7 @@ lint:
 FUZZTIME ?= 60s
 fuzz:
 	$(GO) test ./sweeps -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
-	for f in FuzzParseJSONLine FuzzJSONLTail FuzzTensorBoardTail FuzzDecodeEvent; do \
+	for f in FuzzParseJSONLine FuzzJSONLTail FuzzTensorBoardTail FuzzDecodeEvent FuzzRSLRLConsole FuzzSB3Console FuzzCSVTail; do \
 		$(GO) test ./trainer -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) || exit 1; \
 	done
 	$(GO) test ./artifacts -run '^$$' -fuzz '^FuzzKeys$$' -fuzztime $(FUZZTIME)

@@ -113,8 +113,14 @@ func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput) (*segm
 	info := activity.GetInfo(ctx)
 	dir := filepath.Join(a.WorkDir, artifacts.SweepKey(in.SweepID, "trials"), artifacts.Segment(in.Trial.ID),
 		fmt.Sprintf("seg%d-attempt%d", in.Segment, info.Attempt))
+	metricsName := "metrics.jsonl"
+	if in.Trainer.Metrics.Source == trainer.SourceCSV {
+		// SB3's logger writes progress.csv into the directory it is configured with: the trainer's
+		// working directory, or the directory of RLSWEEP_METRICS_FILE.
+		metricsName = "progress.csv"
+	}
 	r := &segmentRun{a: a, in: in, dir: dir, attempt: info.Attempt, ckptDir: filepath.Join(dir, "checkpoints"),
-		metrics: filepath.Join(dir, "metrics.jsonl"), tbDir: filepath.Join(dir, "tb"),
+		metrics: filepath.Join(dir, metricsName), tbDir: filepath.Join(dir, "tb"),
 		logPath: filepath.Join(dir, "stdout.log"), started: time.Now(), firstNew: -1}
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, fmt.Errorf("segment scratch %s: %w", dir, err)
@@ -129,7 +135,9 @@ func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput) (*segm
 		return nil, fmt.Errorf("segment scratch: %w", err)
 	}
 	r.canon = canon
-	r.reader, err = trainer.OpenReader(in.Trainer.Metrics.Source, in.Trainer.Metrics.Preset, in.Trainer.Metrics.Tags, r.metrics, r.tbDir)
+	m := in.Trainer.Metrics
+	r.reader, err = trainer.Open(trainer.ReaderConfig{Source: m.Source, Preset: m.Preset, Tags: m.Tags,
+		StepsPerIteration: m.StepsPerIteration, MetricsFile: r.metrics, TBDir: r.tbDir, StdoutFile: r.logPath})
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
 	}

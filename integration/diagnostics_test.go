@@ -3,6 +3,8 @@
 package integration
 
 import (
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/rlsweep/rlsweep/activities"
@@ -57,5 +59,55 @@ concurrency: 6
 				tr.TrialID, len(dump.Records), dump.LastHealthyCkpt)
 		}
 		t.Logf("trial %s: %s at step %d, detection to kill %.1f ms", tr.TrialID, dump.Verdict.Rule, dump.Verdict.Step, dump.DetectionToKillMS)
+	}
+}
+
+// A trainer that prints rsl_rl's console table to stdout and writes nothing else is followed through
+// its stdout (trainer.metrics.source stdout, preset rsl_rl): the trials whose value function loss
+// becomes inf are stopped by non_finite within one iteration, the healthy ones complete, and every
+// trial's metrics.jsonl holds the table's values under canonical names.
+func TestDiagnosticsStopConsoleOnlyTrainer(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker("a", "--slots", "4")
+	const faultAt = 20000
+	spec := e.spec("console", `
+  total_steps: 40000
+  metrics: {source: stdout, preset: rsl_rl}
+seeds: [1, 2]
+parameters:
+  console: {value: 1}
+  vf_inf_at: {values: [100000, 20000]}
+  sleep_ms: {value: 10}
+probes: {enabled: false}
+concurrency: 4
+`)
+	sweepID := e.submit(spec, "--watch")
+	res := e.results(sweepID)
+	if len(res.Trials) != 4 {
+		t.Fatalf("results.json has %d trials, want 4", len(res.Trials))
+	}
+	for _, tr := range res.Trials {
+		metrics, err := os.ReadFile(e.store.URL(artifacts.TrialKey(sweepID, tr.TrialID, "metrics.jsonl")))
+		if err != nil || !strings.Contains(string(metrics), `"value_loss":`) || !strings.Contains(string(metrics), `"action_std":0.5`) {
+			t.Errorf("trial %s: metrics.jsonl lacks the console's values (%v):\n%.400s", tr.TrialID, err, metrics)
+		}
+		if at, _ := tr.Params["vf_inf_at"].(float64); at > 40000 {
+			if tr.Outcome != activities.OutcomeCompleted || tr.Steps != 40000 {
+				t.Errorf("healthy trial %s ended %s at step %d (%s %s), want completed at 40000", tr.TrialID, tr.Outcome, tr.Steps, tr.StopRule, tr.Error)
+			}
+			continue
+		}
+		if tr.Outcome != activities.OutcomeDiverged || tr.StopRule != diagnostics.RuleNonFinite {
+			t.Errorf("trial %s ended %s by %q, want diverged by non_finite", tr.TrialID, tr.Outcome, tr.StopRule)
+			continue
+		}
+		var dump activities.Divergence
+		e.readJSON(artifacts.TrialKey(sweepID, tr.TrialID, "divergence.json"), &dump)
+		if dump.Verdict.Step != faultAt || dump.Verdict.Metric != diagnostics.ValueLoss {
+			t.Errorf("trial %s stopped at step %d on %s, want step %d on value_loss", tr.TrialID, dump.Verdict.Step, dump.Verdict.Metric, faultAt)
+		}
+		if !strings.Contains(dump.LogTail, "Learning iteration") {
+			t.Errorf("trial %s: the divergence dump's log tail lacks the console table: %q", tr.TrialID, dump.LogTail)
+		}
 	}
 }

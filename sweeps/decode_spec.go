@@ -66,6 +66,7 @@ func (d *decoder) trainer(n *yaml.Node, path string, t *Trainer) {
 				{"source", d.text(&t.Metrics.Source)},
 				{"preset", d.text(&t.Metrics.Preset)},
 				{"tags", d.textMap(&t.Metrics.Tags)},
+				{"steps_per_iteration", d.bigInt(&t.Metrics.StepsPerIteration)},
 			})
 		}},
 		{"stall_timeout", d.duration(&t.StallTimeout)},

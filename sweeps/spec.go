@@ -63,9 +63,12 @@ type Trainer struct {
 
 // MetricsSource says where the trainer's metrics come from.
 type MetricsSource struct {
-	Source string            `json:"source"`           // "jsonl" or "tensorboard"
-	Preset string            `json:"preset,omitempty"` // rsl_rl, sb3, cleanrl, rl_games, skrl
+	Source string            `json:"source"`           // "jsonl", "tensorboard", "stdout" or "csv"
+	Preset string            `json:"preset,omitempty"` // rsl_rl, sb3, cleanrl, rl_games, skrl; stdout: rsl_rl or sb3
 	Tags   map[string]string `json:"tags,omitempty"`   // custom tag → canonical name
+	// StepsPerIteration converts a trainer's iteration count to environment steps (rsl_rl:
+	// num_envs × num_steps_per_env); 0 keeps the trainer's own step. tensorboard and stdout rsl_rl only.
+	StepsPerIteration int64 `json:"steps_per_iteration,omitempty"`
 }
 
 // Metric is the objective, as W&B writes it.

@@ -28,7 +28,9 @@ var (
 	Methods       = []string{MethodGrid, MethodRandom, MethodSobol}
 	Distributions = []string{DistUniform, DistLogUniform, DistIntUniform}
 	Goals         = []string{"maximize", "minimize"}
-	Sources       = []string{"jsonl", "tensorboard"}
+	Sources       = []string{"jsonl", "tensorboard", "stdout", "csv"}
+	// StdoutPresets are the console formats source stdout reads.
+	StdoutPresets = []string{"rsl_rl", "sb3"}
 	Presets       = []string{"rsl_rl", "sb3", "cleanrl", "rl_games", "skrl"}
 	RuleLevels    = []string{"off", "warn", "stop"}
 	PruneTypes    = []string{"median", "asha"}
@@ -215,8 +217,18 @@ func (c *checker) trainer() {
 				(t.TotalSteps+MaxSegments-1)/MaxSegments, MaxSegments, MaxSegments))
 	}
 	c.choice("trainer.metrics.source", t.Metrics.Source, Sources, "")
-	if t.Metrics.Preset != "" {
+	switch {
+	case t.Metrics.Source == "stdout":
+		c.choice("trainer.metrics.preset", t.Metrics.Preset, StdoutPresets, " (source stdout: the console format to read)")
+	case t.Metrics.Preset != "":
 		c.choice("trainer.metrics.preset", t.Metrics.Preset, Presets, "")
+	}
+	switch n := t.Metrics.StepsPerIteration; {
+	case n < 0:
+		c.add("trainer.metrics.steps_per_iteration", strconv.FormatInt(n, 10), "an integer ≥ 1 (environment steps per iteration: num_envs × num_steps_per_env)")
+	case n > 0 && t.Metrics.Source != "tensorboard" && !(t.Metrics.Source == "stdout" && t.Metrics.Preset == "rsl_rl"):
+		c.add("trainer.metrics.steps_per_iteration", strconv.FormatInt(n, 10),
+			fmt.Sprintf("no steps_per_iteration with source %s (its steps are environment steps already); it converts iterations for source tensorboard or stdout with preset rsl_rl", t.Metrics.Source))
 	}
 	for _, tag := range sortedKeys(t.Metrics.Tags) {
 		name := t.Metrics.Tags[tag]

@@ -98,12 +98,23 @@ func Presets() []string {
 // entry maps a tag to a canonical metric name, or to "-name" to negate the value on the way (for a
 // framework that logs an entropy loss = −entropy). All problems are reported at once.
 func NewMapping(preset string, custom map[string]string) (Mapping, error) {
+	return newMapping(presets, preset, custom)
+}
+
+// newMapping is NewMapping over a table of presets: the TensorBoard tags' (presets) or the console
+// labels' (consolePresets).
+func newMapping(table map[string]Mapping, preset string, custom map[string]string) (Mapping, error) {
 	m := Mapping{}
 	var errs []string
 	if preset != "" {
-		p, ok := presets[preset]
+		p, ok := table[preset]
 		if !ok {
-			errs = append(errs, fmt.Sprintf("metrics.preset: got %q, want one of %q", preset, Presets()))
+			names := make([]string, 0, len(table))
+			for n := range table {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			errs = append(errs, fmt.Sprintf("metrics.preset: got %q, want one of %q", preset, names))
 		}
 		for tag, t := range p {
 			m[tag] = t

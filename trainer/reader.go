@@ -2,6 +2,7 @@ package trainer
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/rlsweep/rlsweep/diagnostics"
 )
@@ -10,16 +11,24 @@ import (
 const (
 	SourceJSONL       = "jsonl"
 	SourceTensorBoard = "tensorboard"
+	SourceStdout      = "stdout" // the trainer's console output; preset rsl_rl or sb3 picks the format
+	SourceCSV         = "csv"    // a CSV file such as SB3's progress.csv
 )
 
 // Sources lists the metric sources OpenReader accepts.
-var Sources = []string{SourceJSONL, SourceTensorBoard}
+var Sources = []string{SourceJSONL, SourceTensorBoard, SourceStdout, SourceCSV}
+
+// StdoutPresets lists the presets source stdout reads: each names a console format.
+var StdoutPresets = []string{"rsl_rl", "sb3"}
 
 // ReaderStats counts what a metrics reader has read so far.
 type ReaderStats struct {
 	Records   int    // records returned
 	Malformed int    // lines or TFRecords dropped: unparsable, too long, failed CRC, step going backwards
 	LastError string // why the last one was dropped, with file and line or offset; "" if none was
+	// Steps says what the records' steps count (StepsEnv, StepsIterations, StepsTrainer, with where
+	// they came from); "" before the first record.
+	Steps string
 }
 
 // Reader follows the metrics a trainer writes while it runs. Poll returns the records that became
@@ -38,30 +47,90 @@ type Finisher interface {
 	Finish() []diagnostics.Record
 }
 
+// ReaderConfig says which metrics a reader follows.
+type ReaderConfig struct {
+	Source string            // one of Sources; "" means jsonl
+	Preset string            // a framework's mapping (see Presets; for stdout, the console format)
+	Tags   map[string]string // custom tag → canonical mappings laid over the preset (see NewMapping)
+	// StepsPerIteration, when > 0, converts a trainer's iteration count to environment steps: the
+	// record of iteration i gets step (i+1) × StepsPerIteration. It applies to the rsl_rl console
+	// format and to TensorBoard steps.
+	StepsPerIteration int64
+	MetricsFile       string // jsonl and csv: the file
+	TBDir             string // tensorboard: the directory of event files
+	StdoutFile        string // stdout: the file the trainer's stdout goes to
+}
+
 // OpenReader returns the reader for a trainer's metrics: source "jsonl" (or "") tails metricsFile,
 // "tensorboard" tails the event files under tbDir. preset names a framework's tag mapping (see
 // Presets; "" for none) and tags adds custom tag → canonical mappings on top of it (see NewMapping);
 // both apply to either source. Nothing is opened until the first Poll.
 func OpenReader(source, preset string, tags map[string]string, metricsFile, tbDir string) (Reader, error) {
-	m, err := NewMapping(preset, tags)
-	if err != nil {
-		return nil, err
+	return Open(ReaderConfig{Source: source, Preset: preset, Tags: tags, MetricsFile: metricsFile, TBDir: tbDir})
+}
+
+// Open returns the reader c describes: "jsonl" tails MetricsFile, "tensorboard" the event files under
+// TBDir, "stdout" the console log StdoutFile in the format Preset names (rsl_rl or sb3), "csv" the CSV
+// file MetricsFile. Nothing is opened until the first Poll.
+func Open(c ReaderConfig) (Reader, error) {
+	if c.StepsPerIteration < 0 {
+		return nil, fmt.Errorf("metrics.steps_per_iteration: got %d, want an integer ≥ 0", c.StepsPerIteration)
 	}
-	switch source {
+	switch c.Source {
 	case SourceJSONL, "":
-		if metricsFile == "" {
+		m, err := NewMapping(c.Preset, c.Tags)
+		if err != nil {
+			return nil, err
+		}
+		if c.MetricsFile == "" {
 			return nil, fmt.Errorf("metrics file: got \"\", want a path for source %q", SourceJSONL)
 		}
-		t := NewJSONLTail(metricsFile)
+		t := NewJSONLTail(c.MetricsFile)
 		t.mapping = m
 		return t, nil
 	case SourceTensorBoard:
-		if tbDir == "" {
+		m, err := NewMapping(c.Preset, c.Tags)
+		if err != nil {
+			return nil, err
+		}
+		if c.TBDir == "" {
 			return nil, fmt.Errorf("tensorboard dir: got \"\", want a directory for source %q", SourceTensorBoard)
 		}
-		t := NewTensorBoardTail(tbDir)
-		t.mapping = m
+		t := NewTensorBoardTail(c.TBDir)
+		t.mapping, t.stepsPerIter = m, c.StepsPerIteration
+		t.iterations = c.Preset == "rsl_rl"
 		return t, nil
+	case SourceCSV:
+		m, err := NewMapping(c.Preset, c.Tags)
+		if err != nil {
+			return nil, err
+		}
+		if c.MetricsFile == "" {
+			return nil, fmt.Errorf("metrics file: got \"\", want a path for source %q", SourceCSV)
+		}
+		return NewCSVTail(c.MetricsFile, m), nil
+	case SourceStdout:
+		if !slices.Contains(StdoutPresets, c.Preset) {
+			return nil, fmt.Errorf("metrics.preset: got %q with source %q, want one of %q (the console format)", c.Preset, SourceStdout, StdoutPresets)
+		}
+		if c.StdoutFile == "" {
+			return nil, fmt.Errorf("stdout file: got \"\", want a path for source %q", SourceStdout)
+		}
+		switch c.Preset {
+		case "rsl_rl":
+			m, err := newMapping(consolePresets, c.Preset, c.Tags)
+			if err != nil {
+				return nil, err
+			}
+			return NewRSLRLConsoleTail(c.StdoutFile, m, c.StepsPerIteration), nil
+		case "sb3":
+			m, err := NewMapping(c.Preset, c.Tags)
+			if err != nil {
+				return nil, err
+			}
+			return NewSB3ConsoleTail(c.StdoutFile, m), nil
+		}
+		return nil, fmt.Errorf("metrics.preset: got %q with source %q, want one of %q (the console format)", c.Preset, SourceStdout, StdoutPresets)
 	}
-	return nil, fmt.Errorf("metrics.source: got %q, want one of %q", source, Sources)
+	return nil, fmt.Errorf("metrics.source: got %q, want one of %q", c.Source, Sources)
 }

@@ -96,3 +96,60 @@ func BenchmarkTensorBoardTail(b *testing.B) {
 	b.ReportMetric(float64(steps*tags*b.N)/b.Elapsed().Seconds(), "events/s")
 	reportCPU(b, cpu0, steps)
 }
+
+// benchText reads a file written n times over with one block from a fresh reader per iteration.
+func benchText(b *testing.B, c ReaderConfig, block func(i int) string, n int) {
+	var sb strings.Builder
+	for i := range n {
+		sb.WriteString(block(i))
+	}
+	path := filepath.Join(b.TempDir(), "log")
+	if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	c.StdoutFile, c.MetricsFile = path, path
+	b.SetBytes(int64(sb.Len()))
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	for b.Loop() {
+		r, err := Open(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		recs, err := r.Poll()
+		if err != nil || len(recs) != n {
+			b.Fatalf("got %d records, %v", len(recs), err)
+		}
+		r.Close()
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "records/s")
+	reportCPU(b, cpu0, n)
+}
+
+// BenchmarkRSLRLConsoleTail reads 10,000 iteration blocks of rsl_rl 2.x's console table.
+func BenchmarkRSLRLConsoleTail(b *testing.B) {
+	benchText(b, ReaderConfig{Source: SourceStdout, Preset: "rsl_rl"}, func(i int) string {
+		return fmt.Sprintf("%s\n                      \x1b[1m Learning iteration %d/10000 \x1b[0m \n\n"+
+			"%40s 48123 steps/s (collection: 1.734s, learning 0.310s)\n%40s 0.98\n%40s 0.0451\n%40s -0.0072\n"+
+			"%40s 8.5121\n%40s 12.34\n%40s 31.20\n%40s 0.1034\n%40s -0.0021\n%s\n%40s %d\n%40s 2.04s\n%40s 20.40s\n%40s 123.4s\n\n",
+			strings.Repeat("#", 80), i, "Computation:", "Mean action noise std:", "Mean value_function loss:",
+			"Mean surrogate loss:", "Mean entropy loss:", "Mean reward:", "Mean episode length:",
+			"Episode_Reward/track_lin_vel_xy_exp:", "Episode_Reward/undesired_contacts:", strings.Repeat("-", 80),
+			"Total timesteps:", (i+1)*98304, "Iteration time:", "Total time:", "ETA:")
+	}, 10000)
+}
+
+// BenchmarkSB3ProgressCSV reads 10,000 rows of SB3's progress.csv.
+func BenchmarkSB3ProgressCSV(b *testing.B) {
+	header := "rollout/ep_len_mean,rollout/ep_rew_mean,time/fps,time/iterations,time/time_elapsed,time/total_timesteps," +
+		"train/approx_kl,train/clip_fraction,train/clip_range,train/entropy_loss,train/explained_variance," +
+		"train/learning_rate,train/loss,train/n_updates,train/policy_gradient_loss,train/std,train/value_loss\n"
+	benchText(b, ReaderConfig{Source: SourceCSV, Preset: "sb3"}, func(i int) string {
+		row := fmt.Sprintf("17.2,-1198.6,1502,%d,%d,%d,0.0041,0.0312,0.2,-1.42,-0.0081,0.0003,5120.4,%d,-0.0031,0.998,10402.7\n",
+			i+1, i, (i+1)*2048, i*10)
+		if i == 0 {
+			return header + row
+		}
+		return row
+	}, 10000)
+}

@@ -55,6 +55,10 @@ type TensorBoardTail struct {
 	plugins map[string]string // tag → plugin name, remembered from the tag's first event
 	tags    map[string]string // interned tag names
 	ev      tbEvent
+	// stepsPerIter, when > 0, turns the step of iteration i into (i+1) × stepsPerIter environment steps.
+	stepsPerIter int64
+	// iterations: the steps are the trainer's iteration count (rsl_rl), for Stats().Steps.
+	iterations bool
 	// groupIdle: how long a file goes without new bytes before its current step is taken as whole
 	// (tbGroupIdle; tests of decoding set 0).
 	groupIdle time.Duration
@@ -277,6 +281,11 @@ func (t *TensorBoardTail) add(f *tbFile, recs []diagnostics.Record) []diagnostic
 		if !v.scalar || (plugin != "" && plugin != "scalars") {
 			continue
 		}
+		if base, ok := strings.CutSuffix(string(v.tag), timeSuffix); ok {
+			if _, seen := t.plugins[base]; seen {
+				continue // the same value again with wall-clock seconds as its step (rsl_rl)
+			}
+		}
 		if f.grouped && f.group.Step != ev.step {
 			recs = t.flush(f, recs)
 		}
@@ -309,5 +318,20 @@ func (t *TensorBoardTail) flush(f *tbFile, recs []diagnostics.Record) []diagnost
 	}
 	f.grouped = false
 	t.stats.Records++
-	return append(recs, f.group)
+	rec := f.group
+	switch {
+	case t.stepsPerIter > 0:
+		rec.Step = (rec.Step + 1) * t.stepsPerIter
+		t.stats.Steps = fmt.Sprintf("%s (iteration × %d)", StepsEnv, t.stepsPerIter)
+	case t.iterations:
+		t.stats.Steps = StepsIterations
+	default:
+		t.stats.Steps = StepsTrainer + " (the event step)"
+	}
+	return append(recs, rec)
 }
+
+// timeSuffix marks a tag that repeats another tag's values keyed by wall-clock seconds instead of
+// the step: rsl_rl writes Train/mean_reward/time beside Train/mean_reward. Such a tag is ignored when
+// the tag it repeats was seen before it, so two step axes are never interleaved.
+const timeSuffix = "/time"

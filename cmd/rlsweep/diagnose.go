@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,7 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -25,6 +28,8 @@ type DiagnoseOptions struct {
 	WarmupSteps int64  // −1: 10% of TotalSteps
 	TotalSteps  int64  // the run's step budget; 0: its last step
 	Patience    int
+	// StepsPerIteration converts an rsl_rl run's iterations to environment steps (0: don't).
+	StepsPerIteration int64
 }
 
 var diagnoseOutputs = []string{"text", "json"}
@@ -37,9 +42,10 @@ func diagnoseCmd(f *Factory, runF func(*DiagnoseOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "diagnose PATH",
 		Short: "Run the diagnostics rules and the doctor on a past run's metrics; exit 3 if a stop rule fires",
-		Long: "PATH is a metrics file of JSON lines or a TensorBoard log directory. The rules engine replays\n" +
-			"the records as the TrainSegment activity would have seen them; the doctor then explains the run.\n" +
-			"Exit code 3 when a stop rule would have fired, 0 otherwise.",
+		Long: "PATH is a metrics file of JSON lines, a TensorBoard log directory, a CSV file such as SB3's\n" +
+			"progress.csv, or a trainer's console log (rsl_rl's per-iteration table or SB3's table, told apart by\n" +
+			"their content). The rules engine replays the records as the TrainSegment activity would have seen\n" +
+			"them; the doctor then explains the run. Exit code 3 when a stop rule would have fired, 0 otherwise.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Path = args[0]
@@ -49,6 +55,9 @@ func diagnoseCmd(f *Factory, runF func(*DiagnoseOptions) error) *cobra.Command {
 				return invalidInput(fmt.Errorf("--warmup-steps: got %d, want an integer ≥ 0", opts.WarmupSteps))
 			} else if cmd.Flags().Changed("total-steps") {
 				return invalidInput(fmt.Errorf("--total-steps: got %d with --warmup-steps %d, want one of the two (the warm-up is 10%% of the total)", opts.TotalSteps, opts.WarmupSteps))
+			}
+			if opts.StepsPerIteration < 0 {
+				return invalidInput(fmt.Errorf("--steps-per-iteration: got %d, want an integer ≥ 1 (num_envs × num_steps_per_env)", opts.StepsPerIteration))
 			}
 			if opts.TotalSteps < 0 || cmd.Flags().Changed("total-steps") && opts.TotalSteps == 0 {
 				return invalidInput(fmt.Errorf("--total-steps: got %d, want an integer ≥ 1 (the trainer's total_steps)", opts.TotalSteps))
@@ -68,6 +77,7 @@ func diagnoseCmd(f *Factory, runF func(*DiagnoseOptions) error) *cobra.Command {
 	fl.Int64Var(&opts.WarmupSteps, "warmup-steps", 0, "steps during which sustained rules are silent (default 10% of --total-steps)")
 	fl.Int64Var(&opts.TotalSteps, "total-steps", 0, "the run's step budget (trainer.total_steps), for the default warm-up as a sweep sets it (default: from the sweep's spec.json when PATH is a trial's metrics in a local artifact store, else the run's last step)")
 	fl.IntVar(&opts.Patience, "patience", diagnostics.DefaultPatience, "consecutive records a sustained rule must hold to stop")
+	fl.Int64Var(&opts.StepsPerIteration, "steps-per-iteration", 0, "environment steps per iteration (num_envs × num_steps_per_env) to convert an rsl_rl run's iterations; as trainer.metrics.steps_per_iteration")
 	return cmd
 }
 
@@ -89,6 +99,8 @@ func (o *DiagnoseOptions) validate() error {
 type diagnosis struct {
 	Path        string                `json:"path"`
 	Source      string                `json:"source"`
+	Preset      string                `json:"preset,omitempty"`
+	Steps       string                `json:"steps,omitempty"` // what the steps count
 	Records     int                   `json:"records"`
 	Malformed   int                   `json:"malformed"`
 	LastError   string                `json:"last_error,omitempty"`
@@ -149,27 +161,37 @@ func storedTotalSteps(path string) (int64, string) {
 	return spec.Trainer.TotalSteps, specPath
 }
 
-// readRun reads every record of the metrics at opts.Path.
+// readRun reads every record of the metrics at opts.Path, whatever its format (detectSource).
 func readRun(opts *DiagnoseOptions) (*diagnosis, error) {
 	st, err := os.Stat(opts.Path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, invalidInput(fmt.Errorf("PATH: got %q, want a metrics .jsonl file or a TensorBoard directory: it does not exist", opts.Path))
+			return nil, invalidInput(fmt.Errorf("PATH: got %q, want a metrics .jsonl file, a TensorBoard directory, a progress.csv or a console log: it does not exist", opts.Path))
 		}
 		return nil, err
 	}
-	d := &diagnosis{Path: opts.Path, Source: trainer.SourceJSONL}
-	file, dir := opts.Path, ""
+	d := &diagnosis{Path: opts.Path, Preset: opts.Preset}
+	c := trainer.ReaderConfig{Preset: opts.Preset, StepsPerIteration: opts.StepsPerIteration}
 	if st.IsDir() {
-		d.Source, file, dir = trainer.SourceTensorBoard, "", opts.Path
+		c.Source, c.TBDir = trainer.SourceTensorBoard, opts.Path
+	} else {
+		var preset string
+		if c.Source, preset, err = detectSource(opts.Path); err != nil {
+			return nil, err
+		}
+		if c.Preset == "" {
+			c.Preset = preset
+		}
+		c.MetricsFile, c.StdoutFile = opts.Path, opts.Path
 	}
-	r, err := trainer.OpenReader(d.Source, opts.Preset, nil, file, dir)
+	d.Source, d.Preset = c.Source, c.Preset
+	r, err := trainer.Open(c)
 	if err != nil {
 		return nil, invalidInput(err)
 	}
 	defer r.Close()
-	// A TensorBoard reader returns a step's record once a Poll finds nothing new: poll until two
-	// Polls in a row return nothing.
+	// A TensorBoard reader returns a step's record once its file has gone quiet: poll until two Polls
+	// in a row return nothing, then take what a reader still holds (the last step, the last block).
 	for empty := 0; empty < 2; {
 		recs, err := r.Poll()
 		if err != nil {
@@ -182,12 +204,57 @@ func readRun(opts *DiagnoseOptions) (*diagnosis, error) {
 		empty = 0
 		d.records = append(d.records, recs...)
 	}
+	if f, ok := r.(trainer.Finisher); ok {
+		d.records = append(d.records, f.Finish()...)
+	}
 	s := r.Stats()
-	d.Records, d.Malformed, d.LastError = len(d.records), s.Malformed, s.LastError
+	d.Records, d.Malformed, d.LastError, d.Steps = len(d.records), s.Malformed, s.LastError, s.Steps
 	if d.Records == 0 {
 		return nil, fmt.Errorf("%s: no metrics records (%d malformed; %s)", opts.Path, s.Malformed, orNone(s.LastError))
 	}
 	return d, nil
+}
+
+// sniffBytes is how much of a file detectSource looks at.
+const sniffBytes = 64 << 10
+
+// detectSource tells a metrics file's format from its name and first bytes: a .csv file is a CSV
+// (SB3's progress.csv: preset sb3); a file showing rsl_rl's "Learning iteration" header is its console
+// log; one holding an SB3 table row of time/ total_timesteps is SB3's console log; anything else is
+// read as JSON lines.
+func detectSource(path string) (source, preset string, err error) {
+	if strings.EqualFold(filepath.Ext(path), ".csv") {
+		return trainer.SourceCSV, "sb3", nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", "", err
+	}
+	defer f.Close()
+	b := make([]byte, sniffBytes)
+	n, err := io.ReadFull(f, b)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return "", "", err
+	}
+	b = b[:n]
+	switch {
+	case bytes.Contains(b, []byte("Learning iteration ")):
+		return trainer.SourceStdout, "rsl_rl", nil
+	case sb3TableRow.Match(b):
+		return trainer.SourceStdout, "sb3", nil
+	}
+	return trainer.SourceJSONL, "", nil
+}
+
+// sb3TableRow matches the row of SB3's console table that gives its step.
+var sb3TableRow = regexp.MustCompile(`(?m)^\|\s+total_timesteps\s+\|\s+\d+\s+\|`)
+
+// sourceName is the source as the output names it: with its console format for stdout.
+func sourceName(d *diagnosis) string {
+	if d.Source == trainer.SourceStdout || d.Source == trainer.SourceCSV {
+		return d.Source + " (" + d.Preset + ")"
+	}
+	return d.Source
 }
 
 func orNone(s string) string {
@@ -228,7 +295,10 @@ func judge(d *diagnosis, opts *DiagnoseOptions) error {
 }
 
 func writeDiagnosis(w io.Writer, d *diagnosis) {
-	fmt.Fprintf(w, "%s: %s, %d records, %d malformed\n", d.Path, d.Source, d.Records, d.Malformed)
+	fmt.Fprintf(w, "%s: %s, %d records, %d malformed\n", d.Path, sourceName(d), d.Records, d.Malformed)
+	if d.Steps != "" {
+		fmt.Fprintf(w, "steps: %s\n", d.Steps)
+	}
 	if d.LastError != "" {
 		fmt.Fprintf(w, "  last malformed: %s\n", d.LastError)
 	}

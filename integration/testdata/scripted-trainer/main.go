@@ -17,6 +17,9 @@
 //	pid_dir           write <pid_dir>/<trial>.pid while running
 //	ignore_stop       1: a trainer that knows nothing of segments: it trains to RLSWEEP_TOTAL_STEPS
 //	                  whatever RLSWEEP_STOP_AT_STEP says, and writes no checkpoint (but on SIGTERM)
+//	console           1: print each record as a block of rsl_rl's console table to stdout (ANSI
+//	                  codes included) and write no metrics file and no checkpoint
+//	vf_inf_at         from this step on, value_loss is +Inf
 //
 // Every record carries wall_ns, the Unix time in nanoseconds at which it was appended, so latency
 // from a record to its consequences can be measured.
@@ -84,10 +87,11 @@ func run() error {
 	}
 	seed, _ := strconv.ParseInt(os.Getenv("RLSWEEP_SEED"), 10, 64)
 	stopAt, _ := strconv.ParseInt(os.Getenv("RLSWEEP_STOP_AT_STEP"), 10, 64)
+	total, _ := strconv.ParseInt(os.Getenv("RLSWEEP_TOTAL_STEPS"), 10, 64)
 	ckptDir := os.Getenv("RLSWEEP_CHECKPOINT_DIR")
 	ignoreStop := s.get("ignore_stop", 0) == 1
 	if ignoreStop {
-		stopAt, _ = strconv.ParseInt(os.Getenv("RLSWEEP_TOTAL_STEPS"), 10, 64)
+		stopAt = total
 		s["checkpoint_every"] = 0
 	}
 	step := int64(0)
@@ -102,11 +106,16 @@ func run() error {
 		}
 		step = ck.Step
 	}
-	out, err := os.OpenFile(os.Getenv("RLSWEEP_METRICS_FILE"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
+	console := s.get("console", 0) == 1
+	var out *os.File
+	if !console {
+		f, err := os.OpenFile(os.Getenv("RLSWEEP_METRICS_FILE"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		out = f
 	}
-	defer out.Close()
 
 	term := make(chan os.Signal, 1)
 	if s.get("ignore_term", 0) == 1 {
@@ -126,6 +135,9 @@ func run() error {
 		select {
 		case <-term:
 			fmt.Println("SIGTERM: checkpoint and exit")
+			if console {
+				return nil
+			}
 			return checkpoint(out, ckptDir, step)
 		case <-time.After(time.Duration(s.get("sleep_ms", 5)) * time.Millisecond):
 		}
@@ -149,6 +161,13 @@ func run() error {
 			"grad_norm":      0.5 + 0.1*rng.Float64(),
 			"approx_kl":      0.01,
 			"clip_fraction":  0.1,
+		}
+		if s.has("vf_inf_at") && step >= int64(s["vf_inf_at"]) {
+			rec["value_loss"] = math.Inf(1)
+		}
+		if console {
+			printRSLRLBlock(step/stepSize-1, max(total, stopAt)/stepSize, step, rec)
+			continue
 		}
 		line, _ := json.Marshal(rec)
 		text := string(line[:len(line)-1])
@@ -175,6 +194,42 @@ func run() error {
 		}
 	}
 	return nil
+}
+
+// printRSLRLBlock prints a record as rsl_rl's OnPolicyRunner prints an iteration: a line of '#', the
+// centred bold header, right-aligned "label: value" lines, the footer with the total timesteps.
+func printRSLRLBlock(it, of, step int64, rec map[string]any) {
+	num := func(k string) float64 { v, _ := rec[k].(float64); return v }
+	header := fmt.Sprintf(" \033[1m Learning iteration %d/%d \033[0m ", it, of)
+	pad := (80 - len(header)) / 2
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n%s%s%s\n\n", strings.Repeat("#", 80), strings.Repeat(" ", pad), header, strings.Repeat(" ", 80-pad-len(header)))
+	line := func(label, value string) { fmt.Fprintf(&b, "%35s %s\n", label+":", value) }
+	line("Computation", "41234 steps/s (collection: 0.412s, learning 0.061s)")
+	line("Value function loss", pyFloat(num("value_loss"), 4))
+	line("Surrogate loss", pyFloat(num("policy_loss"), 4))
+	line("Mean action noise std", pyFloat(num("action_std"), 2))
+	line("Mean reward", pyFloat(num("reward"), 2))
+	line("Mean episode length", "200.00")
+	b.WriteString(strings.Repeat("-", 80) + "\n")
+	line("Total timesteps", strconv.FormatInt(step, 10))
+	line("Iteration time", "0.47s")
+	line("Total time", fmt.Sprintf("%.2fs", 0.47*float64(it+1)))
+	line("ETA", fmt.Sprintf("%.1fs", 0.47*float64(of-it)))
+	fmt.Println(b.String())
+}
+
+// pyFloat formats v as Python's f"{v:.Nf}" does, "inf" and "nan" included.
+func pyFloat(v float64, prec int) string {
+	switch {
+	case math.IsNaN(v):
+		return "nan"
+	case math.IsInf(v, 1):
+		return "inf"
+	case math.IsInf(v, -1):
+		return "-inf"
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64)
 }
 
 // replaceKey drops a key from the flat JSON object text (keys appear once, values are numbers), so it

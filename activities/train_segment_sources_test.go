@@ -1,0 +1,81 @@
+package activities_test
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/sweeps"
+)
+
+// rslrlBlockSh is a printf that prints one block of rsl_rl's console table, ANSI codes included.
+func rslrlBlockSh(it int, valueLoss string, total int) string {
+	return `printf '################################################################################\n` +
+		`                      \033[1m Learning iteration ` + itoa(it) + `/100 \033[0m                       \n\n` +
+		`                       Computation: 51234 steps/s (collection: 0.412s, learning 0.061s)\n` +
+		`               Value function loss: ` + valueLoss + `\n` +
+		`                    Surrogate loss: -0.0042\n` +
+		`             Mean action noise std: 0.95\n` +
+		`                       Mean reward: 1.50\n` +
+		`--------------------------------------------------------------------------------\n` +
+		`                   Total timesteps: ` + itoa(total) + `\n` +
+		`                    Iteration time: 0.47s\n` +
+		`                               ETA: 30.1s\n\n'; `
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// A trainer that prints rsl_rl's console table and writes nothing else: its stdout is the metrics
+// source, the records reach metrics.jsonl under canonical names, and an infinite value loss stops it.
+func TestTrainSegmentStdoutSource(t *testing.T) {
+	f := newFixture(t)
+	in := f.input(100000, nil)
+	in.Trainer.Metrics = sweeps.MetricsSource{Source: "stdout", Preset: "rsl_rl"}
+	in.Trainer.GracePeriod = 500 * time.Millisecond
+	in.Trainer.Command = shellTrainer(rslrlBlockSh(0, "0.0213", 1000) + rslrlBlockSh(1, "0.0200", 2000) +
+		"sleep 0.2; " + rslrlBlockSh(2, "inf", 3000) + "sleep 30")
+	start := time.Now()
+	_, err := f.run(in)
+	ae := appError(t, err, activities.ErrTrialDiverged)
+	var det activities.DivergedDetails
+	if err := ae.Details(&det); err != nil || det.Rule != diagnostics.RuleNonFinite || det.Verdict.Step != 3000 {
+		t.Fatalf("details = %+v, %v; want non_finite at step 3000", det, err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %s: the trainer was not stopped at the infinite value loss", d)
+	}
+	if got := f.storedSteps(); !slices.Equal(got, []int64{1000, 2000, 3000}) {
+		t.Errorf("stored steps = %v, want [1000 2000 3000]", got)
+	}
+	stored := f.read(artifacts.TrialKey(sweepID, "0-s1", "metrics.jsonl"))
+	for _, want := range []string{`"value_loss":0.0213`, `"action_std":0.95`, `"reward":1.5`, `"fps":51234`} {
+		if !strings.Contains(stored, want) {
+			t.Errorf("metrics.jsonl lacks %s:\n%s", want, stored)
+		}
+	}
+}
+
+// Source csv: RLSWEEP_METRICS_FILE names progress.csv in the trainer's working directory, where SB3's
+// logger writes it; its rows become records.
+func TestTrainSegmentCSVSource(t *testing.T) {
+	f := newFixture(t)
+	in := f.input(4096, nil)
+	in.Trainer.Metrics = sweeps.MetricsSource{Source: "csv", Preset: "sb3"}
+	in.Trainer.Command = shellTrainer(`case "$RLSWEEP_METRICS_FILE" in "$PWD/progress.csv") ;; *) echo "metrics file $RLSWEEP_METRICS_FILE"; exit 4;; esac; ` +
+		`printf 'rollout/ep_rew_mean,time/total_timesteps,train/value_loss\n10.5,2048,\n12.5,4096,0.25\n' > progress.csv`)
+	res, err := f.run(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.storedSteps(); !slices.Equal(got, []int64{2048, 4096}) {
+		t.Errorf("stored steps = %v, want [2048 4096]", got)
+	}
+	if res.Last[diagnostics.ValueLoss] != 0.25 || res.Last[diagnostics.Reward] != 12.5 {
+		t.Errorf("last values = %v", res.Last)
+	}
+}

@@ -1,0 +1,86 @@
+package trainer
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/rlsweep/rlsweep/diagnostics"
+)
+
+// rslrlEvents writes what rsl_rl's runner logs for iterations 0..n-1, each about 0.3 s long: losses,
+// std and fps every iteration; Train/mean_reward and Train/mean_episode_length only from iteration 3
+// (no episode had ended before), each followed by its /time copy keyed by the whole seconds elapsed.
+func rslrlEvents(n int) []byte {
+	b := fileVersionRecord()
+	for it := int64(0); it < int64(n); it++ {
+		b = append(b, tfrecord(eventBytes(it, simpleValue("Loss/value_function", 0.5)))...)
+		b = append(b, tfrecord(eventBytes(it, simpleValue("Loss/surrogate", -0.01)))...)
+		b = append(b, tfrecord(eventBytes(it, simpleValue("Policy/mean_noise_std", 1)))...)
+		b = append(b, tfrecord(eventBytes(it, simpleValue("Perf/total_fps", 50000)))...)
+		if it >= 3 {
+			secs := (it + 1) * 3 / 10
+			b = append(b, tfrecord(eventBytes(it, simpleValue("Train/mean_reward", float32(it))))...)
+			b = append(b, tfrecord(eventBytes(it, simpleValue("Train/mean_episode_length", 20)))...)
+			b = append(b, tfrecord(eventBytes(secs, simpleValue("Train/mean_reward/time", float32(it))))...)
+			b = append(b, tfrecord(eventBytes(secs, simpleValue("Train/mean_episode_length/time", 20)))...)
+		}
+	}
+	return b
+}
+
+// rsl_rl's /time tags repeat Train/mean_reward and Train/mean_episode_length with wall-clock seconds as
+// the step: they are ignored, so 40 iterations read as 40 records in step order, not as records on
+// two interleaved axes; the reward, logged only once episodes end, does not break the grouping.
+func TestTensorBoardRSLRLTimeTagsIgnored(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "events.out.tfevents.1"), rslrlEvents(40))
+	r, err := Open(ReaderConfig{Source: SourceTensorBoard, Preset: "rsl_rl", TBDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	recs := append(pollAll(t, r), r.(Finisher).Finish()...)
+	if len(recs) != 40 {
+		t.Fatalf("got %d records, want 40 (one per iteration): steps %v", len(recs), steps(recs))
+	}
+	for i, rec := range recs {
+		if rec.Step != int64(i) {
+			t.Fatalf("record %d has step %d, want %d: steps %v", i, rec.Step, i, steps(recs))
+		}
+		_, hasReward := rec.Values[diagnostics.Reward]
+		if hasReward != (i >= 3) || len(rec.Values) != map[bool]int{false: 4, true: 6}[i >= 3] {
+			t.Errorf("iteration %d: values %v", i, rec.Values)
+		}
+		for k := range rec.Values {
+			if k == "Train/mean_reward/time" || k == "Train/mean_episode_length/time" {
+				t.Errorf("iteration %d holds the wall-clock tag %s", i, k)
+			}
+		}
+	}
+	if st := r.Stats(); st.Steps != StepsIterations {
+		t.Errorf("Stats.Steps = %q, want %q", st.Steps, StepsIterations)
+	}
+}
+
+// With steps_per_iteration, iteration i becomes (i+1) × N environment steps; a tag named like a time
+// copy whose base tag was never seen is an ordinary tag.
+func TestTensorBoardStepsPerIteration(t *testing.T) {
+	dir := t.TempDir()
+	b := append(rslrlEvents(3), tfrecord(eventBytes(3, simpleValue("Perf/time", 7)))...)
+	writeFile(t, filepath.Join(dir, "events.out.tfevents.1"), b)
+	r, err := Open(ReaderConfig{Source: SourceTensorBoard, Preset: "rsl_rl", TBDir: dir, StepsPerIteration: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	recs := append(pollAll(t, r), r.(Finisher).Finish()...)
+	if got := steps(recs); !equalSteps(got, []int64{4096, 8192, 12288, 16384}) {
+		t.Fatalf("steps = %v, want (i+1) × 4096", got)
+	}
+	if recs[3].Values["Perf/time"] != 7 {
+		t.Errorf("Perf/time = %v, want 7: no Perf tag precedes it", recs[3].Values)
+	}
+	if st := r.Stats(); st.Steps != StepsEnv+" (iteration × 4096)" {
+		t.Errorf("Stats.Steps = %q", st.Steps)
+	}
+}
