@@ -243,13 +243,14 @@ func (e *Engine) Observe(r Record) Verdict {
 }
 
 // mayStop says whether a sustained rule's stop stands given how the objective is doing: rules that judge
-// the objective decide for themselves; the others never stop a run that is doing well, and those that
-// need the objective to have fallen (value_loss_blowup) stop only once it has.
+// the objective decide for themselves; the others stop only a run whose objective they can see (without
+// it a collapsed entropy cannot be told from a solved task's deterministic policy), never one that is
+// doing well, and those that need the objective to have fallen (value_loss_blowup) only once it has.
 func (e *Engine) mayStop(r *rule) bool {
 	if r.judgesObjective {
 		return true
 	}
-	if e.prog.doingWell() {
+	if !e.prog.ready() || e.prog.doingWell() {
 		return false
 	}
 	return !r.needsFall || e.prog.fallen()
@@ -279,7 +280,10 @@ func (e *Engine) learn(r Record, inWarmup bool) {
 		if !inWarmup && !e.vlRefDone {
 			e.vlRef = append(e.vlRef, v)
 			if len(e.vlRef) == vlRefWindow {
-				e.vlMedian = median(e.vlRef)
+				// A value function that has already converged on near-constant returns has a median near
+				// zero, and any later wobble would be "100 ×" it: the reference is at least 1 % of the
+				// largest value loss seen until then.
+				e.vlMedian = max(median(e.vlRef), 0.01*e.vlMax)
 				e.vlRefDone = true
 			}
 		}

@@ -31,6 +31,14 @@ func newEngine(t *testing.T, cfg Config) *Engine {
 // noWarmup is a config without warm-up and with patience 1, so one record decides.
 var noWarmup = Config{WarmupSteps: -1, Patience: 1}
 
+// seeFlatReward feeds five records of a reward that wanders around 10 (steps −5 … −1): the engine then
+// sees the objective, and a run that never improved, so a sustained rule may stop it.
+func seeFlatReward(e *Engine) {
+	for i, r := range []float64{8, 12, 10, 9, 11} {
+		e.Observe(rec(int64(i-5), Reward, r))
+	}
+}
+
 // TestRuleBoundaries checks every record-judged rule on both sides of its default threshold, with
 // warm-up off and patience 1 so a single record decides.
 func TestRuleBoundaries(t *testing.T) {
@@ -50,8 +58,8 @@ func TestRuleBoundaries(t *testing.T) {
 		{RuleStdExplosion, ActionStd, 5.0001, 5, Stop, []Record{rec(0, ActionStd, 0.5)}},
 		{RuleEntropyCollapse, Entropy, 0.0099, 0.01, Stop, nil},
 		{RuleValueAnticorrelated, ExplainedVariance, -0.5001, -0.5, Warn, nil},
-		{RuleClipExcess, ClipFraction, 0.5001, 0.5, Stop, nil},
-		{RuleAdvantageExplosion, AdvantageAbsMax, 100.01, 100, Stop, nil},
+		{RuleClipExcess, ClipFraction, 0.5001, 0.5, Warn, nil},
+		{RuleAdvantageExplosion, AdvantageAbsMax, 100.01, 100, Warn, nil},
 		{RuleKLSpike, ApproxKL, 0.2001, 0.2, Warn, nil},
 		{RuleValueLossBlowup, ValueLoss, 200.01, 200, Stop, valueLossPrefix()},
 		// The window after the prefix is [20 20 20 20 x]: its mean falls below the start (10) for x < −30.
@@ -64,6 +72,9 @@ func TestRuleBoundaries(t *testing.T) {
 				want Level
 			}{{tt.fires, tt.level}, {tt.holds, Continue}} {
 				e := newEngine(t, noWarmup)
+				if tt.rule != RulePolicyCollapse {
+					seeFlatReward(e)
+				}
 				step := int64(0)
 				for _, p := range tt.prefix {
 					if v := e.Observe(p); v.Level != Continue {
@@ -90,11 +101,12 @@ func TestRuleBoundaries(t *testing.T) {
 	}
 }
 
-// valueLossPrefix: ten records with median value loss 2, so the blow-up limit is 200.
+// valueLossPrefix: ten records with median value loss 2, so the blow-up limit is 200, while the reward
+// falls from 10 to 0 (value_loss_blowup stops only once it has fallen).
 func valueLossPrefix() []Record {
 	var out []Record
 	for i := range 10 {
-		out = append(out, rec(int64(i), ValueLoss, float64(1+i%3)))
+		out = append(out, rec(int64(i), ValueLoss, float64(1+i%3), Reward, 0.0))
 	}
 	return out
 }
@@ -120,8 +132,9 @@ func TestWarmupSilencesSustainedRulesOnly(t *testing.T) {
 	if got := e.Observe(rec(999, GradNorm, 1e5)); got.Level != Stop || got.Rule != RuleGradExplosion {
 		t.Errorf("grad_explosion in warm-up: got %v, want stop", got)
 	}
-	if got := e.Observe(rec(1000, ClipFraction, 0.9)); got.Level != Stop {
-		t.Errorf("clip_excess at the end of warm-up: got %v, want stop", got)
+	seeFlatReward(e)
+	if got := e.Observe(rec(1000, ActionStdMin, 0.001)); got.Level != Stop {
+		t.Errorf("std_collapse at the end of warm-up: got %v, want stop", got)
 	}
 }
 
@@ -134,13 +147,14 @@ func TestDefaultWarmupIsTenPercent(t *testing.T) {
 
 func TestPatience(t *testing.T) {
 	e := newEngine(t, Config{WarmupSteps: -1})
+	seeFlatReward(e)
 	levels := []Level{}
 	// Four collapsed records, a healthy one that breaks the streak, one without the metric that does
 	// not, then five in a row: only the fifth consecutive stops.
 	for i, v := range []float64{0.001, 0.001, 0.001, 0.001, 0.5, -1, 0.001, 0.001, 0.001, 0.001, 0.001} {
 		r := rec(int64(i), ActionStdMin, v)
 		if v == -1 {
-			r = rec(int64(i), Reward, 1.0)
+			r = rec(int64(i), "custom", 1.0)
 		}
 		levels = append(levels, e.Observe(r).Level)
 	}
@@ -159,11 +173,12 @@ func TestPatience(t *testing.T) {
 }
 
 func TestRulePatienceOverride(t *testing.T) {
-	e := newEngine(t, Config{WarmupSteps: -1, Rules: map[string]RuleConfig{RuleClipExcess: {Patience: ptr(2)}}})
-	if got := e.Observe(rec(1, ClipFraction, 0.9)); got.Level != Warn {
+	e := newEngine(t, Config{WarmupSteps: -1, Rules: map[string]RuleConfig{RuleStdCollapse: {Patience: ptr(2)}}})
+	seeFlatReward(e)
+	if got := e.Observe(rec(1, ActionStdMin, 0.001)); got.Level != Warn {
 		t.Errorf("first: got %v, want warn", got.Level)
 	}
-	if got := e.Observe(rec(2, ClipFraction, 0.9)); got.Level != Stop {
+	if got := e.Observe(rec(2, ActionStdMin, 0.001)); got.Level != Stop {
 		t.Errorf("second: got %v, want stop", got.Level)
 	}
 }
@@ -284,6 +299,7 @@ func TestRuleOverrides(t *testing.T) {
 		RuleNonFinite:     {Level: LevelOff},
 		RuleKLSpike:       {Level: LevelStop, Patience: ptr(1)},
 	}})
+	seeFlatReward(e)
 	if got := e.Observe(rec(1, GradNorm, 11.0)); got.Level != Warn || got.Threshold != 10 {
 		t.Errorf("grad_explosion at warn: got %v, want warn at 10", got)
 	}
@@ -408,6 +424,7 @@ func TestEntropyCollapseIgnoresNegativeEntropyWithoutStd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	seeFlatReward(c)
 	c.Observe(rec(1, Entropy, 0.005))
 	if v := c.Observe(rec(2, Entropy, 0.004)); v.Level != Stop || v.Rule != RuleEntropyCollapse {
 		t.Errorf("categorical entropy 0.004 twice: got %v, want stop by %s", v, RuleEntropyCollapse)
@@ -422,6 +439,7 @@ func TestNaNDoesNotBreakAStreak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	seeFlatReward(e)
 	var last Verdict
 	for i, ev := range []float64{-0.9, math.NaN(), -0.9, math.NaN(), -0.9} {
 		last = e.Observe(rec(int64(i+1), ExplainedVariance, ev))

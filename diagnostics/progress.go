@@ -160,13 +160,10 @@ func (p *progress) doingWell() bool {
 }
 
 // fallen reports whether the windowed objective lost more than half of its best gain and is below that
-// by more than the run's noise (its early spread, its record-to-record change); a run that never improved has fallen once it is below its start by
-// more than that noise. Without an objective there is no evidence of health, and it reports true.
+// by more than the run's noise (its early spread, its record-to-record change); a run that never improved
+// has fallen once it is below its start by more than that noise.
 func (p *progress) fallen() bool {
-	if !p.ready() {
-		return true
-	}
-	return p.recent() < p.start()+0.5*p.gain()-max(p.spread(), p.noise())
+	return p.ready() && p.recent() < p.start()+0.5*p.gain()-max(p.spread(), p.noise())
 }
 
 // holdsGain reports whether the run improved and keeps at least half of its best gain.

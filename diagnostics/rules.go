@@ -127,11 +127,11 @@ var rules = []rule{
 		advice: "explained variance < 0: the value function is broken — check reward scale (returns in " +
 			"[−3, 3]), a smaller network, GAE λ, value loss coefficient and done/timeout handling",
 		check: checkValueAnticorrelated},
-	{name: RuleClipExcess, kind: sustained, level: Stop, threshold: 0.5,
+	{name: RuleClipExcess, kind: sustained, level: Warn, threshold: 0.5,
 		advice: "most samples are clipped: the policy moves too far per update — lower the learning rate, " +
 			"fewer epochs or larger minibatches, set target_kl",
 		check: above(ClipFraction)},
-	{name: RuleAdvantageExplosion, kind: sustained, level: Stop, threshold: 100,
+	{name: RuleAdvantageExplosion, kind: sustained, level: Warn, threshold: 100,
 		advice: "advantages are huge: the reward scale is off — normalise or scale rewards (returns in " +
 			"[−3, 3]), normalise advantages, check γ and GAE λ",
 		check: above(AdvantageAbsMax)},

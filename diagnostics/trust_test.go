@@ -56,7 +56,7 @@ func TestSolvedCartPoleIsNotStopped(t *testing.T) {
 // A run at its best return is not diverging: a sustained clip_excess only warns while the objective
 // holds its gain, and stops once it has fallen.
 func TestDoingWellOnlyWarns(t *testing.T) {
-	e := newEngine(t, Config{WarmupSteps: -1, Patience: 3})
+	e := newEngine(t, Config{WarmupSteps: -1, Patience: 3, Rules: map[string]RuleConfig{RuleClipExcess: {Level: LevelStop}}})
 	step := int64(0)
 	obs := func(reward, clip float64) Verdict {
 		step++
