@@ -144,7 +144,7 @@ func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 		workflows.ControlQueue, workflows.DefaultTrialQueue, opts.Slots, acts.Store.URL(""))
 	fmt.Fprintf(f.ErrOut, "dev: Web UI %s\n", f.UIURL)
 	if opts.File != "" {
-		err := runSubmit(cmd, f, &SubmitOptions{File: opts.File, Watch: true})
+		err := runSubmit(cmd, f, &SubmitOptions{File: opts.File, Watch: true, inDev: true})
 		if opts.Exit || err != nil && !errors.Is(err, ctx.Err()) {
 			return err
 		}

@@ -1,15 +1,20 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"sort"
 	"strconv"
+	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
@@ -57,7 +62,7 @@ func runResults(cmd *cobra.Command, f *Factory, opts *ResultsOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := loadResults(cmd, store, sweepID)
+	res, err := loadResults(cmd, f, store, sweepID)
 	if err != nil {
 		return err
 	}
@@ -76,7 +81,7 @@ func runResults(cmd *cobra.Command, f *Factory, opts *ResultsOptions) error {
 const statusPartial = "partial"
 
 // loadResults reads results.json, or the parts recorded so far when the sweep has not ended.
-func loadResults(cmd *cobra.Command, store artifacts.Store, sweepID string) (*activities.SweepResults, error) {
+func loadResults(cmd *cobra.Command, f *Factory, store artifacts.Store, sweepID string) (*activities.SweepResults, error) {
 	ctx := cmd.Context()
 	res, err := activities.LoadSweepResults(ctx, store, sweepID)
 	if err == nil {
@@ -90,7 +95,7 @@ func loadResults(cmd *cobra.Command, store artifacts.Store, sweepID string) (*ac
 		return nil, err
 	}
 	if len(trials) == 0 {
-		return nil, fmt.Errorf("sweep %s: no results in %s yet", sweepID, store.URL(artifacts.SweepKey(sweepID, "")))
+		return nil, noResults(cmd, f, store, sweepID)
 	}
 	// The store alone cannot say whether the sweep still runs or ended without writing results.json
 	// (a sweep that failed after fan-out): "partial" is true of both.
@@ -105,6 +110,59 @@ func loadResults(cmd *cobra.Command, store artifacts.Store, sweepID string) (*ac
 		sort.Strings(res.Params)
 	}
 	return res, nil
+}
+
+// noResults says why a sweep has no results to show: it has not recorded any yet, or it does not
+// exist. A sweep with nothing at all in the store may still have just started (its plan not yet
+// stored): Temporal, when it answers within a few seconds, says which.
+func noResults(cmd *cobra.Command, f *Factory, store artifacts.Store, sweepID string) error {
+	ctx := cmd.Context()
+	where := store.URL(artifacts.SweepKey(sweepID, ""))
+	keys, err := store.List(ctx, artifacts.SweepKey(sweepID, ""))
+	if err != nil {
+		return err
+	}
+	if len(keys) > 0 {
+		return fmt.Errorf("sweep %s: no results in %s yet", sweepID, where)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	state, err := sweepState(ctx, f, sweepID)
+	switch {
+	case err == nil && state == "running":
+		return fmt.Errorf("sweep %s (running): no results in %s yet", sweepID, where)
+	case err == nil:
+		return fmt.Errorf("sweep %s is %s, but %s holds nothing of it: is --store (or RLSWEEP_STORE) the store its workers write to?", sweepID, state, where)
+	case errors.Is(err, errSweepNotFound):
+		return fmt.Errorf("sweep %s does not exist: Temporal has no workflow of that ID and %s holds nothing (rlsweep list shows the sweeps)", sweepID, where)
+	}
+	return fmt.Errorf("sweep %s does not exist in the artifact store: %s holds nothing of it (Temporal could not be asked whether it has just started: %v)", sweepID, where, err)
+}
+
+// errSweepNotFound is sweepState's error for a workflow ID Temporal does not know.
+var errSweepNotFound = errors.New("not found")
+
+// sweepState is the sweep workflow's state, such as "running" or "completed"; errSweepNotFound when
+// there is no such sweep.
+func sweepState(ctx context.Context, f *Factory, sweepID string) (string, error) {
+	c, err := f.Client(ctx)
+	if err != nil {
+		return "", err
+	}
+	desc, err := c.DescribeWorkflowExecution(ctx, sweepID, "")
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return "", fmt.Errorf("sweep %s: %w", sweepID, errSweepNotFound)
+	}
+	if err != nil {
+		return "", err
+	}
+	return workflowState(desc.WorkflowExecutionInfo.Status), nil
+}
+
+// workflowState names a workflow status in lower case: running, completed, failed, canceled, ...
+func workflowState(st enumspb.WorkflowExecutionStatus) string {
+	return strings.ToLower(strings.TrimPrefix(st.String(), "WORKFLOW_EXECUTION_STATUS_"))
 }
 
 func writeResultsTable(w io.Writer, res *activities.SweepResults) error {
