@@ -18,6 +18,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/report"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/workflows"
 )
@@ -26,6 +27,7 @@ import (
 type ResultsOptions struct {
 	Sweep  string
 	Output string
+	Top    int // > 0: the leaderboard's Top best configurations instead of every trial
 }
 
 var resultsOutputs = []string{"table", "json", "csv"}
@@ -43,6 +45,9 @@ func newResultsCmd(f *Factory, runF func(*ResultsOptions) error) *cobra.Command 
 			if !contains(resultsOutputs, opts.Output) {
 				return invalidInput(fmt.Errorf("--output: got %q, want one of %q", opts.Output, resultsOutputs))
 			}
+			if opts.Top < 0 || opts.Top > 0 && opts.Output != "table" {
+				return invalidInput(fmt.Errorf("--top: got %d with --output %s, want a positive number of configurations with --output table", opts.Top, opts.Output))
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -50,6 +55,7 @@ func newResultsCmd(f *Factory, runF func(*ResultsOptions) error) *cobra.Command 
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "table, json or csv")
+	cmd.Flags().IntVar(&opts.Top, "top", 0, "print the leaderboard's N best configurations (mean objective over seeds, as the report ranks them) instead of every trial")
 	return cmd
 }
 
@@ -74,7 +80,56 @@ func runResults(cmd *cobra.Command, f *Factory, opts *ResultsOptions) error {
 	case "csv":
 		return activities.WriteCSV(f.Out, *res)
 	}
+	if opts.Top > 0 {
+		return writeLeaderboard(f.Out, res, opts.Top)
+	}
 	return writeResultsTable(f.Out, res)
+}
+
+// writeLeaderboard prints the n best configurations as the report's leaderboard ranks them
+// (report.Leaderboard: mean objective over the completed seeds, best first), with their parameters,
+// the 95% interval of the mean and how many seeds it is over.
+func writeLeaderboard(w io.Writer, res *activities.SweepResults, n int) error {
+	trials := make([]report.Trial, len(res.Trials))
+	for i, t := range res.Trials {
+		trials[i] = report.Trial{ID: t.TrialID, Config: t.Config, Seed: t.Seed, Params: t.Params, Outcome: t.Outcome, Objective: t.Objective}
+	}
+	rows := report.Leaderboard(trials, res.Metric.Goal != "minimize")
+	metric := res.Metric.Name
+	if metric == "" {
+		metric = "objective"
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprint(tw, "RANK")
+	for _, p := range res.Params {
+		fmt.Fprint(tw, "\t"+p)
+	}
+	fmt.Fprintf(tw, "\tMEAN %s\t95%% CI\tSEEDS\n", metric)
+	for i, r := range rows {
+		if i == n {
+			break
+		}
+		fmt.Fprintf(tw, "%d", i+1)
+		for _, p := range res.Params {
+			fmt.Fprintf(tw, "\t%v", r.Params[p])
+		}
+		mean, ci := "-", "-"
+		if r.Scored > 0 {
+			mean = strconv.FormatFloat(r.Mean, 'g', 5, 64)
+		}
+		if r.Scored > 1 {
+			ci = fmt.Sprintf("[%.5g, %.5g]", r.Lo, r.Hi)
+		}
+		seeds := fmt.Sprintf("%d/%d", r.Scored, r.Trials)
+		if r.Scored < r.Trials {
+			seeds += " (" + formatCounts(r.Outcomes) + ")"
+		}
+		fmt.Fprintf(tw, "\t%s\t%s\t%s\n", mean, ci, seeds)
+	}
+	if len(rows) > n {
+		fmt.Fprintf(tw, "(%d more configurations)\n", len(rows)-n)
+	}
+	return tw.Flush()
 }
 
 // statusPartial is the status of results read from the stored parts, results.json not being there.

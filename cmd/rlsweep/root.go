@@ -122,7 +122,7 @@ func (f *Factory) namespace() string {
 // commandLine is an rlsweep command line for the user to run next: with the --address, --namespace
 // and --store this one was given, so it reaches the same server and store.
 func (f *Factory) commandLine(args ...string) string {
-	line := []string{"rlsweep"}
+	line := []string{selfName()}
 	if f.Address != "" && !f.Local {
 		line = append(line, "--address", f.Address)
 	}
@@ -139,6 +139,15 @@ func (f *Factory) commandLine(args ...string) string {
 		}
 	}
 	return strings.Join(line, " ")
+}
+
+// selfName is how to run rlsweep again: bin/rlsweep when it was run so (as make demo and the README
+// do), else rlsweep.
+func selfName() string {
+	if a := os.Args[0]; filepath.Base(a) == "rlsweep" && !filepath.IsAbs(a) && strings.ContainsRune(a, filepath.Separator) {
+		return a
+	}
+	return "rlsweep"
 }
 
 // shellSafe are the characters a shell word needs no quotes for.
