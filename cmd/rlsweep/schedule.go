@@ -247,7 +247,8 @@ func runScheduleCreate(cmd *cobra.Command, f *Factory, opts *ScheduleCreateOptio
 	case errors.Is(err, temporal.ErrScheduleAlreadyRunning):
 		return invalidInput(fmt.Errorf("name: got %q, but a schedule of that name exists (%s); delete it first or choose another name",
 			opts.Name, f.commandLine("schedule", "describe", opts.Name)))
-	case errors.As(err, &bad):
+	case errors.As(err, &bad) && strings.Contains(strings.ToLower(bad.Message), "spec"):
+		// The schedule's spec holds nothing but the cron expression.
 		return invalidInput(fmt.Errorf("--cron: got %q, want %s (the server said: %s)", opts.Cron, cronWant, bad.Message))
 	case err != nil:
 		return fmt.Errorf("create schedule %s: %w", opts.Name, err)
