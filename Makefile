@@ -6,10 +6,15 @@ GOBIN_DIR := $(shell $(GO) env GOPATH)/bin
 
 .PHONY: demo build test test-short test-long test-integration lint fuzz bench diagnostics-corpus clean
 
-## demo: run a CartPole sweep end to end on a local Temporal dev server and artifact directory
+## demo: run a CartPole sweep end to end on a local Temporal dev server and artifact directory, print
+## its best configurations; at a terminal the server and Web UI then stay up until Ctrl-C, without one
+## (a pipe, CI) it exits
+DEMO_SPEC  ?= examples/quickstart.yaml
+DEMO_FLAGS ?=
 demo: build
 	$(TOOLS) temporal >/dev/null
-	$(BIN) dev --exit examples/quickstart.yaml
+	@if [ -t 0 ]; then set -x; $(BIN) dev $(DEMO_FLAGS) $(DEMO_SPEC); \
+	else set -x; $(BIN) dev --exit $(DEMO_FLAGS) $(DEMO_SPEC); fi
 
 build:
 	$(GO) build -o $(BIN) ./cmd/rlsweep

@@ -89,6 +89,7 @@ func TestRegressionScheduleTriggeredTwice(t *testing.T) {
 	if out, code := e.cli("baseline", "set", sweepIDFrom(t, out)); code != 0 {
 		t.Fatalf("baseline set exited %d:\n%s", code, out)
 	}
+	checkBadCron(t, e, normal)
 	out, code = e.cli("schedule", "create", "nightly", normal, "--cron", "0 3 * * *", "--baseline", "nightly", "--webhook", hook.URL)
 	if code != 0 {
 		t.Fatalf("schedule create exited %d:\n%s", code, out)
@@ -96,9 +97,23 @@ func TestRegressionScheduleTriggeredTwice(t *testing.T) {
 	if want := "thresholds: tolerance 0.1, confidence 0.95, resamples 1000"; !strings.Contains(out, want) {
 		t.Errorf("schedule create said %q, want it to contain %q", out, want)
 	}
+	out, code = e.cli("schedule", "create", "nightly", normal, "--cron", "0 4 * * *", "--baseline", "nightly")
+	if code != 2 || !strings.Contains(out, `name: got "nightly", but a schedule of that name exists`) {
+		t.Errorf("a second schedule create of the same name exited %d, want 2 and that it exists:\n%s", code, out)
+	}
 	first := runRegression(t, e, 1)
 	if first.Verdict != activities.VerdictPass {
 		t.Errorf("normal trainer: verdict %q, want pass", first.Verdict)
+	}
+	out, code = e.cli("schedule", "describe", "nightly")
+	if code != 0 {
+		t.Fatalf("schedule describe exited %d:\n%s", code, out)
+	}
+	t.Logf("schedule describe:\n%s", out)
+	for _, want := range []string{"cron:      0 3 * * *\n", "baseline:  nightly\n", " completed, verdict pass\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("schedule describe lacks %q:\n%s", want, out)
+		}
 	}
 
 	// The trainer changes between two nights.
@@ -177,12 +192,39 @@ func checkRegressionReport(t *testing.T, e *env, got workflows.RegressionResult)
 	}
 }
 
+// checkBadCron checks that a cron expression the server refuses is a --cron error (exit 2) that names
+// the value and what is allowed, and that it leaves no schedule and nothing in the store.
+func checkBadCron(t *testing.T, e *env, spec string) {
+	t.Helper()
+	for _, cron := range []string{"0 3 * *", "61 3 * * *", "nightly"} {
+		out, code := e.cli("schedule", "create", "nightly", spec, "--cron", cron, "--baseline", "nightly")
+		if code != 2 || !strings.Contains(out, fmt.Sprintf("--cron: got %q, want a cron expression of 5 fields", cron)) {
+			t.Errorf("schedule create --cron %q exited %d, want 2 and a --cron error:\n%s", cron, code, out)
+		}
+		t.Logf("schedule create --cron %q: %s", cron, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := e.client.ScheduleClient().GetHandle(ctx, "nightly").Describe(ctx); err == nil {
+		t.Errorf("a schedule exists after the refused creates")
+	}
+	if keys, err := e.store.List(ctx, "schedules/"); err != nil || len(keys) > 0 {
+		t.Errorf("the store holds %v (%v) after the refused creates, want nothing under schedules/", keys, err)
+	}
+}
+
 // runRegression triggers the schedule, waits for its n-th run to end, and checks the verdict search
 // attribute matches the result.
 func runRegression(t *testing.T, e *env, n int) workflows.RegressionResult {
 	t.Helper()
-	if out, code := e.cli("schedule", "trigger", "nightly"); code != 0 {
+	out, code := e.cli("schedule", "trigger", "nightly")
+	if code != 0 {
 		t.Fatalf("schedule trigger exited %d:\n%s", code, out)
+	}
+	t.Logf("schedule trigger: %s", out)
+	m := regexp.MustCompile(`started regression (\S+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("schedule trigger does not name the regression's workflow:\n%s", out)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -196,6 +238,9 @@ func runRegression(t *testing.T, e *env, n int) workflows.RegressionResult {
 		run = d.Info.RecentActions[n-1].StartWorkflowResult
 		return run != nil
 	})
+	if run.WorkflowID != m[1] {
+		t.Errorf("schedule trigger said it started %s, the schedule's run %d is %s", m[1], n, run.WorkflowID)
+	}
 	var res workflows.RegressionResult
 	if err := e.client.GetWorkflow(ctx, run.WorkflowID, run.FirstExecutionRunID).Get(ctx, &res); err != nil {
 		t.Fatalf("regression %s: %v", run.WorkflowID, err)

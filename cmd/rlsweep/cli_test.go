@@ -13,6 +13,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/sweeps"
 )
 
 func testFactory() (*Factory, *bytes.Buffer, *bytes.Buffer) {
@@ -271,5 +272,46 @@ func TestResultsFromStoredParts(t *testing.T) {
 	}
 	if res.Status != "partial" || len(res.Trials) != 1 || res.Trials[0].TrialID != "0-s1" {
 		t.Errorf("results = status %q, %d trials; want partial with trial 0-s1", res.Status, len(res.Trials))
+	}
+}
+
+// results --top ranks configurations as the report's leaderboard does: by the mean objective over the
+// completed seeds, in the metric's direction, configurations with no scored seed last.
+func TestResultsTop(t *testing.T) {
+	dir := t.TempDir()
+	store, err := artifacts.NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := func(v float64) *float64 { return &v }
+	trial := func(id string, config int, lr float64, outcome string, o *float64) activities.TrialSummary {
+		return activities.TrialSummary{TrialID: id, Config: config, Params: map[string]any{"lr": lr}, Outcome: outcome, Objective: o}
+	}
+	res := activities.SweepResults{SweepID: "sweep/top/abc", Name: "top", Metric: sweeps.Metric{Name: "loss", Goal: "minimize"},
+		Params: []string{"lr"}, Trials: []activities.TrialSummary{
+			trial("0-s1", 0, 0.1, activities.OutcomeCompleted, obj(3)), trial("0-s2", 0, 0.1, activities.OutcomeCompleted, obj(5)),
+			trial("1-s1", 1, 0.2, activities.OutcomeCompleted, obj(1)), trial("1-s2", 1, 0.2, activities.OutcomeDiverged, obj(0)),
+			trial("2-s1", 2, 0.3, activities.OutcomeFailed, nil), trial("2-s2", 2, 0.3, activities.OutcomeFailed, nil),
+		}}
+	b, _ := json.Marshal(res)
+	if err := store.Put(context.Background(), artifacts.SweepKey(res.SweepID, "results.json"), bytes.NewReader(b)); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "--store", dir, "results", "--top", "2", "top/abc")
+	if code != exitOK {
+		t.Fatalf("results --top exited %d: %s", code, errOut)
+	}
+	want := "RANK  lr   MEAN loss  95% CI             SEEDS\n" +
+		"1     0.2  1          -                  1/2 (1 completed, 1 diverged)\n" +
+		"2     0.1  4          [-8.7062, 16.706]  2/2\n" +
+		"(1 more configurations)\n"
+	if out != want {
+		t.Errorf("results --top 2:\n%s\nwant:\n%s", out, want)
+	}
+	for _, args := range [][]string{{"--top", "-1"}, {"--top", "2", "-o", "json"}} {
+		code, _, errOut := runCLI(t, append([]string{"--store", dir, "results", "top/abc"}, args...)...)
+		if code != exitInvalid || !strings.Contains(errOut, "--top: got ") {
+			t.Errorf("results %v exited %d, stderr %q; want 2 and a --top error", args, code, errOut)
+		}
 	}
 }

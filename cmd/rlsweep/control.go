@@ -1,10 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
 	"github.com/rlsweep/rlsweep/workflows"
@@ -21,7 +25,9 @@ func newCancelCmd(f *Factory, runF func(*CancelOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cancel SWEEP",
 		Short: "Cancel a sweep: every running trial's trainer is stopped, finished results are kept",
-		Args:  cobra.ExactArgs(1),
+		Long: "Cancel a running sweep: every running trial's trainer is stopped, finished results are kept.\n" +
+			"A sweep that has already ended, or does not exist, is an error (exit 1) that says so.",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Sweep = args[0]
 			if runF != nil {
@@ -42,6 +48,22 @@ func runCancel(cmd *cobra.Command, f *Factory, opts *CancelOptions) error {
 	c, err := f.Client(cmd.Context())
 	if err != nil {
 		return err
+	}
+	// Temporal accepts a cancel request for a workflow that has ended, and does nothing with it.
+	desc, err := c.DescribeWorkflowExecution(cmd.Context(), sweepID, "")
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return fmt.Errorf("cancel %s: the sweep does not exist (rlsweep list shows the sweeps)", sweepID)
+	}
+	if err != nil {
+		return fmt.Errorf("cancel %s: %w", sweepID, err)
+	}
+	if info := desc.WorkflowExecutionInfo; info.Status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		ended := ""
+		if t := info.GetCloseTime(); t != nil {
+			ended = " at " + t.AsTime().UTC().Format(time.RFC3339)
+		}
+		return fmt.Errorf("cancel %s: the sweep already ended%s, %s: nothing to cancel", sweepID, ended, workflowState(info.Status))
 	}
 	if err := c.CancelWorkflow(cmd.Context(), sweepID, ""); err != nil {
 		return fmt.Errorf("cancel %s: %w", sweepID, err)

@@ -36,8 +36,10 @@ func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
 		Use:   "dev [FILE]",
 		Short: "Run everything on this machine: a Temporal dev server, the Web UI, a worker, a local artifact store",
 		Long: "Start the pinned Temporal dev server (state in a SQLite file under --state-dir, Web UI on --ui-port,\n" +
-			"rlsweep's search attributes registered) and an in-process worker. With FILE, submit that sweep and\n" +
-			"follow it. If a server already answers on --port, it is reused. Ctrl-C stops what dev started.",
+			"rlsweep's search attributes registered) and an in-process worker. With FILE, submit that sweep, follow\n" +
+			"it, print its best configurations once it has ended, and go on serving (the Web UI included) until\n" +
+			"Ctrl-C; --exit ends instead, saying how to serve the state again. If a server already answers on\n" +
+			"--port, it is reused. Ctrl-C stops what dev started.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -73,7 +75,7 @@ func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
 	fl.IntVar(&opts.UIPort, "ui-port", 8233, "Temporal Web UI port")
 	fl.IntVar(&opts.Slots, "slots", 2, "trials run at once by the in-process worker on the CPU, without --gpus")
 	addGPUsFlag(cmd, &opts.GPUs)
-	fl.BoolVar(&opts.Exit, "exit", false, "with FILE: exit once the sweep has ended")
+	fl.BoolVar(&opts.Exit, "exit", false, "with FILE: exit once the sweep has ended, stopping the server (make demo passes it when stdin is not a terminal)")
 	fl.DurationVar(&opts.StopTimeout, "stop-timeout", defaultStopTimeout, stopTimeoutUsage)
 	return cmd
 }
@@ -101,9 +103,11 @@ func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 	if f.UIURL == "" {
 		f.UIURL = fmt.Sprintf("http://localhost:%d", opts.UIPort)
 	}
+	started := false // whether dev runs the server, which stops with it
 	if devserver.Running(addr) {
 		fmt.Fprintf(f.ErrOut, "dev: using the Temporal server already running on %s\n", addr)
 	} else {
+		started = true
 		if err := os.MkdirAll(opts.StateDir, 0o755); err != nil {
 			return err
 		}
@@ -165,12 +169,63 @@ func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 		workflows.ControlQueue, workflows.DefaultTrialQueue, slots, gpus, acts.Store.URL(""))
 	fmt.Fprintf(f.ErrOut, "dev: Web UI %s\n", f.UIURL)
 	if opts.File != "" {
-		err := runSubmit(cmd, f, &SubmitOptions{File: opts.File, Watch: true})
-		if opts.Exit || err != nil && !errors.Is(err, ctx.Err()) {
+		sub := &SubmitOptions{File: opts.File, Watch: true, inDev: true}
+		err := runSubmit(cmd, f, sub)
+		if ctx.Err() != nil {
+			return nil // Ctrl-C: the deferred stops say what happens
+		}
+		var ec *exitCodeError
+		if sub.sweepID != "" && (err == nil || errors.As(err, &ec) && ec.code == exitFailed) {
+			// The sweep has ended: its answer, as `rlsweep results --top` and the report rank it.
+			printTopConfigs(cmd, f, sub.sweepID)
+		}
+		if opts.Exit || err != nil {
+			if started {
+				fmt.Fprintf(f.ErrOut, "dev: the sweep has ended; the server stops now and its Web UI with it. `%s` serves this state again at %s\n",
+					devRestart(opts), f.UIURL)
+			}
 			return err
 		}
 	}
-	fmt.Fprintln(f.ErrOut, "dev: running; Ctrl-C stops the worker and the server")
+	fmt.Fprintf(f.ErrOut, "dev: Web UI at %s; Ctrl-C stops the worker and the server\n", f.UIURL)
 	<-ctx.Done()
 	return nil
+}
+
+// demoTop is how many configurations dev prints once its sweep has ended.
+const demoTop = 5
+
+// printTopConfigs prints the ended sweep's best configurations and the commands that show the rest.
+func printTopConfigs(cmd *cobra.Command, f *Factory, sweepID string) {
+	store, err := f.Store()
+	if err != nil {
+		fmt.Fprintf(f.ErrOut, "dev: leaderboard: %v\n", err)
+		return
+	}
+	res, err := loadResults(cmd, f, store, sweepID)
+	if err != nil {
+		fmt.Fprintf(f.ErrOut, "dev: leaderboard: %v\n", err)
+		return
+	}
+	fmt.Fprintf(f.Out, "\nbest configurations of %s (%s %s, mean over seeds):\n", sweepID, res.Metric.Goal, res.Metric.Name)
+	if err := writeLeaderboard(f.Out, res, demoTop); err != nil {
+		fmt.Fprintf(f.ErrOut, "dev: leaderboard: %v\n", err)
+		return
+	}
+	fmt.Fprintf(f.Out, "every trial: %s\nthe report: %s\n", f.commandLine("results", sweepID), f.commandLine("report", sweepID, "--open"))
+}
+
+// devRestart is the command line that runs this dev server again on the same state and ports.
+func devRestart(opts *DevOptions) string {
+	line := []string{selfName(), "dev"}
+	if opts.StateDir != filepath.Join(Home(), "dev") {
+		line = append(line, "--state-dir", opts.StateDir)
+	}
+	if opts.Port != 7233 {
+		line = append(line, "--port", strconv.Itoa(opts.Port))
+	}
+	if opts.UIPort != 8233 {
+		line = append(line, "--ui-port", strconv.Itoa(opts.UIPort))
+	}
+	return strings.Join(line, " ")
 }

@@ -1,7 +1,8 @@
 // Command rlsweep runs hyperparameter sweeps of PPO training on Temporal.
 //
 // Exit codes: 0 ok, 1 error, 2 invalid input (a spec, a flag or an argument), 3 a diagnostic stop rule
-// fired (rlsweep diagnose), 4 the sweep or trial being watched ended without success.
+// fired (rlsweep diagnose), 4 the sweep or trial being watched ended without success, 130 a watch was
+// interrupted (the sweep goes on).
 package main
 
 import (
@@ -20,6 +21,8 @@ const (
 	exitInvalid  = 2
 	exitDiverged = 3
 	exitFailed   = 4
+	// exitInterrupted: Ctrl-C or SIGTERM stopped a watch; the sweep goes on running (128 + SIGINT).
+	exitInterrupted = 130
 )
 
 func main() {

@@ -189,7 +189,16 @@ func TestRunResults(t *testing.T) {
 		})
 	}
 	t.Run("none yet", func(t *testing.T) {
-		code, _, errOut := runCLI(t, "--store", t.TempDir(), "results", "cartpole-lr/ab12cd34")
+		// The sweep has stored its plan; no trial has ended.
+		dir := t.TempDir()
+		store, err := artifacts.NewLocal(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := store.Put(context.Background(), artifacts.SweepKey("sweep/cartpole-lr/ab12cd34", "spec.json"), strings.NewReader("{}")); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errOut := runCLI(t, "--store", dir, "results", "cartpole-lr/ab12cd34")
 		if code != exitError || !strings.Contains(errOut, "sweep sweep/cartpole-lr/ab12cd34: no results in") {
 			t.Errorf("exit code %d, stderr %q; want 1 and no results yet", code, errOut)
 		}

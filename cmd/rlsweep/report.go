@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -44,7 +47,7 @@ func newReportCmd(f *Factory, runF func(*ReportOptions) error) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "file to write (default <name>-<id>-report.html)")
-	cmd.Flags().BoolVar(&opts.Open, "open", false, "open the report with xdg-open")
+	cmd.Flags().BoolVar(&opts.Open, "open", false, "open the report in a browser (xdg-open); without one, print the URL to open")
 	return cmd
 }
 
@@ -58,7 +61,7 @@ func runReport(cmd *cobra.Command, f *Factory, opts *ReportOptions) error {
 		return err
 	}
 	ctx := cmd.Context()
-	res, err := loadResults(cmd, store, sweepID)
+	res, err := loadResults(cmd, f, store, sweepID)
 	if err != nil {
 		return err
 	}
@@ -110,15 +113,51 @@ func loadSpec(cmd *cobra.Command, store artifacts.Store, sweepID string) (*sweep
 	return &spec, nil
 }
 
-// openFile opens path with xdg-open when the system has it, and says so when it does not.
+// openWait is how long openFile waits for the opener to fail: xdg-open exits at once when it finds no
+// browser, and may run as long as the browser when it starts one.
+var openWait = 5 * time.Second
+
+// openFile opens path in a browser with xdg-open (open on macOS). When there is none, or it fails, it
+// says so and prints the file:// URL to open by hand; the report itself was written, so that is no error.
 func openFile(f *Factory, path string) error {
-	bin, err := exec.LookPath("xdg-open")
-	if err != nil {
-		fmt.Fprintf(f.ErrOut, "--open: xdg-open not found; open %s in a browser\n", path)
+	opener := "xdg-open"
+	if runtime.GOOS == "darwin" {
+		opener = "open"
+	}
+	url := (&neturl.URL{Scheme: "file", Path: path}).String()
+	failed := func(why string) error {
+		fmt.Fprintf(f.ErrOut, "--open: could not open a browser (%s); open %s\n", why, url)
 		return nil
 	}
-	if err := exec.Command(bin, path).Start(); err != nil {
-		return fmt.Errorf("--open: %s: %w", bin, err)
+	bin, err := exec.LookPath(opener)
+	if err != nil {
+		return failed(opener + " not found")
+	}
+	var out bytes.Buffer
+	c := exec.Command(bin, url)
+	c.Stdout, c.Stderr = &out, &out
+	c.WaitDelay = time.Second // a browser it started may hold the output open
+	if err := c.Start(); err != nil {
+		return failed(fmt.Sprintf("%s: %v", bin, err))
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil && !errors.Is(err, exec.ErrWaitDelay) {
+			why := fmt.Sprintf("%s: %v", opener, err)
+			if msg := strings.TrimSpace(out.String()); msg != "" {
+				why += ": " + firstLineOf(msg)
+			}
+			return failed(why)
+		}
+	case <-time.After(openWait):
+		// Still running: it started a browser that has not returned.
 	}
 	return nil
+}
+
+func firstLineOf(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }

@@ -73,10 +73,65 @@ func TestRunReport(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
-	t.Run("no results", func(t *testing.T) {
-		code, _, errOut := runCLI(t, "--store", t.TempDir(), "report", "cartpole-lr/ab12cd34")
+	t.Run("no such sweep", func(t *testing.T) {
+		// Nothing stored, and no Temporal server at --address to say otherwise.
+		code, _, errOut := runCLI(t, "--address", "127.0.0.1:1", "--store", t.TempDir(), "report", "cartpole-lr/ab12cd34")
+		if code != exitError || !strings.Contains(errOut, "sweep/cartpole-lr/ab12cd34 does not exist") {
+			t.Errorf("exit code %d, stderr %q; want 1 and that the sweep does not exist", code, errOut)
+		}
+	})
+	t.Run("no results yet", func(t *testing.T) {
+		// The plan is stored, no trial has ended.
+		s2, err := artifacts.Open(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s2.Put(ctx, artifacts.SweepKey(res.SweepID, "spec.json"), bytes.NewReader(spec)); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errOut := runCLI(t, "--address", "127.0.0.1:1", "--store", s2.URL(""), "results", "cartpole-lr/ab12cd34")
 		if code != exitError || !strings.Contains(errOut, "no results in") {
 			t.Errorf("exit code %d, stderr %q; want 1 and no results yet", code, errOut)
 		}
 	})
+}
+
+// report --open on a machine whose xdg-open finds no browser says so and prints the URL to open.
+func TestReportOpenWithoutBrowser(t *testing.T) {
+	ctx := context.Background()
+	res := sampleResults()
+	dir := t.TempDir()
+	store, err := artifacts.Open(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &activities.Activities{Store: store}
+	if err := a.RecordResults(ctx, activities.RecordResultsInput{SweepID: res.SweepID, Trials: res.Trials}); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// What xdg-open does on a machine with no browser and no desktop.
+	script := "#!/bin/sh\necho 'xdg-open: no method available for opening '\"'$1'\" >&2\nexit 3\n"
+	if err := os.WriteFile(filepath.Join(bin, "xdg-open"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "r.html")
+	for name, path := range map[string]string{"fails": bin, "missing": t.TempDir()} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("PATH", path)
+			code, stdout, errOut := runCLI(t, "--store", store.URL(""), "report", "--open", "-o", out, "cartpole-lr/ab12cd34")
+			if code != exitOK {
+				t.Fatalf("exit code %d, stderr %q; want 0 (the report was written)", code, errOut)
+			}
+			if !strings.Contains(stdout, "report: "+out) {
+				t.Errorf("stdout %q does not name %s", stdout, out)
+			}
+			if !strings.Contains(errOut, "could not open a browser") || !strings.Contains(errOut, "open file://"+out) {
+				t.Errorf("stderr %q; want it to say no browser opened and to give file://%s", errOut, out)
+			}
+		})
+	}
 }

@@ -1,18 +1,24 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"sort"
 	"strconv"
+	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/report"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/workflows"
 )
@@ -21,6 +27,7 @@ import (
 type ResultsOptions struct {
 	Sweep  string
 	Output string
+	Top    int // > 0: the leaderboard's Top best configurations instead of every trial
 }
 
 var resultsOutputs = []string{"table", "json", "csv"}
@@ -38,6 +45,9 @@ func newResultsCmd(f *Factory, runF func(*ResultsOptions) error) *cobra.Command 
 			if !contains(resultsOutputs, opts.Output) {
 				return invalidInput(fmt.Errorf("--output: got %q, want one of %q", opts.Output, resultsOutputs))
 			}
+			if opts.Top < 0 || opts.Top > 0 && opts.Output != "table" {
+				return invalidInput(fmt.Errorf("--top: got %d with --output %s, want a positive number of configurations with --output table", opts.Top, opts.Output))
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -45,6 +55,7 @@ func newResultsCmd(f *Factory, runF func(*ResultsOptions) error) *cobra.Command 
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "table, json or csv")
+	cmd.Flags().IntVar(&opts.Top, "top", 0, "print the leaderboard's N best configurations (mean objective over seeds, as the report ranks them) instead of every trial")
 	return cmd
 }
 
@@ -57,7 +68,7 @@ func runResults(cmd *cobra.Command, f *Factory, opts *ResultsOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := loadResults(cmd, store, sweepID)
+	res, err := loadResults(cmd, f, store, sweepID)
 	if err != nil {
 		return err
 	}
@@ -69,14 +80,63 @@ func runResults(cmd *cobra.Command, f *Factory, opts *ResultsOptions) error {
 	case "csv":
 		return activities.WriteCSV(f.Out, *res)
 	}
+	if opts.Top > 0 {
+		return writeLeaderboard(f.Out, res, opts.Top)
+	}
 	return writeResultsTable(f.Out, res)
+}
+
+// writeLeaderboard prints the n best configurations as the report's leaderboard ranks them
+// (report.Leaderboard: mean objective over the completed seeds, best first), with their parameters,
+// the 95% interval of the mean and how many seeds it is over.
+func writeLeaderboard(w io.Writer, res *activities.SweepResults, n int) error {
+	trials := make([]report.Trial, len(res.Trials))
+	for i, t := range res.Trials {
+		trials[i] = report.Trial{ID: t.TrialID, Config: t.Config, Seed: t.Seed, Params: t.Params, Outcome: t.Outcome, Objective: t.Objective}
+	}
+	rows := report.Leaderboard(trials, res.Metric.Goal != "minimize")
+	metric := res.Metric.Name
+	if metric == "" {
+		metric = "objective"
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprint(tw, "RANK")
+	for _, p := range res.Params {
+		fmt.Fprint(tw, "\t"+p)
+	}
+	fmt.Fprintf(tw, "\tMEAN %s\t95%% CI\tSEEDS\n", metric)
+	for i, r := range rows {
+		if i == n {
+			break
+		}
+		fmt.Fprintf(tw, "%d", i+1)
+		for _, p := range res.Params {
+			fmt.Fprintf(tw, "\t%v", r.Params[p])
+		}
+		mean, ci := "-", "-"
+		if r.Scored > 0 {
+			mean = strconv.FormatFloat(r.Mean, 'g', 5, 64)
+		}
+		if r.Scored > 1 {
+			ci = fmt.Sprintf("[%.5g, %.5g]", r.Lo, r.Hi)
+		}
+		seeds := fmt.Sprintf("%d/%d", r.Scored, r.Trials)
+		if r.Scored < r.Trials {
+			seeds += " (" + formatCounts(r.Outcomes) + ")"
+		}
+		fmt.Fprintf(tw, "\t%s\t%s\t%s\n", mean, ci, seeds)
+	}
+	if len(rows) > n {
+		fmt.Fprintf(tw, "(%d more configurations)\n", len(rows)-n)
+	}
+	return tw.Flush()
 }
 
 // statusPartial is the status of results read from the stored parts, results.json not being there.
 const statusPartial = "partial"
 
 // loadResults reads results.json, or the parts recorded so far when the sweep has not ended.
-func loadResults(cmd *cobra.Command, store artifacts.Store, sweepID string) (*activities.SweepResults, error) {
+func loadResults(cmd *cobra.Command, f *Factory, store artifacts.Store, sweepID string) (*activities.SweepResults, error) {
 	ctx := cmd.Context()
 	res, err := activities.LoadSweepResults(ctx, store, sweepID)
 	if err == nil {
@@ -90,7 +150,7 @@ func loadResults(cmd *cobra.Command, store artifacts.Store, sweepID string) (*ac
 		return nil, err
 	}
 	if len(trials) == 0 {
-		return nil, fmt.Errorf("sweep %s: no results in %s yet", sweepID, store.URL(artifacts.SweepKey(sweepID, "")))
+		return nil, noResults(cmd, f, store, sweepID)
 	}
 	// The store alone cannot say whether the sweep still runs or ended without writing results.json
 	// (a sweep that failed after fan-out): "partial" is true of both.
@@ -105,6 +165,59 @@ func loadResults(cmd *cobra.Command, store artifacts.Store, sweepID string) (*ac
 		sort.Strings(res.Params)
 	}
 	return res, nil
+}
+
+// noResults says why a sweep has no results to show: it has not recorded any yet, or it does not
+// exist. A sweep with nothing at all in the store may still have just started (its plan not yet
+// stored): Temporal, when it answers within a few seconds, says which.
+func noResults(cmd *cobra.Command, f *Factory, store artifacts.Store, sweepID string) error {
+	ctx := cmd.Context()
+	where := store.URL(artifacts.SweepKey(sweepID, ""))
+	keys, err := store.List(ctx, artifacts.SweepKey(sweepID, ""))
+	if err != nil {
+		return err
+	}
+	if len(keys) > 0 {
+		return fmt.Errorf("sweep %s: no results in %s yet", sweepID, where)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	state, err := sweepState(ctx, f, sweepID)
+	switch {
+	case err == nil && state == "running":
+		return fmt.Errorf("sweep %s (running): no results in %s yet", sweepID, where)
+	case err == nil:
+		return fmt.Errorf("sweep %s is %s, but %s holds nothing of it: is --store (or RLSWEEP_STORE) the store its workers write to?", sweepID, state, where)
+	case errors.Is(err, errSweepNotFound):
+		return fmt.Errorf("sweep %s does not exist: Temporal has no workflow of that ID and %s holds nothing (rlsweep list shows the sweeps)", sweepID, where)
+	}
+	return fmt.Errorf("sweep %s does not exist in the artifact store: %s holds nothing of it (Temporal could not be asked whether it has just started: %v)", sweepID, where, err)
+}
+
+// errSweepNotFound is sweepState's error for a workflow ID Temporal does not know.
+var errSweepNotFound = errors.New("not found")
+
+// sweepState is the sweep workflow's state, such as "running" or "completed"; errSweepNotFound when
+// there is no such sweep.
+func sweepState(ctx context.Context, f *Factory, sweepID string) (string, error) {
+	c, err := f.Client(ctx)
+	if err != nil {
+		return "", err
+	}
+	desc, err := c.DescribeWorkflowExecution(ctx, sweepID, "")
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return "", fmt.Errorf("sweep %s: %w", sweepID, errSweepNotFound)
+	}
+	if err != nil {
+		return "", err
+	}
+	return workflowState(desc.WorkflowExecutionInfo.Status), nil
+}
+
+// workflowState names a workflow status in lower case: running, completed, failed, canceled, ...
+func workflowState(st enumspb.WorkflowExecutionStatus) string {
+	return strings.ToLower(strings.TrimPrefix(st.String(), "WORKFLOW_EXECUTION_STATUS_"))
 }
 
 func writeResultsTable(w io.Writer, res *activities.SweepResults) error {

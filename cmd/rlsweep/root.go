@@ -119,6 +119,40 @@ func (f *Factory) namespace() string {
 	return "default"
 }
 
+// commandLine is an rlsweep command line for the user to run next: with the --address, --namespace
+// and --store this one was given, so it reaches the same server and store.
+func (f *Factory) commandLine(args ...string) string {
+	line := []string{selfName()}
+	if f.Address != "" && !f.Local {
+		line = append(line, "--address", f.Address)
+	}
+	if f.Namespace != "" && !f.Local {
+		line = append(line, "--namespace", f.Namespace)
+	}
+	if f.StoreURL != "" {
+		line = append(line, "--store", f.StoreURL)
+	}
+	line = append(line, args...)
+	for i, a := range line {
+		if a == "" || strings.ContainsFunc(a, func(r rune) bool { return !strings.ContainsRune(shellSafe, r) }) {
+			line[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(line, " ")
+}
+
+// selfName is how to run rlsweep again: bin/rlsweep when it was run so (as make demo and the README
+// do), else rlsweep.
+func selfName() string {
+	if a := os.Args[0]; filepath.Base(a) == "rlsweep" && !filepath.IsAbs(a) && strings.ContainsRune(a, filepath.Separator) {
+		return a
+	}
+	return "rlsweep"
+}
+
+// shellSafe are the characters a shell word needs no quotes for.
+const shellSafe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@%+,"
+
 func (f *Factory) close() {
 	if f.client != nil {
 		f.client.Close()

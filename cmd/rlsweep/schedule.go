@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,10 +14,15 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/workflows"
 )
@@ -190,8 +197,21 @@ func describeThresholds(spec *sweeps.Spec, o *ScheduleCreateOptions) string {
 		tol, th.Confidence, th.Resamples, th.MinProbImprovement, th.MaxNewFailures, from)
 }
 
+// memoCron is the schedule memo's key for the cron expression as given: the server keeps only the
+// calendar it translates the expression into.
+const memoCron = "rlsweep-cron"
+
+// cronWant says what --cron accepts.
+const cronWant = `a cron expression of 5 fields, minute hour day-of-month month day-of-week, such as "0 3 * * *", or @hourly, @daily, @weekly, @monthly`
+
+// runScheduleCreate checks everything a regression run would find wrong before any of it is made:
+// the spec, the baseline and whether the spec's configurations meet it, the cron expression (the
+// server's check, on a schedule created paused). The pinned spec is stored only once the schedule
+// exists, and the schedule is unpaused only once the spec is stored; a failure in between deletes the
+// schedule again, so a refused create leaves nothing behind.
 func runScheduleCreate(cmd *cobra.Command, f *Factory, opts *ScheduleCreateOptions) error {
-	spec, _, err := loadAndPlan(opts.File)
+	ctx := cmd.Context()
+	spec, trials, err := loadAndPlan(opts.File)
 	if err != nil {
 		return err
 	}
@@ -203,29 +223,130 @@ func runScheduleCreate(cmd *cobra.Command, f *Factory, opts *ScheduleCreateOptio
 	if err != nil {
 		return err
 	}
-	if err := store.Put(cmd.Context(), ScheduleSpecKey(opts.Name), bytes.NewReader(raw)); err != nil {
+	if err := checkBaseline(ctx, store, opts, spec, trials); err != nil {
 		return err
 	}
-	c, err := f.Client(cmd.Context())
+	c, err := f.Client(ctx)
 	if err != nil {
 		return err
 	}
 	overlap, _ := parseOverlap("--overlap", opts.Overlap)
-	_, err = c.ScheduleClient().Create(cmd.Context(), client.ScheduleOptions{
+	note := "rlsweep regression of " + opts.File
+	h, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
 		ID:            opts.Name,
 		Spec:          client.ScheduleSpec{CronExpressions: []string{opts.Cron}},
 		Action:        regressionAction(opts),
 		Overlap:       overlap,
 		CatchupWindow: opts.CatchupWindow,
-		Paused:        opts.Paused,
-		Note:          "rlsweep regression of " + opts.File,
+		Paused:        true,
+		Note:          note,
+		Memo:          map[string]any{memoCron: opts.Cron},
 	})
-	if err != nil {
+	var bad *serviceerror.InvalidArgument
+	switch {
+	case errors.Is(err, temporal.ErrScheduleAlreadyRunning):
+		return invalidInput(fmt.Errorf("name: got %q, but a schedule of that name exists (%s); delete it first or choose another name",
+			opts.Name, f.commandLine("schedule", "describe", opts.Name)))
+	case errors.As(err, &bad) && strings.Contains(strings.ToLower(bad.Message), "spec"):
+		// The schedule's spec holds nothing but the cron expression.
+		return invalidInput(fmt.Errorf("--cron: got %q, want %s (the server said: %s)", opts.Cron, cronWant, bad.Message))
+	case err != nil:
 		return fmt.Errorf("create schedule %s: %w", opts.Name, err)
+	}
+	undo := func(cause error) error {
+		// A detached context: an interrupt must not leave the schedule without its spec.
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if derr := h.Delete(dctx); derr != nil {
+			return fmt.Errorf("%w; and the schedule, created paused, could not be deleted: %v (rlsweep schedule delete %s)", cause, derr, opts.Name)
+		}
+		return cause
+	}
+	if err := store.Put(ctx, ScheduleSpecKey(opts.Name), bytes.NewReader(raw)); err != nil {
+		return undo(fmt.Errorf("store the spec of schedule %s: %w", opts.Name, err))
+	}
+	if !opts.Paused {
+		if err := h.Unpause(ctx, client.ScheduleUnpauseOptions{Note: note}); err != nil {
+			return fmt.Errorf("unpause schedule %s (the spec is stored; rlsweep schedule unpause %s): %w", opts.Name, opts.Name, err)
+		}
 	}
 	fmt.Fprintf(f.Out, "schedule %s: %q, spec stored as %s, baseline %s\nthresholds: %s\n", opts.Name, opts.Cron,
 		ScheduleSpecKey(opts.Name), opts.Baseline, describeThresholds(spec, opts))
 	return nil
+}
+
+// checkBaseline checks, before a schedule is made, what each of its regressions checks after its
+// sweep: that the baseline exists, measured the same objective, and has at least one configuration
+// with the parameter values of one of the spec's (the comparison is by parameter values).
+func checkBaseline(ctx context.Context, store artifacts.Store, opts *ScheduleCreateOptions, spec *sweeps.Spec, trials []sweeps.Trial) error {
+	ref, key := opts.Baseline, activities.BaselineKey(opts.Baseline)
+	rc, err := store.Get(ctx, key)
+	if errors.Is(err, artifacts.ErrNotFound) {
+		return invalidInput(baselineNotFound(ctx, store, ref, key))
+	}
+	if err != nil {
+		return fmt.Errorf("--baseline %s: %w", store.URL(key), err)
+	}
+	b, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil {
+		return fmt.Errorf("--baseline %s: %w", store.URL(key), err)
+	}
+	var base activities.SweepResults
+	if err := json.Unmarshal(b, &base); err != nil {
+		return invalidInput(fmt.Errorf("--baseline: got %q, but %s is not a sweep's results: %v", ref, store.URL(key), err))
+	}
+	if m := base.Metric; m.Name != "" && (m.Name != spec.Metric.Name || m.Goal != "" && m.Goal != spec.Metric.Goal) {
+		return invalidInput(fmt.Errorf("--baseline: got %q, whose objective is %s %s; %s's is %s %s: they cannot be compared",
+			ref, m.Goal, m.Name, opts.File, spec.Metric.Goal, spec.Metric.Name))
+	}
+	planned := map[string]bool{}
+	for _, t := range trials {
+		planned[activities.ParamsKey(t.Params)] = true
+	}
+	for _, t := range base.Trials {
+		if planned[activities.ParamsKey(t.Params)] {
+			return nil
+		}
+	}
+	if len(base.Trials) == 0 {
+		return invalidInput(fmt.Errorf("--baseline: got %q, but %s holds no trials", ref, store.URL(key)))
+	}
+	var differ string
+	bn, sn := append([]string(nil), base.Params...), sweeps.ParamNames(spec)
+	sort.Strings(bn)
+	sort.Strings(sn)
+	if strings.Join(bn, ",") != strings.Join(sn, ",") {
+		differ = fmt.Sprintf("the baseline's parameters are [%s], %s's are [%s]", strings.Join(base.Params, ", "),
+			opts.File, strings.Join(sweeps.ParamNames(spec), ", "))
+	} else {
+		differ = fmt.Sprintf("both vary [%s], over different values: the baseline has %s, %s plans %s", strings.Join(sn, ", "),
+			activities.ParamsKey(base.Trials[0].Params), opts.File, activities.ParamsKey(trials[0].Params))
+	}
+	return invalidInput(fmt.Errorf("--baseline: got %q, but no configuration of %s has the parameter values of one of the baseline's, so no regression could compare anything: %s",
+		ref, opts.File, differ))
+}
+
+// baselineNotFound says what --baseline could have been: the stored baselines, or how a sweep ID looks.
+func baselineNotFound(ctx context.Context, store artifacts.Store, ref, key string) error {
+	if strings.HasPrefix(ref, "sweep/") {
+		return fmt.Errorf("--baseline: got %q, but %s does not exist: the sweep has not ended, or does not exist (rlsweep list --state completed shows ended sweeps)",
+			ref, store.URL(key))
+	}
+	stored := "none is stored in " + store.URL("baselines/")
+	if keys, err := store.List(ctx, "baselines/"); err == nil && len(keys) > 0 {
+		names := make([]string, len(keys))
+		for i, k := range keys {
+			names[i] = strings.TrimSuffix(strings.TrimPrefix(k, "baselines/"), ".json")
+		}
+		stored = "stored: " + strings.Join(names, ", ")
+	}
+	hint := ""
+	if id, trial, err := workflows.ParseSweepRef(ref); err == nil && trial == "" && strings.Contains(ref, "/") {
+		hint = fmt.Sprintf("; did you mean the sweep %s?", id)
+	}
+	return fmt.Errorf("--baseline: got %q, want the name of a baseline stored with rlsweep baseline set (%s) or a sweep ID such as sweep/<name>/<id>%s",
+		ref, stored, hint)
 }
 
 func newScheduleActionCmd(f *Factory, use, short string, runF func(*ScheduleOptions) error) *cobra.Command {
@@ -302,14 +423,14 @@ func runSchedule(cmd *cobra.Command, f *Factory, opts *ScheduleOptions) error {
 		if err != nil {
 			return fmt.Errorf("describe schedule %s: %w", opts.Name, err)
 		}
-		printSchedule(f.Out, opts.Name, d)
+		printSchedule(f.Out, opts.Name, d, regressionVerdicts(ctx, c, d))
 		return nil
 	case "pause":
 		err = h.Pause(ctx, client.SchedulePauseOptions{Note: opts.Note})
 	case "unpause":
 		err = h.Unpause(ctx, client.ScheduleUnpauseOptions{Note: opts.Note})
 	case "trigger":
-		err = h.Trigger(ctx, client.ScheduleTriggerOptions{Overlap: overlap})
+		return triggerSchedule(ctx, f, h, opts.Name, overlap)
 	case "backfill":
 		err = h.Backfill(ctx, client.ScheduleBackfillOptions{Backfill: []client.ScheduleBackfill{
 			{Start: opts.Start, End: opts.End, Overlap: overlap}}})
@@ -344,10 +465,112 @@ func listSchedules(cmd *cobra.Command, out io.Writer, sc client.ScheduleClient) 
 	return tw.Flush()
 }
 
-func printSchedule(out io.Writer, name string, d *client.ScheduleDescription) {
+// triggerSchedule starts the schedule's regression now and prints its workflow ID, which the server
+// chooses (the regression ID and the time): it waits, at most 30 s, for the schedule to record the start.
+func triggerSchedule(ctx context.Context, f *Factory, h client.ScheduleHandle, name string, overlap enumspb.ScheduleOverlapPolicy) error {
+	before, err := h.Describe(ctx)
+	if err != nil {
+		return fmt.Errorf("trigger schedule %s: %w", name, err)
+	}
+	if err := h.Trigger(ctx, client.ScheduleTriggerOptions{Overlap: overlap}); err != nil {
+		return fmt.Errorf("trigger schedule %s: %w", name, err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		d, err := h.Describe(ctx)
+		if err != nil {
+			return fmt.Errorf("trigger schedule %s: %w", name, err)
+		}
+		if n := len(d.Info.RecentActions); d.Info.NumActions > before.Info.NumActions && n > 0 {
+			if run := d.Info.RecentActions[n-1].StartWorkflowResult; run != nil {
+				fmt.Fprintf(f.Out, "schedule %s: started regression %s\n", name, run.WorkflowID)
+				fmt.Fprintf(f.Out, "web ui:   %s\n", f.WorkflowURL(run.WorkflowID))
+				return nil
+			}
+		}
+		if d.Info.NumActionsSkippedOverlap > before.Info.NumActionsSkippedOverlap {
+			running := make([]string, len(d.Info.RunningWorkflows))
+			for i, w := range d.Info.RunningWorkflows {
+				running[i] = w.WorkflowID
+			}
+			return fmt.Errorf("trigger schedule %s: skipped by the overlap policy, a regression still runs (%s); --overlap allow_all runs one beside it",
+				name, strings.Join(running, ", "))
+		}
+		if time.Now().After(deadline) {
+			fmt.Fprintf(f.Out, "schedule %s: triggered; the run has not started within 30s (rlsweep schedule describe %s shows it when it does)\n", name, name)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// runVerdict is what a regression run of a schedule came to.
+type runVerdict struct {
+	state   string // running, completed, failed, ...
+	verdict string // pass, regressed, improved, failed; "" while it runs
+}
+
+// regressionVerdicts looks up the state and verdict (the RlsweepVerdict search attribute) of each of the
+// schedule's recent runs; a run it cannot describe is left out.
+func regressionVerdicts(ctx context.Context, c client.Client, d *client.ScheduleDescription) map[string]runVerdict {
+	out := map[string]runVerdict{}
+	for _, a := range d.Info.RecentActions {
+		run := a.StartWorkflowResult
+		if run == nil {
+			continue
+		}
+		desc, err := c.DescribeWorkflowExecution(ctx, run.WorkflowID, "")
+		if err != nil {
+			continue
+		}
+		info := desc.GetWorkflowExecutionInfo()
+		v := runVerdict{state: workflowState(info.GetStatus())}
+		if p := info.GetSearchAttributes().GetIndexedFields()[workflows.AttrVerdict.GetName()]; p != nil {
+			_ = converter.GetDefaultDataConverter().FromPayload(p, &v.verdict)
+		}
+		out[run.WorkflowID] = v
+	}
+	return out
+}
+
+// scheduleCron is the cron expression the schedule was created with, from its memo; schedules made
+// before the memo held it show what the server kept.
+func scheduleCron(d *client.ScheduleDescription) string {
+	if p := d.Memo.GetFields()[memoCron]; p != nil {
+		var cron string
+		if converter.GetDefaultDataConverter().FromPayload(p, &cron) == nil && cron != "" {
+			return cron
+		}
+	}
+	s := d.Schedule.Spec
+	if s == nil {
+		return "-"
+	}
+	if len(s.CronExpressions) > 0 {
+		return strings.Join(s.CronExpressions, "; ")
+	}
+	var cals []string
+	for _, c := range s.Calendars {
+		cals = append(cals, fmt.Sprintf("%+v", c))
+	}
+	if len(cals) == 0 {
+		return "-"
+	}
+	return "calendar " + strings.Join(cals, "; ")
+}
+
+func printSchedule(out io.Writer, name string, d *client.ScheduleDescription, verdicts map[string]runVerdict) {
 	fmt.Fprintf(out, "schedule:  %s\n", name)
-	if s := d.Schedule.Spec; s != nil {
-		fmt.Fprintf(out, "cron:      %s\n", strings.Join(s.CronExpressions, "; "))
+	fmt.Fprintf(out, "cron:      %s\n", scheduleCron(d))
+	if a, ok := d.Schedule.Action.(*client.ScheduleWorkflowAction); ok && len(a.Args) > 0 {
+		var in workflows.RegressionInput
+		if p, ok := a.Args[0].(*commonpb.Payload); ok && converter.GetDefaultDataConverter().FromPayload(p, &in) == nil {
+			fmt.Fprintf(out, "baseline:  %s\nspec:      %s\n", in.Baseline, in.SpecKey)
+		}
 	}
 	if p := d.Schedule.Policy; p != nil {
 		fmt.Fprintf(out, "overlap:   %s\ncatch-up:  %s\n", p.Overlap, p.CatchupWindow)
@@ -358,9 +581,18 @@ func printSchedule(out io.Writer, name string, d *client.ScheduleDescription) {
 	fmt.Fprintf(out, "runs:      %d (%d skipped for overlap, %d missed the catch-up window)\n", d.Info.NumActions,
 		d.Info.NumActionsSkippedOverlap, d.Info.NumActionsMissedCatchupWindow)
 	for _, a := range d.Info.RecentActions {
-		if a.StartWorkflowResult != nil {
-			fmt.Fprintf(out, "recent:    %s %s\n", a.ActualTime.Format(time.RFC3339), a.StartWorkflowResult.WorkflowID)
+		run := a.StartWorkflowResult
+		if run == nil {
+			continue
 		}
+		line := fmt.Sprintf("recent:    %s %s", a.ActualTime.Format(time.RFC3339), run.WorkflowID)
+		if v, ok := verdicts[run.WorkflowID]; ok {
+			line += " " + v.state
+			if v.verdict != "" {
+				line += ", verdict " + v.verdict
+			}
+		}
+		fmt.Fprintln(out, line)
 	}
 	for _, t := range d.Info.NextActionTimes {
 		fmt.Fprintf(out, "next:      %s\n", t.Format(time.RFC3339))

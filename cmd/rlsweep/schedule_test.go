@@ -1,12 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/workflows"
 )
@@ -145,6 +151,65 @@ func TestDescribeThresholds(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := describeThresholds(tt.spec, &tt.opts); got != tt.want {
 				t.Errorf("describeThresholds = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// schedule create checks the baseline before anything is made: one that does not exist, or that no
+// configuration of the spec could be compared with, is a --baseline error (exit 2) naming the value
+// and what exists or what differs, and nothing is stored. No Temporal server answers at --address:
+// the check must come before the schedule is created.
+func TestScheduleCreateChecksBaseline(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	store, err := artifacts.NewLocal(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(key string, res activities.SweepResults) {
+		b, _ := json.Marshal(res)
+		if err := store.Put(ctx, key, bytes.NewReader(b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reward := sweeps.Metric{Name: "reward", Goal: "maximize"}
+	put(activities.StoredBaselineKey("other-params"), activities.SweepResults{Metric: reward, Params: []string{"clip"},
+		Trials: []activities.TrialSummary{{TrialID: "0-s1", Params: map[string]any{"clip": 0.2}}}})
+	put(activities.StoredBaselineKey("other-values"), activities.SweepResults{Metric: reward, Params: []string{"lr"},
+		Trials: []activities.TrialSummary{{TrialID: "0-s1", Params: map[string]any{"lr": 0.5}}}})
+	put(activities.StoredBaselineKey("other-metric"), activities.SweepResults{Metric: sweeps.Metric{Name: "loss", Goal: "minimize"},
+		Params: []string{"lr"}, Trials: []activities.TrialSummary{{TrialID: "0-s1", Params: map[string]any{"lr": 0.001}}}})
+	spec := filepath.Join(dir, "nightly.yaml")
+	if err := os.WriteFile(spec, []byte("name: nightly\ntrainer: {command: [/bin/true], total_steps: 1000}\n"+
+		"metric: {name: reward, goal: maximize}\nseeds: [1]\nparameters:\n  lr: {values: [0.001, 0.003]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		baseline string
+		want     []string
+	}{
+		{"nosuch", []string{`--baseline: got "nosuch"`, "stored: other-metric, other-params, other-values", "rlsweep baseline set"}},
+		{"sweep/nightly/ab12", []string{`--baseline: got "sweep/nightly/ab12"`, "sweeps/nightly/ab12/results.json does not exist"}},
+		{"nightly/ab12", []string{`--baseline: got "nightly/ab12"`, "did you mean the sweep sweep/nightly/ab12?"}},
+		{"other-params", []string{`--baseline: got "other-params"`, "the baseline's parameters are [clip], " + spec + "'s are [lr]"}},
+		{"other-values", []string{`--baseline: got "other-values"`, `both vary [lr], over different values: the baseline has {"lr":0.5}, ` + spec + ` plans {"lr":0.001}`}},
+		{"other-metric", []string{`--baseline: got "other-metric"`, "whose objective is minimize loss; " + spec + "'s is maximize reward"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.baseline, func(t *testing.T) {
+			code, _, errOut := runCLI(t, "--address", "127.0.0.1:1", "--store", store.Root(), "schedule", "create", "nightly", spec,
+				"--cron", "0 3 * * *", "--baseline", tt.baseline)
+			if code != exitInvalid {
+				t.Errorf("exit code %d, want 2; stderr %q", code, errOut)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr %q lacks %q", errOut, w)
+				}
+			}
+			if keys, err := store.List(ctx, "schedules/"); err != nil || len(keys) > 0 {
+				t.Errorf("store holds %v (%v) after a refused create, want nothing under schedules/", keys, err)
 			}
 		})
 	}

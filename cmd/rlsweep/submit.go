@@ -23,6 +23,9 @@ type SubmitOptions struct {
 	// HeartbeatTimeout is how long a silent trial attempt is trusted before it is retried (0: one
 	// minute): the time a dead worker's trials wait before resuming elsewhere.
 	HeartbeatTimeout time.Duration
+
+	inDev   bool   // submitted by rlsweep dev (see WatchOptions.inDev)
+	sweepID string // set once the sweep has started
 }
 
 func newSubmitCmd(f *Factory, runF func(*SubmitOptions) error) *cobra.Command {
@@ -88,13 +91,14 @@ func runSubmit(cmd *cobra.Command, f *Factory, opts *SubmitOptions) error {
 	if err != nil {
 		return fmt.Errorf("start sweep %s: %w", sweepID, err)
 	}
+	opts.sweepID = sweepID
 	fmt.Fprintf(f.Out, "submitted %s (%d trials)\n", sweepID, len(trials))
 	fmt.Fprintf(f.Out, "web ui:   %s\n", f.WorkflowURL(sweepID))
 	if !opts.Watch {
 		fmt.Fprintf(f.Out, "follow:   rlsweep watch %s\n", sweepID)
 		return nil
 	}
-	return runWatch(cmd, f, &WatchOptions{Sweep: sweepID, Interval: defaultWatchInterval})
+	return runWatch(cmd, f, &WatchOptions{Sweep: sweepID, Interval: defaultWatchInterval, inDev: opts.inDev})
 }
 
 func newShortID() string {

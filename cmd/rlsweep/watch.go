@@ -28,6 +28,9 @@ const defaultWatchInterval = time.Second
 type WatchOptions struct {
 	Sweep    string
 	Interval time.Duration
+	// inDev: the watch runs inside rlsweep dev, whose server stops with it; an interrupted watch
+	// then says nothing of following the sweep elsewhere.
+	inDev bool
 }
 
 func newWatchCmd(f *Factory, runF func(*WatchOptions) error) *cobra.Command {
@@ -35,8 +38,9 @@ func newWatchCmd(f *Factory, runF func(*WatchOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "watch SWEEP",
 		Short: "Follow a sweep live: progress, outcome counts, running trials and the leader",
-		Long:  "Follow a sweep until it ends. Exit code 0 when it completes, 4 when it fails or is cancelled.",
-		Args:  cobra.ExactArgs(1),
+		Long: "Follow a sweep until it ends. Exit code 0 when it completes, 4 when it fails or is cancelled,\n" +
+			"130 when interrupted (Ctrl-C): the sweep goes on running on the server.",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Sweep = args[0]
 			if opts.Interval <= 0 {
@@ -66,6 +70,9 @@ func runWatch(cmd *cobra.Command, f *Factory, opts *WatchOptions) error {
 	last := ""
 	for {
 		desc, err := c.DescribeWorkflowExecution(ctx, sweepID, "")
+		if err != nil && ctx.Err() != nil {
+			return watchInterrupted(f, opts, sweepID)
+		}
 		if err != nil {
 			return fmt.Errorf("sweep %s: %w", sweepID, err)
 		}
@@ -85,10 +92,23 @@ func runWatch(cmd *cobra.Command, f *Factory, opts *WatchOptions) error {
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return watchInterrupted(f, opts, sweepID)
 		case <-time.After(opts.Interval):
 		}
 	}
+}
+
+// watchInterrupted ends a watch stopped by Ctrl-C or SIGTERM: only the watching stops, so it says the
+// sweep goes on and how to follow or cancel it, and exits 130. Inside rlsweep dev it returns the
+// context's error for dev to handle.
+func watchInterrupted(f *Factory, opts *WatchOptions, sweepID string) error {
+	if opts.inDev {
+		return context.Canceled
+	}
+	fmt.Fprintf(f.ErrOut, "\nstopped watching; sweep %s goes on running on the server\n", sweepID)
+	fmt.Fprintf(f.ErrOut, "follow it: %s\n", f.commandLine("watch", sweepID))
+	fmt.Fprintf(f.ErrOut, "cancel it: %s\n", f.commandLine("cancel", sweepID))
+	return withExitCode(exitInterrupted, nil)
 }
 
 func queryStatus(ctx context.Context, c client.Client, sweepID string) (*workflows.SweepStatus, error) {
