@@ -270,7 +270,7 @@ func checkPolicyCollapse(e *Engine, r Record, _ float64) check {
 	if !ok || math.IsNaN(v) || math.IsInf(v, 0) || !p.ready() {
 		return check{}
 	}
-	fell := p.improved(sustainedImprovement) && p.recent() < p.start()
+	fell := p.improved(sustainedImprovement) && p.recent() < p.start()-p.noise()
 	jumped := e.recentKLSpikes() >= 2 && p.recent() < p.start()-max(2*p.noise(), 0.2*math.Abs(p.start()))
 	fired := (fell || jumped) && !p.lengthened()
 	return check{ok: true, fired: fired, metric: e.objective, value: p.raw(p.recent()), limit: p.raw(p.start())}

@@ -281,10 +281,8 @@ func (t *TensorBoardTail) add(f *tbFile, recs []diagnostics.Record) []diagnostic
 		if !v.scalar || (plugin != "" && plugin != "scalars") {
 			continue
 		}
-		if base, ok := strings.CutSuffix(string(v.tag), timeSuffix); ok {
-			if _, seen := t.plugins[base]; seen {
-				continue // the same value again with wall-clock seconds as its step (rsl_rl)
-			}
+		if t.otherAxis(string(v.tag)) {
+			continue // the same value again on another step axis (rsl_rl's and rl_games' /time, rl_games' /iter)
 		}
 		if f.grouped && f.group.Step != ev.step {
 			recs = t.flush(f, recs)
@@ -331,7 +329,26 @@ func (t *TensorBoardTail) flush(f *tbFile, recs []diagnostics.Record) []diagnost
 	return append(recs, rec)
 }
 
-// timeSuffix marks a tag that repeats another tag's values keyed by wall-clock seconds instead of
-// the step: rsl_rl writes Train/mean_reward/time beside Train/mean_reward. Such a tag is ignored when
-// the tag it repeats was seen before it, so two step axes are never interleaved.
-const timeSuffix = "/time"
+// otherAxisSuffixes mark a tag that repeats another tag's values on another step axis: wall-clock seconds
+// (rsl_rl writes Train/mean_reward/time beside Train/mean_reward; rl_games rewards/time beside
+// rewards/step) or epochs (rl_games' rewards/iter, whose other tags are keyed by frames). Such a tag is
+// ignored when the tag it repeats (the base, or the base's /step) was seen before it, so two step axes
+// are never interleaved.
+var otherAxisSuffixes = []string{"/time", "/iter"}
+
+// otherAxis reports whether tag repeats a tag already seen on another step axis.
+func (t *TensorBoardTail) otherAxis(tag string) bool {
+	for _, suffix := range otherAxisSuffixes {
+		base, ok := strings.CutSuffix(tag, suffix)
+		if !ok {
+			continue
+		}
+		if _, seen := t.plugins[base]; seen {
+			return true
+		}
+		if _, seen := t.plugins[base+"/step"]; seen {
+			return true
+		}
+	}
+	return false
+}

@@ -84,3 +84,32 @@ func TestTensorBoardStepsPerIteration(t *testing.T) {
 		t.Errorf("Stats.Steps = %q", st.Steps)
 	}
 }
+
+// rl_games writes each reward three times: rewards/step keyed by frames, rewards/iter by epochs and
+// rewards/time by seconds. Only the frame axis makes records; the copies never interleave with it.
+func TestTensorBoardRLGamesOtherAxesIgnored(t *testing.T) {
+	dir := t.TempDir()
+	var b []byte
+	for epoch := int64(1); epoch <= 30; epoch++ {
+		frame := epoch * 16384
+		b = append(b, tfrecord(eventBytes(frame, simpleValue("losses/c_loss", 0.5)))...)
+		b = append(b, tfrecord(eventBytes(frame, simpleValue("rewards/step", float32(epoch))))...)
+		b = append(b, tfrecord(eventBytes(epoch, simpleValue("rewards/iter", float32(epoch))))...)
+		b = append(b, tfrecord(eventBytes(3*epoch, simpleValue("rewards/time", float32(epoch))))...)
+	}
+	writeFile(t, filepath.Join(dir, "events.out.tfevents.1"), b)
+	r, err := Open(ReaderConfig{Source: SourceTensorBoard, Preset: "rl_games", TBDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	recs := append(pollAll(t, r), r.(Finisher).Finish()...)
+	if len(recs) != 30 {
+		t.Fatalf("got %d records, want 30 (one per epoch, on the frame axis): steps %v", len(recs), steps(recs))
+	}
+	for i, rec := range recs {
+		if rec.Step != int64(i+1)*16384 || rec.Values[diagnostics.Reward] != float64(i+1) {
+			t.Errorf("record %d: step %d, values %v; want step %d, reward %d", i, rec.Step, rec.Values, (i+1)*16384, i+1)
+		}
+	}
+}
