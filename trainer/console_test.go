@@ -262,3 +262,32 @@ func TestParseConsoleNumber(t *testing.T) {
 		}
 	}
 }
+
+// SB3's Monitor files hold one row per finished episode under a "#{...}" metadata line: each episode is
+// a record at the step that sums the episode lengths so far; a partial last row waits, a bad length is
+// counted.
+func TestSB3MonitorCSV(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "0.monitor.csv")
+	writeFile(t, path, []byte("#{\"t_start\": 1620000000.5, \"env_id\": \"BreakoutNoFrameskip-v4\"}\n"+
+		"r,l,t\n3.0,231,2102.953\n5.0,300,2200.1\n2.0,x,2300\n7.5,120,24"))
+	r := openFixture(t, ReaderConfig{Source: SourceCSV, Preset: "sb3", MetricsFile: path})
+	recs, err := r.Poll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := steps(recs); !equalSteps(got, []int64{231, 531}) {
+		t.Fatalf("steps = %v, want the running sum of the lengths", got)
+	}
+	checkValues(t, recs[1], map[string]float64{diagnostics.Reward: 5, diagnostics.EpisodeLength: 300})
+	if _, ok := recs[0].Values["t"]; ok {
+		t.Errorf("record %v holds the wall-clock column", recs[0].Values)
+	}
+	appendFile(t, path, "00.7\n")
+	recs, _ = r.Poll()
+	if len(recs) != 1 || recs[0].Step != 651 || recs[0].Values[diagnostics.Reward] != 7.5 {
+		t.Errorf("the completed last row: got %v", recs)
+	}
+	if st := r.Stats(); st.Records != 3 || st.Malformed != 1 || !strings.HasPrefix(st.Steps, StepsEnv) {
+		t.Errorf("Stats = %+v, want 3 records, 1 malformed, environment steps", st)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"encoding/csv"
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/rlsweep/rlsweep/diagnostics"
@@ -24,6 +26,10 @@ var csvStepColumns = []string{sb3StepKey, "step", "global_step"}
 // from its start and the rows already returned are skipped. A row whose cell count differs from the
 // header's, whose step is missing or not an integer ≥ 0, or lower than the previous row's, is counted
 // as malformed. A partial last line is waited for.
+//
+// It also reads SB3's Monitor files (monitor.csv): a first line "#{...}" of metadata, a header "r,l,t",
+// then one row per finished episode (return, length, seconds). Each episode is a record with reward r
+// and episode_length l, at the step that sums the lengths so far (the environment's own steps).
 type CSVTail struct {
 	tail     lineTail
 	stats    ReaderStats
@@ -38,7 +44,18 @@ type CSVTail struct {
 	stepName string
 	rows     int // data rows consumed since the header was read
 	skip     int // rows to skip after a rewrite: they were returned before
+
+	comment []byte // a Monitor file's first line ("#{...}"), which stands before its header
+	monitor bool   // a Monitor file: the step is the running sum of the l column
+	lenCol  int    // the Monitor file's l column
 }
+
+// Monitor files' columns: the episode's return, length and wall-clock seconds since the file began.
+const (
+	monitorReturn = "r"
+	monitorLength = "l"
+	monitorTime   = "t"
+)
 
 // NewCSVTail returns a tail of the CSV file at path; mapping renames columns (nil keeps them).
 func NewCSVTail(path string, mapping Mapping) *CSVTail {
@@ -76,12 +93,21 @@ func (t *CSVTail) tooLong(n int64) {
 }
 
 func (t *CSVTail) restart() {
-	t.header, t.rows, t.skip, t.lastStep = nil, 0, 0, -1
+	t.header, t.rows, t.skip, t.lastStep, t.comment, t.monitor = nil, 0, 0, -1, nil, false
 }
 
 func (t *CSVTail) malformed(n int64, why string) {
 	t.stats.Malformed++
 	t.stats.LastError = fmt.Sprintf("%s:%d: %s", t.tail.path, n, why)
+}
+
+// trimAll returns cells with surrounding white space removed.
+func trimAll(cells []string) []string {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		out[i] = strings.TrimSpace(c)
+	}
+	return out
 }
 
 // splitCSV splits one CSV line into its cells; quotes are honoured when there are any.
@@ -96,7 +122,11 @@ func splitCSV(line []byte) ([]string, error) {
 
 func (t *CSVTail) line(b []byte, n int64) {
 	if t.header == nil {
-		if n > 1 {
+		if n == 1 && bytes.HasPrefix(b, []byte("#")) {
+			t.comment = append([]byte{}, b...) // a Monitor file's metadata: its header comes next
+			return
+		}
+		if n > 1 && !(n == 2 && t.comment != nil) {
 			// The header is the first line (where a rewrite is looked for); without one no row can be read.
 			if len(bytes.TrimSpace(b)) > 0 {
 				t.malformed(n, "no header row: the file's first line is not one")
@@ -109,6 +139,10 @@ func (t *CSVTail) line(b []byte, n int64) {
 			return
 		}
 		t.header = append([]byte{}, b...)
+		if t.comment != nil {
+			// The rewrite check compares the file's beginning with what stood before the first row.
+			t.header = append(append(append([]byte{}, t.comment...), '\n'), b...)
+		}
 		t.names, t.scales, t.stepCol = make([]string, len(cells)), make([]float64, len(cells)), -1
 		for i, c := range cells {
 			c = strings.TrimSpace(c)
@@ -116,6 +150,12 @@ func (t *CSVTail) line(b []byte, n int64) {
 			if tg, ok := t.mapping[c]; ok {
 				t.names[i], t.scales[i] = tg.Metric, tg.Scale
 			}
+		}
+		t.monitor = t.comment != nil && slices.Equal(trimAll(cells), []string{monitorReturn, monitorLength, monitorTime})
+		if t.monitor {
+			t.names = []string{diagnostics.Reward, diagnostics.EpisodeLength, ""}
+			t.lenCol, t.stepName = 1, "the sum of episode lengths (l)"
+			return
 		}
 		for _, want := range csvStepColumns {
 			for i, c := range cells {
@@ -142,13 +182,24 @@ func (t *CSVTail) line(b []byte, n int64) {
 	case len(cells) != len(t.names):
 		t.malformed(n, fmt.Sprintf("got %d cells, want %d (the header's)", len(cells), len(t.names)))
 		return
-	case t.stepCol < 0:
+	case t.stepCol < 0 && !t.monitor:
 		t.malformed(n, fmt.Sprintf("no step column: the header has none of %q", csvStepColumns))
 		return
 	}
-	sv, ok := parseConsoleNumber([]byte(cells[t.stepCol]))
+	stepCell := ""
+	if t.monitor {
+		l, ok := parseConsoleNumber([]byte(cells[t.lenCol]))
+		if !ok || l < 0 || l != math.Trunc(l) || l > 1<<40 {
+			t.malformed(n, fmt.Sprintf("l: got %q, want an episode length, an integer ≥ 0", cells[t.lenCol]))
+			return
+		}
+		stepCell = strconv.FormatInt(max(t.lastStep, 0)+int64(l), 10)
+	} else {
+		stepCell = cells[t.stepCol]
+	}
+	sv, ok := parseConsoleNumber([]byte(stepCell))
 	if !ok || sv < 0 || sv != math.Trunc(sv) || sv > 1<<62 {
-		t.malformed(n, fmt.Sprintf("%s: got %q, want an integer ≥ 0", t.stepName, cells[t.stepCol]))
+		t.malformed(n, fmt.Sprintf("%s: got %q, want an integer ≥ 0", t.stepName, stepCell))
 		return
 	}
 	step := int64(sv)
@@ -158,6 +209,9 @@ func (t *CSVTail) line(b []byte, n int64) {
 	}
 	vals := make(map[string]float64, len(cells))
 	for i, c := range cells {
+		if t.names[i] == "" {
+			continue
+		}
 		if v, ok := parseConsoleNumber([]byte(c)); ok && !strings.ContainsAny(strings.TrimSpace(c), " \t") {
 			vals[t.names[i]] = v * t.scales[i]
 		}
@@ -165,7 +219,7 @@ func (t *CSVTail) line(b []byte, n int64) {
 	t.lastStep = step
 	t.stats.Records++
 	t.stats.Steps = StepsTrainer + " (" + t.stepName + ")"
-	if t.stepName == sb3StepKey {
+	if t.stepName == sb3StepKey || t.monitor {
 		t.stats.Steps = StepsEnv + " (" + sb3StepKey + ")"
 	}
 	t.out = append(t.out, diagnostics.Record{Step: step, Values: vals})
