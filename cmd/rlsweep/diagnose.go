@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -309,6 +310,9 @@ func writeDiagnosis(w io.Writer, d *diagnosis) {
 	if d.Stop != nil {
 		v := d.Stop
 		fmt.Fprintf(w, "STOP  %s at step %d: %s = %g (threshold %g)\n", v.Rule, v.Step, v.Metric, v.Value, v.Threshold)
+		if v.Objective != "" && !math.IsNaN(v.ObjectiveValue) {
+			fmt.Fprintf(w, "      %s where the run stood: %g (mean of its last values)\n", v.Objective, v.ObjectiveValue)
+		}
 		fmt.Fprintf(w, "      %s\n", v.Advice)
 		if len(v.Related) > 0 {
 			fmt.Fprintf(w, "      related: %v\n", v.Related)
