@@ -18,6 +18,9 @@ const (
 	// its grace period to write a checkpoint: retried, on any worker, from that checkpoint.
 	ErrWorkerStopping = "WorkerStopping"
 	ErrInvalidSpec    = "InvalidSpec" // the spec cannot run (bad template, unknown builtin): never retried
+	// ErrSweepExists: the store already holds another sweep under this sweep ID; its files are never
+	// overwritten. Never retried.
+	ErrSweepExists = "SweepExists"
 )
 
 // Trial outcomes (docs/diagnostics.md): the report package's, which draws them, so the two never disagree.
@@ -37,6 +40,9 @@ type PlanInput struct {
 	SweepID  string
 	Spec     sweeps.Spec
 	SpecYAML string // the spec as the user wrote it, stored as spec.yaml
+	// Submission identifies the submission that owns the sweep's files (owner.json), so a retried Plan
+	// goes on and another submission under the same sweep ID is refused; empty: the sweep's run ID.
+	Submission string `json:",omitempty"`
 }
 
 // PlanResult says where the plan was stored and how many trials it holds.

@@ -20,6 +20,9 @@ type SweepInput struct {
 	SweepID  string
 	Spec     sweeps.Spec
 	SpecYAML string // stored as spec.yaml by the plan step; dropped after it
+	// Submission identifies the submission (rlsweep submit makes a random one): the plan step claims
+	// the sweep's files for it and refuses a sweep ID whose files belong to another submission.
+	Submission string `json:",omitempty"`
 	// ContinueAsNewAfter caps the events of one run before it continues-as-new even if the server has
 	// not suggested it yet; 0 means 8,000 (Temporal's hard limit is 51,200, our budget 10,240).
 	ContinueAsNewAfter int
@@ -186,7 +189,7 @@ func (s *sweepRun) lightOptions(ctx workflow.Context, summary string) workflow.C
 func (s *sweepRun) plan(ctx workflow.Context) error {
 	var res activities.PlanResult
 	err := workflow.ExecuteActivity(s.lightOptions(ctx, "plan"), (*activities.Activities).Plan,
-		activities.PlanInput{SweepID: s.in.SweepID, Spec: s.in.Spec, SpecYAML: s.in.SpecYAML}).Get(ctx, &res)
+		activities.PlanInput{SweepID: s.in.SweepID, Spec: s.in.Spec, SpecYAML: s.in.SpecYAML, Submission: s.in.Submission}).Get(ctx, &res)
 	if err != nil {
 		return err
 	}
