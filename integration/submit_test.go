@@ -109,3 +109,45 @@ probes: {enabled: false}
 		t.Errorf("list exited %d, want %s once:\n%s", code, first, out)
 	}
 }
+
+// A sweep in which every trial failed ends failed: watch exits non-zero and names the cause, results
+// and status show the whole error with the trainer's log tail, and list files it under failed.
+func TestEveryTrialFailedSweepFails(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker("a", "--slots", "4")
+	spec := e.spec("doomed", `
+  total_steps: 4000
+method: grid
+parameters:
+  lr: {values: [1.0e-3, 3.0e-3]}
+  sleep_ms: {value: 1}
+  crash_at: {value: 2000}
+probes: {enabled: false}
+retries: {max_attempts: 1}
+`)
+	sweepID := e.submit(spec)
+	const cause = "crashing on purpose at step 2000"
+	out, code := e.cli("watch", sweepID)
+	if code == 0 || !strings.Contains(out, "sweep "+sweepID+" failed: 2 trials (2 failed)") || !strings.Contains(out, cause) {
+		t.Errorf("watch exited %d, want non-zero, the sweep failed and the cause %q:\n%s", code, cause, out)
+	}
+	out, code = e.cli("results", sweepID)
+	if code != 0 || !strings.Contains(out, "ERROR") || strings.Count(out, cause) != 2 {
+		t.Errorf("results exited %d, want an ERROR column with %q for both trials:\n%s", code, cause, out)
+	}
+	out, code = e.cli("results", sweepID, "-o", "csv")
+	if code != 0 || strings.Count(out, cause) != 2 {
+		t.Errorf("results -o csv exited %d, want %q in both rows' error:\n%s", code, cause, out)
+	}
+	out, code = e.cli("status", sweepID)
+	if code != 0 || !strings.Contains(out, "failed") || !strings.Contains(out, "last failure") || !strings.Contains(out, cause) {
+		t.Errorf("status exited %d, want the failed phase and the last failure's cause:\n%s", code, out)
+	}
+	out, code = e.cli("status", sweepID+"/0-s1")
+	if code != 0 || !strings.Contains(out, "error") || !strings.Contains(out, cause) {
+		t.Errorf("status of a trial exited %d, want its error with the cause:\n%s", code, out)
+	}
+	if ls := e.listSweeps("--state", "failed"); len(ls) != 1 || ls[0].SweepID != sweepID {
+		t.Errorf("list --state failed = %+v, want %s", ls, sweepID)
+	}
+}

@@ -56,6 +56,8 @@ type SweepState struct {
 	Probes *activities.ProbeReport `json:",omitempty"`
 	// ParamsAttribute: trials carry AttrParams (the namespace has it registered).
 	ParamsAttribute bool `json:",omitempty"`
+	// LastFailure is the trial that failed last, its whole error kept, for status and watch.
+	LastFailure *activities.TrialSummary `json:",omitempty"`
 }
 
 // SweepStatus is what the status query returns.
@@ -73,6 +75,8 @@ type SweepStatus struct {
 	Metric      sweeps.Metric
 	Runs        int
 	Since       time.Time
+	// LastFailure is the trial that failed last, with its whole error; nil when none has.
+	LastFailure *activities.TrialSummary `json:",omitempty"`
 }
 
 // SweepResult is what a finished sweep returns.
@@ -83,6 +87,8 @@ type SweepResult struct {
 	Counts     map[string]int
 	ResultsKey string
 	CSVKey     string
+	// LastFailure is the trial that failed last, with its whole error; nil when none has.
+	LastFailure *activities.TrialSummary `json:",omitempty"`
 }
 
 // resultsBatch is how many finished trials the sweep holds before storing them.
@@ -173,6 +179,10 @@ const carriedCheckSoonChange = "carried-check-soon"
 // started with the abandon close policy) and status still said running or reporting.
 const failStopsTrialsChange = "fail-stops-trials"
 
+// allFailedChange versions a sweep in which every trial failed ending with phase failed (results still
+// written): before it, such a sweep ended "completed" and watch exited 0.
+const allFailedChange = "all-failed-fails"
+
 // carriedFirstCheck is how soon a run first looks up the trials it carries over.
 const carriedFirstCheck = 5 * time.Second
 
@@ -248,7 +258,12 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 			}
 		}
 	}
-	res, err := s.finish(ctx, PhaseCompleted)
+	phase := PhaseCompleted
+	if n := len(s.trials); n > 0 && s.state.Counts[activities.OutcomeFailed] == n &&
+		workflow.GetVersion(ctx, allFailedChange, workflow.DefaultVersion, 1) == 1 {
+		phase = PhaseFailed
+	}
+	res, err := s.finish(ctx, phase)
 	if err != nil {
 		return s.endAfterStore(ctx, err, false)
 	}
@@ -492,6 +507,11 @@ func (s *sweepRun) record(ctx workflow.Context, sum activities.TrialSummary) {
 	delete(s.running, sum.TrialID)
 	s.state.Counts[sum.Outcome]++
 	s.state.Pending = append(s.state.Pending, sum)
+	if sum.Outcome == activities.OutcomeFailed {
+		failed := sum
+		failed.Last = nil
+		s.state.LastFailure = &failed
+	}
 	if sum.Outcome == activities.OutcomeCompleted && sum.Objective != nil && s.better(sum, s.state.Leader) {
 		lead := sum
 		lead.Last = nil
@@ -650,7 +670,7 @@ func (s *sweepRun) finish(ctx workflow.Context, phase string) (*SweepResult, err
 		workflow.GetLogger(ctx).Warn("search attributes not updated", "error", err)
 	}
 	return &SweepResult{SweepID: s.in.SweepID, Status: phase, Total: len(s.trials), Counts: s.state.Counts,
-		ResultsKey: wr.ResultsKey, CSVKey: wr.CSVKey}, nil
+		ResultsKey: wr.ResultsKey, CSVKey: wr.CSVKey, LastFailure: s.state.LastFailure}, nil
 }
 
 func (s *sweepRun) fail(ctx workflow.Context, err error) (*SweepResult, error) {

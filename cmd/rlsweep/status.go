@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -82,12 +83,24 @@ func trialStatus(cmd *cobra.Command, f *Factory, sweepID, trialID string, asJSON
 	if desc.WorkflowExecutionInfo.Status == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED &&
 		c.GetWorkflow(ctx, wid, "").Get(ctx, &sum) == nil {
 		out["outcome"], out["objective"], out["steps"], out["stop_rule"] = sum.Outcome, sum.Objective, sum.Steps, sum.StopRule
+		if sum.Error != "" {
+			out["error"] = sum.Error
+		}
 	}
 	if asJSON {
 		return json.NewEncoder(f.Out).Encode(out)
 	}
-	for _, k := range []string{"trial", "status", "outcome", "step", "steps", "objective", "stop_rule", "checkpoint", "attempt", "last_failure"} {
+	for _, k := range []string{"trial", "status", "outcome", "step", "steps", "objective", "stop_rule", "checkpoint", "attempt", "last_failure", "error"} {
 		if v, ok := out[k]; ok {
+			if text, isText := v.(string); isText && strings.Contains(text, "\n") {
+				// A whole error: its first line here, the rest (the log tail, the cause) below.
+				first, rest, _ := strings.Cut(strings.TrimRight(text, "\n"), "\n")
+				fmt.Fprintf(f.Out, "%-12s %s\n", k, first)
+				for _, l := range strings.Split(rest, "\n") {
+					fmt.Fprintf(f.Out, "%-12s %s\n", "", l)
+				}
+				continue
+			}
 			if p, isPtr := v.(*float64); isPtr {
 				if p == nil {
 					continue
