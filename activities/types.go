@@ -2,7 +2,9 @@ package activities
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
+	"strings"
 
 	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/report"
@@ -96,6 +98,21 @@ type SegmentResult struct {
 	ResumedFrom   string
 	Warnings      map[string]int // diagnostic warnings by rule
 	DumpKey       string         // divergence.json, when a stop rule fired
+	// MetricMissing: the segment read records and none carried the objective's metric; these are
+	// the names they carried instead, sorted (at most maxSeenKeys), empty when they carried none.
+	// Nil when the metric was there or there was no record.
+	MetricMissing []string
+}
+
+// MissingMetricWarning is the warning of a trial whose records do not carry the objective's metric:
+// without it the trial has no objective and no statistic counts it.
+func MissingMetricWarning(metric string, segment int, carried []string) string {
+	wrote := "no metric at all"
+	if len(carried) > 0 {
+		wrote = strings.Join(carried, ", ")
+	}
+	return fmt.Sprintf("metric %q: no record of segment %d carries it, so the trial has no objective; its records carry %s (set metric.name to one of them, or map a tag to it with trainer.metrics)",
+		metric, segment, wrote)
 }
 
 // Heartbeat is what a running segment records with each heartbeat; a retried attempt resumes from
@@ -120,6 +137,8 @@ type TrialSummary struct {
 	WallSeconds float64        `json:"wall_seconds"`
 	Segments    int            `json:"segments"`
 	Last        Values         `json:"last,omitempty"`
+	// Warnings are problems that did not stop the trial, such as an objective metric no record carries.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Values maps metric names to numbers and survives JSON with NaN and ±Inf in it: non-finite numbers are

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rlsweep/rlsweep/artifacts"
 )
@@ -149,5 +150,48 @@ retries: {max_attempts: 1}
 	}
 	if ls := e.listSweeps("--state", "failed"); len(ls) != 1 || ls[0].SweepID != sweepID {
 		t.Errorf("list --state failed = %+v, want %s", ls, sweepID)
+	}
+}
+
+// A metric name no record carries is warned of as soon as a trial's first segment ends, naming the
+// names the trainer did write: in the running trial's status, then in the ended trial's and in the
+// sweep's report.
+func TestMissingMetricWarned(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker("a", "--slots", "2")
+	spec := e.spec("typo", `
+  total_steps: 40000
+  segment_steps: 10000
+metric: {name: rewrd}
+method: grid
+parameters:
+  lr: {values: [1.0e-3]}
+  sleep_ms: {value: 200}
+probes: {enabled: false}
+`)
+	sweepID := e.submit(spec)
+	const warned = `metric "rewrd": no record of segment 0 carries it`
+	var out string
+	waitFor(t, time.Minute, "the running trial's status to warn of the missing metric", func() bool {
+		var code int
+		out, code = e.cli("status", sweepID+"/0-s1")
+		return code == 0 && strings.Contains(out, warned)
+	})
+	if !strings.Contains(out, "status       Running") || !strings.Contains(out, "reward, ") {
+		t.Errorf("status of the trial after its first segment, want running, the warning and the names it wrote:\n%s", out)
+	}
+	if out, code := e.cli("watch", sweepID); code != 0 {
+		t.Fatalf("watch exited %d:\n%s", code, out)
+	}
+	if out, code := e.cli("status", sweepID+"/0-s1"); code != 0 || strings.Count(out, warned) != 1 {
+		t.Errorf("status of the ended trial exited %d, want the warning once:\n%s", code, out)
+	}
+	html, err := os.ReadFile(e.store.URL(artifacts.SweepKey(sweepID, "report.html")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(html), `id="warnings"`) || !strings.Contains(string(html), "rewrd") ||
+		!strings.Contains(string(html), "1 trial: 0-s1") {
+		t.Errorf("report.html lacks the warning of the missing metric for trial 0-s1")
 	}
 }

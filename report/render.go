@@ -30,12 +30,37 @@ type page struct {
 	Sensitivity   []Figure
 	Sensitivities []Sensitivity
 	Diverged      []Trial
+	Warnings      []warning
 	Savings       Savings
 	Budget        int64
 	// The regression section, when In.Regression is set.
 	RegressionRows   []RegressionConfig
 	RegressionCounts []count
 	RegressionFigure *Figure
+}
+
+// warning is one warning text and the trials that gave it, in plan order.
+type warning struct {
+	Text   string
+	Trials []string
+}
+
+// warnings groups the trials' warnings by text, in the order they first appear.
+func warnings(trials []Trial) []warning {
+	var out []warning
+	at := map[string]int{}
+	for _, t := range trials {
+		for _, w := range t.Warnings {
+			i, ok := at[w]
+			if !ok {
+				i = len(out)
+				at[w] = i
+				out = append(out, warning{Text: w})
+			}
+			out[i].Trials = append(out[i].Trials, t.ID)
+		}
+	}
+	return out
 }
 
 type count struct {
@@ -65,6 +90,7 @@ func Render(w io.Writer, in *Input) error {
 			pg.Counts = append(pg.Counts, count{o, n, fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B)})
 		}
 	}
+	pg.Warnings = warnings(in.Trials)
 	for _, t := range in.Trials {
 		if t.Outcome == OutcomeDiverged || t.Outcome == OutcomePruned || t.Divergence != nil {
 			pg.Diverged = append(pg.Diverged, t)
@@ -105,6 +131,7 @@ func Render(w io.Writer, in *Input) error {
 }
 
 var funcs = template.FuncMap{
+	"join": strings.Join,
 	"num": func(x float64) string {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return fmt.Sprint(x)
@@ -245,7 +272,12 @@ tr.regressed td { background: #fdecea; }
 <h1>{{.In.Name}}</h1>
 <p class="muted">sweep <code>{{.In.SweepID}}</code> · {{.In.Status}} · {{len .In.Trials}} trials · objective <b>{{.In.Metric.Name}}</b> ({{.In.Metric.Goal}}){{if .In.Generated}} · generated {{.In.Generated}}{{end}}</p>
 <p id="outcome-counts">{{range .Counts}}<span class="badge" style="background:{{.Color}}">{{.N}} {{.Outcome}}</span>{{end}}</p>
-{{with .In.Regression}}
+{{if .Warnings}}<section id="warnings">
+<h2>Warnings</h2>
+<ul>{{range .Warnings}}<li><b>{{.Text}}</b><br><span class="muted">{{len .Trials}} trial{{if ne (len .Trials) 1}}s{{end}}: {{join .Trials ", "}}</span></li>
+{{end}}</ul>
+</section>
+{{end}}{{with .In.Regression}}
 <section id="regression" style="border-color:{{verdictColor .Verdict}}">
 <h2>Nightly regression: <span id="regression-verdict" class="verdict" data-verdict="{{.Verdict}}" style="background:{{verdictColor .Verdict}}">{{upper .Verdict}}</span></h2>
 <p>Against baseline <code id="regression-baseline">{{.Baseline}}</code>{{if ne .BaselineKey .Baseline}} <span class="muted">({{.BaselineKey}})</span>{{end}}: {{.Compared}} configuration{{if ne .Compared 1}}s{{end}} compared. {{range $.RegressionCounts}}<span class="badge" style="background:{{.Color}}">{{.N}} {{.Outcome}}</span>{{end}}</p>

@@ -56,6 +56,7 @@ type Trial struct {
 	StopRule    string
 	WallSeconds float64
 	Error       string
+	Warnings    []string             // problems that did not stop it, such as an objective no record carries
 	Curve       []Point              // the objective against steps, possibly thinned
 	Divergence  *diagnostics.Verdict // from divergence.json; nil when none was stored
 }

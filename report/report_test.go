@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -313,5 +314,37 @@ func TestRenderEmptySweep(t *testing.T) {
 		if !strings.Contains(b.String(), `id="`+id+`"`) {
 			t.Errorf("empty report lacks %q", id)
 		}
+	}
+}
+
+// Trials' warnings are shown near the top, each text once with the trials that gave it; a report
+// without warnings has no such section.
+func TestRenderWarnings(t *testing.T) {
+	in := sampleInput()
+	const missing = `metric "rewrd": no record of segment 0 carries it`
+	for i := range in.Trials {
+		in.Trials[i].ID = fmt.Sprintf("%d-s%d", in.Trials[i].Config, in.Trials[i].Seed)
+		if i < 3 {
+			in.Trials[i].Warnings = []string{missing}
+		}
+	}
+	var b bytes.Buffer
+	if err := Render(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	i := strings.Index(html, `id="warnings"`)
+	if i < 0 || i > strings.Index(html, `id="leaderboard"`) {
+		t.Fatalf("report lacks a warnings section before the leaderboard")
+	}
+	if strings.Count(html, "no record of segment 0 carries it") != 1 || !strings.Contains(html, "3 trials: 0-s1, 0-s2, 1-s1") {
+		t.Errorf("warnings section does not show the warning once with its 3 trials:\n%s", html[i:i+400])
+	}
+	b.Reset()
+	if err := Render(&b, sampleInput()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), `id="warnings"`) {
+		t.Error("a report without warnings has a warnings section")
 	}
 }

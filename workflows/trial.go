@@ -3,6 +3,8 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -40,6 +42,11 @@ func Trial(ctx workflow.Context, in TrialInput) (*activities.TrialSummary, error
 	reportCh := workflow.GetSignalChannel(ctx, SignalReportToSweep)
 	sum := activities.TrialSummary{TrialID: in.Trial.ID, Config: in.Trial.Config, Seed: in.Trial.Seed,
 		Params: in.Trial.Params, Outcome: activities.OutcomeCompleted}
+	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (*TrialStatus, error) {
+		return &TrialStatus{TrialID: sum.TrialID, Segments: sum.Segments, Steps: sum.Steps, Warnings: sum.Warnings}, nil
+	}); err != nil {
+		return nil, err
+	}
 	err := runSegments(ctx, in, &sum)
 	sum.WallSeconds = workflow.Now(ctx).Sub(start).Seconds()
 	switch {
@@ -89,11 +96,33 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *activities.TrialSumma
 			return err
 		}
 		sum.Steps, sum.Objective, sum.Last = res.LastStep, res.Objective, res.Last
+		noteMissingMetric(sum, in.Metric.Name, seg, res)
 		if res.CheckpointKey != "" {
 			resume, resumeStep = res.CheckpointKey, res.LastStep
 		}
 	}
 	return nil
+}
+
+// TrialStatus is what a trial's status query returns while it runs: how far it got and its warnings.
+type TrialStatus struct {
+	TrialID  string
+	Segments int   // segments begun
+	Steps    int64 // the step the last finished segment reached
+	Warnings []string
+}
+
+// noteMissingMetric warns, as soon as a segment ends, that no record of it carried the objective's
+// metric (naming those they did carry), and drops the warning once a later segment's records carry it.
+func noteMissingMetric(sum *activities.TrialSummary, metric string, seg int, res activities.SegmentResult) {
+	prefix := fmt.Sprintf("metric %q: ", metric)
+	i := slices.IndexFunc(sum.Warnings, func(w string) bool { return strings.HasPrefix(w, prefix) })
+	switch {
+	case res.MetricMissing == nil && res.Records > 0 && i >= 0:
+		sum.Warnings = slices.Delete(sum.Warnings, i, i+1)
+	case res.MetricMissing != nil && i < 0:
+		sum.Warnings = append(sum.Warnings, activities.MissingMetricWarning(metric, seg, res.MetricMissing))
+	}
 }
 
 func segmentOptions(in TrialInput) workflow.ActivityOptions {

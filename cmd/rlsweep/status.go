@@ -86,12 +86,28 @@ func trialStatus(cmd *cobra.Command, f *Factory, sweepID, trialID string, asJSON
 		if sum.Error != "" {
 			out["error"] = sum.Error
 		}
+		if len(sum.Warnings) > 0 {
+			out["warnings"] = sum.Warnings
+		}
+	}
+	if desc.WorkflowExecutionInfo.Status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		// Warnings come as soon as a segment ends; a trial recorded before the query existed has none.
+		var st workflows.TrialStatus
+		if v, err := c.QueryWorkflow(ctx, wid, "", workflows.QueryStatus); err == nil && v.Get(&st) == nil && len(st.Warnings) > 0 {
+			out["warnings"] = st.Warnings
+		}
 	}
 	if asJSON {
 		return json.NewEncoder(f.Out).Encode(out)
 	}
-	for _, k := range []string{"trial", "status", "outcome", "step", "steps", "objective", "stop_rule", "checkpoint", "attempt", "last_failure", "error"} {
+	for _, k := range []string{"trial", "status", "outcome", "step", "steps", "objective", "stop_rule", "checkpoint", "attempt", "last_failure", "error", "warnings"} {
 		if v, ok := out[k]; ok {
+			if ws, isList := v.([]string); isList {
+				for _, w := range ws {
+					fmt.Fprintf(f.Out, "%-12s %s\n", "warning", w)
+				}
+				continue
+			}
 			if text, isText := v.(string); isText && strings.Contains(text, "\n") {
 				// A whole error: its first line here, the rest (the log tail, the cause) below.
 				first, rest, _ := strings.Cut(strings.TrimRight(text, "\n"), "\n")
