@@ -151,6 +151,7 @@ retries: {max_attempts: 1}
 	if ls := e.listSweeps("--state", "failed"); len(ls) != 1 || ls[0].SweepID != sweepID {
 		t.Errorf("list --state failed = %+v, want %s", ls, sweepID)
 	}
+	recordHistory(t, e, sweepID, "", "sweep-all-failed.json")
 }
 
 // A metric name no record carries is warned of as soon as a trial's first segment ends, naming the
