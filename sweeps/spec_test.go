@@ -433,6 +433,10 @@ func TestBuiltinParamNames(t *testing.T) {
 	if err := load(all.String()); err != nil && strings.Contains(err.Error(), "built-in trainer") {
 		t.Errorf("Decode refused a name the built-in trainer knows: %v", err)
 	}
+	// inject_bug, the built-in trainer's test aid, is not a hyperparameter but the trainer takes it.
+	if err := load("  " + ppo.BugParam + ": {value: no-discount}\n"); err != nil {
+		t.Errorf("Decode refused %s: %v", ppo.BugParam, err)
+	}
 	// An external command's parameters are its own business.
 	cmd := "name: t\ntrainer: {command: [python, train.py], total_steps: 1000}\nparameters:\n  learning_rat: {value: 0.001}\n"
 	if s, err := Decode(strings.NewReader(cmd), "t.yaml"); err != nil {
