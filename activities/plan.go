@@ -1,8 +1,10 @@
 package activities
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -32,6 +34,9 @@ func (a *Activities) Plan(ctx context.Context, in PlanInput) (*PlanResult, error
 	if err != nil {
 		return nil, fmt.Errorf("encode plan: %w", err)
 	}
+	if err := a.claimSweep(ctx, in); err != nil {
+		return nil, err
+	}
 	planKey := artifacts.SweepKey(in.SweepID, "plan.json")
 	for key, body := range map[string][]byte{
 		artifacts.SweepKey(in.SweepID, "spec.yaml"): []byte(in.SpecYAML),
@@ -47,6 +52,51 @@ func (a *Activities) Plan(ctx context.Context, in PlanInput) (*PlanResult, error
 		return nil, err
 	}
 	return &PlanResult{PlanKey: planKey, Trials: len(trials), ParamsAttribute: params}, nil
+}
+
+// sweepOwner is owner.json: which submission a sweep's stored files belong to.
+type sweepOwner struct {
+	SweepID    string `json:"sweep_id"`
+	Submission string `json:"submission"`
+}
+
+// claimSweep makes the sweep's files this submission's, or refuses: a sweep's stored files are never
+// overwritten by another submission under the same ID, even when the server no longer knows the first
+// one (its history deleted or past retention). owner.json is written before anything else, so a retry
+// of this activity finds its own claim and goes on.
+func (a *Activities) claimSweep(ctx context.Context, in PlanInput) error {
+	me := in.Submission
+	if me == "" && activity.IsActivity(ctx) {
+		me = "run:" + activity.GetInfo(ctx).WorkflowExecution.RunID
+	}
+	ownerKey := artifacts.SweepKey(in.SweepID, "owner.json")
+	var owner sweepOwner
+	switch err := getJSON(ctx, a.Store, ownerKey, &owner); {
+	case err == nil && owner.Submission == me:
+		return nil
+	case err == nil:
+		return sweepExists(in.SweepID, a.Store.URL(ownerKey))
+	case !errors.Is(err, artifacts.ErrNotFound):
+		return err
+	}
+	for _, name := range []string{"spec.yaml", "plan.json"} {
+		key := artifacts.SweepKey(in.SweepID, name)
+		rc, err := a.Store.Get(ctx, key)
+		if err == nil {
+			rc.Close()
+			return sweepExists(in.SweepID, a.Store.URL(key))
+		}
+		if !errors.Is(err, artifacts.ErrNotFound) {
+			return err
+		}
+	}
+	body, _ := json.Marshal(sweepOwner{SweepID: in.SweepID, Submission: me}) // strings: cannot fail
+	return a.Store.Put(ctx, ownerKey, bytes.NewReader(body))
+}
+
+func sweepExists(sweepID, where string) error {
+	msg := fmt.Sprintf("sweep %s: the store already holds a sweep under this ID (%s); its files are left as they are: submit again without --id for a fresh ID, or with another --id", sweepID, where)
+	return temporal.NewNonRetryableApplicationError(msg, ErrSweepExists, nil)
 }
 
 // paramsAttribute says whether the sweep's namespace has ParamsSearchAttribute registered as a

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"go.temporal.io/sdk/temporal"
@@ -131,5 +132,60 @@ func TestPlanParamsAttribute(t *testing.T) {
 				t.Errorf("asked %q, want the sweep's namespace for %s", tt.lookup.asked, activities.ParamsSearchAttribute)
 			}
 		})
+	}
+}
+
+// Plan never overwrites another sweep's stored files: a second submission under a sweep ID whose files
+// belong to another one (or to a sweep stored before owner.json existed) is refused, non-retryable,
+// and leaves every file as it was; a retry of the same submission goes on.
+func TestPlanKeepsAnotherSweepsFiles(t *testing.T) {
+	ctx := context.Background()
+	spec, err := sweeps.Load("../sweeps/testdata/good/grid.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := sweeps.Load("../sweeps/testdata/good/minimal.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := artifacts.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &activities.Activities{Store: store}
+	f := &fixture{t: t, store: store}
+	if _, err := a.Plan(ctx, activities.PlanInput{SweepID: sweepID, Spec: *spec, SpecYAML: "first", Submission: "s1"}); err != nil {
+		t.Fatalf("Plan: %v", err)
+	}
+	plan := f.read(artifacts.SweepKey(sweepID, "plan.json"))
+	if _, err := a.Plan(ctx, activities.PlanInput{SweepID: sweepID, Spec: *spec, SpecYAML: "first", Submission: "s1"}); err != nil {
+		t.Fatalf("Plan retried by the same submission: %v, want it to go on", err)
+	}
+	_, err = a.Plan(ctx, activities.PlanInput{SweepID: sweepID, Spec: *other, SpecYAML: "second", Submission: "s2"})
+	if ae := appError(t, err, activities.ErrSweepExists); !ae.NonRetryable() {
+		t.Errorf("SweepExists from Plan is retryable, want non-retryable")
+	}
+	if !strings.Contains(err.Error(), sweepID) || !strings.Contains(err.Error(), "without --id") {
+		t.Errorf("Plan error %q, want the sweep ID and how to pick another", err)
+	}
+	if got := f.read(artifacts.SweepKey(sweepID, "spec.yaml")); got != "first" {
+		t.Errorf("spec.yaml = %q after a refused submission, want the first sweep's", got)
+	}
+	if got := f.read(artifacts.SweepKey(sweepID, "plan.json")); got != plan {
+		t.Errorf("plan.json changed after a refused submission")
+	}
+
+	// A sweep stored without owner.json (before it existed) is kept too.
+	old := "sweep/old/abc"
+	if err := store.Put(ctx, artifacts.SweepKey(old, "plan.json"), strings.NewReader("{}")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.Plan(ctx, activities.PlanInput{SweepID: old, Spec: *spec, SpecYAML: "new", Submission: "s3"})
+	appError(t, err, activities.ErrSweepExists)
+	if got := f.read(artifacts.SweepKey(old, "plan.json")); got != "{}" {
+		t.Errorf("plan.json = %q after a refused submission, want the old sweep's", got)
+	}
+	if _, err := store.Get(ctx, artifacts.SweepKey(old, "spec.yaml")); !errors.Is(err, artifacts.ErrNotFound) {
+		t.Errorf("spec.yaml of the old sweep: %v, want none written", err)
 	}
 }

@@ -41,7 +41,7 @@ const (
 
 // InjectBugParam is the sweep parameter that breaks the built-in trainer on purpose (a test aid, as
 // `rlsweep train --inject-bug`); the probe stage honours it too.
-const InjectBugParam = "inject_bug"
+const InjectBugParam = ppo.BugParam
 
 // ProbeInput is one probe of a sweep's probe stage.
 type ProbeInput struct {

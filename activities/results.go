@@ -177,7 +177,7 @@ func WriteCSV(w io.Writer, res SweepResults) error {
 			obj = strconv.FormatFloat(*t.Objective, 'g', -1, 64)
 		}
 		row = append(row, t.Outcome, obj, t.StopRule, strconv.FormatInt(t.Steps, 10),
-			strconv.FormatFloat(t.WallSeconds, 'f', 3, 64), inertCell(firstLine(t.Error)))
+			strconv.FormatFloat(t.WallSeconds, 'f', 3, 64), inertCell(t.Error))
 		if err := cw.Write(row); err != nil {
 			return err
 		}

@@ -171,7 +171,7 @@ func TestWriteCSV(t *testing.T) {
 	want := [][]string{
 		{"trial_id", "config", "seed", "lr", "name", "flag", "outcome", "objective", "stop_rule", "steps", "wall_seconds", "error"},
 		{"0-s1", "0", "1", "0.0003", `a,"b"`, "true", "completed", "123.25", "", "10000", "1.235", ""},
-		{"1-s1", "1", "1", "1", "", "", "failed", "", "", "5000", "0.000", "trainer exited with status 3"},
+		{"1-s1", "1", "1", "1", "", "", "failed", "", "", "5000", "0.000", "trainer exited with status 3\nlog tail:\nboom"}, // the whole cause
 		{"2-s1", "2", "1", "0.1", "x\ny", "", "diverged", "", "non_finite", "7000", "0.000", ""},
 		{"3-s1", "3", "1", "-0.5", `'=HYPERLINK("http://x","y")`, "'@SUM(1)", "failed", "", "", "0", "0.000", "'+cmd|' /C calc'!A0"},
 		{"4-s1", "4", "1", "0.5", "'-2", "'\tTAB", "failed", "", "", "0", "0.000", "'-oops"},

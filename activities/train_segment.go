@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -107,6 +108,9 @@ type segmentRun struct {
 	resumedAt int64
 	// lines: how many lines this attempt has added to metrics.jsonl.
 	lines int
+	// seenKeys: the metric names the segment's records carried, for the warning when none carried
+	// the objective's (at most maxSeenKeys).
+	seenKeys map[string]bool
 }
 
 func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput) (*segmentRun, error) {
@@ -448,7 +452,22 @@ func (r *segmentRun) takeValues(rec diagnostics.Record) {
 	if v, ok := rec.Values[r.in.Metric]; ok {
 		r.objLast, r.hasObj = v, true
 	}
+	if r.hasObj {
+		return
+	}
+	if r.seenKeys == nil {
+		r.seenKeys = map[string]bool{}
+	}
+	for k := range rec.Values {
+		if len(r.seenKeys) >= maxSeenKeys {
+			break
+		}
+		r.seenKeys[k] = true
+	}
 }
+
+// maxSeenKeys bounds the metric names a segment result lists when the objective's is missing.
+const maxSeenKeys = 64
 
 // stopTrainer stops the trainer (SIGTERM, the grace period, SIGKILL) and keeps heartbeating meanwhile:
 // a grace period as long as the heartbeat timeout would otherwise let the server time the attempt out
@@ -638,6 +657,12 @@ func (r *segmentRun) finish(p *process) (*SegmentResult, error) {
 	r.result.Malformed = st.Malformed
 	if r.hasObj {
 		r.result.Objective = finite(r.objLast)
+	} else if r.result.Records > 0 {
+		r.result.MetricMissing = make([]string, 0, len(r.seenKeys))
+		for k := range r.seenKeys {
+			r.result.MetricMissing = append(r.result.MetricMissing, k)
+		}
+		slices.Sort(r.result.MetricMissing)
 	}
 	if code := p.exitCode(); code != 0 {
 		msg := fmt.Sprintf("trial %s: trainer exited with status %d at step %d; log tail:\n%s",

@@ -242,6 +242,28 @@ func TestTrainSegmentHealthy(t *testing.T) {
 	if res.DumpKey != "" || res.ResumedFrom != "" {
 		t.Errorf("DumpKey, ResumedFrom = %q, %q, want none", res.DumpKey, res.ResumedFrom)
 	}
+	if res.MetricMissing != nil {
+		t.Errorf("MetricMissing = %q, want nil: every record carries reward", res.MetricMissing)
+	}
+}
+
+// A segment whose records never carry the objective's metric says so, with the names they carry.
+func TestTrainSegmentMetricMissing(t *testing.T) {
+	f := newFixture(t)
+	in := f.input(5000, nil)
+	in.Metric = "rewrd"
+	res, err := f.run(in)
+	if err != nil {
+		t.Fatalf("TrainSegment: %v", err)
+	}
+	if res.Objective != nil || !slices.Contains(res.MetricMissing, "reward") || !slices.Contains(res.MetricMissing, "value_loss") ||
+		!slices.IsSorted(res.MetricMissing) {
+		t.Errorf("Objective, MetricMissing = %v, %q; want none and the sorted names the records carry, reward among them", res.Objective, res.MetricMissing)
+	}
+	w := activities.MissingMetricWarning("rewrd", 0, res.MetricMissing)
+	if !strings.Contains(w, `metric "rewrd": no record of segment 0 carries it`) || !strings.Contains(w, "reward, ") {
+		t.Errorf("warning = %q, want the metric, the segment and the names written", w)
+	}
 }
 
 // echo is what testdata/argv-echo writes.

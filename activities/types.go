@@ -2,7 +2,9 @@ package activities
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
+	"strings"
 
 	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/report"
@@ -18,6 +20,9 @@ const (
 	// its grace period to write a checkpoint: retried, on any worker, from that checkpoint.
 	ErrWorkerStopping = "WorkerStopping"
 	ErrInvalidSpec    = "InvalidSpec" // the spec cannot run (bad template, unknown builtin): never retried
+	// ErrSweepExists: the store already holds another sweep under this sweep ID; its files are never
+	// overwritten. Never retried.
+	ErrSweepExists = "SweepExists"
 )
 
 // Trial outcomes (docs/diagnostics.md): the report package's, which draws them, so the two never disagree.
@@ -37,6 +42,9 @@ type PlanInput struct {
 	SweepID  string
 	Spec     sweeps.Spec
 	SpecYAML string // the spec as the user wrote it, stored as spec.yaml
+	// Submission identifies the submission that owns the sweep's files (owner.json), so a retried Plan
+	// goes on and another submission under the same sweep ID is refused; empty: the sweep's run ID.
+	Submission string `json:",omitempty"`
 }
 
 // PlanResult says where the plan was stored and how many trials it holds.
@@ -94,6 +102,21 @@ type SegmentResult struct {
 	// RLSWEEP_STOP_AT_STEP, or stopped without a checkpoint to resume from), so later segments re-run
 	// what it trained; the Trial workflow shows the first one of a trial.
 	SegmentWarning string `json:",omitempty"`
+	// MetricMissing: the segment read records and none carried the objective's metric; these are
+	// the names they carried instead, sorted (at most maxSeenKeys), empty when they carried none.
+	// Nil when the metric was there or there was no record.
+	MetricMissing []string
+}
+
+// MissingMetricWarning is the warning of a trial whose records do not carry the objective's metric:
+// without it the trial has no objective and no statistic counts it.
+func MissingMetricWarning(metric string, segment int, carried []string) string {
+	wrote := "no metric at all"
+	if len(carried) > 0 {
+		wrote = strings.Join(carried, ", ")
+	}
+	return fmt.Sprintf("metric %q: no record of segment %d carries it, so the trial has no objective; its records carry %s (set metric.name to one of them, or map a tag to it with trainer.metrics)",
+		metric, segment, wrote)
 }
 
 // Heartbeat is what a running segment records with each heartbeat; a retried attempt resumes from
@@ -118,8 +141,8 @@ type TrialSummary struct {
 	WallSeconds float64        `json:"wall_seconds"`
 	Segments    int            `json:"segments"`
 	Last        Values         `json:"last,omitempty"`
-	// Warnings are problems the trial ran despite (the trainer ignored RLSWEEP_STOP_AT_STEP), each
-	// once: shown by `rlsweep status` and the report.
+	// Warnings are problems the trial ran despite, each once: the trainer ignored RLSWEEP_STOP_AT_STEP,
+	// an objective metric no record carries. Shown by `rlsweep status` and the report.
 	Warnings []string `json:"warnings,omitempty"`
 }
 

@@ -48,7 +48,7 @@ probes: {enabled: false}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(html), `id="warning-table"`) || !strings.Contains(string(html), "it ignores the stop step") {
+	if !strings.Contains(string(html), `id="warnings"`) || !strings.Contains(string(html), "it ignores the stop step") {
 		t.Errorf("report.html shows no warning for the trial")
 	}
 }

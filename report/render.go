@@ -33,13 +33,37 @@ type page struct {
 	// BestObjective is the best value of the objective any trial's curve reached (NaN when none), the
 	// yardstick for where a stopped trial stood.
 	BestObjective float64
-	Warned        []Trial // trials with warnings
+	Warnings      []warning
 	Savings       Savings
 	Budget        int64
 	// The regression section, when In.Regression is set.
 	RegressionRows   []RegressionConfig
 	RegressionCounts []count
 	RegressionFigure *Figure
+}
+
+// warning is one warning text and the trials that gave it, in plan order.
+type warning struct {
+	Text   string
+	Trials []string
+}
+
+// warnings groups the trials' warnings by text, in the order they first appear.
+func warnings(trials []Trial) []warning {
+	var out []warning
+	at := map[string]int{}
+	for _, t := range trials {
+		for _, w := range t.Warnings {
+			i, ok := at[w]
+			if !ok {
+				i = len(out)
+				at[w] = i
+				out = append(out, warning{Text: w})
+			}
+			out[i].Trials = append(out[i].Trials, t.ID)
+		}
+	}
+	return out
 }
 
 type count struct {
@@ -85,12 +109,10 @@ func Render(w io.Writer, in *Input) error {
 			pg.Counts = append(pg.Counts, count{o, n, fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B)})
 		}
 	}
+	pg.Warnings = warnings(in.Trials)
 	for _, t := range in.Trials {
 		if t.Outcome == OutcomeDiverged || t.Outcome == OutcomePruned || t.Divergence != nil {
 			pg.Diverged = append(pg.Diverged, t)
-		}
-		if len(t.Warnings) > 0 {
-			pg.Warned = append(pg.Warned, t)
 		}
 	}
 	pg.BestObjective = bestOfCurves(in.Trials, in.maximize())
@@ -129,6 +151,7 @@ func Render(w io.Writer, in *Input) error {
 }
 
 var funcs = template.FuncMap{
+	"join": strings.Join,
 	"num": func(x float64) string {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return fmt.Sprint(x)
@@ -276,7 +299,12 @@ tr.regressed td { background: #fdecea; }
 <h1>{{.In.Name}}</h1>
 <p class="muted">sweep <code>{{.In.SweepID}}</code> · {{.In.Status}} · {{len .In.Trials}} trials · objective <b>{{.In.Metric.Name}}</b> ({{.In.Metric.Goal}}){{if .In.Generated}} · generated {{.In.Generated}}{{end}}</p>
 <p id="outcome-counts">{{range .Counts}}<span class="badge" style="background:{{.Color}}">{{.N}} {{.Outcome}}</span>{{end}}</p>
-{{with .In.Regression}}
+{{if .Warnings}}<section id="warnings">
+<h2>Warnings</h2>
+<ul>{{range .Warnings}}<li><b>{{.Text}}</b><br><span class="muted">{{len .Trials}} trial{{if ne (len .Trials) 1}}s{{end}}: {{join .Trials ", "}}</span></li>
+{{end}}</ul>
+</section>
+{{end}}{{with .In.Regression}}
 <section id="regression" style="border-color:{{verdictColor .Verdict}}">
 <h2>Nightly regression: <span id="regression-verdict" class="verdict" data-verdict="{{.Verdict}}" style="background:{{verdictColor .Verdict}}">{{upper .Verdict}}</span></h2>
 <p>Against baseline <code id="regression-baseline">{{.Baseline}}</code>{{if ne .BaselineKey .Baseline}} <span class="muted">({{.BaselineKey}})</span>{{end}}: {{.Compared}} configuration{{if ne .Compared 1}}s{{end}} compared. {{range $.RegressionCounts}}<span class="badge" style="background:{{.Color}}">{{.N}} {{.Outcome}}</span>{{end}}</p>
@@ -291,12 +319,6 @@ tr.regressed td { background: #fdecea; }
 <p class="muted">IQM: interquartile mean over seeds; interval: stratified bootstrap of IQM(this sweep) − IQM(baseline); P(improvement): the chance a seed of this sweep beats a seed of the baseline, ties ½ (rliable). Configurations are matched by parameter values: <i>new</i> ones are only in this sweep, <i>missing</i> ones only in the baseline, and neither is compared.</p>
 </section>
 {{end}}
-
-{{if .Warned}}<h2 id="warnings">Warnings</h2>
-<table id="warning-table">
-<tr><th>trial</th><th>warning</th></tr>
-{{range .Warned}}{{$id := .ID}}{{range .Warnings}}<tr><td>{{$id}}</td><td>{{.}}</td></tr>
-{{end}}{{end}}</table>{{end}}
 
 <h2 id="leaderboard">Leaderboard</h2>
 <table id="leaderboard-table">

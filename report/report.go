@@ -56,9 +56,9 @@ type Trial struct {
 	StopRule    string
 	WallSeconds float64
 	Error       string
+	Warnings    []string             // problems the trial ran despite: an objective no record carries, a trainer ignoring its stop step
 	Curve       []Point              // the objective against steps, possibly thinned
 	Divergence  *diagnostics.Verdict // from divergence.json; nil when none was stored
-	Warnings    []string             // problems the trial ran despite (a trainer ignoring its stop step)
 }
 
 // Point is one value of a learning curve.

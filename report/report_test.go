@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -370,23 +371,34 @@ func TestRenderEmptySweep(t *testing.T) {
 	}
 }
 
-// TestRenderTrialWarnings: a trial's warnings are listed under Warnings; a sweep without any has no
-// such section.
-func TestRenderTrialWarnings(t *testing.T) {
+// Trials' warnings are shown near the top, each text once with the trials that gave it; a report
+// without warnings has no such section.
+func TestRenderWarnings(t *testing.T) {
 	in := sampleInput()
+	const missing = `metric "rewrd": no record of segment 0 carries it`
+	for i := range in.Trials {
+		in.Trials[i].ID = fmt.Sprintf("%d-s%d", in.Trials[i].Config, in.Trials[i].Seed)
+		if i < 3 {
+			in.Trials[i].Warnings = []string{missing}
+		}
+	}
 	var b bytes.Buffer
 	if err := Render(&b, in); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(b.String(), `id="warning-table"`) {
-		t.Error("a sweep without warnings has a Warnings section")
+	html := b.String()
+	i := strings.Index(html, `id="warnings"`)
+	if i < 0 || i > strings.Index(html, `id="leaderboard"`) {
+		t.Fatalf("report lacks a warnings section before the leaderboard")
 	}
-	in.Trials[3].ID, in.Trials[3].Warnings = "1-s2", []string{"segment 0: the trainer ran past RLSWEEP_STOP_AT_STEP=2000 & on"}
+	if strings.Count(html, "no record of segment 0 carries it") != 1 || !strings.Contains(html, "3 trials: 0-s1, 0-s2, 1-s1") {
+		t.Errorf("warnings section does not show the warning once with its 3 trials:\n%s", html[i:i+400])
+	}
 	b.Reset()
-	if err := Render(&b, in); err != nil {
+	if err := Render(&b, sampleInput()); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), `<tr><td>1-s2</td><td>segment 0: the trainer ran past RLSWEEP_STOP_AT_STEP=2000 &amp; on</td></tr>`) {
-		t.Error("report lacks the trial's warning row")
+	if strings.Contains(b.String(), `id="warnings"`) {
+		t.Error("a report without warnings has a warnings section")
 	}
 }

@@ -20,7 +20,7 @@ func mustDecode(t testing.TB, src string) *Spec {
 	return s
 }
 
-const planBase = "name: t\ntrainer:\n  builtin: ppo\n  env: CartPole-v1\n  total_steps: 1000\n"
+const planBase = "name: t\ntrainer:\n  command: [python, train.py]\n  env: CartPole-v1\n  total_steps: 1000\n"
 
 func TestPlanGridOrder(t *testing.T) {
 	s := mustDecode(t, planBase+`seeds: [5, 6]

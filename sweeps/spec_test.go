@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rlsweep/rlsweep/trainer/ppo"
 )
 
 // TestBadSpecs loads every spec under testdata/bad and checks that it fails with Errors whose messages
@@ -171,7 +173,7 @@ func TestDecodeValues(t *testing.T) {
 	for _, p := range s.Parameters {
 		byName[p.Name] = p
 	}
-	if got, want := ParamNames(s), []string{"lr", "ent_coef", "num_envs", "activation", "normalize"}; strings.Join(got, ",") != strings.Join(want, ",") {
+	if got, want := ParamNames(s), []string{"lr", "ent_coef", "num_envs", "activation", "norm_obs"}; strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("ParamNames = %v, want %v (spec order)", got, want)
 	}
 	checks := []struct {
@@ -182,11 +184,10 @@ func TestDecodeValues(t *testing.T) {
 		{"ent_coef.distribution (float bounds)", byName["ent_coef"].Distribution, DistUniform},
 		{"num_envs.distribution (integer bounds, as W&B)", byName["num_envs"].Distribution, DistIntUniform},
 		{"activation.values[1]", byName["activation"].Values[1], "relu"},
-		{"normalize.values[0]", byName["normalize"].Values[0], true},
+		{"norm_obs.values[0]", byName["norm_obs"].Values[0], true},
 		{"lr line", byName["lr"].Line, 14},
 		{"stall_timeout", s.Trainer.StallTimeout, 5 * time.Minute},
 		{"grace_period", s.Trainer.GracePeriod, 45 * time.Second},
-		{"early_terminate.eta default", s.EarlyTerminate.Eta, DefaultASHAEta},
 		{"sampler_seed", s.SamplerSeed, int64(42)},
 	}
 	for _, c := range checks {
@@ -234,7 +235,7 @@ func TestValidateInCode(t *testing.T) {
 }
 
 func TestValidateCases(t *testing.T) {
-	const base = "name: t\ntrainer:\n  builtin: ppo\n  env: CartPole-v1\n  total_steps: 1000\n"
+	const base = "name: t\ntrainer:\n  command: [python, train.py]\n  env: CartPole-v1\n  total_steps: 1000\n"
 	tests := []struct {
 		name, yaml, want string // want "" means valid
 	}{
@@ -247,9 +248,8 @@ func TestValidateCases(t *testing.T) {
 		{"distribution with values", "parameters:\n  n: {values: [1], distribution: uniform}\n", "parameters.n.distribution: got \"uniform\", want no distribution with values"},
 		{"sobol 33 dims", "method: sobol\ntrials: 2\nparameters:\n" + manyRanges(33), "parameters: got 33 sampled parameters, want at most 32 for method sobol"},
 		{"warmup past total", "diagnostics: {warmup_steps: 1000}\n", "diagnostics.warmup_steps: got 1000, want an integer in [0, total_steps)"},
-		{"asha eta 1", "early_terminate: {type: asha, eta: 1}\n", "early_terminate.eta: got 1, want an integer >= 2"},
-		{"file artifacts relative", "artifacts: file://data\n", "artifacts: got \"file://data\""},
-		{"absolute artifacts", "artifacts: /data/rlsweep\n", ""},
+		{"early_terminate not implemented", "early_terminate: {type: asha, eta: 2}\n", "t.yaml:6: early_terminate: got {type: asha, eta: 2}, want no early_terminate: pruning is not implemented yet"},
+		{"artifacts refused", "artifacts: /data/rlsweep\n", "t.yaml:6: artifacts: got \"/data/rlsweep\", want no artifacts key: a sweep's artifacts go to the workers' store (rlsweep worker --store or RLSWEEP_STORE"},
 		{"duplicate trainer mapping", "trainer:\n  builtin: ppo\n  env: E\n  total_steps: 10\n  stall_timeout: 10ms\n", "t.yaml:6: trainer: got a second definition (the first is on line 2)"},
 		{"big int", "seeds: [99999999999999999999]\n", "seeds[0]: got 99999999999999999999, want an integer"},
 		{"rule patience 0", "diagnostics: {rules: {stalled: {patience: 0}}}\n", "diagnostics.rules.stalled.patience: got 0, want an integer >= 1"},
@@ -396,5 +396,52 @@ func TestHashIgnoresRegression(t *testing.T) {
 	}
 	if a.Regression == nil || a.Regression.Tolerance != 0.3 {
 		t.Errorf("Hash modified the spec's regression section: %+v", a.Regression)
+	}
+}
+
+// TestBuiltinParamNames checks that a parameter the built-in trainer does not know is refused with the
+// trainer's own list of names and a suggestion, and that every name it knows is accepted.
+func TestBuiltinParamNames(t *testing.T) {
+	const base = "name: t\ntrainer: {builtin: ppo, env: CartPole-v1, total_steps: 1000}\nparameters:\n"
+	load := func(params string) error {
+		s, err := Decode(strings.NewReader(base+params), "t.yaml")
+		if err != nil {
+			return err
+		}
+		return s.Validate()
+	}
+	err := load("  learning_rat: {values: [0.001, 0.003]}\n  clp: {value: 0.2}\n  num_env: {value: 8}\n  n: {value: 1}\n")
+	if err == nil {
+		t.Fatal("Decode accepted unknown parameters of the built-in trainer")
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		`t.yaml:4: parameters.learning_rat: got "learning_rat", want a hyperparameter of the built-in trainer ppo: ` + strings.Join(ppo.ParamNames(), ", ") + " (did you mean lr (learning_rate is called lr here)?)",
+		`t.yaml:5: parameters.clp: got "clp", want a hyperparameter of the built-in trainer ppo: ` + strings.Join(ppo.ParamNames(), ", ") + " (did you mean clip?)",
+		`(did you mean num_envs?)`,
+		`t.yaml:7: parameters.n: got "n", want a hyperparameter of the built-in trainer ppo: ` + strings.Join(ppo.ParamNames(), ", ") + "\n",
+	} {
+		if !strings.Contains(msg+"\n", want) {
+			t.Errorf("Decode =\n%s\nwant it to contain\n%s", msg, want)
+		}
+	}
+	var all strings.Builder
+	for _, name := range ppo.ParamNames() {
+		fmt.Fprintf(&all, "  %s: {value: 1}\n", name)
+	}
+	// Values are the trainer's to check; every name it knows passes the spec's check.
+	if err := load(all.String()); err != nil && strings.Contains(err.Error(), "built-in trainer") {
+		t.Errorf("Decode refused a name the built-in trainer knows: %v", err)
+	}
+	// inject_bug, the built-in trainer's test aid, is not a hyperparameter but the trainer takes it.
+	if err := load("  " + ppo.BugParam + ": {value: no-discount}\n"); err != nil {
+		t.Errorf("Decode refused %s: %v", ppo.BugParam, err)
+	}
+	// An external command's parameters are its own business.
+	cmd := "name: t\ntrainer: {command: [python, train.py], total_steps: 1000}\nparameters:\n  learning_rat: {value: 0.001}\n"
+	if s, err := Decode(strings.NewReader(cmd), "t.yaml"); err != nil {
+		t.Errorf("Decode(command trainer) = %v", err)
+	} else if err := s.Validate(); err != nil {
+		t.Errorf("Validate(command trainer) = %v, want nil", err)
 	}
 }

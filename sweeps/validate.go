@@ -49,7 +49,6 @@ var (
 	envNameRe   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	queueRe     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$`)
 	gpuClassRe  = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,39}$`)
-	bucketRe    = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
 )
 
 // Validate checks every field of the spec and returns all problems at once as Errors, in file order,
@@ -383,25 +382,21 @@ func (c *checker) diagnostics() {
 	}
 }
 
+// earlyTerminate refuses the key: no workflow prunes trials yet, and a spec must not promise what its
+// sweep will not do. The section still decodes, so the refusal names what was written.
 func (c *checker) earlyTerminate() {
 	e := c.s.EarlyTerminate
 	if e == nil {
 		return
 	}
-	hint := ""
-	if e.Type == "hyperband" {
-		hint = " (W&B's hyperband is asha here)"
+	got := "{type: " + e.Type
+	if e.MinSteps != 0 {
+		got += ", min_steps: " + strconv.FormatInt(e.MinSteps, 10)
 	}
-	c.choice("early_terminate.type", e.Type, PruneTypes, hint)
-	if e.MinSteps < 0 || (c.s.Trainer.TotalSteps > 0 && e.MinSteps > c.s.Trainer.TotalSteps) {
-		c.add("early_terminate.min_steps", strconv.FormatInt(e.MinSteps, 10), "an integer in [0, total_steps]")
+	if e.Eta != 0 {
+		got += ", eta: " + strconv.Itoa(e.Eta)
 	}
-	switch {
-	case e.Type == "asha" && e.Eta < 2:
-		c.add("early_terminate.eta", strconv.Itoa(e.Eta), "an integer >= 2 (default 3)")
-	case e.Type == "median" && e.Eta != 0:
-		c.add("early_terminate.eta", strconv.Itoa(e.Eta), "no eta for type median (eta is for asha)")
-	}
+	c.add("early_terminate", got+"}", "no early_terminate: pruning is not implemented yet, every trial runs its whole budget unless a diagnostics rule stops it; leave the key out")
 }
 
 func (c *checker) resources() {
@@ -428,35 +423,11 @@ func (c *checker) resources() {
 	}
 }
 
+// artifacts refuses the key: a sweep's artifacts go to the store of the workers that run it (rlsweep
+// worker --store, RLSWEEP_STORE) and of the CLI that reads them, not to a store a spec names.
 func (c *checker) artifacts() {
-	a := c.s.Artifacts
-	if a == "" {
-		return
-	}
-	const want = "s3://bucket/prefix, file:///absolute/path or /absolute/path, without '..'"
-	var path string
-	switch {
-	case strings.HasPrefix(a, "s3://"):
-		bucket, prefix, _ := strings.Cut(strings.TrimPrefix(a, "s3://"), "/")
-		if !bucketRe.MatchString(bucket) {
-			c.add("artifacts", quote(a), "an S3 bucket name of 3 to 63 lowercase letters, digits, '.' or '-' ("+want+")")
-			return
-		}
-		path = prefix
-	case strings.HasPrefix(a, "file://"):
-		path = strings.TrimPrefix(a, "file://")
-		if !strings.HasPrefix(path, "/") {
-			c.add("artifacts", quote(a), want)
-			return
-		}
-	case strings.HasPrefix(a, "/"):
-		path = a
-	default:
-		c.add("artifacts", quote(a), want)
-		return
-	}
-	if slices.Contains(strings.Split(path, "/"), "..") || strings.ContainsAny(path, "\x00\n") {
-		c.add("artifacts", quote(a), want)
+	if a := c.s.Artifacts; a != "" {
+		c.add("artifacts", quote(a), "no artifacts key: a sweep's artifacts go to the workers' store (rlsweep worker --store or RLSWEEP_STORE, the same for the CLI); leave the key out")
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/rlsweep/rlsweep/trainer/ppo"
 )
 
 // ReservedParamNames are the fixed columns of results.csv, in order (the parameters' columns go after
@@ -31,7 +33,46 @@ func (c *checker) parameters() {
 		}
 		seen[p.Name] = true
 		c.parameter(p, path)
+		c.builtinParam(p.Name, path)
 	}
+}
+
+// builtinParam checks that a built-in trainer knows the parameter: it would refuse an unknown key of
+// RLSWEEP_PARAMS and fail every trial. The names are the trainer's own list (`rlsweep train --set`).
+func (c *checker) builtinParam(name, path string) {
+	if c.s.Trainer.Builtin != "ppo" || c.s.Trainer.Command != nil || !paramNameRe.MatchString(name) {
+		return
+	}
+	names := ppo.ParamNames()
+	if slices.Contains(names, name) || name == ppo.BugParam {
+		return
+	}
+	want := "a hyperparameter of the built-in trainer ppo: " + strings.Join(names, ", ")
+	if guess := builtinGuess(name, names, ppo.ParamAliases()); guess != "" {
+		want += " (did you mean " + guess + "?)"
+	}
+	c.add(path, quote(name), want)
+}
+
+// builtinGuess is the closest known name to a misspelt one, or the name a common alias stands for
+// ("lr (learning_rate)"); "" when nothing is close.
+func builtinGuess(name string, names []string, aliases map[string]string) string {
+	if to, ok := aliases[name]; ok {
+		return to + " (" + name + " is called " + to + " here)"
+	}
+	// Short names are close to too much: "n" is one edit from "lr".
+	guess, best := "", min(3, max(1, len(name)/3)+1)
+	for _, n := range names {
+		if d := editDistance(name, n); d < best {
+			guess, best = n, d
+		}
+	}
+	for _, a := range sortedKeys(aliases) {
+		if d := editDistance(name, a); d < best {
+			guess, best = aliases[a]+" ("+a+" is called "+aliases[a]+" here)", d
+		}
+	}
+	return guess
 }
 
 // parameter checks one parameter's kind, then its bounds and values.

@@ -57,6 +57,6 @@ func (s *sweepRun) status() (*SweepStatus, error) {
 		SweepID: s.in.SweepID, Name: s.in.Spec.Name, Phase: s.state.Phase, Total: len(s.trials),
 		Started: started, Running: running, Counts: s.state.Counts, Paused: s.state.Paused,
 		Concurrency: s.state.Concurrency, Leader: s.state.Leader, Metric: s.in.Spec.Metric,
-		Runs: s.state.Runs, Since: s.state.Started,
+		Runs: s.state.Runs, Since: s.state.Started, LastFailure: s.state.LastFailure,
 	}, nil
 }

@@ -37,6 +37,8 @@ import (
 //	                            pending results due for storing within a minute
 //	sweep-cancel-check.json     integration's TestCancelStopsEveryTrainer after cancel-check-closed: 8 of
 //	                            16 trials running at `rlsweep cancel`, the cancel requests awaited
+//	sweep-all-failed.json       integration's TestEveryTrialFailedSweepFails after all-failed-fails: both
+//	                            trials crashed with max_attempts 1, the sweep ends with phase failed
 //	regression-pass.json, regression-regressed.json
 //	                            the two Regression runs of integration's TestRegressionScheduleTriggeredTwice
 //	                            (recorded by running it with RLSWEEP_RECORD_HISTORIES=DIR): LoadSpec, the

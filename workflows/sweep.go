@@ -20,6 +20,9 @@ type SweepInput struct {
 	SweepID  string
 	Spec     sweeps.Spec
 	SpecYAML string // stored as spec.yaml by the plan step; dropped after it
+	// Submission identifies the submission (rlsweep submit makes a random one): the plan step claims
+	// the sweep's files for it and refuses a sweep ID whose files belong to another submission.
+	Submission string `json:",omitempty"`
 	// ContinueAsNewAfter caps the events of one run before it continues-as-new even if the server has
 	// not suggested it yet; 0 means 8,000 (Temporal's hard limit is 51,200, our budget 10,240).
 	ContinueAsNewAfter int
@@ -53,6 +56,8 @@ type SweepState struct {
 	Probes *activities.ProbeReport `json:",omitempty"`
 	// ParamsAttribute: trials carry AttrParams (the namespace has it registered).
 	ParamsAttribute bool `json:",omitempty"`
+	// LastFailure is the trial that failed last, its whole error kept, for status and watch.
+	LastFailure *activities.TrialSummary `json:",omitempty"`
 }
 
 // SweepStatus is what the status query returns.
@@ -70,6 +75,8 @@ type SweepStatus struct {
 	Metric      sweeps.Metric
 	Runs        int
 	Since       time.Time
+	// LastFailure is the trial that failed last, with its whole error; nil when none has.
+	LastFailure *activities.TrialSummary `json:",omitempty"`
 }
 
 // SweepResult is what a finished sweep returns.
@@ -80,6 +87,8 @@ type SweepResult struct {
 	Counts     map[string]int
 	ResultsKey string
 	CSVKey     string
+	// LastFailure is the trial that failed last, with its whole error; nil when none has.
+	LastFailure *activities.TrialSummary `json:",omitempty"`
 }
 
 // resultsBatch is how many finished trials the sweep holds before storing them.
@@ -170,6 +179,10 @@ const carriedCheckSoonChange = "carried-check-soon"
 // started with the abandon close policy) and status still said running or reporting.
 const failStopsTrialsChange = "fail-stops-trials"
 
+// allFailedChange versions a sweep in which every trial failed ending with phase failed (results still
+// written): before it, such a sweep ended "completed" and watch exited 0.
+const allFailedChange = "all-failed-fails"
+
 // carriedFirstCheck is how soon a run first looks up the trials it carries over.
 const carriedFirstCheck = 5 * time.Second
 
@@ -186,7 +199,7 @@ func (s *sweepRun) lightOptions(ctx workflow.Context, summary string) workflow.C
 func (s *sweepRun) plan(ctx workflow.Context) error {
 	var res activities.PlanResult
 	err := workflow.ExecuteActivity(s.lightOptions(ctx, "plan"), (*activities.Activities).Plan,
-		activities.PlanInput{SweepID: s.in.SweepID, Spec: s.in.Spec, SpecYAML: s.in.SpecYAML}).Get(ctx, &res)
+		activities.PlanInput{SweepID: s.in.SweepID, Spec: s.in.Spec, SpecYAML: s.in.SpecYAML, Submission: s.in.Submission}).Get(ctx, &res)
 	if err != nil {
 		return err
 	}
@@ -245,7 +258,12 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 			}
 		}
 	}
-	res, err := s.finish(ctx, PhaseCompleted)
+	phase := PhaseCompleted
+	if n := len(s.trials); n > 0 && s.state.Counts[activities.OutcomeFailed] == n &&
+		workflow.GetVersion(ctx, allFailedChange, workflow.DefaultVersion, 1) == 1 {
+		phase = PhaseFailed
+	}
+	res, err := s.finish(ctx, phase)
 	if err != nil {
 		return s.endAfterStore(ctx, err, false)
 	}
@@ -489,6 +507,11 @@ func (s *sweepRun) record(ctx workflow.Context, sum activities.TrialSummary) {
 	delete(s.running, sum.TrialID)
 	s.state.Counts[sum.Outcome]++
 	s.state.Pending = append(s.state.Pending, sum)
+	if sum.Outcome == activities.OutcomeFailed {
+		failed := sum
+		failed.Last = nil
+		s.state.LastFailure = &failed
+	}
 	if sum.Outcome == activities.OutcomeCompleted && sum.Objective != nil && s.better(sum, s.state.Leader) {
 		lead := sum
 		lead.Last = nil
@@ -647,7 +670,7 @@ func (s *sweepRun) finish(ctx workflow.Context, phase string) (*SweepResult, err
 		workflow.GetLogger(ctx).Warn("search attributes not updated", "error", err)
 	}
 	return &SweepResult{SweepID: s.in.SweepID, Status: phase, Total: len(s.trials), Counts: s.state.Counts,
-		ResultsKey: wr.ResultsKey, CSVKey: wr.CSVKey}, nil
+		ResultsKey: wr.ResultsKey, CSVKey: wr.CSVKey, LastFailure: s.state.LastFailure}, nil
 }
 
 func (s *sweepRun) fail(ctx workflow.Context, err error) (*SweepResult, error) {

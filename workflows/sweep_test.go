@@ -109,6 +109,10 @@ func (f *fakeTrials) trial(ctx workflow.Context, in workflows.TrialInput) (*acti
 	if f.outcome != nil && f.outcome(in.Trial.Config) != "" {
 		sum.Outcome = f.outcome(in.Trial.Config)
 	}
+	if sum.Outcome == activities.OutcomeFailed {
+		sum.Objective = nil
+		sum.Error = "trial " + id + ": trainer exited with status 2 at step 0; log tail:\ncause of " + id
+	}
 	f.mu.Lock()
 	delete(f.running, id)
 	if err != nil {
@@ -396,6 +400,54 @@ func TestSweepParamsAttributeBounded(t *testing.T) {
 		if len(kw) > 255 || !utf8.ValidString(kw) || !strings.HasPrefix(kw, fmt.Sprintf("p%02d=\"é", i)) {
 			t.Errorf("keyword %d: %d bytes, valid UTF-8 %v, %.12q...; want p%02d=\"é... within 255 bytes", i, len(kw), utf8.ValidString(kw), kw, i)
 		}
+	}
+}
+
+// A sweep in which every trial failed ends failed, not completed, its results written all the same;
+// status and the result carry the last failure's whole error. One trial that did not fail is enough
+// for completed.
+func TestSweepEveryTrialFailedFails(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		failed func(int) bool
+		want   string
+	}{
+		{"all failed", func(int) bool { return true }, workflows.PhaseFailed},
+		{"one completed", func(c int) bool { return c != 1 }, workflows.PhaseCompleted},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestWorkflowEnvironment()
+			fakes := newFakeTrials(func(c int) time.Duration { return time.Duration(c+1) * time.Minute })
+			fakes.outcome = func(c int) string {
+				if tt.failed(c) {
+					return activities.OutcomeFailed
+				}
+				return ""
+			}
+			fakes.register(env)
+			var res results
+			res.mock(env, 3)
+			env.ExecuteWorkflow(workflows.Sweep, sweepInput(sweepSpec(t, []float64{1, 2, 3}, 3, "maximize")))
+			if err := env.GetWorkflowError(); err != nil {
+				t.Fatal(err)
+			}
+			var out workflows.SweepResult
+			if err := env.GetWorkflowResult(&out); err != nil {
+				t.Fatal(err)
+			}
+			st := queryStatus(t, env)
+			if out.Status != tt.want || st.Phase != tt.want || len(res.writes) != 1 || res.writes[0].Status != tt.want {
+				t.Errorf("result %q, status %q, WriteResults %+v; want %s", out.Status, st.Phase, res.writes, tt.want)
+			}
+			// Trial 2 ends last (3 minutes).
+			const cause = "trial 2-s1: trainer exited with status 2 at step 0; log tail:\ncause of 2-s1"
+			for what, lf := range map[string]*activities.TrialSummary{"status": st.LastFailure, "result": out.LastFailure} {
+				if lf == nil || lf.TrialID != "2-s1" || lf.Error != cause {
+					t.Errorf("%s's last failure = %+v, want 2-s1 with %q", what, lf, cause)
+				}
+			}
+		})
 	}
 }
 

@@ -3,6 +3,8 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -11,9 +13,6 @@ import (
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
-
-// QueryTrialWarnings returns a running trial's warnings (TrialSummary.Warnings so far).
-const QueryTrialWarnings = "warnings"
 
 // TrialInput asks to run one trial of a sweep.
 type TrialInput struct {
@@ -36,14 +35,16 @@ type TrialInput struct {
 }
 
 // Trial runs a trial's training in segments, one TrainSegment activity per segment, each resuming from
-// the checkpoint the previous one left. Query QueryTrialWarnings returns the warnings so far. It reports its summary to the parent Sweep by signal (the
+// the checkpoint the previous one left. Query QueryStatus returns its TrialStatus (segments, steps, warnings so far). It reports its summary to the parent Sweep by signal (the
 // Sweep may have continued-as-new since it started this trial) and returns it.
 func Trial(ctx workflow.Context, in TrialInput) (*activities.TrialSummary, error) {
 	start := workflow.Now(ctx)
 	reportCh := workflow.GetSignalChannel(ctx, SignalReportToSweep)
 	sum := activities.TrialSummary{TrialID: in.Trial.ID, Config: in.Trial.Config, Seed: in.Trial.Seed,
 		Params: in.Trial.Params, Outcome: activities.OutcomeCompleted}
-	if err := workflow.SetQueryHandler(ctx, QueryTrialWarnings, func() ([]string, error) { return sum.Warnings, nil }); err != nil {
+	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (*TrialStatus, error) {
+		return &TrialStatus{TrialID: sum.TrialID, Segments: sum.Segments, Steps: sum.Steps, Warnings: sum.Warnings}, nil
+	}); err != nil {
 		return nil, err
 	}
 	err := runSegments(ctx, in, &sum)
@@ -100,6 +101,7 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *activities.TrialSumma
 			return err
 		}
 		sum.Steps, sum.Objective, sum.Last = res.LastStep, res.Objective, res.Last
+		noteMissingMetric(sum, in.Metric.Name, seg, res)
 		if res.CheckpointKey != "" {
 			resume, resumeStep = res.CheckpointKey, res.LastStep
 		}
@@ -122,6 +124,27 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *activities.TrialSumma
 // segmentPastTotalChange versions ending a trial after a segment whose trainer reached total_steps
 // before the last segment; before it, every later segment ran it again.
 const segmentPastTotalChange = "segment-past-total"
+
+// TrialStatus is what a trial's status query returns while it runs: how far it got and its warnings.
+type TrialStatus struct {
+	TrialID  string
+	Segments int   // segments begun
+	Steps    int64 // the step the last finished segment reached
+	Warnings []string
+}
+
+// noteMissingMetric warns, as soon as a segment ends, that no record of it carried the objective's
+// metric (naming those they did carry), and drops the warning once a later segment's records carry it.
+func noteMissingMetric(sum *activities.TrialSummary, metric string, seg int, res activities.SegmentResult) {
+	prefix := fmt.Sprintf("metric %q: ", metric)
+	i := slices.IndexFunc(sum.Warnings, func(w string) bool { return strings.HasPrefix(w, prefix) })
+	switch {
+	case res.MetricMissing == nil && res.Records > 0 && i >= 0:
+		sum.Warnings = slices.Delete(sum.Warnings, i, i+1)
+	case res.MetricMissing != nil && i < 0:
+		sum.Warnings = append(sum.Warnings, activities.MissingMetricWarning(metric, seg, res.MetricMissing))
+	}
+}
 
 func segmentOptions(in TrialInput) workflow.ActivityOptions {
 	hb := in.HeartbeatTimeout

@@ -368,6 +368,58 @@ func TestTrialReportsBySignalOnlyWhenAsked(t *testing.T) {
 	}
 }
 
+// A trial whose first segment's records lack the objective's metric warns at once, in its status query
+// and its summary, naming the metrics it did write; segments without it keep one warning, not one
+// each; a later segment that carries it drops the warning.
+func TestTrialWarnsOfAMissingMetric(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		carriedAt int // the first segment whose records carry the metric; 3: none
+		want      int // warnings at the end
+	}{
+		{"never", 3, 1},
+		{"from segment 2", 2, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestWorkflowEnvironment()
+			env.OnActivity(acts.TrainSegment, mock.Anything, mock.Anything).Return(
+				func(_ context.Context, in activities.SegmentInput) (*activities.SegmentResult, error) {
+					res := &activities.SegmentResult{LastStep: in.StopAtStep, Records: 10}
+					if in.Segment < tt.carriedAt {
+						res.MetricMissing = []string{"episode_return", "value_loss"}
+					} else {
+						res.Objective = ptr(1)
+					}
+					return res, nil
+				}).After(time.Minute)
+			var mid workflows.TrialStatus
+			env.RegisterDelayedCallback(func() {
+				v, err := env.QueryWorkflow(workflows.QueryStatus)
+				if err != nil {
+					t.Errorf("query status: %v", err)
+					return
+				}
+				if err := v.Get(&mid); err != nil {
+					t.Error(err)
+				}
+			}, 90*time.Second) // segment 0 has ended, segment 1 runs
+			env.ExecuteWorkflow(workflows.Trial, trialInput(30000, 10000, 1))
+			var sum activities.TrialSummary
+			if err := env.GetWorkflowResult(&sum); err != nil {
+				t.Fatal(err)
+			}
+			want := activities.MissingMetricWarning("reward", 0, []string{"episode_return", "value_loss"})
+			if len(mid.Warnings) != 1 || mid.Warnings[0] != want || mid.Steps != 10000 {
+				t.Errorf("status after segment 0 = %+v, want step 10000 and the warning %q", mid, want)
+			}
+			if len(sum.Warnings) != tt.want || tt.want == 1 && sum.Warnings[0] != want {
+				t.Errorf("summary warnings = %q, want %d (%q)", sum.Warnings, tt.want, want)
+			}
+		})
+	}
+}
+
 // TestTrialEndsWhenATrainerIgnoresItsStopStep: a segment whose trainer trained the whole budget
 // (RLSWEEP_STOP_AT_STEP ignored) ends the trial, rather than every later segment training it all
 // again; a trainer that keeps stopping without a checkpoint is warned about once, with every segment

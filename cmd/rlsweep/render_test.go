@@ -73,6 +73,10 @@ func TestRenderStatus(t *testing.T) {
 			Counts: map[string]int{"completed": 3, "cancelled": 1}, Concurrency: 8,
 			Leader: &activities.TrialSummary{TrialID: "2-s1", Objective: f64(-0.0123), Params: map[string]any{"gamma": 0.99}},
 			Metric: sweeps.Metric{Name: "loss", Goal: "minimize"}}, nil},
+		{"status-failed.golden", &workflows.SweepStatus{SweepID: "sweep/x/1", Phase: workflows.PhaseFailed, Total: 2,
+			Counts: map[string]int{"failed": 2}, Concurrency: 4,
+			LastFailure: &activities.TrialSummary{TrialID: "1-s1", Outcome: "failed",
+				Error: "trial 1-s1: trainer exited with status 2 at step 0; log tail:\nTraceback (most recent call last):\nValueError: bad config"}}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -226,7 +227,7 @@ func writeResultsTable(w io.Writer, res *activities.SweepResults) error {
 	for _, p := range res.Params {
 		fmt.Fprint(tw, "\t"+p)
 	}
-	fmt.Fprintln(tw, "\tOUTCOME\tOBJECTIVE\tSTEPS\tSTOP RULE")
+	fmt.Fprintln(tw, "\tOUTCOME\tOBJECTIVE\tSTEPS\tSTOP RULE\tERROR")
 	for _, t := range res.Trials {
 		fmt.Fprintf(tw, "%s\t%d", t.TrialID, t.Seed)
 		for _, p := range res.Params {
@@ -240,9 +241,23 @@ func writeResultsTable(w io.Writer, res *activities.SweepResults) error {
 		if rule == "" {
 			rule = "-"
 		}
-		fmt.Fprintf(tw, "\t%s\t%s\t%d\t%s\n", t.Outcome, obj, t.Steps, rule)
+		fmt.Fprintf(tw, "\t%s\t%s\t%d\t%s\t%s\n", t.Outcome, obj, t.Steps, rule, oneLine(t.Error))
 	}
 	return tw.Flush()
+}
+
+// oneLine is a trial's whole error on one line, the last cell of its row: its lines (a trainer's log
+// tail holds the cause) joined by " | ", tabs as spaces; "-" when there is none.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "-"
+	}
+	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSpace(strings.ReplaceAll(lines[i], "\t", " "))
+	}
+	return strings.Join(slices.DeleteFunc(lines, func(l string) bool { return l == "" }), " | ")
 }
 
 func contains(list []string, s string) bool {

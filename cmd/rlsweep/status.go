@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -79,25 +80,43 @@ func trialStatus(cmd *cobra.Command, f *Factory, sweepID, trialID string, asJSON
 		}
 	}
 	var sum activities.TrialSummary
-	switch desc.WorkflowExecutionInfo.Status {
-	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
-		if c.GetWorkflow(ctx, wid, "").Get(ctx, &sum) == nil {
-			out["outcome"], out["objective"], out["steps"], out["stop_rule"] = sum.Outcome, sum.Objective, sum.Steps, sum.StopRule
+	if desc.WorkflowExecutionInfo.Status == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED &&
+		c.GetWorkflow(ctx, wid, "").Get(ctx, &sum) == nil {
+		out["outcome"], out["objective"], out["steps"], out["stop_rule"] = sum.Outcome, sum.Objective, sum.Steps, sum.StopRule
+		if sum.Error != "" {
+			out["error"] = sum.Error
 		}
-	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
-		// Trials started before the query existed do not answer it: no warnings to show.
-		if v, err := c.QueryWorkflow(ctx, wid, "", workflows.QueryTrialWarnings); err == nil {
-			_ = v.Get(&sum.Warnings)
+		if len(sum.Warnings) > 0 {
+			out["warnings"] = sum.Warnings
 		}
 	}
-	if len(sum.Warnings) > 0 {
-		out["warnings"] = sum.Warnings
+	if desc.WorkflowExecutionInfo.Status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		// Warnings come as soon as a segment ends; a trial recorded before the query existed has none.
+		var st workflows.TrialStatus
+		if v, err := c.QueryWorkflow(ctx, wid, "", workflows.QueryStatus); err == nil && v.Get(&st) == nil && len(st.Warnings) > 0 {
+			out["warnings"] = st.Warnings
+		}
 	}
 	if asJSON {
 		return json.NewEncoder(f.Out).Encode(out)
 	}
-	for _, k := range []string{"trial", "status", "outcome", "step", "steps", "objective", "stop_rule", "checkpoint", "attempt", "last_failure"} {
+	for _, k := range []string{"trial", "status", "outcome", "step", "steps", "objective", "stop_rule", "checkpoint", "attempt", "last_failure", "error", "warnings"} {
 		if v, ok := out[k]; ok {
+			if ws, isList := v.([]string); isList {
+				for _, w := range ws {
+					fmt.Fprintf(f.Out, "%-12s %s\n", "warning", w)
+				}
+				continue
+			}
+			if text, isText := v.(string); isText && strings.Contains(text, "\n") {
+				// A whole error: its first line here, the rest (the log tail, the cause) below.
+				first, rest, _ := strings.Cut(strings.TrimRight(text, "\n"), "\n")
+				fmt.Fprintf(f.Out, "%-12s %s\n", k, first)
+				for _, l := range strings.Split(rest, "\n") {
+					fmt.Fprintf(f.Out, "%-12s %s\n", "", l)
+				}
+				continue
+			}
 			if p, isPtr := v.(*float64); isPtr {
 				if p == nil {
 					continue

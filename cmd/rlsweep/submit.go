@@ -1,17 +1,23 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
+	"path"
 	"regexp"
 	"time"
 
 	"github.com/spf13/cobra"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -66,13 +72,19 @@ func runSubmit(cmd *cobra.Command, f *Factory, opts *SubmitOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.ID == "" {
+	explicitID := opts.ID != ""
+	if !explicitID {
 		opts.ID = newShortID()
 	}
 	if opts.HeartbeatTimeout < 0 || opts.HeartbeatTimeout > 0 && opts.HeartbeatTimeout < time.Second {
 		return invalidInput(fmt.Errorf("--heartbeat-timeout: got %s, want at least 1s (or 0 for the default)", opts.HeartbeatTimeout))
 	}
 	sweepID := workflows.SweepWorkflowID(spec.Name, opts.ID)
+	if explicitID {
+		if err := checkStoreFree(cmd.Context(), f, sweepID); err != nil {
+			return err
+		}
+	}
 	c, err := f.Client(cmd.Context())
 	if err != nil {
 		return err
@@ -80,6 +92,11 @@ func runSubmit(cmd *cobra.Command, f *Factory, opts *SubmitOptions) error {
 	_, err = c.ExecuteWorkflow(cmd.Context(), client.StartWorkflowOptions{
 		ID:        sweepID,
 		TaskQueue: workflows.ControlQueue,
+		// A sweep ID names one sweep forever: the server refuses an ID it has seen, running or closed,
+		// atomically, so two submissions cannot both start.
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		TypedSearchAttributes: temporal.NewSearchAttributes(workflows.AttrSweepID.ValueSet(sweepID),
 			workflows.AttrSweepName.ValueSet(spec.Name), workflows.AttrKind.ValueSet("sweep")),
 		// The server carries the memo over a continue-as-new, so list shows when the sweep began.
@@ -87,7 +104,11 @@ func runSubmit(cmd *cobra.Command, f *Factory, opts *SubmitOptions) error {
 			workflows.MemoSubmitted: time.Now().UTC()},
 		StaticSummary: fmt.Sprintf("sweep %s: %d trials (%s), objective %s %s", spec.Name, len(trials), spec.Method, spec.Metric.Goal, spec.Metric.Name),
 	}, workflows.Sweep, workflows.SweepInput{SweepID: sweepID, Spec: *spec, SpecYAML: string(raw),
-		HeartbeatTimeout: opts.HeartbeatTimeout})
+		HeartbeatTimeout: opts.HeartbeatTimeout, Submission: newSubmissionID()})
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		return sweepIDTaken(opts.ID, sweepID, "the Temporal server has a sweep with this ID, running or ended")
+	}
 	if err != nil {
 		return fmt.Errorf("start sweep %s: %w", sweepID, err)
 	}
@@ -99,6 +120,39 @@ func runSubmit(cmd *cobra.Command, f *Factory, opts *SubmitOptions) error {
 		return nil
 	}
 	return runWatch(cmd, f, &WatchOptions{Sweep: sweepID, Interval: defaultWatchInterval, inDev: opts.inDev})
+}
+
+// sweepIDTaken refuses a sweep ID that names an existing sweep: its data is never overwritten.
+func sweepIDTaken(shortID, sweepID, where string) error {
+	return invalidInput(fmt.Errorf("--id: got %q, want an ID no sweep has: sweep %s exists already (%s) and is left as it is; leave out --id for a fresh random ID, or choose another", shortID, sweepID, where))
+}
+
+// checkStoreFree refuses a sweep ID whose files are in the artifact store, even when the server no
+// longer knows the sweep (its history deleted or past retention).
+func checkStoreFree(ctx context.Context, f *Factory, sweepID string) error {
+	store, err := f.Store()
+	if err != nil {
+		return err
+	}
+	for _, name := range []string{"owner.json", "spec.yaml", "plan.json"} {
+		key := artifacts.SweepKey(sweepID, name)
+		rc, err := store.Get(ctx, key)
+		if err == nil {
+			rc.Close()
+			return sweepIDTaken(path.Base(sweepID), sweepID, "the artifact store holds "+store.URL(key))
+		}
+		if !errors.Is(err, artifacts.ErrNotFound) {
+			return fmt.Errorf("check the store for sweep %s: %w", sweepID, err)
+		}
+	}
+	return nil
+}
+
+// newSubmissionID identifies one submission; the sweep's plan step claims its files for it.
+func newSubmissionID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 func newShortID() string {

@@ -136,6 +136,9 @@ func finishWatch(ctx context.Context, f *Factory, c client.Client, sweepID strin
 		return withExitCode(exitFailed, nil)
 	}
 	fmt.Fprintf(f.Out, "sweep %s %s: %d trials (%s)\n", sweepID, res.Status, res.Total, formatCounts(res.Counts))
+	if res.LastFailure != nil {
+		fmt.Fprint(f.Out, failureLines("last failure", res.LastFailure))
+	}
 	if store, serr := f.Store(); serr == nil && res.ResultsKey != "" {
 		fmt.Fprintf(f.Out, "results:  %s\n", store.URL(res.ResultsKey))
 		fmt.Fprintf(f.Out, "csv:      %s\n", store.URL(res.CSVKey))
@@ -212,6 +215,9 @@ func renderStatus(st *workflows.SweepStatus, steps map[string]int64) string {
 	if l := st.Leader; l != nil && l.Objective != nil {
 		fmt.Fprintf(&b, "leader  %s  %s=%.4g  %v\n", l.TrialID, st.Metric.Name, *l.Objective, l.Params)
 	}
+	if f := st.LastFailure; f != nil {
+		b.WriteString(failureLines("last failure", f))
+	}
 	if len(st.Running) > 0 {
 		fmt.Fprintf(&b, "\n%-16s %12s\n", "TRIAL", "STEP")
 		ids := append([]string(nil), st.Running...)
@@ -223,6 +229,18 @@ func renderStatus(st *workflows.SweepStatus, steps map[string]int64) string {
 			}
 			fmt.Fprintf(&b, "%-16s %12s\n", id, step)
 		}
+	}
+	return b.String()
+}
+
+// failureLines shows a failed trial's whole error: the first line after the label and the trial ID,
+// the rest (a trainer's log tail, which holds the cause) indented below it.
+func failureLines(label string, f *activities.TrialSummary) string {
+	lines := strings.Split(strings.TrimRight(strings.TrimPrefix(f.Error, "trial "+f.TrialID+": "), "\n"), "\n")
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s  %s: %s\n", label, f.TrialID, lines[0])
+	for _, l := range lines[1:] {
+		fmt.Fprintf(&b, "    %s\n", l)
 	}
 	return b.String()
 }

@@ -19,6 +19,10 @@ const (
 	BugNoEntropyGrad     // the entropy bonus is reported but contributes no gradient
 )
 
+// BugParam is the RLSWEEP_PARAMS key (and sweep parameter) that sets Bug, as --inject-bug does: a
+// test aid, not a hyperparameter, so ParamNames leaves it out.
+const BugParam = "inject_bug"
+
 var bugNames = []string{"none", "no-discount", "detach-value", "flip-advantage", "stale-batch", "no-entropy-grad"}
 
 // String returns the bug's name as ParseBug accepts it.

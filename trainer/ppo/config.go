@@ -168,6 +168,21 @@ func ParamNames() []string {
 	return names
 }
 
+// ParamAliases maps the names other PPO implementations (CleanRL, Stable-Baselines3, rsl_rl) give some
+// hyperparameters to the key Set accepts for them. Set does not accept the aliases; they serve "did you
+// mean" hints.
+func ParamAliases() map[string]string {
+	return map[string]string{
+		"learning_rate": "lr", "clip_coef": "clip", "clip_range": "clip", "clip_param": "clip",
+		"n_envs": "num_envs", "n_steps": "num_steps", "num_steps_per_env": "num_steps",
+		"update_epochs": "epochs", "n_epochs": "epochs", "num_learning_epochs": "epochs",
+		"num_minibatches": "minibatches", "num_mini_batches": "minibatches",
+		"entropy_coef": "ent_coef", "value_loss_coef": "vf_coef", "lam": "gae_lambda",
+		"normalize_advantage": "norm_adv",
+		"normalize":           "norm_obs", "net_arch": "hidden", "activation_fn": "activation",
+	}
+}
+
 // Set sets the hyperparameter key to value. value is a string (as given to --set; JSON syntax is
 // accepted, so "[64,64]" and "true" work) or a JSON-decoded value (float64, bool, string, []any).
 // Errors read `key: got VALUE, want ALLOWED`.
