@@ -36,20 +36,27 @@ func TestReportOptionsFromArgv(t *testing.T) {
 	}
 }
 
+// storeWithResults opens a local store under dir holding res's recorded results.
+func storeWithResults(t *testing.T, dir string, res activities.SweepResults) artifacts.Store {
+	t.Helper()
+	store, err := artifacts.Open(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &activities.Activities{Store: store}
+	if err := a.RecordResults(context.Background(), activities.RecordResultsInput{SweepID: res.SweepID, Trials: res.Trials}); err != nil {
+		t.Fatal(err)
+	}
+	return store
+}
+
 // runReport draws the report from the store alone, for an ended sweep and for one still running (its
 // parts, named by the stored spec.json); it needs no server.
 func TestRunReport(t *testing.T) {
 	ctx := context.Background()
 	res := sampleResults()
 	dir := t.TempDir()
-	store, err := artifacts.Open(filepath.Join(dir, "store"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := &activities.Activities{Store: store}
-	if err := a.RecordResults(ctx, activities.RecordResultsInput{SweepID: res.SweepID, Trials: res.Trials}); err != nil {
-		t.Fatal(err)
-	}
+	store := storeWithResults(t, dir, res)
 	spec, _ := json.Marshal(map[string]any{"name": "cartpole-lr", "metric": map[string]string{"name": "reward", "goal": "maximize"},
 		"trainer": map[string]any{"total_steps": 500000}, "parameters": []map[string]any{{"name": "lr"}, {"name": "clip"}, {"name": "num_envs"}}})
 	if err := store.Put(ctx, artifacts.SweepKey(res.SweepID, "spec.json"), bytes.NewReader(spec)); err != nil {
@@ -98,17 +105,8 @@ func TestRunReport(t *testing.T) {
 
 // report --open on a machine whose xdg-open finds no browser says so and prints the URL to open.
 func TestReportOpenWithoutBrowser(t *testing.T) {
-	ctx := context.Background()
-	res := sampleResults()
 	dir := t.TempDir()
-	store, err := artifacts.Open(filepath.Join(dir, "store"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := &activities.Activities{Store: store}
-	if err := a.RecordResults(ctx, activities.RecordResultsInput{SweepID: res.SweepID, Trials: res.Trials}); err != nil {
-		t.Fatal(err)
-	}
+	store := storeWithResults(t, dir, sampleResults())
 	bin := filepath.Join(dir, "bin")
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		t.Fatal(err)
