@@ -19,7 +19,7 @@ const (
 // dip is how many healthy runs begin, not a collapse.
 const sustainedImprovement = 2 * progressWindow
 
-// vlRefWindow is how many records after warm-up make up the reference median of value_loss_blowup.
+// vlRefWindow is how many of the run's first value losses make up the reference median of value_loss_blowup.
 const vlRefWindow = 10
 
 // relatedWindow is how many records back a rule that fired still counts as related to a verdict.
@@ -238,14 +238,15 @@ func (e *Engine) Observe(r Record) Verdict {
 		fired = append(fired, Verdict{Level: level, Rule: ar.name, Metric: c.metric, Value: c.value,
 			Threshold: c.limit, Step: r.Step, Advice: ar.advice})
 	}
-	e.learn(r, inWarmup)
+	e.learn(r)
 	return e.decide(fired)
 }
 
 // mayStop says whether a sustained rule's stop stands given how the objective is doing: rules that judge
 // the objective decide for themselves; the others stop only a run whose objective they can see (without
 // it a collapsed entropy cannot be told from a solved task's deterministic policy), never one that is
-// doing well, and those that need the objective to have fallen (value_loss_blowup) only once it has.
+// doing well, and those that need the objective to have fallen (value_loss_blowup) only once it has, and
+// not because its episodes lengthened (a legged robot learning to stay up).
 func (e *Engine) mayStop(r *rule) bool {
 	if r.judgesObjective {
 		return true
@@ -253,7 +254,7 @@ func (e *Engine) mayStop(r *rule) bool {
 	if !e.prog.ready() || e.prog.doingWell() {
 		return false
 	}
-	return !r.needsFall || e.prog.fallen()
+	return !r.needsFall || e.prog.fallen() && !e.prog.lengthened()
 }
 
 // showsGaussian says whether a record shows a Gaussian (continuous-action) policy: by its std, or, for
@@ -269,7 +270,7 @@ func showsGaussian(r Record) bool {
 
 // learn updates what rules judge against: the initial std and the reference value loss. (The
 // objective's progress is updated before the rules judge a record, in Observe.)
-func (e *Engine) learn(r Record, inWarmup bool) {
+func (e *Engine) learn(r Record) {
 	if v, ok := r.Values[ActionStd]; ok {
 		if math.IsNaN(e.initialStd) && v > 0 && !math.IsInf(v, 0) {
 			e.initialStd = v
@@ -277,7 +278,11 @@ func (e *Engine) learn(r Record, inWarmup bool) {
 	}
 	if v, ok := r.Values[ValueLoss]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
 		e.vlMax = max(e.vlMax, v)
-		if !inWarmup && !e.vlRefDone {
+		// The reference is the run's first value losses, warm-up included: a value loss that blows up
+		// within the warm-up (17.8 → 1.2e4 in 50 iterations) must not become its own reference.
+		// value_loss_blowup stops only once the objective has fallen, so value losses that grow with
+		// healthy returns only warn.
+		if !e.vlRefDone {
 			e.vlRef = append(e.vlRef, v)
 			if len(e.vlRef) == vlRefWindow {
 				// A value function that has already converged on near-constant returns has a median near

@@ -159,11 +159,12 @@ func (p *progress) doingWell() bool {
 	return p.improved(1) && p.recent() >= p.start()+doingWellShare*p.gain()
 }
 
-// fallen reports whether the windowed objective lost more than half of its best gain and is below that
-// by more than the run's noise (its early spread, its record-to-record change); a run that never improved
-// has fallen once it is below its start by more than that noise.
+// fallen reports whether the windowed objective lost more than three quarters of its best gain and is
+// below that by more than the run's noise (its early spread, its record-to-record change); a run that
+// never improved has fallen once it is below its start by more than that noise. A noisy plateau's
+// windows swing by half the gain and more: that is no fall.
 func (p *progress) fallen() bool {
-	return p.ready() && p.recent() < p.start()+0.5*p.gain()-max(p.spread(), p.noise())
+	return p.ready() && p.recent() < p.start()+0.25*p.gain()-max(p.spread(), p.noise())
 }
 
 // holdsGain reports whether the run improved and keeps at least half of its best gain.

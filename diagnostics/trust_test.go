@@ -215,3 +215,28 @@ func TestKLSpikesThenWorseThanStartIsACollapse(t *testing.T) {
 		}
 	}
 }
+
+// legged_gym's divergence without NaN blows up within the warm-up: the value loss goes from 18 to 1.2e4 in
+// the first 50 of 1,000 iterations while the return falls from −4 to −2,470, and on to 1.6e6 and −13,600.
+// The reference is the run's first value losses, so the stop comes as the warm-up ends. An SB3 run whose
+// value loss grows from 7 to 2,000 with its returns (4 → a noisy plateau of 65–100) is left alone.
+func TestValueLossBlowupWithinWarmup(t *testing.T) {
+	cfg := Config{TotalSteps: 1000}
+	diverging := series(1000, 1, func(i int) map[string]float64 {
+		g := math.Min(1, float64(i)/50)
+		return map[string]float64{ValueLoss: 18 * math.Pow(1.2e4/18, g) * (1 + float64(i)/10), Reward: -4 - 2466*g - 11*float64(i),
+			EpisodeLength: math.Max(3, 13-10*g)}
+	})
+	v, stopped := feed(t, cfg, diverging)
+	if !stopped || v.Rule != RuleValueLossBlowup || v.Step > 110 {
+		t.Fatalf("got %v (stopped %v), want value_loss_blowup right after the warm-up (step 100)", v, stopped)
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	plateau := series(2500, 120, func(i int) map[string]float64 {
+		level := 4 + 76*math.Min(1, float64(i)/300)
+		return map[string]float64{Reward: level + 30*rng.NormFloat64(), ValueLoss: 7 + level*level/3*(1+0.5*rng.Float64())}
+	})
+	if v, stopped := feed(t, Config{TotalSteps: 300_000}, plateau); stopped {
+		t.Errorf("value loss growing with a noisy, improving return: stopped %v, want no stop", v)
+	}
+}
