@@ -126,9 +126,6 @@ func trialStatus(cmd *cobra.Command, f *Factory, sweepID, trialID string, asJSON
 			fmt.Fprintf(f.Out, "%-12s %v\n", k, v)
 		}
 	}
-	for _, w := range sum.Warnings {
-		fmt.Fprintf(f.Out, "%-12s %s\n", "warning", w)
-	}
 	fmt.Fprintf(f.Out, "%-12s %s\n", "web ui", f.WorkflowURL(wid))
 	return nil
 }
