@@ -64,11 +64,18 @@ probes: {enabled: false}
 	out, code := e.cli("submit", spec("[1.0e-2]", 1), "--id", "same")
 	refused("ended sweep", out, code)
 
-	// Running: the server refuses it.
+	// Running: refused by the store's check when the Plan activity has claimed the ID already, else by the
+	// server.
 	running := e.submit(spec("[1.0e-4]", 200), "--id", "live")
 	out, code = e.cli("submit", spec("[1.0e-2]", 1), "--id", "live")
+	byServer, byStore := strings.Contains(out, "the Temporal server has a sweep with this ID"), strings.Contains(out, "the artifact store holds")
+	if code != 2 || !strings.Contains(out, running) || !byServer && !byStore {
+		t.Errorf("running sweep: submit exited %d, want 2 naming %s and the server or the store:\n%s", code, running, out)
+	}
+	// A CLI whose store holds nothing of it (a later --store wins over the harness's): the server refuses.
+	out, code = e.cli("--store", t.TempDir(), "submit", spec("[1.0e-2]", 1), "--id", "live")
 	if code != 2 || !strings.Contains(out, running) || !strings.Contains(out, "the Temporal server has a sweep with this ID") {
-		t.Errorf("running sweep: submit exited %d, want 2 naming %s and the server:\n%s", code, running, out)
+		t.Errorf("running sweep, another store: submit exited %d, want 2 naming %s and the server:\n%s", code, running, out)
 	}
 	if out, code := e.cli("cancel", running); code != 0 {
 		t.Fatalf("cancel exited %d:\n%s", code, out)
