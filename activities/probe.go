@@ -124,7 +124,7 @@ func (a *Activities) externalProbe(ctx context.Context, p probes.Probe, in Probe
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
 	}
-	env := append(probeBaseEnv(in.Trainer.Environment),
+	env := append(workerEnv(in.Trainer.Environment),
 		trainer.EnvSweepID+"="+in.SweepID, trainer.EnvTrialID+"=probe-"+string(p.ID),
 		trainer.EnvSeed+"="+strconv.FormatInt(in.Seed, 10), trainer.EnvParams+"="+paramsJSON(in.Params),
 		trainer.EnvMetricsFile+"="+metrics, trainer.EnvCheckpointDir+"="+ckpt, trainer.EnvCUDADevices+"=",
@@ -187,20 +187,6 @@ func logTail(log string) string {
 		log = "…" + strings.ToValidUTF8(log[len(log)-400:], "")
 	}
 	return "; log tail: " + log
-}
-
-// probeBaseEnv is the worker's environment without RLSWEEP_ variables, then the spec's environment.
-func probeBaseEnv(extra map[string]string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "RLSWEEP_") && !strings.HasPrefix(kv, trainer.EnvCUDADevices+"=") {
-			env = append(env, kv)
-		}
-	}
-	for k, v := range extra {
-		env = append(env, k+"="+v)
-	}
-	return env
 }
 
 // limitedWriter keeps at most n bytes (the start of a runaway log is enough to judge a probe).

@@ -266,22 +266,28 @@ func (r *segmentRun) command(resume string) ([]string, error) {
 	})
 }
 
-// environment is the worker's environment without any RLSWEEP_ variable, then the spec's
-// trainer.environment, then the contract's variables.
-func (r *segmentRun) environment(resume string) []string {
+// workerEnv is what every trainer process starts from, trials and probes alike: the worker's
+// environment without the worker's own settings — rlsweep's (RLSWEEP_*), the GPUs it hands out
+// (CUDA_VISIBLE_DEVICES) and its Temporal connection (TEMPORAL_*: the API key and TLS keys, which a
+// trainer that prints its environment would put in its log) — then the spec's trainer.environment,
+// which validation keeps from setting RLSWEEP_* or CUDA_VISIBLE_DEVICES.
+func workerEnv(spec map[string]string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		// The worker's own settings stay with it: rlsweep's, the GPUs it hands out, and its Temporal
-		// connection (TEMPORAL_API_KEY, TLS keys: a trainer that prints its environment would put them
-		// in stdout.log). A spec's trainer.environment may still set any of them.
 		if !strings.HasPrefix(kv, "RLSWEEP_") && !strings.HasPrefix(kv, "TEMPORAL_") &&
 			!strings.HasPrefix(kv, trainer.EnvCUDADevices+"=") {
 			env = append(env, kv)
 		}
 	}
-	for k, v := range r.in.Trainer.Environment {
+	for k, v := range spec {
 		env = append(env, k+"="+v)
 	}
+	return env
+}
+
+// environment is workerEnv, then the contract's variables.
+func (r *segmentRun) environment(resume string) []string {
+	env := workerEnv(r.in.Trainer.Environment)
 	env = append(env,
 		trainer.EnvSweepID+"="+r.in.SweepID,
 		trainer.EnvTrialID+"="+r.in.Trial.ID,

@@ -40,7 +40,9 @@ type Config struct {
 	TotalSteps int64
 	// TargetKL is the trainer's KL target, if it has one: kl_spike then fires above 10 × TargetKL.
 	TargetKL float64
-	// Objective is the metric policy_collapse watches; "" means Reward.
+	// Objective is the metric the rules judge a run's health by (policy_collapse and never_learned judge
+	// it; the other sustained rules stop only a run whose objective they see and that is not doing well);
+	// "" means Reward.
 	Objective string
 	// Goal is "maximize" (the default when "") or "minimize", as the spec's metric.goal.
 	Goal string
@@ -302,6 +304,9 @@ func (e *Engine) decide(fired []Verdict) Verdict {
 		names = append(names, v.Rule)
 	}
 	best := Verdict{Level: Continue}
+	for i := range fired {
+		fired[i].Objective, fired[i].ObjectiveValue = e.objective, e.objectiveNow()
+	}
 	for _, v := range fired {
 		if v.Level > best.Level {
 			best = v
@@ -312,7 +317,6 @@ func (e *Engine) decide(fired []Verdict) Verdict {
 	}
 	if best.Level != Continue {
 		best.Related = e.related(best.Rule, names)
-		best.Objective, best.ObjectiveValue = e.objective, e.objectiveNow()
 	}
 	if len(e.recent) == relatedWindow {
 		e.recent = e.recent[1:]

@@ -280,7 +280,8 @@ func checkPolicyCollapse(e *Engine, r Record, _ float64) check {
 // initial value while the objective never improved or gave back more than half of what it gained: the
 // noise is running away with no reward to anchor it (legged_gym's most common failed run:
 // Policy/mean_noise_std climbing steadily from 1.0 to 2.5 with the reward pinned near 0). A std that
-// rose early and turns back down as the reward takes off is not judged.
+// rose early and turns back down as the reward takes off is not judged, nor a return that fell because
+// the episodes lengthened (progress.lengthened).
 func checkNeverLearned(e *Engine, r Record, factor float64) check {
 	v, ok := r.Values[ActionStd]
 	if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
@@ -291,7 +292,8 @@ func checkNeverLearned(e *Engine, r Record, factor float64) check {
 		return check{}
 	}
 	limit := factor * e.initialStd
-	return check{ok: true, fired: v >= limit && v > earlier && !e.prog.holdsGain(), metric: ActionStd, value: v, limit: limit}
+	fired := v >= limit && v > earlier && !e.prog.holdsGain() && !e.prog.lengthened()
+	return check{ok: true, fired: fired, metric: ActionStd, value: v, limit: limit}
 }
 
 // stdTrendLag is how many std records back never_learned looks to tell a std still rising.
@@ -321,11 +323,12 @@ func checkValueAnticorrelated(e *Engine, r Record, th float64) check {
 	if !c.ok {
 		return c
 	}
+	// Reported, and no evidence: the streak starts over.
 	if e.prog.barelyVaries() {
-		return check{}
+		return check{ok: true}
 	}
 	if vl, ok := r.Values[ValueLoss]; ok && e.vlMax > 0 && vl <= 1e-3*e.vlMax {
-		return check{}
+		return check{ok: true}
 	}
 	return c
 }

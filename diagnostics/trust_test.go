@@ -104,6 +104,14 @@ func TestEarlyDipThenClimbIsNotStopped(t *testing.T) {
 	if v, stopped := feed(t, Config{TotalSteps: 1400 * 24 * 4096}, records); stopped {
 		t.Errorf("stopped %v, want no stop", v)
 	}
+	// The same run with a std that drifts up to 1.6 during the dip, as exploration grows before it
+	// settles: never_learned must not take the dip for a run that never learned either.
+	for i := range records {
+		records[i].Values[ActionStd] = 1 + 0.6*math.Min(1, float64(i)/250) - 0.5*math.Max(0, float64(i-250)/1150)
+	}
+	if v, stopped := feed(t, Config{TotalSteps: 1400 * 24 * 4096}, records); stopped {
+		t.Errorf("std rising during the dip: stopped %v, want no stop", v)
+	}
 }
 
 // legged_gym's most common failed run: Policy/mean_noise_std climbs steadily from 1.0 to 2.5 while the

@@ -54,6 +54,8 @@ func TestProbeExitCodes(t *testing.T) {
 // environment: without sweep parameters, RLSWEEP_PARAMS is the empty JSON object, never null.
 func TestProbeExternalParamsObject(t *testing.T) {
 	dir := t.TempDir()
+	// The worker's Temporal credentials stay with it, as for trials.
+	t.Setenv("TEMPORAL_API_KEY", "probe-must-not-see-this")
 	// Exit 3 declines every probe: the test needs only the environment each probe run was given.
 	code, out, stderr := runCLI(t, "probe", "--", "sh", "-c", `env > "$0/$RLSWEEP_PROBE.env"; exit 3`, dir)
 	if code != exitProbeFailed {
@@ -66,6 +68,9 @@ func TestProbeExternalParamsObject(t *testing.T) {
 		}
 		if !slices.Contains(strings.Split(string(b), "\n"), "RLSWEEP_PARAMS={}") {
 			t.Errorf("probe %s: environment has no line RLSWEEP_PARAMS={}:\n%s", id, b)
+		}
+		if strings.Contains(string(b), "probe-must-not-see-this") {
+			t.Errorf("probe %s: the trainer got the worker's TEMPORAL_API_KEY", id)
 		}
 	}
 }
