@@ -215,6 +215,12 @@ func (c *checker) trainer() {
 			fmt.Sprintf("at least %d (total_steps / %d: a trial runs at most %d segments, so its history stays under 10,240 events)",
 				(t.TotalSteps+MaxSegments-1)/MaxSegments, MaxSegments, MaxSegments))
 	}
+	if src := t.Metrics.Source; src != "" && src != DefaultSource && t.SegmentSteps > 0 && t.SegmentSteps < t.TotalSteps {
+		// A segment resumes from the checkpoint its predecessor announced in a JSON-lines record; the
+		// other sources carry no announcement, so every segment would start over.
+		c.add("trainer.segment_steps", strconv.FormatInt(t.SegmentSteps, 10),
+			fmt.Sprintf("no segment_steps (or %d, total_steps) with metrics.source %s: a segment resumes from the checkpoint its trainer announces in a JSON-lines record's \"checkpoint\" key, which source %s cannot carry", t.TotalSteps, src, src))
+	}
 	c.choice("trainer.metrics.source", t.Metrics.Source, Sources, "")
 	switch {
 	case t.Metrics.Source == "stdout":
