@@ -115,7 +115,7 @@ func MissingMetricWarning(metric string, segment int, carried []string) string {
 	if len(carried) > 0 {
 		wrote = strings.Join(carried, ", ")
 	}
-	return fmt.Sprintf("metric %q: no record of segment %d carries it, so the trial has no objective; its records carry %s (set metric.name to one of them, or map a tag to it with trainer.metrics)",
+	return fmt.Sprintf("metric %q: no record of segment %d carries it, so the trial has no objective and only the at-once diagnostics rules (non_finite, std_nonpositive, grad_explosion) can stop it; its records carry %s (set metric.name to one of them, or map a tag to it with trainer.metrics)",
 		metric, segment, wrote)
 }
 
