@@ -81,12 +81,12 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *activities.TrialSumma
 		segSteps = in.Trainer.TotalSteps
 	}
 	resume, resumeStep := "", int64(0)
-	warned := false
+	segWarning := "" // the first segment-protocol warning, once per trial
 	for seg, from := 0, int64(0); from < in.Trainer.TotalSteps; seg, from = seg+1, from+segSteps {
 		stop := min(from+segSteps, in.Trainer.TotalSteps)
 		details := fmt.Sprintf("segment %d: steps %d–%d; last step %d", seg, from, stop, sum.Steps)
-		if warned {
-			details += "; warning: " + sum.Warnings[0]
+		if segWarning != "" {
+			details += "; warning: " + segWarning
 		}
 		workflow.SetCurrentDetails(ctx, details)
 		var res activities.SegmentResult
@@ -105,9 +105,9 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *activities.TrialSumma
 		if res.CheckpointKey != "" {
 			resume, resumeStep = res.CheckpointKey, res.LastStep
 		}
-		if res.SegmentWarning != "" && !warned {
+		if res.SegmentWarning != "" && segWarning == "" {
 			// Once per trial: every later segment of such a trainer says the same.
-			warned = true
+			segWarning = res.SegmentWarning
 			sum.Warnings = append(sum.Warnings, res.SegmentWarning)
 			workflow.GetLogger(ctx).Warn("trainer does not follow the segment protocol", "warning", res.SegmentWarning)
 		}
@@ -128,7 +128,7 @@ const segmentPastTotalChange = "segment-past-total"
 // TrialStatus is what a trial's status query returns while it runs: how far it got and its warnings.
 type TrialStatus struct {
 	TrialID  string
-	Segments int   // segments begun
+	Segments int   // segments finished
 	Steps    int64 // the step the last finished segment reached
 	Warnings []string
 }
