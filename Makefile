@@ -57,9 +57,8 @@ fuzz:
 
 ## diagnostics-corpus: replay the corpus of real training logs (diagnostics/corpus/README.md) through
 ## `rlsweep diagnose` and print which runs the rules stop; RLSWEEP_CORPUS names its directory
-RLSWEEP_CORPUS ?= $(CURDIR)/../corpus
 diagnostics-corpus:
-	@test -f "$(RLSWEEP_CORPUS)/manifest.tsv" || { echo "no corpus at RLSWEEP_CORPUS=$(RLSWEEP_CORPUS): see diagnostics/corpus/README.md"; exit 2; }
+	@test -n "$(RLSWEEP_CORPUS)" -a -f "$(RLSWEEP_CORPUS)/manifest.tsv" || { echo "RLSWEEP_CORPUS=$(RLSWEEP_CORPUS): want the corpus directory, holding manifest.tsv and the runs it names (diagnostics/corpus/README.md)"; exit 2; }
 	@out=$$(RLSWEEP_CORPUS=$(RLSWEEP_CORPUS) $(GO) test -count=1 -run '^TestDiagnosticsCorpus$$' -v ./cmd/rlsweep 2>&1); \
 	status=$$?; printf '%s\n' "$$out" | sed -n '/corpus_test.go/,$$p'; exit $$status
 
