@@ -151,7 +151,7 @@ func TestResetDistributions(t *testing.T) {
 
 // TestRandomPolicyReturns runs uniformly random policies through Vec. References: CartPole-v1's
 // random-policy return is about 22 (Gymnasium docs and common baselines report 22 ± 12); Pendulum-v1
-// about −1227 (issue 3; random torques in [−2, 2]). Tolerances are several standard errors.
+// about −1227 (random torques in [−2, 2]). Tolerances are several standard errors.
 func TestRandomPolicyReturns(t *testing.T) {
 	cases := []struct {
 		env      string

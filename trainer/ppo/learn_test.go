@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// learnCase is issue 3's learning requirement for one environment: the mean return of the last 100
+// learnCase is the learning requirement for one environment: the mean return of the last 100
 // episodes at the end of training reaches threshold on at least minPass of the seeds.
 type learnCase struct {
 	env       string

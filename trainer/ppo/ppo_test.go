@@ -188,7 +188,7 @@ func TestResumeShort(t *testing.T) {
 	}
 }
 
-// TestResumeBitIdentical is issue 3's check: CartPole with CleanRL's defaults, 50k steps, checkpoint,
+// TestResumeBitIdentical checks CartPole with CleanRL's defaults, 50k steps, checkpoint,
 // resume to 100k, equals a straight 100k run bit for bit.
 func TestResumeBitIdentical(t *testing.T) {
 	if testing.Short() {
