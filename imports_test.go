@@ -15,9 +15,9 @@ const module = "github.com/rlsweep/rlsweep/"
 // third-party prefixes it may import directly. The standard library is always allowed except where
 // forbidden says otherwise.
 var allowed = map[string][]string{
-	// sweeps checks a built-in trainer's parameter names against the trainer's own list, and the
-	// diagnostics rule names against the engine's.
-	"sweeps":      {"gopkg.in/yaml.v3", "gonum.org/", module + "diagnostics", module + "trainer/ppo"},
+	// sweeps checks a built-in trainer's parameter names against the trainer's own list, the presets
+	// against the readers' and the diagnostics rule names against the engine's.
+	"sweeps":      {"gopkg.in/yaml.v3", "gonum.org/", module + "diagnostics", module + "trainer"},
 	"diagnostics": {"gonum.org/"},
 	"trainer":     {"gonum.org/", module + "diagnostics", module + "trainer"},
 	"report":      {"gonum.org/", module + "diagnostics", module + "sweeps"},

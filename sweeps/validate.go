@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/trainer"
 )
 
 // Limits on what a spec may ask for.
@@ -30,8 +31,8 @@ var (
 	Goals         = []string{"maximize", "minimize"}
 	Sources       = []string{"jsonl", "tensorboard", "stdout", "csv"}
 	// StdoutPresets are the console formats source stdout reads.
-	StdoutPresets = []string{"rsl_rl", "sb3"}
-	Presets       = []string{"rsl_rl", "sb3", "cleanrl", "rl_games", "skrl"}
+	StdoutPresets = trainer.StdoutPresets
+	Presets       = trainer.Presets()
 	RuleLevels    = []string{"off", "warn", "stop"}
 	PruneTypes    = []string{"median", "asha"}
 

@@ -72,6 +72,16 @@ var presets = map[string]Mapping{
 		"info/last_lr":         {diagnostics.LearningRate, 1},
 		"performance/step_fps": {diagnostics.FPS, 1},
 	},
+	// Unity ML-Agents (mlagents-learn): its steps are environment steps (summary_freq apart), and its
+	// Environment/Cumulative Reward is NaN-free but absent from a summary in which no episode ended.
+	"mlagents": {
+		"Environment/Cumulative Reward": {diagnostics.Reward, 1},
+		"Environment/Episode Length":    {diagnostics.EpisodeLength, 1},
+		"Losses/Value Loss":             {diagnostics.ValueLoss, 1},
+		"Losses/Policy Loss":            {diagnostics.PolicyLoss, 1},
+		"Policy/Entropy":                {diagnostics.Entropy, 1},
+		"Policy/Learning Rate":          {diagnostics.LearningRate, 1},
+	},
 	// skrl logs "Loss / Entropy loss" as −entropy_coef × entropy, so entropy cannot be recovered
 	// without the coefficient: map it with a custom tag if you need it.
 	"skrl": {

@@ -23,7 +23,7 @@ func TestDiagnoseFlags(t *testing.T) {
 		{[]string{"m.jsonl"}, DiagnoseOptions{Path: "m.jsonl", Output: "text", WarmupSteps: -1, Patience: 5}, ""},
 		{[]string{"tb", "--preset", "sb3", "-o", "json", "--warmup-steps", "0", "--patience", "2"},
 			DiagnoseOptions{Path: "tb", Preset: "sb3", Output: "json", WarmupSteps: 0, Patience: 2}, ""},
-		{[]string{"m", "--preset", "ray"}, DiagnoseOptions{}, `--preset: got "ray", want one of ["cleanrl" "rl_games" "rsl_rl" "sb3" "skrl"]`},
+		{[]string{"m", "--preset", "ray"}, DiagnoseOptions{}, `--preset: got "ray", want one of ["cleanrl" "mlagents" "rl_games" "rsl_rl" "sb3" "skrl"]`},
 		{[]string{"m", "--output", "yaml"}, DiagnoseOptions{}, `--output: got "yaml", want one of ["text" "json"]`},
 		{[]string{"m", "--patience", "0"}, DiagnoseOptions{}, "--patience: got 0, want an integer ≥ 1"},
 		{[]string{"m", "--warmup-steps", "-5"}, DiagnoseOptions{}, "--warmup-steps: got -5, want an integer ≥ 0"},
