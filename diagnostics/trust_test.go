@@ -7,8 +7,10 @@ import (
 	"testing"
 )
 
-// Synthetic runs shaped like the real runs the rules must get right. Each says what it stands for;
-// the curves are made here (fixed seeds), not copied from any log.
+// Synthetic runs shaped like the real runs the rules must get right, labelled: each names the runs of
+// the corpus of real logs it stands for (their ids in diagnostics/corpus/manifest.tsv; the logs are other
+// people's data and stay outside the repository, where make diagnostics-corpus replays them). The curves
+// are made here, with fixed seeds.
 
 // feed feeds records to a fresh engine with cfg and returns the first stop, if any.
 func feed(t *testing.T, cfg Config, records []Record) (Verdict, bool) {
@@ -33,7 +35,7 @@ func series(n int, stepSize int64, f func(i int) map[string]float64) []Record {
 
 // A solved CartPole: every episode returns 500, the value loss is ~0 and explained variance is noise
 // (one stopped trial showed reward 500, value_loss 0.00000, explained_variance −1.53). Nothing stops it,
-// even with value_anticorrelated set to stop.
+// even with value_anticorrelated set to stop. Stands for: examples/cartpole.yaml's trials, sb3clip_cartpole_v1_3.
 func TestSolvedCartPoleIsNotStopped(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	records := series(400, 512, func(i int) map[string]float64 {
@@ -84,7 +86,7 @@ func TestDoingWellOnlyWarns(t *testing.T) {
 
 // A humanoid locomotion run (rsl_rl-style: per-iteration records, reward from about −6 to +21 over 1,400
 // iterations) whose reward dips below its first values early on, while episodes lengthen and penalties
-// accumulate, and rises for the rest of the run. No rule may stop it.
+// accumulate, and rises for the rest of the run. No rule may stop it. Stands for: h1gym_h1flat_oct19.
 func TestEarlyDipThenClimbIsNotStopped(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	records := series(1400, 24*4096, func(i int) map[string]float64 {
@@ -116,7 +118,8 @@ func TestEarlyDipThenClimbIsNotStopped(t *testing.T) {
 
 // legged_gym's most common failed run: Policy/mean_noise_std climbs steadily from 1.0 to 2.5 while the
 // reward stays pinned near 0. never_learned stops it; a healthy run whose std shrinks, and one whose std
-// grows while its reward climbs, are left alone.
+// grows while its reward climbs, are left alone. Stands for: feil_Sep02_12_44_42, feil_Sep05_18_00_09
+// (stopped); stoch_Jan04_11_14_21 (std 1.0 → 5.2 while the reward climbs to 33: left alone).
 func TestNeverLearnedNoiseGrowing(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	cfg := Config{TotalSteps: 1500 * 1000}
@@ -155,6 +158,7 @@ func TestNeverLearnedNoiseGrowing(t *testing.T) {
 
 // Divergence without NaN: the value loss grows from 18 to 1.6e6 while the reward falls from −4 to
 // −13,600. value_loss_blowup stops it; a value loss that grows while the reward still climbs only warns.
+// Stands for: drake_Dec10_02_21_08; go2rl_Apr28_14_34_30 (a jump at the best return, left alone).
 func TestValueLossBlowupStopsWhenReturnFalls(t *testing.T) {
 	cfg := Config{TotalSteps: 300 * 1000, WarmupSteps: 20_000, Rules: map[string]RuleConfig{RulePolicyCollapse: {Level: LevelOff}}}
 	diverging := series(300, 1000, func(i int) map[string]float64 {
@@ -175,7 +179,7 @@ func TestValueLossBlowupStopsWhenReturnFalls(t *testing.T) {
 }
 
 // rsl_rl and ML-Agents report a NaN mean reward when no episode finished in the logging window: that is
-// no divergence. An infinite value loss is.
+// no divergence. An infinite value loss is. Stands for: issue_isaaclab1999_inf, issue_unitreerllab107_inf.
 func TestEmptyWindowNaNRewardIsNotDivergence(t *testing.T) {
 	records := series(50, 1000, func(i int) map[string]float64 {
 		return map[string]float64{Reward: math.NaN(), EpisodeLength: math.NaN(), ValueLoss: 0.5}
@@ -196,6 +200,7 @@ func TestEmptyWindowNaNRewardIsNotDivergence(t *testing.T) {
 // Pendulum (return about −1,200 for a random policy): a run whose KL spikes to 2–7 again and again, whose
 // policy noise rises and whose return falls below where it started for the rest of the run is stopped by
 // policy_collapse, naming kl_spike; the same fall without KL spikes, and KL spikes without a fall, are not.
+// Stands for: no corpus run (none of its logs has KL spikes with such a fall): synthetic only.
 func TestKLSpikesThenWorseThanStartIsACollapse(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	pendulum := func(spikes, fall bool) []Record {
@@ -228,6 +233,7 @@ func TestKLSpikesThenWorseThanStartIsACollapse(t *testing.T) {
 // the first 50 of 1,000 iterations while the return falls from −4 to −2,470, and on to 1.6e6 and −13,600.
 // The reference is the run's first value losses, so the stop comes as the warm-up ends. An SB3 run whose
 // value loss grows from 7 to 2,000 with its returns (4 → a noisy plateau of 65–100) is left alone.
+// Stands for: drake_Dec09_23_58_26, drake_Dec10_14_06_28; sb3prog_wheel_oct15 (left alone).
 func TestValueLossBlowupWithinWarmup(t *testing.T) {
 	cfg := Config{TotalSteps: 1000}
 	diverging := series(1000, 1, func(i int) map[string]float64 {
