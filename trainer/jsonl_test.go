@@ -298,7 +298,7 @@ func TestOpenReaderErrors(t *testing.T) {
 	}{
 		{"source", "ray", "", nil, `metrics.source: got "ray", want one of ["jsonl" "tensorboard" "stdout" "csv"]`},
 		{"stdout preset", "stdout", "cleanrl", nil, `metrics.preset: got "cleanrl" with source "stdout", want one of ["rsl_rl" "sb3"]`},
-		{"preset", "jsonl", "ray", nil, `metrics.preset: got "ray", want one of ["cleanrl" "rl_games" "rsl_rl" "sb3" "skrl"]`},
+		{"preset", "jsonl", "ray", nil, `metrics.preset: got "ray", want one of ["cleanrl" "mlagents" "rl_games" "rsl_rl" "sb3" "skrl"]`},
 		{"tag", "jsonl", "", map[string]string{"x": "rewards"}, `metrics.tags["x"]: got "rewards", want a canonical metric`},
 	}
 	for _, tt := range tests {
