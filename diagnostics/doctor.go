@@ -1,6 +1,7 @@
 package diagnostics
 
 import (
+	"fmt"
 	"math"
 	"slices"
 )
@@ -49,7 +50,8 @@ type Evidence struct {
 // Diagnose explains a finished or stopped run from its records (in step order) and the verdicts the
 // engine gave on them. It walks a decision tree over the last quarter of the run (at least its last 5
 // records): a Gaussian policy's std grown 1.5-fold with the objective no better than at the start → the
-// noise is running away; explained variance < 0 (where returns vary) → the value function; entropy or action std collapsed →
+// noise is running away; value loss 100 × its early level → the value function blew up; explained
+// variance < 0 (where returns vary) → the value function; entropy or action std collapsed →
 // the policy died; gradient norm exploding → clip tighter; |advantage| max > 100 → reward scale; clip
 // fraction > 0.3 → the policy moves too fast; clip fraction = 0 → it does not move; nothing wrong →
 // reward, environment or task design. A condition counts when it holds on at least half the window's
@@ -113,7 +115,7 @@ func window(records []Record) []Record {
 
 // doctorChecks is the decision tree, in order.
 var doctorChecks = []func(all, w []Record) (Finding, bool){
-	checkNoiseRunaway, checkValueFunction, checkPolicyDied, checkGradients, checkRewardScale, checkTooFast, checkNotMoving,
+	checkNoiseRunaway, checkValueLossGrowth, checkValueFunction, checkPolicyDied, checkGradients, checkRewardScale, checkTooFast, checkNotMoving,
 }
 
 // mostly reports whether cond holds on at least half of w's records carrying metric, and returns the
@@ -174,6 +176,36 @@ func checkNoiseRunaway(all, w []Record) (Finding, bool) {
 		Summary:  "the action noise grew while the reward did not: the policy never learned, and its std runs away",
 		Advice:   Advice(RuleNeverLearned),
 		Evidence: []Evidence{early, late, start, end}}, true
+}
+
+// checkValueLossGrowth finds a value loss whose median over the window is more than 100 times the
+// smallest of the run's first 10 (as value_loss_blowup measures it): the returns grew out of the value
+// function's scale.
+func checkValueLossGrowth(all, w []Record) (Finding, bool) {
+	var first []float64
+	var firstMax float64
+	for _, r := range all {
+		if v, ok := r.Values[ValueLoss]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			first = append(first, v)
+			firstMax = math.Max(firstMax, v)
+			if len(first) == vlRefWindow {
+				break
+			}
+		}
+	}
+	factor, _ := DefaultThreshold(RuleValueLossBlowup)
+	late := medianOf(w, ValueLoss)
+	if len(first) < vlRefWindow || late.Step < 0 {
+		return Finding{}, false
+	}
+	ref := math.Max(slices.Min(first), 0.01*firstMax)
+	if !(ref > 0) || float64(late.Value) <= factor*ref {
+		return Finding{}, false
+	}
+	return Finding{Cause: CauseValueFunction,
+		Summary:  fmt.Sprintf("value loss blew up: its late median is %.3g × its early level", float64(late.Value)/ref),
+		Advice:   Advice(RuleValueLossBlowup),
+		Evidence: []Evidence{{Metric: ValueLoss, Value: Float(ref), Step: all[0].Step}, late}}, true
 }
 
 // rangeOf returns the smallest and largest finite value of metric over rs.

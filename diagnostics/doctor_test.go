@@ -2,6 +2,7 @@ package diagnostics
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -137,5 +138,16 @@ func TestDiagnoseSolvedTaskHasNoValueFunctionFinding(t *testing.T) {
 		if f.Cause == CauseValueFunction {
 			t.Errorf("solved task: got %+v, want no value_function finding", f)
 		}
+	}
+}
+
+// A value loss that grew from 18 to 1.6e6 is the run's first unhealthy signal, not "task design".
+func TestDiagnoseValueLossGrowth(t *testing.T) {
+	rs := run(200, func(i int) map[string]float64 {
+		return map[string]float64{ValueLoss: 18 * math.Pow(1.6e6/18, float64(i)/199), Reward: -4 - 68*float64(i)}
+	})
+	f := Diagnose(rs)
+	if f[0].Cause != CauseValueFunction || !strings.Contains(f[0].Summary, "value loss blew up") {
+		t.Errorf("first finding = %+v, want the value loss blowing up", f[0])
 	}
 }

@@ -19,7 +19,8 @@ const (
 // dip is how many healthy runs begin, not a collapse.
 const sustainedImprovement = 2 * progressWindow
 
-// vlRefWindow is how many of the run's first value losses make up the reference median of value_loss_blowup.
+// vlRefWindow is how many of the run's first value losses make up the reference of value_loss_blowup: their
+// smallest.
 const vlRefWindow = 10
 
 // relatedWindow is how many records back a rule that fired still counts as related to a verdict.
@@ -83,7 +84,7 @@ type Engine struct {
 	prog           progress
 	lastObjective  float64 // the objective's last finite value, NaN before one
 	vlRef          []float64
-	vlMedian       float64
+	vlRef0         float64 // value_loss_blowup's reference (see vlRefWindow)
 	vlRefDone      bool
 	vlMax          float64 // the largest finite value loss so far
 
@@ -280,8 +281,9 @@ func (e *Engine) learn(r Record) {
 	}
 	if v, ok := r.Values[ValueLoss]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
 		e.vlMax = max(e.vlMax, v)
-		// The reference is the run's first value losses, warm-up included: a value loss that blows up
-		// within the warm-up (17.8 → 1.2e4 in 50 iterations) must not become its own reference.
+		// The reference is the smallest of the run's first value losses, warm-up included: a value loss
+		// that blows up from the first iterations (23 → 943 by the tenth, 9.4e4 by the 96th) must not
+		// become its own reference.
 		// value_loss_blowup stops only once the objective has fallen, so value losses that grow with
 		// healthy returns only warn.
 		if !e.vlRefDone {
@@ -290,7 +292,7 @@ func (e *Engine) learn(r Record) {
 				// A value function that has already converged on near-constant returns has a median near
 				// zero, and any later wobble would be "100 ×" it: the reference is at least 1 % of the
 				// largest value loss seen until then.
-				e.vlMedian = max(median(e.vlRef), 0.01*e.vlMax)
+				e.vlRef0 = max(slices.Min(e.vlRef), 0.01*e.vlMax)
 				e.vlRefDone = true
 			}
 		}

@@ -61,7 +61,7 @@ func TestRuleBoundaries(t *testing.T) {
 		{RuleClipExcess, ClipFraction, 0.5001, 0.5, Warn, nil},
 		{RuleAdvantageExplosion, AdvantageAbsMax, 100.01, 100, Warn, nil},
 		{RuleKLSpike, ApproxKL, 0.2001, 0.2, Warn, nil},
-		{RuleValueLossBlowup, ValueLoss, 200.01, 200, Stop, valueLossPrefix()},
+		{RuleValueLossBlowup, ValueLoss, 100.01, 100, Stop, valueLossPrefix()},
 		// The window after the prefix is [20 20 20 20 x]: at x = −30 its mean is the start (10), not below it
 		// by the noise; at x = −50 it is 6, below 10 − noise (the mean change per record, 3.5 with that jump).
 		{RulePolicyCollapse, Reward, -50, -30, Stop, rewardPrefix()},
@@ -102,7 +102,7 @@ func TestRuleBoundaries(t *testing.T) {
 	}
 }
 
-// valueLossPrefix: ten records with median value loss 2, so the blow-up limit is 200, while the reward
+// valueLossPrefix: ten records whose smallest value loss is 1, so the blow-up limit is 100, while the reward
 // falls from 10 to 0 (value_loss_blowup stops only once it has fallen).
 func valueLossPrefix() []Record {
 	var out []Record

@@ -335,9 +335,9 @@ func checkValueAnticorrelated(e *Engine, r Record, th float64) check {
 
 func checkValueLossBlowup(e *Engine, r Record, factor float64) check {
 	v, ok := r.Values[ValueLoss]
-	if !ok || !e.vlRefDone || e.vlMedian <= 0 {
+	if !ok || !e.vlRefDone || e.vlRef0 <= 0 {
 		return check{}
 	}
-	limit := factor * e.vlMedian
+	limit := factor * e.vlRef0
 	return check{ok: true, fired: v > limit, metric: ValueLoss, value: v, limit: limit}
 }
