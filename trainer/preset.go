@@ -94,6 +94,31 @@ var presets = map[string]Mapping{
 	},
 }
 
+// DetectPreset names the preset whose tags a run's metrics carry (keys, read with no preset): the one
+// with the most of its tags among keys, at least two of them. It returns "" when no preset has two, or
+// when two presets tie (CleanRL and rl_games share losses/entropy, for one).
+func DetectPreset(keys []string) string {
+	best, bestN, tie := "", 1, false
+	for _, name := range Presets() {
+		n := 0
+		for tag := range presets[name] {
+			if slices.Contains(keys, tag) {
+				n++
+			}
+		}
+		switch {
+		case n > bestN:
+			best, bestN, tie = name, n, false
+		case n == bestN && best != "":
+			tie = true
+		}
+	}
+	if tie {
+		return ""
+	}
+	return best
+}
+
 // Presets lists the preset names NewMapping accepts, sorted.
 func Presets() []string {
 	names := make([]string, 0, len(presets))

@@ -113,3 +113,42 @@ func TestTensorBoardRLGamesOtherAxesIgnored(t *testing.T) {
 		}
 	}
 }
+
+// A run's preset is told from its tags: the preset with the most of them, two at least.
+func TestDetectPreset(t *testing.T) {
+	for _, c := range []struct {
+		keys []string
+		want string
+	}{
+		{[]string{"Train/mean_reward", "Loss/value_function", "Train/mean_reward/time"}, "rsl_rl"},
+		{[]string{"rollout/ep_rew_mean", "train/value_loss"}, "sb3"},
+		{[]string{"rewards/step", "losses/c_loss", "losses/entropy"}, "rl_games"},
+		{[]string{"Environment/Cumulative Reward", "Losses/Value Loss"}, "mlagents"},
+		{[]string{"charts/episodic_return", "losses/value_loss"}, "cleanrl"},
+		// skrl without finished episodes: no reward tag, its losses and std tell it.
+		{[]string{"Loss / Value loss", "Loss / Policy loss", "Policy / Standard deviation", "Reward / Instantaneous reward (mean)"}, "skrl"},
+		{[]string{"Train/mean_reward"}, ""},   // one tag is no evidence
+		{[]string{"my/return", "loss"}, ""},
+		{[]string{"losses/entropy", "charts/SPS", "rewards/step"}, ""}, // cleanrl 2, rl_games 2: no guess
+	} {
+		if got := DetectPreset(c.keys); got != c.want {
+			t.Errorf("DetectPreset(%q) = %q, want %q", c.keys, got, c.want)
+		}
+	}
+}
+
+// TBDir may name one event file instead of a directory: only that file is read.
+func TestTensorBoardOneEventFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "events.out.tfevents.1")
+	writeFile(t, path, rslrlEvents(5))
+	writeFile(t, filepath.Join(dir, "events.out.tfevents.2"), rslrlEvents(40))
+	r, err := Open(ReaderConfig{Source: SourceTensorBoard, Preset: "rsl_rl", TBDir: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if recs := append(pollAll(t, r), r.(Finisher).Finish()...); len(recs) != 5 {
+		t.Errorf("got %d records, want the 5 of the one file named", len(recs))
+	}
+}

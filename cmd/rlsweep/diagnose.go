@@ -98,21 +98,23 @@ func (o *DiagnoseOptions) validate() error {
 
 // diagnosis is what diagnose found; its JSON form is the --output json document.
 type diagnosis struct {
-	Path        string                `json:"path"`
-	Source      string                `json:"source"`
-	Preset      string                `json:"preset,omitempty"`
-	Steps       string                `json:"steps,omitempty"` // what the steps count
-	Records     int                   `json:"records"`
-	Malformed   int                   `json:"malformed"`
-	LastError   string                `json:"last_error,omitempty"`
-	WarmupSteps int64                 `json:"warmup_steps"`
-	TotalSteps  int64                 `json:"total_steps,omitempty"`      // the budget the warm-up came from
-	TotalsFrom  string                `json:"total_steps_from,omitempty"` // the spec.json it was read from
-	Patience    int                   `json:"patience"`
-	Stop        *diagnostics.Verdict  `json:"stop"`
-	Warnings    []diagnostics.Verdict `json:"warnings"`
-	Findings    []diagnostics.Finding `json:"findings"`
-	records     []diagnostics.Record
+	Path   string `json:"path"`
+	Source string `json:"source"`
+	Preset string `json:"preset,omitempty"`
+	// PresetDetected: the preset was told from the run's tags, not given by --preset.
+	PresetDetected bool                  `json:"preset_detected,omitempty"`
+	Steps          string                `json:"steps,omitempty"` // what the steps count
+	Records        int                   `json:"records"`
+	Malformed      int                   `json:"malformed"`
+	LastError      string                `json:"last_error,omitempty"`
+	WarmupSteps    int64                 `json:"warmup_steps"`
+	TotalSteps     int64                 `json:"total_steps,omitempty"`      // the budget the warm-up came from
+	TotalsFrom     string                `json:"total_steps_from,omitempty"` // the spec.json it was read from
+	Patience       int                   `json:"patience"`
+	Stop           *diagnostics.Verdict  `json:"stop"`
+	Warnings       []diagnostics.Verdict `json:"warnings"`
+	Findings       []diagnostics.Finding `json:"findings"`
+	records        []diagnostics.Record
 }
 
 func runDiagnose(f *Factory, opts *DiagnoseOptions) error {
@@ -162,18 +164,21 @@ func storedTotalSteps(path string) (int64, string) {
 	return spec.Trainer.TotalSteps, specPath
 }
 
-// readRun reads every record of the metrics at opts.Path, whatever its format (detectSource).
+// readRun reads every record of the metrics at opts.Path, whatever its format (detectSource). Without
+// --preset, the preset of a TensorBoard run is told from its tags (trainer.DetectPreset), so a legged_gym
+// log is judged on its reward and losses, not on tags no rule knows.
 func readRun(opts *DiagnoseOptions) (*diagnosis, error) {
 	st, err := os.Stat(opts.Path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, invalidInput(fmt.Errorf("PATH: got %q, want a metrics .jsonl file, a TensorBoard directory, a progress.csv or a console log: it does not exist", opts.Path))
+			return nil, invalidInput(fmt.Errorf("PATH: got %q, want a metrics .jsonl file, a TensorBoard directory or event file, a progress.csv or monitor.csv, or a console log: it does not exist", opts.Path))
 		}
 		return nil, err
 	}
 	d := &diagnosis{Path: opts.Path, Preset: opts.Preset}
 	c := trainer.ReaderConfig{Preset: opts.Preset, StepsPerIteration: opts.StepsPerIteration}
-	if st.IsDir() {
+	if st.IsDir() || strings.Contains(filepath.Base(opts.Path), "tfevents") {
+		// A directory of event files, or one event file (the reader walks either).
 		c.Source, c.TBDir = trainer.SourceTensorBoard, opts.Path
 	} else {
 		var preset string
@@ -185,35 +190,67 @@ func readRun(opts *DiagnoseOptions) (*diagnosis, error) {
 		}
 		c.MetricsFile, c.StdoutFile = opts.Path, opts.Path
 	}
-	d.Source, d.Preset = c.Source, c.Preset
+	recs, stats, err := drain(c)
+	if err != nil {
+		return nil, err
+	}
+	if c.Source == trainer.SourceTensorBoard && c.Preset == "" {
+		if preset := trainer.DetectPreset(keysOf(recs)); preset != "" {
+			c.Preset, d.PresetDetected = preset, true
+			if recs, stats, err = drain(c); err != nil {
+				return nil, err
+			}
+		}
+	}
+	d.Source, d.Preset, d.records = c.Source, c.Preset, recs
+	d.Records, d.Malformed, d.LastError, d.Steps = len(recs), stats.Malformed, stats.LastError, stats.Steps
+	if d.Records == 0 {
+		return nil, fmt.Errorf("%s: no metrics records (%d malformed; %s)", opts.Path, stats.Malformed, orNone(stats.LastError))
+	}
+	return d, nil
+}
+
+// drain opens the reader c describes and reads every record it has.
+func drain(c trainer.ReaderConfig) ([]diagnostics.Record, trainer.ReaderStats, error) {
 	r, err := trainer.Open(c)
 	if err != nil {
-		return nil, invalidInput(err)
+		return nil, trainer.ReaderStats{}, invalidInput(err)
 	}
 	defer r.Close()
+	var recs []diagnostics.Record
 	// A TensorBoard reader returns a step's record once its file has gone quiet: poll until two Polls
 	// in a row return nothing, then take what a reader still holds (the last step, the last block).
 	for empty := 0; empty < 2; {
-		recs, err := r.Poll()
+		got, err := r.Poll()
 		if err != nil {
-			return nil, err
+			return nil, trainer.ReaderStats{}, err
 		}
-		if len(recs) == 0 {
+		if len(got) == 0 {
 			empty++
 			continue
 		}
 		empty = 0
-		d.records = append(d.records, recs...)
+		recs = append(recs, got...)
 	}
 	if f, ok := r.(trainer.Finisher); ok {
-		d.records = append(d.records, f.Finish()...)
+		recs = append(recs, f.Finish()...)
 	}
-	s := r.Stats()
-	d.Records, d.Malformed, d.LastError, d.Steps = len(d.records), s.Malformed, s.LastError, s.Steps
-	if d.Records == 0 {
-		return nil, fmt.Errorf("%s: no metrics records (%d malformed; %s)", opts.Path, s.Malformed, orNone(s.LastError))
+	return recs, r.Stats(), nil
+}
+
+// keysOf lists the metric names the records carry.
+func keysOf(recs []diagnostics.Record) []string {
+	seen := map[string]bool{}
+	var keys []string
+	for _, r := range recs {
+		for k := range r.Values {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
 	}
-	return d, nil
+	return keys
 }
 
 // sniffBytes is how much of a file detectSource looks at.
@@ -297,6 +334,9 @@ func judge(d *diagnosis, opts *DiagnoseOptions) error {
 
 func writeDiagnosis(w io.Writer, d *diagnosis) {
 	fmt.Fprintf(w, "%s: %s, %d records, %d malformed\n", d.Path, sourceName(d), d.Records, d.Malformed)
+	if d.PresetDetected {
+		fmt.Fprintf(w, "preset: %s (told from the run's tags; --preset overrides)\n", d.Preset)
+	}
 	if d.Steps != "" {
 		fmt.Fprintf(w, "steps: %s\n", d.Steps)
 	}
