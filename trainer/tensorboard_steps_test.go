@@ -127,7 +127,7 @@ func TestDetectPreset(t *testing.T) {
 		{[]string{"charts/episodic_return", "losses/value_loss"}, "cleanrl"},
 		// skrl without finished episodes: no reward tag, its losses and std tell it.
 		{[]string{"Loss / Value loss", "Loss / Policy loss", "Policy / Standard deviation", "Reward / Instantaneous reward (mean)"}, "skrl"},
-		{[]string{"Train/mean_reward"}, ""},   // one tag is no evidence
+		{[]string{"Train/mean_reward"}, ""}, // one tag is no evidence
 		{[]string{"my/return", "loss"}, ""},
 		{[]string{"losses/entropy", "charts/SPS", "rewards/step"}, ""}, // cleanrl 2, rl_games 2: no guess
 	} {
