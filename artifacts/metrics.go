@@ -68,6 +68,12 @@ func MetricsAttempt(ctx context.Context, s Store, sweepID, trialID string, segme
 	return int32(highest + 1), nil
 }
 
+// IsMetricsPart tells whether a file name is that of a metrics part.
+func IsMetricsPart(name string) bool {
+	_, ok := parseMetricsPart(name)
+	return ok
+}
+
 // metricsPart is a part's place in the stream, parsed from its name.
 type metricsPart struct {
 	key                   string
