@@ -105,8 +105,8 @@ type segmentRun struct {
 	flushed int64
 	// parts: how many metrics parts this attempt has stored; the next one's seq.
 	parts int
-	// partAttempt: the attempt number its metrics parts carry (artifacts.MetricsAttempt); set at the
-	// first part.
+	// partAttempt: the attempt number its metrics parts carry (artifacts.MetricsAttempt); 0 until the
+	// first part is stored.
 	partAttempt int32
 	// resumedAt: the step of the checkpoint this attempt resumed from; 0 for a fresh start.
 	resumedAt int64
@@ -653,7 +653,7 @@ func (r *segmentRun) flushMetrics(ctx context.Context) error {
 	if size == r.flushed {
 		return nil // nothing new since the last flush (a checkpoint's upload stored it)
 	}
-	if r.parts == 0 {
+	if r.partAttempt == 0 { // once: a retried first Put that did store its part must not bump the number again
 		if r.partAttempt, err = artifacts.MetricsAttempt(ctx, r.a.Store, r.in.SweepID, r.in.Trial.ID, r.in.Segment, r.attempt); err != nil {
 			return err
 		}
