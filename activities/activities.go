@@ -35,7 +35,7 @@ type Activities struct {
 	TrialLimit chan struct{}
 	// PollInterval is how often a running segment reads new metrics; 0 means 20ms.
 	PollInterval time.Duration
-	// FlushInterval is how often metrics.jsonl and stdout.log are copied to the store while a segment
+	// FlushInterval is how often new metrics records and stdout.log are copied to the store while a segment
 	// runs; 0 means 30s. They are always copied when the segment ends.
 	FlushInterval time.Duration
 	// Trials looks up trial workflows for CheckTrials (the worker sets it from its Temporal client).

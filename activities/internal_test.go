@@ -1,7 +1,6 @@
 package activities
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -12,8 +11,6 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
-
-	"github.com/rlsweep/rlsweep/artifacts"
 )
 
 func TestRingKeepsLast64InOrder(t *testing.T) {
@@ -67,57 +64,6 @@ func TestRingRecordsAreValidJSON(t *testing.T) {
 		if utf8.ValidString(line) && back[0] != strings.TrimSuffix(line, "\n") {
 			t.Errorf("dump of %q decodes to %q, want the line", line, back[0])
 		}
-	}
-}
-
-func TestStoredBefore(t *testing.T) {
-	ctx := context.Background()
-	s, err := artifacts.NewLocal(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	const key = "sweeps/x/trials/0-s1/metrics.jsonl"
-	got, err := storedBefore(ctx, s, key, 100)
-	if err != nil || got != nil {
-		t.Errorf("storedBefore with no object = %q, %v, want nothing", got, err)
-	}
-	stored := "{\"step\":1000,\"reward\":1}\n" +
-		"not json\n" +
-		"{\"step\":2000,\"reward\":NaN}\n" +
-		"\n" +
-		"{\"step\":3000,\"reward\":3}\n" +
-		"{\"step\":4000,\"reward\":4}" // no final newline
-	if err := s.Put(ctx, key, strings.NewReader(stored)); err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		step int64
-		want string
-	}{
-		{0, ""},
-		{1000, ""},
-		{1001, "{\"step\":1000,\"reward\":1}\n"},
-		{3000, "{\"step\":1000,\"reward\":1}\n{\"step\":2000,\"reward\":NaN}\n"},
-		{5000, "{\"step\":1000,\"reward\":1}\n{\"step\":2000,\"reward\":NaN}\n{\"step\":3000,\"reward\":3}\n{\"step\":4000,\"reward\":4}\n"},
-	}
-	for _, tt := range tests {
-		got, err := storedBefore(ctx, s, key, tt.step)
-		if err != nil || string(got) != tt.want {
-			t.Errorf("storedBefore(%d) = %q, %v, want %q", tt.step, got, err, tt.want)
-		}
-	}
-	if _, err := storedBefore(ctx, s, "../bad", 1); err == nil {
-		t.Errorf("storedBefore of a bad key = nil error, want one")
-	}
-	// A stored line longer than any scanner buffer: a custom metric name of 800k '<', which the canonical
-	// encoding writes as \u003c (4.8 MB); the record is kept whole, not an error that fails every later
-	// segment of the trial.
-	long := "{\"step\":1000,\"" + strings.Repeat("\\u003c", 800_000) + "\":1}"
-	if err := s.Put(ctx, key, strings.NewReader(long+"\n{\"step\":2000,\"reward\":2}\n")); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := storedBefore(ctx, s, key, 2000); err != nil || string(got) != long+"\n" {
-		t.Errorf("storedBefore over a %d-byte line = %d bytes, %v; want the line whole", len(long), len(got), err)
 	}
 }
 

@@ -1,12 +1,12 @@
 package activities
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -28,7 +28,7 @@ const (
 // trialDetail is what the store holds about one trial beyond its summary.
 type trialDetail struct {
 	curve      []report.Point
-	lastStep   int64 // the last step in metrics.jsonl; 0 when none was read
+	lastStep   int64 // the last step of the stored metrics; 0 when none was read
 	divergence *diagnostics.Verdict
 }
 
@@ -83,31 +83,22 @@ func readDivergence(ctx context.Context, s Store, sweepID, trialID string, d *tr
 	return nil
 }
 
-// readCurve reads the objective metric from a trial's metrics.jsonl; malformed lines are skipped, as
-// everywhere metrics are read.
+// readCurve reads the objective metric from a trial's stored metrics (artifacts.ReadMetrics);
+// malformed lines are skipped, as everywhere metrics are read.
 func readCurve(ctx context.Context, s Store, sweepID, trialID, metric string, d *trialDetail) error {
-	rc, err := s.Get(ctx, artifacts.TrialKey(sweepID, trialID, "metrics.jsonl"))
-	if errors.Is(err, artifacts.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("trial %s: read metrics: %w", trialID, err)
-	}
-	defer rc.Close()
-	sc := bufio.NewScanner(rc)
-	sc.Buffer(make([]byte, 64*1024), 4<<20)
 	var curve []report.Point
-	for sc.Scan() {
-		rec, err := trainer.ParseJSONLine(sc.Bytes())
+	err := artifacts.ReadMetrics(ctx, s, sweepID, trialID, math.MaxInt64, func(line []byte, _ int64) error {
+		rec, err := trainer.ParseJSONLine(line)
 		if err != nil {
-			continue
+			return nil
 		}
 		d.lastStep = max(d.lastStep, rec.Step)
 		if v, ok := rec.Value(metric); ok {
 			curve = append(curve, report.Point{Step: rec.Step, Value: v})
 		}
-	}
-	if err := sc.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("trial %s: read metrics: %w", trialID, err)
 	}
 	d.curve = report.Thin(curve, reportCurvePoints)

@@ -36,8 +36,9 @@ func TestWriteResultsDrawsReport(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	put(artifacts.TrialKey(sweepID, "0-s1", "metrics.jsonl"), "{\"step\":1000,\"reward\":10}\n{\"step\":4000,\"reward\":42}\n")
-	put(artifacts.TrialKey(sweepID, "1-s1", "metrics.jsonl"), "{\"step\":1000,\"reward\":5}\nnot json\n{\"step\":3000,\"reward\":NaN}\n")
+	put(artifacts.MetricsPartKey(sweepID, "0-s1", 0, 1, 0), "{\"step\":1000,\"reward\":10}\n")
+	put(artifacts.MetricsPartKey(sweepID, "0-s1", 0, 1, 1), "{\"step\":4000,\"reward\":42}\n")
+	put(artifacts.MetricsPartKey(sweepID, "1-s1", 0, 1, 0), "{\"step\":1000,\"reward\":5}\nnot json\n{\"step\":3000,\"reward\":NaN}\n")
 	dump, _ := json.Marshal(activities.Divergence{SweepID: sweepID, TrialID: "1-s1", Verdict: diagnostics.Verdict{
 		Level: diagnostics.Stop, Rule: "non_finite", Metric: "reward", Step: 3000, Advice: "check the reward scale"}})
 	put(artifacts.TrialKey(sweepID, "1-s1", "divergence.json"), string(dump))

@@ -315,7 +315,7 @@ func TestTrainSegmentWaitsForSlot(t *testing.T) {
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("a segment that never got a slot started its trainer")
 	}
-	if _, err := f.store.Get(context.Background(), artifacts.TrialKey(sweepID, "0-s1", "metrics.jsonl")); err == nil {
+	if keys, _ := f.store.List(context.Background(), artifacts.MetricsDir(sweepID, "0-s1")); len(keys) > 0 {
 		t.Errorf("a segment that never got a slot stored metrics")
 	}
 }

@@ -1,11 +1,11 @@
 package activities
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,7 +27,8 @@ const heartbeatEvery = time.Second
 
 // TrainSegment runs one segment of a trial: it starts the trainer as a child process under the trainer
 // contract (docs/trainer-contract.md), follows its metrics, heartbeats the step and the last checkpoint, uploads
-// announced checkpoints, and stores metrics.jsonl and the trainer's log. A retried attempt resumes from the
+// announced checkpoints, and stores the records as metrics parts (artifacts.MetricsPartKey) and the
+// trainer's log. A retried attempt resumes from the
 // checkpoint its previous attempt last recorded in a heartbeat, on whichever worker runs it.
 func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (*SegmentResult, error) {
 	run, release, err := a.prepareAndTakePlace(ctx, in)
@@ -90,7 +91,7 @@ type segmentRun struct {
 	metrics  string // the file the trainer appends to
 	tbDir    string
 	logPath  string
-	canon    *os.File // the records as read, in canonical JSON lines: what metrics.jsonl stores
+	canon    *os.File // the records as read, in canonical JSON lines: what the metrics parts store
 	reader   trainer.Reader
 	engine   *diagnostics.Engine // nil when diagnostics are off
 	recent   ring                // the last records, for the divergence dump
@@ -98,15 +99,18 @@ type segmentRun struct {
 	result   SegmentResult
 	objLast  float64
 	hasObj   bool
-	base     []byte // stored metrics lines from before this attempt's first record
-	baseRead bool
 	firstNew int64
 	started  time.Time
-	// flushed: how many bytes of this attempt's records metrics.jsonl already holds.
+	// flushed: how many bytes of this attempt's records the stored metrics parts already hold.
 	flushed int64
+	// parts: how many metrics parts this attempt has stored; the next one's seq.
+	parts int
+	// partAttempt: the attempt number its metrics parts carry (artifacts.MetricsAttempt); 0 until the
+	// first part is stored.
+	partAttempt int32
 	// resumedAt: the step of the checkpoint this attempt resumed from; 0 for a fresh start.
 	resumedAt int64
-	// lines: how many lines this attempt has added to metrics.jsonl.
+	// lines: how many lines this attempt has added to its metrics.
 	lines int
 	// seenKeys: the metric names the segment's records carried, for the warning when none carried
 	// the objective's (at most maxSeenKeys).
@@ -432,12 +436,15 @@ func orStart(checkpoint string) string {
 // of its own (it resumed from an earlier attempt's checkpoint at the segment's end) from the trial's
 // stored metrics at or below the step it resumed from.
 func (r *segmentRun) lastStoredRecord(ctx context.Context) error {
-	stored, err := storedBefore(ctx, r.a.Store, artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, "metrics.jsonl"), r.result.LastStep+1)
+	var last []byte
+	err := artifacts.ReadMetrics(ctx, r.a.Store, r.in.SweepID, r.in.Trial.ID, r.result.LastStep+1, func(line []byte, _ int64) error {
+		last = append(last[:0], line...)
+		return nil
+	})
 	if err != nil {
-		return err
+		return fmt.Errorf("read stored metrics: %w", err)
 	}
-	lines := bytes.Split(bytes.TrimSuffix(stored, []byte{'\n'}), []byte{'\n'})
-	rec, err := trainer.ParseJSONLine(lines[len(lines)-1])
+	rec, err := trainer.ParseJSONLine(last)
 	if err != nil {
 		return nil // nothing stored: the result keeps the step and the checkpoint
 	}
@@ -564,18 +571,17 @@ func (r *segmentRun) observe(ctx context.Context, rec diagnostics.Record) (*diag
 // segments and attempts reported — so the rules judge this attempt against the trial's whole history
 // (its initial action std, its starting objective), not against a fresh start.
 func (r *segmentRun) primeEngine(ctx context.Context) error {
-	base, err := storedBefore(ctx, r.a.Store, artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, "metrics.jsonl"), r.firstNew)
-	if err != nil {
-		return err
-	}
-	r.base, r.baseRead = base, true
 	if r.engine == nil {
 		return nil
 	}
-	for _, line := range bytes.Split(base, []byte{'\n'}) {
+	err := artifacts.ReadMetrics(ctx, r.a.Store, r.in.SweepID, r.in.Trial.ID, r.firstNew, func(line []byte, _ int64) error {
 		if rec, err := trainer.ParseJSONLine(line); err == nil {
 			r.engine.Observe(rec)
 		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read stored metrics: %w", err)
 	}
 	return nil
 }
@@ -599,8 +605,8 @@ func (r *segmentRun) uploadCheckpoint(ctx context.Context, rec diagnostics.Recor
 		return fmt.Errorf("upload checkpoint: %w", err)
 	}
 	// The metrics up to the checkpoint are stored before the heartbeat names it: a retry resumes after
-	// the checkpoint and keeps only stored lines below its own first step, so lines that were read but
-	// not yet flushed (flushes are 30 s apart) would otherwise be missing from metrics.jsonl for good.
+	// the checkpoint and overrides the stored records from its own first step on, so lines that were
+	// read but not yet flushed (flushes are 30 s apart) would otherwise be missing from the stream for good.
 	if err := r.flushMetrics(ctx); err != nil {
 		return err
 	}
@@ -613,8 +619,7 @@ func (r *segmentRun) uploadCheckpoint(ctx context.Context, rec diagnostics.Recor
 	return nil
 }
 
-// flush stores metrics.jsonl — the stored lines from before this attempt's first step, then this
-// attempt's records, so a resumed trial has no duplicate and no missing step — and stdout.log.
+// flush stores the records read since the last flush as a metrics part, and stdout.log.
 func (r *segmentRun) flush(ctx context.Context) error {
 	// One log per attempt: a retry never overwrites the log of the attempt that crashed.
 	logKey := artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, fmt.Sprintf("logs/segment-%d-attempt-%d.log", r.in.Segment, r.attempt))
@@ -629,30 +634,36 @@ func (r *segmentRun) flush(ctx context.Context) error {
 	return putBytes(ctx, r.a.Store, logKey, logBytes)
 }
 
-// flushMetrics stores metrics.jsonl: the stored lines from before this attempt's first step, then this
-// attempt's records.
+// flushMetrics stores the records this attempt read since its previous flush as its next metrics part
+// (artifacts.MetricsPartKey): each record is uploaded once. Readers merge the parts into one stream
+// in which this attempt's records replace what earlier attempts stored from its first step on, so a
+// resumed trial has no duplicate and no missing step (artifacts.ReadMetrics).
 func (r *segmentRun) flushMetrics(ctx context.Context) error {
-	metricsKey := artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, "metrics.jsonl")
-	r.result.MetricsKey = metricsKey
-	fresh, err := os.ReadFile(r.canon.Name())
+	r.result.MetricsKey = artifacts.MetricsDir(r.in.SweepID, r.in.Trial.ID)
+	f, err := os.Open(r.canon.Name())
 	if err != nil {
 		return fmt.Errorf("read metrics: %w", err)
 	}
-	if !r.baseRead {
-		if len(fresh) > 0 {
-			// Lines were taken in but the stored ones they follow were never read: storing these
-			// alone would drop the earlier steps.
-			return errors.New("store metrics: the stored metrics before this attempt were not read")
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("read metrics: %w", err)
+	}
+	size := st.Size()
+	if size == r.flushed {
+		return nil // nothing new since the last flush (a checkpoint's upload stored it)
+	}
+	if r.partAttempt == 0 { // once: a retried first Put that did store its part must not bump the number again
+		if r.partAttempt, err = artifacts.MetricsAttempt(ctx, r.a.Store, r.in.SweepID, r.in.Trial.ID, r.in.Segment, r.attempt); err != nil {
+			return err
 		}
-		return nil
 	}
-	if int64(len(fresh)) == r.flushed && r.flushed > 0 {
-		return nil // stored already (a checkpoint's upload flushed them), nothing new since
-	}
-	if err := putBytes(ctx, r.a.Store, metricsKey, append(append([]byte{}, r.base...), fresh...)); err != nil {
+	key := artifacts.MetricsPartKey(r.in.SweepID, r.in.Trial.ID, r.in.Segment, r.partAttempt, r.parts)
+	if err := r.a.Store.Put(ctx, key, io.NewSectionReader(f, r.flushed, size-r.flushed)); err != nil {
 		return err
 	}
-	r.flushed = int64(len(fresh))
+	r.flushed = size
+	r.parts++
 	return nil
 }
 

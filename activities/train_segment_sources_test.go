@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/rlsweep/rlsweep/activities"
-	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
@@ -31,7 +30,7 @@ func rslrlBlockSh(it int, valueLoss string, total int) string {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // A trainer that prints rsl_rl's console table and writes nothing else: its stdout is the metrics
-// source, the records reach metrics.jsonl under canonical names, and an infinite value loss stops it.
+// source, the records reach the stored metrics under canonical names, and an infinite value loss stops it.
 func TestTrainSegmentStdoutSource(t *testing.T) {
 	f := newFixture(t)
 	in := f.input(100000, nil)
@@ -52,7 +51,7 @@ func TestTrainSegmentStdoutSource(t *testing.T) {
 	if got := f.storedSteps(); !slices.Equal(got, []int64{1000, 2000, 3000}) {
 		t.Errorf("stored steps = %v, want [1000 2000 3000]", got)
 	}
-	stored := f.read(artifacts.TrialKey(sweepID, "0-s1", "metrics.jsonl"))
+	stored := f.metrics()
 	for _, want := range []string{`"value_loss":0.0213`, `"action_std":0.95`, `"reward":1.5`, `"fps":51234`} {
 		if !strings.Contains(stored, want) {
 			t.Errorf("metrics.jsonl lacks %s:\n%s", want, stored)

@@ -115,11 +115,21 @@ func (f *fixture) read(key string) string {
 	return string(b)
 }
 
-// storedSteps returns the steps of the stored metrics.jsonl in order, failing on a malformed line.
+// metrics returns the trial's stored metrics stream (its merged parts) as JSON lines.
+func (f *fixture) metrics() string {
+	f.t.Helper()
+	var b strings.Builder
+	if err := artifacts.CopyMetrics(context.Background(), f.store, sweepID, "0-s1", &b); err != nil {
+		f.t.Fatalf("stored metrics: %v", err)
+	}
+	return b.String()
+}
+
+// storedSteps returns the steps of the stored metrics stream in order, failing on a malformed line.
 func (f *fixture) storedSteps() []int64 {
 	f.t.Helper()
 	var steps []int64
-	sc := bufio.NewScanner(strings.NewReader(f.read(artifacts.TrialKey(sweepID, "0-s1", "metrics.jsonl"))))
+	sc := bufio.NewScanner(strings.NewReader(f.metrics()))
 	for sc.Scan() {
 		rec, err := trainer.ParseJSONLine(sc.Bytes())
 		if err != nil {
@@ -230,7 +240,7 @@ func TestTrainSegmentHealthy(t *testing.T) {
 	if got, want := f.storedSteps(), stepsRange(1000, 10000, 1000); !slices.Equal(got, want) {
 		t.Errorf("stored metrics steps = %v, want %v", got, want)
 	}
-	if res.MetricsKey != artifacts.TrialKey(sweepID, "0-s1", "metrics.jsonl") {
+	if res.MetricsKey != artifacts.MetricsDir(sweepID, "0-s1") {
 		t.Errorf("MetricsKey = %q", res.MetricsKey)
 	}
 	if want := artifacts.TrialKey(sweepID, "0-s1", "logs/segment-0-attempt-1.log"); res.LogKey != want {
@@ -724,27 +734,27 @@ func TestTrainSegmentKillsWhatTheTrainerLeftBehind(t *testing.T) {
 	}
 }
 
-// getFails is a store whose reads of one key fail (an S3 outage, say); everything else works.
-type getFails struct {
-	activities.Store
-	key string
+// listFails is a store whose listings under prefix fail (an S3 outage, say); everything else works.
+type listFails struct {
+	artifacts.Store
+	prefix string
 }
 
-func (s getFails) Get(ctx context.Context, key string) (io.ReadCloser, error) {
-	if key == s.key {
+func (s listFails) List(ctx context.Context, prefix string) ([]string, error) {
+	if strings.HasPrefix(prefix, s.prefix) {
 		return nil, errors.New("store unavailable")
 	}
-	return s.Store.Get(ctx, key)
+	return s.Store.List(ctx, prefix)
 }
 
-// A segment that cannot read the trial's stored metrics, which its records must follow, fails to be
-// retried; it does not pass for a segment whose records were never stored. The trainer exits before the
-// next poll, as most do, so the records are taken in on the exit path.
+// A segment that cannot read the trial's stored metrics, which its diagnostics must judge its records
+// against, fails to be retried; it does not pass for a segment whose records were never judged. The
+// trainer exits before the next poll, as most do, so the records are taken in on the exit path.
 func TestTrainSegmentUnreadableStoredMetricsFailsTheAttempt(t *testing.T) {
 	f := newFixture(t)
 	f.acts.PollInterval = time.Hour // only the exit path reads the metrics
-	key := artifacts.TrialKey(sweepID, "0-s1", "metrics.jsonl")
-	f.acts.Store = getFails{f.store, key}
+	dir := artifacts.MetricsDir(sweepID, "0-s1")
+	f.acts.Store = listFails{f.store, dir}
 	in := f.input(1000, nil)
 	in.Trainer.Command = shellTrainer(`printf '{"step":1000,"reward":1}\n' >> "$RLSWEEP_METRICS_FILE"`)
 	res, err := f.run(in)
@@ -752,8 +762,8 @@ func TestTrainSegmentUnreadableStoredMetricsFailsTheAttempt(t *testing.T) {
 	if err == nil || (errors.As(err, &app) && app.NonRetryable()) {
 		t.Fatalf("TrainSegment = %+v, %v; want a retryable error", res, err)
 	}
-	if _, err := f.store.Get(context.Background(), key); !errors.Is(err, artifacts.ErrNotFound) {
-		t.Errorf("metrics.jsonl stored (%v) from an attempt that could not read the stored lines", err)
+	if keys, err := f.store.List(context.Background(), dir); err != nil || len(keys) > 0 {
+		t.Errorf("metrics stored (%q, %v) from an attempt that could not read the stored lines", keys, err)
 	}
 }
 
@@ -802,7 +812,7 @@ printf '{"step":4000,"reward":4.5,"checkpoint":"ckpt-4000.json"}\n' >> "$RLSWEEP
 	if hb.CheckpointKey != want || hb.CheckpointStep != 4000 {
 		t.Fatalf("heartbeat = %+v, want checkpoint %s at 4000", hb, want)
 	}
-	stored := f.read(artifacts.TrialKey(sweepID, "0-s1", "metrics.jsonl"))
+	stored := f.metrics()
 	last, err := trainer.ParseJSONLine([]byte(stored[strings.LastIndex(strings.TrimSuffix(stored, "\n"), "\n")+1:]))
 	if err != nil || last.Step != 4000 {
 		t.Fatalf("last stored line = %+v, %v; want step 4000", last, err)
@@ -842,7 +852,7 @@ printf '{"step":2000,"checkpoint":"ckpt-2000.json"}\n{"step":3000,"reward":3}\n{
 	if _, err := f.runIn(f.env(context.Background(), &hb), in); err != nil {
 		t.Fatalf("retried attempt: %v", err)
 	}
-	stored := f.read(artifacts.TrialKey(sweepID, "0-s1", "metrics.jsonl"))
+	stored := f.metrics()
 	for i, line := range strings.Split(strings.TrimSuffix(stored, "\n"), "\n") {
 		rec, err := trainer.ParseJSONLine([]byte(line))
 		if err != nil || rec.Step != int64(1000*(i+1)) || rec.Values["reward"] != float64(i+1) {
@@ -859,7 +869,7 @@ func TestTrainSegmentResumePastTheSegmentsEnd(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	ckpt := artifacts.TrialKey(sweepID, "0-s1", "checkpoints/ckpt-3000.json")
-	metrics := artifacts.TrialKey(sweepID, "0-s1", "metrics.jsonl")
+	metrics := artifacts.MetricsPartKey(sweepID, "0-s1", 0, 1, 0)
 	stored := "{\"step\":1000,\"reward\":1}\n{\"step\":2000,\"reward\":2}\n{\"step\":3000,\"reward\":3}\n"
 	for key, body := range map[string]string{ckpt: "ckpt", metrics: stored} {
 		if err := f.store.Put(ctx, key, strings.NewReader(body)); err != nil {

@@ -92,7 +92,7 @@ type SegmentResult struct {
 	Last          Values // the last value of each canonical metric
 	Objective     *float64
 	CheckpointKey string // the last checkpoint uploaded, "" if none
-	MetricsKey    string
+	MetricsKey    string // the trial's metrics folder (artifacts.MetricsDir)
 	LogKey        string
 	WallSeconds   float64
 	ResumedFrom   string

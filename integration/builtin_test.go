@@ -43,10 +43,12 @@ probes: {enabled: false}
 	if dump.Verdict.Step >= 100000 {
 		t.Errorf("stopped at step %d, want before the 100000-step budget", dump.Verdict.Step)
 	}
-	metrics := e.store.URL(artifacts.TrialKey(sweepID, tr.TrialID, "metrics.jsonl"))
+	// The trial's stored metrics: their folder of parts, or the trial's metrics.jsonl that stands for it.
+	dir := e.store.URL(artifacts.MetricsDir(sweepID, tr.TrialID))
+	metrics := filepath.Join(filepath.Dir(dir), "metrics.jsonl")
 	// With the trial's budget — given, or read from the sweep's spec.json beside the stored metrics —
 	// diagnose warms up as the sweep did and stops where the sweep stopped.
-	for _, args := range [][]string{{"diagnose", "--total-steps", "100000", metrics}, {"diagnose", metrics}} {
+	for _, args := range [][]string{{"diagnose", "--total-steps", "100000", dir}, {"diagnose", metrics}} {
 		diag, err := exec.Command(rlsweepBin, args...).CombinedOutput()
 		ee, _ := err.(*exec.ExitError)
 		if ee == nil || ee.ExitCode() != 3 {

@@ -3,7 +3,6 @@
 package integration
 
 import (
-	"os"
 	"strings"
 	"testing"
 
@@ -65,7 +64,7 @@ concurrency: 6
 // A trainer that prints rsl_rl's console table to stdout and writes nothing else is followed through
 // its stdout (trainer.metrics.source stdout, preset rsl_rl): the trials whose value function loss
 // becomes inf are stopped by non_finite within one iteration, the healthy ones complete, and every
-// trial's metrics.jsonl holds the table's values under canonical names.
+// trial's stored metrics hold the table's values under canonical names.
 func TestDiagnosticsStopConsoleOnlyTrainer(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker("a", "--slots", "4")
@@ -87,9 +86,9 @@ concurrency: 4
 		t.Fatalf("results.json has %d trials, want 4", len(res.Trials))
 	}
 	for _, tr := range res.Trials {
-		metrics, err := os.ReadFile(e.store.URL(artifacts.TrialKey(sweepID, tr.TrialID, "metrics.jsonl")))
-		if err != nil || !strings.Contains(string(metrics), `"value_loss":`) || !strings.Contains(string(metrics), `"action_std":0.5`) {
-			t.Errorf("trial %s: metrics.jsonl lacks the console's values (%v):\n%.400s", tr.TrialID, err, metrics)
+		metrics := storedMetrics(t, e.store, sweepID, tr.TrialID)
+		if !strings.Contains(string(metrics), `"value_loss":`) || !strings.Contains(string(metrics), `"action_std":0.5`) {
+			t.Errorf("trial %s: stored metrics lack the console's values:\n%.400s", tr.TrialID, metrics)
 		}
 		if at, _ := tr.Params["vf_inf_at"].(float64); at > 40000 {
 			if tr.Outcome != activities.OutcomeCompleted || tr.Steps != 40000 {

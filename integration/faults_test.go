@@ -244,7 +244,7 @@ func TestDevServerKillAndRestart(t *testing.T) {
 }
 
 // MinIO stopped for 30 s mid-sweep: the SDK retries every upload, and afterwards every artifact is in
-// the bucket and complete — metrics.jsonl byte for byte as the trainers' own output dictates, every
+// the bucket and complete — the metrics stream byte for byte as the trainers' own output dictates, every
 // checkpoint with the content the trainer wrote, every attempt's log.
 func TestMinioOutage(t *testing.T) {
 	e := newS3Env(t, "outage")
@@ -291,9 +291,9 @@ func TestMinioOutage(t *testing.T) {
 		}
 	}
 	for trial, want := range expectedMetrics(t, att) {
-		key := artifacts.TrialKey(sweepID, trial, "metrics.jsonl")
-		if got := sha256.Sum256(e.get(key)); got != sha256.Sum256(want) {
-			t.Errorf("%s: sha256 %x, want %x (from the trainer's own records)", key, got, sha256.Sum256(want))
+		key := artifacts.MetricsDir(sweepID, trial)
+		if got := sha256.Sum256(storedMetrics(t, e.s3, sweepID, trial)); got != sha256.Sum256(want) {
+			t.Errorf("%s: stream sha256 %x, want %x (from the trainer's own records)", key, got, sha256.Sum256(want))
 		}
 		ckpts, err := e.s3.List(context.Background(), artifacts.TrialKey(sweepID, trial, "checkpoints/"))
 		if err != nil {
@@ -312,7 +312,7 @@ func TestMinioOutage(t *testing.T) {
 	if during == 0 {
 		t.Error("no trainer wrote a record while MinIO was down: the outage tested nothing")
 	}
-	t.Logf("%d records written during the outage; %d attempts checked (%d retried), every metrics.jsonl, log and checkpoint complete",
+	t.Logf("%d records written during the outage; %d attempts checked (%d retried), every metrics stream, log and checkpoint complete",
 		during, checked, retried)
 }
 
@@ -335,11 +335,11 @@ func waitSweep(t *testing.T, c client.Client, sweepID string, timeout time.Durat
 	}
 }
 
-// checkStoredSteps asserts a trial's metrics.jsonl in S3 holds every step from faultStep to last, once.
+// checkStoredSteps asserts a trial's stored metrics stream in S3 holds every step from faultStep to last, once.
 func (e *s3Env) checkStoredSteps(sweepID, trialID string, last int64) {
 	e.t.Helper()
 	want := int64(faultStep)
-	sc := bufio.NewScanner(bytes.NewReader(e.get(artifacts.TrialKey(sweepID, trialID, "metrics.jsonl"))))
+	sc := bufio.NewScanner(bytes.NewReader(storedMetrics(e.t, e.s3, sweepID, trialID)))
 	for sc.Scan() {
 		rec, err := trainer.ParseJSONLine(sc.Bytes())
 		if err != nil || rec.Step != want {
@@ -457,7 +457,7 @@ func scanAttempts(t *testing.T, root string) map[string][]attempt {
 	return out
 }
 
-// expectedMetrics computes, per trial, the metrics.jsonl the trainers' own records dictate: each
+// expectedMetrics computes, per trial, the metrics stream the trainers' own records dictate: each
 // attempt, in order, keeps the lines below its first step and appends its records re-encoded
 // canonically (a record that only announces a checkpoint at the step just written adds no line).
 func expectedMetrics(t *testing.T, att map[string][]attempt) map[string][]byte {
@@ -570,7 +570,7 @@ func startKillableServer(t *testing.T, e *env) *devserver.Server {
 }
 
 // checkAllCompleted checks that results.json has trials trials, every one completed at steps, with each
-// step stored once in its metrics.jsonl: nothing a fault interrupted was lost or written twice.
+// step stored once in its metrics stream: nothing a fault interrupted was lost or written twice.
 func (e *s3Env) checkAllCompleted(sweepID string, trials int, steps int64) {
 	e.t.Helper()
 	res := e.results(sweepID)

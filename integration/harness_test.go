@@ -268,3 +268,13 @@ func (e *env) submit(args ...string) string {
 	}
 	return sweepIDFrom(e.t, out)
 }
+
+// storedMetrics is a trial's stored metrics stream: its parts merged, as every reader sees them.
+func storedMetrics(t testing.TB, s artifacts.Store, sweepID, trialID string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := artifacts.CopyMetrics(context.Background(), s, sweepID, trialID, &b); err != nil {
+		t.Fatalf("trial %s: stored metrics: %v", trialID, err)
+	}
+	return b.Bytes()
+}

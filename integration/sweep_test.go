@@ -4,12 +4,11 @@ package integration
 
 import (
 	"bufio"
-	"os"
+	"bytes"
 	"strings"
 	"testing"
 
 	"github.com/rlsweep/rlsweep/activities"
-	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/trainer"
 )
 
@@ -60,17 +59,11 @@ concurrency: 6
 	}
 }
 
-// checkSteps asserts a trial's stored metrics.jsonl holds every step from first to last, once.
+// checkSteps asserts a trial's stored metrics stream holds every step from first to last, once.
 func checkSteps(t *testing.T, e *env, sweepID, trialID string, first, last, every int64) {
 	t.Helper()
-	f, err := os.Open(e.store.URL(artifacts.TrialKey(sweepID, trialID, "metrics.jsonl")))
-	if err != nil {
-		t.Errorf("trial %s: %v", trialID, err)
-		return
-	}
-	defer f.Close()
 	want := first
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(storedMetrics(t, e.store, sweepID, trialID)))
 	for sc.Scan() {
 		rec, err := trainer.ParseJSONLine(sc.Bytes())
 		if err != nil {

@@ -108,19 +108,16 @@ func torchSweep(t *testing.T, e *env, spec string) {
 	t.Logf("torch sweep: probe stage %s, whole sweep %s", stage.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 }
 
-// checkTorchTrial checks one trial's metrics.jsonl (one record per iteration, each step once, every
+// checkTorchTrial checks one trial's stored metrics (one record per iteration, each step once, every
 // canonical metric of a categorical policy), its two checkpoints, and that segment 2 resumed.
 func (e *env) checkTorchTrial(t *testing.T, sweepID, trialID string) {
 	t.Helper()
-	b, err := os.ReadFile(e.store.URL(artifacts.TrialKey(sweepID, trialID, "metrics.jsonl")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := storedMetrics(t, e.store, sweepID, trialID)
 	var steps []int64
 	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte{'\n'}) {
 		rec, err := trainer.ParseJSONLine(line)
 		if err != nil {
-			t.Fatalf("trial %s: metrics.jsonl: %v: %s", trialID, err, line)
+			t.Fatalf("trial %s: stored metrics: %v: %s", trialID, err, line)
 		}
 		steps = append(steps, rec.Step)
 		if missing := missingCanonical(rec, diagnostics.ActionStd, diagnostics.ActionStdMin); len(missing) > 0 {
@@ -128,7 +125,7 @@ func (e *env) checkTorchTrial(t *testing.T, sweepID, trialID string) {
 		}
 	}
 	if want := []int64{512, 1024, 1536, 2048}; !slices.Equal(steps, want) {
-		t.Errorf("trial %s: metrics.jsonl steps %v, want %v (each once)", trialID, steps, want)
+		t.Errorf("trial %s: stored metrics steps %v, want %v (each once)", trialID, steps, want)
 	}
 	for _, step := range []int{1024, 2048} {
 		key := artifacts.TrialKey(sweepID, trialID, fmt.Sprintf("checkpoints/ckpt-%012d.pt", step))

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/trainer"
@@ -44,8 +47,9 @@ func diagnoseCmd(f *Factory, runF func(*DiagnoseOptions) error) *cobra.Command {
 		Use:   "diagnose PATH",
 		Short: "Run the diagnostics rules and the doctor on a past run's metrics; exit 3 if a stop rule fires",
 		Long: "PATH is a metrics file of JSON lines, a TensorBoard log directory, a CSV file such as SB3's\n" +
-			"progress.csv, or a trainer's console log (rsl_rl's per-iteration table or SB3's table, told apart by\n" +
-			"their content). The rules engine replays the records as the TrainSegment activity would have seen\n" +
+			"progress.csv, a trainer's console log (rsl_rl's per-iteration table or SB3's table, told apart by\n" +
+			"their content), or a trial's stored metrics in a local artifact store (its metrics folder, or\n" +
+			"trials/<trial>/metrics.jsonl beside it: the folder's parts merged into one stream). The rules engine replays the records as the TrainSegment activity would have seen\n" +
 			"them; the doctor then explains the run. Exit code 3 when a stop rule would have fired, 0 otherwise.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -145,7 +149,7 @@ func runDiagnose(f *Factory, opts *DiagnoseOptions) error {
 }
 
 // storedTotalSteps finds the step budget of a trial whose metrics lie in a local artifact store
-// (sweeps/<name>/<id>/trials/<trial>/metrics.jsonl): trainer.total_steps of the sweep's spec.json, three
+// (sweeps/<name>/<id>/trials/<trial>/metrics, or metrics.jsonl beside it): trainer.total_steps of the sweep's spec.json, three
 // directories up, and that file's path. 0 and "" when PATH lies elsewhere or the spec cannot be read.
 func storedTotalSteps(path string) (int64, string) {
 	trials := filepath.Dir(filepath.Dir(path))
@@ -168,7 +172,12 @@ func storedTotalSteps(path string) (int64, string) {
 // --preset, the preset of a TensorBoard run is told from its tags (trainer.DetectPreset), so a legged_gym
 // log is judged on its reward and losses, not on tags no rule knows.
 func readRun(opts *DiagnoseOptions) (*diagnosis, error) {
-	st, err := os.Stat(opts.Path)
+	src := opts.Path
+	st, err := os.Stat(src)
+	if errors.Is(err, fs.ErrNotExist) && isMetricsDir(storedMetricsDir(src)) {
+		src = storedMetricsDir(src) // a trial's metrics.jsonl: the parts in the folder beside it
+		st, err = os.Stat(src)
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, invalidInput(fmt.Errorf("PATH: got %q, want a metrics .jsonl file, a TensorBoard directory or event file, a progress.csv or monitor.csv, or a console log: it does not exist", opts.Path))
@@ -177,7 +186,14 @@ func readRun(opts *DiagnoseOptions) (*diagnosis, error) {
 	}
 	d := &diagnosis{Path: opts.Path, Preset: opts.Preset}
 	c := trainer.ReaderConfig{Preset: opts.Preset, StepsPerIteration: opts.StepsPerIteration}
-	if st.IsDir() || strings.Contains(filepath.Base(opts.Path), "tfevents") {
+	if st.IsDir() && isMetricsDir(src) {
+		merged, err := mergeMetricsDir(src)
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(filepath.Dir(merged))
+		c.Source, c.MetricsFile = trainer.SourceJSONL, merged
+	} else if st.IsDir() || strings.Contains(filepath.Base(opts.Path), "tfevents") {
 		// A directory of event files, or one event file (the reader walks either).
 		c.Source, c.TBDir = trainer.SourceTensorBoard, opts.Path
 	} else {
@@ -251,6 +267,62 @@ func keysOf(recs []diagnostics.Record) []string {
 		}
 	}
 	return keys
+}
+
+// storedMetricsDir is the metrics folder a trial's metrics.jsonl in a local artifact store stands for
+// (the same folder name beside it); "" for any other path.
+func storedMetricsDir(path string) string {
+	if filepath.Base(path) != "metrics.jsonl" {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(path), "metrics")
+}
+
+// isMetricsDir tells whether dir is a folder of stored metrics parts (artifacts.MetricsPartKey).
+func isMetricsDir(dir string) bool {
+	if dir == "" {
+		return false
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if !e.IsDir() && artifacts.IsMetricsPart(e.Name()) {
+			return true
+		}
+	}
+	return false
+}
+
+// mergeMetricsDir writes the stream of a folder of stored metrics parts (artifacts.ReadMetrics) to a
+// file in a new temporary directory and returns the file's path.
+func mergeMetricsDir(dir string) (string, error) {
+	tmp, err := os.MkdirTemp("", "rlsweep-diagnose-")
+	if err != nil {
+		return "", err
+	}
+	f, err := os.Create(filepath.Join(tmp, "metrics.jsonl"))
+	if err != nil {
+		os.RemoveAll(tmp)
+		return "", err
+	}
+	w := bufio.NewWriter(f)
+	err = artifacts.ReadMetricsDir(context.Background(), dir, math.MaxInt64, func(line []byte, _ int64) error {
+		w.Write(line)
+		return w.WriteByte('\n')
+	})
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.RemoveAll(tmp)
+		return "", fmt.Errorf("%s: %w", dir, err)
+	}
+	return f.Name(), nil
 }
 
 // sniffBytes is how much of a file detectSource looks at.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/diagnostics"
 )
 
@@ -117,21 +118,31 @@ func TestRunDiagnose(t *testing.T) {
 
 // A trial's metrics in a local artifact store take the warm-up from the sweep's spec.json, as the sweep
 // did; a flag still wins, and a file elsewhere or a spec that does not decode falls back to the last step.
+// The stored metrics are parts (a crashed attempt's, then its retry's from step 30,000 on), read as one
+// stream whether PATH names their folder or the trial's metrics.jsonl beside it.
 func TestRunDiagnoseReadsStoredSpec(t *testing.T) {
 	run50 := writeRun(t, 50, func(int) string { return "" })
 	body, err := os.ReadFile(run50)
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := t.TempDir()
-	sweepDir := filepath.Join(store, "sweeps", "cartpole", "1e114cb9")
-	metrics := filepath.Join(sweepDir, "trials", "0-s1", "metrics.jsonl")
-	if err := os.MkdirAll(filepath.Dir(metrics), 0o755); err != nil {
+	lines := strings.SplitAfter(string(body), "\n")
+	store, err := artifacts.NewLocal(t.TempDir())
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(metrics, body, 0o644); err != nil {
-		t.Fatal(err)
+	const sweepID = "sweep/cartpole/1e114cb9"
+	for key, part := range map[string]string{
+		artifacts.MetricsPartKey(sweepID, "0-s1", 0, 1, 0): strings.Join(lines[:20], ""),
+		artifacts.MetricsPartKey(sweepID, "0-s1", 0, 1, 1): strings.Join(lines[20:40], ""), // crashed at 39,000
+		artifacts.MetricsPartKey(sweepID, "0-s1", 0, 2, 0): strings.Join(lines[30:], ""),   // resumed at 30,000
+	} {
+		if err := store.Put(context.Background(), key, strings.NewReader(part)); err != nil {
+			t.Fatal(err)
+		}
 	}
+	sweepDir := filepath.Join(store.Root(), "sweeps", "cartpole", "1e114cb9")
+	dir := store.URL(artifacts.MetricsDir(sweepID, "0-s1"))
 	spec := filepath.Join(sweepDir, "spec.json")
 	for _, tt := range []struct {
 		name, spec string
@@ -144,21 +155,23 @@ func TestRunDiagnoseReadsStoredSpec(t *testing.T) {
 			[]string{"warm-up: steps < 10000"}},
 		{"spec does not decode", `{"trainer": [`, nil, []string{"warm-up: steps < 4900"}},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			if err := os.WriteFile(spec, []byte(tt.spec), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
-			args := append(append([]string{"diagnose"}, tt.args...), metrics)
-			if code := run(context.Background(), args, &Factory{In: strings.NewReader(""), Out: out, ErrOut: errOut}); code != exitOK {
-				t.Fatalf("exit = %d; stderr %s", code, errOut)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(out.String(), w) {
-					t.Errorf("output lacks %q:\n%s", w, out)
+		for _, metrics := range []string{dir, filepath.Join(filepath.Dir(dir), "metrics.jsonl")} {
+			t.Run(tt.name+"/"+filepath.Base(metrics), func(t *testing.T) {
+				if err := os.WriteFile(spec, []byte(tt.spec), 0o644); err != nil {
+					t.Fatal(err)
 				}
-			}
-		})
+				out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+				args := append(append([]string{"diagnose"}, tt.args...), metrics)
+				if code := run(context.Background(), args, &Factory{In: strings.NewReader(""), Out: out, ErrOut: errOut}); code != exitOK {
+					t.Fatalf("exit = %d; stderr %s", code, errOut)
+				}
+				for _, w := range append(tt.want, metrics+": jsonl, 50 records, 0 malformed") {
+					if !strings.Contains(out.String(), w) {
+						t.Errorf("output lacks %q:\n%s", w, out)
+					}
+				}
+			})
+		}
 	}
 }
 
