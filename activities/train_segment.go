@@ -408,7 +408,7 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 				r.stopTrainer(ctx, p)
 				r.flush(ctx)
 				msg := fmt.Sprintf("trial %s: no metrics record for %s (last step %d); log tail:\n%s",
-					r.in.Trial.ID, st, r.result.LastStep, tailFile(r.logPath, 2048))
+					r.in.Trial.ID, st, r.result.LastStep, tailFile(r.logPath, 2048, r.a.masker()))
 				return nil, temporal.NewApplicationError(msg, ErrTrialStalled)
 			}
 			if now.Sub(lastFlush) >= r.a.flushInterval() {
@@ -672,7 +672,7 @@ func (r *segmentRun) finish(p *process) (*SegmentResult, error) {
 	}
 	if code := p.exitCode(); code != 0 {
 		msg := fmt.Sprintf("trial %s: trainer exited with status %d at step %d; log tail:\n%s",
-			r.in.Trial.ID, code, r.result.LastStep, tailFile(r.logPath, 2048))
+			r.in.Trial.ID, code, r.result.LastStep, tailFile(r.logPath, 2048, r.a.masker()))
 		return nil, temporal.NewApplicationError(msg, ErrTrainerCrashed, r.hb)
 	}
 	r.result.SegmentWarning = r.segmentWarning()
