@@ -167,3 +167,33 @@ func TestProbeMasksWorkerSecrets(t *testing.T) {
 	f := &fixture{t: t, store: store}
 	noCanary(t, "probes.json", f.read(artifacts.SweepKey(sweepID, "probes.json")), vals)
 }
+
+// The worker's AWS settings (its store's credentials) never reach a trainer; the spec's
+// trainer.environment may give one its own.
+func TestTrainerGetsNoWorkerAWSSettings(t *testing.T) {
+	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "AKIACANARY7AWSKEYID1", "AWS_SECRET_ACCESS_KEY": "worker-secret-key",
+		"AWS_SESSION_TOKEN": "worker-session-token", "AWS_REGION": "eu-west-3", "AWS_ENDPOINT_URL_S3": "http://minio:9000"} {
+		t.Setenv(k, v)
+	}
+	f := newFixture(t)
+	out := filepath.Join(t.TempDir(), "env")
+	in := f.input(1000, nil)
+	in.Trainer.Environment["AWS_PROFILE"] = "trainer-own"
+	in.Trainer.Command = shellTrainer(`env > "` + out + `"; printf '{"step":1000,"reward":1}\n' >> "$RLSWEEP_METRICS_FILE"`)
+	if _, err := f.run(in); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var aws []string
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if strings.HasPrefix(line, "AWS_") {
+			aws = append(aws, line)
+		}
+	}
+	if len(aws) != 1 || aws[0] != "AWS_PROFILE=trainer-own" {
+		t.Errorf("the trainer's AWS variables = %q, want only the spec's AWS_PROFILE=trainer-own", aws)
+	}
+}
