@@ -93,3 +93,28 @@ func TestWorkerSecretsFromTemporalProfile(t *testing.T) {
 		t.Errorf("a worker of rlsweep dev took the profile's API key: %v", local)
 	}
 }
+
+// A marked variable whose value is too short to mask is named at the worker's start.
+func TestWorkerWarnsOfShortSecrets(t *testing.T) {
+	t.Setenv("RLSWEEP_SECRET_ENV", "SHORT_TOKEN,LONG_TOKEN")
+	t.Setenv("SHORT_TOKEN", "abc")
+	t.Setenv("LONG_TOKEN", "long-enough-123")
+	t.Setenv("FLAG_TOKEN", "xy")
+	f, _, errOut := testFactory()
+	f.StoreURL = t.TempDir()
+	a, err := newActivities(f, &WorkerOptions{SecretEnv: []string{"FLAG_TOKEN"}, WorkDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"SHORT_TOKEN", "FLAG_TOKEN"} {
+		if !strings.Contains(errOut.String(), "warning: "+name+" is marked secret but its value is shorter than 6 characters") {
+			t.Errorf("stderr %q does not name %s", errOut, name)
+		}
+	}
+	if strings.Contains(errOut.String(), "LONG_TOKEN") {
+		t.Errorf("stderr %q names LONG_TOKEN, whose value is masked", errOut)
+	}
+	if got := a.Secrets.MaskString("token long-enough-123"); got != "token [secret LONG_TOKEN]" {
+		t.Errorf("the worker's masker gives %q, want the marked value masked", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -134,6 +135,10 @@ func newActivities(f *Factory, o *WorkerOptions) (*activities.Activities, error)
 	}
 	a := &activities.Activities{Store: store, WorkDir: wd, Executable: exe,
 		Secrets: activities.NewMasker(workerSecrets(f, o.SecretEnv))}
+	for _, name := range shortSecrets(o.SecretEnv) {
+		fmt.Fprintf(f.ErrOut, "worker: warning: %s is marked secret but its value is shorter than %d characters: it is not masked in trainer output\n",
+			name, activities.MinSecretLen)
+	}
 	if gpus := o.gpuList(); len(gpus) > 0 {
 		if a.Slots, err = activities.NewSlots(gpus, o.TrialsPerGPU); err != nil {
 			return nil, err
@@ -186,6 +191,19 @@ func checkSecretEnv(names []string) error {
 		}
 	}
 	return nil
+}
+
+// shortSecrets names the variables marked secret (RLSWEEP_SECRET_ENV, --secret-env) whose values are
+// too short to be masked.
+func shortSecrets(extra []string) []string {
+	var out []string
+	for _, n := range append(strings.Split(os.Getenv(activities.EnvSecretEnv), ","), extra...) {
+		n = strings.TrimSpace(n)
+		if v := os.Getenv(n); n != "" && v != "" && len(v) < activities.MinSecretLen && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // workerSecrets are the secret values the worker holds: those of its environment
