@@ -40,6 +40,10 @@ type Activities struct {
 	FlushInterval time.Duration
 	// Trials looks up trial workflows for CheckTrials (the worker sets it from its Temporal client).
 	Trials TrialLookup
+	// Secrets masks the worker's secrets in every trainer output that leaves the worker (failure
+	// messages, the divergence dump, probe results); nil means the secrets of the worker's environment
+	// (WorkerSecrets of os.Environ, read when a failure is reported).
+	Secrets *Masker
 	// Attributes tells Plan which search attributes the namespace has (the worker sets it from its
 	// Temporal client); nil means none beyond the ones rlsweep requires.
 	Attributes SearchAttributeLookup

@@ -94,7 +94,8 @@ func (r *ring) add(line []byte) {
 	r.full = r.full || r.next == 0
 }
 
-func (r *ring) all() []json.RawMessage {
+// all returns the records, with the secrets m knows masked (m may be nil).
+func (r *ring) all(m *Masker) []json.RawMessage {
 	var out []json.RawMessage
 	start, n := 0, r.next
 	if r.full {
@@ -104,7 +105,7 @@ func (r *ring) all() []json.RawMessage {
 		line := r.lines[(start+i)%dumpRecords]
 		// json.Marshal, not %q: Go quoting writes \x7f and \U000e0001, which are not JSON, and one such
 		// record would make the whole dump unencodable.
-		b, _ := json.Marshal(string(trimNewline(line))) // a string always marshals
+		b, _ := json.Marshal(string(m.Mask(trimNewline(line)))) // a string always marshals
 		out = append(out, json.RawMessage(b))
 	}
 	return out
@@ -119,9 +120,10 @@ func trimNewline(b []byte) []byte {
 
 // diverged writes divergence.json and returns the non-retryable TrialDiverged failure.
 func (r *segmentRun) diverged(ctx context.Context, v diagnostics.Verdict, detected, killed time.Time) error {
+	m := r.a.masker()
 	d := Divergence{SweepID: r.in.SweepID, TrialID: r.in.Trial.ID, Verdict: v, Warnings: r.engine.Warnings(),
-		LastHealthyCkpt: r.hb.CheckpointKey, LastHealthyStep: r.hb.CheckpointStep, Records: r.recent.all(),
-		LogTail: tailFile(r.logPath, 8192), DetectedAt: detected.UTC(), KilledAt: killed.UTC(),
+		LastHealthyCkpt: r.hb.CheckpointKey, LastHealthyStep: r.hb.CheckpointStep, Records: r.recent.all(m),
+		LogTail: tailFile(r.logPath, 8192, m), DetectedAt: detected.UTC(), KilledAt: killed.UTC(),
 		DetectionToKillMS: float64(killed.Sub(detected).Microseconds()) / 1000}
 	key := artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, "divergence.json")
 	b, err := json.MarshalIndent(d, "", "  ")

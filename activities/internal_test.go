@@ -20,7 +20,7 @@ func TestRingKeepsLast64InOrder(t *testing.T) {
 			for i := 1; i <= n; i++ {
 				r.add([]byte(`{"step":` + strconv.Itoa(i) + "}\n"))
 			}
-			got := r.all()
+			got := r.all(nil)
 			want := min(n, dumpRecords)
 			if len(got) != want {
 				t.Fatalf("all() holds %d records, want %d", len(got), want)
@@ -50,7 +50,7 @@ func TestRingRecordsAreValidJSON(t *testing.T) {
 	} {
 		var r ring
 		r.add([]byte(line))
-		recs := r.all()
+		recs := r.all(nil)
 		b, err := json.Marshal(recs)
 		if err != nil {
 			t.Errorf("dump of %q does not encode: %v", line, err)
@@ -69,16 +69,16 @@ func TestRingRecordsAreValidJSON(t *testing.T) {
 
 func TestTailFile(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "log")
-	if got := tailFile(p, 10); got != "" {
+	if got := tailFile(p, 10, nil); got != "" {
 		t.Errorf("tail of a missing file = %q, want \"\"", got)
 	}
 	if err := os.WriteFile(p, []byte("0123456789"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := tailFile(p, 4); got != "6789" {
+	if got := tailFile(p, 4, nil); got != "6789" {
 		t.Errorf("tailFile(4) = %q, want 6789", got)
 	}
-	if got := tailFile(p, 100); got != "0123456789" {
+	if got := tailFile(p, 100, nil); got != "0123456789" {
 		t.Errorf("tailFile(100) = %q, want the whole file", got)
 	}
 	// The tail ends up in a failure message, a protobuf string: it must be valid UTF-8 even when the cut
@@ -87,7 +87,7 @@ func TestTailFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	for n := int64(1); n <= 8; n++ {
-		if got := tailFile(p, n); !utf8.ValidString(got) {
+		if got := tailFile(p, n, nil); !utf8.ValidString(got) {
 			t.Errorf("tailFile(%d) = %q, want valid UTF-8", n, got)
 		}
 	}

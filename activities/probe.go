@@ -149,7 +149,7 @@ func (a *Activities) externalProbe(ctx context.Context, p probes.Probe, in Probe
 		proc.stop(5 * time.Second)
 		return nil, ctx.Err()
 	}
-	res := judgeExternal(p, proc.exitCode(), resultFile, log.String())
+	res := judgeExternal(p, proc.exitCode(), resultFile, a.masker().MaskString(log.String()))
 	res.Seconds = time.Since(start).Seconds()
 	return &res, nil
 }

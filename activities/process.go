@@ -83,8 +83,9 @@ func (p *process) exitCode() int {
 	return p.cmd.ProcessState.ExitCode()
 }
 
-// tailFile returns up to the last n bytes of the file at path.
-func tailFile(path string, n int64) string {
+// tailFile returns up to the last n bytes of the file at path, with the secrets m knows masked (m may
+// be nil). A secret cut by where the tail begins is masked too: the tail is masked from further back.
+func tailFile(path string, n int64, m *Masker) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return ""
@@ -94,7 +95,8 @@ func tailFile(path string, n int64) string {
 	if err != nil {
 		return ""
 	}
-	off := st.Size() - n
+	back := int64(m.longest())
+	off := st.Size() - n - back
 	if off < 0 {
 		off = 0
 	}
@@ -102,9 +104,19 @@ func tailFile(path string, n int64) string {
 	if _, err := f.ReadAt(b, off); err != nil && !errors.Is(err, io.EOF) {
 		return ""
 	}
+	b = m.Mask(b)
+	if off > 0 {
+		// What a secret starting before off left at the start is at most back-1 bytes long, and
+		// masking moves nothing before it.
+		b = b[min(int64(len(b)), back):]
+	}
+	cut := off > 0
+	if int64(len(b)) > n {
+		b, cut = b[int64(len(b))-n:], true
+	}
 	// The tail goes into failure messages, protobuf strings that must be valid UTF-8: drop a character
 	// cut by the offset and replace whatever invalid bytes the trainer printed.
-	for off > 0 && len(b) > 0 && !utf8.RuneStart(b[0]) {
+	for cut && len(b) > 0 && !utf8.RuneStart(b[0]) {
 		b = b[1:]
 	}
 	return strings.ToValidUTF8(string(b), "\uFFFD")

@@ -272,13 +272,14 @@ func (r *segmentRun) command(resume string) ([]string, error) {
 
 // workerEnv is what every trainer process starts from, trials and probes alike: the worker's
 // environment without the worker's own settings — rlsweep's (RLSWEEP_*), the GPUs it hands out
-// (CUDA_VISIBLE_DEVICES) and its Temporal connection (TEMPORAL_*: the API key and TLS keys, which a
-// trainer that prints its environment would put in its log) — then the spec's trainer.environment,
-// which validation keeps from setting RLSWEEP_* or CUDA_VISIBLE_DEVICES.
+// (CUDA_VISIBLE_DEVICES), its Temporal connection (TEMPORAL_*: the API key and TLS keys) and its
+// store's AWS settings (AWS_*: the keys and session token), credentials a trainer that prints its
+// environment would put in its log — then the spec's trainer.environment, which validation keeps from
+// setting RLSWEEP_* or CUDA_VISIBLE_DEVICES.
 func workerEnv(spec map[string]string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "RLSWEEP_") && !strings.HasPrefix(kv, "TEMPORAL_") &&
+		if !strings.HasPrefix(kv, "RLSWEEP_") && !strings.HasPrefix(kv, "TEMPORAL_") && !strings.HasPrefix(kv, "AWS_") &&
 			!strings.HasPrefix(kv, trainer.EnvCUDADevices+"=") {
 			env = append(env, kv)
 		}
@@ -412,7 +413,7 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 				r.stopTrainer(ctx, p)
 				r.flush(ctx)
 				msg := fmt.Sprintf("trial %s: no metrics record for %s (last step %d); log tail:\n%s",
-					r.in.Trial.ID, st, r.result.LastStep, tailFile(r.logPath, 2048))
+					r.in.Trial.ID, st, r.result.LastStep, tailFile(r.logPath, 2048, r.a.masker()))
 				return nil, temporal.NewApplicationError(msg, ErrTrialStalled)
 			}
 			if now.Sub(lastFlush) >= r.a.flushInterval() {
@@ -683,7 +684,7 @@ func (r *segmentRun) finish(p *process) (*SegmentResult, error) {
 	}
 	if code := p.exitCode(); code != 0 {
 		msg := fmt.Sprintf("trial %s: trainer exited with status %d at step %d; log tail:\n%s",
-			r.in.Trial.ID, code, r.result.LastStep, tailFile(r.logPath, 2048))
+			r.in.Trial.ID, code, r.result.LastStep, tailFile(r.logPath, 2048, r.a.masker()))
 		return nil, temporal.NewApplicationError(msg, ErrTrainerCrashed, r.hb)
 	}
 	r.result.SegmentWarning = r.segmentWarning()

@@ -434,8 +434,27 @@ func (c *checker) resources() {
 // worker --store, RLSWEEP_STORE) and of the CLI that reads them, not to a store a spec names.
 func (c *checker) artifacts() {
 	if a := c.s.Artifacts; a != "" {
-		c.add("artifacts", quote(a), "no artifacts key: a sweep's artifacts go to the workers' store (rlsweep worker --store or RLSWEEP_STORE, the same for the CLI); leave the key out")
+		c.add("artifacts", quote(redactURL(a)), "no artifacts key: a sweep's artifacts go to the workers' store (rlsweep worker --store or RLSWEEP_STORE, the same for the CLI); leave the key out")
 	}
+}
+
+// redactURL is u without the user information of its authority (scheme://user:password@host/…),
+// which may hold a password no message should repeat.
+func redactURL(u string) string {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return u
+	}
+	authority, path, slash := strings.Cut(rest, "/")
+	at := strings.LastIndexByte(authority, '@')
+	if at < 0 {
+		return u
+	}
+	out := scheme + "://REDACTED@" + authority[at+1:]
+	if slash {
+		out += "/" + path
+	}
+	return out
 }
 
 // Bounds of the regression section.

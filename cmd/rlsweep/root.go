@@ -130,7 +130,7 @@ func (f *Factory) commandLine(args ...string) string {
 		line = append(line, "--namespace", f.Namespace)
 	}
 	if f.StoreURL != "" {
-		line = append(line, "--store", f.StoreURL)
+		line = append(line, "--store", artifacts.RedactURL(f.StoreURL))
 	}
 	line = append(line, args...)
 	for i, a := range line {

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/contrib/envconfig"
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/sweeps"
@@ -25,6 +27,9 @@ type WorkerOptions struct {
 	TrialsPerGPU int
 	WorkDir      string
 	StopTimeout  time.Duration
+	// SecretEnv names variables of the worker's environment whose values are secrets, besides
+	// RLSWEEP_SECRET_ENV's and the credentials rlsweep knows.
+	SecretEnv []string
 }
 
 // defaultStopTimeout is how long a stopping worker waits for its trainers: the default grace period
@@ -75,6 +80,7 @@ func newWorkerCmd(f *Factory, runF func(*WorkerOptions) error) *cobra.Command {
 	fl.IntVar(&opts.TrialsPerGPU, "trials-per-gpu", 1, "trials sharing each GPU")
 	fl.StringVar(&opts.WorkDir, "work-dir", "", "scratch directory for running trials (default: ~/.rlsweep/work)")
 	fl.DurationVar(&opts.StopTimeout, "stop-timeout", defaultStopTimeout, stopTimeoutUsage)
+	fl.StringSliceVar(&opts.SecretEnv, "secret-env", nil, "environment variables whose values are secrets, masked in every trainer output that leaves the worker (adds to "+activities.EnvSecretEnv+"; AWS and Temporal credentials always are)")
 	return cmd
 }
 
@@ -98,6 +104,9 @@ func (o *WorkerOptions) validate() error {
 		if strings.TrimSpace(q) == "" {
 			return fmt.Errorf("--queue: got an empty name, want task queue names")
 		}
+	}
+	if err := checkSecretEnv(o.SecretEnv); err != nil {
+		return err
 	}
 	if !o.Control && len(o.Queues) == 0 {
 		return fmt.Errorf("--control=false and --queue empty: want at least one queue to serve")
@@ -124,7 +133,12 @@ func newActivities(f *Factory, o *WorkerOptions) (*activities.Activities, error)
 	if wd == "" {
 		wd = filepath.Join(Home(), "work")
 	}
-	a := &activities.Activities{Store: store, WorkDir: wd, Executable: exe}
+	a := &activities.Activities{Store: store, WorkDir: wd, Executable: exe,
+		Secrets: activities.NewMasker(workerSecrets(f, o.SecretEnv))}
+	for _, name := range shortSecrets(o.SecretEnv) {
+		fmt.Fprintf(f.ErrOut, "worker: warning: %s is marked secret but its value is shorter than %d characters: it is not masked in trainer output\n",
+			name, activities.MinSecretLen)
+	}
 	if gpus := o.gpuList(); len(gpus) > 0 {
 		if a.Slots, err = activities.NewSlots(gpus, o.TrialsPerGPU); err != nil {
 			return nil, err
@@ -160,6 +174,74 @@ func runWorker(cmd *cobra.Command, f *Factory, o *WorkerOptions) error {
 	fmt.Fprintln(f.ErrOut, "worker: "+stoppingMessage(o.StopTimeout))
 	w.Stop()
 	return nil
+}
+
+// checkSecretEnv validates --secret-env and RLSWEEP_SECRET_ENV: variable names.
+func checkSecretEnv(names []string) error {
+	for _, n := range names {
+		if !activities.ValidEnvName(strings.TrimSpace(n)) {
+			return fmt.Errorf("--secret-env: got %q, want environment variable names separated by commas (letters, digits, '_')", n)
+		}
+	}
+	if v := os.Getenv(activities.EnvSecretEnv); v != "" {
+		for n := range strings.SplitSeq(v, ",") {
+			if !activities.ValidEnvName(strings.TrimSpace(n)) {
+				return fmt.Errorf("%s: got %q, want environment variable names separated by commas (letters, digits, '_')", activities.EnvSecretEnv, n)
+			}
+		}
+	}
+	return nil
+}
+
+// shortSecrets names the variables marked secret (RLSWEEP_SECRET_ENV, --secret-env) whose values are
+// too short to be masked.
+func shortSecrets(extra []string) []string {
+	var out []string
+	for _, n := range append(strings.Split(os.Getenv(activities.EnvSecretEnv), ","), extra...) {
+		n = strings.TrimSpace(n)
+		if v := os.Getenv(n); n != "" && v != "" && len(v) < activities.MinSecretLen && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// workerSecrets are the secret values the worker holds: those of its environment
+// (activities.WorkerSecrets), and the API key, TLS client key, codec auth and gRPC headers of the
+// Temporal profile it connects with (a config file's profile holds them outside the environment).
+func workerSecrets(f *Factory, extra []string) map[string]string {
+	secrets := activities.WorkerSecrets(os.Environ(), extra...)
+	if f.Local {
+		return secrets
+	}
+	p, err := envconfig.LoadClientConfigProfile(envconfig.LoadClientConfigProfileOptions{})
+	if err != nil {
+		return secrets // the connection reports it
+	}
+	add := func(name, v string) {
+		if old := secrets[name]; old != "" && old != v {
+			name += "_PROFILE" // the environment's value stays masked too
+		}
+		if v != "" {
+			secrets[name] = v
+		}
+	}
+	add("TEMPORAL_API_KEY", p.APIKey)
+	if p.TLS != nil {
+		add("TEMPORAL_TLS_CLIENT_KEY", string(p.TLS.ClientKeyData))
+		if p.TLS.ClientKeyPath != "" {
+			if b, err := os.ReadFile(p.TLS.ClientKeyPath); err == nil {
+				add("TEMPORAL_TLS_CLIENT_KEY", string(b))
+			}
+		}
+	}
+	if p.Codec != nil {
+		add("TEMPORAL_CODEC_AUTH", p.Codec.Auth)
+	}
+	for k, v := range p.GRPCMeta {
+		add("TEMPORAL_GRPC_META_"+strings.ToUpper(k), v)
+	}
+	return secrets
 }
 
 // checkStopTimeout validates --stop-timeout, for worker and dev.
