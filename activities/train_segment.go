@@ -356,7 +356,11 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 			done := context.WithoutCancel(ctx)
 			r.pollFinal(done)
 			r.flush(done)
-			return nil, ctx.Err()
+			// The step its records reached goes back with the cancellation: the Trial workflow
+			// reports it as the cancelled trial's steps.
+			r.result.WallSeconds = time.Since(r.started).Seconds()
+			r.result.Malformed = r.reader.Stats().Malformed
+			return nil, temporal.NewCanceledError(r.result)
 		case <-workerStop:
 			// The worker is shutting down: the trainer gets its grace period to checkpoint (the worker
 			// waits for it, --stop-timeout), what it wrote is stored, and another attempt resumes.

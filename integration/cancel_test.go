@@ -3,6 +3,9 @@
 package integration
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -97,4 +100,53 @@ func livePIDs(t *testing.T, dir string) []int {
 		}
 	}
 	return pids
+}
+
+// A cancelled trial whose trainer ignores SIGTERM (killed after its grace period) reports the step its
+// stored records reached, not the step of its last finished segment (0 for a one-segment trial).
+func TestCancelledTrialKeepsItsSteps(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker("a")
+	pidDir := filepath.Join(e.dir, "pids")
+	if err := os.MkdirAll(pidDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	spec := e.spec("cancelsteps", `
+  total_steps: 100000000
+  grace_period: 1s
+seeds: [1]
+parameters:
+  sleep_ms: {value: 10}
+  ignore_term: {value: 1}
+  pid_dir: {value: `+strconv.Quote(pidDir)+`}
+probes: {enabled: false}
+`)
+	sweepID := e.submit(spec)
+	waitFor(t, 2*time.Minute, "the trainer running", func() bool { return len(livePIDs(t, pidDir)) == 1 })
+	time.Sleep(4 * time.Second) // a few hundred records
+	if out, code := e.cli("cancel", sweepID); code != 0 {
+		t.Fatalf("cancel exited %d:\n%s", code, out)
+	}
+	if out, code := e.cli("watch", sweepID); code != 4 {
+		t.Fatalf("watch of a cancelled sweep exited %d, want 4:\n%s", code, out)
+	}
+	res := e.results(sweepID)
+	if len(res.Trials) != 1 || res.Trials[0].Outcome != activities.OutcomeCancelled {
+		t.Fatalf("results: %+v, want one cancelled trial", res.Trials)
+	}
+	tr := res.Trials[0]
+	var last int64
+	sc := bufio.NewScanner(bytes.NewReader(storedMetrics(t, e.store, sweepID, tr.TrialID)))
+	for sc.Scan() {
+		var rec struct{ Step int64 }
+		if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Step > last {
+			last = rec.Step
+		}
+	}
+	if last < 10000 {
+		t.Fatalf("stored metrics reach step %d, want a trainer that trained a while", last)
+	}
+	if tr.Steps != last {
+		t.Errorf("cancelled trial reports %d steps, want %d, the last step of its stored records", tr.Steps, last)
+	}
 }

@@ -75,7 +75,12 @@ func Trial(ctx workflow.Context, in TrialInput) (*activities.TrialSummary, error
 }
 
 func runSegments(ctx workflow.Context, in TrialInput, sum *activities.TrialSummary) error {
-	ctx = workflow.WithActivityOptions(ctx, segmentOptions(in))
+	opts := segmentOptions(in)
+	// A cancelled segment is waited for: it answers once its trainer is stopped and its records are
+	// stored, with the step they reached, which becomes the cancelled trial's steps.
+	waitCancel := workflow.GetVersion(ctx, cancelStepsChange, workflow.DefaultVersion, 1) == 1
+	opts.WaitForCancellation = waitCancel
+	ctx = workflow.WithActivityOptions(ctx, opts)
 	segSteps := in.Trainer.SegmentSteps
 	if segSteps <= 0 || segSteps > in.Trainer.TotalSteps {
 		segSteps = in.Trainer.TotalSteps
@@ -98,6 +103,14 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *activities.TrialSumma
 		}).Get(ctx, &res)
 		sum.Segments = seg + 1
 		if err != nil {
+			var cancelled *temporal.CanceledError
+			var part activities.SegmentResult
+			if waitCancel && errors.As(err, &cancelled) && cancelled.HasDetails() && cancelled.Details(&part) == nil && part.LastStep > sum.Steps {
+				sum.Steps = part.LastStep
+				if len(part.Last) > 0 {
+					sum.Last = part.Last
+				}
+			}
 			return err
 		}
 		sum.Steps, sum.Objective, sum.Last = res.LastStep, res.Objective, res.Last
@@ -120,6 +133,10 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *activities.TrialSumma
 	}
 	return nil
 }
+
+// cancelStepsChange versions waiting for a cancelled segment (WaitForCancellation) to learn the step
+// its records reached; before it, a cancelled trial reported the step of its last finished segment.
+const cancelStepsChange = "cancel-steps"
 
 // segmentPastTotalChange versions ending a trial after a segment whose trainer reached total_steps
 // before the last segment; before it, every later segment ran it again.
