@@ -187,7 +187,7 @@ func ReportInput(ctx context.Context, s Store, res *SweepResults, spec *sweeps.S
 		t.Steps = stepsReached(*t, d)
 		in.Trials = append(in.Trials, report.Trial{ID: t.TrialID, Config: t.Config, Seed: t.Seed, Params: t.Params,
 			Outcome: t.Outcome, Objective: t.Objective, Steps: t.Steps, StopRule: t.StopRule,
-			WallSeconds: t.WallSeconds, Error: firstLine(t.Error), Warnings: t.Warnings, Curve: d.curve, Divergence: d.divergence})
+			WallSeconds: t.WallSeconds, Error: firstLine(t.Error), Warnings: t.Warnings, Malformed: t.Malformed, Curve: d.curve, Divergence: d.divergence})
 	}
 	return in, nil
 }

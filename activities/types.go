@@ -144,6 +144,9 @@ type TrialSummary struct {
 	// Warnings are problems the trial ran despite, each once: the trainer ignored RLSWEEP_STOP_AT_STEP,
 	// an objective metric no record carries. Shown by `rlsweep status` and the report.
 	Warnings []string `json:"warnings,omitempty"`
+	// Malformed counts the metric lines (or records) its segments' readers dropped as malformed:
+	// unparsable, too long, failed CRC, step going backwards (docs/diagnostics.md).
+	Malformed int `json:"malformed,omitempty"`
 }
 
 // Values maps metric names to numbers and survives JSON with NaN and ±Inf in it: non-finite numbers are

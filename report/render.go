@@ -63,7 +63,26 @@ func warnings(trials []Trial) []warning {
 			out[i].Trials = append(out[i].Trials, t.ID)
 		}
 	}
+	mal := warning{}
+	total := 0
+	for _, t := range trials {
+		if t.Malformed > 0 {
+			total += t.Malformed
+			mal.Trials = append(mal.Trials, fmt.Sprintf("%s (%d)", t.ID, t.Malformed))
+		}
+	}
+	if total > 0 {
+		mal.Text = fmt.Sprintf("%d malformed metric line%s dropped (unparsable, too long, or a step going backwards): the curves lack them", total, plural(total))
+		out = append(out, mal)
+	}
 	return out
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 type count struct {

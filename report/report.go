@@ -57,6 +57,7 @@ type Trial struct {
 	WallSeconds float64
 	Error       string
 	Warnings    []string             // problems the trial ran despite: an objective no record carries, a trainer ignoring its stop step
+	Malformed   int                  // metric lines its readers dropped as malformed
 	Curve       []Point              // the objective against steps, possibly thinned
 	Divergence  *diagnostics.Verdict // from divergence.json; nil when none was stored
 }

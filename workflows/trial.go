@@ -43,7 +43,7 @@ func Trial(ctx workflow.Context, in TrialInput) (*activities.TrialSummary, error
 	sum := activities.TrialSummary{TrialID: in.Trial.ID, Config: in.Trial.Config, Seed: in.Trial.Seed,
 		Params: in.Trial.Params, Outcome: activities.OutcomeCompleted}
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (*TrialStatus, error) {
-		return &TrialStatus{TrialID: sum.TrialID, Segments: sum.Segments, Steps: sum.Steps, Warnings: sum.Warnings}, nil
+		return &TrialStatus{TrialID: sum.TrialID, Segments: sum.Segments, Steps: sum.Steps, Warnings: sum.Warnings, Malformed: sum.Malformed}, nil
 	}); err != nil {
 		return nil, err
 	}
@@ -110,10 +110,12 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *activities.TrialSumma
 				if len(part.Last) > 0 {
 					sum.Last = part.Last
 				}
+				sum.Malformed += part.Malformed
 			}
 			return err
 		}
 		sum.Steps, sum.Objective, sum.Last = res.LastStep, res.Objective, res.Last
+		sum.Malformed += res.Malformed
 		noteMissingMetric(sum, in.Metric.Name, seg, res)
 		if res.CheckpointKey != "" {
 			resume, resumeStep = res.CheckpointKey, res.LastStep
@@ -148,6 +150,8 @@ type TrialStatus struct {
 	Segments int   // segments finished
 	Steps    int64 // the step the last finished segment reached
 	Warnings []string
+	// Malformed: metric lines the finished segments' readers dropped as malformed.
+	Malformed int `json:",omitempty"`
 }
 
 // noteMissingMetric warns, as soon as a segment ends, that no record of it carried the objective's

@@ -243,7 +243,30 @@ func writeResultsTable(w io.Writer, res *activities.SweepResults) error {
 		}
 		fmt.Fprintf(tw, "\t%s\t%s\t%d\t%s\t%s\n", t.Outcome, obj, t.Steps, rule, oneLine(t.Error))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if line := malformedLine(res.Trials); line != "" {
+		_, err := fmt.Fprintln(w, line)
+		return err
+	}
+	return nil
+}
+
+// malformedLine says how many metric lines the trials' readers dropped as malformed, and whose; ""
+// when none was.
+func malformedLine(trials []activities.TrialSummary) string {
+	total, by := 0, []string{}
+	for _, t := range trials {
+		if t.Malformed > 0 {
+			total += t.Malformed
+			by = append(by, fmt.Sprintf("%s: %d", t.TrialID, t.Malformed))
+		}
+	}
+	if total == 0 {
+		return ""
+	}
+	return fmt.Sprintf("malformed metric lines dropped: %d (%s); rlsweep status SWEEP/TRIAL shows a trial's count, its log shows the lines", total, strings.Join(by, ", "))
 }
 
 // oneLine is a trial's whole error on one line, the last cell of its row: its lines (a trainer's log

@@ -89,18 +89,26 @@ func trialStatus(cmd *cobra.Command, f *Factory, sweepID, trialID string, asJSON
 		if len(sum.Warnings) > 0 {
 			out["warnings"] = sum.Warnings
 		}
+		if sum.Malformed > 0 {
+			out["malformed"] = sum.Malformed
+		}
 	}
 	if desc.WorkflowExecutionInfo.Status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		// Warnings come as soon as a segment ends; a trial recorded before the query existed has none.
 		var st workflows.TrialStatus
-		if v, err := c.QueryWorkflow(ctx, wid, "", workflows.QueryStatus); err == nil && v.Get(&st) == nil && len(st.Warnings) > 0 {
-			out["warnings"] = st.Warnings
+		if v, err := c.QueryWorkflow(ctx, wid, "", workflows.QueryStatus); err == nil && v.Get(&st) == nil {
+			if len(st.Warnings) > 0 {
+				out["warnings"] = st.Warnings
+			}
+			if st.Malformed > 0 {
+				out["malformed"] = st.Malformed
+			}
 		}
 	}
 	if asJSON {
 		return json.NewEncoder(f.Out).Encode(out)
 	}
-	for _, k := range []string{"trial", "status", "outcome", "step", "steps", "objective", "stop_rule", "checkpoint", "attempt", "last_failure", "error", "warnings"} {
+	for _, k := range []string{"trial", "status", "outcome", "step", "steps", "objective", "stop_rule", "malformed", "checkpoint", "attempt", "last_failure", "error", "warnings"} {
 		if v, ok := out[k]; ok {
 			if ws, isList := v.([]string); isList {
 				for _, w := range ws {
