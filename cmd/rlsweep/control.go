@@ -73,7 +73,7 @@ func runCancel(cmd *cobra.Command, f *Factory, opts *CancelOptions) error {
 		return nil
 	}
 	// A cancelled sweep is what was asked for: finishWatch's "not completed" exit code does not apply.
-	_ = finishWatch(cmd.Context(), f, c, sweepID)
+	_ = finishWatch(cmd.Context(), f, c, sweepID, &reconnect{w: f.ErrOut})
 	return nil
 }
 

@@ -12,10 +12,13 @@ import (
 
 	"github.com/spf13/cobra"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
@@ -68,16 +71,28 @@ func runWatch(cmd *cobra.Command, f *Factory, opts *WatchOptions) error {
 	}
 	tty := isTerminal(f.Out)
 	last := ""
+	rc := &reconnect{w: f.ErrOut}
 	for {
 		desc, err := c.DescribeWorkflowExecution(ctx, sweepID, "")
 		if err != nil && ctx.Err() != nil {
 			return watchInterrupted(f, opts, sweepID)
 		}
+		if err != nil && unreachable(err) {
+			if !rc.wait(ctx, err) {
+				return watchInterrupted(f, opts, sweepID)
+			}
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("sweep %s: %w", sweepID, err)
 		}
+		rc.back()
 		if st := desc.WorkflowExecutionInfo.Status; st != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-			return finishWatch(ctx, f, c, sweepID)
+			err := finishWatch(ctx, f, c, sweepID, rc)
+			if ctx.Err() != nil {
+				return watchInterrupted(f, opts, sweepID)
+			}
+			return err
 		}
 		status, err := queryStatus(ctx, c, sweepID)
 		if err == nil {
@@ -96,6 +111,58 @@ func runWatch(cmd *cobra.Command, f *Factory, opts *WatchOptions) error {
 		case <-time.After(opts.Interval):
 		}
 	}
+}
+
+// reconnect paces a watch's retries while the Temporal server is unreachable: it says so on stderr at
+// each try, waiting 1 s, then twice as long each time up to maxReconnectDelay, and says when the server
+// answers again.
+type reconnect struct {
+	w     io.Writer
+	delay time.Duration // 0 while the server answers
+	since time.Time
+}
+
+const maxReconnectDelay = 15 * time.Second
+
+// wait says the server is unreachable and waits before the next try; false when ctx ended meanwhile.
+func (r *reconnect) wait(ctx context.Context, err error) bool {
+	if r.delay == 0 {
+		r.delay, r.since = time.Second, time.Now()
+	} else {
+		r.delay = min(2*r.delay, maxReconnectDelay)
+	}
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	fmt.Fprintf(r.w, "server unreachable (%s), retrying in %s…\n", msg, r.delay)
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(r.delay):
+		return true
+	}
+}
+
+// back notes that the server answered: after an outage it says so.
+func (r *reconnect) back() {
+	if r.delay > 0 {
+		fmt.Fprintf(r.w, "server reachable again after %s; following the sweep\n", time.Since(r.since).Round(time.Second))
+		r.delay = 0
+	}
+}
+
+// unreachable tells the errors of a Temporal server that is down, restarting or overloaded, which a
+// retry may overcome, from answers (the sweep does not exist, access denied).
+func unreachable(err error) bool {
+	var un *serviceerror.Unavailable
+	var dl *serviceerror.DeadlineExceeded
+	var ex *serviceerror.ResourceExhausted
+	if errors.As(err, &un) || errors.As(err, &dl) || errors.As(err, &ex) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	switch status.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted:
+		return true
+	}
+	return false
 }
 
 // watchInterrupted ends a watch stopped by Ctrl-C or SIGTERM: only the watching stops, so it says the
@@ -121,9 +188,16 @@ func queryStatus(ctx context.Context, c client.Client, sweepID string) (*workflo
 }
 
 // finishWatch prints how the sweep ended and where its results are.
-func finishWatch(ctx context.Context, f *Factory, c client.Client, sweepID string) error {
+func finishWatch(ctx context.Context, f *Factory, c client.Client, sweepID string, rc *reconnect) error {
 	var res workflows.SweepResult
 	err := c.GetWorkflow(ctx, sweepID, "").Get(ctx, &res)
+	for err != nil && ctx.Err() == nil && unreachable(err) {
+		if !rc.wait(ctx, err) {
+			return ctx.Err()
+		}
+		err = c.GetWorkflow(ctx, sweepID, "").Get(ctx, &res)
+	}
+	rc.back()
 	var canceled *temporal.CanceledError
 	switch {
 	case errors.As(err, &canceled):
