@@ -86,12 +86,12 @@ func TestOptionsFromArgv(t *testing.T) {
 			func(f *Factory, got *any) *cobra.Command {
 				return newResultsCmd(f, func(o *ResultsOptions) error { *got = *o; return nil })
 			},
-			ResultsOptions{Sweep: "cartpole/ab12", Output: "table"}},
+			ResultsOptions{Sweep: "cartpole/ab12", Output: "table", Timeout: 30 * time.Second}},
 		{"results csv", []string{"results", "-o", "csv", "cartpole/ab12"},
 			func(f *Factory, got *any) *cobra.Command {
 				return newResultsCmd(f, func(o *ResultsOptions) error { *got = *o; return nil })
 			},
-			ResultsOptions{Sweep: "cartpole/ab12", Output: "csv"}},
+			ResultsOptions{Sweep: "cartpole/ab12", Output: "csv", Timeout: 30 * time.Second}},
 		{"cancel wait", []string{"cancel", "--wait", "cartpole/ab12"},
 			func(f *Factory, got *any) *cobra.Command {
 				return newCancelCmd(f, func(o *CancelOptions) error { *got = *o; return nil })

@@ -29,7 +29,12 @@ type ResultsOptions struct {
 	Sweep  string
 	Output string
 	Top    int // > 0: the leaderboard's Top best configurations instead of every trial
+	// Timeout bounds the store reads: a store that does not answer within it fails the command.
+	Timeout time.Duration
 }
+
+// defaultStoreTimeout is how long results waits for the artifact store by default.
+const defaultStoreTimeout = 30 * time.Second
 
 var resultsOutputs = []string{"table", "json", "csv"}
 
@@ -49,6 +54,9 @@ func newResultsCmd(f *Factory, runF func(*ResultsOptions) error) *cobra.Command 
 			if opts.Top < 0 || opts.Top > 0 && opts.Output != "table" {
 				return invalidInput(fmt.Errorf("--top: got %d with --output %s, want a positive number of configurations with --output table", opts.Top, opts.Output))
 			}
+			if opts.Timeout <= 0 {
+				return invalidInput(fmt.Errorf("--timeout: got %s, want a positive duration", opts.Timeout))
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -56,6 +64,7 @@ func newResultsCmd(f *Factory, runF func(*ResultsOptions) error) *cobra.Command 
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "table, json or csv")
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", defaultStoreTimeout, "how long to wait for the artifact store before giving up")
 	cmd.Flags().IntVar(&opts.Top, "top", 0, "print the leaderboard's N best configurations (mean objective over seeds, as the report ranks them) instead of every trial")
 	return cmd
 }
@@ -69,7 +78,7 @@ func runResults(cmd *cobra.Command, f *Factory, opts *ResultsOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := loadResults(cmd, f, store, sweepID)
+	res, err := loadResultsBounded(cmd, f, store, sweepID, opts.Timeout)
 	if err != nil {
 		return err
 	}
@@ -137,6 +146,41 @@ func writeLeaderboard(w io.Writer, res *activities.SweepResults, n int) error {
 const statusPartial = "partial"
 
 // loadResults reads results.json, or the parts recorded so far when the sweep has not ended.
+// loadResultsBounded is loadResults with its store reads bounded by timeout: while it waits it says so
+// on stderr (after 2 s, then every 5 s), and a store that has not answered within timeout fails it
+// with an error that names the store and what was being read.
+func loadResultsBounded(cmd *cobra.Command, f *Factory, store artifacts.Store, sweepID string, timeout time.Duration) (*activities.SweepResults, error) {
+	parent := cmd.Context()
+	ctx, cancel := context.WithTimeout(parent, timeout)
+	defer cancel()
+	cmd.SetContext(ctx)
+	defer cmd.SetContext(parent)
+	where := store.URL(artifacts.SweepKey(sweepID, ""))
+	done := make(chan struct{})
+	waited := make(chan struct{})
+	go func() {
+		defer close(waited)
+		start := time.Now()
+		next := 2 * time.Second
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(next - time.Since(start)):
+				fmt.Fprintf(f.ErrOut, "waiting for the artifact store %s (%s of --timeout %s)…\n", where, time.Since(start).Round(time.Second), timeout)
+				next += 5 * time.Second
+			}
+		}
+	}()
+	res, err := loadResults(cmd, f, store, sweepID)
+	close(done)
+	<-waited
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && parent.Err() == nil {
+		return nil, fmt.Errorf("artifact store %s did not answer within %s (--timeout) reading sweep %s's results: %w", where, timeout, sweepID, err)
+	}
+	return res, err
+}
+
 func loadResults(cmd *cobra.Command, f *Factory, store artifacts.Store, sweepID string) (*activities.SweepResults, error) {
 	ctx := cmd.Context()
 	res, err := activities.LoadSweepResults(ctx, store, sweepID)
