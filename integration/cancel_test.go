@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/workflows"
 )
 
 // `rlsweep cancel` while 8 trials run: every trainer process is gone within 10 s, the sweep ends
@@ -135,6 +136,7 @@ probes: {enabled: false}
 		t.Fatalf("results: %+v, want one cancelled trial", res.Trials)
 	}
 	tr := res.Trials[0]
+	recordHistory(t, e, workflows.TrialWorkflowID(sweepID, tr.TrialID), "", "trial-cancel-steps.json")
 	var last int64
 	sc := bufio.NewScanner(bytes.NewReader(storedMetrics(t, e.store, sweepID, tr.TrialID)))
 	for sc.Scan() {

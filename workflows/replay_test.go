@@ -37,6 +37,9 @@ import (
 //	                            pending results due for storing within a minute
 //	sweep-cancel-check.json     integration's TestCancelStopsEveryTrainer after cancel-check-closed: 8 of
 //	                            16 trials running at `rlsweep cancel`, the cancel requests awaited
+//	trial-cancel-steps.json     integration's TestCancelledTrialKeepsItsSteps after cancel-steps: a
+//	                            one-segment Trial cancelled while its trainer (ignoring SIGTERM) ran; the
+//	                            cancelled TrainSegment awaited, its step reported
 //	sweep-all-failed.json       integration's TestEveryTrialFailedSweepFails after all-failed-fails: both
 //	                            trials crashed with max_attempts 1, the sweep ends with phase failed
 //	regression-pass.json, regression-regressed.json
