@@ -137,8 +137,8 @@ func TestProcessStopEscalatesToSIGKILL(t *testing.T) {
 	}
 	child, _ := strconv.Atoi(waitFile(t, filepath.Join(dir, "child.pid")))
 	parent, _ := strconv.Atoi(waitFile(t, filepath.Join(dir, "parent.pid")))
-	if parent != p.cmd.Process.Pid || !alive(child) {
-		t.Fatalf("parent %d (want %d), child %d alive %v", parent, p.cmd.Process.Pid, child, alive(child))
+	if pgid, _ := syscall.Getpgid(parent); pgid != p.cmd.Process.Pid || !alive(child) {
+		t.Fatalf("parent %d in group %d (want %d), child %d alive %v", parent, pgid, p.cmd.Process.Pid, child, alive(child))
 	}
 	const grace = 300 * time.Millisecond
 	start := time.Now()

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -14,32 +15,53 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// process is a trainer running in its own process group, so a stop reaches every process it started.
+// process is a trainer under its supervisor (see supervise), which leads the trainer's own process
+// group: a stop reaches every process the trainer started, and so does the worker's death.
 type process struct {
-	cmd  *exec.Cmd
+	cmd  *exec.Cmd // the supervisor; its exit status is the trainer's
 	done chan struct{}
 	err  error // the Wait result, valid once done is closed
 }
 
 // startProcess runs argv directly (never through a shell) with env, in dir, writing stdout and stderr to log.
+// It runs argv under a supervisor, this binary re-executed, which passes the trainer's exit status
+// through and kills the trainer's whole process group if the worker dies.
 func startProcess(argv, env []string, dir string, log io.Writer) (*process, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("trainer command: got an empty argv, want a program and its arguments")
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = env
-	cmd.Dir = dir
-	cmd.Stdout = log
-	cmd.Stderr = log
-	// Its own process group, so a stop reaches everything it started; SIGKILL when the worker dies, so
-	// a killed worker leaves no trainer holding a GPU (the retry runs elsewhere from the checkpoint).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	// Resolved here as before, against the worker's PATH, so a missing program is reported the same way.
+	trainer := exec.Command(argv[0], argv[1:]...)
+	if trainer.Err != nil {
+		return nil, fmt.Errorf("start trainer %q: %w", argv[0], trainer.Err)
+	}
+	report, reportW, err := os.Pipe()
+	if err != nil {
 		return nil, fmt.Errorf("start trainer %q: %w", argv[0], err)
+	}
+	defer report.Close()
+	// /proc/self/exe, not os.Executable: it still runs after the binary on disk is replaced.
+	args := append([]string{os.Args[0], superviseArg, strconv.Itoa(os.Getpid()), trainer.Path}, argv...)
+	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: args, Env: env, Dir: dir, Stdout: log, Stderr: log}
+	cmd.ExtraFiles = []*os.File{reportW}
+	// Its own process group, so a stop reaches everything it started; SIGTERM when the worker dies,
+	// which the supervisor tells from a stop by its parent having changed, and then kills the group, so
+	// a killed worker leaves no trainer holding a GPU (the retry runs elsewhere from the checkpoint).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	err = cmd.Start()
+	reportW.Close()
+	if err != nil {
+		return nil, fmt.Errorf("start trainer %q: %w", argv[0], err)
+	}
+	// Empty once the trainer runs; why it could not start otherwise.
+	why, _ := io.ReadAll(report)
+	if len(why) > 0 {
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("start trainer %q: %s", argv[0], why)
 	}
 	p := &process{cmd: cmd, done: make(chan struct{})}
 	go func() {
-		// Wait for the trainer to exit without reaping it: while it is a zombie its PID, which is its
+		// Wait for the supervisor to exit without reaping it: while it is a zombie its PID, which is the
 		// process group's ID, cannot be reused, so the SIGKILL below reaches only what the trainer left
 		// behind in its group (a data loader, a stray subprocess holding the GPU) and nothing else.
 		var info unix.Siginfo
@@ -64,7 +86,7 @@ func (p *process) stop(grace time.Duration) {
 		return // exited already; its group was killed then
 	default:
 	}
-	pgid := p.cmd.Process.Pid // the trainer is not reaped before done closes: the ID is still its group's
+	pgid := p.cmd.Process.Pid // the supervisor is not reaped before done closes: the ID is still its group's
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	select {
 	case <-p.done:

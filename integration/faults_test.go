@@ -508,7 +508,7 @@ func expectedMetrics(t *testing.T, att map[string][]attempt) map[string][]byte {
 	return out
 }
 
-// trainersPastCheckpoint counts the scripted trainers, children of the worker process pid, that have
+// trainersPastCheckpoint counts the scripted trainers started by the worker process pid that have
 // written a checkpoint.
 func trainersPastCheckpoint(pid int) int {
 	n := 0
@@ -521,7 +521,8 @@ func trainersPastCheckpoint(pid int) int {
 		// pid (comm) state ppid …; comm may hold spaces, so split after the last ')'.
 		s := string(b)
 		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) < 2 || f[1] != strconv.Itoa(pid) || !strings.Contains(s, "(scripted-traine") {
+		// A trainer's parent is its supervisor, whose parent is the worker.
+		if len(f) < 2 || parentPID(f[1]) != strconv.Itoa(pid) || !strings.Contains(s, "(scripted-traine") {
 			continue
 		}
 		cwd, err := os.Readlink(filepath.Join(filepath.Dir(p), "cwd"))
@@ -533,6 +534,19 @@ func trainersPastCheckpoint(pid int) int {
 		}
 	}
 	return n
+}
+
+// parentPID is the parent of the process whose ID is pid, "" if it is gone.
+func parentPID(pid string) string {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	if f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); len(f) >= 2 {
+		return f[1]
+	}
+	return ""
 }
 
 // newKillableEnv is newEnv with a dev server this test can SIGKILL and restart on the same SQLite file.
