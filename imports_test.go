@@ -21,7 +21,7 @@ var allowed = map[string][]string{
 	"diagnostics": {"gonum.org/"},
 	"trainer":     {"gonum.org/", module + "diagnostics", module + "trainer"},
 	"report":      {"gonum.org/", module + "diagnostics", module + "sweeps"},
-	"artifacts":   {"github.com/aws/"},
+	"artifacts":   {"github.com/aws/", module + "sweeps"},
 	"activities": {module + "sweeps", module + "diagnostics", module + "trainer", module + "artifacts", module + "report",
 		"go.temporal.io/sdk/activity", "go.temporal.io/sdk/temporal",
 		// waitid(WNOWAIT) for the trainer's process group: the standard library's syscall has no Waitid.

@@ -27,7 +27,7 @@ func canaries(t *testing.T) ([]string, string) {
 	vals := map[string]string{
 		"AWS_ACCESS_KEY_ID":     "AKIACANARY7AWSKEYID1",
 		"AWS_SECRET_ACCESS_KEY": "canary-aws-secret/wJalrXUtnFEMI+K7MDENG",
-		"AWS_SESSION_TOKEN":     "canary-aws-session-token-FwoGZXIvYXdzEJr",
+		"AWS_SESSION_TOKEN":     "canary-aws-sts-token-FwoGZXIvYXdzEJr",
 		"TEMPORAL_API_KEY":      "canary-temporal-api-key-eyJhbGciOiJFUzI1NiJ9",
 		"MY_MARKED_TOKEN":       "canary-marked-token-hf_abcdefgh",
 	}
@@ -172,7 +172,7 @@ func TestProbeMasksWorkerSecrets(t *testing.T) {
 // trainer.environment may give one its own.
 func TestTrainerGetsNoWorkerAWSSettings(t *testing.T) {
 	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "AKIACANARY7AWSKEYID1", "AWS_SECRET_ACCESS_KEY": "worker-secret-key",
-		"AWS_SESSION_TOKEN": "worker-session-token", "AWS_REGION": "eu-west-3", "AWS_ENDPOINT_URL_S3": "http://minio:9000"} {
+		"AWS_SESSION_TOKEN": "worker-sts-token", "AWS_REGION": "eu-west-3", "AWS_ENDPOINT_URL_S3": "http://minio:9000"} {
 		t.Setenv(k, v)
 	}
 	f := newFixture(t)

@@ -273,7 +273,7 @@ func (r *segmentRun) command(resume string) ([]string, error) {
 // workerEnv is what every trainer process starts from, trials and probes alike: the worker's
 // environment without the worker's own settings — rlsweep's (RLSWEEP_*), the GPUs it hands out
 // (CUDA_VISIBLE_DEVICES), its Temporal connection (TEMPORAL_*: the API key and TLS keys) and its
-// store's AWS settings (AWS_*: the keys and session token), credentials a trainer that prints its
+// store's AWS settings (AWS_*: the keys and AWS_SESSION_TOKEN), credentials a trainer that prints its
 // environment would put in its log — then the spec's trainer.environment, which validation keeps from
 // setting RLSWEEP_* or CUDA_VISIBLE_DEVICES.
 func workerEnv(spec map[string]string) []string {

@@ -27,7 +27,7 @@ func TestCanariesNeverLeaveTheWorker(t *testing.T) {
 	canaries := map[string]string{
 		"AWS_ACCESS_KEY_ID":     "AKIACANARY7AWSKEYID1",
 		"AWS_SECRET_ACCESS_KEY": "canary-aws-secret/wJalrXUtnFEMI+K7MDENG",
-		"AWS_SESSION_TOKEN":     "canary-aws-session-token-FwoGZXIvYXdzEJr",
+		"AWS_SESSION_TOKEN":     "canary-aws-sts-token-FwoGZXIvYXdzEJr",
 		"TEMPORAL_API_KEY":      "canary-temporal-api-key-eyJhbGciOiJFUzI1NiJ9",
 		"MY_MARKED_TOKEN":       "canary-marked-token-hf_abcdefgh",
 	}

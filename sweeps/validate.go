@@ -434,13 +434,14 @@ func (c *checker) resources() {
 // worker --store, RLSWEEP_STORE) and of the CLI that reads them, not to a store a spec names.
 func (c *checker) artifacts() {
 	if a := c.s.Artifacts; a != "" {
-		c.add("artifacts", quote(redactURL(a)), "no artifacts key: a sweep's artifacts go to the workers' store (rlsweep worker --store or RLSWEEP_STORE, the same for the CLI); leave the key out")
+		c.add("artifacts", quote(RedactURL(a)), "no artifacts key: a sweep's artifacts go to the workers' store (rlsweep worker --store or RLSWEEP_STORE, the same for the CLI); leave the key out")
 	}
 }
 
-// redactURL is u without the user information of its authority (scheme://user:password@host/…),
-// which may hold a password no message should repeat.
-func redactURL(u string) string {
+// RedactURL returns u with the user information of its authority (scheme://user:password@host/…)
+// replaced by "REDACTED", for messages: it may hold a password no message should repeat. Any other
+// string comes back as it is.
+func RedactURL(u string) string {
 	scheme, rest, ok := strings.Cut(u, "://")
 	if !ok {
 		return u
