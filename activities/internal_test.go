@@ -125,11 +125,7 @@ func waitFile(t *testing.T, p string) string {
 // A trainer that ignores SIGTERM is killed after the grace period, and so is the child it started.
 func TestProcessStopEscalatesToSIGKILL(t *testing.T) {
 	dir := t.TempDir()
-	log, err := os.Create(filepath.Join(dir, "log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer log.Close()
+	log := trainerLog(t, dir)
 	script := `trap '' TERM; sleep 60 & echo $! > child.pid; echo $$ > parent.pid; wait; wait; echo survived`
 	p, err := startProcess([]string{"/bin/sh", "-c", script}, os.Environ(), dir, log)
 	if err != nil {
@@ -163,11 +159,7 @@ func TestProcessStopEscalatesToSIGKILL(t *testing.T) {
 // A trainer that honours SIGTERM is not made to wait for the grace period.
 func TestProcessStopGraceful(t *testing.T) {
 	dir := t.TempDir()
-	log, err := os.Create(filepath.Join(dir, "log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer log.Close()
+	log := trainerLog(t, dir)
 	p, err := startProcess([]string{"/bin/sh", "-c", `trap 'exit 0' TERM; echo ready > ready; while :; do sleep 0.01; done`}, os.Environ(), dir, log)
 	if err != nil {
 		t.Fatal(err)

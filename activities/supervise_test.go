@@ -21,10 +21,7 @@ func TestPlayWorker(t *testing.T) {
 	if dir == "" {
 		t.Skip("helper process for TestKilledWorkerLeavesNoTrainer")
 	}
-	log, err := os.Create(filepath.Join(dir, "log"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	log := trainerLog(t, dir)
 	script := `sleep 300 & echo $! > child.pid.tmp; mv child.pid.tmp child.pid; wait`
 	if _, err := startProcess([]string{"/bin/sh", "-c", script}, os.Environ(), dir, log); err != nil {
 		t.Fatal(err)
@@ -62,11 +59,7 @@ func TestKilledWorkerLeavesNoTrainer(t *testing.T) {
 // ended it, core-dumping signals included.
 func TestProcessPassesExitStatusThrough(t *testing.T) {
 	dir := t.TempDir()
-	log, err := os.Create(filepath.Join(dir, "log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer log.Close()
+	log := trainerLog(t, dir)
 	for _, c := range []struct {
 		script string
 		code   int
@@ -97,11 +90,7 @@ func TestProcessPassesExitStatusThrough(t *testing.T) {
 // A trainer that cannot start is reported by startProcess, as when it ran without a supervisor.
 func TestProcessStartErrors(t *testing.T) {
 	dir := t.TempDir()
-	log, err := os.Create(filepath.Join(dir, "log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer log.Close()
+	log := trainerLog(t, dir)
 	noExec := filepath.Join(dir, "train.sh")
 	if err := os.WriteFile(noExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -134,4 +123,15 @@ func TestProcessStartErrors(t *testing.T) {
 	if p.exitCode() != 0 {
 		t.Errorf("./train.sh exit code %d, want 0", p.exitCode())
 	}
+}
+
+// trainerLog creates the file a test trainer's output goes to, closed when the test ends.
+func trainerLog(t *testing.T, dir string) *os.File {
+	t.Helper()
+	log, err := os.Create(filepath.Join(dir, "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { log.Close() })
+	return log
 }

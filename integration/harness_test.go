@@ -16,8 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
@@ -277,4 +280,46 @@ func storedMetrics(t testing.TB, s artifacts.Store, sweepID, trialID string) []b
 		t.Fatalf("trial %s: stored metrics: %v", trialID, err)
 	}
 	return b.Bytes()
+}
+
+// runHistory is one workflow run of a sweep and its history as the wire bytes (payloads appear as the
+// JSON the SDK encoded, not base64).
+type runHistory struct {
+	WorkflowID string
+	History    string
+}
+
+// sweepHistories returns every workflow run the sweep search attribute names (the sweep's runs and its
+// trials'), each with its whole history.
+func (e *env) sweepHistories(t *testing.T, sweepID string) []runHistory {
+	t.Helper()
+	ctx := context.Background()
+	var out []runHistory
+	var next []byte
+	for {
+		page, err := e.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Query: fmt.Sprintf("%s = %q", workflows.AttrSweepID.GetName(), sweepID), NextPageToken: next})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ex := range page.Executions {
+			var h strings.Builder
+			it := e.client.GetWorkflowHistory(ctx, ex.Execution.WorkflowId, ex.Execution.RunId, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+			for it.HasNext() {
+				ev, err := it.Next()
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := proto.Marshal(ev)
+				if err != nil {
+					t.Fatal(err)
+				}
+				h.Write(b)
+			}
+			out = append(out, runHistory{ex.Execution.WorkflowId, h.String()})
+		}
+		if next = page.NextPageToken; len(next) == 0 {
+			return out
+		}
+	}
 }

@@ -16,13 +16,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/workflowservice/v1"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
-	"github.com/rlsweep/rlsweep/workflows"
 )
 
 // The S3 store on a real MinIO, reached only through AWS_ENDPOINT_URL_S3 (which proves the SDK honours
@@ -225,38 +221,13 @@ concurrency: 4
 	if len(res.Trials) != 4 {
 		t.Fatalf("results.json has %d trials, want 4", len(res.Trials))
 	}
-	ctx := context.Background()
-	var runs int
 	var all strings.Builder
-	var next []byte
-	for {
-		page, err := e.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-			Query: fmt.Sprintf("%s = %q", workflows.AttrSweepID.GetName(), sweepID), NextPageToken: next})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, ex := range page.Executions {
-			runs++
-			it := e.client.GetWorkflowHistory(ctx, ex.Execution.WorkflowId, ex.Execution.RunId, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-			for it.HasNext() {
-				ev, err := it.Next()
-				if err != nil {
-					t.Fatal(err)
-				}
-				// The wire bytes: payloads appear as the JSON the SDK encoded, not base64.
-				b, err := proto.Marshal(ev)
-				if err != nil {
-					t.Fatal(err)
-				}
-				all.Write(b)
-			}
-		}
-		if next = page.NextPageToken; len(next) == 0 {
-			break
-		}
+	runs := e.sweepHistories(t, sweepID)
+	for _, r := range runs {
+		all.WriteString(r.History)
 	}
-	if runs < 1+len(res.Trials) {
-		t.Fatalf("found %d workflow runs for %s, want the sweep and its %d trials", runs, sweepID, len(res.Trials))
+	if len(runs) < 1+len(res.Trials) {
+		t.Fatalf("found %d workflow runs for %s, want the sweep and its %d trials", len(runs), sweepID, len(res.Trials))
 	}
 	h := all.String()
 	if !strings.Contains(h, sweepID) || !strings.Contains(h, "checkpoints/ckpt-") {
@@ -268,7 +239,7 @@ concurrency: 4
 	if strings.Contains(h, "AWS_SECRET_ACCESS_KEY") {
 		t.Errorf("a workflow history of %s names AWS_SECRET_ACCESS_KEY", sweepID)
 	}
-	t.Logf("searched %d runs, %d bytes of history: no secret", runs, len(h))
+	t.Logf("searched %d runs, %d bytes of history: no secret", len(runs), len(h))
 	for _, tr := range res.Trials {
 		if tr.Outcome != activities.OutcomeCompleted {
 			t.Errorf("trial %s: %s, want completed", tr.TrialID, tr.Outcome)

@@ -3,19 +3,12 @@
 package integration
 
 import (
-	"context"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/workflowservice/v1"
-	"google.golang.org/protobuf/proto"
-
-	"github.com/rlsweep/rlsweep/workflows"
 )
 
 // A worker holding AWS keys, a Temporal API key and a marked secret runs trainers and probes that print
@@ -104,36 +97,11 @@ retries: {max_attempts: 1}
 	check("the CLI's output", o)
 
 	// Every run of both sweeps and their trials, as the wire bytes (payloads as the JSON the SDK wrote).
-	ctx := context.Background()
 	runs := 0
 	for _, id := range sweeps {
-		var next []byte
-		for {
-			page, err := e.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-				Query: fmt.Sprintf("%s = %q", workflows.AttrSweepID.GetName(), id), NextPageToken: next})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, ex := range page.Executions {
-				runs++
-				var h strings.Builder
-				it := e.client.GetWorkflowHistory(ctx, ex.Execution.WorkflowId, ex.Execution.RunId, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-				for it.HasNext() {
-					ev, err := it.Next()
-					if err != nil {
-						t.Fatal(err)
-					}
-					b, err := proto.Marshal(ev)
-					if err != nil {
-						t.Fatal(err)
-					}
-					h.Write(b)
-				}
-				check("the history of "+ex.Execution.WorkflowId, h.String())
-			}
-			if next = page.NextPageToken; len(next) == 0 {
-				break
-			}
+		for _, r := range e.sweepHistories(t, id) {
+			runs++
+			check("the history of "+r.WorkflowID, r.History)
 		}
 	}
 	if runs < 5 {
