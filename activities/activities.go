@@ -7,8 +7,6 @@ import (
 	"context"
 	"io"
 	"time"
-
-	"go.temporal.io/sdk/activity"
 )
 
 // Store is the part of the artifact store the activities use (artifacts.Store satisfies it).
@@ -38,6 +36,9 @@ type Activities struct {
 	// FlushInterval is how often new metrics records and stdout.log are copied to the store while a segment
 	// runs; 0 means 30s. They are always copied when the segment ends.
 	FlushInterval time.Duration
+	// StoreRetry is how long a segment retries a store operation it cannot do without while the store
+	// is unreachable; 0 means 5 minutes.
+	StoreRetry time.Duration
 	// Trials looks up trial workflows for CheckTrials (the worker sets it from its Temporal client).
 	Trials TrialLookup
 	// Secrets masks the worker's secrets in every trainer output that leaves the worker (failure
@@ -60,31 +61,6 @@ const ParamsSearchAttribute = "RlsweepParams"
 // the Temporal client.
 type SearchAttributeLookup interface {
 	SearchAttributeType(ctx context.Context, namespace, name string) (string, error)
-}
-
-// keepHeartbeating heartbeats details every d until the returned stop is called, for an activity busy
-// with something that reports no progress of its own (a probe, a trainer taking its grace period to
-// stop), so a cancel reaches it and the server does not time it out. stop returns once the last
-// heartbeat call has returned.
-func keepHeartbeating(ctx context.Context, d time.Duration, details ...any) (stop func()) {
-	done, exited := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(exited)
-		t := time.NewTicker(d)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				activity.RecordHeartbeat(ctx, details...)
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		<-exited
-	}
 }
 
 func (a *Activities) pollInterval() time.Duration {

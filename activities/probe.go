@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/rlsweep/rlsweep/artifacts"
@@ -73,11 +72,10 @@ func (a *Activities) RunProbe(ctx context.Context, in ProbeInput) (*ProbeResult,
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
 	}
-	// Outside an activity (`rlsweep probe`) there is nothing to heartbeat to.
-	if activity.IsActivity(ctx) {
-		stop := keepHeartbeating(ctx, time.Second)
-		defer stop()
-	}
+	// A server away for a moment does not stop a probe (beats); outside an activity (`rlsweep probe`)
+	// there is nothing to heartbeat to.
+	ctx, b := startBeats(ctx, heartbeatEvery, Heartbeat{})
+	defer b.stop()
 	if in.Trainer.Builtin != "" {
 		return builtinProbe(ctx, p, in)
 	}

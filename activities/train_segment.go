@@ -30,33 +30,63 @@ const heartbeatEvery = time.Second
 // announced checkpoints, and stores the records as metrics parts (artifacts.MetricsPartKey) and the
 // trainer's log. A retried attempt resumes from the
 // checkpoint its previous attempt last recorded in a heartbeat, on whichever worker runs it.
+//
+// The attempt heartbeats from a goroutine of its own (beats) and its work runs under the context beats
+// returns: a Temporal server that is slow or away for less than the heartbeat timeout does not stop the
+// trainer. Only failures of the trainer itself (it crashed, stalled, or wrote what cannot be read) count
+// against SegmentInput.MaxTrainerFailures; the other attempts ended by faults outside the trainer (its
+// worker died or was stopped, the server or the store was unreachable) against MaxInfraRetries.
 func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (*SegmentResult, error) {
-	run, release, err := a.prepareAndTakePlace(ctx, in)
+	var prev Heartbeat
+	if activity.HasHeartbeatDetails(ctx) {
+		_ = activity.GetHeartbeatDetails(ctx, &prev)
+	}
+	work, b := startBeats(ctx, heartbeatEvery, prev)
+	defer b.stop()
+	if err := infraBound(ctx, in, prev); err != nil {
+		return nil, err
+	}
+	run, release, err := a.prepareAndTakePlace(work, in, prev, b)
 	if err != nil {
 		return nil, err
 	}
 	defer run.close()
 	defer release() // frees the GPUs or place before the scratch directory is cleaned up
-	return run.run(ctx)
+	res, err := run.run(work)
+	if err != nil && !temporal.IsCanceledError(err) {
+		b.final(run.hb) // how far it got and the failures so far, for the next attempt
+	}
+	return res, err
+}
+
+// infraBound fails the segment for good once more of its attempts than in.MaxInfraRetries ended by
+// faults outside the trainer: the attempts before this one that the trainer did not fail.
+func infraBound(ctx context.Context, in SegmentInput, prev Heartbeat) error {
+	if !activity.IsActivity(ctx) || in.MaxInfraRetries <= 0 {
+		return nil
+	}
+	infra := int(activity.GetInfo(ctx).Attempt) - 1 - prev.TrainerFailures
+	if infra <= in.MaxInfraRetries {
+		return nil
+	}
+	msg := fmt.Sprintf("trial %s: segment %d: %d attempts were ended by faults outside the trainer (its worker died or was stopped, the Temporal server or the store was unreachable), more than retries.max_infra_retries (%d); the worker logs say why",
+		in.Trial.ID, in.Segment, infra, in.MaxInfraRetries)
+	return temporal.NewNonRetryableApplicationError(msg, ErrInfraRetries, nil, prev)
 }
 
 // prepareAndTakePlace prepares the segment and waits for its place on the worker: its GPUs, or a place
 // under --slots shared by the worker's trial queues (TrialLimit). Meanwhile it heartbeats what the
-// previous attempt last did: downloading a large checkpoint, or waiting for GPUs another trial holds,
-// can outlast the heartbeat timeout, and the server would retry an attempt that has not failed
-// (spending max_attempts) and start a second trainer beside it. A retry must still find the previous
-// attempt's checkpoint in the details.
-func (a *Activities) prepareAndTakePlace(ctx context.Context, in SegmentInput) (*segmentRun, func(), error) {
-	var prev Heartbeat
-	if activity.HasHeartbeatDetails(ctx) {
-		_ = activity.GetHeartbeatDetails(ctx, &prev)
-	}
-	stop := keepHeartbeating(ctx, heartbeatEvery, prev)
-	defer stop()
-	run, err := a.prepareSegment(ctx, in)
+// previous attempt last did (beats): downloading a large checkpoint, or waiting for GPUs another trial
+// holds, can outlast the heartbeat timeout, and the server would retry an attempt that has not failed
+// and start a second trainer beside it. A retry must still find the previous attempt's checkpoint in
+// the details.
+func (a *Activities) prepareAndTakePlace(ctx context.Context, in SegmentInput, prev Heartbeat, b *beats) (*segmentRun, func(), error) {
+	run, err := a.prepareSegment(ctx, in, prev)
 	if err != nil {
 		return nil, nil, err
 	}
+	run.beats = b
+	b.set(run.hb)
 	switch {
 	case a.Slots != nil:
 		// A trial that asks for no GPU sees none; one that asks for several sees them all.
@@ -97,6 +127,7 @@ type segmentRun struct {
 	recent   ring                // the last records, for the divergence dump
 	hb       Heartbeat
 	result   SegmentResult
+	beats    *beats
 	objLast  float64
 	hasObj   bool
 	firstNew int64
@@ -117,7 +148,7 @@ type segmentRun struct {
 	seenKeys map[string]bool
 }
 
-func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput) (*segmentRun, error) {
+func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput, prev Heartbeat) (*segmentRun, error) {
 	info := activity.GetInfo(ctx)
 	dir := filepath.Join(a.WorkDir, artifacts.SweepKey(in.SweepID, "trials"), artifacts.Segment(in.Trial.ID),
 		fmt.Sprintf("seg%d-attempt%d", in.Segment, info.Attempt))
@@ -152,10 +183,11 @@ func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput) (*segm
 	if r.engine, err = newEngine(in); err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
 	}
-	resume, err := r.resumeCheckpoint(ctx)
+	resume, err := r.resumeCheckpoint(ctx, prev)
 	if err != nil {
 		return nil, err
 	}
+	r.countRetrained(prev)
 	r.argv, err = r.command(resume)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
@@ -166,19 +198,22 @@ func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput) (*segm
 
 // resumeCheckpoint downloads the checkpoint this attempt resumes from — the last one a previous attempt
 // heartbeated, else the one the workflow handed over — and returns its local path ("" for none).
-func (r *segmentRun) resumeCheckpoint(ctx context.Context) (string, error) {
+func (r *segmentRun) resumeCheckpoint(ctx context.Context, prev Heartbeat) (string, error) {
 	key := r.in.ResumeFrom
-	if activity.HasHeartbeatDetails(ctx) {
-		var prev Heartbeat
-		if err := activity.GetHeartbeatDetails(ctx, &prev); err == nil && prev.CheckpointKey != "" {
-			key = prev.CheckpointKey
-			r.hb = prev
-		}
+	// The counts of earlier attempts go on; the step and checkpoint are the previous attempt's only
+	// when it got to a checkpoint.
+	r.hb.TrainerFailures, r.hb.Retrained = prev.TrainerFailures, prev.Retrained
+	if prev.CheckpointKey != "" {
+		key = prev.CheckpointKey
+		r.hb = prev
 	}
 	if r.attempt > 1 {
-		if p, err := r.loadResumePoint(ctx); err != nil {
+		// A resume point of this segment past its stop step is a checkpoint of the iteration that
+		// crossed it (trainers finish the iteration they are in): the segment's work is done.
+		p, err := retryStore(ctx, r.a, "read the resume point", func() (*resumePoint, error) { return r.loadResumePoint(ctx) })
+		if err != nil {
 			return "", err
-		} else if p != nil && p.Segment == r.in.Segment && p.Step > r.hb.CheckpointStep && p.Step <= r.in.StopAtStep {
+		} else if p != nil && p.Segment == r.in.Segment && p.Step > r.hb.CheckpointStep {
 			key, r.hb.CheckpointKey, r.hb.CheckpointStep = p.Key, p.Key, p.Step
 		}
 	}
@@ -194,26 +229,47 @@ func (r *segmentRun) resumeCheckpoint(ctx context.Context) (string, error) {
 		r.resumedAt = r.hb.CheckpointStep
 	}
 	r.result.CheckpointKey, r.result.LastStep = key, r.resumedAt
-	rc, err := r.a.Store.Get(ctx, key)
-	if err != nil {
-		return "", fmt.Errorf("resume checkpoint: %w", err)
-	}
-	defer rc.Close()
 	local := filepath.Join(r.dir, "resume", filepath.Base(key))
 	if err := os.MkdirAll(filepath.Dir(local), 0o755); err != nil {
 		return "", err
 	}
-	f, err := os.Create(local)
-	if err != nil {
-		return "", err
-	}
-	if _, err := f.ReadFrom(rc); err != nil {
-		f.Close()
+	if _, err := retryStore(ctx, r.a, "download the resume checkpoint", func() (struct{}, error) {
+		return struct{}{}, r.download(ctx, key, local)
+	}); err != nil {
 		return "", fmt.Errorf("resume checkpoint %s: %w", key, err)
 	}
 	r.result.ResumedFrom = key
 	r.hb.CheckpointKey = key
-	return local, f.Close()
+	return local, nil
+}
+
+// download copies the stored object key to the local file path.
+func (r *segmentRun) download(ctx context.Context, key, path string) error {
+	rc, err := r.a.Store.Get(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.ReadFrom(rc); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// countRetrained adds to the details what the previous attempt trained past the step this attempt
+// resumes from (its last heartbeated step: the work a retry trains again), and makes that resume step
+// the details' step.
+func (r *segmentRun) countRetrained(prev Heartbeat) {
+	from := r.resumedAt
+	if r.attempt > 1 && prev.Step > from {
+		r.hb.Retrained += prev.Step - from
+	}
+	r.hb.Step = from
 }
 
 // resumePoint is what resume.json, beside a trial's checkpoints, records: the segment's last uploaded
@@ -340,13 +396,18 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 		return nil, temporal.NewApplicationError(fmt.Sprintf("trial %s: the worker is shutting down", r.in.Trial.ID), ErrWorkerStopping, r.hb)
 	default:
 	}
+	if r.result.ResumedFrom != "" && r.resumedAt >= r.in.StopAtStep {
+		// The checkpoint it resumes from is at or past the segment's end (an earlier attempt got there
+		// and its completion was lost): nothing is left to train.
+		return r.resumedPastEnd(ctx)
+	}
 	p, err := startProcess(r.argv, r.env, r.dir, logFile)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
 	}
 	tick := time.NewTicker(r.a.pollInterval())
 	defer tick.Stop()
-	lastRecord, lastHeartbeat, lastFlush := time.Now(), time.Time{}, time.Now()
+	lastRecord, lastFlush := time.Now(), time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -379,9 +440,11 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 			_, verdict, err := r.pollFinal(ctx)
 			if err != nil {
 				r.flush(ctx)
-				return nil, err
+				return nil, r.failed(err)
 			}
-			if err := r.flush(ctx); err != nil {
+			if _, err := retryStore(ctx, r.a, "store the segment's metrics and log", func() (struct{}, error) {
+				return struct{}{}, r.flush(ctx)
+			}); err != nil {
 				return nil, err
 			}
 			if verdict != nil {
@@ -397,7 +460,7 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 			n, verdict, err := r.poll(ctx)
 			if err != nil {
 				r.stopTrainer(ctx, p)
-				return nil, err
+				return nil, r.failed(err)
 			}
 			if verdict != nil {
 				detected := time.Now()
@@ -409,16 +472,13 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 			if n > 0 {
 				lastRecord = now
 			}
-			if now.Sub(lastHeartbeat) >= heartbeatEvery || n > 0 {
-				activity.RecordHeartbeat(ctx, r.hb)
-				lastHeartbeat = now
-			}
+			r.beats.set(r.hb)
 			if st := stallTimeout(r.in); st > 0 && now.Sub(lastRecord) > st {
 				r.stopTrainer(ctx, p)
 				r.flush(ctx)
 				msg := fmt.Sprintf("trial %s: no metrics record for %s (last step %d); log tail:\n%s",
 					r.in.Trial.ID, st, r.result.LastStep, tailFile(r.logPath, 2048, r.a.masker()))
-				return nil, temporal.NewApplicationError(msg, ErrTrialStalled)
+				return nil, r.trainerFailed(ErrTrialStalled, msg)
 			}
 			if now.Sub(lastFlush) >= r.a.flushInterval() {
 				if err := r.flush(ctx); err != nil {
@@ -487,14 +547,13 @@ func (r *segmentRun) takeValues(rec diagnostics.Record) {
 // maxSeenKeys bounds the metric names a segment result lists when the objective's is missing.
 const maxSeenKeys = 64
 
-// stopTrainer stops the trainer (SIGTERM, the grace period, SIGKILL) and keeps heartbeating meanwhile:
-// a grace period as long as the heartbeat timeout would otherwise let the server time the attempt out
-// and start a retry beside the trainer still shutting down — for a diverged trial, a retry of what
-// must never be retried.
-func (r *segmentRun) stopTrainer(ctx context.Context, p *process) {
-	stop := keepHeartbeating(ctx, heartbeatEvery, r.hb) // a copy: nothing takes in records meanwhile
+// stopTrainer stops the trainer (SIGTERM, the grace period, SIGKILL). The heartbeats (beats) go on
+// meanwhile: a grace period as long as the heartbeat timeout would otherwise let the server time the
+// attempt out and start a retry beside the trainer still shutting down — for a diverged trial, a retry
+// of what must never be retried.
+func (r *segmentRun) stopTrainer(_ context.Context, p *process) {
+	r.beats.set(r.hb)
 	p.stop(r.in.Trainer.GracePeriod)
-	stop()
 }
 
 // poll reads the records that arrived since the last call and returns how many there were, and the
@@ -512,7 +571,7 @@ func (r *segmentRun) pollFinal(ctx context.Context) (int, *diagnostics.Verdict, 
 func (r *segmentRun) pollRecords(ctx context.Context, final bool) (int, *diagnostics.Verdict, error) {
 	recs, err := r.reader.Poll()
 	if err != nil {
-		return 0, nil, fmt.Errorf("read metrics: %w", err)
+		return 0, nil, &trainerFault{fmt.Errorf("read metrics: %w", err)}
 	}
 	if final {
 		if f, ok := r.reader.(trainer.Finisher); ok {
@@ -599,28 +658,37 @@ func (r *segmentRun) uploadCheckpoint(ctx context.Context, rec diagnostics.Recor
 		activity.GetLogger(ctx).Warn("ignoring checkpoint announcement", "error", err)
 		return nil
 	}
-	f, err := os.Open(filepath.Join(r.ckptDir, filepath.FromSlash(rel)))
-	if err != nil {
+	path := filepath.Join(r.ckptDir, filepath.FromSlash(rel))
+	if _, err := os.Stat(path); err != nil {
 		activity.GetLogger(ctx).Warn("announced checkpoint is not on disk", "checkpoint", rel, "error", err)
 		return nil
 	}
-	defer f.Close()
 	key := artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, "checkpoints/"+rel)
-	if err := r.a.Store.Put(ctx, key, f); err != nil {
-		return fmt.Errorf("upload checkpoint: %w", err)
-	}
 	// The metrics up to the checkpoint are stored before the heartbeat names it: a retry resumes after
 	// the checkpoint and overrides the stored records from its own first step on, so lines that were
 	// read but not yet flushed (flushes are 30 s apart) would otherwise be missing from the stream for good.
-	if err := r.flushMetrics(ctx); err != nil {
-		return err
-	}
-	if err := r.storeResumePoint(ctx, key, rec.Step); err != nil {
+	// The trainer trains on while the store is away; the attempt fails (and a retry resumes from the
+	// checkpoint before) only when it stays away past the retry budget.
+	_, err = retryStore(ctx, r.a, "store checkpoint "+rel, func() (struct{}, error) {
+		f, err := os.Open(path)
+		if err != nil {
+			return struct{}{}, err
+		}
+		defer f.Close()
+		if err := r.a.Store.Put(ctx, key, f); err != nil {
+			return struct{}{}, fmt.Errorf("upload checkpoint: %w", err)
+		}
+		if err := r.flushMetrics(ctx); err != nil {
+			return struct{}{}, err
+		}
+		return struct{}{}, r.storeResumePoint(ctx, key, rec.Step)
+	})
+	if err != nil {
 		return err
 	}
 	r.hb.CheckpointKey, r.hb.CheckpointStep = key, rec.Step
 	r.result.CheckpointKey = key
-	activity.RecordHeartbeat(ctx, r.hb)
+	r.beats.set(r.hb)
 	return nil
 }
 
@@ -689,10 +757,69 @@ func (r *segmentRun) finish(p *process) (*SegmentResult, error) {
 	if code := p.exitCode(); code != 0 {
 		msg := fmt.Sprintf("trial %s: trainer exited with status %d at step %d; log tail:\n%s",
 			r.in.Trial.ID, code, r.result.LastStep, tailFile(r.logPath, 2048, r.a.masker()))
-		return nil, temporal.NewApplicationError(msg, ErrTrainerCrashed, r.hb)
+		return nil, r.trainerFailed(ErrTrainerCrashed, msg)
 	}
 	r.result.SegmentWarning = r.segmentWarning()
+	r.account()
 	return &r.result, nil
+}
+
+// resumedPastEnd is the result of an attempt that resumes from a checkpoint at or past the segment's
+// end: the step and checkpoint it resumed from, and the last stored metrics.
+func (r *segmentRun) resumedPastEnd(ctx context.Context) (*SegmentResult, error) {
+	if _, err := retryStore(ctx, r.a, "read the stored metrics", func() (struct{}, error) {
+		return struct{}{}, r.lastStoredRecord(ctx)
+	}); err != nil {
+		return nil, err
+	}
+	r.result.MetricsKey = artifacts.MetricsDir(r.in.SweepID, r.in.Trial.ID)
+	r.result.WallSeconds = time.Since(r.started).Seconds()
+	if r.hasObj {
+		r.result.Objective = finite(r.objLast)
+	}
+	r.account()
+	return &r.result, nil
+}
+
+// account puts the attempts' counts and the server outages the attempt rode out into the result.
+func (r *segmentRun) account() {
+	r.result.TrainerFailures, r.result.RetrainedSteps = r.hb.TrainerFailures, r.hb.Retrained
+	r.result.InfraRetries = max(0, int(r.attempt)-1-r.hb.TrainerFailures)
+	if r.beats != nil {
+		o := r.beats.outage()
+		r.result.ServerOutages, r.result.ServerOutageSeconds = o.Count, o.Seconds
+	}
+}
+
+// trainerFault marks an error of the trainer itself (its metrics cannot be read), which counts against
+// retries.max_attempts like a crash.
+type trainerFault struct{ err error }
+
+func (e *trainerFault) Error() string { return e.err.Error() }
+func (e *trainerFault) Unwrap() error { return e.err }
+
+// failed turns an error of the running attempt into its failure: a trainerFault counts against the
+// trainer's failures, anything else (the store) is an infrastructure fault.
+func (r *segmentRun) failed(err error) error {
+	var tf *trainerFault
+	if errors.As(err, &tf) {
+		return r.trainerFailed(ErrMetricsUnreadable, fmt.Sprintf("trial %s: %v", r.in.Trial.ID, tf.err))
+	}
+	return err
+}
+
+// trainerFailed is the error of an attempt whose trainer failed (crashed, stalled, wrote unreadable
+// metrics): it counts the failure in the details the next attempt reads, and is not retried once the
+// trainer has failed MaxTrainerFailures times (retries.max_attempts).
+func (r *segmentRun) trainerFailed(errType, msg string) error {
+	r.hb.TrainerFailures++
+	if limit := r.in.MaxTrainerFailures; limit > 0 {
+		msg += fmt.Sprintf("\n(trainer failure %d of at most %d, retries.max_attempts)", r.hb.TrainerFailures, limit)
+		if r.hb.TrainerFailures >= limit {
+			return temporal.NewNonRetryableApplicationError(msg, errType, nil, r.hb)
+		}
+	}
+	return temporal.NewApplicationError(msg, errType, r.hb)
 }
 
 // segmentWarning judges how a segment other than the trial's last ended: a trainer that follows the

@@ -16,6 +16,12 @@ const (
 	ErrTrialDiverged  = "TrialDiverged"  // a stop rule fired: never retried
 	ErrTrialStalled   = "TrialStalled"   // no record for stall_timeout: retried
 	ErrTrainerCrashed = "TrainerCrashed" // the trainer exited non-zero: retried
+	// ErrMetricsUnreadable: the trainer's metrics could not be read (a reader error, not a malformed
+	// line, which is skipped): retried like a crash.
+	ErrMetricsUnreadable = "MetricsUnreadable"
+	// ErrInfraRetries: more attempts of a segment than retries.max_infra_retries were ended by faults
+	// outside the trainer. Never retried.
+	ErrInfraRetries = "InfraRetriesExhausted"
 	// ErrWorkerStopping: the worker was shut down (Ctrl-C, SIGTERM) and stopped the trainer, which kept
 	// its grace period to write a checkpoint: retried, on any worker, from that checkpoint.
 	ErrWorkerStopping = "WorkerStopping"
@@ -74,6 +80,13 @@ type SegmentInput struct {
 	// GPUs is how many GPUs the segment holds on a worker with --gpus (the spec's resources.gpus);
 	// nil (inputs recorded before the field existed) means one. A worker without --gpus ignores it.
 	GPUs *int `json:",omitempty"`
+	// MaxTrainerFailures is how many times the trainer may fail (crash, stall, unreadable metrics)
+	// before the segment fails for good: retries.max_attempts. 0: no bound of the activity's own.
+	MaxTrainerFailures int `json:",omitempty"`
+	// MaxInfraRetries bounds the attempts ended by anything else — the worker died or was stopped, the
+	// Temporal server or the store was unreachable — which do not count against MaxTrainerFailures:
+	// retries.max_infra_retries. 0: no bound of the activity's own.
+	MaxInfraRetries int `json:",omitempty"`
 }
 
 // gpuCount is how many GPUs the segment asks for.
@@ -106,6 +119,18 @@ type SegmentResult struct {
 	// the names they carried instead, sorted (at most maxSeenKeys), empty when they carried none.
 	// Nil when the metric was there or there was no record.
 	MetricMissing []string
+	// TrainerFailures: this segment's attempts that the trainer failed (crashed, stalled, wrote
+	// unreadable metrics); InfraRetries: those ended by a fault outside the trainer (its worker died or
+	// was stopped, the server or the store was unreachable).
+	TrainerFailures int `json:",omitempty"`
+	InfraRetries    int `json:",omitempty"`
+	// RetrainedSteps: steps that earlier attempts trained past the checkpoint a later attempt resumed
+	// from, and so were trained again.
+	RetrainedSteps int64 `json:",omitempty"`
+	// ServerOutages and ServerOutageSeconds: the times the Temporal server did not take the last
+	// attempt's heartbeats while its trainer kept training, and for how long in all.
+	ServerOutages       int     `json:",omitempty"`
+	ServerOutageSeconds float64 `json:",omitempty"`
 }
 
 // MissingMetricWarning is the warning of a trial whose records do not carry the objective's metric:
@@ -125,6 +150,11 @@ type Heartbeat struct {
 	Step           int64
 	CheckpointKey  string
 	CheckpointStep int64
+	// TrainerFailures counts the segment's attempts so far that the trainer failed; the others ended by
+	// faults outside it. Retrained counts the steps earlier attempts trained past the checkpoint the
+	// next one resumed from.
+	TrainerFailures int   `json:",omitempty"`
+	Retrained       int64 `json:",omitempty"`
 }
 
 // TrialSummary is one trial's result as results.json, results.csv and the Sweep workflow record it.
@@ -147,6 +177,15 @@ type TrialSummary struct {
 	// Malformed counts the metric lines (or records) its segments' readers dropped as malformed:
 	// unparsable, too long, failed CRC, step going backwards (docs/diagnostics.md).
 	Malformed int `json:"malformed,omitempty"`
+	// TrainerFailures: attempts of its segments that the trainer failed (crashed, stalled, unreadable
+	// metrics), which retries.max_attempts bounds; InfraRetries: attempts ended by faults outside the
+	// trainer (worker lost or stopped, Temporal server or store unreachable), which
+	// retries.max_infra_retries bounds; RetrainedSteps: steps trained again after those.
+	TrainerFailures int   `json:"trainer_failures,omitempty"`
+	InfraRetries    int   `json:"infra_retries,omitempty"`
+	RetrainedSteps  int64 `json:"retrained_steps,omitempty"`
+	// ServerOutages: times the Temporal server was away while a trainer of this trial kept training.
+	ServerOutages int `json:"server_outages,omitempty"`
 }
 
 // Values maps metric names to numbers and survives JSON with NaN and ±Inf in it: non-finite numbers are

@@ -36,7 +36,8 @@ func (d *decoder) spec(n *yaml.Node, s *Spec) {
 				{"gpus", d.smallInt(&s.Resources.GPUs)}})
 		}},
 		{"retries", func(p string, v *yaml.Node) {
-			d.mapping(v, p, []field{{"max_attempts", d.smallInt(&s.Retries.MaxAttempts)}})
+			d.mapping(v, p, []field{{"max_attempts", d.smallInt(&s.Retries.MaxAttempts)},
+				{"max_infra_retries", d.smallInt(&s.Retries.MaxInfraRetries)}})
 		}},
 		{"artifacts", d.text(&s.Artifacts)},
 		{"regression", func(p string, v *yaml.Node) {

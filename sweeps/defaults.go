@@ -4,18 +4,21 @@ import "time"
 
 // Defaults for the keys a spec may leave out; docs/spec.md lists them for users.
 const (
-	DefaultMethod       = MethodGrid
-	DefaultMetricName   = "reward"
-	DefaultMetricGoal   = "maximize"
-	DefaultPatience     = 5
-	DefaultConcurrency  = 4
-	DefaultTaskQueue    = "rlsweep-gpu"
-	DefaultGPUs         = 1
-	DefaultMaxAttempts  = 3
-	DefaultSource       = "jsonl"
-	DefaultStallTimeout = 10 * time.Minute
-	DefaultGracePeriod  = 30 * time.Second
-	DefaultASHAEta      = 3
+	DefaultMethod      = MethodGrid
+	DefaultMetricName  = "reward"
+	DefaultMetricGoal  = "maximize"
+	DefaultPatience    = 5
+	DefaultConcurrency = 4
+	DefaultTaskQueue   = "rlsweep-gpu"
+	DefaultGPUs        = 1
+	DefaultMaxAttempts = 3
+	// DefaultMaxInfraRetries: retries of a segment after faults outside the trainer; with the back-off
+	// (1 s doubling to a minute) about 25 minutes of a worker pool, server or store that keeps failing.
+	DefaultMaxInfraRetries = 30
+	DefaultSource          = "jsonl"
+	DefaultStallTimeout    = 10 * time.Minute
+	DefaultGracePeriod     = 30 * time.Second
+	DefaultASHAEta         = 3
 
 	DefaultRegressionTolerance  = 0.05
 	DefaultRegressionConfidence = 0.95
@@ -54,7 +57,7 @@ func defaults() *Spec {
 		Diagnostics: Diagnostics{Enabled: true, Patience: DefaultPatience},
 		Concurrency: DefaultConcurrency,
 		Resources:   Resources{TaskQueue: DefaultTaskQueue, GPUs: DefaultGPUs},
-		Retries:     Retries{MaxAttempts: DefaultMaxAttempts},
+		Retries:     Retries{MaxAttempts: DefaultMaxAttempts, MaxInfraRetries: DefaultMaxInfraRetries},
 		Parameters:  []Parameter{},
 	}
 }

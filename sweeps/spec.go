@@ -4,7 +4,10 @@
 // It is a pure package: no Temporal, no network.
 package sweeps
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Search methods.
 const (
@@ -154,9 +157,25 @@ type Regression struct {
 	MaxNewFailures     int     `json:"max_new_failures"`     // extra seeds without an objective tolerated
 }
 
-// Retries bounds how often a crashed segment is retried.
+// Retries bounds how often a segment is retried: MaxAttempts bounds the attempts the trainer itself
+// fails (it crashed, stalled, wrote unreadable metrics); MaxInfraRetries bounds, on its own, the
+// attempts ended by faults outside the trainer (its worker died or was stopped, the Temporal server or
+// the store was unreachable), which never count against MaxAttempts.
 type Retries struct {
-	MaxAttempts int `json:"max_attempts"`
+	MaxAttempts     int `json:"max_attempts"`
+	MaxInfraRetries int `json:"max_infra_retries"`
+}
+
+// UnmarshalJSON reads Retries as JSON; a spec given as JSON that leaves max_infra_retries out gets its
+// default, as one given in YAML does.
+func (r *Retries) UnmarshalJSON(b []byte) error {
+	type plain Retries
+	p := plain{MaxInfraRetries: DefaultMaxInfraRetries}
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*r = Retries(p)
+	return nil
 }
 
 // Trial is one planned run: a configuration of parameter values and one seed.

@@ -150,6 +150,7 @@ func TestDecodeDefaults(t *testing.T) {
 		{"concurrency", s.Concurrency, 4},
 		{"resources", s.Resources, Resources{TaskQueue: "rlsweep-gpu", GPUs: 1}},
 		{"retries.max_attempts", s.Retries.MaxAttempts, 3},
+		{"retries.max_infra_retries", s.Retries.MaxInfraRetries, 30},
 		{"trainer.segment_steps", s.Trainer.SegmentSteps, int64(50000)},
 		{"trainer.metrics.source", s.Trainer.Metrics.Source, "jsonl"},
 		{"trainer.stall_timeout", s.Trainer.StallTimeout, 10 * time.Minute},

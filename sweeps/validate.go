@@ -18,9 +18,11 @@ const (
 	MaxConcurrency = 500     // Temporal pending-children window (docs/architecture.md)
 	MaxTrials      = 100_000 // configurations × seeds, whatever the method
 	MaxAttempts    = 100
-	MaxSeed        = 1<<32 - 1 // numpy's and most trainers' seed range
-	MaxParameters  = 256
-	MaxPlanValues  = 2_000_000 // trials × parameters: bounds the plan's memory
+	// MaxInfraRetries bounds retries.max_infra_retries: at the longest back-off (a minute) about 17 hours.
+	MaxInfraRetries = 1000
+	MaxSeed         = 1<<32 - 1 // numpy's and most trainers' seed range
+	MaxParameters   = 256
+	MaxPlanValues   = 2_000_000 // trials × parameters: bounds the plan's memory
 )
 
 // Allowed values, in the order messages list them.
@@ -427,6 +429,9 @@ func (c *checker) resources() {
 	}
 	if s.Retries.MaxAttempts < 1 || s.Retries.MaxAttempts > MaxAttempts {
 		c.add("retries.max_attempts", strconv.Itoa(s.Retries.MaxAttempts), fmt.Sprintf("an integer in [1, %d]", MaxAttempts))
+	}
+	if s.Retries.MaxInfraRetries < 1 || s.Retries.MaxInfraRetries > MaxInfraRetries {
+		c.add("retries.max_infra_retries", strconv.Itoa(s.Retries.MaxInfraRetries), fmt.Sprintf("an integer in [1, %d]", MaxInfraRetries))
 	}
 }
 

@@ -487,6 +487,7 @@ func (s *sweepRun) startTrial(ctx workflow.Context, t sweeps.Trial) workflow.Chi
 	return workflow.ExecuteChildWorkflow(cctx, Trial, TrialInput{
 		SweepID: s.in.SweepID, Trial: t, Trainer: spec.Trainer, Diagnostics: spec.Diagnostics,
 		Metric: spec.Metric, TaskQueue: spec.Resources.TrialQueue(), GPUs: &spec.Resources.GPUs, MaxAttempts: spec.Retries.MaxAttempts,
+		MaxInfraRetries:  spec.Retries.MaxInfraRetries,
 		HeartbeatTimeout: s.in.HeartbeatTimeout, ReportOnRequest: s.reportOnRequest,
 	})
 }

@@ -23,8 +23,12 @@ type TrialInput struct {
 	Metric      sweeps.Metric
 	TaskQueue   string
 	// GPUs is how many GPUs each segment holds on a GPU worker (resources.gpus); nil means one.
-	GPUs        *int `json:",omitempty"`
-	MaxAttempts int
+	GPUs *int `json:",omitempty"`
+	// MaxAttempts bounds the attempts of a segment that its trainer fails (retries.max_attempts);
+	// MaxInfraRetries those ended by faults outside the trainer (retries.max_infra_retries). The
+	// TrainSegment activity counts them; 0 means the default.
+	MaxAttempts     int
+	MaxInfraRetries int `json:",omitempty"`
 	// HeartbeatTimeout is how long a silent TrainSegment attempt is trusted before it is retried
 	// elsewhere (its worker is presumed dead); 0 means one minute.
 	HeartbeatTimeout time.Duration
@@ -98,8 +102,9 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *activities.TrialSumma
 		err := workflow.ExecuteActivity(ctx, (*activities.Activities).TrainSegment, activities.SegmentInput{
 			SweepID: in.SweepID, Trial: in.Trial, Trainer: in.Trainer, Diagnostics: in.Diagnostics,
 			Metric: in.Metric.Name, Goal: in.Metric.Goal, Segment: seg, StartStep: from, StopAtStep: stop, ResumeFrom: resume,
-			ResumeStep: resumeStep,
-			GPUs:       in.GPUs,
+			ResumeStep:         resumeStep,
+			GPUs:               in.GPUs,
+			MaxTrainerFailures: maxAttempts(in), MaxInfraRetries: maxInfraRetries(in),
 		}).Get(ctx, &res)
 		sum.Segments = seg + 1
 		if err != nil {
@@ -116,6 +121,10 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *activities.TrialSumma
 		}
 		sum.Steps, sum.Objective, sum.Last = res.LastStep, res.Objective, res.Last
 		sum.Malformed += res.Malformed
+		sum.TrainerFailures += res.TrainerFailures
+		sum.InfraRetries += res.InfraRetries
+		sum.RetrainedSteps += res.RetrainedSteps
+		sum.ServerOutages += res.ServerOutages
 		noteMissingMetric(sum, in.Metric.Name, seg, res)
 		if res.CheckpointKey != "" {
 			resume, resumeStep = res.CheckpointKey, res.LastStep
@@ -167,15 +176,29 @@ func noteMissingMetric(sum *activities.TrialSummary, metric string, seg int, res
 	}
 }
 
+func maxAttempts(in TrialInput) int {
+	if in.MaxAttempts <= 0 {
+		return sweeps.DefaultMaxAttempts
+	}
+	return in.MaxAttempts
+}
+
+func maxInfraRetries(in TrialInput) int {
+	if in.MaxInfraRetries <= 0 {
+		return sweeps.DefaultMaxInfraRetries
+	}
+	return in.MaxInfraRetries
+}
+
+// segmentOptions are TrainSegment's options. The activity decides which of its failures are retried
+// (it counts trainer failures and infrastructure faults apart, in its heartbeat details); the server's
+// MaximumAttempts is only a backstop above both bounds together.
 func segmentOptions(in TrialInput) workflow.ActivityOptions {
 	hb := in.HeartbeatTimeout
 	if hb <= 0 {
 		hb = time.Minute
 	}
-	attempts := in.MaxAttempts
-	if attempts <= 0 {
-		attempts = 3
-	}
+	attempts := maxAttempts(in) + maxInfraRetries(in) + 1
 	queue := in.TaskQueue
 	if queue == "" {
 		queue = DefaultTrialQueue
@@ -190,7 +213,7 @@ func segmentOptions(in TrialInput) workflow.ActivityOptions {
 			BackoffCoefficient:     2,
 			MaximumInterval:        time.Minute,
 			MaximumAttempts:        int32(attempts),
-			NonRetryableErrorTypes: []string{activities.ErrTrialDiverged, activities.ErrInvalidSpec},
+			NonRetryableErrorTypes: []string{activities.ErrTrialDiverged, activities.ErrInvalidSpec, activities.ErrInfraRetries},
 		},
 		Summary: "train",
 	}

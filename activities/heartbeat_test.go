@@ -1,0 +1,48 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+)
+
+// The SDK ends an activity's context with a cause: only the causes that end the attempt stop the work;
+// a heartbeat that could not be delivered (the server away or slow) does not.
+func TestEndsAttempt(t *testing.T) {
+	tests := []struct {
+		cause error
+		want  bool
+	}{
+		{temporal.NewCanceledError(), true},
+		{serviceerror.NewNotFound("workflow execution already completed"), true},
+		{serviceerror.NewNamespaceNotActive("default", "a", "b"), true},
+		{activity.ErrActivityPaused, true},
+		{activity.ErrActivityReset, true},
+		{worker.ErrWorkerShutdown, true},
+		{context.Canceled, true},
+		{serviceerror.NewUnavailable("connection refused"), false},
+		{serviceerror.NewDeadlineExceeded("context deadline exceeded"), false},
+		{context.DeadlineExceeded, false},
+		{serviceerror.NewResourceExhausted(0, "busy"), false},
+		{fmt.Errorf("rpc error: %w", errors.New("transport is closing")), false},
+	}
+	for _, tt := range tests {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(tt.cause)
+		if got := endsAttempt(ctx); got != tt.want {
+			t.Errorf("endsAttempt(cause %T %v) = %v, want %v", tt.cause, tt.cause, got, tt.want)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 0)
+	defer cancel()
+	<-ctx.Done()
+	if !endsAttempt(ctx) {
+		t.Error("endsAttempt(a context past its deadline) = false, want true: the activity's StartToClose passed")
+	}
+}
