@@ -92,6 +92,12 @@ func trialStatus(cmd *cobra.Command, f *Factory, sweepID, trialID string, asJSON
 		if sum.Malformed > 0 {
 			out["malformed"] = sum.Malformed
 		}
+		for k, n := range map[string]int64{"trainer_failures": int64(sum.TrainerFailures), "infra_retries": int64(sum.InfraRetries),
+			"retrained": sum.RetrainedSteps, "server_outages": int64(sum.ServerOutages)} {
+			if n > 0 {
+				out[k] = n
+			}
+		}
 	}
 	if desc.WorkflowExecutionInfo.Status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		// Warnings come as soon as a segment ends; a trial recorded before the query existed has none.
@@ -108,7 +114,7 @@ func trialStatus(cmd *cobra.Command, f *Factory, sweepID, trialID string, asJSON
 	if asJSON {
 		return json.NewEncoder(f.Out).Encode(out)
 	}
-	for _, k := range []string{"trial", "status", "outcome", "step", "steps", "objective", "stop_rule", "malformed", "checkpoint", "attempt", "last_failure", "error", "warnings"} {
+	for _, k := range []string{"trial", "status", "outcome", "step", "steps", "objective", "stop_rule", "malformed", "trainer_failures", "infra_retries", "retrained", "server_outages", "checkpoint", "attempt", "last_failure", "error", "warnings"} {
 		if v, ok := out[k]; ok {
 			if ws, isList := v.([]string); isList {
 				for _, w := range ws {
