@@ -24,6 +24,9 @@ var allowed = map[string][]string{
 	"artifacts":   {"github.com/aws/", module + "sweeps"},
 	"activities": {module + "sweeps", module + "diagnostics", module + "trainer", module + "artifacts", module + "report",
 		"go.temporal.io/sdk/activity", "go.temporal.io/sdk/temporal",
+		// A heartbeat's error and the cause of a cancelled activity context tell an attempt the server
+		// ended (NotFound, worker shutdown) from a server that is only away.
+		"go.temporal.io/api/serviceerror", "go.temporal.io/sdk/worker",
 		// waitid(WNOWAIT) for the trainer's process group: the standard library's syscall has no Waitid.
 		"golang.org/x/sys/unix"},
 	"workflows": {module + "sweeps", module + "diagnostics", module + "activities",
