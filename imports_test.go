@@ -22,13 +22,13 @@ var allowed = map[string][]string{
 	"trainer":     {"gonum.org/", module + "diagnostics", module + "trainer"},
 	"report":      {"gonum.org/", module + "diagnostics", module + "sweeps"},
 	"artifacts":   {"github.com/aws/", module + "sweeps"},
-	"activities": {module + "sweeps", module + "diagnostics", module + "trainer", module + "artifacts", module + "report",
+	// runner starts and stops trainer processes; it knows the trainer contract's variables.
+	"runner": {module + "trainer", "golang.org/x/sys/unix"},
+	"activities": {module + "sweeps", module + "diagnostics", module + "trainer", module + "artifacts", module + "report", module + "runner",
 		"go.temporal.io/sdk/activity", "go.temporal.io/sdk/temporal",
 		// A heartbeat's error and the cause of a cancelled activity context tell an attempt the server
 		// ended (NotFound, worker shutdown) from a server that is only away.
-		"go.temporal.io/api/serviceerror", "go.temporal.io/sdk/worker",
-		// waitid(WNOWAIT) for the trainer's process group: the standard library's syscall has no Waitid.
-		"golang.org/x/sys/unix"},
+		"go.temporal.io/api/serviceerror", "go.temporal.io/sdk/worker"},
 	"workflows": {module + "sweeps", module + "diagnostics", module + "activities",
 		"go.temporal.io/sdk/workflow", "go.temporal.io/sdk/temporal", "go.temporal.io/api/enums/"},
 }
@@ -37,6 +37,9 @@ var allowed = map[string][]string{
 var pure = []string{"sweeps", "diagnostics", "trainer", "report"}
 
 var forbiddenInPure = []string{"go.temporal.io/", "github.com/aws/", "net", "net/http", "os/exec"}
+
+// Packages that run processes but know nothing of Temporal, AWS or the network.
+var noService = []string{"runner"}
 
 // Workflow code must be deterministic: these imports have no place in it.
 var forbiddenInWorkflows = []string{"math/rand", "math/rand/v2", "os", "os/exec", "net", "net/http", "sync", module + "artifacts", module + "trainer"}
@@ -105,6 +108,13 @@ func TestImportRules(t *testing.T) {
 			for _, dep := range p.Deps {
 				if contains(forbiddenInPure, dep) || hasPrefix(forbiddenInPure[:2], dep) {
 					t.Errorf("pure package %s depends on %s", p.ImportPath, dep)
+				}
+			}
+		}
+		if contains(noService, row) {
+			for _, dep := range p.Deps {
+				if contains(forbiddenInPure[:4], dep) || hasPrefix(forbiddenInPure[:2], dep) {
+					t.Errorf("package %s, which runs processes only, depends on %s", p.ImportPath, dep)
 				}
 			}
 		}

@@ -7,6 +7,8 @@ import (
 	"context"
 	"io"
 	"time"
+
+	"github.com/rlsweep/rlsweep/runner"
 )
 
 // Store is the part of the artifact store the activities use (artifacts.Store satisfies it).
@@ -44,7 +46,7 @@ type Activities struct {
 	// Secrets masks the worker's secrets in every trainer output that leaves the worker (failure
 	// messages, the divergence dump, probe results); nil means the secrets of the worker's environment
 	// (WorkerSecrets of os.Environ, read when a failure is reported).
-	Secrets *Masker
+	Secrets *runner.Masker
 	// Attributes tells Plan which search attributes the namespace has (the worker sets it from its
 	// Temporal client); nil means none beyond the ones rlsweep requires.
 	Attributes SearchAttributeLookup

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/runner"
 )
 
 // dumpRecords is how many records before a stop the divergence dump keeps.
@@ -95,7 +96,7 @@ func (r *ring) add(line []byte) {
 }
 
 // all returns the records, with the secrets m knows masked (m may be nil).
-func (r *ring) all(m *Masker) []json.RawMessage {
+func (r *ring) all(m *runner.Masker) []json.RawMessage {
 	var out []json.RawMessage
 	start, n := 0, r.next
 	if r.full {
@@ -123,7 +124,7 @@ func (r *segmentRun) diverged(ctx context.Context, v diagnostics.Verdict, detect
 	m := r.a.masker()
 	d := Divergence{SweepID: r.in.SweepID, TrialID: r.in.Trial.ID, Verdict: v, Warnings: r.engine.Warnings(),
 		LastHealthyCkpt: r.hb.CheckpointKey, LastHealthyStep: r.hb.CheckpointStep, Records: r.recent.all(m),
-		LogTail: tailFile(r.logPath, 8192, m), DetectedAt: detected.UTC(), KilledAt: killed.UTC(),
+		LogTail: runner.TailFile(r.logPath, 8192, m), DetectedAt: detected.UTC(), KilledAt: killed.UTC(),
 		DetectionToKillMS: float64(killed.Sub(detected).Microseconds()) / 1000}
 	key := artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, "divergence.json")
 	b, err := json.MarshalIndent(d, "", "  ")

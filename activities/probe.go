@@ -14,8 +14,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/runner"
 	"github.com/rlsweep/rlsweep/sweeps"
-	"github.com/rlsweep/rlsweep/trainer"
 	"github.com/rlsweep/rlsweep/trainer/envs"
 	"github.com/rlsweep/rlsweep/trainer/ppo"
 	"github.com/rlsweep/rlsweep/trainer/probes"
@@ -122,11 +122,9 @@ func (a *Activities) externalProbe(ctx context.Context, p probes.Probe, in Probe
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
 	}
-	env := append(workerEnv(in.Trainer.Environment),
-		trainer.EnvSweepID+"="+in.SweepID, trainer.EnvTrialID+"=probe-"+string(p.ID),
-		trainer.EnvSeed+"="+strconv.FormatInt(in.Seed, 10), trainer.EnvParams+"="+paramsJSON(in.Params),
-		trainer.EnvMetricsFile+"="+metrics, trainer.EnvCheckpointDir+"="+ckpt, trainer.EnvCUDADevices+"=",
-		trainer.EnvTotalSteps+"="+strconv.FormatInt(budget, 10), trainer.EnvStopAtStep+"="+strconv.FormatInt(budget, 10),
+	c := runner.Contract{SweepID: in.SweepID, TrialID: "probe-" + string(p.ID), Seed: in.Seed, Params: in.Params,
+		MetricsFile: metrics, CheckpointDir: ckpt, TotalSteps: budget, StopAtStep: budget}
+	env := c.Env(os.Environ(), in.Trainer.Environment,
 		EnvProbe+"="+string(p.ID), EnvProbeResult+"="+resultFile, EnvProbeGamma+"="+strconv.FormatFloat(probes.Gamma, 'g', -1, 64))
 	if err := os.MkdirAll(ckpt, 0o755); err != nil {
 		return nil, err
@@ -137,17 +135,17 @@ func (a *Activities) externalProbe(ctx context.Context, p probes.Probe, in Probe
 	if in.Dir != "" {
 		cwd = in.Dir
 	}
-	proc, err := startProcess(argv, env, cwd, &limitedWriter{w: &log, n: 1 << 20})
+	proc, err := runner.Start(argv, env, cwd, &limitedWriter{w: &log, n: 1 << 20})
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
 	}
 	select {
-	case <-proc.done:
+	case <-proc.Done():
 	case <-ctx.Done():
-		proc.stop(5 * time.Second)
+		proc.Stop(5 * time.Second)
 		return nil, ctx.Err()
 	}
-	res := judgeExternal(p, proc.exitCode(), resultFile, a.masker().MaskString(log.String()))
+	res := judgeExternal(p, proc.ExitCode(), resultFile, a.masker().MaskString(log.String()))
 	res.Seconds = time.Since(start).Seconds()
 	return &res, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/runner"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/trainer/probes"
 )
@@ -31,7 +32,7 @@ func canaries(t *testing.T) ([]string, string) {
 		"TEMPORAL_API_KEY":      "canary-temporal-api-key-eyJhbGciOiJFUzI1NiJ9",
 		"MY_MARKED_TOKEN":       "canary-marked-token-hf_abcdefgh",
 	}
-	t.Setenv(activities.EnvSecretEnv, "MY_MARKED_TOKEN")
+	t.Setenv(runner.EnvSecretEnv, "MY_MARKED_TOKEN")
 	var lines, out []string
 	for k, v := range vals {
 		t.Setenv(k, v)

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/runner"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/trainer"
 )
@@ -95,7 +95,8 @@ func (a *Activities) prepareAndTakePlace(ctx context.Context, in SegmentInput, p
 			run.close()
 			return nil, nil, err
 		}
-		run.env = append(run.env, trainer.EnvCUDADevices+"="+strings.Join(gpus, ","))
+		run.process.CUDADevices = strings.Join(gpus, ",")
+		run.env = run.process.Env(os.Environ(), in.Trainer.Environment)
 		return run, func() { a.Slots.Release(gpus...) }, nil
 	case a.TrialLimit != nil:
 		select {
@@ -114,6 +115,7 @@ type segmentRun struct {
 	a        *Activities
 	in       SegmentInput
 	argv     []string
+	process  runner.Contract
 	env      []string
 	attempt  int32
 	dir      string // scratch directory of this attempt
@@ -192,7 +194,8 @@ func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput, prev H
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
 	}
-	r.env = r.environment(resume)
+	r.process = r.contract(resume)
+	r.env = r.process.Env(os.Environ(), in.Trainer.Environment)
 	return r, nil
 }
 
@@ -326,56 +329,12 @@ func (r *segmentRun) command(resume string) ([]string, error) {
 	})
 }
 
-// workerEnv is what every trainer process starts from, trials and probes alike: the worker's
-// environment without the worker's own settings — rlsweep's (RLSWEEP_*), the GPUs it hands out
-// (CUDA_VISIBLE_DEVICES), its Temporal connection (TEMPORAL_*: the API key and TLS keys) and its
-// store's AWS settings (AWS_*: the keys and AWS_SESSION_TOKEN), credentials a trainer that prints its
-// environment would put in its log — then the spec's trainer.environment, which validation keeps from
-// setting RLSWEEP_* or CUDA_VISIBLE_DEVICES.
-func workerEnv(spec map[string]string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "RLSWEEP_") && !strings.HasPrefix(kv, "TEMPORAL_") && !strings.HasPrefix(kv, "AWS_") &&
-			!strings.HasPrefix(kv, trainer.EnvCUDADevices+"=") {
-			env = append(env, kv)
-		}
-	}
-	for k, v := range spec {
-		env = append(env, k+"="+v)
-	}
-	return env
-}
-
-// environment is workerEnv, then the contract's variables.
-func (r *segmentRun) environment(resume string) []string {
-	env := workerEnv(r.in.Trainer.Environment)
-	env = append(env,
-		trainer.EnvSweepID+"="+r.in.SweepID,
-		trainer.EnvTrialID+"="+r.in.Trial.ID,
-		trainer.EnvSeed+"="+strconv.FormatInt(r.in.Trial.Seed, 10),
-		trainer.EnvParams+"="+paramsJSON(r.in.Trial.Params),
-		trainer.EnvMetricsFile+"="+r.metrics,
-		trainer.EnvTBDir+"="+r.tbDir,
-		trainer.EnvCheckpointDir+"="+r.ckptDir,
-		trainer.EnvStopAtStep+"="+strconv.FormatInt(r.in.StopAtStep, 10),
-		trainer.EnvTotalSteps+"="+strconv.FormatInt(r.in.Trainer.TotalSteps, 10),
-	)
-	if resume != "" {
-		env = append(env, trainer.EnvResumeFrom+"="+resume)
-	}
-	if r.a.Slots == nil {
-		env = append(env, trainer.EnvCUDADevices+"=")
-	}
-	return env
-}
-
-// paramsJSON is RLSWEEP_PARAMS: a JSON object, {} when there are no parameters (never null).
-func paramsJSON(params map[string]any) string {
-	if len(params) == 0 {
-		return "{}"
-	}
-	b, _ := json.Marshal(params) // scalars only: cannot fail
-	return string(b)
+// contract is what the trainer contract tells this segment's trainer; CUDADevices is set once the
+// segment holds its GPUs.
+func (r *segmentRun) contract(resume string) runner.Contract {
+	return runner.Contract{SweepID: r.in.SweepID, TrialID: r.in.Trial.ID, Seed: r.in.Trial.Seed, Params: r.in.Trial.Params,
+		MetricsFile: r.metrics, TBDir: r.tbDir, CheckpointDir: r.ckptDir, StopAtStep: r.in.StopAtStep,
+		TotalSteps: r.in.Trainer.TotalSteps, ResumeFrom: resume}
 }
 
 func (r *segmentRun) close() {
@@ -401,7 +360,7 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 		// and its completion was lost): nothing is left to train.
 		return r.resumedPastEnd(ctx)
 	}
-	p, err := startProcess(r.argv, r.env, r.dir, logFile)
+	p, err := runner.Start(r.argv, r.env, r.dir, logFile)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
 	}
@@ -433,7 +392,7 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 			msg := fmt.Sprintf("trial %s: the worker shut down at step %d; the trainer was stopped and the next attempt resumes from %s",
 				r.in.Trial.ID, r.result.LastStep, orStart(r.hb.CheckpointKey))
 			return nil, temporal.NewApplicationError(msg, ErrWorkerStopping, r.hb)
-		case <-p.done:
+		case <-p.Done():
 			// Most segments end here, the trainer having written its last records since the last
 			// tick: a failure to take them in (reading, storing a checkpoint) fails the attempt, to be
 			// retried, rather than pass for a segment whose records were never stored.
@@ -477,7 +436,7 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 				r.stopTrainer(ctx, p)
 				r.flush(ctx)
 				msg := fmt.Sprintf("trial %s: no metrics record for %s (last step %d); log tail:\n%s",
-					r.in.Trial.ID, st, r.result.LastStep, tailFile(r.logPath, 2048, r.a.masker()))
+					r.in.Trial.ID, st, r.result.LastStep, runner.TailFile(r.logPath, 2048, r.a.masker()))
 				return nil, r.trainerFailed(ErrTrialStalled, msg)
 			}
 			if now.Sub(lastFlush) >= r.a.flushInterval() {
@@ -551,9 +510,9 @@ const maxSeenKeys = 64
 // meanwhile: a grace period as long as the heartbeat timeout would otherwise let the server time the
 // attempt out and start a retry beside the trainer still shutting down — for a diverged trial, a retry
 // of what must never be retried.
-func (r *segmentRun) stopTrainer(_ context.Context, p *process) {
+func (r *segmentRun) stopTrainer(_ context.Context, p *runner.Process) {
 	r.beats.set(r.hb)
-	p.stop(r.in.Trainer.GracePeriod)
+	p.Stop(r.in.Trainer.GracePeriod)
 }
 
 // poll reads the records that arrived since the last call and returns how many there were, and the
@@ -741,7 +700,7 @@ func (r *segmentRun) flushMetrics(ctx context.Context) error {
 }
 
 // finish turns the trainer's exit into the segment's result or a retryable crash.
-func (r *segmentRun) finish(p *process) (*SegmentResult, error) {
+func (r *segmentRun) finish(p *runner.Process) (*SegmentResult, error) {
 	r.result.WallSeconds = time.Since(r.started).Seconds()
 	st := r.reader.Stats()
 	r.result.Malformed = st.Malformed
@@ -754,9 +713,9 @@ func (r *segmentRun) finish(p *process) (*SegmentResult, error) {
 		}
 		slices.Sort(r.result.MetricMissing)
 	}
-	if code := p.exitCode(); code != 0 {
+	if code := p.ExitCode(); code != 0 {
 		msg := fmt.Sprintf("trial %s: trainer exited with status %d at step %d; log tail:\n%s",
-			r.in.Trial.ID, code, r.result.LastStep, tailFile(r.logPath, 2048, r.a.masker()))
+			r.in.Trial.ID, code, r.result.LastStep, runner.TailFile(r.logPath, 2048, r.a.masker()))
 		return nil, r.trainerFailed(ErrTrainerCrashed, msg)
 	}
 	r.result.SegmentWarning = r.segmentWarning()

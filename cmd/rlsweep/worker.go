@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/contrib/envconfig"
 
 	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/runner"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/worker"
 	"github.com/rlsweep/rlsweep/workflows"
@@ -80,7 +81,7 @@ func newWorkerCmd(f *Factory, runF func(*WorkerOptions) error) *cobra.Command {
 	fl.IntVar(&opts.TrialsPerGPU, "trials-per-gpu", 1, "trials sharing each GPU")
 	fl.StringVar(&opts.WorkDir, "work-dir", "", "scratch directory for running trials (default: ~/.rlsweep/work)")
 	fl.DurationVar(&opts.StopTimeout, "stop-timeout", defaultStopTimeout, stopTimeoutUsage)
-	fl.StringSliceVar(&opts.SecretEnv, "secret-env", nil, "environment variables whose values are secrets, masked in every trainer output that leaves the worker (adds to "+activities.EnvSecretEnv+"; AWS and Temporal credentials always are)")
+	fl.StringSliceVar(&opts.SecretEnv, "secret-env", nil, "environment variables whose values are secrets, masked in every trainer output that leaves the worker (adds to "+runner.EnvSecretEnv+"; AWS and Temporal credentials always are)")
 	return cmd
 }
 
@@ -134,10 +135,10 @@ func newActivities(f *Factory, o *WorkerOptions) (*activities.Activities, error)
 		wd = filepath.Join(Home(), "work")
 	}
 	a := &activities.Activities{Store: store, WorkDir: wd, Executable: exe,
-		Secrets: activities.NewMasker(workerSecrets(f, o.SecretEnv))}
+		Secrets: runner.NewMasker(workerSecrets(f, o.SecretEnv))}
 	for _, name := range shortSecrets(o.SecretEnv) {
 		fmt.Fprintf(f.ErrOut, "worker: warning: %s is marked secret but its value is shorter than %d characters: it is not masked in trainer output\n",
-			name, activities.MinSecretLen)
+			name, runner.MinSecretLen)
 	}
 	if gpus := o.gpuList(); len(gpus) > 0 {
 		if a.Slots, err = activities.NewSlots(gpus, o.TrialsPerGPU); err != nil {
@@ -179,14 +180,14 @@ func runWorker(cmd *cobra.Command, f *Factory, o *WorkerOptions) error {
 // checkSecretEnv validates --secret-env and RLSWEEP_SECRET_ENV: variable names.
 func checkSecretEnv(names []string) error {
 	for _, n := range names {
-		if !activities.ValidEnvName(strings.TrimSpace(n)) {
+		if !runner.ValidEnvName(strings.TrimSpace(n)) {
 			return fmt.Errorf("--secret-env: got %q, want environment variable names separated by commas (letters, digits, '_')", n)
 		}
 	}
-	if v := os.Getenv(activities.EnvSecretEnv); v != "" {
+	if v := os.Getenv(runner.EnvSecretEnv); v != "" {
 		for n := range strings.SplitSeq(v, ",") {
-			if !activities.ValidEnvName(strings.TrimSpace(n)) {
-				return fmt.Errorf("%s: got %q, want environment variable names separated by commas (letters, digits, '_')", activities.EnvSecretEnv, n)
+			if !runner.ValidEnvName(strings.TrimSpace(n)) {
+				return fmt.Errorf("%s: got %q, want environment variable names separated by commas (letters, digits, '_')", runner.EnvSecretEnv, n)
 			}
 		}
 	}
@@ -197,9 +198,9 @@ func checkSecretEnv(names []string) error {
 // too short to be masked.
 func shortSecrets(extra []string) []string {
 	var out []string
-	for _, n := range append(strings.Split(os.Getenv(activities.EnvSecretEnv), ","), extra...) {
+	for _, n := range append(strings.Split(os.Getenv(runner.EnvSecretEnv), ","), extra...) {
 		n = strings.TrimSpace(n)
-		if v := os.Getenv(n); n != "" && v != "" && len(v) < activities.MinSecretLen && !slices.Contains(out, n) {
+		if v := os.Getenv(n); n != "" && v != "" && len(v) < runner.MinSecretLen && !slices.Contains(out, n) {
 			out = append(out, n)
 		}
 	}
@@ -207,10 +208,10 @@ func shortSecrets(extra []string) []string {
 }
 
 // workerSecrets are the secret values the worker holds: those of its environment
-// (activities.WorkerSecrets), and the API key, TLS client key, codec auth and gRPC headers of the
+// (runner.WorkerSecrets), and the API key, TLS client key, codec auth and gRPC headers of the
 // Temporal profile it connects with (a config file's profile holds them outside the environment).
 func workerSecrets(f *Factory, extra []string) map[string]string {
-	secrets := activities.WorkerSecrets(os.Environ(), extra...)
+	secrets := runner.WorkerSecrets(os.Environ(), extra...)
 	if f.Local {
 		return secrets
 	}

@@ -1,4 +1,4 @@
-package activities
+package runner
 
 import (
 	"os"
@@ -23,7 +23,7 @@ func TestPlayWorker(t *testing.T) {
 	}
 	log := trainerLog(t, dir)
 	script := `sleep 300 & echo $! > child.pid.tmp; mv child.pid.tmp child.pid; wait`
-	if _, err := startProcess([]string{"/bin/sh", "-c", script}, os.Environ(), dir, log); err != nil {
+	if _, err := Start([]string{"/bin/sh", "-c", script}, os.Environ(), dir, log); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Minute)
@@ -75,14 +75,14 @@ func TestProcessPassesExitStatusThrough(t *testing.T) {
 		{"kill -USR1 $$", -1, syscall.SIGUSR1},
 		{"kill -KILL $$", -1, syscall.SIGKILL},
 	} {
-		p, err := startProcess([]string{"/bin/sh", "-c", c.script}, os.Environ(), dir, log)
+		p, err := Start([]string{"/bin/sh", "-c", c.script}, os.Environ(), dir, log)
 		if err != nil {
 			t.Fatal(err)
 		}
 		<-p.done
 		ws := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
-		if p.exitCode() != c.code || (c.sig != 0) != ws.Signaled() || (c.sig != 0 && ws.Signal() != c.sig) {
-			t.Errorf("%q: exit code %d, status %v; want exit code %d, signal %v", c.script, p.exitCode(), p.cmd.ProcessState, c.code, c.sig)
+		if p.ExitCode() != c.code || (c.sig != 0) != ws.Signaled() || (c.sig != 0 && ws.Signal() != c.sig) {
+			t.Errorf("%q: exit code %d, status %v; want exit code %d, signal %v", c.script, p.ExitCode(), p.cmd.ProcessState, c.code, c.sig)
 		}
 	}
 }
@@ -101,27 +101,27 @@ func TestProcessStartErrors(t *testing.T) {
 		noExec:                     "permission denied",
 		"./train.sh":               "permission denied",
 	} {
-		p, err := startProcess([]string{argv0}, os.Environ(), dir, log)
+		p, err := Start([]string{argv0}, os.Environ(), dir, log)
 		if err == nil {
-			p.stop(time.Second)
-			t.Errorf("startProcess(%q) = nil error, want one saying %q", argv0, want)
+			p.Stop(time.Second)
+			t.Errorf("Start(%q) = nil error, want one saying %q", argv0, want)
 			continue
 		}
 		if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), argv0) {
-			t.Errorf("startProcess(%q) = %v, want an error naming it and saying %q", argv0, err, want)
+			t.Errorf("Start(%q) = %v, want an error naming it and saying %q", argv0, err, want)
 		}
 	}
 	// A relative program is found in the trainer's directory.
 	if err := os.Chmod(noExec, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p, err := startProcess([]string{"./train.sh"}, os.Environ(), dir, log)
+	p, err := Start([]string{"./train.sh"}, os.Environ(), dir, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	<-p.done
-	if p.exitCode() != 0 {
-		t.Errorf("./train.sh exit code %d, want 0", p.exitCode())
+	if p.ExitCode() != 0 {
+		t.Errorf("./train.sh exit code %d, want 0", p.ExitCode())
 	}
 }
 

@@ -1,4 +1,7 @@
-package activities
+// Package runner runs a trainer process for rlsweep without Temporal: the environment the trainer
+// contract (docs/trainer-contract.md) gives it, start under a supervisor, graceful stop and the kill of its
+// whole process group, the masking of the worker's secrets in what it prints.
+package runner
 
 import (
 	"errors"
@@ -15,18 +18,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// process is a trainer under its supervisor (see supervise), which leads the trainer's own process
+// Process is a trainer under its supervisor (see supervise), which leads the trainer's own process
 // group: a stop reaches every process the trainer started, and so does the worker's death.
-type process struct {
+type Process struct {
 	cmd  *exec.Cmd // the supervisor; its exit status is the trainer's
 	done chan struct{}
 	err  error // the Wait result, valid once done is closed
 }
 
-// startProcess runs argv directly (never through a shell) with env, in dir, writing stdout and stderr to log.
+// Start runs argv directly (never through a shell) with env, in dir, writing stdout and stderr to log.
 // It runs argv under a supervisor, this binary re-executed, which passes the trainer's exit status
 // through and kills the trainer's whole process group if the worker dies.
-func startProcess(argv, env []string, dir string, log io.Writer) (*process, error) {
+func Start(argv, env []string, dir string, log io.Writer) (*Process, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("trainer command: got an empty argv, want a program and its arguments")
 	}
@@ -59,7 +62,7 @@ func startProcess(argv, env []string, dir string, log io.Writer) (*process, erro
 		_ = cmd.Wait()
 		return nil, fmt.Errorf("start trainer %q: %s", argv[0], why)
 	}
-	p := &process{cmd: cmd, done: make(chan struct{})}
+	p := &Process{cmd: cmd, done: make(chan struct{})}
 	go func() {
 		// Wait for the supervisor to exit without reaping it: while it is a zombie its PID, which is the
 		// process group's ID, cannot be reused, so the SIGKILL below reaches only what the trainer left
@@ -78,9 +81,12 @@ func startProcess(argv, env []string, dir string, log io.Writer) (*process, erro
 	return p, nil
 }
 
-// stop asks the process group to stop with SIGTERM and sends SIGKILL after grace. It returns once the
+// Done is closed once the trainer has exited and everything left in its group has been killed.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Stop asks the process group to stop with SIGTERM and sends SIGKILL after grace. It returns once the
 // trainer has exited and everything left in its group has been killed.
-func (p *process) stop(grace time.Duration) {
+func (p *Process) Stop(grace time.Duration) {
 	select {
 	case <-p.done:
 		return // exited already; its group was killed then
@@ -97,17 +103,17 @@ func (p *process) stop(grace time.Duration) {
 	<-p.done
 }
 
-// exitCode is the trainer's exit status; -1 when a signal ended it.
-func (p *process) exitCode() int {
+// ExitCode is the trainer's exit status; -1 when a signal ended it.
+func (p *Process) ExitCode() int {
 	if p.cmd.ProcessState == nil {
 		return -1
 	}
 	return p.cmd.ProcessState.ExitCode()
 }
 
-// tailFile returns up to the last n bytes of the file at path, with the secrets m knows masked (m may
+// TailFile returns up to the last n bytes of the file at path, with the secrets m knows masked (m may
 // be nil). A secret cut by where the tail begins is masked too: the tail is masked from further back.
-func tailFile(path string, n int64, m *Masker) string {
+func TailFile(path string, n int64, m *Masker) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return ""

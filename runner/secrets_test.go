@@ -1,4 +1,4 @@
-package activities
+package runner
 
 import (
 	"fmt"
@@ -94,16 +94,16 @@ func TestTailFileMasksSecrets(t *testing.T) {
 			t.Fatal(err)
 		}
 		for n := int64(1); n <= int64(len(text))+2; n++ {
-			got := tailFile(p, n, m)
+			got := TailFile(p, n, m)
 			if l := leaks(got, s); l != "" {
-				t.Errorf("tailFile(%q, %d) = %q: holds %q", text, n, got, l)
+				t.Errorf("TailFile(%q, %d) = %q: holds %q", text, n, got, l)
 			}
 			if int64(len(got)) > n {
-				t.Errorf("tailFile(%q, %d) = %q: longer than %d", text, n, got, n)
+				t.Errorf("TailFile(%q, %d) = %q: longer than %d", text, n, got, n)
 			}
 		}
-		if got := tailFile(p, 4096, m); !strings.Contains(got, "[secret AWS_SECRET_ACCESS_KEY]") {
-			t.Errorf("tailFile(%q) = %q, want the secret's mark", text, got)
+		if got := TailFile(p, 4096, m); !strings.Contains(got, "[secret AWS_SECRET_ACCESS_KEY]") {
+			t.Errorf("TailFile(%q) = %q, want the secret's mark", text, got)
 		}
 	}
 }

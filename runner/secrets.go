@@ -1,0 +1,164 @@
+package runner
+
+import (
+	"bytes"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// EnvSecretEnv names, comma-separated, the worker's environment variables whose values are secrets
+// besides the ones rlsweep knows (worker --secret-env adds to it): their values are masked in every
+// trainer output that leaves the worker.
+const EnvSecretEnv = "RLSWEEP_SECRET_ENV"
+
+// MinSecretLen is the shortest value masked: shorter ones would match too much ordinary output.
+const MinSecretLen = 6
+
+// knownSecretEnv are the variables whose values are credentials the worker holds: its AWS keys (the
+// store's) and its Temporal connection's API key, TLS key, codec auth.
+var knownSecretEnv = []string{
+	"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN",
+	"TEMPORAL_API_KEY", "TEMPORAL_TLS_CLIENT_KEY_DATA", "TEMPORAL_CODEC_AUTH",
+}
+
+// secretFileEnv name files whose contents are secrets (the Temporal TLS client key).
+var secretFileEnv = []string{"TEMPORAL_TLS_CLIENT_KEY_PATH"}
+
+// envName is what an environment variable's name may be.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// ValidEnvName reports whether name can name an environment variable.
+func ValidEnvName(name string) bool { return envName.MatchString(name) }
+
+// WorkerSecrets collects the secret values of a worker's environment (os.Environ's form), by the name
+// each is masked as: the AWS credentials, the Temporal API key, TLS client key (its data or the
+// contents of the file named) and codec auth, every TEMPORAL_GRPC_META_* header, and the variables
+// named by RLSWEEP_SECRET_ENV and extra.
+func WorkerSecrets(environ []string, extra ...string) map[string]string {
+	env := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	out := map[string]string{}
+	add := func(name, value string) {
+		if value != "" {
+			out[name] = value
+		}
+	}
+	for _, k := range knownSecretEnv {
+		add(k, env[k])
+	}
+	for k, v := range env {
+		if strings.HasPrefix(k, "TEMPORAL_GRPC_META_") {
+			add(k, v)
+		}
+	}
+	for _, k := range secretFileEnv {
+		if p := env[k]; p != "" {
+			if b, err := os.ReadFile(p); err == nil {
+				add(k, string(b))
+			}
+		}
+	}
+	for _, k := range append(strings.Split(env[EnvSecretEnv], ","), extra...) {
+		if k = strings.TrimSpace(k); ValidEnvName(k) {
+			add(k, env[k])
+		}
+	}
+	return out
+}
+
+// Masker replaces secret values in text with "[secret NAME]". The zero Masker masks nothing.
+type Masker struct {
+	secrets []secret // longest first, so a secret holding another is masked whole
+}
+
+type secret struct {
+	name  string
+	value []byte
+}
+
+// NewMasker masks the values of secrets (name → value). Values shorter than MinSecretLen are left
+// alone; a value of several lines (a PEM key) is masked whole and line by line, so a cut of it is too.
+func NewMasker(secrets map[string]string) *Masker {
+	m := &Masker{}
+	seen := map[string]bool{}
+	add := func(name, v string) {
+		if len(v) < MinSecretLen || seen[v] {
+			return
+		}
+		seen[v] = true
+		m.secrets = append(m.secrets, secret{name: name, value: []byte(v)})
+	}
+	for name, v := range secrets {
+		add(name, v)
+		if strings.Contains(v, "\n") {
+			for line := range strings.SplitSeq(v, "\n") {
+				line = strings.TrimSpace(line)
+				if !strings.HasPrefix(line, "-----") { // PEM armour is no secret
+					add(name, line)
+				}
+			}
+		}
+	}
+	sort.Slice(m.secrets, func(i, j int) bool {
+		a, b := m.secrets[i], m.secrets[j]
+		if len(a.value) != len(b.value) {
+			return len(a.value) > len(b.value)
+		}
+		return a.name < b.name
+	})
+	return m
+}
+
+// Len is how many values m masks.
+func (m *Masker) Len() int {
+	if m == nil {
+		return 0
+	}
+	return len(m.secrets)
+}
+
+// longest is the length of the longest value m masks.
+func (m *Masker) longest() int {
+	if m.Len() == 0 {
+		return 0
+	}
+	return len(m.secrets[0].value)
+}
+
+// Mask returns b with every occurrence of a secret value replaced by "[secret NAME]", and a secret cut
+// at b's end (at least MinSecretLen of its beginning: output that stopped in the middle of it) too. b
+// is not modified.
+func (m *Masker) Mask(b []byte) []byte {
+	if m.Len() == 0 {
+		return b
+	}
+	out := b
+	for _, s := range m.secrets {
+		if bytes.Contains(out, s.value) {
+			out = bytes.ReplaceAll(out, s.value, []byte("[secret "+s.name+"]"))
+		}
+	}
+	for _, s := range m.secrets {
+		for n := min(len(s.value)-1, len(out)); n >= MinSecretLen; n-- {
+			if bytes.HasSuffix(out, s.value[:n]) {
+				out = append(out[:len(out)-n:len(out)-n], "[secret "+s.name+"]"...)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// MaskString is Mask of a string.
+func (m *Masker) MaskString(s string) string {
+	if m.Len() == 0 {
+		return s
+	}
+	return string(m.Mask([]byte(s)))
+}
