@@ -1,0 +1,41 @@
+package runner
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// A trainer's environment keeps the worker's ordinary variables and none of its own settings or
+// credentials, adds the spec's, then the contract's, then the extra ones.
+func TestContractEnv(t *testing.T) {
+	environ := []string{"PATH=/usr/bin", "HOME=/home/u", "TEMPORAL_API_KEY=tk-secret", "TEMPORAL_TLS_CLIENT_KEY_DATA=pem",
+		"AWS_SECRET_ACCESS_KEY=aws-secret", "AWS_SESSION_TOKEN=tok", "RLSWEEP_STORE=s3://b/p", "CUDA_VISIBLE_DEVICES=0,1,2,3"}
+	c := Contract{SweepID: "sweep/a/1", TrialID: "0-s1", Seed: 7, MetricsFile: "/w/m.jsonl", CheckpointDir: "/w/ck",
+		StopAtStep: 100, TotalSteps: 200, CUDADevices: "2"}
+	env := c.Env(environ, map[string]string{"OMP_NUM_THREADS": "1"}, "RLSWEEP_PROBE=p1")
+	for _, kv := range env {
+		for _, bad := range []string{"TEMPORAL_", "AWS_", "RLSWEEP_STORE"} {
+			if strings.HasPrefix(kv, bad) {
+				t.Errorf("trainer environment has %s", kv)
+			}
+		}
+	}
+	for _, want := range []string{"PATH=/usr/bin", "HOME=/home/u", "OMP_NUM_THREADS=1", "RLSWEEP_SWEEP_ID=sweep/a/1",
+		"RLSWEEP_TRIAL_ID=0-s1", "RLSWEEP_SEED=7", "RLSWEEP_PARAMS={}", "RLSWEEP_METRICS_FILE=/w/m.jsonl",
+		"RLSWEEP_CHECKPOINT_DIR=/w/ck", "RLSWEEP_STOP_AT_STEP=100", "RLSWEEP_TOTAL_STEPS=200", "CUDA_VISIBLE_DEVICES=2", "RLSWEEP_PROBE=p1"} {
+		if !slices.Contains(env, want) {
+			t.Errorf("trainer environment lacks %s: %q", want, env)
+		}
+	}
+	if n := len(slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return !strings.HasPrefix(kv, "CUDA_VISIBLE_DEVICES=") })); n != 1 {
+		t.Errorf("CUDA_VISIBLE_DEVICES set %d times, want once", n)
+	}
+	for _, absent := range []string{"RLSWEEP_RESUME_FROM=", "RLSWEEP_TB_DIR="} {
+		for _, kv := range env {
+			if strings.HasPrefix(kv, absent) {
+				t.Errorf("%s set without a value to give: %s", absent, kv)
+			}
+		}
+	}
+}
