@@ -1,0 +1,295 @@
+// Command ppo-grid records a full grid of the built-in PPO trainer — every configuration on several
+// seeds, each run to its whole budget — as a compact curve file that pruning and search strategies are
+// replayed on (the prune-replay and search benchmarks): the reward curve of every run at every record,
+// and the verdict of rlsweep's diagnostics with their default settings (the first rule that would have
+// stopped the run, and the warnings).
+//
+//	go run ./scripts/ppo-grid -rlsweep ./rlsweep -env CartPole-v1 -out testdata/ppo-grid -jobs 2
+//
+// The grid of each environment is defined below; the output file records it with the command, the
+// trainer's version and the date, so a file says how to make it again.
+package main
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"debug/buildinfo"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/trainer"
+)
+
+// grid is one environment's grid: every combination of the values, on every seed.
+type grid struct {
+	Env    string               `json:"env"`
+	Steps  int64                `json:"steps"`
+	Seeds  []int64              `json:"seeds"`
+	Params map[string][]float64 `json:"params"`
+}
+
+var grids = map[string]grid{
+	"CartPole-v1": {Env: "CartPole-v1", Steps: 500_000, Seeds: []int64{1, 2, 3}, Params: map[string][]float64{
+		"lr": {1e-4, 3e-4, 1e-3, 1e-2}, "clip": {0.1, 0.3}, "num_envs": {4, 16}, "ent_coef": {0, 0.01}}},
+	"Pendulum-v1": {Env: "Pendulum-v1", Steps: 500_000, Seeds: []int64{1, 2, 3}, Params: map[string][]float64{
+		"lr": {1e-4, 3e-4, 1e-3, 1e-2}, "clip": {0.1, 0.3}, "num_envs": {8, 32}, "ent_coef": {0, 0.01}}},
+}
+
+// configs lists the grid's configurations in a fixed order (parameter names sorted, values as given).
+func (g grid) configs() []map[string]float64 {
+	names := make([]string, 0, len(g.Params))
+	for k := range g.Params {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	out := []map[string]float64{{}}
+	for _, n := range names {
+		var next []map[string]float64
+		for _, c := range out {
+			for _, v := range g.Params[n] {
+				m := maps(c)
+				m[n] = v
+				next = append(next, m)
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+func maps(m map[string]float64) map[string]float64 {
+	c := make(map[string]float64, len(m)+1)
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+// run is one recorded run: a configuration on a seed.
+type run struct {
+	Config   int                 `json:"config"`
+	Params   map[string]float64  `json:"params"`
+	Seed     int64               `json:"seed"`
+	Steps    []int64             `json:"steps"`
+	Reward   []diagnostics.Float `json:"reward"`             // NaN and ±Inf as strings
+	Stop     *stop               `json:"stop,omitempty"`     // the first stop verdict, if a rule would have stopped it
+	Warnings map[string]int64    `json:"warnings,omitempty"` // each warning rule's first step
+	Seconds  float64             `json:"seconds"`
+}
+
+type stop struct {
+	Rule string `json:"rule"`
+	Step int64  `json:"step"`
+}
+
+// header is the file's first line.
+type header struct {
+	Grid    grid      `json:"grid"`
+	Command string    `json:"command"`
+	Version string    `json:"version"`
+	Date    time.Time `json:"date"`
+	Runs    int       `json:"runs"`
+}
+
+func main() {
+	bin := flag.String("rlsweep", "rlsweep", "the rlsweep binary whose built-in trainer is recorded")
+	env := flag.String("env", "CartPole-v1", "environment: "+strings.Join(envNames(), ", "))
+	out := flag.String("out", ".", "directory of the output file (<env>.jsonl.gz)")
+	jobs := flag.Int("jobs", runtime.NumCPU(), "runs at once")
+	steps := flag.Int64("steps", 0, "steps per run (0: the grid's)")
+	flag.Parse()
+	g, ok := grids[*env]
+	if !ok {
+		fail("-env: got %q, want one of %s", *env, strings.Join(envNames(), ", "))
+	}
+	if *jobs < 1 {
+		fail("-jobs: got %d, want at least 1", *jobs)
+	}
+	if *steps > 0 {
+		g.Steps = *steps
+	}
+	version := "unknown"
+	if info, err := buildinfo.ReadFile(*bin); err == nil {
+		version = info.Main.Version
+		for _, s := range info.Settings {
+			if s.Key == "vcs.revision" {
+				version = s.Value
+			}
+		}
+	}
+	configs := g.configs()
+	type job struct {
+		config int
+		seed   int64
+	}
+	var todo []job
+	for i := range configs {
+		for _, s := range g.Seeds {
+			todo = append(todo, job{i, s})
+		}
+	}
+	runs := make([]run, len(todo))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	var mu sync.Mutex
+	done := 0
+	for w := 0; w < *jobs; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				j := todo[i]
+				r, err := record(*bin, g, configs[j.config], j.seed)
+				if err != nil {
+					fail("config %d seed %d: %v", j.config, j.seed, err)
+				}
+				r.Config = j.config
+				runs[i] = r
+				mu.Lock()
+				done++
+				fmt.Fprintf(os.Stderr, "%d/%d config %d seed %d: final reward %.1f stop %v (%.0f s)\n",
+					done, len(todo), j.config, j.seed, last(r.Reward), r.Stop, r.Seconds)
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range todo {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	path := filepath.Join(*out, g.Env+".jsonl.gz")
+	if err := write(path, header{Grid: g, Command: "go run ./scripts/ppo-grid " + strings.Join(os.Args[1:], " "), Version: version,
+		Date: time.Now().UTC().Truncate(time.Second), Runs: len(runs)}, runs); err != nil {
+		fail("%v", err)
+	}
+	fmt.Fprintf(os.Stderr, "wrote %s: %d runs\n", path, len(runs))
+}
+
+func envNames() []string {
+	var out []string
+	for k := range grids {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func last(x []diagnostics.Float) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	return float64(x[len(x)-1])
+}
+
+// record trains one configuration on one seed under the trainer contract and reads its records back.
+func record(bin string, g grid, params map[string]float64, seed int64) (run, error) {
+	dir, err := os.MkdirTemp("", "ppo-grid-")
+	if err != nil {
+		return run{}, err
+	}
+	defer os.RemoveAll(dir)
+	metrics := filepath.Join(dir, "metrics.jsonl")
+	args := []string{"train", "--env", g.Env, "--steps", fmt.Sprint(g.Steps), "--seed", fmt.Sprint(seed)}
+	for k, v := range params {
+		args = append(args, "--set", fmt.Sprintf("%s=%g", k, v))
+	}
+	cmd := exec.CommandContext(context.Background(), bin, args...)
+	cmd.Env = append(os.Environ(), trainer.EnvMetricsFile+"="+metrics, trainer.EnvCheckpointDir+"="+dir)
+	start := time.Now()
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return run{}, fmt.Errorf("%s %s: %v: %s", bin, strings.Join(args, " "), err, b)
+	}
+	r := run{Params: params, Seed: seed, Seconds: math.Round(time.Since(start).Seconds()*10) / 10}
+	engine, err := diagnostics.NewEngine(diagnostics.Config{TotalSteps: g.Steps, Objective: "reward", Goal: "maximize"})
+	if err != nil {
+		return run{}, err
+	}
+	f, err := os.Open(metrics)
+	if err != nil {
+		return run{}, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		rec, err := trainer.ParseJSONLine(sc.Bytes())
+		if err != nil {
+			continue
+		}
+		reward, ok := rec.Values["reward"]
+		if !ok {
+			continue
+		}
+		r.Steps = append(r.Steps, rec.Step)
+		r.Reward = append(r.Reward, diagnostics.Float(round4(reward)))
+		v := engine.Observe(rec)
+		switch {
+		case v.Level == diagnostics.Stop && r.Stop == nil:
+			r.Stop = &stop{Rule: v.Rule, Step: rec.Step}
+		case v.Level == diagnostics.Warn:
+			if r.Warnings == nil {
+				r.Warnings = map[string]int64{}
+			}
+			if _, seen := r.Warnings[v.Rule]; !seen {
+				r.Warnings[v.Rule] = rec.Step
+			}
+		}
+	}
+	return r, sc.Err()
+}
+
+// round4 keeps four significant digits: the curves' noise is far larger, and the file stays small.
+func round4(x float64) float64 {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return x
+	}
+	p := math.Pow(10, 3-math.Floor(math.Log10(math.Abs(x))))
+	return math.Round(x*p) / p
+}
+
+func write(path string, h header, runs []run) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	zw, _ := gzip.NewWriterLevel(f, gzip.BestCompression)
+	enc := json.NewEncoder(zw)
+	if err := enc.Encode(h); err != nil {
+		return err
+	}
+	for _, r := range runs {
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func fail(format string, a ...any) {
+	fmt.Fprintf(os.Stderr, "ppo-grid: "+format+"\n", a...)
+	os.Exit(2)
+}
