@@ -47,6 +47,29 @@ type Finisher interface {
 	Finish() []diagnostics.Record
 }
 
+// ReadAll reads r to the end, for a run whose trainer has exited: it polls until two Polls in a row
+// return nothing (a TensorBoard reader returns a step's record once its file has gone quiet), then
+// takes what a Finisher still holds (the last step, the last block).
+func ReadAll(r Reader) ([]diagnostics.Record, error) {
+	var recs []diagnostics.Record
+	for empty := 0; empty < 2; {
+		got, err := r.Poll()
+		if err != nil {
+			return nil, err
+		}
+		if len(got) == 0 {
+			empty++
+			continue
+		}
+		empty = 0
+		recs = append(recs, got...)
+	}
+	if f, ok := r.(Finisher); ok {
+		recs = append(recs, f.Finish()...)
+	}
+	return recs, nil
+}
+
 // ReaderConfig says which metrics a reader follows.
 type ReaderConfig struct {
 	Source string            // one of Sources; "" means jsonl
