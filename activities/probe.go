@@ -17,6 +17,7 @@ import (
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/trainer"
+	"github.com/rlsweep/rlsweep/trainer/builtin"
 	"github.com/rlsweep/rlsweep/trainer/envs"
 	"github.com/rlsweep/rlsweep/trainer/ppo"
 	"github.com/rlsweep/rlsweep/trainer/probes"
@@ -97,7 +98,7 @@ func builtinProbe(ctx context.Context, p probes.Probe, in ProbeInput) (*ProbeRes
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
 	}
-	r := probes.RunOne(ctx, p, bug, uint64(in.Seed))
+	r := probes.RunOne(ctx, builtin.ProbeTrainer(bug), p, uint64(in.Seed))
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
