@@ -206,7 +206,7 @@ func TestTensorBoardTailing(t *testing.T) {
 	rec1 := tfrecord(eventBytes(1, simpleValue("Train/mean_reward", 3)))
 	rec1b := tfrecord(eventBytes(1, simpleValue("Loss/value_function", 0.5)))
 	rec2 := tfrecord(eventBytes(2, simpleValue("Train/mean_reward", 4)))
-	r, err := OpenReader(SourceTensorBoard, "rsl_rl", nil, "", dir)
+	r, err := Open(ReaderConfig{Source: SourceTensorBoard, Preset: PresetRSLRL, TBDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

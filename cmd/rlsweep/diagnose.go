@@ -320,7 +320,7 @@ const sniffBytes = 64 << 10
 // read as JSON lines.
 func detectSource(path string) (source, preset string, err error) {
 	if strings.EqualFold(filepath.Ext(path), ".csv") {
-		return trainer.SourceCSV, "sb3", nil
+		return trainer.SourceCSV, trainer.PresetSB3, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -335,9 +335,9 @@ func detectSource(path string) (source, preset string, err error) {
 	b = b[:n]
 	switch {
 	case bytes.Contains(b, []byte("Learning iteration ")):
-		return trainer.SourceStdout, "rsl_rl", nil
+		return trainer.SourceStdout, trainer.PresetRSLRL, nil
 	case sb3TableRow.Match(b):
-		return trainer.SourceStdout, "sb3", nil
+		return trainer.SourceStdout, trainer.PresetSB3, nil
 	}
 	return trainer.SourceJSONL, "", nil
 }
