@@ -30,16 +30,6 @@ type (
 	ProbeID     = probes.ID
 )
 
-// The probe protocol's environment variables (docs/probes.md), set on top of the trainer contract's.
-const (
-	EnvProbe       = "RLSWEEP_PROBE"        // the probe to train on: 1–5, 1c–5c
-	EnvProbeResult = "RLSWEEP_PROBE_RESULT" // where the trainer writes its final JSON record
-	EnvProbeGamma  = "RLSWEEP_PROBE_GAMMA"  // the discount to train with (probes.Gamma)
-	// ExitProbeUnsupported is the exit code by which a trainer declines a probe whose action space it
-	// does not support; the probe is skipped, not failed.
-	ExitProbeUnsupported = 3
-)
-
 // InjectBugParam is the sweep parameter that breaks the built-in trainer on purpose (a test aid, as
 // `rlsweep train --inject-bug`); the probe stage honours it too.
 const InjectBugParam = ppo.BugParam
@@ -130,7 +120,7 @@ func (a *Activities) externalProbe(ctx context.Context, p probes.Probe, in Probe
 		trainer.EnvSeed+"="+strconv.FormatInt(in.Seed, 10), trainer.EnvParams+"="+paramsJSON(in.Params),
 		trainer.EnvMetricsFile+"="+metrics, trainer.EnvCheckpointDir+"="+ckpt, trainer.EnvCUDADevices+"=",
 		trainer.EnvTotalSteps+"="+strconv.FormatInt(budget, 10), trainer.EnvStopAtStep+"="+strconv.FormatInt(budget, 10),
-		EnvProbe+"="+string(p.ID), EnvProbeResult+"="+resultFile, EnvProbeGamma+"="+strconv.FormatFloat(probes.Gamma, 'g', -1, 64))
+		probes.EnvProbe+"="+string(p.ID), probes.EnvProbeResult+"="+resultFile, probes.EnvProbeGamma+"="+strconv.FormatFloat(probes.Gamma, 'g', -1, 64))
 	if err := os.MkdirAll(ckpt, 0o755); err != nil {
 		return nil, err
 	}
@@ -161,7 +151,7 @@ func judgeExternal(p probes.Probe, code int, resultFile, log string) ProbeResult
 	}
 	switch code {
 	case 0:
-	case ExitProbeUnsupported:
+	case probes.ExitUnsupported:
 		return ProbeResult{Probe: p.ID, Level: p.Level, Skipped: true}
 	case -1:
 		return fail(probes.FaultCrashed, "the trainer was killed by a signal")
@@ -170,11 +160,11 @@ func judgeExternal(p probes.Probe, code int, resultFile, log string) ProbeResult
 	}
 	b, err := os.ReadFile(resultFile)
 	if err != nil {
-		return fail(probes.FaultNoRecord, fmt.Sprintf("the trainer exited 0 but wrote no record to %s", EnvProbeResult))
+		return fail(probes.FaultNoRecord, fmt.Sprintf("the trainer exited 0 but wrote no record to %s", probes.EnvProbeResult))
 	}
 	var rec probes.Record
 	if err := json.Unmarshal(b, &rec); err != nil {
-		return fail(probes.FaultBadRecord, fmt.Sprintf("%s: got an invalid record (%v), want the JSON object of docs/probes.md", EnvProbeResult, err))
+		return fail(probes.FaultBadRecord, fmt.Sprintf("%s: got an invalid record (%v), want the JSON object of docs/probes.md", probes.EnvProbeResult, err))
 	}
 	return probes.Judge(p, rec)
 }
