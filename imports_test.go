@@ -19,9 +19,19 @@ var allowed = map[string][]string{
 	// against the readers' and the diagnostics rule names against the engine's.
 	"sweeps":      {"gopkg.in/yaml.v3", "gonum.org/", module + "diagnostics", module + "trainer"},
 	"diagnostics": {"gonum.org/"},
-	"trainer":     {"gonum.org/", module + "diagnostics", module + "trainer"},
-	"report":      {"gonum.org/", module + "diagnostics", module + "sweeps"},
-	"artifacts":   {"github.com/aws/", module + "sweeps"},
+	// trainer: the contract and the metric readers.
+	"trainer":      {module + "diagnostics"},
+	"trainer/nn":   {"gonum.org/"},
+	"trainer/envs": {},
+	"trainer/ppo":  {module + "diagnostics", module + "trainer/nn", module + "trainer/envs"},
+	// The probe ladder and judge: what any trainer is judged by, so the report can read probes.json
+	// through their types. The built-in PPO is adapted to them from trainer/builtin.
+	"trainer/probes": {module + "trainer/envs"},
+	// The built-in trainer: PPO speaking the trainer contract and the probe protocol.
+	"trainer/builtin": {module + "diagnostics", module + "trainer", module + "trainer/envs", module + "trainer/ppo",
+		module + "trainer/probes"},
+	"report":    {"gonum.org/", module + "diagnostics", module + "sweeps", module + "trainer/probes"},
+	"artifacts": {"github.com/aws/", module + "sweeps"},
 	// runner starts and stops trainer processes; it knows the trainer contract's variables.
 	"runner": {module + "trainer", "golang.org/x/sys/unix"},
 	"activities": {module + "sweeps", module + "diagnostics", module + "trainer", module + "artifacts", module + "report", module + "runner",
@@ -33,8 +43,15 @@ var allowed = map[string][]string{
 		"go.temporal.io/sdk/workflow", "go.temporal.io/sdk/temporal", "go.temporal.io/api/enums/"},
 }
 
+// forbiddenDeps lists, per row, module packages it may not reach even indirectly: the probe ladder
+// judges every trainer alike and knows none of them.
+var forbiddenDeps = map[string][]string{
+	"trainer/probes": {module + "trainer/ppo", module + "trainer/nn", module + "trainer/builtin"},
+}
+
 // pure packages: no Temporal, no AWS, no network anywhere in their dependencies.
-var pure = []string{"sweeps", "diagnostics", "trainer", "report"}
+var pure = []string{"sweeps", "diagnostics", "trainer", "trainer/nn", "trainer/envs", "trainer/ppo", "trainer/probes",
+	"trainer/builtin", "report"}
 
 var forbiddenInPure = []string{"go.temporal.io/", "github.com/aws/", "net", "net/http", "os/exec"}
 
@@ -71,14 +88,16 @@ func listPackages(t *testing.T) []pkg {
 
 func isStd(path string) bool { return !strings.Contains(strings.SplitN(path, "/", 2)[0], ".") }
 
+// rowOf is the row of the package: the longest row that is its path or a folder above it.
 func rowOf(importPath string) string {
 	rel := strings.TrimPrefix(importPath, module)
+	best := ""
 	for row := range allowed {
-		if rel == row || strings.HasPrefix(rel, row+"/") {
-			return row
+		if (rel == row || strings.HasPrefix(rel, row+"/")) && len(row) > len(best) {
+			best = row
 		}
 	}
-	return ""
+	return best
 }
 
 func TestImportRules(t *testing.T) {
@@ -103,6 +122,11 @@ func TestImportRules(t *testing.T) {
 				continue
 			}
 			t.Errorf("%s imports %s; the import rules allow %s only the standard library and %q", p.ImportPath, imp, row, allowed[row])
+		}
+		for _, dep := range p.Deps {
+			if contains(forbiddenDeps[row], dep) {
+				t.Errorf("%s depends on %s; the import rules forbid %s to reach it", p.ImportPath, dep, row)
+			}
 		}
 		if contains(pure, row) {
 			for _, dep := range p.Deps {

@@ -73,7 +73,7 @@ func targetKL(params map[string]any) float64 {
 // stallTimeout is the time without a record after which a trial is killed and retried; the stalled
 // rule set to "off" disables it.
 func stallTimeout(in SegmentInput) time.Duration {
-	if o, ok := in.Diagnostics.Rules[diagnostics.RuleStalled]; ok && o.Level == "off" {
+	if o, ok := in.Diagnostics.Rules[diagnostics.RuleStalled]; ok && o.Level == diagnostics.LevelOff {
 		return 0
 	}
 	return in.Trainer.StallTimeout

@@ -16,6 +16,7 @@ import (
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/runner"
 	"github.com/rlsweep/rlsweep/sweeps"
+	"github.com/rlsweep/rlsweep/trainer/builtin"
 	"github.com/rlsweep/rlsweep/trainer/envs"
 	"github.com/rlsweep/rlsweep/trainer/ppo"
 	"github.com/rlsweep/rlsweep/trainer/probes"
@@ -26,16 +27,6 @@ type (
 	ProbeResult = probes.Result
 	ProbeReport = probes.Report
 	ProbeID     = probes.ID
-)
-
-// The probe protocol's environment variables (docs/probes.md), set on top of the trainer contract's.
-const (
-	EnvProbe       = "RLSWEEP_PROBE"        // the probe to train on: 1–5, 1c–5c
-	EnvProbeResult = "RLSWEEP_PROBE_RESULT" // where the trainer writes its final JSON record
-	EnvProbeGamma  = "RLSWEEP_PROBE_GAMMA"  // the discount to train with (probes.Gamma)
-	// ExitProbeUnsupported is the exit code by which a trainer declines a probe whose action space it
-	// does not support; the probe is skipped, not failed.
-	ExitProbeUnsupported = 3
 )
 
 // InjectBugParam is the sweep parameter that breaks the built-in trainer on purpose (a test aid, as
@@ -95,7 +86,7 @@ func builtinProbe(ctx context.Context, p probes.Probe, in ProbeInput) (*ProbeRes
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
 	}
-	r := probes.RunOne(ctx, p, bug, uint64(in.Seed))
+	r := probes.RunOne(ctx, builtin.ProbeTrainer(bug), p, uint64(in.Seed))
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -125,7 +116,7 @@ func (a *Activities) externalProbe(ctx context.Context, p probes.Probe, in Probe
 	c := runner.Contract{SweepID: in.SweepID, TrialID: "probe-" + string(p.ID), Seed: in.Seed, Params: in.Params,
 		MetricsFile: metrics, CheckpointDir: ckpt, TotalSteps: budget, StopAtStep: budget}
 	env := c.Env(os.Environ(), in.Trainer.Environment,
-		EnvProbe+"="+string(p.ID), EnvProbeResult+"="+resultFile, EnvProbeGamma+"="+strconv.FormatFloat(probes.Gamma, 'g', -1, 64))
+		probes.EnvProbe+"="+string(p.ID), probes.EnvProbeResult+"="+resultFile, probes.EnvProbeGamma+"="+strconv.FormatFloat(probes.Gamma, 'g', -1, 64))
 	if err := os.MkdirAll(ckpt, 0o755); err != nil {
 		return nil, err
 	}
@@ -156,7 +147,7 @@ func judgeExternal(p probes.Probe, code int, resultFile, log string) ProbeResult
 	}
 	switch code {
 	case 0:
-	case ExitProbeUnsupported:
+	case probes.ExitUnsupported:
 		return ProbeResult{Probe: p.ID, Level: p.Level, Skipped: true}
 	case -1:
 		return fail(probes.FaultCrashed, "the trainer was killed by a signal")
@@ -165,11 +156,11 @@ func judgeExternal(p probes.Probe, code int, resultFile, log string) ProbeResult
 	}
 	b, err := os.ReadFile(resultFile)
 	if err != nil {
-		return fail(probes.FaultNoRecord, fmt.Sprintf("the trainer exited 0 but wrote no record to %s", EnvProbeResult))
+		return fail(probes.FaultNoRecord, fmt.Sprintf("the trainer exited 0 but wrote no record to %s", probes.EnvProbeResult))
 	}
 	var rec probes.Record
 	if err := json.Unmarshal(b, &rec); err != nil {
-		return fail(probes.FaultBadRecord, fmt.Sprintf("%s: got an invalid record (%v), want the JSON object of docs/probes.md", EnvProbeResult, err))
+		return fail(probes.FaultBadRecord, fmt.Sprintf("%s: got an invalid record (%v), want the JSON object of docs/probes.md", probes.EnvProbeResult, err))
 	}
 	return probes.Judge(p, rec)
 }

@@ -122,15 +122,16 @@ func stepsReached(t TrialSummary, d *trialDetail) int64 {
 
 // readProbes reads probes.json; a sweep without one (probes off, or stored before they existed) has
 // none.
-func readProbes(ctx context.Context, s Store, sweepID string) ([]report.Probe, error) {
-	b, err := getBytes(ctx, s, artifacts.SweepKey(sweepID, "probes.json"))
+func readProbes(ctx context.Context, s Store, sweepID string) (*ProbeReport, error) {
+	var rep ProbeReport
+	err := getJSON(ctx, s, artifacts.SweepKey(sweepID, "probes.json"), &rep)
 	if errors.Is(err, artifacts.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	return report.ParseProbes(b)
+	return &rep, nil
 }
 
 // readRegression reads regression.json, the comparison a nightly regression made; a sweep that ran as

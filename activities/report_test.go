@@ -42,7 +42,9 @@ func TestWriteResultsDrawsReport(t *testing.T) {
 	dump, _ := json.Marshal(activities.Divergence{SweepID: sweepID, TrialID: "1-s1", Verdict: diagnostics.Verdict{
 		Level: diagnostics.Stop, Rule: "non_finite", Metric: "reward", Step: 3000, Advice: "check the reward scale"}})
 	put(artifacts.TrialKey(sweepID, "1-s1", "divergence.json"), string(dump))
-	put(artifacts.SweepKey(sweepID, "probes.json"), `[{"name":"probe1","passed":true},{"name":"probe4","passed":false,"detail":"advantage sign flipped"}]`)
+	probesJSON, _ := json.Marshal(activities.ProbeReport{Results: []activities.ProbeResult{{Probe: "1", Level: 1, Passed: true},
+		{Probe: "4", Level: 4, Error: "advantage sign flipped"}}, Failed: "4"})
+	put(artifacts.SweepKey(sweepID, "probes.json"), string(probesJSON))
 
 	spec := sweeps.Spec{Name: "unit", Metric: sweeps.Metric{Name: "reward", Goal: "maximize"},
 		Trainer: sweeps.Trainer{TotalSteps: 4000}, Parameters: []sweeps.Parameter{{Name: "lr", Values: []any{0.1, 1.0}}}}

@@ -8,11 +8,11 @@ import (
 	"strings"
 )
 
-// Defaults of Config (docs/diagnostics.md).
-const (
-	DefaultPatience       = 5
-	DefaultWarmupFraction = 0.1 // of TotalSteps
-)
+// DefaultPatience is Config.Patience's default (docs/diagnostics.md).
+const DefaultPatience = 5
+
+// DefaultWarmup is Config.WarmupSteps' default for a trial of totalSteps: 10% of it.
+func DefaultWarmup(totalSteps int64) int64 { return totalSteps / 10 }
 
 // sustainedImprovement is how many records policy_collapse wants the windowed objective above its
 // improvement bar before a fall below the start counts as a collapse: an early lucky window followed by a
@@ -30,7 +30,7 @@ const relatedWindow = 10
 // needs to know about the trial.
 type Config struct {
 	// WarmupSteps: records with Step < WarmupSteps are in warm-up, where sustained rules are silent.
-	// 0 means the default, DefaultWarmupFraction of TotalSteps; a negative value means no warm-up.
+	// 0 means the default, DefaultWarmup(TotalSteps); a negative value means no warm-up.
 	WarmupSteps int64
 	// Patience is how many consecutive records after warm-up a sustained rule's condition must hold to
 	// stop the run. 0 means DefaultPatience.
@@ -122,7 +122,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	}
 	e.warmup = cfg.WarmupSteps
 	if e.warmup == 0 {
-		e.warmup = int64(DefaultWarmupFraction * float64(cfg.TotalSteps))
+		e.warmup = DefaultWarmup(cfg.TotalSteps)
 	}
 	names := make([]string, 0, len(cfg.Rules))
 	for n := range cfg.Rules {

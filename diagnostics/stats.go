@@ -24,16 +24,6 @@ func IQM(xs []float64) float64 {
 	return sum / float64(len(s)-2*cut)
 }
 
-// IQMOfStrata returns the IQM of every score of every stratum taken together, the aggregate rliable
-// reports over runs × tasks.
-func IQMOfStrata(strata [][]float64) float64 {
-	var all []float64
-	for _, s := range strata {
-		all = append(all, s...)
-	}
-	return IQM(all)
-}
-
 // StratifiedBootstrapCI returns a percentile confidence interval for stat over strata (for rliable:
 // one stratum per task, holding one score per run). Each of reps bootstrap samples draws, within every
 // stratum independently, as many scores as the stratum holds, with replacement; the interval is the

@@ -16,7 +16,7 @@ const (
 	Stop
 )
 
-var levelNames = [...]string{"continue", "warn", "stop"}
+var levelNames = [...]string{"continue", LevelWarn, LevelStop}
 
 // String returns "continue", "warn" or "stop".
 func (l Level) String() string {

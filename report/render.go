@@ -5,7 +5,6 @@ import (
 	"html/template"
 	"io"
 	"math"
-	"sort"
 	"strings"
 	"time"
 
@@ -254,9 +253,10 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(b))
 	},
-	"fix":  func(x float64, prec int) string { return fmtNum(x, prec) },
-	"inc":  func(i int) int { return i + 1 },
-	"keys": sortedKeys,
+	"fix":         func(x float64, prec int) string { return fmtNum(x, prec) },
+	"inc":         func(i int) int { return i + 1 },
+	"probeCheck":  probeCheck,
+	"probeValues": probeValues,
 }
 
 // groupDigits writes n with thin spaces between groups of three digits.
@@ -282,15 +282,6 @@ func formatSeconds(s float64) string {
 		return "—"
 	}
 	return time.Duration(s * float64(time.Second)).Round(time.Millisecond * 100).String()
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 var pageTemplate = template.Must(template.New("report").Funcs(funcs).Parse(`<!DOCTYPE html>
@@ -370,9 +361,9 @@ tr.regressed td { background: #fdecea; }
 {{end}}</table>{{end}}{{else}}<p>The step budget is unknown (no spec), so the saving cannot be computed.</p>{{end}}{{end}}
 
 <h2 id="probes">Probe checks</h2>
-{{if .In.Probes}}<table id="probe-table">
+{{if and .In.Probes .In.Probes.Results}}<table id="probe-table">
 <tr><th>probe</th><th>result</th><th>detail</th><th>values</th></tr>
-{{range .In.Probes}}<tr><td>{{.Name}}</td><td>{{if .Skipped}}<span class="muted">skipped</span>{{else if .Passed}}<span style="color:#2ca02c">pass</span>{{else}}<b style="color:#d62728">FAIL</b>{{end}}</td><td>{{.Detail}}</td><td>{{range .Checks}}{{.}}; {{end}}{{$v := .Values}}{{range keys $v}}{{.}}={{index $v .}} {{end}}</td></tr>
+{{range .In.Probes.Results}}<tr><td>{{.Probe}}</td><td>{{if .Skipped}}<span class="muted">skipped</span>{{else if .Passed}}<span style="color:#2ca02c">pass</span>{{else}}<b style="color:#d62728">FAIL</b>{{end}}</td><td>{{.Error}}</td><td>{{range .Checks}}{{probeCheck .}}; {{end}}{{probeValues .}}</td></tr>
 {{end}}</table>{{else}}<p class="muted">No probe results stored for this sweep.</p>{{end}}
 {{if .In.CurvesOmitted}}<p class="muted">{{.In.CurvesOmitted}} trials' learning curves were not loaded: the report draws at most a few hundred.</p>{{end}}
 </body>

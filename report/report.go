@@ -11,6 +11,7 @@ package report
 import (
 	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/sweeps"
+	"github.com/rlsweep/rlsweep/trainer/probes"
 )
 
 // Trial outcomes, as the Trial workflow records them.
@@ -31,10 +32,10 @@ type Input struct {
 	Name    string
 	Status  string // the sweep's final status, or its phase while it runs
 	Metric  sweeps.Metric
-	Params  []string     // parameter names in spec order
-	Spec    *sweeps.Spec // optional: the step budget and the parameters' distributions
-	Trials  []Trial      // in plan order
-	Probes  []Probe      // probes.json, when the sweep ran probes
+	Params  []string       // parameter names in spec order
+	Spec    *sweeps.Spec   // optional: the step budget and the parameters' distributions
+	Trials  []Trial        // in plan order
+	Probes  *probes.Report // probes.json, when the sweep ran probes
 	// CurvesOmitted counts trials whose learning curves were not loaded (very large sweeps).
 	CurvesOmitted int
 	// Generated is shown as the report's date; the caller passes it so Render stays deterministic.

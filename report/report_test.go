@@ -2,14 +2,15 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/sweeps"
+	"github.com/rlsweep/rlsweep/trainer/probes"
 )
 
 func ptr(x float64) *float64 { return &x }
@@ -191,52 +192,10 @@ func TestThin(t *testing.T) {
 	}
 }
 
-func TestParseProbes(t *testing.T) {
-	tests := []struct {
-		name    string
-		in      string
-		want    []Probe
-		wantErr bool
-	}{
-		{name: "array", in: `[{"name":"probe1","passed":true,"v0":0.99},{"probe":"probe4","passed":false,"diagnosis":"advantage broken"}]`,
-			want: []Probe{{Name: "probe1", Passed: true, Values: map[string]string{"v0": "0.99"}}, {Name: "probe4", Detail: "advantage broken", Values: map[string]string{}}}},
-		{name: "wrapped, status words", in: `{"probes":[{"id":3,"status":"PASS"},{"status":"fail","error":"V(0) = 0.2"}]}`,
-			want: []Probe{{Name: "3", Passed: true, Values: map[string]string{}}, {Name: "probe 2", Detail: "V(0) = 0.2", Values: map[string]string{}}}},
-		// The shape RecordProbes writes (trainer/probes.Report).
-		{name: "probes.Report", in: `{"passed":false,"results":[{"probe":"1","level":1,"passed":true,"steps":5000,"seconds":1.5},{"probe":"4","level":4,"passed":false,"checks":[{"name":"pi"}],"steps":5000,"seconds":2,"error":"pi(1|0) = 0.4"}],"failed":"4","diagnosis":"probe 4 fails"}`,
-			want: []Probe{{Name: "1", Passed: true, Values: map[string]string{"steps": "5000", "seconds": "1.5"}},
-				{Name: "4", Detail: "pi(1|0) = 0.4", Checks: []string{"pi=none"}, Values: map[string]string{"steps": "5000", "seconds": "2"}}}},
-		{name: "object without probes", in: `{"x":1}`, wantErr: true},
-		{name: "not JSON", in: `nope`, wantErr: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseProbes([]byte(tt.in))
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
-			}
-			if len(got) != len(tt.want) {
-				t.Fatalf("got %d probes, want %d", len(got), len(tt.want))
-			}
-			for i := range got {
-				g, w := got[i], tt.want[i]
-				if g.Name != w.Name || g.Passed != w.Passed || g.Detail != w.Detail || len(g.Values) != len(w.Values) ||
-					!slices.Equal(g.Checks, w.Checks) {
-					t.Errorf("probe %d = %+v, want %+v", i, g, w)
-				}
-				for k, v := range w.Values {
-					if g.Values[k] != v {
-						t.Errorf("probe %d value %s = %q, want %q", i, k, g.Values[k], v)
-					}
-				}
-			}
-		})
-	}
-}
-
-// TestRenderProbesReadable renders the probes.json of a discrete sweep as the probe stage writes it:
-// the continuous ladder it skipped shows as skipped, not as a failure, and the measured values read as
-// values against their targets, not as JSON.
+// TestRenderProbesReadable renders the probes.json of a discrete sweep as the probe stage writes it,
+// decoded into the probes package's own type: the continuous ladder it skipped shows as skipped, not as
+// a failure, the measured values read as values against their targets, not as JSON, and a crashed
+// probe shows its fault and its error, escaped.
 func TestRenderProbesReadable(t *testing.T) {
 	var results []string
 	for _, id := range []string{"1", "2", "3", "4", "5"} {
@@ -246,12 +205,13 @@ func TestRenderProbesReadable(t *testing.T) {
 		results = append(results, `{"probe":"`+id+`","level":`+id[:1]+`,"passed":false,"skipped":true,"steps":0,"seconds":0}`)
 	}
 	results = append(results, `{"probe":"3","level":3,"passed":false,"checks":[{"name":"V(0)","measured":1,"expected":0.5,"tolerance":0.15,"passed":false},{"name":"V(1)","measured":null,"expected":1,"tolerance":0.15,"passed":false}],"steps":10240,"seconds":1}`)
-	probes, err := ParseProbes([]byte(`{"passed":true,"results":[` + strings.Join(results, ",") + `],"diagnosis":"all 5 probes pass"}`))
-	if err != nil {
+	results = append(results, `{"probe":"2","level":2,"passed":false,"steps":0,"seconds":0.53179,"error":"the trainer exited with status 1; log tail: <boom & bust>","fault":"crashed"}`)
+	var rep probes.Report
+	if err := json.Unmarshal([]byte(`{"passed":true,"results":[`+strings.Join(results, ",")+`],"diagnosis":"all 5 probes pass"}`), &rep); err != nil {
 		t.Fatal(err)
 	}
 	in := sampleInput()
-	in.Probes = probes
+	in.Probes = &rep
 	var b bytes.Buffer
 	if err := Render(&b, in); err != nil {
 		t.Fatal(err)
@@ -275,8 +235,11 @@ func TestRenderProbesReadable(t *testing.T) {
 			t.Errorf("a passing probe's values read %q, want V(0)=0.998 (want 1 ± 0.15); seconds=1.2 steps=10240", row)
 		}
 	}
-	if want := "V(0)=1.000 (want 0.5 ± 0.15) FAIL; V(1)=none (want 1 ± 0.15) FAIL"; !strings.Contains(rows[10], want) || !strings.Contains(rows[10], "FAIL</b>") {
+	if want := "V(0)=1.000 (want 0.5 ± 0.15) FAIL; V(1)=none (want 1 ± 0.15) FAIL; seconds=1 steps=10240"; !strings.Contains(rows[10], want) || !strings.Contains(rows[10], "FAIL</b>") {
 		t.Errorf("a failing probe reads %q, want FAIL and %q", rows[10], want)
+	}
+	if want := "<td>the trainer exited with status 1; log tail: &lt;boom &amp; bust&gt;</td><td>fault=crashed seconds=0.5318 steps=0 </td>"; !strings.Contains(rows[11], want) {
+		t.Errorf("a crashed probe reads %q, want %q", rows[11], want)
 	}
 	for _, raw := range []string{"&#34;name&#34;", `"name"`, "level="} {
 		if strings.Contains(table, raw) {
@@ -291,7 +254,7 @@ func sampleInput() *Input {
 		Parameters: []sweeps.Parameter{{Name: "lr"}, {Name: "clip"}}}
 	in := &Input{SweepID: "sweep/demo/abc", Name: "demo", Status: "completed", Spec: spec,
 		Metric: sweeps.Metric{Name: "reward", Goal: "maximize"}, Params: []string{"lr", "clip"},
-		Probes: []Probe{{Name: "probe1", Passed: true}, {Name: "probe4", Detail: "<bad & broken>"}}}
+		Probes: &probes.Report{Results: []probes.Result{{Probe: "1", Level: 1, Passed: true}, {Probe: "4", Level: 4, Error: "<bad & broken>"}}}}
 	cfg := 0
 	for _, lr := range []float64{1e-4, 1e-3, 1e-2} {
 		for _, clip := range []float64{0.1, 0.2} {

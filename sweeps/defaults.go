@@ -1,13 +1,18 @@
 package sweeps
 
-import "time"
+import (
+	"time"
+
+	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/trainer"
+)
 
 // Defaults for the keys a spec may leave out; docs/spec.md lists them for users.
 const (
 	DefaultMethod      = MethodGrid
 	DefaultMetricName  = "reward"
 	DefaultMetricGoal  = "maximize"
-	DefaultPatience    = 5
+	DefaultPatience    = diagnostics.DefaultPatience
 	DefaultConcurrency = 4
 	DefaultTaskQueue   = "rlsweep-gpu"
 	DefaultGPUs        = 1
@@ -15,7 +20,7 @@ const (
 	// DefaultMaxInfraRetries: retries of a segment after faults outside the trainer; with the back-off
 	// (1 s doubling to a minute) about 25 minutes of a worker pool, server or store that keeps failing.
 	DefaultMaxInfraRetries = 30
-	DefaultSource          = "jsonl"
+	DefaultSource          = trainer.SourceJSONL
 	DefaultStallTimeout    = 10 * time.Minute
 	DefaultGracePeriod     = 30 * time.Second
 	DefaultASHAEta         = 3
@@ -73,12 +78,12 @@ func applyLateDefaults(s *Spec) {
 }
 
 // WarmupSteps is the number of environment steps before "sustained" diagnostics may stop a trial:
-// diagnostics.warmup_steps, or 10% of trainer.total_steps when that is 0.
+// diagnostics.warmup_steps, or the engine's default for trainer.total_steps when that is 0.
 func (s *Spec) WarmupSteps() int64 {
 	if s.Diagnostics.WarmupSteps > 0 {
 		return s.Diagnostics.WarmupSteps
 	}
-	return s.Trainer.TotalSteps / 10
+	return diagnostics.DefaultWarmup(s.Trainer.TotalSteps)
 }
 
 // SegmentEnds lists the step at which each TrainSegment stops, in order; the last is total_steps.

@@ -31,11 +31,11 @@ var (
 	Methods       = []string{MethodGrid, MethodRandom, MethodSobol}
 	Distributions = []string{DistUniform, DistLogUniform, DistIntUniform}
 	Goals         = []string{"maximize", "minimize"}
-	Sources       = []string{"jsonl", "tensorboard", "stdout", "csv"}
+	Sources       = trainer.Sources
 	// StdoutPresets are the console formats source stdout reads.
 	StdoutPresets = trainer.StdoutPresets
 	Presets       = trainer.Presets()
-	RuleLevels    = []string{"off", "warn", "stop"}
+	RuleLevels    = diagnostics.RuleLevels
 	PruneTypes    = []string{"median", "asha"}
 
 	// RuleNames are the diagnostics rules (docs/diagnostics.md) that diagnostics.rules may override.
@@ -226,7 +226,7 @@ func (c *checker) trainer() {
 	}
 	c.choice("trainer.metrics.source", t.Metrics.Source, Sources, "")
 	switch {
-	case t.Metrics.Source == "stdout":
+	case t.Metrics.Source == trainer.SourceStdout:
 		c.choice("trainer.metrics.preset", t.Metrics.Preset, StdoutPresets, " (source stdout: the console format to read)")
 	case t.Metrics.Preset != "":
 		c.choice("trainer.metrics.preset", t.Metrics.Preset, Presets, "")
@@ -234,7 +234,7 @@ func (c *checker) trainer() {
 	switch n := t.Metrics.StepsPerIteration; {
 	case n < 0:
 		c.add("trainer.metrics.steps_per_iteration", strconv.FormatInt(n, 10), "an integer ≥ 1 (environment steps per iteration: num_envs × num_steps_per_env)")
-	case n > 0 && t.Metrics.Source != "tensorboard" && !(t.Metrics.Source == "stdout" && t.Metrics.Preset == "rsl_rl"):
+	case n > 0 && t.Metrics.Source != trainer.SourceTensorBoard && !(t.Metrics.Source == trainer.SourceStdout && t.Metrics.Preset == trainer.PresetRSLRL):
 		c.add("trainer.metrics.steps_per_iteration", strconv.FormatInt(n, 10),
 			fmt.Sprintf("no steps_per_iteration with source %s (its steps are environment steps already); it converts iterations for source tensorboard or stdout with preset rsl_rl", t.Metrics.Source))
 	}

@@ -26,7 +26,7 @@ const (
 // "Mean action noise std" → "Mean action std", "Computation: N steps/s" → "Steps per second"), and
 // every spelling is mapped. The entropy it prints ("Mean entropy loss") is the policy's mean entropy.
 var consolePresets = map[string]Mapping{
-	"rsl_rl": {
+	PresetRSLRL: {
 		"Mean reward":              {diagnostics.Reward, 1},
 		"Mean episode length":      {diagnostics.EpisodeLength, 1},
 		"Value function loss":      {diagnostics.ValueLoss, 1},
@@ -143,7 +143,7 @@ type RSLRLConsoleTail struct {
 // rsl_rl console preset), stepsPerIteration converts iterations to environment steps (0: don't).
 func NewRSLRLConsoleTail(path string, mapping Mapping, stepsPerIteration int64) *RSLRLConsoleTail {
 	if mapping == nil {
-		mapping = consolePresets["rsl_rl"]
+		mapping = consolePresets[PresetRSLRL]
 	}
 	return &RSLRLConsoleTail{tail: lineTail{path: path}, mapping: mapping, stepsPerIter: stepsPerIteration,
 		lastStep: -1, procTotal: -1}
@@ -331,7 +331,7 @@ const sb3StepKey = "time/total_timesteps"
 // NewSB3ConsoleTail returns a tail of the console log at path; mapping renames keys (nil: the sb3 preset).
 func NewSB3ConsoleTail(path string, mapping Mapping) *SB3ConsoleTail {
 	if mapping == nil {
-		mapping = presets["sb3"]
+		mapping = presets[PresetSB3]
 	}
 	return &SB3ConsoleTail{tail: lineTail{path: path}, mapping: mapping, lastStep: -1}
 }

@@ -49,15 +49,41 @@ func NewJSONLTail(path string) *JSONLTail {
 // Errors are I/O errors other than the file not existing yet; the records read before one are returned
 // with it.
 func (t *JSONLTail) Poll() ([]diagnostics.Record, error) {
-	recs, _, err := t.poll(false)
-	return recs, err
-}
-
-// PollRaw is Poll that also returns the bytes of every complete line it consumed, exactly as written
-// and newline-terminated, malformed ones included (lines longer than MaxLineBytes are not kept), so the
-// caller can store the metrics file as the trainer wrote it.
-func (t *JSONLTail) PollRaw() ([]diagnostics.Record, []byte, error) {
-	return t.poll(true)
+	if t.chunk == nil {
+		t.chunk = make([]byte, readChunk)
+	}
+	var recs []diagnostics.Record
+	if t.f != nil {
+		cur, err1 := t.f.Stat()
+		now, err2 := os.Stat(t.path)
+		switch {
+		case err1 != nil || err2 != nil || !os.SameFile(cur, now):
+			// The trainer moved to a new file (rotation, rename): first take in what the old one
+			// received since the last poll — a NaN record among it must not go unseen — then follow the
+			// new one from its start.
+			var err error
+			recs, err = t.readRest(recs)
+			t.f.Close()
+			t.f = nil
+			t.restart()
+			if err != nil {
+				return recs, err
+			}
+		case now.Size() < t.off: // truncated: read it again from its start
+			t.restart()
+		}
+	}
+	if t.f == nil {
+		f, err := os.Open(t.path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return recs, nil
+		}
+		if err != nil {
+			return recs, err
+		}
+		t.f = f
+	}
+	return t.readRest(recs)
 }
 
 // Stats returns the counts of records read and lines dropped so far.
@@ -73,56 +99,17 @@ func (t *JSONLTail) Close() error {
 	return err
 }
 
-func (t *JSONLTail) poll(wantRaw bool) ([]diagnostics.Record, []byte, error) {
-	if t.chunk == nil {
-		t.chunk = make([]byte, readChunk)
-	}
-	var recs []diagnostics.Record
-	var raw []byte
-	if t.f != nil {
-		cur, err1 := t.f.Stat()
-		now, err2 := os.Stat(t.path)
-		switch {
-		case err1 != nil || err2 != nil || !os.SameFile(cur, now):
-			// The trainer moved to a new file (rotation, rename): first take in what the old one
-			// received since the last poll — a NaN record among it must not go unseen — then follow the
-			// new one from its start.
-			var err error
-			recs, raw, err = t.readRest(recs, raw, wantRaw)
-			t.f.Close()
-			t.f = nil
-			t.restart()
-			if err != nil {
-				return recs, raw, err
-			}
-		case now.Size() < t.off: // truncated: read it again from its start
-			t.restart()
-		}
-	}
-	if t.f == nil {
-		f, err := os.Open(t.path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return recs, raw, nil
-		}
-		if err != nil {
-			return recs, raw, err
-		}
-		t.f = f
-	}
-	return t.readRest(recs, raw, wantRaw)
-}
-
 // readRest reads the open file from the current offset to its end.
-func (t *JSONLTail) readRest(recs []diagnostics.Record, raw []byte, wantRaw bool) ([]diagnostics.Record, []byte, error) {
+func (t *JSONLTail) readRest(recs []diagnostics.Record) ([]diagnostics.Record, error) {
 	for {
 		n, err := t.f.ReadAt(t.chunk, t.off)
 		t.off += int64(n)
-		recs, raw = t.consume(t.chunk[:n], recs, raw, wantRaw)
+		recs = t.consume(t.chunk[:n], recs)
 		if err == io.EOF || (err == nil && n < len(t.chunk)) {
-			return recs, raw, nil
+			return recs, nil
 		}
 		if err != nil {
-			return recs, raw, fmt.Errorf("read metrics %s: %w", t.path, err)
+			return recs, fmt.Errorf("read metrics %s: %w", t.path, err)
 		}
 	}
 }
@@ -136,12 +123,12 @@ func (t *JSONLTail) restart() {
 }
 
 // consume splits data into lines, joining the pending partial line, and parses each complete one.
-func (t *JSONLTail) consume(data []byte, recs []diagnostics.Record, raw []byte, wantRaw bool) ([]diagnostics.Record, []byte) {
+func (t *JSONLTail) consume(data []byte, recs []diagnostics.Record) []diagnostics.Record {
 	for len(data) > 0 {
 		nl := bytes.IndexByte(data, '\n')
 		if nl < 0 {
 			t.keepPartial(data)
-			return recs, raw
+			return recs
 		}
 		part := data[:nl+1]
 		data = data[nl+1:]
@@ -161,13 +148,10 @@ func (t *JSONLTail) consume(data []byte, recs []diagnostics.Record, raw []byte, 
 			t.tooLong()
 			continue
 		}
-		if wantRaw {
-			raw = append(raw, line...)
-		}
 		recs = t.parseLine(line[:len(line)-1], recs)
 		t.pending = t.pending[:0]
 	}
-	return recs, raw
+	return recs
 }
 
 // keepPartial holds the start of a line until its newline arrives, dropping it once it is too long.

@@ -205,24 +205,6 @@ func TestJSONLTailLongLine(t *testing.T) {
 	}
 }
 
-func TestJSONLTailRaw(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "metrics.jsonl")
-	tail := NewJSONLTail(path)
-	appendFile(t, path, "{\"step\": 1}\nbad\n{\"step\"")
-	_, raw, err := tail.PollRaw()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := string(raw), "{\"step\": 1}\nbad\n"; got != want {
-		t.Errorf("raw = %q, want %q", got, want)
-	}
-	appendFile(t, path, ": 2}\n")
-	_, raw, _ = tail.PollRaw()
-	if got, want := string(raw), "{\"step\": 2}\n"; got != want {
-		t.Errorf("raw = %q, want %q", got, want)
-	}
-}
-
 func TestJSONLTailTruncatedAndReplaced(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "metrics.jsonl")
@@ -272,10 +254,10 @@ func TestJSONLTailRotationKeepsTheOldFilesTail(t *testing.T) {
 	}
 }
 
-func TestOpenReaderPreset(t *testing.T) {
+func TestOpenPreset(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "metrics.jsonl")
 	appendFile(t, path, `{"step": 1, "train/entropy_loss": -0.5, "rollout/ep_rew_mean": 3, "mine": 1}`+"\n")
-	r, err := OpenReader("jsonl", "sb3", map[string]string{"mine": "-grad_norm"}, path, "")
+	r, err := Open(ReaderConfig{Source: SourceJSONL, Preset: PresetSB3, Tags: map[string]string{"mine": "-grad_norm"}, MetricsFile: path})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +272,7 @@ func TestOpenReaderPreset(t *testing.T) {
 	}
 }
 
-func TestOpenReaderErrors(t *testing.T) {
+func TestOpenErrors(t *testing.T) {
 	tests := []struct {
 		name, source, preset string
 		tags                 map[string]string
@@ -303,9 +285,9 @@ func TestOpenReaderErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := OpenReader(tt.source, tt.preset, tt.tags, "m.jsonl", "tb")
+			_, err := Open(ReaderConfig{Source: tt.source, Preset: tt.preset, Tags: tt.tags, MetricsFile: "m.jsonl", TBDir: "tb", StdoutFile: "out.log"})
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("OpenReader error = %v, want %q", err, tt.wantErr)
+				t.Errorf("Open error = %v, want %q", err, tt.wantErr)
 			}
 		})
 	}

@@ -20,12 +20,23 @@ type Target struct {
 // name as custom metrics.
 type Mapping map[string]Target
 
+// Preset names: the frameworks whose tags the readers map (Presets lists them). rsl_rl and sb3 also
+// name the console formats source stdout reads (StdoutPresets).
+const (
+	PresetRSLRL    = "rsl_rl"
+	PresetSB3      = "sb3"
+	PresetCleanRL  = "cleanrl"
+	PresetRLGames  = "rl_games"
+	PresetSKRL     = "skrl"
+	PresetMLAgents = "mlagents"
+)
+
 // presets holds the tag mappings of the frameworks docs/trainer-contract.md names. Tag names are the ones each
 // framework's logger writes (rsl_rl runners/on_policy_runner.py and utils/logger.py, SB3
 // on_policy_algorithm.py and ppo.py, CleanRL ppo*.py, rl_games common/a2c_common.py, skrl
 // agents/torch/ppo/ppo.py); where a framework renamed a tag across versions, both names are mapped.
 var presets = map[string]Mapping{
-	"rsl_rl": {
+	PresetRSLRL: {
 		"Train/mean_reward":         {diagnostics.Reward, 1},
 		"Train/mean_episode_length": {diagnostics.EpisodeLength, 1},
 		"Loss/value_function":       {diagnostics.ValueLoss, 1},
@@ -37,7 +48,7 @@ var presets = map[string]Mapping{
 		"Loss/learning_rate":        {diagnostics.LearningRate, 1},
 		"Perf/total_fps":            {diagnostics.FPS, 1},
 	},
-	"sb3": {
+	PresetSB3: {
 		"rollout/ep_rew_mean":        {diagnostics.Reward, 1},
 		"rollout/ep_len_mean":        {diagnostics.EpisodeLength, 1},
 		"train/value_loss":           {diagnostics.ValueLoss, 1},
@@ -50,7 +61,7 @@ var presets = map[string]Mapping{
 		"train/learning_rate":        {diagnostics.LearningRate, 1},
 		"time/fps":                   {diagnostics.FPS, 1},
 	},
-	"cleanrl": {
+	PresetCleanRL: {
 		"charts/episodic_return":    {diagnostics.Reward, 1},
 		"charts/episodic_length":    {diagnostics.EpisodeLength, 1},
 		"losses/value_loss":         {diagnostics.ValueLoss, 1},
@@ -62,7 +73,7 @@ var presets = map[string]Mapping{
 		"charts/learning_rate":      {diagnostics.LearningRate, 1},
 		"charts/SPS":                {diagnostics.FPS, 1},
 	},
-	"rl_games": {
+	PresetRLGames: {
 		"rewards/step":         {diagnostics.Reward, 1},
 		"episode_lengths/step": {diagnostics.EpisodeLength, 1},
 		"losses/c_loss":        {diagnostics.ValueLoss, 1},
@@ -74,7 +85,7 @@ var presets = map[string]Mapping{
 	},
 	// Unity ML-Agents (mlagents-learn): its steps are environment steps (summary_freq apart), and its
 	// Environment/Cumulative Reward is NaN-free but absent from a summary in which no episode ended.
-	"mlagents": {
+	PresetMLAgents: {
 		"Environment/Cumulative Reward": {diagnostics.Reward, 1},
 		"Environment/Episode Length":    {diagnostics.EpisodeLength, 1},
 		"Losses/Value Loss":             {diagnostics.ValueLoss, 1},
@@ -84,7 +95,7 @@ var presets = map[string]Mapping{
 	},
 	// skrl logs "Loss / Entropy loss" as −entropy_coef × entropy, so entropy cannot be recovered
 	// without the coefficient: map it with a custom tag if you need it.
-	"skrl": {
+	PresetSKRL: {
 		"Reward / Total reward (mean)":     {diagnostics.Reward, 1},
 		"Episode / Total timesteps (mean)": {diagnostics.EpisodeLength, 1},
 		"Loss / Value loss":                {diagnostics.ValueLoss, 1},

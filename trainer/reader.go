@@ -15,11 +15,11 @@ const (
 	SourceCSV         = "csv"    // a CSV file such as SB3's progress.csv
 )
 
-// Sources lists the metric sources OpenReader accepts.
+// Sources lists the metric sources Open accepts.
 var Sources = []string{SourceJSONL, SourceTensorBoard, SourceStdout, SourceCSV}
 
 // StdoutPresets lists the presets source stdout reads: each names a console format.
-var StdoutPresets = []string{"rsl_rl", "sb3"}
+var StdoutPresets = []string{PresetRSLRL, PresetSB3}
 
 // ReaderStats counts what a metrics reader has read so far.
 type ReaderStats struct {
@@ -47,6 +47,29 @@ type Finisher interface {
 	Finish() []diagnostics.Record
 }
 
+// ReadAll reads r to the end, for a run whose trainer has exited: it polls until two Polls in a row
+// return nothing (a TensorBoard reader returns a step's record once its file has gone quiet), then
+// takes what a Finisher still holds (the last step, the last block).
+func ReadAll(r Reader) ([]diagnostics.Record, error) {
+	var recs []diagnostics.Record
+	for empty := 0; empty < 2; {
+		got, err := r.Poll()
+		if err != nil {
+			return nil, err
+		}
+		if len(got) == 0 {
+			empty++
+			continue
+		}
+		empty = 0
+		recs = append(recs, got...)
+	}
+	if f, ok := r.(Finisher); ok {
+		recs = append(recs, f.Finish()...)
+	}
+	return recs, nil
+}
+
 // ReaderConfig says which metrics a reader follows.
 type ReaderConfig struct {
 	Source string            // one of Sources; "" means jsonl
@@ -59,14 +82,6 @@ type ReaderConfig struct {
 	MetricsFile       string // jsonl and csv: the file
 	TBDir             string // tensorboard: the directory of event files
 	StdoutFile        string // stdout: the file the trainer's stdout goes to
-}
-
-// OpenReader returns the reader for a trainer's metrics: source "jsonl" (or "") tails metricsFile,
-// "tensorboard" tails the event files under tbDir. preset names a framework's tag mapping (see
-// Presets; "" for none) and tags adds custom tag → canonical mappings on top of it (see NewMapping);
-// both apply to either source. Nothing is opened until the first Poll.
-func OpenReader(source, preset string, tags map[string]string, metricsFile, tbDir string) (Reader, error) {
-	return Open(ReaderConfig{Source: source, Preset: preset, Tags: tags, MetricsFile: metricsFile, TBDir: tbDir})
 }
 
 // Open returns the reader c describes: "jsonl" tails MetricsFile, "tensorboard" the event files under
@@ -98,7 +113,7 @@ func Open(c ReaderConfig) (Reader, error) {
 		}
 		t := NewTensorBoardTail(c.TBDir)
 		t.mapping, t.stepsPerIter = m, c.StepsPerIteration
-		t.iterations = c.Preset == "rsl_rl"
+		t.iterations = c.Preset == PresetRSLRL
 		return t, nil
 	case SourceCSV:
 		m, err := NewMapping(c.Preset, c.Tags)
@@ -117,13 +132,13 @@ func Open(c ReaderConfig) (Reader, error) {
 			return nil, fmt.Errorf("stdout file: got \"\", want a path for source %q", SourceStdout)
 		}
 		switch c.Preset {
-		case "rsl_rl":
+		case PresetRSLRL:
 			m, err := newMapping(consolePresets, c.Preset, c.Tags)
 			if err != nil {
 				return nil, err
 			}
 			return NewRSLRLConsoleTail(c.StdoutFile, m, c.StepsPerIteration), nil
-		case "sb3":
+		case PresetSB3:
 			m, err := NewMapping(c.Preset, c.Tags)
 			if err != nil {
 				return nil, err

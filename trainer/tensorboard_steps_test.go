@@ -39,7 +39,7 @@ func TestTensorBoardRSLRLTimeTagsIgnored(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	recs := append(pollAll(t, r), r.(Finisher).Finish()...)
+	recs := readAll(t, r)
 	if len(recs) != 40 {
 		t.Fatalf("got %d records, want 40 (one per iteration): steps %v", len(recs), steps(recs))
 	}
@@ -73,7 +73,7 @@ func TestTensorBoardStepsPerIteration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	recs := append(pollAll(t, r), r.(Finisher).Finish()...)
+	recs := readAll(t, r)
 	if got := steps(recs); !equalSteps(got, []int64{4096, 8192, 12288, 16384}) {
 		t.Fatalf("steps = %v, want (i+1) × 4096", got)
 	}
@@ -103,7 +103,7 @@ func TestTensorBoardRLGamesOtherAxesIgnored(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	recs := append(pollAll(t, r), r.(Finisher).Finish()...)
+	recs := readAll(t, r)
 	if len(recs) != 30 {
 		t.Fatalf("got %d records, want 30 (one per epoch, on the frame axis): steps %v", len(recs), steps(recs))
 	}
@@ -148,7 +148,7 @@ func TestTensorBoardOneEventFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if recs := append(pollAll(t, r), r.(Finisher).Finish()...); len(recs) != 5 {
+	if recs := readAll(t, r); len(recs) != 5 {
 		t.Errorf("got %d records, want the 5 of the one file named", len(recs))
 	}
 }

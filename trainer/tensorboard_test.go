@@ -126,9 +126,18 @@ func writeFile(t *testing.T, path string, b []byte) {
 	}
 }
 
-func pollAll(t *testing.T, r Reader) []diagnostics.Record {
+func pollOnce(t *testing.T, r Reader) []diagnostics.Record {
 	t.Helper()
 	recs, err := r.Poll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+func readAll(t *testing.T, r Reader) []diagnostics.Record {
+	t.Helper()
+	recs, err := ReadAll(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,11 +163,11 @@ func TestTensorBoardValueKinds(t *testing.T) {
 	))...)
 	writeFile(t, filepath.Join(dir, "events.out.tfevents.1.host"), b)
 	r := idleTail(dir)
-	recs := pollAll(t, r)
+	recs := pollOnce(t, r)
 	if len(recs) != 0 {
 		t.Fatalf("first Poll = %v, want the step held until the file stops growing", recs)
 	}
-	recs = pollAll(t, r)
+	recs = pollOnce(t, r)
 	if len(recs) != 1 || recs[0].Step != 100 {
 		t.Fatalf("second Poll = %v, want one record at step 100", recs)
 	}
@@ -180,7 +189,7 @@ func TestTensorBoardPluginRememberedPerTag(t *testing.T) {
 	// Later events carry no metadata: the plugin first seen still applies.
 	writeFile(t, path, tfrecord(eventBytes(2, text, simpleValue("r", 2))))
 	r := idleTail(dir)
-	recs := append(pollAll(t, r), pollAll(t, r)...)
+	recs := append(pollOnce(t, r), pollOnce(t, r)...)
 	if len(recs) != 2 {
 		t.Fatalf("records = %v, want 2", recs)
 	}
@@ -197,27 +206,27 @@ func TestTensorBoardTailing(t *testing.T) {
 	rec1 := tfrecord(eventBytes(1, simpleValue("Train/mean_reward", 3)))
 	rec1b := tfrecord(eventBytes(1, simpleValue("Loss/value_function", 0.5)))
 	rec2 := tfrecord(eventBytes(2, simpleValue("Train/mean_reward", 4)))
-	r, err := OpenReader(SourceTensorBoard, "rsl_rl", nil, "", dir)
+	r, err := Open(ReaderConfig{Source: SourceTensorBoard, Preset: PresetRSLRL, TBDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if recs := pollAll(t, r); len(recs) != 0 {
+	if recs := pollOnce(t, r); len(recs) != 0 {
 		t.Fatalf("no directory yet: got %v", recs)
 	}
 	writeFile(t, path, append(fileVersionRecord(), rec1...))
 	writeFile(t, path, rec1b[:len(rec1b)-3]) // a partial record: waited for
-	if recs := pollAll(t, r); len(recs) != 0 {
+	if recs := pollOnce(t, r); len(recs) != 0 {
 		t.Fatalf("partial: got %v, want nothing yet", recs)
 	}
 	writeFile(t, path, rec1b[len(rec1b)-3:])
 	writeFile(t, path, rec2)
-	recs := pollAll(t, r)
+	recs := pollOnce(t, r)
 	want := diagnostics.Record{Step: 1, Values: map[string]float64{diagnostics.Reward: 3, diagnostics.ValueLoss: 0.5}}
 	if len(recs) != 1 || !sameRecord(recs[0], want) {
 		t.Fatalf("got %v, want [%v]", recs, want)
 	}
-	if recs = pollAll(t, r); len(recs) != 0 { // no new data yet: step 2 may have more scalars coming
+	if recs = pollOnce(t, r); len(recs) != 0 { // no new data yet: step 2 may have more scalars coming
 		t.Errorf("got %v, want step 2 held back", recs)
 	}
 	recs = r.(Finisher).Finish() // the trainer exited: nothing more comes
@@ -244,7 +253,7 @@ func TestTensorBoardCorruption(t *testing.T) {
 	b = append(b, tfrecord(eventBytes(5, simpleValue("r", 5)))...)
 	writeFile(t, path, b)
 	r := idleTail(dir)
-	recs := append(pollAll(t, r), pollAll(t, r)...)
+	recs := append(pollOnce(t, r), pollOnce(t, r)...)
 	if got := steps(recs); !equalSteps(got, []int64{1, 3}) {
 		t.Errorf("steps = %v, want [1 3]", got)
 	}
@@ -256,7 +265,7 @@ func TestTensorBoardCorruption(t *testing.T) {
 	if err := os.WriteFile(path, tfrecord(eventBytes(7, simpleValue("r", 7))), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	recs = append(pollAll(t, r), pollAll(t, r)...)
+	recs = append(pollOnce(t, r), pollOnce(t, r)...)
 	if got := steps(recs); !equalSteps(got, []int64{7}) {
 		t.Errorf("after rewrite steps = %v, want [7]", got)
 	}
@@ -269,14 +278,14 @@ func TestTensorBoardSeveralFiles(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "events.out.tfevents.1"), tfrecord(eventBytes(5, simpleValue("r", 0))))
 	writeFile(t, filepath.Join(dir, "notes.txt"), []byte("not an event file"))
 	r := idleTail(dir)
-	recs := append(pollAll(t, r), pollAll(t, r)...)
+	recs := append(pollOnce(t, r), pollOnce(t, r)...)
 	// Name order: a/..., b/..., then events.out... at the top.
 	if got := steps(recs); !equalSteps(got, []int64{10, 20, 5}) {
 		t.Errorf("steps = %v, want [10 20 5]", got)
 	}
 	// A new file (a restarted trainer) is picked up.
 	writeFile(t, filepath.Join(dir, "events.out.tfevents.3"), tfrecord(eventBytes(30, simpleValue("r", 3))))
-	recs = append(pollAll(t, r), pollAll(t, r)...)
+	recs = append(pollOnce(t, r), pollOnce(t, r)...)
 	if got := steps(recs); !equalSteps(got, []int64{30}) {
 		t.Errorf("steps = %v, want [30]", got)
 	}
@@ -286,7 +295,7 @@ func TestTensorBoardGarbageEvent(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "events.out.tfevents.1"), tfrecord([]byte{0x2a, 0xff})) // field 5, truncated
 	r := idleTail(dir)
-	pollAll(t, r)
+	pollOnce(t, r)
 	if st := r.Stats(); st.Malformed != 1 || !strings.Contains(st.LastError, "event: malformed protobuf") {
 		t.Errorf("Stats = %+v, want one malformed event", st)
 	}

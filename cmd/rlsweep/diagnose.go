@@ -233,23 +233,9 @@ func drain(c trainer.ReaderConfig) ([]diagnostics.Record, trainer.ReaderStats, e
 		return nil, trainer.ReaderStats{}, invalidInput(err)
 	}
 	defer r.Close()
-	var recs []diagnostics.Record
-	// A TensorBoard reader returns a step's record once its file has gone quiet: poll until two Polls
-	// in a row return nothing, then take what a reader still holds (the last step, the last block).
-	for empty := 0; empty < 2; {
-		got, err := r.Poll()
-		if err != nil {
-			return nil, trainer.ReaderStats{}, err
-		}
-		if len(got) == 0 {
-			empty++
-			continue
-		}
-		empty = 0
-		recs = append(recs, got...)
-	}
-	if f, ok := r.(trainer.Finisher); ok {
-		recs = append(recs, f.Finish()...)
+	recs, err := trainer.ReadAll(r)
+	if err != nil {
+		return nil, trainer.ReaderStats{}, err
 	}
 	return recs, r.Stats(), nil
 }
@@ -334,7 +320,7 @@ const sniffBytes = 64 << 10
 // read as JSON lines.
 func detectSource(path string) (source, preset string, err error) {
 	if strings.EqualFold(filepath.Ext(path), ".csv") {
-		return trainer.SourceCSV, "sb3", nil
+		return trainer.SourceCSV, trainer.PresetSB3, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -349,9 +335,9 @@ func detectSource(path string) (source, preset string, err error) {
 	b = b[:n]
 	switch {
 	case bytes.Contains(b, []byte("Learning iteration ")):
-		return trainer.SourceStdout, "rsl_rl", nil
+		return trainer.SourceStdout, trainer.PresetRSLRL, nil
 	case sb3TableRow.Match(b):
-		return trainer.SourceStdout, "sb3", nil
+		return trainer.SourceStdout, trainer.PresetSB3, nil
 	}
 	return trainer.SourceJSONL, "", nil
 }

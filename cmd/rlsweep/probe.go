@@ -12,6 +12,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/sweeps"
+	"github.com/rlsweep/rlsweep/trainer/builtin"
 	"github.com/rlsweep/rlsweep/trainer/ppo"
 	"github.com/rlsweep/rlsweep/trainer/probes"
 )
@@ -83,7 +84,7 @@ func runProbe(ctx context.Context, f *Factory, opts *ProbeOptions) error {
 		rep, err = probeExternal(ctx, opts)
 	} else {
 		bug, _ := ppo.ParseBug(opts.InjectBug)
-		rep, err = probes.Run(ctx, probes.Options{ActionSpace: opts.ActionSpace, Bug: bug, Seed: opts.Seed})
+		rep, err = probes.Run(ctx, builtin.ProbeTrainer(bug), probes.Options{ActionSpace: opts.ActionSpace, Seed: opts.Seed})
 	}
 	if err != nil {
 		return err

@@ -105,13 +105,6 @@ func (m *MLP) bind(params, grads []float64) {
 	}
 }
 
-// Weights returns the weight matrix (out×in, row-major) and bias of layer i (0 is the first affine
-// layer) as views into Params.
-func (m *MLP) Weights(i int) (w, b []float64) { return m.layers[i].w, m.layers[i].b }
-
-// ZeroGrad sets every gradient to zero.
-func (m *MLP) ZeroGrad() { clear(m.Grads) }
-
 // Workspace holds the activations of one batched forward pass and the scratch space of the backward
 // pass through it. A workspace belongs to one MLP shape and serves batches up to its capacity.
 type Workspace struct {

@@ -46,7 +46,7 @@ func TestMLPGradients(t *testing.T) {
 				copy(m.Params, saved)
 				return floats.Dot(y, c)
 			}
-			m.ZeroGrad()
+			clear(m.Grads)
 			m.Forward(ws, x, tc.batch)
 			dX := make([]float64, len(x))
 			m.Backward(ws, c, dX)
@@ -152,13 +152,13 @@ func TestLayoutsAgree(t *testing.T) {
 	x, d := randSlice(rng, batch*4), randSlice(rng, batch*2)
 	big := m.NewWorkspace(batch)
 	yBig := append([]float64(nil), m.Forward(big, x, batch)...)
-	m.ZeroGrad()
+	clear(m.Grads)
 	dxBig := make([]float64, len(x))
 	m.Backward(big, d, dxBig)
 	gBig := append([]float64(nil), m.Grads...)
 	// The same rows in chunks below featureMajorMin take the batch-major path.
 	small := m.NewWorkspace(featureMajorMin / 2)
-	m.ZeroGrad()
+	clear(m.Grads)
 	half := batch / 2
 	for c := 0; c < 2; c++ {
 		y := m.Forward(small, x[c*half*4:(c+1)*half*4], half)

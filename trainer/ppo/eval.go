@@ -1,22 +1,10 @@
 package ppo
 
-import (
-	"math"
-
-	"github.com/rlsweep/rlsweep/trainer/envs"
-)
-
 // Config returns the trainer's configuration.
 func (t *Trainer) Config() Config { return t.cfg }
 
-// Spec returns the environment's spec.
-func (t *Trainer) Spec() envs.Spec { return t.spec }
-
 // Steps returns the environment steps taken so far (all environments together).
 func (t *Trainer) Steps() int64 { return t.step }
-
-// Params returns a copy of all trainable parameters (actor, critic, then log σ).
-func (t *Trainer) Params() []float64 { return append([]float64(nil), t.params...) }
 
 // Value returns the critic's V(obs) for a raw observation (normalised as during training).
 func (t *Trainer) Value(obs []float64) float64 {
@@ -42,19 +30,6 @@ func (t *Trainer) ActionMean(obs []float64) []float64 {
 		return nil
 	}
 	return t.policyOutput(obs)
-}
-
-// ActionStd returns σ of a Gaussian policy (floored at StdMin), nil for a categorical one.
-func (t *Trainer) ActionStd() []float64 {
-	if t.spec.Discrete() {
-		return nil
-	}
-	t.refreshLogStd()
-	s := make([]float64, len(t.effLogStd))
-	for i, l := range t.effLogStd {
-		s[i] = math.Exp(l)
-	}
-	return s
 }
 
 // RecentReturn returns the mean raw return of the last (up to 100) finished episodes and how many

@@ -123,7 +123,7 @@ func TestDeterministic(t *testing.T) {
 				if err := tr.Run(context.Background(), 1000, nil); err != nil {
 					t.Fatal(err)
 				}
-				return tr.Params()
+				return slices.Clone(tr.params)
 			}
 			a, b, c := run(3), run(3), run(4)
 			if !slices.Equal(a, b) {
@@ -168,7 +168,7 @@ func resumeCase(t *testing.T, name string, cfg Config, half, total int64) {
 	if second.Steps() != straight.Steps() {
 		t.Fatalf("steps: resumed %d, straight %d", second.Steps(), straight.Steps())
 	}
-	if !slices.Equal(second.Params(), straight.Params()) {
+	if !slices.Equal(slices.Clone(second.params), slices.Clone(straight.params)) {
 		t.Error("resumed parameters differ from the straight run's")
 	}
 	if resumedLast.Reward != straightLast.Reward || resumedLast.ValueLoss != straightLast.ValueLoss {
@@ -209,7 +209,7 @@ func TestSaveFileAtomic(t *testing.T) {
 	if err := other.RestoreFile(path); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(other.Params(), tr.Params()) {
+	if !slices.Equal(slices.Clone(other.params), slices.Clone(tr.params)) {
 		t.Error("restored parameters differ")
 	}
 	wrong, _ := New(smallConfig(mustMake(t, "Pendulum-v1")().Spec()), mustMake(t, "Pendulum-v1"), 1)
@@ -227,7 +227,7 @@ func TestInjectedBugsChangeTraining(t *testing.T) {
 		cfg.Bug = b
 		tr, _ := New(cfg, newEnv, 5)
 		tr.Run(context.Background(), 500, nil)
-		return tr.Params()
+		return slices.Clone(tr.params)
 	}
 	clean := train(BugNone)
 	for _, name := range BugNames() {

@@ -92,7 +92,7 @@ func Judge(p Probe, rec Record) Result {
 	}
 	if p.Level == 3 && math.Abs(1-gamma) <= ValueTol {
 		// V(0) = γ is then within the tolerance of V(0) = 1, what a trainer that ignores γ learns.
-		res.Error = fmt.Sprintf("record: gamma %g cannot tell discounting from none (|1 − γ| ≤ %g); train probes with RLSWEEP_PROBE_GAMMA (%g)", gamma, ValueTol, Gamma)
+		res.Error = fmt.Sprintf("record: gamma %g cannot tell discounting from none (|1 − γ| ≤ %g); train probes with %s (%g)", gamma, ValueTol, EnvProbeGamma, Gamma)
 		return res
 	}
 	for _, o := range p.Obs {

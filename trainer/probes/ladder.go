@@ -95,7 +95,7 @@ func diagnosis(failed Result, rs []Result) string {
 			}
 		}
 		return fmt.Sprintf("the trainer does not speak the probe protocol: it exited 0 without writing a result to "+
-			"RLSWEEP_PROBE_RESULT on %d of %d probes, so the probes say nothing about its learning; teach it the protocol "+
+			EnvProbeResult+" on %d of %d probes, so the probes say nothing about its learning; teach it the protocol "+
 			"(a result per probe, or exit 3 to decline one): %s", same, ran, disableHint)
 	case FaultCrashed:
 		return fmt.Sprintf("the trainer crashed on probe %s, so the probes say nothing about its learning; fix the crash, %s. %s",

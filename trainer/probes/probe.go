@@ -2,7 +2,8 @@
 // of a PPO trainer, with Gaussian variants for continuous actions; the record a trainer reports after
 // training on one (its value and policy at the probe's observations); the pass criteria that judge it;
 // and the ladder that turns a set of results into a diagnosis: when probe N fails while N−1 passes, the
-// bug is in what N adds. Run trains the built-in PPO on each probe.
+// bug is in what N adds. Run trains any Trainer on the ladder; the package knows no trainer itself
+// (the built-in PPO is adapted to it in trainer/builtin), so whatever reads probes.json can import it.
 package probes
 
 import (
