@@ -33,7 +33,9 @@ var allowed = map[string][]string{
 	"report":    {"gonum.org/", module + "diagnostics", module + "sweeps", module + "trainer/probes"},
 	"artifacts": {"github.com/aws/", module + "sweeps"},
 	// runner starts and stops trainer processes; it knows the trainer contract's variables.
-	"runner": {module + "trainer", "golang.org/x/sys/unix"},
+	// runner starts and stops trainer processes; it knows the trainer contract's variables, renders
+	// commands (sweeps) and speaks the probe protocol (trainer/probes).
+	"runner": {module + "trainer", module + "sweeps", module + "trainer/probes", "golang.org/x/sys/unix"},
 	"activities": {module + "sweeps", module + "diagnostics", module + "trainer", module + "artifacts", module + "report", module + "runner",
 		"go.temporal.io/sdk/activity", "go.temporal.io/sdk/temporal",
 		// A heartbeat's error and the cause of a cancelled activity context tell an attempt the server

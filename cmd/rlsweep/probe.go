@@ -10,8 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rlsweep/rlsweep/activities"
-	"github.com/rlsweep/rlsweep/sweeps"
+	"github.com/rlsweep/rlsweep/runner"
 	"github.com/rlsweep/rlsweep/trainer/builtin"
 	"github.com/rlsweep/rlsweep/trainer/ppo"
 	"github.com/rlsweep/rlsweep/trainer/probes"
@@ -118,7 +117,6 @@ func probeExternal(ctx context.Context, opts *ProbeOptions) (probes.Report, erro
 	if err != nil {
 		return probes.Report{}, err
 	}
-	a := &activities.Activities{WorkDir: dir}
 	ids := probes.IDs()
 	results := make([]probes.Result, len(ids))
 	errs := make([]error, len(ids))
@@ -130,11 +128,14 @@ func probeExternal(ctx context.Context, opts *ProbeOptions) (probes.Report, erro
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			r, err := a.RunProbe(ctx, activities.ProbeInput{SweepID: "probe", Probe: string(id),
-				Trainer: sweeps.Trainer{Command: opts.Command}, Command: opts.Command, Seed: int64(opts.Seed), Dir: cwd})
-			if r != nil {
-				results[i] = *r
+			p, err := probes.Lookup(id)
+			if err != nil {
+				errs[i] = err
+				return
 			}
+			r, err := runner.ExternalProbe{Command: opts.Command, Environ: os.Environ(), SweepID: "probe",
+				Seed: int64(opts.Seed), WorkDir: dir, Dir: cwd, Mask: runner.NewMasker(runner.WorkerSecrets(os.Environ()))}.Run(ctx, p)
+			results[i] = r
 			errs[i] = err
 		}()
 	}

@@ -60,3 +60,26 @@ func ptrs(xs []float64) []*float64 {
 	}
 	return out
 }
+
+// BugParam is the sweep parameter that breaks the built-in trainer on purpose (a test aid, as
+// `rlsweep train --inject-bug`); the probe stage honours it too.
+const BugParam = ppo.BugParam
+
+// Probe runs the built-in PPO on probe p, on env's action space: a probe of the other action space is
+// skipped. params may carry BugParam. An error is bad input (an unknown env or bug) or ctx's end.
+func Probe(ctx context.Context, env string, params map[string]any, p probes.Probe, seed int64) (probes.Result, error) {
+	newEnv, err := envs.Make(env)
+	if err != nil {
+		return probes.Result{}, err
+	}
+	if newEnv().Spec().Discrete() == p.Continuous {
+		return probes.Result{Probe: p.ID, Level: p.Level, Skipped: true}, nil
+	}
+	name, _ := params[BugParam].(string)
+	bug, err := ppo.ParseBug(name)
+	if err != nil {
+		return probes.Result{}, err
+	}
+	r := probes.RunOne(ctx, ProbeTrainer(bug), p, uint64(seed))
+	return r, ctx.Err()
+}
