@@ -2,7 +2,11 @@ package rlsweep_test
 
 import (
 	"encoding/json"
+	"go/parser"
+	"go/token"
 	"os/exec"
+	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -20,18 +24,24 @@ var allowed = map[string][]string{
 	"sweeps":      {"gopkg.in/yaml.v3", "gonum.org/", module + "diagnostics", module + "trainer"},
 	"diagnostics": {"gonum.org/"},
 	"trainer":     {"gonum.org/", module + "diagnostics", module + "trainer"},
-	"report":      {"gonum.org/", module + "diagnostics", module + "sweeps"},
+	"results":     {module + "diagnostics", module + "sweeps"},
+	"regression":  {module + "diagnostics", module + "results", module + "sweeps"},
+	"report":      {"gonum.org/", module + "diagnostics", module + "results", module + "regression", module + "sweeps"},
 	"artifacts":   {"github.com/aws/", module + "sweeps"},
+	// sweepstore reads and writes a sweep's stored files as the pure packages' types.
+	"sweepstore": {module + "artifacts", module + "diagnostics", module + "regression", module + "report",
+		module + "results", module + "sweeps", module + "trainer"},
 	"activities": {module + "sweeps", module + "diagnostics", module + "trainer", module + "artifacts", module + "report",
+		module + "results", module + "regression", module + "sweepstore",
 		"go.temporal.io/sdk/activity", "go.temporal.io/sdk/temporal",
 		// waitid(WNOWAIT) for the trainer's process group: the standard library's syscall has no Waitid.
 		"golang.org/x/sys/unix"},
-	"workflows": {module + "sweeps", module + "diagnostics", module + "activities",
+	"workflows": {module + "sweeps", module + "diagnostics", module + "activities", module + "results", module + "regression",
 		"go.temporal.io/sdk/workflow", "go.temporal.io/sdk/temporal", "go.temporal.io/api/enums/"},
 }
 
 // pure packages: no Temporal, no AWS, no network anywhere in their dependencies.
-var pure = []string{"sweeps", "diagnostics", "trainer", "report"}
+var pure = []string{"sweeps", "diagnostics", "trainer", "report", "results", "regression"}
 
 var forbiddenInPure = []string{"go.temporal.io/", "github.com/aws/", "net", "net/http", "os/exec"}
 
@@ -124,4 +134,44 @@ func hasPrefix(prefixes []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// cliActivities lists the files of cmd/rlsweep that may import activities, with why: the rest of the
+// CLI reads and writes the store through sweepstore and speaks the pure packages' types.
+var cliActivities = map[string]string{
+	"worker.go": "the worker registers the activities",
+	"watch.go":  "watch decodes a running segment's heartbeat (activities.Heartbeat)",
+	"probe.go":  "rlsweep probe runs the probe activity's code outside Temporal",
+	"train.go":  "the built-in trainer reads the injected-bug parameter's name",
+}
+
+func TestCLIImportsActivitiesOnlyForWiring(t *testing.T) {
+	files, err := filepath.Glob("cmd/rlsweep/*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("cmd/rlsweep: %v, %d files", err, len(files))
+	}
+	fset := token.NewFileSet()
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			if imp.Path.Value == `"`+module+`activities"` && cliActivities[filepath.Base(path)] == "" {
+				t.Errorf("%s imports activities; only %v may (the worker and watch wiring)", path, keys(cliActivities))
+			}
+		}
+	}
+}
+
+func keys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/trainer"
 )
@@ -270,7 +271,7 @@ func TestTrainSegmentMetricMissing(t *testing.T) {
 		!slices.IsSorted(res.MetricMissing) {
 		t.Errorf("Objective, MetricMissing = %v, %q; want none and the sorted names the records carry, reward among them", res.Objective, res.MetricMissing)
 	}
-	w := activities.MissingMetricWarning("rewrd", 0, res.MetricMissing)
+	w := results.MissingMetricWarning("rewrd", 0, res.MetricMissing)
 	if !strings.Contains(w, `metric "rewrd": no record of segment 0 carries it`) || !strings.Contains(w, "reward, ") {
 		t.Errorf("warning = %q, want the metric, the segment and the names written", w)
 	}

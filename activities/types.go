@@ -1,13 +1,9 @@
 package activities
 
 import (
-	"encoding/json"
-	"fmt"
 	"math"
-	"strings"
 
-	"github.com/rlsweep/rlsweep/diagnostics"
-	"github.com/rlsweep/rlsweep/report"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
@@ -24,18 +20,6 @@ const (
 	// overwritten. Never retried.
 	ErrSweepExists = "SweepExists"
 )
-
-// Trial outcomes (docs/diagnostics.md): the report package's, which draws them, so the two never disagree.
-const (
-	OutcomeCompleted = report.OutcomeCompleted
-	OutcomeDiverged  = report.OutcomeDiverged
-	OutcomePruned    = report.OutcomePruned
-	OutcomeFailed    = report.OutcomeFailed
-	OutcomeCancelled = report.OutcomeCancelled
-)
-
-// Outcomes lists every trial outcome in display order.
-var Outcomes = []string{OutcomeCompleted, OutcomeDiverged, OutcomePruned, OutcomeFailed, OutcomeCancelled}
 
 // PlanInput asks to plan a sweep and store its spec and plan.
 type PlanInput struct {
@@ -89,7 +73,7 @@ type SegmentResult struct {
 	LastStep      int64
 	Records       int
 	Malformed     int
-	Last          Values // the last value of each canonical metric
+	Last          results.Values // the last value of each canonical metric
 	Objective     *float64
 	CheckpointKey string // the last checkpoint uploaded, "" if none
 	MetricsKey    string // the trial's metrics folder (artifacts.MetricsDir)
@@ -108,71 +92,12 @@ type SegmentResult struct {
 	MetricMissing []string
 }
 
-// MissingMetricWarning is the warning of a trial whose records do not carry the objective's metric:
-// without it the trial has no objective and no statistic counts it.
-func MissingMetricWarning(metric string, segment int, carried []string) string {
-	wrote := "no metric at all"
-	if len(carried) > 0 {
-		wrote = strings.Join(carried, ", ")
-	}
-	return fmt.Sprintf("metric %q: no record of segment %d carries it, so the trial has no objective and only the at-once diagnostics rules (non_finite, std_nonpositive, grad_explosion) can stop it; its records carry %s (set metric.name to one of them, or map a tag to it with trainer.metrics)",
-		metric, segment, wrote)
-}
-
 // Heartbeat is what a running segment records with each heartbeat; a retried attempt resumes from
 // its CheckpointKey.
 type Heartbeat struct {
 	Step           int64
 	CheckpointKey  string
 	CheckpointStep int64
-}
-
-// TrialSummary is one trial's result as results.json, results.csv and the Sweep workflow record it.
-type TrialSummary struct {
-	TrialID     string         `json:"trial_id"`
-	Config      int            `json:"config"`
-	Seed        int64          `json:"seed"`
-	Params      map[string]any `json:"params"`
-	Outcome     string         `json:"outcome"`
-	Objective   *float64       `json:"objective"`
-	Steps       int64          `json:"steps"`
-	StopRule    string         `json:"stop_rule,omitempty"`
-	Error       string         `json:"error,omitempty"`
-	WallSeconds float64        `json:"wall_seconds"`
-	Segments    int            `json:"segments"`
-	Last        Values         `json:"last,omitempty"`
-	// Warnings are problems the trial ran despite, each once: the trainer ignored RLSWEEP_STOP_AT_STEP,
-	// an objective metric no record carries. Shown by `rlsweep status` and the report.
-	Warnings []string `json:"warnings,omitempty"`
-	// Malformed counts the metric lines (or records) its segments' readers dropped as malformed:
-	// unparsable, too long, failed CRC, step going backwards (docs/diagnostics.md).
-	Malformed int `json:"malformed,omitempty"`
-}
-
-// Values maps metric names to numbers and survives JSON with NaN and ±Inf in it: non-finite numbers are
-// written as the strings "NaN", "+Inf" and "-Inf" (encoding/json rejects them as numbers).
-type Values map[string]float64
-
-// MarshalJSON writes finite values as numbers and non-finite ones as strings (diagnostics.Float).
-func (v Values) MarshalJSON() ([]byte, error) {
-	m := make(map[string]diagnostics.Float, len(v))
-	for k, x := range v {
-		m[k] = diagnostics.Float(x)
-	}
-	return json.Marshal(m)
-}
-
-// UnmarshalJSON reads what MarshalJSON writes.
-func (v *Values) UnmarshalJSON(b []byte) error {
-	var m map[string]diagnostics.Float
-	if err := json.Unmarshal(b, &m); err != nil {
-		return err
-	}
-	*v = make(Values, len(m))
-	for k, x := range m {
-		(*v)[k] = float64(x)
-	}
-	return nil
 }
 
 // finite returns a pointer to x, or nil when x is NaN or ±Inf.

@@ -9,6 +9,7 @@ import (
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/results"
 )
 
 // A sweep in which some trials write NaN at a chosen step, some let action_std_min fall to 0, some
@@ -39,12 +40,12 @@ concurrency: 6
 		fault, _ := tr.Params["fault"].(float64)
 		rule := wantRule[int64(fault)]
 		if rule == "" {
-			if tr.Outcome != activities.OutcomeCompleted {
+			if tr.Outcome != results.OutcomeCompleted {
 				t.Errorf("healthy trial %s ended %s (%s %s), want completed", tr.TrialID, tr.Outcome, tr.StopRule, tr.Error)
 			}
 			continue
 		}
-		if tr.Outcome != activities.OutcomeDiverged || tr.StopRule != rule {
+		if tr.Outcome != results.OutcomeDiverged || tr.StopRule != rule {
 			t.Errorf("trial %s (fault %v) ended %s by %q, want diverged by %q", tr.TrialID, fault, tr.Outcome, tr.StopRule, rule)
 			continue
 		}
@@ -91,12 +92,12 @@ concurrency: 4
 			t.Errorf("trial %s: stored metrics lack the console's values:\n%.400s", tr.TrialID, metrics)
 		}
 		if at, _ := tr.Params["vf_inf_at"].(float64); at > 40000 {
-			if tr.Outcome != activities.OutcomeCompleted || tr.Steps != 40000 {
+			if tr.Outcome != results.OutcomeCompleted || tr.Steps != 40000 {
 				t.Errorf("healthy trial %s ended %s at step %d (%s %s), want completed at 40000", tr.TrialID, tr.Outcome, tr.Steps, tr.StopRule, tr.Error)
 			}
 			continue
 		}
-		if tr.Outcome != activities.OutcomeDiverged || tr.StopRule != diagnostics.RuleNonFinite {
+		if tr.Outcome != results.OutcomeDiverged || tr.StopRule != diagnostics.RuleNonFinite {
 			t.Errorf("trial %s ended %s by %q, want diverged by non_finite", tr.TrialID, tr.Outcome, tr.StopRule)
 			continue
 		}

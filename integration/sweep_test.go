@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/trainer"
 )
 
@@ -43,7 +43,7 @@ concurrency: 6
 		t.Fatalf("results.json has %d trials, want %d", got, want)
 	}
 	for _, tr := range res.Trials {
-		if tr.Outcome != activities.OutcomeCompleted || tr.Steps != 20000 || tr.Segments != 2 || tr.Objective == nil {
+		if tr.Outcome != results.OutcomeCompleted || tr.Steps != 20000 || tr.Segments != 2 || tr.Objective == nil {
 			t.Errorf("trial %s: outcome %s, steps %d, segments %d, objective %v; want completed, 20000, 2, set",
 				tr.TrialID, tr.Outcome, tr.Steps, tr.Segments, tr.Objective)
 		}

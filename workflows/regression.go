@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/regression"
 )
 
 // RegressionInput starts a regression: the pinned sweep stored under SpecKey, compared with Baseline.
@@ -17,11 +18,11 @@ type RegressionInput struct {
 	Name string
 	// SpecKey is the artifact-store key of the pinned spec.yaml.
 	SpecKey string
-	// Baseline is a sweep ID or a stored baseline's name (activities.BaselineKey).
+	// Baseline is a sweep ID or a stored baseline's name (artifacts.BaselineKey).
 	Baseline string
 	// Thresholds override the pinned spec's regression section field by field where nonzero (a
 	// schedule's --tolerance); the spec's section, or the defaults, decide the rest.
-	Thresholds activities.Thresholds
+	Thresholds regression.Thresholds
 	// WebhookURL, optional, receives regression.json as a JSON POST; "env:NAME" reads it on the worker.
 	WebhookURL string
 }
@@ -79,7 +80,7 @@ func Regression(ctx workflow.Context, in RegressionInput) (*RegressionResult, er
 }
 
 // VerdictFailed is the verdict of a regression whose sweep or comparison did not complete.
-const VerdictFailed = activities.VerdictFailed
+const VerdictFailed = regression.VerdictFailed
 
 func failRegression(ctx workflow.Context, err error) error {
 	if uerr := workflow.UpsertTypedSearchAttributes(ctx, AttrVerdict.ValueSet(VerdictFailed)); uerr != nil {

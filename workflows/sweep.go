@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
@@ -45,11 +46,11 @@ type SweepState struct {
 	Next        int            // plan index of the next trial to start
 	Running     []string       // trial IDs started and not yet reported
 	Counts      map[string]int // finished trials per outcome
-	Pending     []activities.TrialSummary
+	Pending     []results.TrialSummary
 	Part        int // next results part number
 	Paused      bool
 	Concurrency int
-	Leader      *activities.TrialSummary
+	Leader      *results.TrialSummary
 	Runs        int // how many runs this sweep has had (continue-as-new count + 1)
 	Started     time.Time
 	// Probes is the probe stage's report, once it has run.
@@ -57,7 +58,7 @@ type SweepState struct {
 	// ParamsAttribute: trials carry AttrParams (the namespace has it registered).
 	ParamsAttribute bool `json:",omitempty"`
 	// LastFailure is the trial that failed last, its whole error kept, for status and watch.
-	LastFailure *activities.TrialSummary `json:",omitempty"`
+	LastFailure *results.TrialSummary `json:",omitempty"`
 }
 
 // SweepStatus is what the status query returns.
@@ -71,12 +72,12 @@ type SweepStatus struct {
 	Counts      map[string]int
 	Paused      bool
 	Concurrency int
-	Leader      *activities.TrialSummary
+	Leader      *results.TrialSummary
 	Metric      sweeps.Metric
 	Runs        int
 	Since       time.Time
 	// LastFailure is the trial that failed last, with its whole error; nil when none has.
-	LastFailure *activities.TrialSummary `json:",omitempty"`
+	LastFailure *results.TrialSummary `json:",omitempty"`
 }
 
 // SweepResult is what a finished sweep returns.
@@ -88,7 +89,7 @@ type SweepResult struct {
 	ResultsKey string
 	CSVKey     string
 	// LastFailure is the trial that failed last, with its whole error; nil when none has.
-	LastFailure *activities.TrialSummary `json:",omitempty"`
+	LastFailure *results.TrialSummary `json:",omitempty"`
 }
 
 // resultsBatch is how many finished trials the sweep holds before storing them.
@@ -259,7 +260,7 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 		}
 	}
 	phase := PhaseCompleted
-	if n := len(s.trials); n > 0 && s.state.Counts[activities.OutcomeFailed] == n &&
+	if n := len(s.trials); n > 0 && s.state.Counts[results.OutcomeFailed] == n &&
 		workflow.GetVersion(ctx, allFailedChange, workflow.DefaultVersion, 1) == 1 {
 		phase = PhaseFailed
 	}
@@ -378,7 +379,7 @@ func (s *sweepRun) startTrials(ctx workflow.Context) {
 			continue
 		}
 		if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
-			s.record(ctx, activities.TrialSummary{TrialID: ids[i], Outcome: activities.OutcomeFailed,
+			s.record(ctx, results.TrialSummary{TrialID: ids[i], Outcome: results.OutcomeFailed,
 				Error: "trial workflow did not start: " + err.Error()})
 			continue
 		}
@@ -386,7 +387,7 @@ func (s *sweepRun) startTrials(ctx workflow.Context) {
 		// A trial that ends without reporting (terminated by hand) still counts as finished.
 		workflow.Go(ctx, func(gctx workflow.Context) {
 			if err := f.Get(gctx, nil); err != nil && s.running[id] && !temporal.IsCanceledError(err) {
-				s.record(gctx, activities.TrialSummary{TrialID: id, Outcome: activities.OutcomeFailed,
+				s.record(gctx, results.TrialSummary{TrialID: id, Outcome: results.OutcomeFailed,
 					Error: "trial workflow ended without reporting: " + err.Error()})
 			}
 		})
@@ -400,19 +401,19 @@ func (s *sweepRun) followTrial(ctx workflow.Context, id string, f workflow.Child
 	err := f.GetChildWorkflowExecution().Get(ctx, nil)
 	s.starting--
 	if err != nil {
-		s.record(ctx, activities.TrialSummary{TrialID: id, Outcome: activities.OutcomeFailed,
+		s.record(ctx, results.TrialSummary{TrialID: id, Outcome: results.OutcomeFailed,
 			Error: "trial workflow did not start: " + err.Error()})
 		return
 	}
-	var sum activities.TrialSummary
+	var sum results.TrialSummary
 	switch err := f.Get(ctx, &sum); {
 	case err == nil && sum.TrialID == id:
 		s.record(ctx, sum)
 	case temporal.IsCanceledError(err):
 		// Its report, with the steps it reached, normally comes first by signal.
-		s.record(ctx, activities.TrialSummary{TrialID: id, Outcome: activities.OutcomeCancelled})
+		s.record(ctx, results.TrialSummary{TrialID: id, Outcome: results.OutcomeCancelled})
 	case err != nil:
-		s.record(ctx, activities.TrialSummary{TrialID: id, Outcome: activities.OutcomeFailed,
+		s.record(ctx, results.TrialSummary{TrialID: id, Outcome: results.OutcomeFailed,
 			Error: "trial workflow ended without reporting: " + err.Error()})
 	}
 }
@@ -492,27 +493,27 @@ func (s *sweepRun) startTrial(ctx workflow.Context, t sweeps.Trial) workflow.Chi
 }
 
 func (s *sweepRun) drainDone(ctx workflow.Context) {
-	var sum activities.TrialSummary
+	var sum results.TrialSummary
 	for s.doneCh.ReceiveAsync(&sum) {
 		s.record(ctx, sum)
-		sum = activities.TrialSummary{}
+		sum = results.TrialSummary{}
 	}
 }
 
 // record counts a finished trial once, whichever way its end was learnt.
-func (s *sweepRun) record(ctx workflow.Context, sum activities.TrialSummary) {
+func (s *sweepRun) record(ctx workflow.Context, sum results.TrialSummary) {
 	if !s.running[sum.TrialID] {
 		return
 	}
 	delete(s.running, sum.TrialID)
 	s.state.Counts[sum.Outcome]++
 	s.state.Pending = append(s.state.Pending, sum)
-	if sum.Outcome == activities.OutcomeFailed {
+	if sum.Outcome == results.OutcomeFailed {
 		failed := sum
 		failed.Last = nil
 		s.state.LastFailure = &failed
 	}
-	if sum.Outcome == activities.OutcomeCompleted && sum.Objective != nil && s.better(sum, s.state.Leader) {
+	if sum.Outcome == results.OutcomeCompleted && sum.Objective != nil && s.better(sum, s.state.Leader) {
 		lead := sum
 		lead.Last = nil
 		s.state.Leader = &lead
@@ -520,7 +521,7 @@ func (s *sweepRun) record(ctx workflow.Context, sum activities.TrialSummary) {
 	workflow.SetCurrentDetails(ctx, s.details())
 }
 
-func (s *sweepRun) better(a activities.TrialSummary, b *activities.TrialSummary) bool {
+func (s *sweepRun) better(a results.TrialSummary, b *results.TrialSummary) bool {
 	if b == nil || b.Objective == nil {
 		return true
 	}
@@ -536,7 +537,7 @@ func (s *sweepRun) details() string {
 		done += n
 	}
 	d := fmt.Sprintf("%d/%d trials finished, %d running", done, len(s.trials), len(s.running))
-	for _, o := range activities.Outcomes {
+	for _, o := range results.Outcomes {
 		if n := s.state.Counts[o]; n > 0 {
 			d += fmt.Sprintf(", %d %s", n, o)
 		}
@@ -640,7 +641,7 @@ func (s *sweepRun) cancel(ctx workflow.Context) (*SweepResult, error) {
 	})
 	if !ok {
 		for _, id := range sortedKeys(s.running) {
-			s.record(dctx, activities.TrialSummary{TrialID: id, Outcome: activities.OutcomeCancelled,
+			s.record(dctx, results.TrialSummary{TrialID: id, Outcome: results.OutcomeCancelled,
 				Error: "no report from the trial after the sweep was cancelled"})
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/workflows"
 )
@@ -79,7 +80,7 @@ func (f *fakeTrials) register(env *testsuite.TestWorkflowEnvironment) {
 	env.RegisterWorkflowWithOptions(f.trial, workflow.RegisterOptions{Name: "Trial"})
 }
 
-func (f *fakeTrials) trial(ctx workflow.Context, in workflows.TrialInput) (*activities.TrialSummary, error) {
+func (f *fakeTrials) trial(ctx workflow.Context, in workflows.TrialInput) (*results.TrialSummary, error) {
 	id := in.Trial.ID
 	f.mu.Lock()
 	f.running[id] = true
@@ -104,12 +105,12 @@ func (f *fakeTrials) trial(ctx workflow.Context, in workflows.TrialInput) (*acti
 	})
 	err := workflow.Sleep(ctx, f.durations(in.Trial.Config))
 	q := toFloat(in.Trial.Params["q"])
-	sum := activities.TrialSummary{TrialID: id, Config: in.Trial.Config, Seed: in.Trial.Seed, Params: in.Trial.Params,
-		Outcome: activities.OutcomeCompleted, Objective: &q, Steps: in.Trainer.TotalSteps, Segments: 1}
+	sum := results.TrialSummary{TrialID: id, Config: in.Trial.Config, Seed: in.Trial.Seed, Params: in.Trial.Params,
+		Outcome: results.OutcomeCompleted, Objective: &q, Steps: in.Trainer.TotalSteps, Segments: 1}
 	if f.outcome != nil && f.outcome(in.Trial.Config) != "" {
 		sum.Outcome = f.outcome(in.Trial.Config)
 	}
-	if sum.Outcome == activities.OutcomeFailed {
+	if sum.Outcome == results.OutcomeFailed {
 		sum.Objective = nil
 		sum.Error = "trial " + id + ": trainer exited with status 2 at step 0; log tail:\ncause of " + id
 	}
@@ -117,7 +118,7 @@ func (f *fakeTrials) trial(ctx workflow.Context, in workflows.TrialInput) (*acti
 	delete(f.running, id)
 	if err != nil {
 		f.cancelled[id] = true
-		sum.Outcome, sum.Objective = activities.OutcomeCancelled, nil
+		sum.Outcome, sum.Objective = results.OutcomeCancelled, nil
 	}
 	silent := f.silent[id]
 	f.mu.Unlock()
@@ -163,8 +164,8 @@ func (f *fakeTrials) startCounts() map[string]int {
 	return out
 }
 
-// results records what the result activities were given.
-type results struct {
+// resultsRecorder records what the result activities were given.
+type resultsRecorder struct {
 	recordDelay     time.Duration // workflow time each RecordResults call takes
 	paramsAttribute bool          // what Plan says of the namespace's RlsweepParams
 
@@ -174,7 +175,7 @@ type results struct {
 	plans  int
 }
 
-func (r *results) mock(env *testsuite.TestWorkflowEnvironment, total int) {
+func (r *resultsRecorder) mock(env *testsuite.TestWorkflowEnvironment, total int) {
 	env.OnActivity(acts.Plan, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.PlanInput) (*activities.PlanResult, error) {
 			r.mu.Lock()
@@ -203,10 +204,10 @@ func (r *results) mock(env *testsuite.TestWorkflowEnvironment, total int) {
 }
 
 // recorded returns every trial handed to RecordResults, by ID, with how often each was handed over.
-func (r *results) recorded() (map[string]activities.TrialSummary, map[string]int) {
+func (r *resultsRecorder) recorded() (map[string]results.TrialSummary, map[string]int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	byID, times := map[string]activities.TrialSummary{}, map[string]int{}
+	byID, times := map[string]results.TrialSummary{}, map[string]int{}
 	for i, p := range r.parts {
 		if p.Part != r.parts[0].Part+i {
 			panic(fmt.Sprintf("results part %d stored as part %d", r.parts[0].Part+i, p.Part))
@@ -266,14 +267,14 @@ func TestSweepSlidingWindowResultsAndLeader(t *testing.T) {
 			fakes.outcome = func(c int) string {
 				switch c {
 				case 1:
-					return activities.OutcomeDiverged
+					return results.OutcomeDiverged
 				case 9:
-					return activities.OutcomeFailed
+					return results.OutcomeFailed
 				}
 				return ""
 			}
 			fakes.register(env)
-			var res results
+			var res resultsRecorder
 			res.mock(env, len(qs))
 			var mid workflows.SweepStatus
 			env.RegisterDelayedCallback(func() { mid = queryStatus(t, env) }, 150*time.Second)
@@ -339,7 +340,7 @@ func TestSweepTrialsCarryParamsWhereRegistered(t *testing.T) {
 			env := s.NewTestWorkflowEnvironment()
 			fakes := newFakeTrials(func(int) time.Duration { return time.Minute })
 			fakes.register(env)
-			res := results{paramsAttribute: registered}
+			res := resultsRecorder{paramsAttribute: registered}
 			res.mock(env, len(qs))
 			env.ExecuteWorkflow(workflows.Sweep, sweepInput(sweepSpec(t, qs, 2, "maximize")))
 			if err := env.GetWorkflowError(); err != nil {
@@ -385,7 +386,7 @@ func TestSweepParamsAttributeBounded(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	fakes := newFakeTrials(func(int) time.Duration { return time.Minute })
 	fakes.register(env)
-	res := results{paramsAttribute: true}
+	res := resultsRecorder{paramsAttribute: true}
 	res.mock(env, 1)
 	env.ExecuteWorkflow(workflows.Sweep, sweepInput(*spec))
 	if err := env.GetWorkflowError(); err != nil {
@@ -421,12 +422,12 @@ func TestSweepEveryTrialFailedFails(t *testing.T) {
 			fakes := newFakeTrials(func(c int) time.Duration { return time.Duration(c+1) * time.Minute })
 			fakes.outcome = func(c int) string {
 				if tt.failed(c) {
-					return activities.OutcomeFailed
+					return results.OutcomeFailed
 				}
 				return ""
 			}
 			fakes.register(env)
-			var res results
+			var res resultsRecorder
 			res.mock(env, 3)
 			env.ExecuteWorkflow(workflows.Sweep, sweepInput(sweepSpec(t, []float64{1, 2, 3}, 3, "maximize")))
 			if err := env.GetWorkflowError(); err != nil {
@@ -442,7 +443,7 @@ func TestSweepEveryTrialFailedFails(t *testing.T) {
 			}
 			// Trial 2 ends last (3 minutes).
 			const cause = "trial 2-s1: trainer exited with status 2 at step 0; log tail:\ncause of 2-s1"
-			for what, lf := range map[string]*activities.TrialSummary{"status": st.LastFailure, "result": out.LastFailure} {
+			for what, lf := range map[string]*results.TrialSummary{"status": st.LastFailure, "result": out.LastFailure} {
 				if lf == nil || lf.TrialID != "2-s1" || lf.Error != cause {
 					t.Errorf("%s's last failure = %+v, want 2-s1 with %q", what, lf, cause)
 				}
@@ -459,7 +460,7 @@ func TestSweepTrialEndingWithoutReportIsFailed(t *testing.T) {
 	fakes := newFakeTrials(func(c int) time.Duration { return time.Duration(c+1) * time.Minute })
 	fakes.silent = map[string]bool{"1-s1": true, "2-s1": true}
 	fakes.register(env)
-	var res results
+	var res resultsRecorder
 	res.mock(env, 3)
 	env.ExecuteWorkflow(workflows.Sweep, sweepInput(sweepSpec(t, []float64{1, 2, 3}, 2, "maximize")))
 	if err := env.GetWorkflowError(); err != nil {
@@ -467,7 +468,7 @@ func TestSweepTrialEndingWithoutReportIsFailed(t *testing.T) {
 	}
 	byID, _ := res.recorded()
 	for _, id := range []string{"1-s1", "2-s1"} {
-		if got := byID[id]; got.Outcome != activities.OutcomeFailed || !strings.Contains(got.Error, "killed by hand") {
+		if got := byID[id]; got.Outcome != results.OutcomeFailed || !strings.Contains(got.Error, "killed by hand") {
 			t.Errorf("trial %s recorded as %+v, want failed with the workflow's error", id, got)
 		}
 	}
@@ -574,7 +575,7 @@ func TestSweepUpdates(t *testing.T) {
 	// Ten trials of ten minutes each, two at a time.
 	fakes := newFakeTrials(func(int) time.Duration { return 10 * time.Minute })
 	fakes.register(env)
-	var res results
+	var res resultsRecorder
 	res.mock(env, 10)
 
 	// Each update at its own minute, so that each validator sees the state the previous one left.
@@ -636,7 +637,7 @@ func TestSweepContinueAsNewCarriesState(t *testing.T) {
 	// 3 minutes) and 3, 4 and 5 (started in their place) run.
 	fakes := newFakeTrials(func(c int) time.Duration { return time.Duration(c+1) * time.Minute })
 	fakes.register(env)
-	var res results
+	var res resultsRecorder
 	res.mock(env, len(qs))
 	env.RegisterDelayedCallback(func() { env.SetContinueAsNewSuggested(true) }, 3*time.Minute+30*time.Second)
 
@@ -679,11 +680,11 @@ func TestSweepContinueAsNewCarriesState(t *testing.T) {
 		env := s.NewTestWorkflowEnvironment()
 		fakes := newFakeTrials(func(int) time.Duration { return time.Minute })
 		fakes.register(env)
-		var res2 results
+		var res2 resultsRecorder
 		res2.mock(env, len(qs))
 		for i, id := range st.Running {
 			q := float64(3 + i)
-			sum := activities.TrialSummary{TrialID: id, Outcome: activities.OutcomeCompleted, Objective: &q}
+			sum := results.TrialSummary{TrialID: id, Outcome: results.OutcomeCompleted, Objective: &q}
 			env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTrialDone, sum) }, time.Duration(i+1)*time.Minute)
 		}
 		env.ExecuteWorkflow(workflows.Sweep, next)
@@ -722,7 +723,7 @@ func TestSweepCancel(t *testing.T) {
 		return time.Hour
 	})
 	fakes.register(env)
-	var res results
+	var res resultsRecorder
 	res.mock(env, 6)
 	cancelledChildren := map[string]bool{}
 	env.SetOnChildWorkflowCompletedListener(func(info *workflow.Info, _ converter.EncodedValue, err error) {
@@ -779,7 +780,7 @@ func TestSweepTrialEndingDuringResultsFlushIsKept(t *testing.T) {
 	// stored at continue-as-new (3m30s) takes two minutes.
 	fakes := newFakeTrials(func(c int) time.Duration { return time.Duration(c+1) * time.Minute })
 	fakes.register(env)
-	res := results{recordDelay: 2 * time.Minute}
+	res := resultsRecorder{recordDelay: 2 * time.Minute}
 	res.mock(env, len(qs))
 	env.RegisterDelayedCallback(func() { env.SetContinueAsNewSuggested(true) }, 3*time.Minute+30*time.Second)
 	env.ExecuteWorkflow(workflows.Sweep, sweepInput(sweepSpec(t, qs, 3, "maximize")))
@@ -813,7 +814,7 @@ func TestSweepTrialsTrainOnTheGPUClassQueue(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	fakes := newFakeTrials(func(int) time.Duration { return time.Minute })
 	fakes.register(env)
-	var res results
+	var res resultsRecorder
 	res.mock(env, 2)
 	spec := sweepSpec(t, []float64{1, 2}, 2, "maximize")
 	spec.Resources.GPUClass, spec.Resources.GPUs = "h100", 2
@@ -839,7 +840,7 @@ func TestSweepCarriedOverTrialsAreChecked(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	newFakeTrials(func(int) time.Duration { return time.Minute }).register(env)
-	var res results
+	var res resultsRecorder
 	res.mock(env, len(qs))
 	var mu sync.Mutex
 	var checks [][]string
@@ -852,7 +853,7 @@ func TestSweepCarriedOverTrialsAreChecked(t *testing.T) {
 			for _, r := range in.Trials {
 				ids = append(ids, r.TrialID)
 				if r.TrialID == "4-s1" {
-					out.Ended = append(out.Ended, activities.TrialSummary{TrialID: r.TrialID, Outcome: activities.OutcomeFailed,
+					out.Ended = append(out.Ended, results.TrialSummary{TrialID: r.TrialID, Outcome: results.OutcomeFailed,
 						Error: "trial workflow ended without reporting: terminated"})
 				}
 			}
@@ -865,7 +866,7 @@ func TestSweepCarriedOverTrialsAreChecked(t *testing.T) {
 		Running: []string{"3-s1", "4-s1"}, Counts: map[string]int{"completed": 3}, Part: 1, Concurrency: 2, Runs: 1}
 	q := 3.0
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(workflows.SignalTrialDone, activities.TrialSummary{TrialID: "3-s1", Outcome: activities.OutcomeCompleted, Objective: &q})
+		env.SignalWorkflow(workflows.SignalTrialDone, results.TrialSummary{TrialID: "3-s1", Outcome: results.OutcomeCompleted, Objective: &q})
 	}, time.Minute)
 	env.ExecuteWorkflow(workflows.Sweep, in)
 	if err := env.GetWorkflowError(); err != nil {
@@ -876,7 +877,7 @@ func TestSweepCarriedOverTrialsAreChecked(t *testing.T) {
 		t.Fatal(err)
 	}
 	byID, times := res.recorded()
-	if out.Counts["completed"] != 4 || out.Counts["failed"] != 1 || byID["4-s1"].Outcome != activities.OutcomeFailed ||
+	if out.Counts["completed"] != 4 || out.Counts["failed"] != 1 || byID["4-s1"].Outcome != results.OutcomeFailed ||
 		times["3-s1"] != 1 || times["4-s1"] != 1 {
 		t.Errorf("counts %v, recorded %v; want 3-s1 completed and 4-s1 failed, each recorded once", out.Counts, times)
 	}
@@ -899,7 +900,7 @@ func TestSweepCarriedTrialThatReportedUnheardIsFoundAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	byID, _ := res.recorded()
-	if got := byID["4-s1"]; got.Outcome != activities.OutcomeCompleted || got.Objective == nil || *got.Objective != 4 {
+	if got := byID["4-s1"]; got.Outcome != results.OutcomeCompleted || got.Objective == nil || *got.Objective != 4 {
 		t.Errorf("carried trial 4-s1 stored as %+v, want completed with objective 4", got)
 	}
 	if took := env.Now().Sub(start); took > 10*time.Second {
@@ -909,15 +910,15 @@ func TestSweepCarriedTrialThatReportedUnheardIsFoundAtOnce(t *testing.T) {
 
 // closedCarriedTrial is a sweep run that carries over trial 4-s1, which has closed (completed, objective
 // 4) without its end reaching the sweep; CheckTrials finds it so.
-func closedCarriedTrial(t *testing.T) (*testsuite.TestWorkflowEnvironment, *results, workflows.SweepInput) {
+func closedCarriedTrial(t *testing.T) (*testsuite.TestWorkflowEnvironment, *resultsRecorder, workflows.SweepInput) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	newFakeTrials(func(int) time.Duration { return time.Hour }).register(env)
-	res := &results{}
+	res := &resultsRecorder{}
 	res.mock(env, 5)
 	q := 4.0
 	env.OnActivity(acts.CheckTrials, mock.Anything, mock.Anything).Return(&activities.CheckTrialsResult{
-		Ended: []activities.TrialSummary{{TrialID: "4-s1", Outcome: activities.OutcomeCompleted, Objective: &q}}}, nil)
+		Ended: []results.TrialSummary{{TrialID: "4-s1", Outcome: results.OutcomeCompleted, Objective: &q}}}, nil)
 	in := sweepInput(sweepSpec(t, []float64{0, 1, 2, 3, 4}, 2, "maximize"))
 	in.SpecYAML = ""
 	in.State = &workflows.SweepState{Phase: workflows.PhaseRunning, Total: 5, Next: 5, Running: []string{"4-s1"},
@@ -927,7 +928,7 @@ func closedCarriedTrial(t *testing.T) (*testsuite.TestWorkflowEnvironment, *resu
 
 // cancelledResult checks that the sweep ended cancelled, having stored its results once, and returns
 // every trial the stored parts hold (a trial in two parts, as after a cancel during a store, counts once).
-func cancelledResult(t *testing.T, env *testsuite.TestWorkflowEnvironment, res *results) map[string]activities.TrialSummary {
+func cancelledResult(t *testing.T, env *testsuite.TestWorkflowEnvironment, res *resultsRecorder) map[string]results.TrialSummary {
 	t.Helper()
 	var canceled *temporal.CanceledError
 	if err := env.GetWorkflowError(); !errors.As(err, &canceled) {
@@ -956,13 +957,13 @@ func TestSweepCancelWhileStoringResultsLosesNothing(t *testing.T) {
 		}
 		return time.Hour
 	}).register(env)
-	res := results{recordDelay: 2 * time.Minute}
+	res := resultsRecorder{recordDelay: 2 * time.Minute}
 	res.mock(env, len(qs))
 	env.RegisterDelayedCallback(env.CancelWorkflow, 2*time.Minute)
 	env.ExecuteWorkflow(workflows.Sweep, sweepInput(sweepSpec(t, qs, 100, "maximize")))
 	byID := cancelledResult(t, env, &res)
 	for i := range 100 {
-		if id := fmt.Sprintf("%d-s1", i); byID[id].Outcome != activities.OutcomeCompleted {
+		if id := fmt.Sprintf("%d-s1", i); byID[id].Outcome != results.OutcomeCompleted {
 			t.Fatalf("trial %s stored as %+v, want completed (%d trials stored)", id, byID[id], len(byID))
 		}
 	}
@@ -974,7 +975,7 @@ func TestSweepCancelWhileContinuingAsNewLosesNothing(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	fakes := newFakeTrials(func(c int) time.Duration { return time.Duration(c+1) * time.Hour })
 	fakes.register(env)
-	res := results{recordDelay: 2 * time.Minute}
+	res := resultsRecorder{recordDelay: 2 * time.Minute}
 	res.mock(env, 8)
 	env.RegisterDelayedCallback(func() { env.SetContinueAsNewSuggested(true) }, 90*time.Minute)
 	env.RegisterDelayedCallback(env.CancelWorkflow, 91*time.Minute)
@@ -982,11 +983,11 @@ func TestSweepCancelWhileContinuingAsNewLosesNothing(t *testing.T) {
 	in.ResultsFlushInterval = 1000 * time.Hour // only the store before the continue-as-new
 	env.ExecuteWorkflow(workflows.Sweep, in)
 	byID := cancelledResult(t, env, &res)
-	if byID["0-s1"].Outcome != activities.OutcomeCompleted {
+	if byID["0-s1"].Outcome != results.OutcomeCompleted {
 		t.Errorf("trial 0-s1 (done at 60 minutes) stored as %+v, want completed", byID["0-s1"])
 	}
 	for _, id := range []string{"1-s1", "2-s1", "3-s1"} {
-		if byID[id].Outcome != activities.OutcomeCancelled {
+		if byID[id].Outcome != results.OutcomeCancelled {
 			t.Errorf("trial %s (running at the cancel) stored as %+v, want cancelled", id, byID[id])
 		}
 	}
@@ -1002,7 +1003,7 @@ func TestSweepCancelLooksUpClosedCarriedTrial(t *testing.T) {
 	env.RegisterDelayedCallback(env.CancelWorkflow, 2*time.Second) // before the first carried check
 	env.ExecuteWorkflow(workflows.Sweep, in)
 	byID := cancelledResult(t, env, res)
-	if got := byID["4-s1"]; got.Outcome != activities.OutcomeCompleted || got.Objective == nil || *got.Objective != 4 {
+	if got := byID["4-s1"]; got.Outcome != results.OutcomeCompleted || got.Objective == nil || *got.Objective != 4 {
 		t.Errorf("carried trial 4-s1 stored as %+v, want completed with objective 4", got)
 	}
 	if took := env.Now().Sub(start); took > 5*time.Minute {
@@ -1065,7 +1066,7 @@ func TestSweepCancellingRefusesChanges(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	newFakeTrials(func(int) time.Duration { return time.Hour }).register(env)
-	var res results
+	var res resultsRecorder
 	res.mock(env, 5)
 	env.OnActivity(acts.CheckTrials, mock.Anything, mock.Anything).Return(&activities.CheckTrialsResult{}, nil)
 	env.OnRequestCancelExternalWorkflow(mock.Anything, mock.Anything, mock.Anything).Return(nil)
@@ -1100,7 +1101,7 @@ func TestSweepStoresFinishedTrialsWithinAMinute(t *testing.T) {
 		}
 		return 10 * time.Hour
 	}).register(env)
-	var res results
+	var res resultsRecorder
 	res.mock(env, 60)
 	qs := make([]float64, 60)
 	for i := range qs {

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
@@ -37,11 +38,11 @@ type TrialInput struct {
 // Trial runs a trial's training in segments, one TrainSegment activity per segment, each resuming from
 // the checkpoint the previous one left. Query QueryStatus returns its TrialStatus (segments, steps, warnings so far). It reports its summary to the parent Sweep by signal (the
 // Sweep may have continued-as-new since it started this trial) and returns it.
-func Trial(ctx workflow.Context, in TrialInput) (*activities.TrialSummary, error) {
+func Trial(ctx workflow.Context, in TrialInput) (*results.TrialSummary, error) {
 	start := workflow.Now(ctx)
 	reportCh := workflow.GetSignalChannel(ctx, SignalReportToSweep)
-	sum := activities.TrialSummary{TrialID: in.Trial.ID, Config: in.Trial.Config, Seed: in.Trial.Seed,
-		Params: in.Trial.Params, Outcome: activities.OutcomeCompleted}
+	sum := results.TrialSummary{TrialID: in.Trial.ID, Config: in.Trial.Config, Seed: in.Trial.Seed,
+		Params: in.Trial.Params, Outcome: results.OutcomeCompleted}
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (*TrialStatus, error) {
 		return &TrialStatus{TrialID: sum.TrialID, Segments: sum.Segments, Steps: sum.Steps, Warnings: sum.Warnings, Malformed: sum.Malformed}, nil
 	}); err != nil {
@@ -51,7 +52,7 @@ func Trial(ctx workflow.Context, in TrialInput) (*activities.TrialSummary, error
 	sum.WallSeconds = workflow.Now(ctx).Sub(start).Seconds()
 	switch {
 	case temporal.IsCanceledError(err):
-		sum.Outcome = activities.OutcomeCancelled
+		sum.Outcome = results.OutcomeCancelled
 	case err != nil:
 		var stopStep int64
 		sum.Outcome, sum.StopRule, sum.Error, stopStep = classify(err)
@@ -63,18 +64,18 @@ func Trial(ctx workflow.Context, in TrialInput) (*activities.TrialSummary, error
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	upsertTrialAttributes(dctx, sum)
 	var asked any
-	if requested := reportCh.ReceiveAsync(&asked); !in.ReportOnRequest || requested || sum.Outcome == activities.OutcomeCancelled {
+	if requested := reportCh.ReceiveAsync(&asked); !in.ReportOnRequest || requested || sum.Outcome == results.OutcomeCancelled {
 		// A cancelled trial's result does not reach the sweep's future (it ends with an error), so its
 		// steps and last metrics come by signal.
 		reportToParent(dctx, sum)
 	}
-	if sum.Outcome == activities.OutcomeCancelled {
+	if sum.Outcome == results.OutcomeCancelled {
 		return &sum, err
 	}
 	return &sum, nil
 }
 
-func runSegments(ctx workflow.Context, in TrialInput, sum *activities.TrialSummary) error {
+func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary) error {
 	opts := segmentOptions(in)
 	// A cancelled segment is waited for: it answers once its trainer is stopped and its records are
 	// stored, with the step they reached, which becomes the cancelled trial's steps.
@@ -156,14 +157,14 @@ type TrialStatus struct {
 
 // noteMissingMetric warns, as soon as a segment ends, that no record of it carried the objective's
 // metric (naming those they did carry), and drops the warning once a later segment's records carry it.
-func noteMissingMetric(sum *activities.TrialSummary, metric string, seg int, res activities.SegmentResult) {
+func noteMissingMetric(sum *results.TrialSummary, metric string, seg int, res activities.SegmentResult) {
 	prefix := fmt.Sprintf("metric %q: ", metric)
 	i := slices.IndexFunc(sum.Warnings, func(w string) bool { return strings.HasPrefix(w, prefix) })
 	switch {
 	case res.MetricMissing == nil && res.Records > 0 && i >= 0:
 		sum.Warnings = slices.Delete(sum.Warnings, i, i+1)
 	case res.MetricMissing != nil && i < 0:
-		sum.Warnings = append(sum.Warnings, activities.MissingMetricWarning(metric, seg, res.MetricMissing))
+		sum.Warnings = append(sum.Warnings, results.MissingMetricWarning(metric, seg, res.MetricMissing))
 	}
 }
 
@@ -205,15 +206,15 @@ func classify(err error) (outcome, rule, msg string, step int64) {
 		if app.HasDetails() {
 			_ = app.Details(&v)
 		}
-		return activities.OutcomeDiverged, v.Rule, app.Message(), v.Verdict.Step
+		return results.OutcomeDiverged, v.Rule, app.Message(), v.Verdict.Step
 	}
 	if errors.As(err, &app) {
-		return activities.OutcomeFailed, "", app.Message(), 0
+		return results.OutcomeFailed, "", app.Message(), 0
 	}
-	return activities.OutcomeFailed, "", err.Error(), 0
+	return results.OutcomeFailed, "", err.Error(), 0
 }
 
-func upsertTrialAttributes(ctx workflow.Context, sum activities.TrialSummary) {
+func upsertTrialAttributes(ctx workflow.Context, sum results.TrialSummary) {
 	ups := []temporal.SearchAttributeUpdate{AttrOutcome.ValueSet(sum.Outcome)}
 	if sum.StopRule != "" {
 		ups = append(ups, AttrStopRule.ValueSet(sum.StopRule))
@@ -230,7 +231,7 @@ func upsertTrialAttributes(ctx workflow.Context, sum activities.TrialSummary) {
 // the trial may complete: the server drops a signal whose sender has closed before it was delivered, and
 // a trial that outlived its sweep's continue-as-new has no other way to report. A trial started by hand
 // has no parent.
-func reportToParent(ctx workflow.Context, sum activities.TrialSummary) {
+func reportToParent(ctx workflow.Context, sum results.TrialSummary) {
 	parent := workflow.GetInfo(ctx).ParentWorkflowExecution
 	if parent == nil {
 		return

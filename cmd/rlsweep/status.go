@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	enumspb "go.temporal.io/api/enums/v1"
 
-	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -79,7 +79,7 @@ func trialStatus(cmd *cobra.Command, f *Factory, sweepID, trialID string, asJSON
 			out["last_failure"] = pa.LastFailure.Message
 		}
 	}
-	var sum activities.TrialSummary
+	var sum results.TrialSummary
 	if desc.WorkflowExecutionInfo.Status == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED &&
 		c.GetWorkflow(ctx, wid, "").Get(ctx, &sum) == nil {
 		out["outcome"], out["objective"], out["steps"], out["stop_rule"] = sum.Outcome, sum.Objective, sum.Steps, sum.StopRule
