@@ -52,11 +52,11 @@ type SegmentInput struct {
 	StopAtStep  int64
 	ResumeFrom  string // artifact key of the checkpoint to resume from; "" starts fresh
 	// ResumeStep is the step the previous segment ended at, where ResumeFrom was written; 0 when
-	// unknown (workflows started before it existed). A trainer that finishes its iteration past its
-	// stop step resumes beyond the next segment's start.
+	// ResumeFrom is "". A trainer that finishes its iteration past its stop step resumes beyond the
+	// next segment's start.
 	ResumeStep int64 `json:",omitempty"`
 	// GPUs is how many GPUs the segment holds on a worker with --gpus (the spec's resources.gpus);
-	// nil (inputs recorded before the field existed) means one. A worker without --gpus ignores it.
+	// nil means one. A worker without --gpus ignores it.
 	GPUs *int `json:",omitempty"`
 }
 

@@ -66,7 +66,7 @@ concurrency: 8
 	if code != 4 || !strings.Contains(out, "cancelled") {
 		t.Errorf("watch of a cancelled sweep exited %d, want 4 and 'cancelled' in:\n%s", code, out)
 	}
-	recordHistory(t, e, sweepID, "", "sweep-cancel-check.json")
+	recordHistory(t, e, sweepID, "", "sweep-cancelled.json")
 	if ls := e.listSweeps("--state", "cancelled"); len(ls) != 1 || ls[0].SweepID != sweepID || ls[0].Trials != 16 {
 		t.Errorf("list --state cancelled: %+v, want %s with 16 trials", ls, sweepID)
 	}
@@ -136,7 +136,7 @@ probes: {enabled: false}
 		t.Fatalf("results: %+v, want one cancelled trial", res.Trials)
 	}
 	tr := res.Trials[0]
-	recordHistory(t, e, workflows.TrialWorkflowID(sweepID, tr.TrialID), "", "trial-cancel-steps.json")
+	recordHistory(t, e, workflows.TrialWorkflowID(sweepID, tr.TrialID), "", "trial-cancelled.json")
 	var last int64
 	sc := bufio.NewScanner(bytes.NewReader(storedMetrics(t, e.store, sweepID, tr.TrialID)))
 	for sc.Scan() {

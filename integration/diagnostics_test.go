@@ -10,6 +10,7 @@ import (
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/results"
+	"github.com/rlsweep/rlsweep/workflows"
 )
 
 // A sweep in which some trials write NaN at a chosen step, some let action_std_min fall to 0, some
@@ -59,7 +60,11 @@ concurrency: 6
 				tr.TrialID, len(dump.Records), dump.LastHealthyCkpt)
 		}
 		t.Logf("trial %s: %s at step %d, detection to kill %.1f ms", tr.TrialID, dump.Verdict.Rule, dump.Verdict.Step, dump.DetectionToKillMS)
+		if rule == diagnostics.RuleNonFinite && tr.Seed == 1 {
+			recordHistory(t, e, workflows.TrialWorkflowID(sweepID, tr.TrialID), "", "trial-diverged.json")
+		}
 	}
+	recordHistory(t, e, sweepID, "", "sweep-diverged.json")
 }
 
 // A trainer that prints rsl_rl's console table to stdout and writes nothing else is followed through

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/trainer"
+	"github.com/rlsweep/rlsweep/workflows"
 )
 
 // A 12-trial sweep of the scripted trainer, two segments each, served by two worker processes.
@@ -52,6 +53,8 @@ concurrency: 6
 		}
 		checkSteps(t, e, sweepID, tr.TrialID, 1000, 20000, 1000)
 	}
+	recordHistory(t, e, sweepID, "", "sweep-completed.json")
+	recordHistory(t, e, workflows.TrialWorkflowID(sweepID, res.Trials[0].TrialID), "", "trial-completed.json")
 	for _, w := range []string{"a", "b"} {
 		if n := trialDirs(t, e.dir+"/work-"+w); n == 0 {
 			t.Errorf("worker %s ran no trial; want the two workers to share the sweep", w)

@@ -10,9 +10,6 @@ import (
 	"github.com/rlsweep/rlsweep/activities"
 )
 
-// probeStageChange versions the probe stage: before it, the stage was a no-op.
-const probeStageChange = "probe-stage"
-
 // QueryProbes returns the probe stage's report (nil until it has run).
 const QueryProbes = "probes"
 

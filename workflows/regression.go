@@ -99,19 +99,11 @@ func regressionOptions(ctx workflow.Context, summary string) workflow.Context {
 	})
 }
 
-// sweepIDRandomBitsChange versions the pinned sweep's short ID: it was the first 8 hex digits of the
-// regression's run ID, which for the time-ordered UUIDv7 run IDs of current servers are a timestamp that
-// changes every 65 s, so two regressions started together (a backfill, a trigger beside the nightly run)
-// got the same sweep ID; the second then failed to start its child or overwrote the first's artifacts.
-const sweepIDRandomBitsChange = "sweep-id-random-bits"
-
-// regressionShortID is the pinned sweep's short ID: 8 hex digits of the regression's run ID, so every
-// scheduled run gets its own sweep and a replay gets the same one. It takes the run ID's last digits,
-// random in both UUIDv4 and UUIDv7; runs started before that change keep their first digits.
+// regressionShortID is the pinned sweep's short ID: the last 8 hex digits of the regression's run ID,
+// random in both UUIDv4 and UUIDv7 (the first digits of a UUIDv7 are a timestamp, the same for two
+// regressions started together), so every scheduled run gets its own sweep and a replay gets the same
+// one.
 func regressionShortID(ctx workflow.Context) string {
 	id := strings.ReplaceAll(workflow.GetInfo(ctx).WorkflowExecution.RunID, "-", "")
-	if workflow.GetVersion(ctx, sweepIDRandomBitsChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return id[:min(8, len(id))]
-	}
 	return id[max(0, len(id)-8):]
 }

@@ -95,14 +95,9 @@ type SweepResult struct {
 // resultsBatch is how many finished trials the sweep holds before storing them.
 const resultsBatch = 100
 
-// resultsFlushEvery is how long a finished trial waits, at most, to be stored while the sweep runs
-// (timedFlushChange), so `rlsweep results` and `report` show it: a sweep of fewer than resultsBatch
-// trials showed none until it ended.
+// resultsFlushEvery is how long a finished trial waits, at most, to be stored while the sweep runs, so
+// `rlsweep results` and `report` show it even when no batch of resultsBatch fills.
 const resultsFlushEvery = time.Minute
-
-// timedFlushChange versions storing what has finished every resultsFlushEvery, besides every
-// resultsBatch trials.
-const timedFlushChange = "timed-results-flush"
 
 // Sweep plans a sweep, runs its probe stage, keeps a sliding window of Trial children running until
 // every planned trial has finished, and writes the results. Pause, resume and concurrency are updates;
@@ -141,50 +136,15 @@ type sweepRun struct {
 	trials  []sweeps.Trial
 	doneCh  workflow.ReceiveChannel
 	running map[string]bool
-	// asyncStart: trials are followed in goroutines rather than awaited in the loop (asyncStartChange).
-	asyncStart bool
-	// reportOnRequest: trials this run starts report by signal only when asked to, at a continue-as-new
-	// (reportOnRequestChange); the run learns of their ends from their futures.
-	reportOnRequest bool
-	starting        int // trials started whose start is not yet confirmed
-	// flushDue: resultsFlushEvery has passed since a trial finished and was not stored (timedFlushChange).
+	// starting counts the trials started whose start is not yet confirmed.
+	starting int
+	// flushDue: resultsFlushEvery has passed since a trial finished and was not stored.
 	flushDue bool
 }
 
-// asyncStartChange versions the switch to following trial starts asynchronously.
-const asyncStartChange = "async-trial-start"
-
-// carriedCheckChange versions the periodic lookup of trials carried over from an earlier run.
-const carriedCheckChange = "carried-trial-check"
-
-// reportOnRequestChange versions trials that report by signal only when the sweep asks them to.
-const reportOnRequestChange = "report-on-request"
-
-// cancelWhileStoringChange versions a cancel that arrives while results are being stored (a results
-// part, a continue-as-new, the final results): before it, the sweep failed and lost what was pending.
-const cancelWhileStoringChange = "cancel-while-storing"
-
-// cancelCheckChange versions the lookup, at a cancel, of trials that closed before the cancel request
-// reached them: a carried-over trial that ended unheard would otherwise be recorded as cancelled.
-const cancelCheckChange = "cancel-check-closed"
-
-// carriedCheckSoonChange versions the first lookup of carried-over trials coming carriedFirstCheck after
-// the run starts rather than a whole TrialCheckInterval: a trial that ended while the previous run was
-// closing may be heard by neither run (its result too late for the closing run's future, its report in
-// that run's last workflow task), and the sweep sat idle for the interval, two minutes by default.
-const carriedCheckSoonChange = "carried-check-soon"
-
-// failStopsTrialsChange versions a sweep that fails after fan-out (its results cannot be stored: a
-// results part, the store before a continue-as-new, the final write) cancelling its running trials and
-// recording phase failed. Before it, the trials trained on with no sweep to report to (they are
-// started with the abandon close policy) and status still said running or reporting.
-const failStopsTrialsChange = "fail-stops-trials"
-
-// allFailedChange versions a sweep in which every trial failed ending with phase failed (results still
-// written): before it, such a sweep ended "completed" and watch exited 0.
-const allFailedChange = "all-failed-fails"
-
-// carriedFirstCheck is how soon a run first looks up the trials it carries over.
+// carriedFirstCheck is how soon a run first looks up the trials it carries over: a trial that ended
+// while the previous run was closing may be heard by neither run (its result too late for the closing
+// run's future, its report in that run's last workflow task).
 const carriedFirstCheck = 5 * time.Second
 
 func (s *sweepRun) lightOptions(ctx workflow.Context, summary string) workflow.Context {
@@ -210,38 +170,30 @@ func (s *sweepRun) plan(ctx workflow.Context) error {
 }
 
 // probe is the probe stage: it runs before any trial, and a failure ends the sweep before a GPU is
-// used (runProbes, workflows/probe.go). Histories recorded before the stage existed replay without it.
+// used (runProbes, workflows/probe.go).
 func (s *sweepRun) probe(ctx workflow.Context) error {
 	if !s.in.Spec.Probes.Enabled {
 		return nil
 	}
 	s.state.Phase = PhaseProbing
-	if workflow.GetVersion(ctx, probeStageChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return nil
-	}
 	return s.runProbes(ctx)
 }
 
 // fanOut keeps up to Concurrency trials running until all have reported.
 func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 	s.doneCh = workflow.GetSignalChannel(ctx, SignalTrialDone)
-	s.asyncStart = workflow.GetVersion(ctx, asyncStartChange, workflow.DefaultVersion, 1) == 1
-	s.reportOnRequest = s.asyncStart && workflow.GetVersion(ctx, reportOnRequestChange, workflow.DefaultVersion, 1) == 1
 	s.running = map[string]bool{}
 	for _, id := range s.state.Running {
 		s.running[id] = true
 	}
-	if carried := s.state.Running; len(carried) > 0 &&
-		workflow.GetVersion(ctx, carriedCheckChange, workflow.DefaultVersion, 1) == 1 {
+	if carried := s.state.Running; len(carried) > 0 {
 		workflow.Go(ctx, func(gctx workflow.Context) { s.checkCarried(gctx, carried) })
 	}
-	if workflow.GetVersion(ctx, timedFlushChange, workflow.DefaultVersion, 1) == 1 {
-		workflow.Go(ctx, s.flushTimer)
-	}
+	workflow.Go(ctx, s.flushTimer)
 	for !s.allDone() {
 		s.startTrials(ctx)
 		if s.shouldContinueAsNew(ctx) {
-			return s.endAfterStore(ctx, s.continueAsNew(ctx), false)
+			return s.endAfterStore(ctx, s.continueAsNew(ctx))
 		}
 		// allDone: the last running trial may end without a report (its watcher records it), and then
 		// nothing else would wake the sweep.
@@ -255,46 +207,38 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 		if len(s.state.Pending) >= resultsBatch || s.flushDue {
 			s.flushDue = false
 			if err := s.flushResults(ctx); err != nil {
-				return s.endAfterStore(ctx, err, true)
+				return s.endAfterStore(ctx, err)
 			}
 		}
 	}
 	phase := PhaseCompleted
-	if n := len(s.trials); n > 0 && s.state.Counts[results.OutcomeFailed] == n &&
-		workflow.GetVersion(ctx, allFailedChange, workflow.DefaultVersion, 1) == 1 {
-		phase = PhaseFailed
+	if n := len(s.trials); n > 0 && s.state.Counts[results.OutcomeFailed] == n {
+		phase = PhaseFailed // every trial failed: the sweep did too
 	}
 	res, err := s.finish(ctx, phase)
 	if err != nil {
-		return s.endAfterStore(ctx, err, false)
+		return s.endAfterStore(ctx, err)
 	}
 	return res, nil
 }
 
 // endAfterStore ends the run once storing results returned err (a continue-as-new's error when it
 // succeeded): a cancel that came meanwhile ends it as a cancel does (cancelledWhileStoring), a failure
-// fails it (failAndStop; recordedPhase as there).
-func (s *sweepRun) endAfterStore(ctx workflow.Context, err error, recordedPhase bool) (*SweepResult, error) {
+// fails it (failAndStop).
+func (s *sweepRun) endAfterStore(ctx workflow.Context, err error) (*SweepResult, error) {
 	if s.cancelledWhileStoring(ctx) {
 		return s.cancel(ctx)
 	}
 	if err != nil && !workflow.IsContinueAsNewError(err) {
-		return s.failAndStop(ctx, err, recordedPhase)
+		return s.failAndStop(ctx, err)
 	}
 	return nil, err
 }
 
 // failAndStop ends a sweep that cannot go on after fan-out: its running trials are cancelled (each
 // stops its trainer, which checkpoints; nobody would hear their results) and it fails with phase
-// failed. Runs recorded before failStopsTrialsChange did neither; recordedPhase says whether they
-// recorded the phase (a results part failing did, a continue-as-new or the final write did not).
-func (s *sweepRun) failAndStop(ctx workflow.Context, err error, recordedPhase bool) (*SweepResult, error) {
-	if workflow.GetVersion(ctx, failStopsTrialsChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		if recordedPhase {
-			return s.fail(ctx, err)
-		}
-		return nil, err
-	}
+// failed.
+func (s *sweepRun) failAndStop(ctx workflow.Context, err error) (*SweepResult, error) {
 	_, reqs := s.requestCancelRunning(ctx)
 	for _, f := range reqs {
 		_ = f.Get(ctx, nil) // one that has closed meanwhile needs no cancel
@@ -322,10 +266,6 @@ func (s *sweepRun) requestCancelRunning(ctx workflow.Context) ([]string, []workf
 // (LoadTrialSummaries keeps one record per trial).
 func (s *sweepRun) cancelledWhileStoring(ctx workflow.Context) bool {
 	if ctx.Err() == nil {
-		return false
-	}
-	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	if workflow.GetVersion(dctx, cancelWhileStoringChange, workflow.DefaultVersion, 1) != 1 {
 		return false
 	}
 	s.state.Part++
@@ -359,38 +299,16 @@ func (s *sweepRun) canStart() bool {
 	return !s.state.Paused && s.state.Next < len(s.trials) && len(s.running) < s.state.Concurrency
 }
 
-// startTrials starts children until the window is full. Runs recorded before version 1 of
-// asyncStartChange wait for each start here; later runs go on at once and learn of each start, and of
-// each end, in a goroutine per trial, so one workflow task can take in many starts and many ends.
+// startTrials starts children until the window is full. It goes on at once: a goroutine per trial
+// learns of its start and of its end, so one workflow task can take in many starts and many ends.
 func (s *sweepRun) startTrials(ctx workflow.Context) {
-	var started []workflow.ChildWorkflowFuture
-	var ids []string
 	for s.canStart() {
 		t := s.trials[s.state.Next]
 		s.state.Next++
 		f := s.startTrial(ctx, t)
-		started, ids = append(started, f), append(ids, t.ID)
 		s.running[t.ID] = true
-	}
-	for i, f := range started {
-		if s.asyncStart {
-			s.starting++
-			workflow.Go(ctx, func(gctx workflow.Context) { s.followTrial(gctx, ids[i], f) })
-			continue
-		}
-		if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
-			s.record(ctx, results.TrialSummary{TrialID: ids[i], Outcome: results.OutcomeFailed,
-				Error: "trial workflow did not start: " + err.Error()})
-			continue
-		}
-		id := ids[i]
-		// A trial that ends without reporting (terminated by hand) still counts as finished.
-		workflow.Go(ctx, func(gctx workflow.Context) {
-			if err := f.Get(gctx, nil); err != nil && s.running[id] && !temporal.IsCanceledError(err) {
-				s.record(gctx, results.TrialSummary{TrialID: id, Outcome: results.OutcomeFailed,
-					Error: "trial workflow ended without reporting: " + err.Error()})
-			}
-		})
+		s.starting++
+		workflow.Go(ctx, func(gctx workflow.Context) { s.followTrial(gctx, t.ID, f) })
 	}
 }
 
@@ -427,10 +345,7 @@ func (s *sweepRun) checkCarried(ctx workflow.Context, carried []string) {
 	if every <= 0 {
 		every = 2 * time.Minute
 	}
-	wait := every
-	if workflow.GetVersion(ctx, carriedCheckSoonChange, workflow.DefaultVersion, 1) == 1 {
-		wait = min(every, carriedFirstCheck)
-	}
+	wait := min(every, carriedFirstCheck)
 	for {
 		if err := workflow.Sleep(ctx, wait); err != nil {
 			return // cancelled, or the run is closing
@@ -488,7 +403,7 @@ func (s *sweepRun) startTrial(ctx workflow.Context, t sweeps.Trial) workflow.Chi
 	return workflow.ExecuteChildWorkflow(cctx, Trial, TrialInput{
 		SweepID: s.in.SweepID, Trial: t, Trainer: spec.Trainer, Diagnostics: spec.Diagnostics,
 		Metric: spec.Metric, TaskQueue: spec.Resources.TrialQueue(), GPUs: &spec.Resources.GPUs, MaxAttempts: spec.Retries.MaxAttempts,
-		HeartbeatTimeout: s.in.HeartbeatTimeout, ReportOnRequest: s.reportOnRequest,
+		HeartbeatTimeout: s.in.HeartbeatTimeout,
 	})
 }
 
@@ -581,9 +496,7 @@ func (s *sweepRun) continueAsNew(ctx workflow.Context) error {
 	if err := workflow.Await(ctx, func() bool { return s.starting == 0 }); err != nil {
 		return err
 	}
-	if s.reportOnRequest {
-		s.askForReports(ctx)
-	}
+	s.askForReports(ctx)
 	s.drainDone(ctx)
 	if err := s.flushResults(ctx); err != nil {
 		return err
@@ -617,21 +530,19 @@ func (s *sweepRun) cancel(ctx workflow.Context) (*SweepResult, error) {
 	s.state.Phase = PhaseCancelling // status says so; pause and set-concurrency are refused from now on
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	ids, reqs := s.requestCancelRunning(dctx)
-	if workflow.GetVersion(dctx, cancelCheckChange, workflow.DefaultVersion, 1) == 1 {
-		// A trial the request cannot reach has closed already. One started by this run is recorded by
-		// its future; one carried over from an earlier run may have ended unheard (asked to report
-		// after it closed), so its result is looked up rather than waited for.
-		var closed []activities.TrialRef
-		for i, f := range reqs {
-			if err := f.Get(dctx, nil); err != nil && s.running[ids[i]] {
-				closed = append(closed, activities.TrialRef{TrialID: ids[i], WorkflowID: TrialWorkflowID(s.in.SweepID, ids[i])})
-			}
+	// A trial the request cannot reach has closed already. One started by this run is recorded by its
+	// future; one carried over from an earlier run may have ended unheard (asked to report after it
+	// closed), so its result is looked up rather than waited for.
+	var closed []activities.TrialRef
+	for i, f := range reqs {
+		if err := f.Get(dctx, nil); err != nil && s.running[ids[i]] {
+			closed = append(closed, activities.TrialRef{TrialID: ids[i], WorkflowID: TrialWorkflowID(s.in.SweepID, ids[i])})
 		}
-		s.drainDone(dctx)
-		if len(closed) > 0 {
-			if err := s.checkTrials(dctx, closed); err != nil {
-				workflow.GetLogger(ctx).Warn("closed trials not looked up", "error", err)
-			}
+	}
+	s.drainDone(dctx)
+	if len(closed) > 0 {
+		if err := s.checkTrials(dctx, closed); err != nil {
+			workflow.GetLogger(ctx).Warn("closed trials not looked up", "error", err)
 		}
 	}
 	// Trials report within their trainers' grace period; a trial that never does is recorded as cancelled.

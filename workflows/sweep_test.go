@@ -125,12 +125,11 @@ func (f *fakeTrials) trial(ctx workflow.Context, in workflows.TrialInput) (*resu
 	if silent {
 		return nil, errors.New("killed by hand")
 	}
-	// As Trial does: report by signal unless the sweep follows this trial by its future and has not
-	// asked for a report.
+	// As Trial does: report by signal when the sweep asked for a report, or when cancelled.
 	f.mu.Lock()
 	asked := f.asked[id]
 	f.mu.Unlock()
-	if !in.ReportOnRequest || asked || err != nil {
+	if asked || err != nil {
 		f.mu.Lock()
 		f.reportedBySignal[id] = true
 		f.mu.Unlock()

@@ -29,15 +29,14 @@ type TrialInput struct {
 	// HeartbeatTimeout is how long a silent TrainSegment attempt is trusted before it is retried
 	// elsewhere (its worker is presumed dead); 0 means one minute.
 	HeartbeatTimeout time.Duration
-	// ReportOnRequest: the sweep follows this trial by its future and needs its report by signal only
-	// once it has asked for it (SignalReportToSweep, at a continue-as-new), or when it is cancelled.
-	// False (trials started before this existed): the trial always reports by signal.
-	ReportOnRequest bool `json:",omitempty"`
 }
 
 // Trial runs a trial's training in segments, one TrainSegment activity per segment, each resuming from
-// the checkpoint the previous one left. Query QueryStatus returns its TrialStatus (segments, steps, warnings so far). It reports its summary to the parent Sweep by signal (the
-// Sweep may have continued-as-new since it started this trial) and returns it.
+// the checkpoint the previous one left. Query QueryStatus returns its TrialStatus (segments, steps,
+// warnings so far). It returns its summary, which the Sweep that started it learns from its future; it
+// also reports it to the Sweep by signal when the Sweep asked (SignalReportToSweep, before a
+// continue-as-new: the next run has no future for it) or when it was cancelled (a cancelled trial's
+// result does not reach the future).
 func Trial(ctx workflow.Context, in TrialInput) (*results.TrialSummary, error) {
 	start := workflow.Now(ctx)
 	reportCh := workflow.GetSignalChannel(ctx, SignalReportToSweep)
@@ -64,9 +63,7 @@ func Trial(ctx workflow.Context, in TrialInput) (*results.TrialSummary, error) {
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	upsertTrialAttributes(dctx, sum)
 	var asked any
-	if requested := reportCh.ReceiveAsync(&asked); !in.ReportOnRequest || requested || sum.Outcome == results.OutcomeCancelled {
-		// A cancelled trial's result does not reach the sweep's future (it ends with an error), so its
-		// steps and last metrics come by signal.
+	if requested := reportCh.ReceiveAsync(&asked); requested || sum.Outcome == results.OutcomeCancelled {
 		reportToParent(dctx, sum)
 	}
 	if sum.Outcome == results.OutcomeCancelled {
@@ -79,8 +76,7 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 	opts := segmentOptions(in)
 	// A cancelled segment is waited for: it answers once its trainer is stopped and its records are
 	// stored, with the step they reached, which becomes the cancelled trial's steps.
-	waitCancel := workflow.GetVersion(ctx, cancelStepsChange, workflow.DefaultVersion, 1) == 1
-	opts.WaitForCancellation = waitCancel
+	opts.WaitForCancellation = true
 	ctx = workflow.WithActivityOptions(ctx, opts)
 	segSteps := in.Trainer.SegmentSteps
 	if segSteps <= 0 || segSteps > in.Trainer.TotalSteps {
@@ -106,7 +102,7 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 		if err != nil {
 			var cancelled *temporal.CanceledError
 			var part activities.SegmentResult
-			if waitCancel && errors.As(err, &cancelled) && cancelled.HasDetails() && cancelled.Details(&part) == nil && part.LastStep > sum.Steps {
+			if errors.As(err, &cancelled) && cancelled.HasDetails() && cancelled.Details(&part) == nil && part.LastStep > sum.Steps {
 				sum.Steps = part.LastStep
 				if len(part.Last) > 0 {
 					sum.Last = part.Last
@@ -127,8 +123,7 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 			sum.Warnings = append(sum.Warnings, res.SegmentWarning)
 			workflow.GetLogger(ctx).Warn("trainer does not follow the segment protocol", "warning", res.SegmentWarning)
 		}
-		if res.LastStep >= in.Trainer.TotalSteps && stop < in.Trainer.TotalSteps &&
-			workflow.GetVersion(ctx, segmentPastTotalChange, workflow.DefaultVersion, 1) == 1 {
+		if res.LastStep >= in.Trainer.TotalSteps && stop < in.Trainer.TotalSteps {
 			// The trainer ran its whole budget, ignoring RLSWEEP_STOP_AT_STEP: another segment would
 			// only train it all again.
 			break
@@ -136,14 +131,6 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 	}
 	return nil
 }
-
-// cancelStepsChange versions waiting for a cancelled segment (WaitForCancellation) to learn the step
-// its records reached; before it, a cancelled trial reported the step of its last finished segment.
-const cancelStepsChange = "cancel-steps"
-
-// segmentPastTotalChange versions ending a trial after a segment whose trainer reached total_steps
-// before the last segment; before it, every later segment ran it again.
-const segmentPastTotalChange = "segment-past-total"
 
 // TrialStatus is what a trial's status query returns while it runs: how far it got and its warnings.
 type TrialStatus struct {

@@ -282,10 +282,17 @@ func TestTrialCancelled(t *testing.T) {
 	}
 }
 
-// trialParent runs a Trial as its child and returns the summary the child signals, as Sweep does.
+// trialParent runs a Trial as its child, asks it to report (as Sweep does before a continue-as-new) and
+// returns the summary the child signals.
 func trialParent(ctx workflow.Context, in workflows.TrialInput) (*results.TrialSummary, error) {
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: "child-trial"})
 	f := workflow.ExecuteChildWorkflow(cctx, workflows.Trial, in)
+	if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+		return nil, err
+	}
+	if err := workflow.SignalExternalWorkflow(ctx, "child-trial", "", workflows.SignalReportToSweep, nil).Get(ctx, nil); err != nil {
+		return nil, err
+	}
 	var sum results.TrialSummary
 	workflow.GetSignalChannel(ctx, workflows.SignalTrialDone).Receive(ctx, &sum)
 	if err := f.Get(ctx, nil); err != nil {
@@ -336,18 +343,15 @@ func parentOf(in workflows.TrialInput, ask bool) func(ctx workflow.Context) (int
 	}
 }
 
-// A trial started with ReportOnRequest reports by signal only once asked; without it (trials started
-// before the option existed), always.
+// A trial reports by signal only once asked: the sweep that started it follows it by its future.
 func TestTrialReportsBySignalOnlyWhenAsked(t *testing.T) {
 	for _, tt := range []struct {
-		name            string
-		reportOnRequest bool
-		ask             bool
-		want            int
+		name string
+		ask  bool
+		want int
 	}{
-		{"followed by its future", true, false, 0},
-		{"asked at a continue-as-new", true, true, 1},
-		{"started by an older sweep", false, false, 1},
+		{"followed by its future", false, 0},
+		{"asked at a continue-as-new", true, 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var s testsuite.WorkflowTestSuite
@@ -355,9 +359,7 @@ func TestTrialReportsBySignalOnlyWhenAsked(t *testing.T) {
 			env.RegisterWorkflowWithOptions(workflows.Trial, workflow.RegisterOptions{Name: workflows.WorkflowTypeTrial})
 			env.OnActivity(acts.TrainSegment, mock.Anything, mock.Anything).Return(
 				&activities.SegmentResult{LastStep: 1000}, nil).After(time.Minute)
-			in := trialInput(1000, 1000, 1)
-			in.ReportOnRequest = tt.reportOnRequest
-			env.ExecuteWorkflow(parentOf(in, tt.ask))
+			env.ExecuteWorkflow(parentOf(trialInput(1000, 1000, 1), tt.ask))
 			var reports int
 			if err := env.GetWorkflowResult(&reports); err != nil {
 				t.Fatal(err)

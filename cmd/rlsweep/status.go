@@ -94,7 +94,7 @@ func trialStatus(cmd *cobra.Command, f *Factory, sweepID, trialID string, asJSON
 		}
 	}
 	if desc.WorkflowExecutionInfo.Status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		// Warnings come as soon as a segment ends; a trial recorded before the query existed has none.
+		// Warnings come as soon as a segment ends; a query no worker answers leaves them out.
 		var st workflows.TrialStatus
 		if v, err := c.QueryWorkflow(ctx, wid, "", workflows.QueryStatus); err == nil && v.Get(&st) == nil {
 			if len(st.Warnings) > 0 {
