@@ -26,6 +26,7 @@ var allowed = map[string][]string{
 	"trainer":     {"gonum.org/", module + "diagnostics", module + "trainer"},
 	"results":     {module + "diagnostics", module + "sweeps"},
 	"regression":  {module + "diagnostics", module + "results", module + "sweeps"},
+	"scheduler":   {module + "results", module + "sweeps"},
 	"report":      {"gonum.org/", module + "diagnostics", module + "results", module + "regression", module + "sweeps"},
 	"artifacts":   {"github.com/aws/", module + "sweeps"},
 	// sweepstore reads and writes a sweep's stored files as the pure packages' types.
@@ -36,12 +37,12 @@ var allowed = map[string][]string{
 		"go.temporal.io/sdk/activity", "go.temporal.io/sdk/temporal",
 		// waitid(WNOWAIT) for the trainer's process group: the standard library's syscall has no Waitid.
 		"golang.org/x/sys/unix"},
-	"workflows": {module + "sweeps", module + "diagnostics", module + "activities", module + "results", module + "regression",
+	"workflows": {module + "sweeps", module + "diagnostics", module + "activities", module + "results", module + "regression", module + "scheduler",
 		"go.temporal.io/sdk/workflow", "go.temporal.io/sdk/temporal", "go.temporal.io/api/enums/"},
 }
 
 // pure packages: no Temporal, no AWS, no network anywhere in their dependencies.
-var pure = []string{"sweeps", "diagnostics", "trainer", "report", "results", "regression"}
+var pure = []string{"sweeps", "diagnostics", "trainer", "report", "results", "regression", "scheduler"}
 
 var forbiddenInPure = []string{"go.temporal.io/", "github.com/aws/", "net", "net/http", "os/exec"}
 

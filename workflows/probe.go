@@ -67,8 +67,8 @@ func (s *sweepRun) probeInput(id string) activities.ProbeInput {
 	if in.Command == nil {
 		in.Command = s.in.Spec.Trainer.Command
 	}
-	if len(s.trials) > 0 {
-		in.Params, in.Seed = s.trials[0].Params, s.trials[0].Seed
+	if first, ok := s.sched.Peek(); ok {
+		in.Params, in.Seed = first.Params, first.Seed
 	}
 	return in
 }

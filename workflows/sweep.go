@@ -13,6 +13,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/results"
+	"github.com/rlsweep/rlsweep/scheduler"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
@@ -40,10 +41,11 @@ type SweepInput struct {
 
 // SweepState is what a sweep carries across continue-as-new: counts and references, never metrics.
 type SweepState struct {
-	Phase       string
-	PlanKey     string
-	Total       int
-	Next        int            // plan index of the next trial to start
+	Phase   string
+	PlanKey string
+	Total   int
+	// Scheduler is the scheduler's state: which trial it starts next.
+	Scheduler   scheduler.State
 	Running     []string       // trial IDs started and not yet reported
 	Counts      map[string]int // finished trials per outcome
 	Pending     []results.TrialSummary
@@ -112,11 +114,11 @@ func Sweep(ctx workflow.Context, in SweepInput) (*SweepResult, error) {
 	if err := s.registerHandlers(ctx); err != nil {
 		return nil, err
 	}
-	trials, err := sweeps.Plan(&in.Spec)
+	sched, err := scheduler.New(&in.Spec, s.state.Scheduler)
 	if err != nil {
 		return s.fail(ctx, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrInvalidSpec, err))
 	}
-	s.trials = trials
+	s.sched = sched
 	if s.state.Phase == PhasePlanning {
 		if err := s.plan(ctx); err != nil {
 			return s.fail(ctx, err)
@@ -131,9 +133,10 @@ func Sweep(ctx workflow.Context, in SweepInput) (*SweepResult, error) {
 
 // sweepRun is one run of the Sweep workflow.
 type sweepRun struct {
-	in      SweepInput
-	state   *SweepState
-	trials  []sweeps.Trial
+	in    SweepInput
+	state *SweepState
+	// sched decides which trial starts next and whether a trial goes on at a segment boundary.
+	sched   scheduler.Scheduler
 	doneCh  workflow.ReceiveChannel
 	running map[string]bool
 	// starting counts the trials started whose start is not yet confirmed.
@@ -212,7 +215,7 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 		}
 	}
 	phase := PhaseCompleted
-	if n := len(s.trials); n > 0 && s.state.Counts[results.OutcomeFailed] == n {
+	if n := s.sched.Total(); n > 0 && s.state.Counts[results.OutcomeFailed] == n {
 		phase = PhaseFailed // every trial failed: the sweep did too
 	}
 	res, err := s.finish(ctx, phase)
@@ -290,21 +293,26 @@ func (s *sweepRun) flushTimer(ctx workflow.Context) {
 	}
 }
 
-// allDone says whether every planned trial has started and finished.
+// allDone says whether the scheduler will start no more trials and every started one has finished.
 func (s *sweepRun) allDone() bool {
-	return s.state.Next >= len(s.trials) && len(s.running) == 0
+	return s.sched.Done() && len(s.running) == 0
 }
 
+// canStart says whether a trial may start now: the sweep is not paused, the window has room and the
+// scheduler has a trial ready.
 func (s *sweepRun) canStart() bool {
-	return !s.state.Paused && s.state.Next < len(s.trials) && len(s.running) < s.state.Concurrency
+	if s.state.Paused || len(s.running) >= s.state.Concurrency {
+		return false
+	}
+	_, ok := s.sched.Peek()
+	return ok
 }
 
 // startTrials starts children until the window is full. It goes on at once: a goroutine per trial
 // learns of its start and of its end, so one workflow task can take in many starts and many ends.
 func (s *sweepRun) startTrials(ctx workflow.Context) {
 	for s.canStart() {
-		t := s.trials[s.state.Next]
-		s.state.Next++
+		t, _ := s.sched.Next()
 		f := s.startTrial(ctx, t)
 		s.running[t.ID] = true
 		s.starting++
@@ -421,6 +429,7 @@ func (s *sweepRun) record(ctx workflow.Context, sum results.TrialSummary) {
 		return
 	}
 	delete(s.running, sum.TrialID)
+	s.sched.Finished(sum)
 	s.state.Counts[sum.Outcome]++
 	s.state.Pending = append(s.state.Pending, sum)
 	if sum.Outcome == results.OutcomeFailed {
@@ -451,7 +460,7 @@ func (s *sweepRun) details() string {
 	for _, n := range s.state.Counts {
 		done += n
 	}
-	d := fmt.Sprintf("%d/%d trials finished, %d running", done, len(s.trials), len(s.running))
+	d := fmt.Sprintf("%d/%d trials finished, %d running", done, s.sched.Total(), len(s.running))
 	for _, o := range results.Outcomes {
 		if n := s.state.Counts[o]; n > 0 {
 			d += fmt.Sprintf(", %d %s", n, o)
@@ -506,6 +515,7 @@ func (s *sweepRun) continueAsNew(ctx workflow.Context) error {
 		return err
 	}
 	s.state.Running = sortedKeys(s.running)
+	s.state.Scheduler = s.sched.State()
 	in := s.in
 	in.State = s.state
 	return workflow.NewContinueAsNewError(ctx, Sweep, in)
@@ -581,7 +591,7 @@ func (s *sweepRun) finish(ctx workflow.Context, phase string) (*SweepResult, err
 	if err := workflow.UpsertTypedSearchAttributes(ctx, AttrOutcome.ValueSet(phase)); err != nil {
 		workflow.GetLogger(ctx).Warn("search attributes not updated", "error", err)
 	}
-	return &SweepResult{SweepID: s.in.SweepID, Status: phase, Total: len(s.trials), Counts: s.state.Counts,
+	return &SweepResult{SweepID: s.in.SweepID, Status: phase, Total: s.sched.Total(), Counts: s.state.Counts,
 		ResultsKey: wr.ResultsKey, CSVKey: wr.CSVKey, LastFailure: s.state.LastFailure}, nil
 }
 

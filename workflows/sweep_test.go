@@ -21,6 +21,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/results"
+	"github.com/rlsweep/rlsweep/scheduler"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/workflows"
 )
@@ -655,10 +656,10 @@ func TestSweepContinueAsNewCarriesState(t *testing.T) {
 		recorded = append(recorded, id)
 	}
 	sort.Strings(recorded)
-	if st.Next != 6 || fmt.Sprint(st.Running) != "[3-s1 4-s1 5-s1]" || fmt.Sprint(st.Counts) != "map[completed:3]" ||
+	if st.Scheduler.Next != 6 || fmt.Sprint(st.Running) != "[3-s1 4-s1 5-s1]" || fmt.Sprint(st.Counts) != "map[completed:3]" ||
 		len(st.Pending) != 0 || st.Part != 1 || st.Runs != 1 || st.Phase != workflows.PhaseRunning ||
 		st.Leader == nil || st.Leader.TrialID != "2-s1" || st.Concurrency != 3 || st.Total != len(qs) {
-		t.Errorf("carried state = %+v, want Next 6, Running [3-s1 4-s1 5-s1], 3 completed, Pending flushed as part 0, leader 2-s1", st)
+		t.Errorf("carried state = %+v, want scheduler next 6, Running [3-s1 4-s1 5-s1], 3 completed, Pending flushed as part 0, leader 2-s1", st)
 	}
 	fakes.mu.Lock()
 	asked := fmt.Sprint(fakes.asked)
@@ -861,7 +862,7 @@ func TestSweepCarriedOverTrialsAreChecked(t *testing.T) {
 		})
 	in := sweepInput(sweepSpec(t, qs, 2, "maximize"))
 	in.SpecYAML, in.TrialCheckInterval = "", 90*time.Second
-	in.State = &workflows.SweepState{Phase: workflows.PhaseRunning, Total: len(qs), Next: len(qs),
+	in.State = &workflows.SweepState{Phase: workflows.PhaseRunning, Total: len(qs), Scheduler: scheduler.State{Next: len(qs)},
 		Running: []string{"3-s1", "4-s1"}, Counts: map[string]int{"completed": 3}, Part: 1, Concurrency: 2, Runs: 1}
 	q := 3.0
 	env.RegisterDelayedCallback(func() {
@@ -920,7 +921,7 @@ func closedCarriedTrial(t *testing.T) (*testsuite.TestWorkflowEnvironment, *resu
 		Ended: []results.TrialSummary{{TrialID: "4-s1", Outcome: results.OutcomeCompleted, Objective: &q}}}, nil)
 	in := sweepInput(sweepSpec(t, []float64{0, 1, 2, 3, 4}, 2, "maximize"))
 	in.SpecYAML = ""
-	in.State = &workflows.SweepState{Phase: workflows.PhaseRunning, Total: 5, Next: 5, Running: []string{"4-s1"},
+	in.State = &workflows.SweepState{Phase: workflows.PhaseRunning, Total: 5, Scheduler: scheduler.State{Next: 5}, Running: []string{"4-s1"},
 		Counts: map[string]int{"completed": 4}, Part: 1, Concurrency: 2, Runs: 1}
 	return env, res, in
 }
@@ -1072,7 +1073,7 @@ func TestSweepCancellingRefusesChanges(t *testing.T) {
 	in := sweepInput(sweepSpec(t, []float64{0, 1, 2, 3, 4}, 2, "maximize"))
 	in.SpecYAML = ""
 	// A carried-over trial that never reports: the cancel waits for it.
-	in.State = &workflows.SweepState{Phase: workflows.PhaseRunning, Total: 5, Next: 5, Running: []string{"4-s1"},
+	in.State = &workflows.SweepState{Phase: workflows.PhaseRunning, Total: 5, Scheduler: scheduler.State{Next: 5}, Running: []string{"4-s1"},
 		Counts: map[string]int{"completed": 4}, Part: 1, Concurrency: 2, Runs: 1}
 	env.RegisterDelayedCallback(env.CancelWorkflow, 2*time.Second)
 	pause := &updateCall{name: workflows.UpdatePause, wantErr: "pause: sweep is cancelling, want a sweep that is still running"}
