@@ -1,13 +1,9 @@
 package workflows
 
 import (
-	"encoding/json"
-	"fmt"
 	"sort"
 	"time"
-	"unicode/utf8"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -94,13 +90,6 @@ type SweepResult struct {
 	LastFailure *results.TrialSummary `json:",omitempty"`
 }
 
-// resultsBatch is how many finished trials the sweep holds before storing them.
-const resultsBatch = 100
-
-// resultsFlushEvery is how long a finished trial waits, at most, to be stored while the sweep runs, so
-// `rlsweep results` and `report` show it even when no batch of resultsBatch fills.
-const resultsFlushEvery = time.Minute
-
 // Sweep plans a sweep, runs its probe stage, keeps a sliding window of Trial children running until
 // every planned trial has finished, and writes the results. Pause, resume and concurrency are updates;
 // cancelling the workflow cancels every running trial and keeps the results recorded so far.
@@ -144,11 +133,6 @@ type sweepRun struct {
 	// flushDue: resultsFlushEvery has passed since a trial finished and was not stored.
 	flushDue bool
 }
-
-// carriedFirstCheck is how soon a run first looks up the trials it carries over: a trial that ended
-// while the previous run was closing may be heard by neither run (its result too late for the closing
-// run's future, its report in that run's last workflow task).
-const carriedFirstCheck = 5 * time.Second
 
 func (s *sweepRun) lightOptions(ctx workflow.Context, summary string) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
@@ -249,50 +233,6 @@ func (s *sweepRun) failAndStop(ctx workflow.Context, err error) (*SweepResult, e
 	return s.fail(ctx, err)
 }
 
-// requestCancelRunning sends a cancel request to every running trial, in ID order, once the starts in
-// flight have landed (a cancel request needs the trial to exist), and returns the IDs and the requests.
-func (s *sweepRun) requestCancelRunning(ctx workflow.Context) ([]string, []workflow.Future) {
-	_ = workflow.Await(ctx, func() bool { return s.starting == 0 })
-	ids := sortedKeys(s.running)
-	reqs := make([]workflow.Future, len(ids))
-	for i, id := range ids {
-		reqs[i] = workflow.RequestCancelExternalWorkflow(ctx, TrialWorkflowID(s.in.SweepID, id), "")
-	}
-	return ids, reqs
-}
-
-// cancelledWhileStoring says whether the sweep was cancelled while it stored results, in which case
-// it ends as a cancel does — every trial stopped, what is pending stored, results written — instead of
-// failing with its results unstored. Pending is trimmed only after a part is stored, so nothing is
-// lost. The abandoned RecordResults may still be writing its part: what is pending goes to the next
-// part number, so a late write cannot overwrite it; a trial in both parts counts once
-// (LoadTrialSummaries keeps one record per trial).
-func (s *sweepRun) cancelledWhileStoring(ctx workflow.Context) bool {
-	if ctx.Err() == nil {
-		return false
-	}
-	s.state.Part++
-	return true
-}
-
-// flushTimer marks a flush due resultsFlushEvery after a finished trial is first left unstored, so
-// the loop stores the pending results even when no batch fills (a small sweep, or its last trials).
-func (s *sweepRun) flushTimer(ctx workflow.Context) {
-	every := s.in.ResultsFlushInterval
-	if every <= 0 {
-		every = resultsFlushEvery
-	}
-	for {
-		if err := workflow.Await(ctx, func() bool { return len(s.state.Pending) > 0 && !s.flushDue }); err != nil {
-			return
-		}
-		if err := workflow.Sleep(ctx, every); err != nil {
-			return // cancelled, or the run is closing
-		}
-		s.flushDue = len(s.state.Pending) > 0
-	}
-}
-
 // allDone says whether the scheduler will start no more trials and every started one has finished.
 func (s *sweepRun) allDone() bool {
 	return s.sched.Done() && len(s.running) == 0
@@ -306,187 +246,6 @@ func (s *sweepRun) canStart() bool {
 	}
 	_, ok := s.sched.Peek()
 	return ok
-}
-
-// startTrials starts children until the window is full. It goes on at once: a goroutine per trial
-// learns of its start and of its end, so one workflow task can take in many starts and many ends.
-func (s *sweepRun) startTrials(ctx workflow.Context) {
-	for s.canStart() {
-		t, _ := s.sched.Next()
-		f := s.startTrial(ctx, t)
-		s.running[t.ID] = true
-		s.starting++
-		workflow.Go(ctx, func(gctx workflow.Context) { s.followTrial(gctx, t.ID, f) })
-	}
-}
-
-// followTrial waits for a trial started in this run to start and to end, and records its summary
-// from its result if its signal has not been taken in first; a trial that ends without a result
-// (terminated by hand) counts as failed.
-func (s *sweepRun) followTrial(ctx workflow.Context, id string, f workflow.ChildWorkflowFuture) {
-	err := f.GetChildWorkflowExecution().Get(ctx, nil)
-	s.starting--
-	if err != nil {
-		s.record(ctx, results.TrialSummary{TrialID: id, Outcome: results.OutcomeFailed,
-			Error: "trial workflow did not start: " + err.Error()})
-		return
-	}
-	var sum results.TrialSummary
-	switch err := f.Get(ctx, &sum); {
-	case err == nil && sum.TrialID == id:
-		s.record(ctx, sum)
-	case temporal.IsCanceledError(err):
-		// Its report, with the steps it reached, normally comes first by signal.
-		s.record(ctx, results.TrialSummary{TrialID: id, Outcome: results.OutcomeCancelled})
-	case err != nil:
-		s.record(ctx, results.TrialSummary{TrialID: id, Outcome: results.OutcomeFailed,
-			Error: "trial workflow ended without reporting: " + err.Error()})
-	}
-}
-
-// checkCarried is the safety net for the trials an earlier run started: this run has no future to
-// learn their end from, only their report by signal. Every TrialCheckInterval it looks up the ones that
-// have not reported (CheckTrials) and records each that has closed: with its result if it completed
-// (its report had reached a closing run), as failed if it was terminated by hand.
-func (s *sweepRun) checkCarried(ctx workflow.Context, carried []string) {
-	every := s.in.TrialCheckInterval
-	if every <= 0 {
-		every = 2 * time.Minute
-	}
-	wait := min(every, carriedFirstCheck)
-	for {
-		if err := workflow.Sleep(ctx, wait); err != nil {
-			return // cancelled, or the run is closing
-		}
-		wait = every
-		var refs []activities.TrialRef
-		for _, id := range carried {
-			if s.running[id] {
-				refs = append(refs, activities.TrialRef{TrialID: id, WorkflowID: TrialWorkflowID(s.in.SweepID, id)})
-			}
-		}
-		if len(refs) == 0 {
-			return
-		}
-		if err := s.checkTrials(ctx, refs); err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			workflow.GetLogger(ctx).Warn("carried-over trials not checked", "error", err)
-		}
-	}
-}
-
-// checkTrials looks the trials up (CheckTrials) and records each that has closed.
-func (s *sweepRun) checkTrials(ctx workflow.Context, refs []activities.TrialRef) error {
-	var res activities.CheckTrialsResult
-	err := workflow.ExecuteActivity(s.lightOptions(ctx, fmt.Sprintf("check %d carried-over trials", len(refs))),
-		(*activities.Activities).CheckTrials, activities.CheckTrialsInput{SweepID: s.in.SweepID, Trials: refs}).Get(ctx, &res)
-	if err != nil {
-		return err
-	}
-	// A trial's own report, sent before it closed, is preferred to what its result says.
-	s.drainDone(ctx)
-	for _, sum := range res.Ended {
-		s.record(ctx, sum)
-	}
-	return nil
-}
-
-func (s *sweepRun) startTrial(ctx workflow.Context, t sweeps.Trial) workflow.ChildWorkflowFuture {
-	spec := s.in.Spec
-	attrs := []temporal.SearchAttributeUpdate{AttrSweepID.ValueSet(s.in.SweepID),
-		AttrSweepName.ValueSet(spec.Name), AttrKind.ValueSet("trial")}
-	if s.state.ParamsAttribute {
-		attrs = append(attrs, AttrParams.ValueSet(paramKeywords(sweeps.ParamNames(&spec), t.Params)))
-	}
-	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID: TrialWorkflowID(s.in.SweepID, t.ID),
-		TaskQueue:  ControlQueue,
-		// Children outlive a continue-as-new of the sweep; cancel reaches them explicitly.
-		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
-		TypedSearchAttributes: temporal.NewSearchAttributes(attrs...),
-		StaticSummary:         fmt.Sprintf("trial %s of %s: %s", t.ID, spec.Name, formatParams(sweeps.ParamNames(&spec), t.Params)),
-	})
-	return workflow.ExecuteChildWorkflow(cctx, Trial, TrialInput{
-		SweepID: s.in.SweepID, Trial: t, Trainer: spec.Trainer, Diagnostics: spec.Diagnostics,
-		Metric: spec.Metric, TaskQueue: spec.Resources.TrialQueue(), GPUs: &spec.Resources.GPUs, MaxAttempts: spec.Retries.MaxAttempts,
-		HeartbeatTimeout: s.in.HeartbeatTimeout,
-	})
-}
-
-func (s *sweepRun) drainDone(ctx workflow.Context) {
-	var sum results.TrialSummary
-	for s.doneCh.ReceiveAsync(&sum) {
-		s.record(ctx, sum)
-		sum = results.TrialSummary{}
-	}
-}
-
-// record counts a finished trial once, whichever way its end was learnt.
-func (s *sweepRun) record(ctx workflow.Context, sum results.TrialSummary) {
-	if !s.running[sum.TrialID] {
-		return
-	}
-	delete(s.running, sum.TrialID)
-	s.sched.Finished(sum)
-	s.state.Counts[sum.Outcome]++
-	s.state.Pending = append(s.state.Pending, sum)
-	if sum.Outcome == results.OutcomeFailed {
-		failed := sum
-		failed.Last = nil
-		s.state.LastFailure = &failed
-	}
-	if sum.Outcome == results.OutcomeCompleted && sum.Objective != nil && s.better(sum, s.state.Leader) {
-		lead := sum
-		lead.Last = nil
-		s.state.Leader = &lead
-	}
-	workflow.SetCurrentDetails(ctx, s.details())
-}
-
-func (s *sweepRun) better(a results.TrialSummary, b *results.TrialSummary) bool {
-	if b == nil || b.Objective == nil {
-		return true
-	}
-	if s.in.Spec.Metric.Goal == "minimize" {
-		return *a.Objective < *b.Objective
-	}
-	return *a.Objective > *b.Objective
-}
-
-func (s *sweepRun) details() string {
-	done := 0
-	for _, n := range s.state.Counts {
-		done += n
-	}
-	d := fmt.Sprintf("%d/%d trials finished, %d running", done, s.sched.Total(), len(s.running))
-	for _, o := range results.Outcomes {
-		if n := s.state.Counts[o]; n > 0 {
-			d += fmt.Sprintf(", %d %s", n, o)
-		}
-	}
-	if l := s.state.Leader; l != nil {
-		d += fmt.Sprintf("; leader %s %s=%.4g", l.TrialID, s.in.Spec.Metric.Name, *l.Objective)
-	}
-	return d
-}
-
-func (s *sweepRun) flushResults(ctx workflow.Context) error {
-	n := len(s.state.Pending)
-	if n == 0 {
-		return nil
-	}
-	err := workflow.ExecuteActivity(s.lightOptions(ctx, "record results"), (*activities.Activities).RecordResults,
-		activities.RecordResultsInput{SweepID: s.in.SweepID, Part: s.state.Part, Trials: s.state.Pending}).Get(ctx, nil)
-	if err != nil {
-		return err
-	}
-	s.state.Part++
-	// Trials that finished while the part was being stored (their followers run during the wait) stay
-	// pending for the next part.
-	s.state.Pending = s.state.Pending[n:]
-	return nil
 }
 
 func (s *sweepRun) shouldContinueAsNew(ctx workflow.Context) bool {
@@ -534,67 +293,6 @@ func (s *sweepRun) askForReports(ctx workflow.Context) {
 	}
 }
 
-// cancel asks every running trial to stop, waits for their reports (their trainers are stopped by
-// then), and stores the results recorded so far.
-func (s *sweepRun) cancel(ctx workflow.Context) (*SweepResult, error) {
-	s.state.Phase = PhaseCancelling // status says so; pause and set-concurrency are refused from now on
-	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	ids, reqs := s.requestCancelRunning(dctx)
-	// A trial the request cannot reach has closed already. One started by this run is recorded by its
-	// future; one carried over from an earlier run may have ended unheard (asked to report after it
-	// closed), so its result is looked up rather than waited for.
-	var closed []activities.TrialRef
-	for i, f := range reqs {
-		if err := f.Get(dctx, nil); err != nil && s.running[ids[i]] {
-			closed = append(closed, activities.TrialRef{TrialID: ids[i], WorkflowID: TrialWorkflowID(s.in.SweepID, ids[i])})
-		}
-	}
-	s.drainDone(dctx)
-	if len(closed) > 0 {
-		if err := s.checkTrials(dctx, closed); err != nil {
-			workflow.GetLogger(ctx).Warn("closed trials not looked up", "error", err)
-		}
-	}
-	// Trials report within their trainers' grace period; a trial that never does is recorded as cancelled.
-	ok, _ := workflow.AwaitWithTimeout(dctx, 10*time.Minute, func() bool {
-		s.drainDone(dctx)
-		return len(s.running) == 0
-	})
-	if !ok {
-		for _, id := range sortedKeys(s.running) {
-			s.record(dctx, results.TrialSummary{TrialID: id, Outcome: results.OutcomeCancelled,
-				Error: "no report from the trial after the sweep was cancelled"})
-		}
-	}
-	res, err := s.finish(dctx, PhaseCancelled)
-	if err != nil {
-		return res, err
-	}
-	return res, temporal.NewCanceledError(res)
-}
-
-// finish records the remaining results and writes results.json and results.csv.
-func (s *sweepRun) finish(ctx workflow.Context, phase string) (*SweepResult, error) {
-	s.state.Phase = PhaseReporting
-	for len(s.state.Pending) > 0 {
-		if err := s.flushResults(ctx); err != nil {
-			return nil, err
-		}
-	}
-	var wr activities.WriteResultsResult
-	err := workflow.ExecuteActivity(s.lightOptions(ctx, "write results"), (*activities.Activities).WriteResults,
-		activities.WriteResultsInput{SweepID: s.in.SweepID, Spec: s.in.Spec, Status: phase}).Get(ctx, &wr)
-	if err != nil {
-		return nil, err
-	}
-	s.state.Phase = phase
-	if err := workflow.UpsertTypedSearchAttributes(ctx, AttrOutcome.ValueSet(phase)); err != nil {
-		workflow.GetLogger(ctx).Warn("search attributes not updated", "error", err)
-	}
-	return &SweepResult{SweepID: s.in.SweepID, Status: phase, Total: s.sched.Total(), Counts: s.state.Counts,
-		ResultsKey: wr.ResultsKey, CSVKey: wr.CSVKey, LastFailure: s.state.LastFailure}, nil
-}
-
 func (s *sweepRun) fail(ctx workflow.Context, err error) (*SweepResult, error) {
 	// Cancelled before fan-out (while planning): the sweep ends cancelled, not failed.
 	if s.state.Phase != PhaseProbeFailed {
@@ -615,49 +313,5 @@ func sortedKeys(m map[string]bool) []string {
 		out = append(out, k)
 	}
 	sort.Strings(out)
-	return out
-}
-
-// Bounds of AttrParams: one "name=value" at most maxParamKeyword bytes (a SQL visibility keyword holds
-// 255), all of them at most maxParamsBytes, JSON-encoded, under the server's 2 KiB per search attribute
-// value (frontend.searchAttributesSizeOfValueLimit): a start whose attribute is too large would be
-// refused, and the sweep would retry it forever.
-const (
-	maxParamKeyword = 255
-	maxParamsBytes  = 1536
-)
-
-// paramKeywords is a trial's AttrParams value: "name=value" per parameter in spec order, values as
-// formatParams writes them, each cut to maxParamKeyword bytes on a rune boundary; the parameters that
-// no longer fit in maxParamsBytes are left out (the static summary and results.csv keep them all).
-func paramKeywords(names []string, params map[string]any) []string {
-	out := make([]string, 0, len(names))
-	total := 0
-	for _, n := range names {
-		kw := fmt.Sprintf("%s=%v", n, params[n])
-		if len(kw) > maxParamKeyword {
-			cut := maxParamKeyword
-			for cut > 0 && !utf8.RuneStart(kw[cut]) {
-				cut--
-			}
-			kw = kw[:cut]
-		}
-		quoted, _ := json.Marshal(kw) // a string: cannot fail
-		if total += len(quoted) + 1; total > maxParamsBytes {
-			break
-		}
-		out = append(out, kw)
-	}
-	return out
-}
-
-func formatParams(names []string, params map[string]any) string {
-	out := ""
-	for i, n := range names {
-		if i > 0 {
-			out += " "
-		}
-		out += fmt.Sprintf("%s=%v", n, params[n])
-	}
 	return out
 }
