@@ -72,10 +72,15 @@ const (
 
 // Decision answers a Boundary.
 type Decision struct {
-	Action Action
-	Reason string // why, for the trial's summary and the report; "" for Continue
-	// ResumeFrom and Params are an Exploit's checkpoint and parameters.
+	// Segment is the Boundary's: a trial that asked twice tells an answer to its question from a stale
+	// one.
+	Segment int
+	Action  Action
+	Reason  string // why, for the trial's summary and the report; "" for Continue
+	// ResumeFrom, ResumeStep and Params are an Exploit's checkpoint, the step it was written at, and
+	// the parameters to go on with.
 	ResumeFrom string         `json:",omitempty"`
+	ResumeStep int64          `json:",omitempty"`
 	Params     map[string]any `json:",omitempty"`
 }
 
@@ -118,7 +123,9 @@ func (p *planned) Next() (sweeps.Trial, bool) {
 
 func (p *planned) Finished(results.TrialSummary) {}
 
-func (p *planned) AtBoundary(Boundary) Decision { return Decision{Action: Continue} }
+func (p *planned) AtBoundary(b Boundary) Decision {
+	return Decision{Segment: b.Segment, Action: Continue}
+}
 
 func (p *planned) AsksAtBoundaries() bool { return false }
 

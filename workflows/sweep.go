@@ -103,7 +103,7 @@ func Sweep(ctx workflow.Context, in SweepInput) (*SweepResult, error) {
 	if err := s.registerHandlers(ctx); err != nil {
 		return nil, err
 	}
-	sched, err := scheduler.New(&in.Spec, s.state.Scheduler)
+	sched, err := newScheduler(&in.Spec, s.state.Scheduler)
 	if err != nil {
 		return s.fail(ctx, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrInvalidSpec, err))
 	}
@@ -120,14 +120,21 @@ func Sweep(ctx workflow.Context, in SweepInput) (*SweepResult, error) {
 	return s.fanOut(ctx)
 }
 
+// newScheduler makes the scheduler of a sweep's spec (tests put another in its place).
+var newScheduler = scheduler.New
+
 // sweepRun is one run of the Sweep workflow.
 type sweepRun struct {
 	in    SweepInput
 	state *SweepState
 	// sched decides which trial starts next and whether a trial goes on at a segment boundary.
-	sched   scheduler.Scheduler
-	doneCh  workflow.ReceiveChannel
-	running map[string]bool
+	sched  scheduler.Scheduler
+	doneCh workflow.ReceiveChannel
+	// boundaryCh receives the trials' questions at segment ends; decided holds each running trial's
+	// last answer.
+	boundaryCh workflow.ReceiveChannel
+	decided    map[string]decided
+	running    map[string]bool
 	// starting counts the trials started whose start is not yet confirmed.
 	starting int
 	// flushDue: resultsFlushEvery has passed since a trial finished and was not stored.
@@ -169,6 +176,8 @@ func (s *sweepRun) probe(ctx workflow.Context) error {
 // fanOut keeps up to Concurrency trials running until all have reported.
 func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 	s.doneCh = workflow.GetSignalChannel(ctx, SignalTrialDone)
+	s.boundaryCh = workflow.GetSignalChannel(ctx, SignalSegmentEnd)
+	s.decided = map[string]decided{}
 	s.running = map[string]bool{}
 	for _, id := range s.state.Running {
 		s.running[id] = true
@@ -185,12 +194,14 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 		// allDone: the last running trial may end without a report (its watcher records it), and then
 		// nothing else would wake the sweep.
 		err := workflow.Await(ctx, func() bool {
-			return s.doneCh.Len() > 0 || s.canStart() || s.allDone() || s.shouldContinueAsNew(ctx) || s.flushDue
+			return s.doneCh.Len() > 0 || s.boundaryCh.Len() > 0 || s.canStart() || s.allDone() ||
+				s.shouldContinueAsNew(ctx) || s.flushDue
 		})
 		if err != nil { // cancelled
 			return s.cancel(ctx)
 		}
 		s.drainDone(ctx)
+		s.answerBoundaries(ctx)
 		if len(s.state.Pending) >= resultsBatch || s.flushDue {
 			s.flushDue = false
 			if err := s.flushResults(ctx); err != nil {
@@ -266,6 +277,7 @@ func (s *sweepRun) continueAsNew(ctx workflow.Context) error {
 	}
 	s.askForReports(ctx)
 	s.drainDone(ctx)
+	s.answerBoundaries(ctx)
 	if err := s.flushResults(ctx); err != nil {
 		return err
 	}

@@ -123,7 +123,7 @@ func (s *sweepRun) startTrial(ctx workflow.Context, t sweeps.Trial) workflow.Chi
 	return workflow.ExecuteChildWorkflow(cctx, Trial, TrialInput{
 		SweepID: s.in.SweepID, Trial: t, Trainer: spec.Trainer, Diagnostics: spec.Diagnostics,
 		Metric: spec.Metric, TaskQueue: spec.Resources.TrialQueue(), GPUs: &spec.Resources.GPUs, MaxAttempts: spec.Retries.MaxAttempts,
-		HeartbeatTimeout: s.in.HeartbeatTimeout,
+		HeartbeatTimeout: s.in.HeartbeatTimeout, AskAtBoundaries: s.sched.AsksAtBoundaries(),
 	})
 }
 
@@ -141,6 +141,7 @@ func (s *sweepRun) record(ctx workflow.Context, sum results.TrialSummary) {
 		return
 	}
 	delete(s.running, sum.TrialID)
+	delete(s.decided, sum.TrialID)
 	s.sched.Finished(sum)
 	s.state.Counts[sum.Outcome]++
 	s.state.Pending = append(s.state.Pending, sum)

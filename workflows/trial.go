@@ -29,6 +29,9 @@ type TrialInput struct {
 	// HeartbeatTimeout is how long a silent TrainSegment attempt is trusted before it is retried
 	// elsewhere (its worker is presumed dead); 0 means one minute.
 	HeartbeatTimeout time.Duration
+	// AskAtBoundaries: the sweep's scheduler decides at each segment end whether the trial goes on
+	// (askAtBoundary); false: it always does, and the trial does not ask.
+	AskAtBoundaries bool `json:",omitempty"`
 }
 
 // Trial runs a trial's training in segments, one TrainSegment activity per segment, each resuming from
@@ -49,9 +52,13 @@ func Trial(ctx workflow.Context, in TrialInput) (*results.TrialSummary, error) {
 	}
 	err := runSegments(ctx, in, &sum)
 	sum.WallSeconds = workflow.Now(ctx).Sub(start).Seconds()
+	var pruned *prunedError
 	switch {
 	case temporal.IsCanceledError(err):
 		sum.Outcome = results.OutcomeCancelled
+	case errors.As(err, &pruned):
+		// Stopped by the scheduler: its objective so far stays, as a cancelled trial's does.
+		sum.Outcome, sum.Error, err = results.OutcomePruned, pruned.reason, nil
 	case err != nil:
 		var stopStep int64
 		sum.Outcome, sum.StopRule, sum.Error, stopStep = classify(err)
@@ -127,6 +134,11 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 			// The trainer ran its whole budget, ignoring RLSWEEP_STOP_AT_STEP: another segment would
 			// only train it all again.
 			break
+		}
+		if in.AskAtBoundaries && stop < in.Trainer.TotalSteps {
+			if err := atBoundary(ctx, &in, sum, seg, &resume, &resumeStep); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
