@@ -402,3 +402,22 @@ func TestRenderWarnings(t *testing.T) {
 		t.Error("a report without warnings has a warnings section")
 	}
 }
+
+// A stopped trial without a divergence verdict shows its error's first line in the divergence table.
+func TestRenderStoppedTrialErrorFirstLine(t *testing.T) {
+	in := sampleInput()
+	tr := &in.Results.Trials[0]
+	tr.Outcome, tr.Objective = results.OutcomePruned, nil
+	tr.Error = "stopped by the sweep's scheduler after segment 0\nsecond line"
+	var b bytes.Buffer
+	if err := Render(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	if !strings.Contains(html, "stopped by the sweep&#39;s scheduler after segment 0") || strings.Contains(html, "second line") {
+		t.Errorf("divergence table does not show the error's first line alone")
+	}
+	if in.Results.Trials[0].Error != "stopped by the sweep's scheduler after segment 0\nsecond line" {
+		t.Errorf("Render changed its input")
+	}
+}

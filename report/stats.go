@@ -46,7 +46,7 @@ func Leaderboard(trials []results.TrialSummary, maximize bool) []Row {
 		}
 		r.Trials++
 		r.Outcomes[t.Outcome]++
-		if t.Outcome == results.OutcomeCompleted && t.Objective != nil && isFinite(*t.Objective) {
+		if t.Scored() {
 			r.Objective = append(r.Objective, *t.Objective)
 		}
 	}
@@ -107,7 +107,7 @@ func Sensitivities(trials []results.TrialSummary, params []string) []Sensitivity
 		var xs []any
 		var ys []float64
 		for _, t := range trials {
-			if t.Outcome == results.OutcomeCompleted && t.Objective != nil && isFinite(*t.Objective) {
+			if t.Scored() {
 				xs, ys = append(xs, t.Params[p]), append(ys, *t.Objective)
 			}
 		}

@@ -50,12 +50,12 @@ type TrialSummary struct {
 }
 
 // Scored says whether the trial counts in the statistics: completed with a finite objective.
-func (t *TrialSummary) Scored() bool {
+func (t TrialSummary) Scored() bool {
 	return t.Outcome == OutcomeCompleted && t.Objective != nil && Finite(*t.Objective)
 }
 
 // ErrorLine is the first line of the trial's error.
-func (t *TrialSummary) ErrorLine() string {
+func (t TrialSummary) ErrorLine() string {
 	if i := strings.IndexByte(t.Error, '\n'); i >= 0 {
 		return t.Error[:i]
 	}
