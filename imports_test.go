@@ -2,7 +2,11 @@ package rlsweep_test
 
 import (
 	"encoding/json"
+	"go/parser"
+	"go/token"
 	"os/exec"
+	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -30,18 +34,25 @@ var allowed = map[string][]string{
 	// The built-in trainer: PPO speaking the trainer contract and the probe protocol.
 	"trainer/builtin": {module + "diagnostics", module + "trainer", module + "trainer/envs", module + "trainer/ppo",
 		module + "trainer/probes"},
-	"report":    {"gonum.org/", module + "diagnostics", module + "sweeps", module + "trainer/probes"},
+	"results":    {module + "diagnostics", module + "sweeps"},
+	"regression": {module + "diagnostics", module + "results", module + "sweeps"},
+	"scheduler":  {module + "results", module + "sweeps"},
+	"report": {"gonum.org/", module + "diagnostics", module + "results", module + "regression", module + "sweeps",
+		module + "trainer/probes"},
 	"artifacts": {"github.com/aws/", module + "sweeps"},
-	// runner starts and stops trainer processes; it knows the trainer contract's variables.
+	// sweepstore reads and writes a sweep's stored files as the pure packages' types.
+	"sweepstore": {module + "artifacts", module + "diagnostics", module + "regression", module + "report",
+		module + "results", module + "sweeps", module + "trainer", module + "trainer/probes"},
 	// runner starts and stops trainer processes; it knows the trainer contract's variables, renders
 	// commands (sweeps) and speaks the probe protocol (trainer/probes).
 	"runner": {module + "trainer", module + "sweeps", module + "trainer/probes", "golang.org/x/sys/unix"},
-	"activities": {module + "sweeps", module + "diagnostics", module + "trainer", module + "artifacts", module + "report", module + "runner",
+	"activities": {module + "sweeps", module + "diagnostics", module + "trainer", module + "artifacts", module + "report",
+		module + "results", module + "regression", module + "sweepstore", module + "runner",
 		"go.temporal.io/sdk/activity", "go.temporal.io/sdk/temporal",
 		// A heartbeat's error and the cause of a cancelled activity context tell an attempt the server
 		// ended (NotFound, worker shutdown) from a server that is only away.
 		"go.temporal.io/api/serviceerror", "go.temporal.io/sdk/worker"},
-	"workflows": {module + "sweeps", module + "diagnostics", module + "activities",
+	"workflows": {module + "sweeps", module + "diagnostics", module + "activities", module + "results", module + "regression", module + "scheduler",
 		"go.temporal.io/sdk/workflow", "go.temporal.io/sdk/temporal", "go.temporal.io/api/enums/"},
 }
 
@@ -53,7 +64,7 @@ var forbiddenDeps = map[string][]string{
 
 // pure packages: no Temporal, no AWS, no network anywhere in their dependencies.
 var pure = []string{"sweeps", "diagnostics", "trainer", "trainer/nn", "trainer/envs", "trainer/ppo", "trainer/probes",
-	"trainer/builtin", "report"}
+	"trainer/builtin", "report", "results", "regression", "scheduler"}
 
 var forbiddenInPure = []string{"go.temporal.io/", "github.com/aws/", "net", "net/http", "os/exec"}
 
@@ -163,4 +174,42 @@ func hasPrefix(prefixes []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// cliActivities lists the files of cmd/rlsweep that may import activities, with why: the rest of the
+// CLI reads and writes the store through sweepstore and speaks the pure packages' types.
+var cliActivities = map[string]string{
+	"worker.go": "the worker registers the activities",
+	"watch.go":  "watch decodes a running segment's heartbeat (activities.Heartbeat)",
+}
+
+func TestCLIImportsActivitiesOnlyForWiring(t *testing.T) {
+	files, err := filepath.Glob("cmd/rlsweep/*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("cmd/rlsweep: %v, %d files", err, len(files))
+	}
+	fset := token.NewFileSet()
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			if imp.Path.Value == `"`+module+`activities"` && cliActivities[filepath.Base(path)] == "" {
+				t.Errorf("%s imports activities; only %v may (the worker and watch wiring)", path, keys(cliActivities))
+			}
+		}
+	}
+}
+
+func keys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/rlsweep/rlsweep/results"
 )
 
 // TrialLookup finds out whether a trial workflow has closed, and how. worker/ implements it with the
@@ -19,7 +21,7 @@ type TrialState struct {
 	// terminated, timedout; not_found when the server has no such workflow.
 	Status string
 	// Summary is the trial's result when it completed (and sometimes when it was cancelled).
-	Summary *TrialSummary
+	Summary *results.TrialSummary
 }
 
 // TrialRef names one trial and its workflow.
@@ -36,7 +38,7 @@ type CheckTrialsInput struct {
 
 // CheckTrialsResult is the trials among them whose workflows have closed, with their summaries.
 type CheckTrialsResult struct {
-	Ended []TrialSummary
+	Ended []results.TrialSummary
 }
 
 // CheckTrials is the sweep's safety net for trials it cannot follow by a future: those started by an
@@ -61,10 +63,10 @@ func (a *Activities) CheckTrials(ctx context.Context, in CheckTrialsInput) (*Che
 			out.Ended = append(out.Ended, *st.Summary)
 			continue
 		}
-		sum := TrialSummary{TrialID: t.TrialID, Outcome: OutcomeFailed,
+		sum := results.TrialSummary{TrialID: t.TrialID, Outcome: results.OutcomeFailed,
 			Error: "trial workflow ended without reporting: " + st.Status}
 		if st.Status == "canceled" {
-			sum.Outcome = OutcomeCancelled
+			sum.Outcome = results.OutcomeCancelled
 		}
 		out.Ended = append(out.Ended, sum)
 	}

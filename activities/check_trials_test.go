@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/results"
 )
 
 type fakeLookup map[string]activities.TrialState
@@ -23,7 +24,7 @@ func TestCheckTrials(t *testing.T) {
 	q := 7.0
 	a := &activities.Activities{Trials: fakeLookup{
 		"wf/running":    {},
-		"wf/completed":  {Closed: true, Status: "completed", Summary: &activities.TrialSummary{TrialID: "1-s1", Outcome: "completed", Objective: &q}},
+		"wf/completed":  {Closed: true, Status: "completed", Summary: &results.TrialSummary{TrialID: "1-s1", Outcome: "completed", Objective: &q}},
 		"wf/terminated": {Closed: true, Status: "terminated"},
 		"wf/canceled":   {Closed: true, Status: "canceled"},
 		"wf/gone":       {Closed: true, Status: "not_found"},

@@ -9,6 +9,7 @@ import (
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
@@ -22,7 +23,7 @@ func TestWriteResultsDrawsReport(t *testing.T) {
 	}
 	a := &activities.Activities{Store: store}
 	obj := 42.0
-	trials := []activities.TrialSummary{
+	trials := []results.TrialSummary{
 		{TrialID: "0-s1", Seed: 1, Params: map[string]any{"lr": 0.1}, Outcome: "completed", Objective: &obj, Steps: 4000, WallSeconds: 4},
 		// The Trial workflow counts steps at segment ends: a one-segment trial stopped at 3000 says 0.
 		{TrialID: "1-s1", Config: 1, Seed: 1, Params: map[string]any{"lr": 1.0}, Outcome: "diverged", StopRule: "non_finite", Steps: 0, WallSeconds: 3},
@@ -64,7 +65,7 @@ func TestWriteResultsDrawsReport(t *testing.T) {
 			t.Errorf("report.html lacks %q", want)
 		}
 	}
-	var res activities.SweepResults
+	var res results.SweepResults
 	if err := json.Unmarshal([]byte(f.read(out.ResultsKey)), &res); err != nil {
 		t.Fatal(err)
 	}

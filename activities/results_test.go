@@ -1,9 +1,7 @@
 package activities_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -17,50 +15,10 @@ import (
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/sweeps"
+	"github.com/rlsweep/rlsweep/sweepstore"
 )
-
-func TestValuesJSONRoundTrip(t *testing.T) {
-	in := activities.Values{"reward": 12.5, "nan": math.NaN(), "pinf": math.Inf(1), "ninf": math.Inf(-1),
-		"zero": 0, "tiny": 5e-324, "neg": -3}
-	b, err := json.Marshal(in)
-	if err != nil {
-		t.Fatalf("Marshal: %v", err)
-	}
-	var raw map[string]any
-	if err := json.Unmarshal(b, &raw); err != nil {
-		t.Fatalf("%s is not JSON: %v", b, err)
-	}
-	if raw["nan"] != "NaN" || raw["pinf"] != "+Inf" || raw["ninf"] != "-Inf" || raw["reward"] != 12.5 {
-		t.Errorf("encoded %s, want non-finite values as strings and finite ones as numbers", b)
-	}
-	var out activities.Values
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatalf("Unmarshal(%s): %v", b, err)
-	}
-	if len(out) != len(in) {
-		t.Fatalf("round trip = %v, want %v", out, in)
-	}
-	for k, want := range in {
-		got, ok := out[k]
-		if !ok || !(got == want || math.IsNaN(got) && math.IsNaN(want)) || math.Signbit(got) != math.Signbit(want) {
-			t.Errorf("round trip [%q] = %v, want %v", k, got, want)
-		}
-	}
-	// Inside a struct too, as TrialSummary carries it.
-	s := activities.TrialSummary{TrialID: "0-s1", Last: activities.Values{"reward": math.NaN()}}
-	b, err = json.Marshal(s)
-	if err != nil {
-		t.Fatalf("Marshal(TrialSummary): %v", err)
-	}
-	var back activities.TrialSummary
-	if err := json.Unmarshal(b, &back); err != nil || !math.IsNaN(back.Last["reward"]) {
-		t.Errorf("TrialSummary round trip = %+v, %v, want Last.reward NaN", back, err)
-	}
-	if err := json.Unmarshal([]byte(`{"x":"bogus"}`), &out); err == nil {
-		t.Errorf(`Unmarshal({"x":"bogus"}) = nil error, want one`)
-	}
-}
 
 func ptr(x float64) *float64 { return &x }
 
@@ -71,7 +29,7 @@ func TestLoadTrialSummariesDedupesAndSorts(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := &activities.Activities{Store: store}
-	parts := [][]activities.TrialSummary{
+	parts := [][]results.TrialSummary{
 		{{TrialID: "1-s2", Config: 1, Seed: 2, Outcome: "failed"}, {TrialID: "0-s2", Config: 0, Seed: 2, Outcome: "completed"}},
 		{{TrialID: "1-s1", Config: 1, Seed: 1, Outcome: "completed"}, {TrialID: "10-s1", Config: 10, Seed: 1, Outcome: "completed"}},
 		{{TrialID: "1-s2", Config: 1, Seed: 2, Outcome: "completed", Objective: ptr(3)}, {TrialID: "0-s1", Config: 0, Seed: 1, Outcome: "diverged"}},
@@ -83,10 +41,10 @@ func TestLoadTrialSummariesDedupesAndSorts(t *testing.T) {
 	}
 	// Another sweep's results must not leak in.
 	if err := a.RecordResults(ctx, activities.RecordResultsInput{SweepID: sweepID + "-other", Part: 0,
-		Trials: []activities.TrialSummary{{TrialID: "9-s9", Config: 9, Seed: 9}}}); err != nil {
+		Trials: []results.TrialSummary{{TrialID: "9-s9", Config: 9, Seed: 9}}}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := activities.LoadTrialSummaries(ctx, store, sweepID)
+	got, err := sweepstore.LoadTrialSummaries(ctx, store, sweepID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +60,7 @@ func TestLoadTrialSummariesDedupesAndSorts(t *testing.T) {
 			t.Errorf("1-s2 = %+v, want the last record (completed, objective 3)", tr)
 		}
 	}
-	none, err := activities.LoadTrialSummaries(ctx, store, "sweep/none/x")
+	none, err := sweepstore.LoadTrialSummaries(ctx, store, "sweep/none/x")
 	if err != nil || len(none) != 0 {
 		t.Errorf("LoadTrialSummaries of a sweep without results = %v, %v, want none", none, err)
 	}
@@ -123,14 +81,14 @@ func TestLoadTrialSummariesFillsFromThePlan(t *testing.T) {
 	if err := store.Put(ctx, artifacts.SweepKey(sweepID, "plan.json"), strings.NewReader(plan)); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.RecordResults(ctx, activities.RecordResultsInput{SweepID: sweepID, Trials: []activities.TrialSummary{
+	if err := a.RecordResults(ctx, activities.RecordResultsInput{SweepID: sweepID, Trials: []results.TrialSummary{
 		{TrialID: "1-s2", Outcome: "failed", Error: "trial workflow ended without reporting: terminated"},
 		{TrialID: "0-s1", Config: 0, Seed: 1, Params: map[string]any{"lr": 0.1}, Outcome: "completed", Objective: ptr(5)},
 		{TrialID: "1-s1", Outcome: "cancelled"},
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := activities.LoadTrialSummaries(ctx, store, sweepID)
+	got, err := sweepstore.LoadTrialSummaries(ctx, store, sweepID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,49 +101,6 @@ func TestLoadTrialSummariesFillsFromThePlan(t *testing.T) {
 	}
 }
 
-func TestWriteCSV(t *testing.T) {
-	res := activities.SweepResults{
-		Params: []string{"lr", "name", "flag"},
-		Trials: []activities.TrialSummary{
-			{TrialID: "0-s1", Config: 0, Seed: 1, Params: map[string]any{"lr": 3e-4, "name": `a,"b"`, "flag": true},
-				Outcome: "completed", Objective: ptr(123.25), Steps: 10000, WallSeconds: 1.23456},
-			{TrialID: "1-s1", Config: 1, Seed: 1, Params: map[string]any{"lr": 1.0},
-				Outcome: "failed", Steps: 5000, Error: "trainer exited with status 3\nlog tail:\nboom", StopRule: ""},
-			{TrialID: "2-s1", Config: 2, Seed: 1, Params: map[string]any{"lr": 0.1, "name": "x\ny"},
-				Outcome: "diverged", StopRule: "non_finite", Steps: 7000},
-			// Text a spreadsheet would run as a formula is made inert; negative numbers stay numbers.
-			{TrialID: "3-s1", Config: 3, Seed: 1, Params: map[string]any{"lr": -0.5, "name": `=HYPERLINK("http://x","y")`, "flag": "@SUM(1)"},
-				Outcome: "failed", Error: "+cmd|' /C calc'!A0"},
-			{TrialID: "4-s1", Config: 4, Seed: 1, Params: map[string]any{"lr": 0.5, "name": "-2", "flag": "\tTAB"},
-				Outcome: "failed", Error: "-oops"},
-		},
-	}
-	var buf bytes.Buffer
-	if err := activities.WriteCSV(&buf, res); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := csv.NewReader(&buf).ReadAll()
-	if err != nil {
-		t.Fatalf("results.csv does not parse: %v\n%s", err, buf.String())
-	}
-	want := [][]string{
-		{"trial_id", "config", "seed", "lr", "name", "flag", "outcome", "objective", "stop_rule", "steps", "wall_seconds", "error"},
-		{"0-s1", "0", "1", "0.0003", `a,"b"`, "true", "completed", "123.25", "", "10000", "1.235", ""},
-		{"1-s1", "1", "1", "1", "", "", "failed", "", "", "5000", "0.000", "trainer exited with status 3\nlog tail:\nboom"}, // the whole cause
-		{"2-s1", "2", "1", "0.1", "x\ny", "", "diverged", "", "non_finite", "7000", "0.000", ""},
-		{"3-s1", "3", "1", "-0.5", `'=HYPERLINK("http://x","y")`, "'@SUM(1)", "failed", "", "", "0", "0.000", "'+cmd|' /C calc'!A0"},
-		{"4-s1", "4", "1", "0.5", "'-2", "'\tTAB", "failed", "", "", "0", "0.000", "'-oops"},
-	}
-	if len(rows) != len(want) {
-		t.Fatalf("results.csv has %d rows, want %d:\n%s", len(rows), len(want), buf.String())
-	}
-	for i := range want {
-		if !slices.Equal(rows[i], want[i]) {
-			t.Errorf("row %d = %q, want %q", i, rows[i], want[i])
-		}
-	}
-}
-
 func TestWriteResults(t *testing.T) {
 	ctx := context.Background()
 	store, err := artifacts.NewLocal(t.TempDir())
@@ -193,7 +108,7 @@ func TestWriteResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := &activities.Activities{Store: store}
-	trials := []activities.TrialSummary{{TrialID: "0-s1", Seed: 1, Outcome: "diverged", Last: activities.Values{"reward": math.Inf(-1)}}}
+	trials := []results.TrialSummary{{TrialID: "0-s1", Seed: 1, Outcome: "diverged", Last: results.Values{"reward": math.Inf(-1)}}}
 	if err := a.RecordResults(ctx, activities.RecordResultsInput{SweepID: sweepID, Trials: trials}); err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +122,7 @@ func TestWriteResults(t *testing.T) {
 		t.Errorf("WriteResults = %+v", out)
 	}
 	f := &fixture{t: t, store: store}
-	var res activities.SweepResults
+	var res results.SweepResults
 	if err := json.Unmarshal([]byte(f.read(out.ResultsKey)), &res); err != nil {
 		t.Fatalf("results.json: %v", err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/runner"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/trainer"
@@ -479,7 +480,7 @@ func (r *segmentRun) lastStoredRecord(ctx context.Context) error {
 // takeValues keeps a record's canonical metrics as the result's last values and its objective.
 func (r *segmentRun) takeValues(rec diagnostics.Record) {
 	if r.result.Last == nil {
-		r.result.Last = Values{}
+		r.result.Last = results.Values{}
 	}
 	for _, name := range diagnostics.CanonicalMetrics {
 		if v, ok := rec.Values[name]; ok {

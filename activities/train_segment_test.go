@@ -30,6 +30,7 @@ import (
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/trainer"
 )
@@ -270,7 +271,7 @@ func TestTrainSegmentMetricMissing(t *testing.T) {
 		!slices.IsSorted(res.MetricMissing) {
 		t.Errorf("Objective, MetricMissing = %v, %q; want none and the sorted names the records carry, reward among them", res.Objective, res.MetricMissing)
 	}
-	w := activities.MissingMetricWarning("rewrd", 0, res.MetricMissing)
+	w := results.MissingMetricWarning("rewrd", 0, res.MetricMissing)
 	if !strings.Contains(w, `metric "rewrd": no record of segment 0 carries it`) || !strings.Contains(w, "reward, ") {
 		t.Errorf("warning = %q, want the metric, the segment and the names written", w)
 	}
@@ -545,9 +546,13 @@ func TestTrainSegmentCancelIgnoringSIGTERM(t *testing.T) {
 	if !errors.As(err, &ce) && !strings.Contains(err.Error(), context.Canceled.Error()) {
 		t.Errorf("error = %v, want a cancellation", err)
 	}
+	// SIGKILL is delivered asynchronously: the killed trainer may take a moment to be gone.
 	p := pid()
+	for deadline := time.Now().Add(2 * time.Second); alive(p) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if alive(p) {
-		t.Errorf("trainer %d ignoring SIGTERM still runs after the activity returned", p)
+		t.Errorf("trainer %d ignoring SIGTERM still runs 2 s after the activity returned", p)
 	}
 	if took < grace || took > grace+3*time.Second {
 		t.Errorf("activity returned %s after cancel, want just after the %s grace period", took, grace)

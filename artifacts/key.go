@@ -76,3 +76,18 @@ func sweepPrefix(sweepID string) string {
 	}
 	return "sweeps/" + strings.Join(parts, "/")
 }
+
+// BaselineKey resolves a baseline reference: a sweep ID ("sweep/<name>/<id>") means that sweep's
+// results.json; a bare name means the stored baseline baselines/<name>.json; anything else is a key.
+func BaselineKey(ref string) string {
+	switch {
+	case strings.HasPrefix(ref, "sweep/"):
+		return SweepKey(ref, "results.json")
+	case !strings.Contains(ref, "/"):
+		return StoredBaselineKey(ref)
+	}
+	return ref
+}
+
+// StoredBaselineKey is where `rlsweep baseline set` stores the baseline called name.
+func StoredBaselineKey(name string) string { return "baselines/" + Segment(name) + ".json" }

@@ -186,3 +186,15 @@ func FuzzKeys(f *testing.F) {
 		}
 	})
 }
+
+func TestBaselineKey(t *testing.T) {
+	for ref, want := range map[string]string{
+		"nightly":              "baselines/nightly.json",
+		"sweep/cartpole/ab12":  artifacts.SweepKey("sweep/cartpole/ab12", "results.json"),
+		"some/where/base.json": "some/where/base.json",
+	} {
+		if got := artifacts.BaselineKey(ref); got != want {
+			t.Errorf("BaselineKey(%q) = %q, want %q", ref, got, want)
+		}
+	}
+}

@@ -68,3 +68,24 @@ func percentile(sorted []float64, q float64) float64 {
 	frac := pos - float64(i)
 	return sorted[i] + frac*(sorted[i+1]-sorted[i])
 }
+
+// ProbabilityOfImprovement returns P(X > Y) for X drawn from xs and Y from ys: the fraction of the
+// len(xs)·len(ys) pairs with x > y, a tie counting ½ (the Mann–Whitney U statistic over the number of
+// pairs, as rliable's probability of improvement computes it for one task). NaN for an empty side.
+func ProbabilityOfImprovement(xs, ys []float64) float64 {
+	if len(xs) == 0 || len(ys) == 0 {
+		return math.NaN()
+	}
+	var wins float64
+	for _, x := range xs {
+		for _, y := range ys {
+			switch {
+			case x > y:
+				wins++
+			case x == y:
+				wins += 0.5
+			}
+		}
+	}
+	return wins / float64(len(xs)*len(ys))
+}

@@ -79,3 +79,28 @@ func TestStratifiedBootstrapCI(t *testing.T) {
 		t.Errorf("seeded CIs [%g, %g] and [%g, %g], want equal and non-empty", a1, b1, a2, b2)
 	}
 }
+
+func TestProbabilityOfImprovement(t *testing.T) {
+	// Reference values counted by hand over every (x, y) pair, ties ½.
+	cases := []struct {
+		name   string
+		xs, ys []float64
+		want   float64
+	}{
+		{"all better", []float64{3, 4}, []float64{1, 2}, 1},
+		{"all worse", []float64{1, 2}, []float64{3, 4}, 0},
+		{"identical", []float64{1, 2}, []float64{1, 2}, 0.5},         // ½ + 0 + 1 + ½ over 4
+		{"ties", []float64{2, 3, 5}, []float64{1, 3}, 0.75},          // 1+0 + 1+½ + 1+1 over 6
+		{"one baseline", []float64{1, 2, 3, 4}, []float64{2.5}, 0.5}, // 2 of 4
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := ProbabilityOfImprovement(c.xs, c.ys); math.Abs(got-c.want) > 1e-12 {
+				t.Errorf("ProbabilityOfImprovement(%v, %v) = %v, want %v", c.xs, c.ys, got, c.want)
+			}
+		})
+	}
+	if got := ProbabilityOfImprovement(nil, []float64{1}); !math.IsNaN(got) {
+		t.Errorf("ProbabilityOfImprovement(nil, [1]) = %v, want NaN", got)
+	}
+}

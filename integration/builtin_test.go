@@ -12,6 +12,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/results"
 )
 
 // The built-in PPO with a setting that really diverges (lr 1.0 on Pendulum) is stopped by a rule
@@ -32,7 +33,7 @@ probes: {enabled: false}
 	}
 	sweepID := e.submit(p, "--watch")
 	res := e.results(sweepID)
-	if len(res.Trials) != 1 || res.Trials[0].Outcome != activities.OutcomeDiverged {
+	if len(res.Trials) != 1 || res.Trials[0].Outcome != results.OutcomeDiverged {
 		t.Fatalf("results %+v, want one diverged trial", res.Trials)
 	}
 	tr := res.Trials[0]

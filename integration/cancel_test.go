@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -66,7 +66,7 @@ concurrency: 8
 	if code != 4 || !strings.Contains(out, "cancelled") {
 		t.Errorf("watch of a cancelled sweep exited %d, want 4 and 'cancelled' in:\n%s", code, out)
 	}
-	recordHistory(t, e, sweepID, "", "sweep-cancel-check.json")
+	recordHistory(t, e, sweepID, "", "sweep-cancelled.json")
 	if ls := e.listSweeps("--state", "cancelled"); len(ls) != 1 || ls[0].SweepID != sweepID || ls[0].Trials != 16 {
 		t.Errorf("list --state cancelled: %+v, want %s with 16 trials", ls, sweepID)
 	}
@@ -78,7 +78,7 @@ concurrency: 8
 	for _, tr := range res.Trials {
 		counts[tr.Outcome]++
 	}
-	if counts[activities.OutcomeCompleted] != 8 || counts[activities.OutcomeCancelled] != 8 || len(res.Trials) != 16 {
+	if counts[results.OutcomeCompleted] != 8 || counts[results.OutcomeCancelled] != 8 || len(res.Trials) != 16 {
 		t.Errorf("results after cancel: %v over %d trials, want 8 completed and 8 cancelled", counts, len(res.Trials))
 	}
 }
@@ -132,11 +132,11 @@ probes: {enabled: false}
 		t.Fatalf("watch of a cancelled sweep exited %d, want 4:\n%s", code, out)
 	}
 	res := e.results(sweepID)
-	if len(res.Trials) != 1 || res.Trials[0].Outcome != activities.OutcomeCancelled {
+	if len(res.Trials) != 1 || res.Trials[0].Outcome != results.OutcomeCancelled {
 		t.Fatalf("results: %+v, want one cancelled trial", res.Trials)
 	}
 	tr := res.Trials[0]
-	recordHistory(t, e, workflows.TrialWorkflowID(sweepID, tr.TrialID), "", "trial-cancel-steps.json")
+	recordHistory(t, e, workflows.TrialWorkflowID(sweepID, tr.TrialID), "", "trial-cancelled.json")
 	var last int64
 	sc := bufio.NewScanner(bytes.NewReader(storedMetrics(t, e.store, sweepID, tr.TrialID)))
 	for sc.Scan() {

@@ -162,7 +162,7 @@ concurrency: 6
 		runs := resp.Executions
 		sort.Slice(runs, func(i, j int) bool { return runs[i].StartTime.AsTime().Before(runs[j].StartTime.AsTime()) })
 		for i, ex := range runs {
-			recordHistory(t, e, sweepID, ex.Execution.RunId, fmt.Sprintf("sweep-carried-soon-run%d.json", i+1))
+			recordHistory(t, e, sweepID, ex.Execution.RunId, fmt.Sprintf("sweep-continued-as-new-run%d.json", i+1))
 		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/results"
+	"github.com/rlsweep/rlsweep/workflows"
 )
 
 // A sweep in which some trials write NaN at a chosen step, some let action_std_min fall to 0, some
@@ -39,12 +41,12 @@ concurrency: 6
 		fault, _ := tr.Params["fault"].(float64)
 		rule := wantRule[int64(fault)]
 		if rule == "" {
-			if tr.Outcome != activities.OutcomeCompleted {
+			if tr.Outcome != results.OutcomeCompleted {
 				t.Errorf("healthy trial %s ended %s (%s %s), want completed", tr.TrialID, tr.Outcome, tr.StopRule, tr.Error)
 			}
 			continue
 		}
-		if tr.Outcome != activities.OutcomeDiverged || tr.StopRule != rule {
+		if tr.Outcome != results.OutcomeDiverged || tr.StopRule != rule {
 			t.Errorf("trial %s (fault %v) ended %s by %q, want diverged by %q", tr.TrialID, fault, tr.Outcome, tr.StopRule, rule)
 			continue
 		}
@@ -58,7 +60,11 @@ concurrency: 6
 				tr.TrialID, len(dump.Records), dump.LastHealthyCkpt)
 		}
 		t.Logf("trial %s: %s at step %d, detection to kill %.1f ms", tr.TrialID, dump.Verdict.Rule, dump.Verdict.Step, dump.DetectionToKillMS)
+		if rule == diagnostics.RuleNonFinite && tr.Seed == 1 {
+			recordHistory(t, e, workflows.TrialWorkflowID(sweepID, tr.TrialID), "", "trial-diverged.json")
+		}
 	}
+	recordHistory(t, e, sweepID, "", "sweep-diverged.json")
 }
 
 // A trainer that prints rsl_rl's console table to stdout and writes nothing else is followed through
@@ -91,12 +97,12 @@ concurrency: 4
 			t.Errorf("trial %s: stored metrics lack the console's values:\n%.400s", tr.TrialID, metrics)
 		}
 		if at, _ := tr.Params["vf_inf_at"].(float64); at > 40000 {
-			if tr.Outcome != activities.OutcomeCompleted || tr.Steps != 40000 {
+			if tr.Outcome != results.OutcomeCompleted || tr.Steps != 40000 {
 				t.Errorf("healthy trial %s ended %s at step %d (%s %s), want completed at 40000", tr.TrialID, tr.Outcome, tr.Steps, tr.StopRule, tr.Error)
 			}
 			continue
 		}
-		if tr.Outcome != activities.OutcomeDiverged || tr.StopRule != diagnostics.RuleNonFinite {
+		if tr.Outcome != results.OutcomeDiverged || tr.StopRule != diagnostics.RuleNonFinite {
 			t.Errorf("trial %s ended %s by %q, want diverged by non_finite", tr.TrialID, tr.Outcome, tr.StopRule)
 			continue
 		}

@@ -23,9 +23,9 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/devserver"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/trainer"
 	"github.com/rlsweep/rlsweep/workflows"
 )
@@ -136,7 +136,7 @@ func TestWorkerShutdownLetsTrainersCheckpoint(t *testing.T) {
 	e.startWorker("b", "--slots", "4")
 	waitSweep(t, e.client, sweepID, 3*time.Minute)
 	for _, tr := range e.results(sweepID).Trials {
-		if tr.Outcome != activities.OutcomeCompleted || tr.Steps != 40000 {
+		if tr.Outcome != results.OutcomeCompleted || tr.Steps != 40000 {
 			t.Errorf("trial %s: %s at step %d, want completed at 40000", tr.TrialID, tr.Outcome, tr.Steps)
 		}
 	}
@@ -236,7 +236,7 @@ func TestDevServerKillAndRestart(t *testing.T) {
 		t.Fatalf("results.json has %d trials, want 12", len(res.Trials))
 	}
 	for _, tr := range res.Trials {
-		if tr.Outcome != activities.OutcomeCompleted || tr.Steps != 30000 {
+		if tr.Outcome != results.OutcomeCompleted || tr.Steps != 30000 {
 			t.Errorf("trial %s: %s at step %d, want completed at 30000", tr.TrialID, tr.Outcome, tr.Steps)
 		}
 		checkSteps(t, e, sweepID, tr.TrialID, faultStep, 30000, faultStep)
@@ -592,7 +592,7 @@ func (e *s3Env) checkAllCompleted(sweepID string, trials int, steps int64) {
 		e.t.Fatalf("results.json has %d trials, want %d", len(res.Trials), trials)
 	}
 	for _, tr := range res.Trials {
-		if tr.Outcome != activities.OutcomeCompleted || tr.Steps != steps {
+		if tr.Outcome != results.OutcomeCompleted || tr.Steps != steps {
 			e.t.Errorf("trial %s: %s at step %d, want completed at %d", tr.TrialID, tr.Outcome, tr.Steps, steps)
 		}
 		e.checkStoredSteps(sweepID, tr.TrialID, steps)

@@ -22,9 +22,9 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/devserver"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -153,9 +153,9 @@ func (e *env) spec(name, body string) string {
 }
 
 // results reads a finished sweep's results.json.
-func (e *env) results(sweepID string) activities.SweepResults {
+func (e *env) results(sweepID string) results.SweepResults {
 	e.t.Helper()
-	var res activities.SweepResults
+	var res results.SweepResults
 	e.readJSON(artifacts.SweepKey(sweepID, "results.json"), &res)
 	return res
 }

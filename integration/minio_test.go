@@ -20,8 +20,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/results"
 )
 
 // minioServer is a real MinIO server this test started: the pinned build, a data directory, a port.
@@ -169,9 +169,9 @@ func (e *s3Env) get(key string) []byte {
 }
 
 // results reads a finished sweep's results.json from S3.
-func (e *s3Env) results(sweepID string) activities.SweepResults {
+func (e *s3Env) results(sweepID string) results.SweepResults {
 	e.t.Helper()
-	var res activities.SweepResults
+	var res results.SweepResults
 	if err := json.Unmarshal(e.get(artifacts.SweepKey(sweepID, "results.json")), &res); err != nil {
 		e.t.Fatal(err)
 	}

@@ -122,6 +122,7 @@ parameters:
 		t.Errorf("probes.json: %s", rep.Diagnosis)
 	}
 	t.Logf("healthy built-in sweep: probe stage took %s (%s)", stage.Round(time.Millisecond), rep.Diagnosis)
+	recordHistory(t, e, sweepID, "", "sweep-probes.json")
 }
 
 // The numpy example trainer passes the probe protocol through a sweep's probes.command, and its

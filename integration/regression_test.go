@@ -22,8 +22,8 @@ import (
 	"go.temporal.io/sdk/converter"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/regression"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -102,7 +102,7 @@ func TestRegressionScheduleTriggeredTwice(t *testing.T) {
 		t.Errorf("a second schedule create of the same name exited %d, want 2 and that it exists:\n%s", code, out)
 	}
 	first := runRegression(t, e, 1)
-	if first.Verdict != activities.VerdictPass {
+	if first.Verdict != regression.VerdictPass {
 		t.Errorf("normal trainer: verdict %q, want pass", first.Verdict)
 	}
 	out, code = e.cli("schedule", "describe", "nightly")
@@ -123,15 +123,15 @@ func TestRegressionScheduleTriggeredTwice(t *testing.T) {
 	if got.SweepID == first.SweepID {
 		t.Errorf("both regressions ran sweep %s, want one sweep each", got.SweepID)
 	}
-	var firstRep activities.RegressionReport
+	var firstRep regression.Report
 	e.readJSON(artifacts.SweepKey(first.SweepID, "regression.json"), &firstRep)
-	if firstRep.Verdict != activities.VerdictPass {
+	if firstRep.Verdict != regression.VerdictPass {
 		t.Errorf("the first night's regression.json says %q, want pass", firstRep.Verdict)
 	}
-	if got.Verdict != activities.VerdictRegressed || got.Regressed != 1 {
+	if got.Verdict != regression.VerdictRegressed || got.Regressed != 1 {
 		t.Errorf("degraded trainer: %+v, want verdict regressed with 1 configuration", got)
 	}
-	var rep activities.RegressionReport
+	var rep regression.Report
 	e.readJSON(artifacts.SweepKey(got.SweepID, "regression.json"), &rep)
 	if len(rep.Configs) != 1 || !(rep.Configs[0].DiffCI[1] < 0) || rep.Configs[0].ProbImprovement != 0 {
 		t.Errorf("regression.json configs = %+v, want one with an interval below 0 and P(improvement) 0", rep.Configs)

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/report"
+	"github.com/rlsweep/rlsweep/results"
 )
 
 // An 18-trial sweep, a third of whose trials write NaN halfway: the sweep ends with report.html beside
@@ -50,7 +50,7 @@ concurrency: 6
 	}
 	diverged := 0
 	for _, tr := range res.Trials {
-		if tr.Outcome == activities.OutcomeDiverged {
+		if tr.Outcome == results.OutcomeDiverged {
 			diverged++
 			if tr.Steps < 10000 || tr.Steps > 11000 {
 				t.Errorf("diverged trial %s reached %d steps in results.json, want where it was stopped (10000–11000)", tr.TrialID, tr.Steps)
@@ -174,7 +174,7 @@ func checkConsoleDetection(t *testing.T, chromium, dir string) {
 
 // checkResultsCSV loads results.csv with encoding/csv and, when the machine has it, Python's csv
 // module: a header, one row per trial, every trial present.
-func checkResultsCSV(t *testing.T, e *env, res activities.SweepResults) {
+func checkResultsCSV(t *testing.T, e *env, res results.SweepResults) {
 	t.Helper()
 	path := e.store.URL(artifacts.SweepKey(res.SweepID, "results.csv"))
 	f, err := os.Open(path)

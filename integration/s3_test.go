@@ -17,8 +17,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/results"
 )
 
 // The S3 store on a real MinIO, reached only through AWS_ENDPOINT_URL_S3 (which proves the SDK honours
@@ -241,7 +241,7 @@ concurrency: 4
 	}
 	t.Logf("searched %d runs, %d bytes of history: no secret", len(runs), len(h))
 	for _, tr := range res.Trials {
-		if tr.Outcome != activities.OutcomeCompleted {
+		if tr.Outcome != results.OutcomeCompleted {
 			t.Errorf("trial %s: %s, want completed", tr.TrialID, tr.Outcome)
 		}
 	}

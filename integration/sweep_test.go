@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/trainer"
+	"github.com/rlsweep/rlsweep/workflows"
 )
 
 // A 12-trial sweep of the scripted trainer, two segments each, served by two worker processes.
@@ -43,7 +44,7 @@ concurrency: 6
 		t.Fatalf("results.json has %d trials, want %d", got, want)
 	}
 	for _, tr := range res.Trials {
-		if tr.Outcome != activities.OutcomeCompleted || tr.Steps != 20000 || tr.Segments != 2 || tr.Objective == nil {
+		if tr.Outcome != results.OutcomeCompleted || tr.Steps != 20000 || tr.Segments != 2 || tr.Objective == nil {
 			t.Errorf("trial %s: outcome %s, steps %d, segments %d, objective %v; want completed, 20000, 2, set",
 				tr.TrialID, tr.Outcome, tr.Steps, tr.Segments, tr.Objective)
 		}
@@ -52,6 +53,8 @@ concurrency: 6
 		}
 		checkSteps(t, e, sweepID, tr.TrialID, 1000, 20000, 1000)
 	}
+	recordHistory(t, e, sweepID, "", "sweep-completed.json")
+	recordHistory(t, e, workflows.TrialWorkflowID(sweepID, res.Trials[0].TrialID), "", "trial-completed.json")
 	for _, w := range []string{"a", "b"} {
 		if n := trialDirs(t, e.dir+"/work-"+w); n == 0 {
 			t.Errorf("worker %s ran no trial; want the two workers to share the sweep", w)

@@ -16,6 +16,7 @@ import (
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/trainer"
 )
 
@@ -99,7 +100,7 @@ func torchSweep(t *testing.T, e *env, spec string) {
 		t.Fatalf("results.json: %d trials, %d children; want 4 and 4:\n%s", len(res.Trials), children, out)
 	}
 	for _, tr := range res.Trials {
-		if tr.Outcome != activities.OutcomeCompleted || tr.Steps != 2048 || tr.Segments != 2 {
+		if tr.Outcome != results.OutcomeCompleted || tr.Steps != 2048 || tr.Segments != 2 {
 			t.Errorf("trial %s: outcome %s, %d steps, %d segments; want completed, 2048, 2 (%s)", tr.TrialID, tr.Outcome, tr.Steps, tr.Segments, tr.Error)
 			continue
 		}

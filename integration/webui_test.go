@@ -16,7 +16,7 @@ import (
 
 	"go.temporal.io/api/workflowservice/v1"
 
-	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -65,10 +65,10 @@ func listIDs(t *testing.T, e *env, query string) ([]string, error) {
 
 // checkWebUIFilters runs every documented filter, with the example sweep replaced by the finished sweep
 // res, and compares what Temporal lists with what results.json says each filter should find.
-func checkWebUIFilters(t *testing.T, e *env, res activities.SweepResults, since time.Time) {
+func checkWebUIFilters(t *testing.T, e *env, res results.SweepResults, since time.Time) {
 	t.Helper()
 	filters := documentedFilters(t)
-	trialIDs := func(keep func(activities.TrialSummary) bool) []string {
+	trialIDs := func(keep func(results.TrialSummary) bool) []string {
 		var ids []string
 		for _, tr := range res.Trials {
 			if keep(tr) {
@@ -80,13 +80,13 @@ func checkWebUIFilters(t *testing.T, e *env, res activities.SweepResults, since 
 	}
 	var objs []float64
 	for _, tr := range res.Trials {
-		if tr.Outcome == activities.OutcomeCompleted && tr.Objective != nil {
+		if tr.Outcome == results.OutcomeCompleted && tr.Objective != nil {
 			objs = append(objs, *tr.Objective)
 		}
 	}
 	sort.Float64s(objs)
 	threshold := objs[len(objs)/2]
-	all := append(trialIDs(func(activities.TrialSummary) bool { return true }), res.SweepID)
+	all := append(trialIDs(func(results.TrialSummary) bool { return true }), res.SweepID)
 	sort.Strings(all)
 	tests := []struct {
 		label   string
@@ -94,16 +94,16 @@ func checkWebUIFilters(t *testing.T, e *env, res activities.SweepResults, since 
 		want    []string
 	}{
 		{"all of a sweep (the sweep and its trials)", nil, all},
-		{"diverged trials of a sweep", nil, trialIDs(func(tr activities.TrialSummary) bool { return tr.Outcome == activities.OutcomeDiverged })},
-		{"trials stopped by one rule", nil, trialIDs(func(tr activities.TrialSummary) bool { return tr.StopRule == "non_finite" })},
+		{"diverged trials of a sweep", nil, trialIDs(func(tr results.TrialSummary) bool { return tr.Outcome == results.OutcomeDiverged })},
+		{"trials stopped by one rule", nil, trialIDs(func(tr results.TrialSummary) bool { return tr.StopRule == "non_finite" })},
 		{"every NaN stop since a date, across sweeps", []string{"2026-11-14T00:00:00Z", since.UTC().Format(time.RFC3339)},
-			trialIDs(func(tr activities.TrialSummary) bool { return tr.StopRule == "non_finite" })},
+			trialIDs(func(tr results.TrialSummary) bool { return tr.StopRule == "non_finite" })},
 		{"completed trials above a score", []string{"> 400", "> " + strconv.FormatFloat(threshold, 'g', -1, 64)},
-			trialIDs(func(tr activities.TrialSummary) bool {
-				return tr.Outcome == activities.OutcomeCompleted && tr.Objective != nil && *tr.Objective > threshold
+			trialIDs(func(tr results.TrialSummary) bool {
+				return tr.Outcome == results.OutcomeCompleted && tr.Objective != nil && *tr.Objective > threshold
 			})},
 		{"trials with one parameter value", []string{`"lr=0.001"`, `"fault=1"`},
-			trialIDs(func(tr activities.TrialSummary) bool { return fmt.Sprint(tr.Params["fault"]) == "1" })},
+			trialIDs(func(tr results.TrialSummary) bool { return fmt.Sprint(tr.Params["fault"]) == "1" })},
 		{"trials still running", nil, nil},
 		{"every sweep of a name", nil, []string{res.SweepID}},
 	}
@@ -144,7 +144,7 @@ func checkWebUIFilters(t *testing.T, e *env, res activities.SweepResults, since 
 			t.Logf("%s: %q → %d workflows", tt.label, q, len(got))
 		})
 	}
-	if n := len(trialIDs(func(tr activities.TrialSummary) bool { return tr.Outcome == activities.OutcomeDiverged })); n == 0 {
+	if n := len(trialIDs(func(tr results.TrialSummary) bool { return tr.Outcome == results.OutcomeDiverged })); n == 0 {
 		t.Errorf("the sweep has no diverged trial: the diverged-trials filter was not put to the test")
 	}
 }

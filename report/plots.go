@@ -1,6 +1,8 @@
 package report
 
 import (
+	"github.com/rlsweep/rlsweep/results"
+
 	"bytes"
 	"fmt"
 	"image/color"
@@ -20,18 +22,18 @@ import (
 
 // outcomeColor is each outcome's colour in every plot and table.
 var outcomeColor = map[string]color.RGBA{
-	OutcomeCompleted: {0x1f, 0x77, 0xb4, 0xff},
-	OutcomeDiverged:  {0xd6, 0x27, 0x28, 0xff},
-	OutcomePruned:    {0xff, 0x7f, 0x0e, 0xff},
-	OutcomeFailed:    {0x7f, 0x7f, 0x7f, 0xff},
-	OutcomeCancelled: {0xbc, 0xbd, 0x22, 0xff},
+	results.OutcomeCompleted: {0x1f, 0x77, 0xb4, 0xff},
+	results.OutcomeDiverged:  {0xd6, 0x27, 0x28, 0xff},
+	results.OutcomePruned:    {0xff, 0x7f, 0x0e, 0xff},
+	results.OutcomeFailed:    {0x7f, 0x7f, 0x7f, 0xff},
+	results.OutcomeCancelled: {0xbc, 0xbd, 0x22, 0xff},
 }
 
 func colorOf(outcome string) color.RGBA {
 	if c, ok := outcomeColor[outcome]; ok {
 		return c
 	}
-	return outcomeColor[OutcomeFailed]
+	return outcomeColor[results.OutcomeFailed]
 }
 
 func fade(c color.RGBA, alpha uint8) color.NRGBA { return color.NRGBA{c.R, c.G, c.B, alpha} }
@@ -53,15 +55,15 @@ func svg(p *plot.Plot, w, h vg.Length) (string, error) {
 
 // learningCurves plots the objective against steps for every trial with a curve, coloured by outcome;
 // a non-finite value breaks the line, and a cross marks where a diverged trial was stopped.
-func learningCurves(in *Input) *plot.Plot {
+func learningCurves(in *Input, trials []Trial) *plot.Plot {
 	p := plot.New()
-	p.Title.Text = "Learning curves (" + in.Metric.Name + "), coloured by outcome"
-	p.X.Label.Text, p.Y.Label.Text = "environment steps", in.Metric.Name
+	p.Title.Text = "Learning curves (" + in.Results.Metric.Name + "), coloured by outcome"
+	p.X.Label.Text, p.Y.Label.Text = "environment steps", in.Results.Metric.Name
 	p.Legend.Top, p.Legend.Left = true, true
 	drewAny := false
-	for _, o := range outcomes {
+	for _, o := range results.Outcomes {
 		n := 0
-		for _, t := range in.Trials {
+		for _, t := range trials {
 			if t.Outcome != o || len(t.Curve) == 0 {
 				continue
 			}
@@ -90,7 +92,7 @@ func addCurve(p *plot.Plot, t Trial) bool {
 		case len(run) > 1:
 			l, _ := plotter.NewLine(run) // finite by construction
 			l.Color, l.Width = fade(c, 0xb0), vg.Points(1)
-			if t.Outcome != OutcomeCompleted {
+			if t.Outcome != results.OutcomeCompleted {
 				l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
 			}
 			p.Add(l)
@@ -113,7 +115,7 @@ func addCurve(p *plot.Plot, t Trial) bool {
 		last = plotter.XYs{run[len(run)-1]}
 	}
 	flush()
-	if (t.Outcome == OutcomeDiverged || t.Outcome == OutcomePruned) && last != nil {
+	if (t.Outcome == results.OutcomeDiverged || t.Outcome == results.OutcomePruned) && last != nil {
 		s, _ := plotter.NewScatter(last)
 		s.Color, s.Shape, s.Radius = c, draw.CrossGlyph{}, vg.Points(4)
 		p.Add(s)
@@ -125,7 +127,7 @@ func addCurve(p *plot.Plot, t Trial) bool {
 func leaderboardPlot(in *Input, rows []Row) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = "Objective by configuration: mean, 95% CI over seeds, and each seed"
-	p.X.Label.Text, p.Y.Label.Text = "configuration (best first)", in.Metric.Name
+	p.X.Label.Text, p.Y.Label.Text = "configuration (best first)", in.Results.Metric.Name
 	var ticks []plot.Tick
 	var means, seeds plotter.XYs
 	var errs plotter.YErrors
@@ -155,11 +157,11 @@ func leaderboardPlot(in *Input, rows []Row) *plot.Plot {
 		plotter.XYs
 		plotter.YErrors
 	}{means, errs})
-	bars.Color, bars.Width = outcomeColor[OutcomeCompleted], vg.Points(1.5)
+	bars.Color, bars.Width = outcomeColor[results.OutcomeCompleted], vg.Points(1.5)
 	dots, _ := plotter.NewScatter(means)
-	dots.Color, dots.Shape, dots.Radius = outcomeColor[OutcomeCompleted], draw.CircleGlyph{}, vg.Points(3.5)
+	dots.Color, dots.Shape, dots.Radius = outcomeColor[results.OutcomeCompleted], draw.CircleGlyph{}, vg.Points(3.5)
 	each, _ := plotter.NewScatter(seeds)
-	each.Color, each.Radius = fade(outcomeColor[OutcomeCompleted], 0x80), vg.Points(2)
+	each.Color, each.Radius = fade(outcomeColor[results.OutcomeCompleted], 0x80), vg.Points(2)
 	p.Add(plotter.NewGrid(), bars, dots, each)
 	p.Legend.Add("mean ± 95% CI", dots)
 	p.Legend.Add("one seed", each)
@@ -179,7 +181,7 @@ type axis struct {
 func newAxis(in *Input, name string) axis {
 	a := axis{name: name}
 	var vals []any
-	for _, t := range in.Trials {
+	for _, t := range in.Results.Trials {
 		vals = append(vals, t.Params[name])
 	}
 	num, ok := numbers(vals)
@@ -260,15 +262,15 @@ func logScale(spec *sweeps.Spec, name string, xs []float64) bool {
 // dashed in their outcome's colour and stop at the last parameter axis.
 func parallelCoordinates(in *Input) *plot.Plot {
 	p := plot.New()
-	p.Title.Text = "Parallel coordinates: parameters against " + in.Metric.Name + " (blue worse, red better)"
+	p.Title.Text = "Parallel coordinates: parameters against " + in.Results.Metric.Name + " (blue worse, red better)"
 	var axes []axis // swept parameters only: a constant's axis carries no information
-	for _, name := range in.Params {
+	for _, name := range in.Results.Params {
 		if a := newAxis(in, name); len(a.levels) > 1 || (a.levels == nil && a.max > a.min) {
 			axes = append(axes, a)
 		}
 	}
 	objMin, objMax := math.Inf(1), math.Inf(-1)
-	for _, t := range in.Trials {
+	for _, t := range in.Results.Trials {
 		if t.Objective != nil && isFinite(*t.Objective) {
 			objMin, objMax = math.Min(objMin, *t.Objective), math.Max(objMax, *t.Objective)
 		}
@@ -277,7 +279,7 @@ func parallelCoordinates(in *Input) *plot.Plot {
 	cmap.SetMin(0)
 	cmap.SetMax(1)
 	k := float64(len(axes))
-	for _, t := range in.Trials {
+	for _, t := range in.Results.Trials {
 		var xy plotter.XYs
 		for i, a := range axes {
 			xy = append(xy, plotter.XY{X: float64(i), Y: a.pos(t.Params[a.name])})
@@ -290,7 +292,7 @@ func parallelCoordinates(in *Input) *plot.Plot {
 				y = (*t.Objective - objMin) / (objMax - objMin)
 			}
 			xy = append(xy, plotter.XY{X: k, Y: y})
-			if t.Outcome == OutcomeCompleted {
+			if t.Outcome == results.OutcomeCompleted {
 				score := y
 				if !in.maximize() {
 					score = 1 - y
@@ -309,7 +311,7 @@ func parallelCoordinates(in *Input) *plot.Plot {
 		}
 		p.Add(l)
 	}
-	addAxes(p, axes, in.Metric.Name, objMin, objMax)
+	addAxes(p, axes, in.Results.Metric.Name, objMin, objMax)
 	return p
 }
 
@@ -353,12 +355,12 @@ func addAxes(p *plot.Plot, axes []axis, metric string, objMin, objMax float64) {
 func sensitivityPlot(in *Input, s Sensitivity) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s: η² %s, Spearman ρ %s", s.Param, fmtNum(s.EtaSquared, 2), fmtNum(s.Spearman, 2))
-	p.X.Label.Text, p.Y.Label.Text = s.Param, in.Metric.Name
+	p.X.Label.Text, p.Y.Label.Text = s.Param, in.Results.Metric.Name
 	a := newAxis(in, s.Param)
 	var pts plotter.XYs
 	groups := map[float64][]float64{}
-	for _, t := range in.Trials {
-		if t.Outcome != OutcomeCompleted || t.Objective == nil || !isFinite(*t.Objective) {
+	for _, t := range in.Results.Trials {
+		if t.Outcome != results.OutcomeCompleted || t.Objective == nil || !isFinite(*t.Objective) {
 			continue
 		}
 		x, ok := toFloat(t.Params[s.Param])
@@ -381,7 +383,7 @@ func sensitivityPlot(in *Input, s Sensitivity) *plot.Plot {
 		return p
 	}
 	dots, _ := plotter.NewScatter(pts)
-	dots.Color, dots.Radius = fade(outcomeColor[OutcomeCompleted], 0x90), vg.Points(2.5)
+	dots.Color, dots.Radius = fade(outcomeColor[results.OutcomeCompleted], 0x90), vg.Points(2.5)
 	p.Add(dots)
 	if len(groups) <= 10 {
 		var mean plotter.XYs

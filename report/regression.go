@@ -13,85 +13,40 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/rlsweep/rlsweep/sweeps"
-)
-
-// Regression verdicts: the sweep's (pass, regressed, improved, failed) and a configuration's (pass,
-// regressed, improved, new, missing), as regression.json writes them.
-const (
-	VerdictPass      = "pass"
-	VerdictRegressed = "regressed"
-	VerdictImproved  = "improved"
-	VerdictFailed    = "failed"
-	VerdictNew       = "new"
-	VerdictMissing   = "missing"
+	"github.com/rlsweep/rlsweep/regression"
 )
 
 // verdictOrder ranks configurations in the regression table: what needs a reader's attention first.
-var verdictOrder = map[string]int{VerdictRegressed: 0, VerdictImproved: 1, VerdictPass: 2, VerdictNew: 3, VerdictMissing: 4}
+var verdictOrder = map[string]int{regression.VerdictRegressed: 0, regression.VerdictImproved: 1, regression.VerdictPass: 2, regression.VerdictNew: 3, regression.VerdictMissing: 4}
 
 // verdictColor is each verdict's colour in the regression section.
 var verdictColor = map[string]color.RGBA{
-	VerdictRegressed: {0xd6, 0x27, 0x28, 0xff},
-	VerdictImproved:  {0x1f, 0x77, 0xb4, 0xff},
-	VerdictPass:      {0x2c, 0xa0, 0x2c, 0xff},
-	VerdictFailed:    {0x7f, 0x7f, 0x7f, 0xff},
-	VerdictNew:       {0x7f, 0x7f, 0x7f, 0xff},
-	VerdictMissing:   {0xbc, 0xbd, 0x22, 0xff},
+	regression.VerdictRegressed: {0xd6, 0x27, 0x28, 0xff},
+	regression.VerdictImproved:  {0x1f, 0x77, 0xb4, 0xff},
+	regression.VerdictPass:      {0x2c, 0xa0, 0x2c, 0xff},
+	regression.VerdictFailed:    {0x7f, 0x7f, 0x7f, 0xff},
+	regression.VerdictNew:       {0x7f, 0x7f, 0x7f, 0xff},
+	regression.VerdictMissing:   {0xbc, 0xbd, 0x22, 0xff},
 }
 
 func verdictColorOf(v string) color.RGBA {
 	if c, ok := verdictColor[v]; ok {
 		return c
 	}
-	return verdictColor[VerdictFailed]
+	return verdictColor[regression.VerdictFailed]
 }
 
 // regressionPlotMax bounds the configurations the regression plot draws, the most changed first.
 const regressionPlotMax = 40
 
-// Regression is a nightly regression's comparison of this sweep with a baseline (regression.json),
-// shown first in the report.
-type Regression struct {
-	Verdict     string // pass, regressed, improved, or failed when nothing could be compared
-	Baseline    string // as the schedule names it: a stored baseline or a sweep ID
-	BaselineKey string // where the baseline's results were read
-	Thresholds  sweeps.Regression
-	Overridden  []string // thresholds the schedule set over the spec's (its --tolerance)
-	Compared    int      // configurations both sides have
-	Configs     []RegressionConfig
-	// WebhookError is why the webhook's notification failed; "" when it worked or there was none.
-	WebhookError string
-}
-
-// RegressionConfig compares one configuration across seeds with the baseline's configuration of the
-// same parameter values.
-type RegressionConfig struct {
-	Config         int // plan index in this sweep; -1 for a configuration only the baseline has
-	BaselineConfig int // plan index in the baseline; -1 for one only this sweep has
-	Params         map[string]any
-	// BaselineIQM and CandidateIQM are the IQM of the objective over seeds (NaN: no score); Baseline
-	// and Candidate count the seeds scored.
-	BaselineIQM, CandidateIQM float64
-	Baseline, Candidate       int
-	// RelChange is the IQM's relative change, positive when better; DiffLo and DiffHi bound the bootstrap
-	// interval of IQM(candidate) − IQM(baseline).
-	RelChange       float64
-	DiffLo, DiffHi  float64
-	ProbImprovement float64 // P(candidate seed beats baseline seed), ties ½
-	// BaselineFailures and CandidateFailures count seeds without an objective.
-	BaselineFailures, CandidateFailures int
-	Verdict, Reason                     string
-}
-
 // counts tallies the configurations by verdict, in table order.
-func (r *Regression) counts() []count {
+func regressionCounts(r *regression.Report) []count {
 	n := map[string]int{}
 	for _, c := range r.Configs {
 		n[c.Verdict]++
 	}
 	var out []count
-	for _, v := range []string{VerdictRegressed, VerdictImproved, VerdictPass, VerdictNew, VerdictMissing} {
+	for _, v := range []string{regression.VerdictRegressed, regression.VerdictImproved, regression.VerdictPass, regression.VerdictNew, regression.VerdictMissing} {
 		if n[v] > 0 {
 			out = append(out, count{Outcome: v, N: n[v], Color: hexColor(verdictColorOf(v))})
 		}
@@ -101,20 +56,10 @@ func (r *Regression) counts() []count {
 
 // sorted returns the configurations regressed first, then improved, passed, new and missing; the plan
 // order within each.
-func (r *Regression) sorted() []RegressionConfig {
-	out := append([]RegressionConfig(nil), r.Configs...)
+func regressionSorted(r *regression.Report) []regression.ConfigComparison {
+	out := append([]regression.ConfigComparison(nil), r.Configs...)
 	sort.SliceStable(out, func(i, j int) bool { return verdictOrder[out[i].Verdict] < verdictOrder[out[j].Verdict] })
 	return out
-}
-
-// overridden says whether the schedule set the threshold name.
-func (r *Regression) overridden(name string) bool {
-	for _, o := range r.Overridden {
-		if o == name {
-			return true
-		}
-	}
-	return false
 }
 
 func hexColor(c color.RGBA) string { return fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B) }
@@ -150,8 +95,8 @@ func regressionPlot(in *Input) *plot.Plot {
 	r := in.Regression
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("IQM change against the baseline, with the %g%% bootstrap interval", 100*r.Thresholds.Confidence)
-	p.X.Label.Text = "change of the IQM of " + in.Metric.Name + ", % of the baseline's (right is better)"
-	var rows []RegressionConfig
+	p.X.Label.Text = "change of the IQM of " + in.Results.Metric.Name + ", % of the baseline's (right is better)"
+	var rows []regression.ConfigComparison
 	for _, c := range r.Configs {
 		if isFinite(c.RelChange) && isFinite(c.BaselineIQM) && c.BaselineIQM != 0 {
 			rows = append(rows, c)
@@ -192,11 +137,11 @@ func signOf(in *Input) float64 {
 }
 
 // addChange draws one configuration's change and interval, coloured by its verdict.
-func addChange(p *plot.Plot, c RegressionConfig, y, sign float64) {
+func addChange(p *plot.Plot, c regression.ConfigComparison, y, sign float64) {
 	col := verdictColorOf(c.Verdict)
 	x := 100 * c.RelChange
-	if isFinite(c.DiffLo) && isFinite(c.DiffHi) {
-		lo, hi := 100*sign*c.DiffLo/math.Abs(c.BaselineIQM), 100*sign*c.DiffHi/math.Abs(c.BaselineIQM)
+	if isFinite(c.DiffCI[0]) && isFinite(c.DiffCI[1]) {
+		lo, hi := 100*sign*c.DiffCI[0]/math.Abs(c.BaselineIQM), 100*sign*c.DiffCI[1]/math.Abs(c.BaselineIQM)
 		if lo > hi {
 			lo, hi = hi, lo
 		}

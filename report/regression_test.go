@@ -6,29 +6,30 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rlsweep/rlsweep/regression"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
 // sampleRegression compares sampleInput's sweep with a baseline: configuration 4 regressed, 0 passed,
 // 1 is new, and a configuration with clip 0.3 is missing from the sweep.
-func sampleRegression() *Regression {
+func sampleRegression() *regression.Report {
 	nan := math.NaN()
-	return &Regression{Verdict: VerdictRegressed, Baseline: "nightly", BaselineKey: "baselines/nightly.json",
-		Thresholds: sweeps.Regression{Tolerance: 0.1, Confidence: 0.95, Resamples: 2000, MinProbImprovement: 0.75},
+	return &regression.Report{Verdict: regression.VerdictRegressed, Baseline: "nightly", BaselineKey: "baselines/nightly.json",
+		Thresholds: regression.Thresholds{Regression: sweeps.Regression{Tolerance: 0.1, Confidence: 0.95, Resamples: 2000, MinProbImprovement: 0.75}},
 		Overridden: []string{"tolerance"}, Compared: 2,
-		Configs: []RegressionConfig{
+		Configs: []regression.ConfigComparison{
 			{Config: 0, BaselineConfig: 0, Params: map[string]any{"lr": 1e-4, "clip": 0.1}, BaselineIQM: 10, CandidateIQM: 10.2,
-				Baseline: 2, Candidate: 2, RelChange: 0.02, DiffLo: -0.5, DiffHi: 0.9, ProbImprovement: 0.5,
-				Verdict: VerdictPass, Reason: "IQM 10.2 vs baseline 10 (+2.0%), within the 10.0% tolerance"},
+				Baseline: []float64{9.8, 10.2}, Candidate: []float64{10, 10.4}, RelChange: 0.02, DiffCI: [2]float64{-0.5, 0.9}, ProbImprovement: 0.5,
+				Verdict: regression.VerdictPass, Reason: "IQM 10.2 vs baseline 10 (+2.0%), within the 10.0% tolerance"},
 			{Config: 1, BaselineConfig: -1, Params: map[string]any{"lr": 1e-4, "clip": 0.2}, BaselineIQM: nan, CandidateIQM: 10,
-				Candidate: 2, RelChange: nan, DiffLo: nan, DiffHi: nan, ProbImprovement: nan, Verdict: VerdictNew,
+				Candidate: []float64{9.9, 10.1}, RelChange: nan, DiffCI: [2]float64{nan, nan}, ProbImprovement: nan, Verdict: regression.VerdictNew,
 				Reason: "only in this sweep"},
 			{Config: 4, BaselineConfig: 3, Params: map[string]any{"lr": 1e-2, "clip": 0.1}, BaselineIQM: 130, CandidateIQM: 100,
-				Baseline: 2, Candidate: 1, RelChange: -0.2308, DiffLo: -36, DiffHi: -24, ProbImprovement: 0,
-				CandidateFailures: 1, Verdict: VerdictRegressed, Reason: "IQM 100 vs baseline 130 (-23.1%)"},
+				Baseline: []float64{129, 131}, Candidate: []float64{100}, RelChange: -0.2308, DiffCI: [2]float64{-36, -24}, ProbImprovement: 0,
+				CandidateFailures: 1, Verdict: regression.VerdictRegressed, Reason: "IQM 100 vs baseline 130 (-23.1%)"},
 			{Config: -1, BaselineConfig: 5, Params: map[string]any{"lr": 1e-2, "clip": 0.3, "gamma": 0.99}, BaselineIQM: 90,
-				CandidateIQM: nan, Baseline: 2, RelChange: nan, DiffLo: nan, DiffHi: nan, ProbImprovement: nan,
-				Verdict: VerdictMissing, Reason: "only in the baseline"},
+				CandidateIQM: nan, Baseline: []float64{89, 91}, RelChange: nan, DiffCI: [2]float64{nan, nan}, ProbImprovement: nan,
+				Verdict: regression.VerdictMissing, Reason: "only in the baseline"},
 		}}
 }
 
@@ -83,7 +84,7 @@ func TestRenderRegression(t *testing.T) {
 }
 
 func TestRenderRegressionVerdicts(t *testing.T) {
-	for _, v := range []string{VerdictPass, VerdictImproved, VerdictFailed} {
+	for _, v := range []string{regression.VerdictPass, regression.VerdictImproved, regression.VerdictFailed} {
 		t.Run(v, func(t *testing.T) {
 			in := sampleInput()
 			in.Regression = sampleRegression()
@@ -96,8 +97,8 @@ func TestRenderRegressionVerdicts(t *testing.T) {
 			if want := `data-verdict="` + v + `" style="background:` + hexColor(verdictColorOf(v)); !strings.Contains(html, want) {
 				t.Errorf("report lacks %q", want)
 			}
-			if got := strings.Contains(html, "nothing was compared"); got != (v == VerdictFailed) {
-				t.Errorf("report says nothing was compared: %v, want %v", got, v == VerdictFailed)
+			if got := strings.Contains(html, "nothing was compared"); got != (v == regression.VerdictFailed) {
+				t.Errorf("report says nothing was compared: %v, want %v", got, v == regression.VerdictFailed)
 			}
 		})
 	}

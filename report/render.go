@@ -5,11 +5,15 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/rlsweep/rlsweep/regression"
+	"github.com/rlsweep/rlsweep/results"
 )
 
 // Figure is one plot of the report: its element ID (the report's tests look for each) and its SVG.
@@ -36,7 +40,7 @@ type page struct {
 	Savings       Savings
 	Budget        int64
 	// The regression section, when In.Regression is set.
-	RegressionRows   []RegressionConfig
+	RegressionRows   []regression.ConfigComparison
 	RegressionCounts []count
 	RegressionFigure *Figure
 }
@@ -48,7 +52,7 @@ type warning struct {
 }
 
 // warnings groups the trials' warnings by text, in the order they first appear.
-func warnings(trials []Trial) []warning {
+func warnings(trials []results.TrialSummary) []warning {
 	var out []warning
 	at := map[string]int{}
 	for _, t := range trials {
@@ -59,7 +63,7 @@ func warnings(trials []Trial) []warning {
 				at[w] = i
 				out = append(out, warning{Text: w})
 			}
-			out[i].Trials = append(out[i].Trials, t.ID)
+			out[i].Trials = append(out[i].Trials, t.TrialID)
 		}
 	}
 	mal := warning{}
@@ -67,7 +71,7 @@ func warnings(trials []Trial) []warning {
 	for _, t := range trials {
 		if t.Malformed > 0 {
 			total += t.Malformed
-			mal.Trials = append(mal.Trials, fmt.Sprintf("%s (%d)", t.ID, t.Malformed))
+			mal.Trials = append(mal.Trials, fmt.Sprintf("%s (%d)", t.TrialID, t.Malformed))
 		}
 	}
 	if total > 0 {
@@ -112,12 +116,14 @@ var FigureIDs = []string{"plot-leaderboard", "plot-learning-curves", "plot-paral
 
 // Render writes the report of in as one self-contained HTML page.
 func Render(w io.Writer, in *Input) error {
-	pg := page{In: in, Title: "rlsweep report: " + in.SweepID, Rows: Leaderboard(in.Trials, in.maximize()),
-		Sensitivities: Sensitivities(in.Trials, in.Params), Savings: ComputeSavings(in.Trials, in.totalSteps()),
+	res := in.Results
+	pg := page{In: in, Title: "rlsweep report: " + res.SweepID, Rows: Leaderboard(res.Trials, in.maximize()),
+		Sensitivities: Sensitivities(res.Trials, res.Params), Savings: ComputeSavings(res.Trials, in.totalSteps()),
 		Budget: in.totalSteps()}
-	for _, o := range outcomes {
+	trials := in.trials()
+	for _, o := range results.Outcomes {
 		n := 0
-		for _, t := range in.Trials {
+		for _, t := range res.Trials {
 			if t.Outcome == o {
 				n++
 			}
@@ -127,20 +133,20 @@ func Render(w io.Writer, in *Input) error {
 			pg.Counts = append(pg.Counts, count{o, n, fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B)})
 		}
 	}
-	pg.Warnings = warnings(in.Trials)
-	for _, t := range in.Trials {
-		if t.Outcome == OutcomeDiverged || t.Outcome == OutcomePruned || t.Divergence != nil {
+	pg.Warnings = warnings(res.Trials)
+	for _, t := range trials {
+		if t.Outcome == results.OutcomeDiverged || t.Outcome == results.OutcomePruned || t.Divergence != nil {
 			pg.Diverged = append(pg.Diverged, t)
 		}
 	}
-	pg.BestObjective = bestOfCurves(in.Trials, in.maximize())
+	pg.BestObjective = bestOfCurves(trials, in.maximize())
 	figs := []struct {
 		id, caption string
 		p           *plot.Plot
 		w, h        vg.Length
 	}{
 		{FigureIDs[0], "The best configurations (at most 25): mean objective over the completed seeds with its 95% Student-t interval; each dot beside it is one seed.", leaderboardPlot(in, pg.Rows), 22 * vg.Centimeter, 10 * vg.Centimeter},
-		{FigureIDs[1], "Every trial's objective against environment steps. Dashed lines ended early; a cross marks where a rule stopped the trial; a gap is a NaN or infinite value.", learningCurves(in), 22 * vg.Centimeter, 12 * vg.Centimeter},
+		{FigureIDs[1], "Every trial's objective against environment steps. Dashed lines ended early; a cross marks where a rule stopped the trial; a gap is a NaN or infinite value.", learningCurves(in, trials), 22 * vg.Centimeter, 12 * vg.Centimeter},
 		{FigureIDs[2], "One line per trial through its parameter values to its objective. Log-scaled axes are labelled with their real ends; dashed lines have no final objective.", parallelCoordinates(in), 22 * vg.Centimeter, 11 * vg.Centimeter},
 	}
 	for _, f := range figs {
@@ -158,7 +164,7 @@ func Render(w io.Writer, in *Input) error {
 		pg.Sensitivity = append(pg.Sensitivity, Figure{ID: "plot-sensitivity-" + s.Param, SVG: template.HTML(out)})
 	}
 	if r := in.Regression; r != nil {
-		pg.RegressionRows, pg.RegressionCounts = r.sorted(), r.counts()
+		pg.RegressionRows, pg.RegressionCounts = regressionSorted(r), regressionCounts(r)
 		fig, err := regressionFigure(in)
 		if err != nil {
 			return err
@@ -197,7 +203,7 @@ var funcs = template.FuncMap{
 	},
 	"outcomes": func(m map[string]int) string {
 		var parts []string
-		for _, o := range outcomes {
+		for _, o := range results.Outcomes {
 			if m[o] > 0 {
 				parts = append(parts, fmt.Sprintf("%d %s", m[o], o))
 			}
@@ -230,14 +236,14 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprintf("%.2f", x)
 	},
-	"iqm": func(x float64, n int) string {
+	"iqm": func(x float64, scores []float64) string {
 		if !isFinite(x) {
 			return "—"
 		}
-		return fmt.Sprintf("%.4g (%d)", x, n)
+		return fmt.Sprintf("%.4g (%d)", x, len(scores))
 	},
 	"sub":        func(a, b float64) float64 { return a - b },
-	"overridden": func(r *Regression, name string) bool { return r.overridden(name) },
+	"overridden": func(r *regression.Report, name string) bool { return slices.Contains(r.Overridden, name) },
 	"steps":      func(n int64) string { return groupDigits(n) },
 	"duration":   formatSeconds,
 	// gap is how far v stands from best, as a share of |best|: "4.0%".
@@ -306,8 +312,8 @@ tr.regressed td { background: #fdecea; }
 </style>
 </head>
 <body>
-<h1>{{.In.Name}}</h1>
-<p class="muted">sweep <code>{{.In.SweepID}}</code> · {{.In.Status}} · {{len .In.Trials}} trials · objective <b>{{.In.Metric.Name}}</b> ({{.In.Metric.Goal}}){{if .In.Generated}} · generated {{.In.Generated}}{{end}}</p>
+<h1>{{.In.Results.Name}}</h1>
+<p class="muted">sweep <code>{{.In.Results.SweepID}}</code> · {{.In.Results.Status}} · {{len .In.Results.Trials}} trials · objective <b>{{.In.Results.Metric.Name}}</b> ({{.In.Results.Metric.Goal}}){{if .In.Generated}} · generated {{.In.Generated}}{{end}}</p>
 <p id="outcome-counts">{{range .Counts}}<span class="badge" style="background:{{.Color}}">{{.N}} {{.Outcome}}</span>{{end}}</p>
 {{if .Warnings}}<section id="warnings">
 <h2>Warnings</h2>
@@ -322,18 +328,18 @@ tr.regressed td { background: #fdecea; }
 <p id="regression-thresholds" class="muted">Thresholds: tolerance <b>{{pctOf .Thresholds.Tolerance}}</b>{{if overridden . "tolerance"}} (the schedule's --tolerance){{end}} relative IQM change · <b>{{pctOf .Thresholds.Confidence}}</b> stratified bootstrap interval of the IQM difference, {{.Thresholds.Resamples}} resamples, must exclude 0 · P(improvement) ≥ <b>{{.Thresholds.MinProbImprovement}}</b> to improve, ≤ <b>{{printf "%.4g" (sub 1 .Thresholds.MinProbImprovement)}}</b> to regress · at most <b>{{.Thresholds.MaxNewFailures}}</b> more seeds without an objective than the baseline.</p>
 <table id="regression-table">
 <tr><th>config</th><th>baseline config</th><th>parameters</th><th>baseline IQM (seeds)</th><th>IQM (seeds)</th><th>change</th><th>interval of the difference</th><th>P(improvement)</th><th>seeds without objective</th><th>verdict</th><th>reason</th></tr>
-{{range $.RegressionRows}}<tr class="{{.Verdict}}"><td class="n">{{if ge .Config 0}}{{.Config}}{{else}}—{{end}}</td><td class="n">{{if ge .BaselineConfig 0}}{{.BaselineConfig}}{{else}}—{{end}}</td><td>{{rparams $.In.Params .Params}}</td><td class="n">{{iqm .BaselineIQM .Baseline}}</td><td class="n">{{iqm .CandidateIQM .Candidate}}</td><td class="n">{{signedPct .RelChange}}</td><td class="n">{{interval .DiffLo .DiffHi}}</td><td class="n">{{prob .ProbImprovement}}</td><td class="n">{{if ge .Config 0}}{{.CandidateFailures}}{{else}}—{{end}} (baseline {{if ge .BaselineConfig 0}}{{.BaselineFailures}}{{else}}—{{end}})</td><td><b style="color:{{verdictColor .Verdict}}">{{.Verdict}}</b></td><td>{{.Reason}}</td></tr>
+{{range $.RegressionRows}}<tr class="{{.Verdict}}"><td class="n">{{if ge .Config 0}}{{.Config}}{{else}}—{{end}}</td><td class="n">{{if ge .BaselineConfig 0}}{{.BaselineConfig}}{{else}}—{{end}}</td><td>{{rparams $.In.Results.Params .Params}}</td><td class="n">{{iqm .BaselineIQM .Baseline}}</td><td class="n">{{iqm .CandidateIQM .Candidate}}</td><td class="n">{{signedPct .RelChange}}</td><td class="n">{{interval (index .DiffCI 0) (index .DiffCI 1)}}</td><td class="n">{{prob .ProbImprovement}}</td><td class="n">{{if ge .Config 0}}{{.CandidateFailures}}{{else}}—{{end}} (baseline {{if ge .BaselineConfig 0}}{{.BaselineFailures}}{{else}}—{{end}})</td><td><b style="color:{{verdictColor .Verdict}}">{{.Verdict}}</b></td><td>{{.Reason}}</td></tr>
 {{end}}</table>
 {{with $.RegressionFigure}}<figure id="{{.ID}}">{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>{{end}}
-{{if .WebhookError}}<p class="muted">The webhook was not notified: {{.WebhookError}}</p>{{end}}
+{{with .Webhook}}{{if .Error}}<p class="muted">The webhook was not notified: {{.Error}}</p>{{end}}{{end}}
 <p class="muted">IQM: interquartile mean over seeds; interval: stratified bootstrap of IQM(this sweep) − IQM(baseline); P(improvement): the chance a seed of this sweep beats a seed of the baseline, ties ½ (rliable). Configurations are matched by parameter values: <i>new</i> ones are only in this sweep, <i>missing</i> ones only in the baseline, and neither is compared.</p>
 </section>
 {{end}}
 
 <h2 id="leaderboard">Leaderboard</h2>
 <table id="leaderboard-table">
-<tr><th>#</th><th>config</th><th>parameters</th><th>mean {{.In.Metric.Name}}</th><th>95% CI</th><th>IQM</th><th>seeds scored</th><th>outcomes</th></tr>
-{{range $i, $r := .Rows}}<tr><td class="n">{{inc $i}}</td><td class="n">{{$r.Config}}</td><td>{{params $.In.Params $r.Params}}</td><td class="n">{{if $r.Scored}}{{num $r.Mean}}{{else}}—{{end}}</td><td class="n">{{ci $r}}</td><td class="n">{{if $r.Scored}}{{num $r.IQM}}{{else}}—{{end}}</td><td class="n">{{$r.Scored}}/{{$r.Trials}}</td><td>{{outcomes $r.Outcomes}}</td></tr>
+<tr><th>#</th><th>config</th><th>parameters</th><th>mean {{.In.Results.Metric.Name}}</th><th>95% CI</th><th>IQM</th><th>seeds scored</th><th>outcomes</th></tr>
+{{range $i, $r := .Rows}}<tr><td class="n">{{inc $i}}</td><td class="n">{{$r.Config}}</td><td>{{params $.In.Results.Params $r.Params}}</td><td class="n">{{if $r.Scored}}{{num $r.Mean}}{{else}}—{{end}}</td><td class="n">{{ci $r}}</td><td class="n">{{if $r.Scored}}{{num $r.IQM}}{{else}}—{{end}}</td><td class="n">{{$r.Scored}}/{{$r.Trials}}</td><td>{{outcomes $r.Outcomes}}</td></tr>
 {{end}}</table>
 <p class="muted">Only completed trials are scored; a configuration's diverged seeds show under outcomes.</p>
 
@@ -350,7 +356,7 @@ tr.regressed td { background: #fdecea; }
 <h2 id="divergences">Diverged and stopped trials</h2>
 {{if .Diverged}}<table id="divergence-table">
 <tr><th>trial</th><th>parameters</th><th>outcome</th><th>rule</th><th>step</th><th>metric = value (threshold)</th><th>objective at the stop (best of the sweep {{num .BestObjective}})</th><th>advice</th></tr>
-{{range .Diverged}}<tr><td>{{.ID}}</td><td>{{params $.In.Params .Params}}</td><td style="color:{{color .Outcome}}">{{.Outcome}}</td>{{with .Divergence}}<td>{{.Rule}}{{range .Related}} · {{.}}{{end}}</td><td class="n">{{steps .Step}}</td><td>{{.Metric}} = {{num .Value}} ({{num .Threshold}})</td><td class="n">{{if .Objective}}{{num .ObjectiveValue}} ({{gap .ObjectiveValue $.BestObjective}} from the best){{else}}—{{end}}</td><td>{{.Advice}}</td>{{else}}<td>{{.StopRule}}</td><td class="n">{{steps .Steps}}</td><td>—</td><td>—</td><td class="muted">{{if .Error}}{{.Error}}{{else}}no divergence.json stored{{end}}</td>{{end}}</tr>
+{{range .Diverged}}<tr><td>{{.TrialID}}</td><td>{{params $.In.Results.Params .Params}}</td><td style="color:{{color .Outcome}}">{{.Outcome}}</td>{{with .Divergence}}<td>{{.Rule}}{{range .Related}} · {{.}}{{end}}</td><td class="n">{{steps .Step}}</td><td>{{.Metric}} = {{num .Value}} ({{num .Threshold}})</td><td class="n">{{if .Objective}}{{num .ObjectiveValue}} ({{gap .ObjectiveValue $.BestObjective}} from the best){{else}}—{{end}}</td><td>{{.Advice}}</td>{{else}}<td>{{.StopRule}}</td><td class="n">{{steps .Steps}}</td><td>—</td><td>—</td><td class="muted">{{if .Error}}{{.ErrorLine}}{{else}}no divergence.json stored{{end}}</td>{{end}}</tr>
 {{end}}</table>{{else}}<p>No trial was stopped early.</p>{{end}}
 
 <h2 id="savings">Compute saved by early stopping</h2>

@@ -10,57 +10,47 @@ package report
 
 import (
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/regression"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/trainer/probes"
 )
 
-// Trial outcomes, as the Trial workflow records them.
-const (
-	OutcomeCompleted = "completed"
-	OutcomeDiverged  = "diverged"
-	OutcomePruned    = "pruned"
-	OutcomeFailed    = "failed"
-	OutcomeCancelled = "cancelled"
-)
-
-// outcomes lists every outcome in display order.
-var outcomes = []string{OutcomeCompleted, OutcomeDiverged, OutcomePruned, OutcomeFailed, OutcomeCancelled}
-
-// Input is everything a report shows.
+// Input is everything a report shows. Render reads it and never modifies it.
 type Input struct {
-	SweepID string
-	Name    string
-	Status  string // the sweep's final status, or its phase while it runs
-	Metric  sweeps.Metric
-	Params  []string       // parameter names in spec order
-	Spec    *sweeps.Spec   // optional: the step budget and the parameters' distributions
-	Trials  []Trial        // in plan order
-	Probes  *probes.Report // probes.json, when the sweep ran probes
+	// Results is the sweep and its trials in plan order (results.json, or the parts stored so far while
+	// it runs), rendered as they are; its Status is the sweep's final status, or its phase while it runs.
+	Results *results.SweepResults
+	Spec    *sweeps.Spec // optional: the step budget and the parameters' distributions
+	// Curves holds each loaded trial's objective against steps, possibly thinned, by trial ID.
+	Curves map[string][]Point
+	// Divergences holds the verdict of divergence.json, by trial ID, for the trials that have one.
+	Divergences map[string]*diagnostics.Verdict
+	Probes      *probes.Report // probes.json, when the sweep ran probes
 	// CurvesOmitted counts trials whose learning curves were not loaded (very large sweeps).
 	CurvesOmitted int
 	// Generated is shown as the report's date; the caller passes it so Render stays deterministic.
 	Generated string
 	// Regression, when the sweep ran as a nightly regression, is its comparison with the baseline
 	// (regression.json): shown first.
-	Regression *Regression
+	Regression *regression.Report
 }
 
-// Trial is one trial's result, its learning curve and, when a rule stopped it, the verdict.
+// Trial is one trial as the report draws it: its result, its learning curve and, when a rule stopped
+// it, the verdict.
 type Trial struct {
-	ID          string
-	Config      int
-	Seed        int64
-	Params      map[string]any
-	Outcome     string
-	Objective   *float64 // the objective's last finite value; nil when it has none
-	Steps       int64    // environment steps reached
-	StopRule    string
-	WallSeconds float64
-	Error       string
-	Warnings    []string             // problems the trial ran despite: an objective no record carries, a trainer ignoring its stop step
-	Malformed   int                  // metric lines its readers dropped as malformed
-	Curve       []Point              // the objective against steps, possibly thinned
-	Divergence  *diagnostics.Verdict // from divergence.json; nil when none was stored
+	results.TrialSummary
+	Curve      []Point              // the objective against steps, possibly thinned
+	Divergence *diagnostics.Verdict // from divergence.json; nil when none was stored
+}
+
+// trials joins each trial's result with its curve and verdict, in plan order.
+func (in *Input) trials() []Trial {
+	out := make([]Trial, len(in.Results.Trials))
+	for i, t := range in.Results.Trials {
+		out[i] = Trial{TrialSummary: t, Curve: in.Curves[t.TrialID], Divergence: in.Divergences[t.TrialID]}
+	}
+	return out
 }
 
 // Point is one value of a learning curve.
@@ -78,7 +68,7 @@ func (in *Input) totalSteps() int64 {
 }
 
 // maximize says whether a larger objective is better.
-func (in *Input) maximize() bool { return in.Metric.Goal != "minimize" }
+func (in *Input) maximize() bool { return in.Results.Maximize() }
 
 // Thin returns at most n points of pts, evenly spaced by index, always keeping the first and the last
 // and every non-finite value (a NaN is the point a reader of a diverged curve looks for). pts is not

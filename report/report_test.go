@@ -3,12 +3,12 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/trainer/probes"
 )
@@ -50,13 +50,13 @@ func TestMeanCI(t *testing.T) {
 }
 
 func TestLeaderboard(t *testing.T) {
-	trials := []Trial{
-		{ID: "0-s1", Config: 0, Outcome: OutcomeCompleted, Objective: ptr(10)},
-		{ID: "0-s2", Config: 0, Outcome: OutcomeCompleted, Objective: ptr(20)},
-		{ID: "1-s1", Config: 1, Outcome: OutcomeCompleted, Objective: ptr(50)},
-		{ID: "1-s2", Config: 1, Outcome: OutcomeDiverged, Objective: ptr(99)}, // not scored
-		{ID: "2-s1", Config: 2, Outcome: OutcomeDiverged},
-		{ID: "2-s2", Config: 2, Outcome: OutcomeFailed},
+	trials := []results.TrialSummary{
+		{TrialID: "0-s1", Config: 0, Outcome: results.OutcomeCompleted, Objective: ptr(10)},
+		{TrialID: "0-s2", Config: 0, Outcome: results.OutcomeCompleted, Objective: ptr(20)},
+		{TrialID: "1-s1", Config: 1, Outcome: results.OutcomeCompleted, Objective: ptr(50)},
+		{TrialID: "1-s2", Config: 1, Outcome: results.OutcomeDiverged, Objective: ptr(99)}, // not scored
+		{TrialID: "2-s1", Config: 2, Outcome: results.OutcomeDiverged},
+		{TrialID: "2-s2", Config: 2, Outcome: results.OutcomeFailed},
 	}
 	tests := []struct {
 		name     string
@@ -79,7 +79,7 @@ func TestLeaderboard(t *testing.T) {
 		})
 	}
 	rows := Leaderboard(trials, true)
-	if r := rows[0]; r.Scored != 1 || r.Trials != 2 || r.Mean != 50 || r.Outcomes[OutcomeDiverged] != 1 {
+	if r := rows[0]; r.Scored != 1 || r.Trials != 2 || r.Mean != 50 || r.Outcomes[results.OutcomeDiverged] != 1 {
 		t.Errorf("config 1: scored %d of %d, mean %v, outcomes %v; want 1 of 2, 50, one diverged", r.Scored, r.Trials, r.Mean, r.Outcomes)
 	}
 	if r := rows[1]; r.Mean != 15 || r.IQM != 15 {
@@ -103,15 +103,15 @@ func TestRanksAndSensitivity(t *testing.T) {
 	if got, want := ranks([]float64{3, 1, 3, 2}), []float64{3.5, 1, 3.5, 2}; !equalFloats(got, want) {
 		t.Errorf("ranks = %v, want %v", got, want)
 	}
-	var trials []Trial
+	var trials []results.TrialSummary
 	// The objective is 10·lr-index and clip has no effect: lr explains everything, clip nothing.
 	for i, lr := range []float64{1e-4, 1e-3, 1e-2} {
 		for _, clip := range []float64{0.1, 0.2} {
-			trials = append(trials, Trial{Outcome: OutcomeCompleted, Objective: ptr(float64(10 * i)),
+			trials = append(trials, results.TrialSummary{Outcome: results.OutcomeCompleted, Objective: ptr(float64(10 * i)),
 				Params: map[string]any{"lr": lr, "clip": clip, "env": "cartpole", "opt": []string{"a", "b"}[i%2]}})
 		}
 	}
-	trials = append(trials, Trial{Outcome: OutcomeDiverged, Params: map[string]any{"lr": 1.0, "clip": 0.3}})
+	trials = append(trials, results.TrialSummary{Outcome: results.OutcomeDiverged, Params: map[string]any{"lr": 1.0, "clip": 0.3}})
 	got := Sensitivities(trials, []string{"lr", "clip", "env", "opt"})
 	if len(got) != 3 {
 		t.Fatalf("got %d sensitivities, want lr, clip and opt (env is constant): %+v", len(got), got)
@@ -142,12 +142,12 @@ func equalFloats(a, b []float64) bool {
 }
 
 func TestComputeSavings(t *testing.T) {
-	trials := []Trial{
-		{ID: "a", Outcome: OutcomeCompleted, Steps: 100000, WallSeconds: 100},
-		{ID: "b", Outcome: OutcomeDiverged, StopRule: "non_finite", Steps: 25000, WallSeconds: 50}, // 500 steps/s
-		{ID: "c", Outcome: OutcomePruned, Steps: 50000, WallSeconds: 10},                           // 5000 steps/s
-		{ID: "d", Outcome: OutcomeDiverged, Steps: 0, WallSeconds: 3},                              // no rate
-		{ID: "e", Outcome: OutcomeFailed, Steps: 10000, WallSeconds: 3},                            // not early stopping
+	trials := []results.TrialSummary{
+		{TrialID: "a", Outcome: results.OutcomeCompleted, Steps: 100000, WallSeconds: 100},
+		{TrialID: "b", Outcome: results.OutcomeDiverged, StopRule: "non_finite", Steps: 25000, WallSeconds: 50}, // 500 steps/s
+		{TrialID: "c", Outcome: results.OutcomePruned, Steps: 50000, WallSeconds: 10},                           // 5000 steps/s
+		{TrialID: "d", Outcome: results.OutcomeDiverged, Steps: 0, WallSeconds: 3},                              // no rate
+		{TrialID: "e", Outcome: results.OutcomeFailed, Steps: 10000, WallSeconds: 3},                            // not early stopping
 	}
 	s := ComputeSavings(trials, 100000)
 	if s.StepsSaved != 75000+50000+100000 || s.Budget != 500000 || s.StepsSpent != 185000 || len(s.Trials) != 3 {
@@ -252,26 +252,29 @@ func TestRenderProbesReadable(t *testing.T) {
 func sampleInput() *Input {
 	spec := &sweeps.Spec{Trainer: sweeps.Trainer{TotalSteps: 10000},
 		Parameters: []sweeps.Parameter{{Name: "lr"}, {Name: "clip"}}}
-	in := &Input{SweepID: "sweep/demo/abc", Name: "demo", Status: "completed", Spec: spec,
-		Metric: sweeps.Metric{Name: "reward", Goal: "maximize"}, Params: []string{"lr", "clip"},
+	in := &Input{Results: &results.SweepResults{SweepID: "sweep/demo/abc", Name: "demo", Status: "completed",
+		Metric: sweeps.Metric{Name: "reward", Goal: "maximize"}, Params: []string{"lr", "clip"}}, Spec: spec,
+		Curves: map[string][]Point{}, Divergences: map[string]*diagnostics.Verdict{},
 		Probes: &probes.Report{Results: []probes.Result{{Probe: "1", Level: 1, Passed: true}, {Probe: "4", Level: 4, Error: "<bad & broken>"}}}}
 	cfg := 0
 	for _, lr := range []float64{1e-4, 1e-3, 1e-2} {
 		for _, clip := range []float64{0.1, 0.2} {
 			for seed := int64(1); seed <= 2; seed++ {
-				t := Trial{ID: "x", Config: cfg, Seed: seed, Params: map[string]any{"lr": lr, "clip": clip},
-					Outcome: OutcomeCompleted, Steps: 10000, WallSeconds: 10}
+				t := results.TrialSummary{TrialID: sweeps.TrialID(cfg, seed), Config: cfg, Seed: seed,
+					Params: map[string]any{"lr": lr, "clip": clip}, Outcome: results.OutcomeCompleted, Steps: 10000, WallSeconds: 10}
+				var curve []Point
 				for s := int64(1000); s <= 10000; s += 1000 {
-					t.Curve = append(t.Curve, Point{s, float64(s) * lr * 10})
+					curve = append(curve, Point{s, float64(s) * lr * 10})
 				}
-				t.Objective = ptr(t.Curve[len(t.Curve)-1].Value)
+				t.Objective = ptr(curve[len(curve)-1].Value)
 				if lr == 1e-2 && seed == 2 {
-					t.Outcome, t.StopRule, t.Steps, t.Objective = OutcomeDiverged, "non_finite", 5000, nil
-					t.Curve = append(t.Curve[:4], Point{5000, math.NaN()})
-					t.Divergence = &diagnostics.Verdict{Level: diagnostics.Stop, Rule: "non_finite", Metric: "reward",
+					t.Outcome, t.StopRule, t.Steps, t.Objective = results.OutcomeDiverged, "non_finite", 5000, nil
+					curve = append(curve[:4], Point{5000, math.NaN()})
+					in.Divergences[t.TrialID] = &diagnostics.Verdict{Level: diagnostics.Stop, Rule: "non_finite", Metric: "reward",
 						Value: math.NaN(), Step: 5000, Advice: "lower the learning rate", Objective: "reward", ObjectiveValue: 400}
 				}
-				in.Trials = append(in.Trials, t)
+				in.Curves[t.TrialID] = curve
+				in.Results.Trials = append(in.Results.Trials, t)
 			}
 			cfg++
 		}
@@ -323,7 +326,7 @@ func TestRender(t *testing.T) {
 
 func TestRenderEmptySweep(t *testing.T) {
 	var b bytes.Buffer
-	in := &Input{SweepID: "sweep/empty/1", Name: "empty", Metric: sweeps.Metric{Name: "reward", Goal: "maximize"}}
+	in := &Input{Results: &results.SweepResults{SweepID: "sweep/empty/1", Name: "empty", Metric: sweeps.Metric{Name: "reward", Goal: "maximize"}}}
 	if err := Render(&b, in); err != nil {
 		t.Fatal(err)
 	}
@@ -339,11 +342,8 @@ func TestRenderEmptySweep(t *testing.T) {
 func TestRenderWarnings(t *testing.T) {
 	in := sampleInput()
 	const missing = `metric "rewrd": no record of segment 0 carries it`
-	for i := range in.Trials {
-		in.Trials[i].ID = fmt.Sprintf("%d-s%d", in.Trials[i].Config, in.Trials[i].Seed)
-		if i < 3 {
-			in.Trials[i].Warnings = []string{missing}
-		}
+	for i := range in.Results.Trials[:3] {
+		in.Results.Trials[i].Warnings = []string{missing}
 	}
 	var b bytes.Buffer
 	if err := Render(&b, in); err != nil {
@@ -363,5 +363,24 @@ func TestRenderWarnings(t *testing.T) {
 	}
 	if strings.Contains(b.String(), `id="warnings"`) {
 		t.Error("a report without warnings has a warnings section")
+	}
+}
+
+// A stopped trial without a divergence verdict shows its error's first line in the divergence table.
+func TestRenderStoppedTrialErrorFirstLine(t *testing.T) {
+	in := sampleInput()
+	tr := &in.Results.Trials[0]
+	tr.Outcome, tr.Objective = results.OutcomePruned, nil
+	tr.Error = "stopped by the sweep's scheduler after segment 0\nsecond line"
+	var b bytes.Buffer
+	if err := Render(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	if !strings.Contains(html, "stopped by the sweep&#39;s scheduler after segment 0") || strings.Contains(html, "second line") {
+		t.Errorf("divergence table does not show the error's first line alone")
+	}
+	if in.Results.Trials[0].Error != "stopped by the sweep's scheduler after segment 0\nsecond line" {
+		t.Errorf("Render changed its input")
 	}
 }

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"github.com/rlsweep/rlsweep/results"
+
 	"fmt"
 	"math"
 	"sort"
@@ -32,7 +34,7 @@ type Row struct {
 // result, and a configuration that diverged on some seeds says so in Outcomes. The interval is
 // Student's t: mean ± t(0.975, n−1)·s/√n, with s the sample standard deviation — with the 2 to 5 seeds
 // RL sweeps run, a bootstrap interval would be far too narrow.
-func Leaderboard(trials []Trial, maximize bool) []Row {
+func Leaderboard(trials []results.TrialSummary, maximize bool) []Row {
 	byConfig := map[int]*Row{}
 	var order []int
 	for _, t := range trials {
@@ -44,7 +46,7 @@ func Leaderboard(trials []Trial, maximize bool) []Row {
 		}
 		r.Trials++
 		r.Outcomes[t.Outcome]++
-		if t.Outcome == OutcomeCompleted && t.Objective != nil && isFinite(*t.Objective) {
+		if t.Scored() {
 			r.Objective = append(r.Objective, *t.Objective)
 		}
 	}
@@ -99,13 +101,13 @@ type Sensitivity struct {
 }
 
 // Sensitivities computes a Sensitivity per swept parameter (a parameter with one value is skipped).
-func Sensitivities(trials []Trial, params []string) []Sensitivity {
+func Sensitivities(trials []results.TrialSummary, params []string) []Sensitivity {
 	var out []Sensitivity
 	for _, p := range params {
 		var xs []any
 		var ys []float64
 		for _, t := range trials {
-			if t.Outcome == OutcomeCompleted && t.Objective != nil && isFinite(*t.Objective) {
+			if t.Scored() {
 				xs, ys = append(xs, t.Params[p]), append(ys, *t.Objective)
 			}
 		}
@@ -262,7 +264,7 @@ type Savings struct {
 // ComputeSavings finds, for every diverged or pruned trial, the steps and trial time it did not spend:
 // total − reached steps, and that many steps at the rate the trial itself ran (reached / wall seconds).
 // totalSteps ≤ 0 (unknown budget) saves nothing.
-func ComputeSavings(trials []Trial, totalSteps int64) Savings {
+func ComputeSavings(trials []results.TrialSummary, totalSteps int64) Savings {
 	var s Savings
 	for _, t := range trials {
 		s.StepsSpent += t.Steps
@@ -270,10 +272,10 @@ func ComputeSavings(trials []Trial, totalSteps int64) Savings {
 			continue
 		}
 		s.Budget += totalSteps
-		if t.Outcome != OutcomeDiverged && t.Outcome != OutcomePruned {
+		if t.Outcome != results.OutcomeDiverged && t.Outcome != results.OutcomePruned {
 			continue
 		}
-		sv := Saving{TrialID: t.ID, Outcome: t.Outcome, Rule: t.StopRule, StepsReached: t.Steps,
+		sv := Saving{TrialID: t.TrialID, Outcome: t.Outcome, Rule: t.StopRule, StepsReached: t.Steps,
 			StepsSaved: max(totalSteps-t.Steps, 0), SecondsSaved: math.NaN()}
 		if t.Steps > 0 && t.WallSeconds > 0 {
 			sv.SecondsSaved = float64(sv.StepsSaved) * t.WallSeconds / float64(t.Steps)

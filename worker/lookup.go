@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/results"
 )
 
 // clientLookup implements activities.TrialLookup and activities.SearchAttributeLookup with the worker's
@@ -52,7 +53,7 @@ func (l clientLookup) LookupTrial(ctx context.Context, workflowID string) (activ
 	st := activities.TrialState{Closed: true,
 		Status: strings.ToLower(strings.TrimPrefix(status.String(), "WorkflowExecutionStatus"))}
 	if status == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
-		var sum activities.TrialSummary
+		var sum results.TrialSummary
 		if err := l.c.GetWorkflow(ctx, workflowID, info.GetExecution().GetRunId()).Get(ctx, &sum); err != nil {
 			return activities.TrialState{}, err
 		}

@@ -39,10 +39,15 @@ const (
 	// sweep sends it to its running trials when it continues-as-new, because the next run cannot follow
 	// them by their futures.
 	SignalReportToSweep = "report-to-sweep"
-	MaxConcurrency      = 500
-	trialIDSeparator    = "/trial/"
-	sweepIDPrefix       = "sweep/"
-	defaultCANMaxEvent  = 8000
+	// SignalSegmentEnd asks the sweep, at the end of a segment, whether the trial goes on
+	// (scheduler.Boundary), when the scheduler asks at boundaries; SignalSegmentDecision is the answer
+	// (scheduler.Decision).
+	SignalSegmentEnd      = "segment-end"
+	SignalSegmentDecision = "segment-decision"
+	MaxConcurrency        = 500
+	trialIDSeparator      = "/trial/"
+	sweepIDPrefix         = "sweep/"
+	defaultCANMaxEvent    = 8000
 )
 
 // Regression wire names.

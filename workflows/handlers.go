@@ -52,9 +52,12 @@ func (s *sweepRun) validateChange(op string, redundant bool, why string) error {
 
 func (s *sweepRun) status() (*SweepStatus, error) {
 	running := sortedKeys(s.running)
-	started := s.state.Next
+	started := len(running) // every trial started is running or finished
+	for _, n := range s.state.Counts {
+		started += n
+	}
 	return &SweepStatus{
-		SweepID: s.in.SweepID, Name: s.in.Spec.Name, Phase: s.state.Phase, Total: len(s.trials),
+		SweepID: s.in.SweepID, Name: s.in.Spec.Name, Phase: s.state.Phase, Total: s.sched.Total(),
 		Started: started, Running: running, Counts: s.state.Counts, Paused: s.state.Paused,
 		Concurrency: s.state.Concurrency, Leader: s.state.Leader, Metric: s.in.Spec.Metric,
 		Runs: s.state.Runs, Since: s.state.Started, LastFailure: s.state.LastFailure,

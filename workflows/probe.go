@@ -10,9 +10,6 @@ import (
 	"github.com/rlsweep/rlsweep/activities"
 )
 
-// probeStageChange versions the probe stage: before it, the stage was a no-op.
-const probeStageChange = "probe-stage"
-
 // QueryProbes returns the probe stage's report (nil until it has run).
 const QueryProbes = "probes"
 
@@ -70,8 +67,8 @@ func (s *sweepRun) probeInput(id string) activities.ProbeInput {
 	if in.Command == nil {
 		in.Command = s.in.Spec.Trainer.Command
 	}
-	if len(s.trials) > 0 {
-		in.Params, in.Seed = s.trials[0].Params, s.trials[0].Seed
+	if first, ok := s.sched.Peek(); ok {
+		in.Params, in.Seed = first.Params, first.Seed
 	}
 	return in
 }

@@ -63,7 +63,7 @@ func TestSweepProbeStage(t *testing.T) {
 			env := s.NewTestWorkflowEnvironment()
 			fakes := newFakeTrials(func(int) time.Duration { return time.Minute })
 			fakes.register(env)
-			var res results
+			var res resultsRecorder
 			res.mock(env, 2)
 			ran := mockProbes(env, tt.failing)
 			spec := sweepSpec(t, []float64{1, 2}, 2, "maximize")

@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/regression"
 )
 
 // RegressionInput starts a regression: the pinned sweep stored under SpecKey, compared with Baseline.
@@ -17,11 +18,11 @@ type RegressionInput struct {
 	Name string
 	// SpecKey is the artifact-store key of the pinned spec.yaml.
 	SpecKey string
-	// Baseline is a sweep ID or a stored baseline's name (activities.BaselineKey).
+	// Baseline is a sweep ID or a stored baseline's name (artifacts.BaselineKey).
 	Baseline string
 	// Thresholds override the pinned spec's regression section field by field where nonzero (a
 	// schedule's --tolerance); the spec's section, or the defaults, decide the rest.
-	Thresholds activities.Thresholds
+	Thresholds regression.Thresholds
 	// WebhookURL, optional, receives regression.json as a JSON POST; "env:NAME" reads it on the worker.
 	WebhookURL string
 }
@@ -79,7 +80,7 @@ func Regression(ctx workflow.Context, in RegressionInput) (*RegressionResult, er
 }
 
 // VerdictFailed is the verdict of a regression whose sweep or comparison did not complete.
-const VerdictFailed = activities.VerdictFailed
+const VerdictFailed = regression.VerdictFailed
 
 func failRegression(ctx workflow.Context, err error) error {
 	if uerr := workflow.UpsertTypedSearchAttributes(ctx, AttrVerdict.ValueSet(VerdictFailed)); uerr != nil {
@@ -98,19 +99,11 @@ func regressionOptions(ctx workflow.Context, summary string) workflow.Context {
 	})
 }
 
-// sweepIDRandomBitsChange versions the pinned sweep's short ID: it was the first 8 hex digits of the
-// regression's run ID, which for the time-ordered UUIDv7 run IDs of current servers are a timestamp that
-// changes every 65 s, so two regressions started together (a backfill, a trigger beside the nightly run)
-// got the same sweep ID; the second then failed to start its child or overwrote the first's artifacts.
-const sweepIDRandomBitsChange = "sweep-id-random-bits"
-
-// regressionShortID is the pinned sweep's short ID: 8 hex digits of the regression's run ID, so every
-// scheduled run gets its own sweep and a replay gets the same one. It takes the run ID's last digits,
-// random in both UUIDv4 and UUIDv7; runs started before that change keep their first digits.
+// regressionShortID is the pinned sweep's short ID: the last 8 hex digits of the regression's run ID,
+// random in both UUIDv4 and UUIDv7 (the first digits of a UUIDv7 are a timestamp, the same for two
+// regressions started together), so every scheduled run gets its own sweep and a replay gets the same
+// one.
 func regressionShortID(ctx workflow.Context) string {
 	id := strings.ReplaceAll(workflow.GetInfo(ctx).WorkflowExecution.RunID, "-", "")
-	if workflow.GetVersion(ctx, sweepIDRandomBitsChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return id[:min(8, len(id))]
-	}
 	return id[max(0, len(id)-8):]
 }

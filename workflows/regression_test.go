@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/regression"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/workflows"
 )
@@ -41,13 +42,13 @@ func TestRegression(t *testing.T) {
 	env.OnActivity(acts.CompareBaseline, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.CompareBaselineInput) (*activities.CompareBaselineResult, error) {
 			compared = in
-			return &activities.CompareBaselineResult{Verdict: activities.VerdictRegressed, Regressed: 1,
+			return &activities.CompareBaselineResult{Verdict: regression.VerdictRegressed, Regressed: 1,
 				RegressionKey: "sweeps/" + in.SweepID + "/regression.json"}, nil
 		}).Once()
-	env.OnUpsertTypedSearchAttributes(verdictIs(activities.VerdictRegressed)).Return(nil).Once()
+	env.OnUpsertTypedSearchAttributes(verdictIs(regression.VerdictRegressed)).Return(nil).Once()
 
 	in := workflows.RegressionInput{Name: "nightly", SpecKey: "schedules/nightly/spec.yaml", Baseline: "nightly",
-		Thresholds: activities.Thresholds{Tolerance: 0.1}, WebhookURL: "http://example.invalid/hook"}
+		Thresholds: regression.Thresholds{Regression: sweeps.Regression{Tolerance: 0.1}}, WebhookURL: "http://example.invalid/hook"}
 	env.ExecuteWorkflow(workflows.Regression, in)
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
@@ -70,7 +71,7 @@ func TestRegression(t *testing.T) {
 	if compared.SpecThresholds == nil || *compared.SpecThresholds != *spec.Regression {
 		t.Errorf("CompareBaseline got spec thresholds %+v, want the pinned spec's regression section %+v", compared.SpecThresholds, spec.Regression)
 	}
-	if got.Verdict != activities.VerdictRegressed || got.Regressed != 1 {
+	if got.Verdict != regression.VerdictRegressed || got.Regressed != 1 {
 		t.Errorf("result = %+v, want verdict regressed with 1 configuration", got)
 	}
 }

@@ -1,17 +1,15 @@
 package workflows
 
 import (
-	"encoding/json"
-	"fmt"
 	"sort"
 	"time"
-	"unicode/utf8"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/results"
+	"github.com/rlsweep/rlsweep/scheduler"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
@@ -39,17 +37,18 @@ type SweepInput struct {
 
 // SweepState is what a sweep carries across continue-as-new: counts and references, never metrics.
 type SweepState struct {
-	Phase       string
-	PlanKey     string
-	Total       int
-	Next        int            // plan index of the next trial to start
+	Phase   string
+	PlanKey string
+	Total   int
+	// Scheduler is the scheduler's state: which trial it starts next.
+	Scheduler   scheduler.State
 	Running     []string       // trial IDs started and not yet reported
 	Counts      map[string]int // finished trials per outcome
-	Pending     []activities.TrialSummary
+	Pending     []results.TrialSummary
 	Part        int // next results part number
 	Paused      bool
 	Concurrency int
-	Leader      *activities.TrialSummary
+	Leader      *results.TrialSummary
 	Runs        int // how many runs this sweep has had (continue-as-new count + 1)
 	Started     time.Time
 	// Probes is the probe stage's report, once it has run.
@@ -57,7 +56,7 @@ type SweepState struct {
 	// ParamsAttribute: trials carry AttrParams (the namespace has it registered).
 	ParamsAttribute bool `json:",omitempty"`
 	// LastFailure is the trial that failed last, its whole error kept, for status and watch.
-	LastFailure *activities.TrialSummary `json:",omitempty"`
+	LastFailure *results.TrialSummary `json:",omitempty"`
 }
 
 // SweepStatus is what the status query returns.
@@ -71,12 +70,12 @@ type SweepStatus struct {
 	Counts      map[string]int
 	Paused      bool
 	Concurrency int
-	Leader      *activities.TrialSummary
+	Leader      *results.TrialSummary
 	Metric      sweeps.Metric
 	Runs        int
 	Since       time.Time
 	// LastFailure is the trial that failed last, with its whole error; nil when none has.
-	LastFailure *activities.TrialSummary `json:",omitempty"`
+	LastFailure *results.TrialSummary `json:",omitempty"`
 }
 
 // SweepResult is what a finished sweep returns.
@@ -88,20 +87,8 @@ type SweepResult struct {
 	ResultsKey string
 	CSVKey     string
 	// LastFailure is the trial that failed last, with its whole error; nil when none has.
-	LastFailure *activities.TrialSummary `json:",omitempty"`
+	LastFailure *results.TrialSummary `json:",omitempty"`
 }
-
-// resultsBatch is how many finished trials the sweep holds before storing them.
-const resultsBatch = 100
-
-// resultsFlushEvery is how long a finished trial waits, at most, to be stored while the sweep runs
-// (timedFlushChange), so `rlsweep results` and `report` show it: a sweep of fewer than resultsBatch
-// trials showed none until it ended.
-const resultsFlushEvery = time.Minute
-
-// timedFlushChange versions storing what has finished every resultsFlushEvery, besides every
-// resultsBatch trials.
-const timedFlushChange = "timed-results-flush"
 
 // Sweep plans a sweep, runs its probe stage, keeps a sliding window of Trial children running until
 // every planned trial has finished, and writes the results. Pause, resume and concurrency are updates;
@@ -116,11 +103,11 @@ func Sweep(ctx workflow.Context, in SweepInput) (*SweepResult, error) {
 	if err := s.registerHandlers(ctx); err != nil {
 		return nil, err
 	}
-	trials, err := sweeps.Plan(&in.Spec)
+	sched, err := newScheduler(&in.Spec, s.state.Scheduler)
 	if err != nil {
 		return s.fail(ctx, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrInvalidSpec, err))
 	}
-	s.trials = trials
+	s.sched = sched
 	if s.state.Phase == PhasePlanning {
 		if err := s.plan(ctx); err != nil {
 			return s.fail(ctx, err)
@@ -133,58 +120,26 @@ func Sweep(ctx workflow.Context, in SweepInput) (*SweepResult, error) {
 	return s.fanOut(ctx)
 }
 
+// newScheduler makes the scheduler of a sweep's spec (tests put another in its place).
+var newScheduler = scheduler.New
+
 // sweepRun is one run of the Sweep workflow.
 type sweepRun struct {
-	in      SweepInput
-	state   *SweepState
-	trials  []sweeps.Trial
-	doneCh  workflow.ReceiveChannel
-	running map[string]bool
-	// asyncStart: trials are followed in goroutines rather than awaited in the loop (asyncStartChange).
-	asyncStart bool
-	// reportOnRequest: trials this run starts report by signal only when asked to, at a continue-as-new
-	// (reportOnRequestChange); the run learns of their ends from their futures.
-	reportOnRequest bool
-	starting        int // trials started whose start is not yet confirmed
-	// flushDue: resultsFlushEvery has passed since a trial finished and was not stored (timedFlushChange).
+	in    SweepInput
+	state *SweepState
+	// sched decides which trial starts next and whether a trial goes on at a segment boundary.
+	sched  scheduler.Scheduler
+	doneCh workflow.ReceiveChannel
+	// boundaryCh receives the trials' questions at segment ends; decided holds each running trial's
+	// last answer.
+	boundaryCh workflow.ReceiveChannel
+	decided    map[string]decided
+	running    map[string]bool
+	// starting counts the trials started whose start is not yet confirmed.
+	starting int
+	// flushDue: resultsFlushEvery has passed since a trial finished and was not stored.
 	flushDue bool
 }
-
-// asyncStartChange versions the switch to following trial starts asynchronously.
-const asyncStartChange = "async-trial-start"
-
-// carriedCheckChange versions the periodic lookup of trials carried over from an earlier run.
-const carriedCheckChange = "carried-trial-check"
-
-// reportOnRequestChange versions trials that report by signal only when the sweep asks them to.
-const reportOnRequestChange = "report-on-request"
-
-// cancelWhileStoringChange versions a cancel that arrives while results are being stored (a results
-// part, a continue-as-new, the final results): before it, the sweep failed and lost what was pending.
-const cancelWhileStoringChange = "cancel-while-storing"
-
-// cancelCheckChange versions the lookup, at a cancel, of trials that closed before the cancel request
-// reached them: a carried-over trial that ended unheard would otherwise be recorded as cancelled.
-const cancelCheckChange = "cancel-check-closed"
-
-// carriedCheckSoonChange versions the first lookup of carried-over trials coming carriedFirstCheck after
-// the run starts rather than a whole TrialCheckInterval: a trial that ended while the previous run was
-// closing may be heard by neither run (its result too late for the closing run's future, its report in
-// that run's last workflow task), and the sweep sat idle for the interval, two minutes by default.
-const carriedCheckSoonChange = "carried-check-soon"
-
-// failStopsTrialsChange versions a sweep that fails after fan-out (its results cannot be stored: a
-// results part, the store before a continue-as-new, the final write) cancelling its running trials and
-// recording phase failed. Before it, the trials trained on with no sweep to report to (they are
-// started with the abandon close policy) and status still said running or reporting.
-const failStopsTrialsChange = "fail-stops-trials"
-
-// allFailedChange versions a sweep in which every trial failed ending with phase failed (results still
-// written): before it, such a sweep ended "completed" and watch exited 0.
-const allFailedChange = "all-failed-fails"
-
-// carriedFirstCheck is how soon a run first looks up the trials it carries over.
-const carriedFirstCheck = 5 * time.Second
 
 func (s *sweepRun) lightOptions(ctx workflow.Context, summary string) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
@@ -209,91 +164,79 @@ func (s *sweepRun) plan(ctx workflow.Context) error {
 }
 
 // probe is the probe stage: it runs before any trial, and a failure ends the sweep before a GPU is
-// used (runProbes, workflows/probe.go). Histories recorded before the stage existed replay without it.
+// used (runProbes, workflows/probe.go).
 func (s *sweepRun) probe(ctx workflow.Context) error {
 	if !s.in.Spec.Probes.Enabled {
 		return nil
 	}
 	s.state.Phase = PhaseProbing
-	if workflow.GetVersion(ctx, probeStageChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return nil
-	}
 	return s.runProbes(ctx)
 }
 
 // fanOut keeps up to Concurrency trials running until all have reported.
 func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 	s.doneCh = workflow.GetSignalChannel(ctx, SignalTrialDone)
-	s.asyncStart = workflow.GetVersion(ctx, asyncStartChange, workflow.DefaultVersion, 1) == 1
-	s.reportOnRequest = s.asyncStart && workflow.GetVersion(ctx, reportOnRequestChange, workflow.DefaultVersion, 1) == 1
+	s.boundaryCh = workflow.GetSignalChannel(ctx, SignalSegmentEnd)
+	s.decided = map[string]decided{}
 	s.running = map[string]bool{}
 	for _, id := range s.state.Running {
 		s.running[id] = true
 	}
-	if carried := s.state.Running; len(carried) > 0 &&
-		workflow.GetVersion(ctx, carriedCheckChange, workflow.DefaultVersion, 1) == 1 {
+	if carried := s.state.Running; len(carried) > 0 {
 		workflow.Go(ctx, func(gctx workflow.Context) { s.checkCarried(gctx, carried) })
 	}
-	if workflow.GetVersion(ctx, timedFlushChange, workflow.DefaultVersion, 1) == 1 {
-		workflow.Go(ctx, s.flushTimer)
-	}
+	workflow.Go(ctx, s.flushTimer)
 	for !s.allDone() {
 		s.startTrials(ctx)
 		if s.shouldContinueAsNew(ctx) {
-			return s.endAfterStore(ctx, s.continueAsNew(ctx), false)
+			return s.endAfterStore(ctx, s.continueAsNew(ctx))
 		}
 		// allDone: the last running trial may end without a report (its watcher records it), and then
 		// nothing else would wake the sweep.
 		err := workflow.Await(ctx, func() bool {
-			return s.doneCh.Len() > 0 || s.canStart() || s.allDone() || s.shouldContinueAsNew(ctx) || s.flushDue
+			return s.doneCh.Len() > 0 || s.boundaryCh.Len() > 0 || s.canStart() || s.allDone() ||
+				s.shouldContinueAsNew(ctx) || s.flushDue
 		})
 		if err != nil { // cancelled
 			return s.cancel(ctx)
 		}
 		s.drainDone(ctx)
+		s.answerBoundaries(ctx)
 		if len(s.state.Pending) >= resultsBatch || s.flushDue {
 			s.flushDue = false
 			if err := s.flushResults(ctx); err != nil {
-				return s.endAfterStore(ctx, err, true)
+				return s.endAfterStore(ctx, err)
 			}
 		}
 	}
 	phase := PhaseCompleted
-	if n := len(s.trials); n > 0 && s.state.Counts[activities.OutcomeFailed] == n &&
-		workflow.GetVersion(ctx, allFailedChange, workflow.DefaultVersion, 1) == 1 {
-		phase = PhaseFailed
+	if n := s.sched.Total(); n > 0 && s.state.Counts[results.OutcomeFailed] == n {
+		phase = PhaseFailed // every trial failed: the sweep did too
 	}
 	res, err := s.finish(ctx, phase)
 	if err != nil {
-		return s.endAfterStore(ctx, err, false)
+		return s.endAfterStore(ctx, err)
 	}
 	return res, nil
 }
 
 // endAfterStore ends the run once storing results returned err (a continue-as-new's error when it
 // succeeded): a cancel that came meanwhile ends it as a cancel does (cancelledWhileStoring), a failure
-// fails it (failAndStop; recordedPhase as there).
-func (s *sweepRun) endAfterStore(ctx workflow.Context, err error, recordedPhase bool) (*SweepResult, error) {
+// fails it (failAndStop).
+func (s *sweepRun) endAfterStore(ctx workflow.Context, err error) (*SweepResult, error) {
 	if s.cancelledWhileStoring(ctx) {
 		return s.cancel(ctx)
 	}
 	if err != nil && !workflow.IsContinueAsNewError(err) {
-		return s.failAndStop(ctx, err, recordedPhase)
+		return s.failAndStop(ctx, err)
 	}
 	return nil, err
 }
 
 // failAndStop ends a sweep that cannot go on after fan-out: its running trials are cancelled (each
 // stops its trainer, which checkpoints; nobody would hear their results) and it fails with phase
-// failed. Runs recorded before failStopsTrialsChange did neither; recordedPhase says whether they
-// recorded the phase (a results part failing did, a continue-as-new or the final write did not).
-func (s *sweepRun) failAndStop(ctx workflow.Context, err error, recordedPhase bool) (*SweepResult, error) {
-	if workflow.GetVersion(ctx, failStopsTrialsChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		if recordedPhase {
-			return s.fail(ctx, err)
-		}
-		return nil, err
-	}
+// failed.
+func (s *sweepRun) failAndStop(ctx workflow.Context, err error) (*SweepResult, error) {
 	_, reqs := s.requestCancelRunning(ctx)
 	for _, f := range reqs {
 		_ = f.Get(ctx, nil) // one that has closed meanwhile needs no cancel
@@ -301,268 +244,19 @@ func (s *sweepRun) failAndStop(ctx workflow.Context, err error, recordedPhase bo
 	return s.fail(ctx, err)
 }
 
-// requestCancelRunning sends a cancel request to every running trial, in ID order, once the starts in
-// flight have landed (a cancel request needs the trial to exist), and returns the IDs and the requests.
-func (s *sweepRun) requestCancelRunning(ctx workflow.Context) ([]string, []workflow.Future) {
-	_ = workflow.Await(ctx, func() bool { return s.starting == 0 })
-	ids := sortedKeys(s.running)
-	reqs := make([]workflow.Future, len(ids))
-	for i, id := range ids {
-		reqs[i] = workflow.RequestCancelExternalWorkflow(ctx, TrialWorkflowID(s.in.SweepID, id), "")
-	}
-	return ids, reqs
-}
-
-// cancelledWhileStoring says whether the sweep was cancelled while it stored results, in which case
-// it ends as a cancel does — every trial stopped, what is pending stored, results written — instead of
-// failing with its results unstored. Pending is trimmed only after a part is stored, so nothing is
-// lost. The abandoned RecordResults may still be writing its part: what is pending goes to the next
-// part number, so a late write cannot overwrite it; a trial in both parts counts once
-// (LoadTrialSummaries keeps one record per trial).
-func (s *sweepRun) cancelledWhileStoring(ctx workflow.Context) bool {
-	if ctx.Err() == nil {
-		return false
-	}
-	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	if workflow.GetVersion(dctx, cancelWhileStoringChange, workflow.DefaultVersion, 1) != 1 {
-		return false
-	}
-	s.state.Part++
-	return true
-}
-
-// flushTimer marks a flush due resultsFlushEvery after a finished trial is first left unstored, so
-// the loop stores the pending results even when no batch fills (a small sweep, or its last trials).
-func (s *sweepRun) flushTimer(ctx workflow.Context) {
-	every := s.in.ResultsFlushInterval
-	if every <= 0 {
-		every = resultsFlushEvery
-	}
-	for {
-		if err := workflow.Await(ctx, func() bool { return len(s.state.Pending) > 0 && !s.flushDue }); err != nil {
-			return
-		}
-		if err := workflow.Sleep(ctx, every); err != nil {
-			return // cancelled, or the run is closing
-		}
-		s.flushDue = len(s.state.Pending) > 0
-	}
-}
-
-// allDone says whether every planned trial has started and finished.
+// allDone says whether the scheduler will start no more trials and every started one has finished.
 func (s *sweepRun) allDone() bool {
-	return s.state.Next >= len(s.trials) && len(s.running) == 0
+	return s.sched.Done() && len(s.running) == 0
 }
 
+// canStart says whether a trial may start now: the sweep is not paused, the window has room and the
+// scheduler has a trial ready.
 func (s *sweepRun) canStart() bool {
-	return !s.state.Paused && s.state.Next < len(s.trials) && len(s.running) < s.state.Concurrency
-}
-
-// startTrials starts children until the window is full. Runs recorded before version 1 of
-// asyncStartChange wait for each start here; later runs go on at once and learn of each start, and of
-// each end, in a goroutine per trial, so one workflow task can take in many starts and many ends.
-func (s *sweepRun) startTrials(ctx workflow.Context) {
-	var started []workflow.ChildWorkflowFuture
-	var ids []string
-	for s.canStart() {
-		t := s.trials[s.state.Next]
-		s.state.Next++
-		f := s.startTrial(ctx, t)
-		started, ids = append(started, f), append(ids, t.ID)
-		s.running[t.ID] = true
+	if s.state.Paused || len(s.running) >= s.state.Concurrency {
+		return false
 	}
-	for i, f := range started {
-		if s.asyncStart {
-			s.starting++
-			workflow.Go(ctx, func(gctx workflow.Context) { s.followTrial(gctx, ids[i], f) })
-			continue
-		}
-		if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
-			s.record(ctx, activities.TrialSummary{TrialID: ids[i], Outcome: activities.OutcomeFailed,
-				Error: "trial workflow did not start: " + err.Error()})
-			continue
-		}
-		id := ids[i]
-		// A trial that ends without reporting (terminated by hand) still counts as finished.
-		workflow.Go(ctx, func(gctx workflow.Context) {
-			if err := f.Get(gctx, nil); err != nil && s.running[id] && !temporal.IsCanceledError(err) {
-				s.record(gctx, activities.TrialSummary{TrialID: id, Outcome: activities.OutcomeFailed,
-					Error: "trial workflow ended without reporting: " + err.Error()})
-			}
-		})
-	}
-}
-
-// followTrial waits for a trial started in this run to start and to end, and records its summary
-// from its result if its signal has not been taken in first; a trial that ends without a result
-// (terminated by hand) counts as failed.
-func (s *sweepRun) followTrial(ctx workflow.Context, id string, f workflow.ChildWorkflowFuture) {
-	err := f.GetChildWorkflowExecution().Get(ctx, nil)
-	s.starting--
-	if err != nil {
-		s.record(ctx, activities.TrialSummary{TrialID: id, Outcome: activities.OutcomeFailed,
-			Error: "trial workflow did not start: " + err.Error()})
-		return
-	}
-	var sum activities.TrialSummary
-	switch err := f.Get(ctx, &sum); {
-	case err == nil && sum.TrialID == id:
-		s.record(ctx, sum)
-	case temporal.IsCanceledError(err):
-		// Its report, with the steps it reached, normally comes first by signal.
-		s.record(ctx, activities.TrialSummary{TrialID: id, Outcome: activities.OutcomeCancelled})
-	case err != nil:
-		s.record(ctx, activities.TrialSummary{TrialID: id, Outcome: activities.OutcomeFailed,
-			Error: "trial workflow ended without reporting: " + err.Error()})
-	}
-}
-
-// checkCarried is the safety net for the trials an earlier run started: this run has no future to
-// learn their end from, only their report by signal. Every TrialCheckInterval it looks up the ones that
-// have not reported (CheckTrials) and records each that has closed: with its result if it completed
-// (its report had reached a closing run), as failed if it was terminated by hand.
-func (s *sweepRun) checkCarried(ctx workflow.Context, carried []string) {
-	every := s.in.TrialCheckInterval
-	if every <= 0 {
-		every = 2 * time.Minute
-	}
-	wait := every
-	if workflow.GetVersion(ctx, carriedCheckSoonChange, workflow.DefaultVersion, 1) == 1 {
-		wait = min(every, carriedFirstCheck)
-	}
-	for {
-		if err := workflow.Sleep(ctx, wait); err != nil {
-			return // cancelled, or the run is closing
-		}
-		wait = every
-		var refs []activities.TrialRef
-		for _, id := range carried {
-			if s.running[id] {
-				refs = append(refs, activities.TrialRef{TrialID: id, WorkflowID: TrialWorkflowID(s.in.SweepID, id)})
-			}
-		}
-		if len(refs) == 0 {
-			return
-		}
-		if err := s.checkTrials(ctx, refs); err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			workflow.GetLogger(ctx).Warn("carried-over trials not checked", "error", err)
-		}
-	}
-}
-
-// checkTrials looks the trials up (CheckTrials) and records each that has closed.
-func (s *sweepRun) checkTrials(ctx workflow.Context, refs []activities.TrialRef) error {
-	var res activities.CheckTrialsResult
-	err := workflow.ExecuteActivity(s.lightOptions(ctx, fmt.Sprintf("check %d carried-over trials", len(refs))),
-		(*activities.Activities).CheckTrials, activities.CheckTrialsInput{SweepID: s.in.SweepID, Trials: refs}).Get(ctx, &res)
-	if err != nil {
-		return err
-	}
-	// A trial's own report, sent before it closed, is preferred to what its result says.
-	s.drainDone(ctx)
-	for _, sum := range res.Ended {
-		s.record(ctx, sum)
-	}
-	return nil
-}
-
-func (s *sweepRun) startTrial(ctx workflow.Context, t sweeps.Trial) workflow.ChildWorkflowFuture {
-	spec := s.in.Spec
-	attrs := []temporal.SearchAttributeUpdate{AttrSweepID.ValueSet(s.in.SweepID),
-		AttrSweepName.ValueSet(spec.Name), AttrKind.ValueSet("trial")}
-	if s.state.ParamsAttribute {
-		attrs = append(attrs, AttrParams.ValueSet(paramKeywords(sweeps.ParamNames(&spec), t.Params)))
-	}
-	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID: TrialWorkflowID(s.in.SweepID, t.ID),
-		TaskQueue:  ControlQueue,
-		// Children outlive a continue-as-new of the sweep; cancel reaches them explicitly.
-		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
-		TypedSearchAttributes: temporal.NewSearchAttributes(attrs...),
-		StaticSummary:         fmt.Sprintf("trial %s of %s: %s", t.ID, spec.Name, formatParams(sweeps.ParamNames(&spec), t.Params)),
-	})
-	return workflow.ExecuteChildWorkflow(cctx, Trial, TrialInput{
-		SweepID: s.in.SweepID, Trial: t, Trainer: spec.Trainer, Diagnostics: spec.Diagnostics,
-		Metric: spec.Metric, TaskQueue: spec.Resources.TrialQueue(), GPUs: &spec.Resources.GPUs, MaxAttempts: spec.Retries.MaxAttempts,
-		MaxInfraRetries:  spec.Retries.MaxInfraRetries,
-		HeartbeatTimeout: s.in.HeartbeatTimeout, ReportOnRequest: s.reportOnRequest,
-	})
-}
-
-func (s *sweepRun) drainDone(ctx workflow.Context) {
-	var sum activities.TrialSummary
-	for s.doneCh.ReceiveAsync(&sum) {
-		s.record(ctx, sum)
-		sum = activities.TrialSummary{}
-	}
-}
-
-// record counts a finished trial once, whichever way its end was learnt.
-func (s *sweepRun) record(ctx workflow.Context, sum activities.TrialSummary) {
-	if !s.running[sum.TrialID] {
-		return
-	}
-	delete(s.running, sum.TrialID)
-	s.state.Counts[sum.Outcome]++
-	s.state.Pending = append(s.state.Pending, sum)
-	if sum.Outcome == activities.OutcomeFailed {
-		failed := sum
-		failed.Last = nil
-		s.state.LastFailure = &failed
-	}
-	if sum.Outcome == activities.OutcomeCompleted && sum.Objective != nil && s.better(sum, s.state.Leader) {
-		lead := sum
-		lead.Last = nil
-		s.state.Leader = &lead
-	}
-	workflow.SetCurrentDetails(ctx, s.details())
-}
-
-func (s *sweepRun) better(a activities.TrialSummary, b *activities.TrialSummary) bool {
-	if b == nil || b.Objective == nil {
-		return true
-	}
-	if s.in.Spec.Metric.Goal == "minimize" {
-		return *a.Objective < *b.Objective
-	}
-	return *a.Objective > *b.Objective
-}
-
-func (s *sweepRun) details() string {
-	done := 0
-	for _, n := range s.state.Counts {
-		done += n
-	}
-	d := fmt.Sprintf("%d/%d trials finished, %d running", done, len(s.trials), len(s.running))
-	for _, o := range activities.Outcomes {
-		if n := s.state.Counts[o]; n > 0 {
-			d += fmt.Sprintf(", %d %s", n, o)
-		}
-	}
-	if l := s.state.Leader; l != nil {
-		d += fmt.Sprintf("; leader %s %s=%.4g", l.TrialID, s.in.Spec.Metric.Name, *l.Objective)
-	}
-	return d
-}
-
-func (s *sweepRun) flushResults(ctx workflow.Context) error {
-	n := len(s.state.Pending)
-	if n == 0 {
-		return nil
-	}
-	err := workflow.ExecuteActivity(s.lightOptions(ctx, "record results"), (*activities.Activities).RecordResults,
-		activities.RecordResultsInput{SweepID: s.in.SweepID, Part: s.state.Part, Trials: s.state.Pending}).Get(ctx, nil)
-	if err != nil {
-		return err
-	}
-	s.state.Part++
-	// Trials that finished while the part was being stored (their followers run during the wait) stay
-	// pending for the next part.
-	s.state.Pending = s.state.Pending[n:]
-	return nil
+	_, ok := s.sched.Peek()
+	return ok
 }
 
 func (s *sweepRun) shouldContinueAsNew(ctx workflow.Context) bool {
@@ -581,10 +275,9 @@ func (s *sweepRun) continueAsNew(ctx workflow.Context) error {
 	if err := workflow.Await(ctx, func() bool { return s.starting == 0 }); err != nil {
 		return err
 	}
-	if s.reportOnRequest {
-		s.askForReports(ctx)
-	}
+	s.askForReports(ctx)
 	s.drainDone(ctx)
+	s.answerBoundaries(ctx)
 	if err := s.flushResults(ctx); err != nil {
 		return err
 	}
@@ -593,6 +286,7 @@ func (s *sweepRun) continueAsNew(ctx workflow.Context) error {
 		return err
 	}
 	s.state.Running = sortedKeys(s.running)
+	s.state.Scheduler = s.sched.State()
 	in := s.in
 	in.State = s.state
 	return workflow.NewContinueAsNewError(ctx, Sweep, in)
@@ -609,69 +303,6 @@ func (s *sweepRun) askForReports(ctx workflow.Context) {
 	for _, f := range fs {
 		_ = f.Get(ctx, nil)
 	}
-}
-
-// cancel asks every running trial to stop, waits for their reports (their trainers are stopped by
-// then), and stores the results recorded so far.
-func (s *sweepRun) cancel(ctx workflow.Context) (*SweepResult, error) {
-	s.state.Phase = PhaseCancelling // status says so; pause and set-concurrency are refused from now on
-	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	ids, reqs := s.requestCancelRunning(dctx)
-	if workflow.GetVersion(dctx, cancelCheckChange, workflow.DefaultVersion, 1) == 1 {
-		// A trial the request cannot reach has closed already. One started by this run is recorded by
-		// its future; one carried over from an earlier run may have ended unheard (asked to report
-		// after it closed), so its result is looked up rather than waited for.
-		var closed []activities.TrialRef
-		for i, f := range reqs {
-			if err := f.Get(dctx, nil); err != nil && s.running[ids[i]] {
-				closed = append(closed, activities.TrialRef{TrialID: ids[i], WorkflowID: TrialWorkflowID(s.in.SweepID, ids[i])})
-			}
-		}
-		s.drainDone(dctx)
-		if len(closed) > 0 {
-			if err := s.checkTrials(dctx, closed); err != nil {
-				workflow.GetLogger(ctx).Warn("closed trials not looked up", "error", err)
-			}
-		}
-	}
-	// Trials report within their trainers' grace period; a trial that never does is recorded as cancelled.
-	ok, _ := workflow.AwaitWithTimeout(dctx, 10*time.Minute, func() bool {
-		s.drainDone(dctx)
-		return len(s.running) == 0
-	})
-	if !ok {
-		for _, id := range sortedKeys(s.running) {
-			s.record(dctx, activities.TrialSummary{TrialID: id, Outcome: activities.OutcomeCancelled,
-				Error: "no report from the trial after the sweep was cancelled"})
-		}
-	}
-	res, err := s.finish(dctx, PhaseCancelled)
-	if err != nil {
-		return res, err
-	}
-	return res, temporal.NewCanceledError(res)
-}
-
-// finish records the remaining results and writes results.json and results.csv.
-func (s *sweepRun) finish(ctx workflow.Context, phase string) (*SweepResult, error) {
-	s.state.Phase = PhaseReporting
-	for len(s.state.Pending) > 0 {
-		if err := s.flushResults(ctx); err != nil {
-			return nil, err
-		}
-	}
-	var wr activities.WriteResultsResult
-	err := workflow.ExecuteActivity(s.lightOptions(ctx, "write results"), (*activities.Activities).WriteResults,
-		activities.WriteResultsInput{SweepID: s.in.SweepID, Spec: s.in.Spec, Status: phase}).Get(ctx, &wr)
-	if err != nil {
-		return nil, err
-	}
-	s.state.Phase = phase
-	if err := workflow.UpsertTypedSearchAttributes(ctx, AttrOutcome.ValueSet(phase)); err != nil {
-		workflow.GetLogger(ctx).Warn("search attributes not updated", "error", err)
-	}
-	return &SweepResult{SweepID: s.in.SweepID, Status: phase, Total: len(s.trials), Counts: s.state.Counts,
-		ResultsKey: wr.ResultsKey, CSVKey: wr.CSVKey, LastFailure: s.state.LastFailure}, nil
 }
 
 func (s *sweepRun) fail(ctx workflow.Context, err error) (*SweepResult, error) {
@@ -694,49 +325,5 @@ func sortedKeys(m map[string]bool) []string {
 		out = append(out, k)
 	}
 	sort.Strings(out)
-	return out
-}
-
-// Bounds of AttrParams: one "name=value" at most maxParamKeyword bytes (a SQL visibility keyword holds
-// 255), all of them at most maxParamsBytes, JSON-encoded, under the server's 2 KiB per search attribute
-// value (frontend.searchAttributesSizeOfValueLimit): a start whose attribute is too large would be
-// refused, and the sweep would retry it forever.
-const (
-	maxParamKeyword = 255
-	maxParamsBytes  = 1536
-)
-
-// paramKeywords is a trial's AttrParams value: "name=value" per parameter in spec order, values as
-// formatParams writes them, each cut to maxParamKeyword bytes on a rune boundary; the parameters that
-// no longer fit in maxParamsBytes are left out (the static summary and results.csv keep them all).
-func paramKeywords(names []string, params map[string]any) []string {
-	out := make([]string, 0, len(names))
-	total := 0
-	for _, n := range names {
-		kw := fmt.Sprintf("%s=%v", n, params[n])
-		if len(kw) > maxParamKeyword {
-			cut := maxParamKeyword
-			for cut > 0 && !utf8.RuneStart(kw[cut]) {
-				cut--
-			}
-			kw = kw[:cut]
-		}
-		quoted, _ := json.Marshal(kw) // a string: cannot fail
-		if total += len(quoted) + 1; total > maxParamsBytes {
-			break
-		}
-		out = append(out, kw)
-	}
-	return out
-}
-
-func formatParams(names []string, params map[string]any) string {
-	out := ""
-	for i, n := range names {
-		if i > 0 {
-			out += " "
-		}
-		out += fmt.Sprintf("%s=%v", n, params[n])
-	}
 	return out
 }

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
@@ -32,20 +33,22 @@ type TrialInput struct {
 	// HeartbeatTimeout is how long a silent TrainSegment attempt is trusted before it is retried
 	// elsewhere (its worker is presumed dead); 0 means one minute.
 	HeartbeatTimeout time.Duration
-	// ReportOnRequest: the sweep follows this trial by its future and needs its report by signal only
-	// once it has asked for it (SignalReportToSweep, at a continue-as-new), or when it is cancelled.
-	// False (trials started before this existed): the trial always reports by signal.
-	ReportOnRequest bool `json:",omitempty"`
+	// AskAtBoundaries: the sweep's scheduler decides at each segment end whether the trial goes on
+	// (askAtBoundary); false: it always does, and the trial does not ask.
+	AskAtBoundaries bool `json:",omitempty"`
 }
 
 // Trial runs a trial's training in segments, one TrainSegment activity per segment, each resuming from
-// the checkpoint the previous one left. Query QueryStatus returns its TrialStatus (segments, steps, warnings so far). It reports its summary to the parent Sweep by signal (the
-// Sweep may have continued-as-new since it started this trial) and returns it.
-func Trial(ctx workflow.Context, in TrialInput) (*activities.TrialSummary, error) {
+// the checkpoint the previous one left. Query QueryStatus returns its TrialStatus (segments, steps,
+// warnings so far). It returns its summary, which the Sweep that started it learns from its future; it
+// also reports it to the Sweep by signal when the Sweep asked (SignalReportToSweep, before a
+// continue-as-new: the next run has no future for it) or when it was cancelled (a cancelled trial's
+// result does not reach the future).
+func Trial(ctx workflow.Context, in TrialInput) (*results.TrialSummary, error) {
 	start := workflow.Now(ctx)
 	reportCh := workflow.GetSignalChannel(ctx, SignalReportToSweep)
-	sum := activities.TrialSummary{TrialID: in.Trial.ID, Config: in.Trial.Config, Seed: in.Trial.Seed,
-		Params: in.Trial.Params, Outcome: activities.OutcomeCompleted}
+	sum := results.TrialSummary{TrialID: in.Trial.ID, Config: in.Trial.Config, Seed: in.Trial.Seed,
+		Params: in.Trial.Params, Outcome: results.OutcomeCompleted}
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (*TrialStatus, error) {
 		return &TrialStatus{TrialID: sum.TrialID, Segments: sum.Segments, Steps: sum.Steps, Warnings: sum.Warnings, Malformed: sum.Malformed}, nil
 	}); err != nil {
@@ -53,9 +56,13 @@ func Trial(ctx workflow.Context, in TrialInput) (*activities.TrialSummary, error
 	}
 	err := runSegments(ctx, in, &sum)
 	sum.WallSeconds = workflow.Now(ctx).Sub(start).Seconds()
+	var pruned *prunedError
 	switch {
 	case temporal.IsCanceledError(err):
-		sum.Outcome = activities.OutcomeCancelled
+		sum.Outcome = results.OutcomeCancelled
+	case errors.As(err, &pruned):
+		// Stopped by the scheduler: its objective so far stays, as a cancelled trial's does.
+		sum.Outcome, sum.Error, err = results.OutcomePruned, pruned.reason, nil
 	case err != nil:
 		var stopStep int64
 		sum.Outcome, sum.StopRule, sum.Error, stopStep = classify(err)
@@ -67,23 +74,20 @@ func Trial(ctx workflow.Context, in TrialInput) (*activities.TrialSummary, error
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	upsertTrialAttributes(dctx, sum)
 	var asked any
-	if requested := reportCh.ReceiveAsync(&asked); !in.ReportOnRequest || requested || sum.Outcome == activities.OutcomeCancelled {
-		// A cancelled trial's result does not reach the sweep's future (it ends with an error), so its
-		// steps and last metrics come by signal.
+	if requested := reportCh.ReceiveAsync(&asked); requested || sum.Outcome == results.OutcomeCancelled {
 		reportToParent(dctx, sum)
 	}
-	if sum.Outcome == activities.OutcomeCancelled {
+	if sum.Outcome == results.OutcomeCancelled {
 		return &sum, err
 	}
 	return &sum, nil
 }
 
-func runSegments(ctx workflow.Context, in TrialInput, sum *activities.TrialSummary) error {
+func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary) error {
 	opts := segmentOptions(in)
 	// A cancelled segment is waited for: it answers once its trainer is stopped and its records are
 	// stored, with the step they reached, which becomes the cancelled trial's steps.
-	waitCancel := workflow.GetVersion(ctx, cancelStepsChange, workflow.DefaultVersion, 1) == 1
-	opts.WaitForCancellation = waitCancel
+	opts.WaitForCancellation = true
 	ctx = workflow.WithActivityOptions(ctx, opts)
 	segSteps := in.Trainer.SegmentSteps
 	if segSteps <= 0 || segSteps > in.Trainer.TotalSteps {
@@ -110,7 +114,7 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *activities.TrialSumma
 		if err != nil {
 			var cancelled *temporal.CanceledError
 			var part activities.SegmentResult
-			if waitCancel && errors.As(err, &cancelled) && cancelled.HasDetails() && cancelled.Details(&part) == nil && part.LastStep > sum.Steps {
+			if errors.As(err, &cancelled) && cancelled.HasDetails() && cancelled.Details(&part) == nil && part.LastStep > sum.Steps {
 				sum.Steps = part.LastStep
 				if len(part.Last) > 0 {
 					sum.Last = part.Last
@@ -135,23 +139,19 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *activities.TrialSumma
 			sum.Warnings = append(sum.Warnings, res.SegmentWarning)
 			workflow.GetLogger(ctx).Warn("trainer does not follow the segment protocol", "warning", res.SegmentWarning)
 		}
-		if res.LastStep >= in.Trainer.TotalSteps && stop < in.Trainer.TotalSteps &&
-			workflow.GetVersion(ctx, segmentPastTotalChange, workflow.DefaultVersion, 1) == 1 {
+		if res.LastStep >= in.Trainer.TotalSteps && stop < in.Trainer.TotalSteps {
 			// The trainer ran its whole budget, ignoring RLSWEEP_STOP_AT_STEP: another segment would
 			// only train it all again.
 			break
 		}
+		if in.AskAtBoundaries && stop < in.Trainer.TotalSteps {
+			if err := atBoundary(ctx, &in, sum, seg, &resume, &resumeStep); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
-
-// cancelStepsChange versions waiting for a cancelled segment (WaitForCancellation) to learn the step
-// its records reached; before it, a cancelled trial reported the step of its last finished segment.
-const cancelStepsChange = "cancel-steps"
-
-// segmentPastTotalChange versions ending a trial after a segment whose trainer reached total_steps
-// before the last segment; before it, every later segment ran it again.
-const segmentPastTotalChange = "segment-past-total"
 
 // TrialStatus is what a trial's status query returns while it runs: how far it got and its warnings.
 type TrialStatus struct {
@@ -165,14 +165,14 @@ type TrialStatus struct {
 
 // noteMissingMetric warns, as soon as a segment ends, that no record of it carried the objective's
 // metric (naming those they did carry), and drops the warning once a later segment's records carry it.
-func noteMissingMetric(sum *activities.TrialSummary, metric string, seg int, res activities.SegmentResult) {
+func noteMissingMetric(sum *results.TrialSummary, metric string, seg int, res activities.SegmentResult) {
 	prefix := fmt.Sprintf("metric %q: ", metric)
 	i := slices.IndexFunc(sum.Warnings, func(w string) bool { return strings.HasPrefix(w, prefix) })
 	switch {
 	case res.MetricMissing == nil && res.Records > 0 && i >= 0:
 		sum.Warnings = slices.Delete(sum.Warnings, i, i+1)
 	case res.MetricMissing != nil && i < 0:
-		sum.Warnings = append(sum.Warnings, activities.MissingMetricWarning(metric, seg, res.MetricMissing))
+		sum.Warnings = append(sum.Warnings, results.MissingMetricWarning(metric, seg, res.MetricMissing))
 	}
 }
 
@@ -228,15 +228,15 @@ func classify(err error) (outcome, rule, msg string, step int64) {
 		if app.HasDetails() {
 			_ = app.Details(&v)
 		}
-		return activities.OutcomeDiverged, v.Rule, app.Message(), v.Verdict.Step
+		return results.OutcomeDiverged, v.Rule, app.Message(), v.Verdict.Step
 	}
 	if errors.As(err, &app) {
-		return activities.OutcomeFailed, "", app.Message(), 0
+		return results.OutcomeFailed, "", app.Message(), 0
 	}
-	return activities.OutcomeFailed, "", err.Error(), 0
+	return results.OutcomeFailed, "", err.Error(), 0
 }
 
-func upsertTrialAttributes(ctx workflow.Context, sum activities.TrialSummary) {
+func upsertTrialAttributes(ctx workflow.Context, sum results.TrialSummary) {
 	ups := []temporal.SearchAttributeUpdate{AttrOutcome.ValueSet(sum.Outcome)}
 	if sum.StopRule != "" {
 		ups = append(ups, AttrStopRule.ValueSet(sum.StopRule))
@@ -253,7 +253,7 @@ func upsertTrialAttributes(ctx workflow.Context, sum activities.TrialSummary) {
 // the trial may complete: the server drops a signal whose sender has closed before it was delivered, and
 // a trial that outlived its sweep's continue-as-new has no other way to report. A trial started by hand
 // has no parent.
-func reportToParent(ctx workflow.Context, sum activities.TrialSummary) {
+func reportToParent(ctx workflow.Context, sum results.TrialSummary) {
 	parent := workflow.GetInfo(ctx).ParentWorkflowExecution
 	if parent == nil {
 		return

@@ -13,10 +13,10 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/workflows"
 )
@@ -77,7 +77,7 @@ func TestTrialRunsSegmentsResumingFromCheckpoints(t *testing.T) {
 		func(ctx context.Context, in activities.SegmentInput) (*activities.SegmentResult, error) {
 			rec.add(ctx, in)
 			return &activities.SegmentResult{LastStep: in.StopAtStep, Objective: ptr(float64(in.Segment)),
-				CheckpointKey: ckpts[in.Segment], Last: activities.Values{"reward": float64(in.Segment)}}, nil
+				CheckpointKey: ckpts[in.Segment], Last: results.Values{"reward": float64(in.Segment)}}, nil
 		})
 	in := trialInput(25000, 10000, 2)
 	in.HeartbeatTimeout = 2 * time.Minute
@@ -107,11 +107,11 @@ func TestTrialRunsSegmentsResumingFromCheckpoints(t *testing.T) {
 				i, c.queue, c.heartbeat, c.in.Metric, c.in.Trial.ID, c.in.GPUs)
 		}
 	}
-	var sum activities.TrialSummary
+	var sum results.TrialSummary
 	if err := env.GetWorkflowResult(&sum); err != nil {
 		t.Fatal(err)
 	}
-	if sum.Outcome != activities.OutcomeCompleted || sum.Steps != 25000 || sum.Segments != 3 ||
+	if sum.Outcome != results.OutcomeCompleted || sum.Steps != 25000 || sum.Segments != 3 ||
 		sum.Objective == nil || *sum.Objective != 2 || sum.Seed != 7 || sum.Config != 3 || sum.Last["reward"] != 2 {
 		t.Errorf("summary = %+v, want completed, 25000 steps, 3 segments, objective 2 (the last segment's)", sum)
 	}
@@ -165,11 +165,11 @@ func TestTrialDivergedIsNotRetried(t *testing.T) {
 	if n := len(rec.get()); n != 1 {
 		t.Errorf("TrainSegment called %d times, want 1 (TrialDiverged is never retried, MaxAttempts 5 notwithstanding)", n)
 	}
-	var sum activities.TrialSummary
+	var sum results.TrialSummary
 	if err := env.GetWorkflowResult(&sum); err != nil {
 		t.Fatal(err)
 	}
-	if sum.Outcome != activities.OutcomeDiverged || sum.StopRule != "non_finite" || sum.Segments != 1 ||
+	if sum.Outcome != results.OutcomeDiverged || sum.StopRule != "non_finite" || sum.Segments != 1 ||
 		!strings.Contains(sum.Error, "stop non_finite at step 4000") {
 		t.Errorf("summary = %+v, want diverged by non_finite in segment 1 with the activity's message", sum)
 	}
@@ -192,11 +192,11 @@ func TestTrialDivergedInALaterSegmentHasNoObjective(t *testing.T) {
 				nil, activities.DivergedDetails{Rule: "non_finite", Verdict: diagnostics.Verdict{Rule: "non_finite", Step: 14000}})
 		})
 	env.ExecuteWorkflow(workflows.Trial, trialInput(20000, 10000, 5))
-	var sum activities.TrialSummary
+	var sum results.TrialSummary
 	if err := env.GetWorkflowResult(&sum); err != nil {
 		t.Fatal(err)
 	}
-	if sum.Outcome != activities.OutcomeDiverged || sum.Steps != 14000 || sum.Objective != nil {
+	if sum.Outcome != results.OutcomeDiverged || sum.Steps != 14000 || sum.Objective != nil {
 		t.Errorf("summary = outcome %s, %d steps, objective %v; want diverged at 14000 with no objective", sum.Outcome, sum.Steps, sum.Objective)
 	}
 }
@@ -242,11 +242,11 @@ func TestTrialHandsTheRetryBoundsToTheActivity(t *testing.T) {
 						c.in.Segment, c.in.MaxTrainerFailures, c.in.MaxInfraRetries, tt.wantFailures, tt.wantInfra)
 				}
 			}
-			var sum activities.TrialSummary
+			var sum results.TrialSummary
 			if err := env.GetWorkflowResult(&sum); err != nil {
 				t.Fatal(err)
 			}
-			if sum.Outcome != activities.OutcomeFailed || sum.StopRule != "" || !strings.Contains(sum.Error, "trainer exited with status 3") {
+			if sum.Outcome != results.OutcomeFailed || sum.StopRule != "" || !strings.Contains(sum.Error, "trainer exited with status 3") {
 				t.Errorf("summary = %+v, want failed with the activity's message", sum)
 			}
 			if sum.TrainerFailures != 1 || sum.InfraRetries != 2 || sum.RetrainedSteps != 300 {
@@ -269,7 +269,7 @@ func TestTrialCrashThenRetrySucceeds(t *testing.T) {
 			return &activities.SegmentResult{LastStep: in.StopAtStep, CheckpointKey: fmt.Sprint("ck/", in.StopAtStep)}, nil
 		})
 	env.ExecuteWorkflow(workflows.Trial, trialInput(20000, 10000, 3))
-	var sum activities.TrialSummary
+	var sum results.TrialSummary
 	if err := env.GetWorkflowResult(&sum); err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func TestTrialCrashThenRetrySucceeds(t *testing.T) {
 	if len(calls) != 3 || calls[2].in.Segment != 1 || calls[2].attempt != 2 || calls[2].in.ResumeFrom != "ck/10000" {
 		t.Fatalf("calls = %+v, want segment 0, then segment 1 twice (attempt 2 resuming from ck/10000)", calls)
 	}
-	if sum.Outcome != activities.OutcomeCompleted || sum.Steps != 20000 || sum.Segments != 2 {
+	if sum.Outcome != results.OutcomeCompleted || sum.Steps != 20000 || sum.Segments != 2 {
 		t.Errorf("summary = %+v, want completed after the retry", sum)
 	}
 }
@@ -294,93 +294,6 @@ func TestTrialCancelled(t *testing.T) {
 	var canceled *temporal.CanceledError
 	if !errors.As(err, &canceled) {
 		t.Fatalf("workflow error %v, want a CanceledError", err)
-	}
-}
-
-// trialParent runs a Trial as its child and returns the summary the child signals, as Sweep does.
-func trialParent(ctx workflow.Context, in workflows.TrialInput) (*activities.TrialSummary, error) {
-	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: "child-trial"})
-	f := workflow.ExecuteChildWorkflow(cctx, workflows.Trial, in)
-	var sum activities.TrialSummary
-	workflow.GetSignalChannel(ctx, workflows.SignalTrialDone).Receive(ctx, &sum)
-	if err := f.Get(ctx, nil); err != nil {
-		return nil, err
-	}
-	return &sum, nil
-}
-
-func TestTrialSignalsParent(t *testing.T) {
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	env.RegisterWorkflow(workflows.Trial)
-	env.OnActivity(acts.TrainSegment, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, in activities.SegmentInput) (*activities.SegmentResult, error) {
-			return &activities.SegmentResult{LastStep: in.StopAtStep, Objective: ptr(42)}, nil
-		})
-	env.ExecuteWorkflow(trialParent, trialInput(20000, 10000, 3))
-	var sum activities.TrialSummary
-	if err := env.GetWorkflowResult(&sum); err != nil {
-		t.Fatal(err)
-	}
-	if sum.TrialID != "3-s7" || sum.Outcome != activities.OutcomeCompleted || sum.Objective == nil || *sum.Objective != 42 {
-		t.Errorf("signalled summary = %+v, want trial 3-s7 completed with objective 42", sum)
-	}
-}
-
-// parentOf runs one Trial as its child and counts the trial-done reports it receives by signal; with
-// ask it asks the trial to report (as a sweep does at a continue-as-new) while the trial trains.
-func parentOf(in workflows.TrialInput, ask bool) func(ctx workflow.Context) (int, error) {
-	return func(ctx workflow.Context) (int, error) {
-		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: "trial-under-test"})
-		f := workflow.ExecuteChildWorkflow(cctx, workflows.Trial, in)
-		if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
-			return 0, err
-		}
-		if ask {
-			_ = workflow.Sleep(ctx, time.Second)
-			_ = workflow.SignalExternalWorkflow(ctx, "trial-under-test", "", workflows.SignalReportToSweep, nil).Get(ctx, nil)
-		}
-		_ = f.Get(ctx, nil)
-		_ = workflow.Sleep(ctx, time.Second) // let a report sent at the end land
-		reports := 0
-		var sum activities.TrialSummary
-		for workflow.GetSignalChannel(ctx, workflows.SignalTrialDone).ReceiveAsync(&sum) {
-			reports++
-		}
-		return reports, nil
-	}
-}
-
-// A trial started with ReportOnRequest reports by signal only once asked; without it (trials started
-// before the option existed), always.
-func TestTrialReportsBySignalOnlyWhenAsked(t *testing.T) {
-	for _, tt := range []struct {
-		name            string
-		reportOnRequest bool
-		ask             bool
-		want            int
-	}{
-		{"followed by its future", true, false, 0},
-		{"asked at a continue-as-new", true, true, 1},
-		{"started by an older sweep", false, false, 1},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			var s testsuite.WorkflowTestSuite
-			env := s.NewTestWorkflowEnvironment()
-			env.RegisterWorkflowWithOptions(workflows.Trial, workflow.RegisterOptions{Name: workflows.WorkflowTypeTrial})
-			env.OnActivity(acts.TrainSegment, mock.Anything, mock.Anything).Return(
-				&activities.SegmentResult{LastStep: 1000}, nil).After(time.Minute)
-			in := trialInput(1000, 1000, 1)
-			in.ReportOnRequest = tt.reportOnRequest
-			env.ExecuteWorkflow(parentOf(in, tt.ask))
-			var reports int
-			if err := env.GetWorkflowResult(&reports); err != nil {
-				t.Fatal(err)
-			}
-			if reports != tt.want {
-				t.Errorf("the parent received %d reports by signal, want %d", reports, tt.want)
-			}
-		})
 	}
 }
 
@@ -421,11 +334,11 @@ func TestTrialWarnsOfAMissingMetric(t *testing.T) {
 				}
 			}, 90*time.Second) // segment 0 has ended, segment 1 runs
 			env.ExecuteWorkflow(workflows.Trial, trialInput(30000, 10000, 1))
-			var sum activities.TrialSummary
+			var sum results.TrialSummary
 			if err := env.GetWorkflowResult(&sum); err != nil {
 				t.Fatal(err)
 			}
-			want := activities.MissingMetricWarning("reward", 0, []string{"episode_return", "value_loss"})
+			want := results.MissingMetricWarning("reward", 0, []string{"episode_return", "value_loss"})
 			if len(mid.Warnings) != 1 || mid.Warnings[0] != want || mid.Steps != 10000 {
 				t.Errorf("status after segment 0 = %+v, want step 10000 and the warning %q", mid, want)
 			}
@@ -461,12 +374,12 @@ func TestTrialEndsWhenATrainerIgnoresItsStopStep(t *testing.T) {
 						SegmentWarning: fmt.Sprintf("segment %d: the trainer misbehaved (call %d)", in.Segment, n)}, nil
 				})
 			env.ExecuteWorkflow(workflows.Trial, trialInput(25000, 10000, 2))
-			var sum activities.TrialSummary
+			var sum results.TrialSummary
 			if err := env.GetWorkflowResult(&sum); err != nil {
 				t.Fatal(err)
 			}
 			if n := len(rec.get()); n != c.segments || sum.Segments != c.segments || sum.Steps != c.steps ||
-				sum.Outcome != activities.OutcomeCompleted {
+				sum.Outcome != results.OutcomeCompleted {
 				t.Errorf("%d TrainSegment calls, summary %+v; want %d segments, %d steps, completed", n, sum, c.segments, c.steps)
 			}
 			if want := []string{"segment 0: the trainer misbehaved (call 1)"}; fmt.Sprint(sum.Warnings) != fmt.Sprint(want) {

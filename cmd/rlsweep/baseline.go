@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -59,7 +59,7 @@ func checkName(flag, name string) error {
 	return nil
 }
 
-func runBaselineSet(ctx context.Context, store activities.Store, out io.Writer, opts *BaselineSetOptions) error {
+func runBaselineSet(ctx context.Context, store artifacts.Store, out io.Writer, opts *BaselineSetOptions) error {
 	sweepID, trialID, err := workflows.ParseSweepRef(opts.Sweep)
 	if err == nil && trialID != "" {
 		err = fmt.Errorf("sweep: got %q, want a sweep, not a trial", opts.Sweep)
@@ -77,7 +77,7 @@ func runBaselineSet(ctx context.Context, store activities.Store, out io.Writer, 
 	if err != nil {
 		return fmt.Errorf("read %s: %w", key, err)
 	}
-	var res activities.SweepResults
+	var res results.SweepResults
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return fmt.Errorf("decode %s: %w", key, err)
 	}
@@ -88,7 +88,7 @@ func runBaselineSet(ctx context.Context, store activities.Store, out io.Writer, 
 	if err := checkName("--name", name); err != nil {
 		return invalidInput(err)
 	}
-	dst := activities.StoredBaselineKey(name)
+	dst := artifacts.StoredBaselineKey(name)
 	if err := store.Put(ctx, dst, bytes.NewReader(raw)); err != nil {
 		return err
 	}

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/results"
 )
 
 func TestBaselineSet(t *testing.T) {
@@ -18,8 +18,8 @@ func TestBaselineSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, _ := json.Marshal(activities.SweepResults{SweepID: "sweep/cartpole/ab12", Name: "cartpole",
-		Trials: []activities.TrialSummary{{TrialID: "0-s1"}, {TrialID: "0-s2"}}})
+	res, _ := json.Marshal(results.SweepResults{SweepID: "sweep/cartpole/ab12", Name: "cartpole",
+		Trials: []results.TrialSummary{{TrialID: "0-s1"}, {TrialID: "0-s2"}}})
 	if err := store.Put(ctx, artifacts.SweepKey("sweep/cartpole/ab12", "results.json"), bytes.NewReader(res)); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
@@ -258,15 +259,15 @@ func TestResultsFromStoredParts(t *testing.T) {
 	q := 1.5
 	acts := &activities.Activities{Store: store}
 	if err := acts.RecordResults(context.Background(), activities.RecordResultsInput{SweepID: sweepID,
-		Trials: []activities.TrialSummary{{TrialID: "0-s1", Seed: 1, Params: map[string]any{"lr": 0.1},
-			Outcome: activities.OutcomeCompleted, Objective: &q}}}); err != nil {
+		Trials: []results.TrialSummary{{TrialID: "0-s1", Seed: 1, Params: map[string]any{"lr": 0.1},
+			Outcome: results.OutcomeCompleted, Objective: &q}}}); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errOut := runCLI(t, "--store", dir, "results", "parts/abc", "-o", "json")
 	if code != exitOK {
 		t.Fatalf("results exited %d: %s", code, errOut)
 	}
-	var res activities.SweepResults
+	var res results.SweepResults
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("results -o json: %v\n%s", err, out)
 	}
@@ -284,14 +285,14 @@ func TestResultsTop(t *testing.T) {
 		t.Fatal(err)
 	}
 	obj := func(v float64) *float64 { return &v }
-	trial := func(id string, config int, lr float64, outcome string, o *float64) activities.TrialSummary {
-		return activities.TrialSummary{TrialID: id, Config: config, Params: map[string]any{"lr": lr}, Outcome: outcome, Objective: o}
+	trial := func(id string, config int, lr float64, outcome string, o *float64) results.TrialSummary {
+		return results.TrialSummary{TrialID: id, Config: config, Params: map[string]any{"lr": lr}, Outcome: outcome, Objective: o}
 	}
-	res := activities.SweepResults{SweepID: "sweep/top/abc", Name: "top", Metric: sweeps.Metric{Name: "loss", Goal: "minimize"},
-		Params: []string{"lr"}, Trials: []activities.TrialSummary{
-			trial("0-s1", 0, 0.1, activities.OutcomeCompleted, obj(3)), trial("0-s2", 0, 0.1, activities.OutcomeCompleted, obj(5)),
-			trial("1-s1", 1, 0.2, activities.OutcomeCompleted, obj(1)), trial("1-s2", 1, 0.2, activities.OutcomeDiverged, obj(0)),
-			trial("2-s1", 2, 0.3, activities.OutcomeFailed, nil), trial("2-s2", 2, 0.3, activities.OutcomeFailed, nil),
+	res := results.SweepResults{SweepID: "sweep/top/abc", Name: "top", Metric: sweeps.Metric{Name: "loss", Goal: "minimize"},
+		Params: []string{"lr"}, Trials: []results.TrialSummary{
+			trial("0-s1", 0, 0.1, results.OutcomeCompleted, obj(3)), trial("0-s2", 0, 0.1, results.OutcomeCompleted, obj(5)),
+			trial("1-s1", 1, 0.2, results.OutcomeCompleted, obj(1)), trial("1-s2", 1, 0.2, results.OutcomeDiverged, obj(0)),
+			trial("2-s1", 2, 0.3, results.OutcomeFailed, nil), trial("2-s2", 2, 0.3, results.OutcomeFailed, nil),
 		}}
 	b, _ := json.Marshal(res)
 	if err := store.Put(context.Background(), artifacts.SweepKey(res.SweepID, "results.json"), bytes.NewReader(b)); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/workflows"
 )
@@ -49,7 +50,7 @@ func midSweepStatus() *workflows.SweepStatus {
 		SweepID: "sweep/cartpole-lr/ab12cd34", Name: "cartpole-lr", Phase: workflows.PhaseRunning, Total: 18, Started: 11,
 		Running: []string{"9-s1", "10-s2", "8-s3"},
 		Counts:  map[string]int{"completed": 5, "diverged": 2, "failed": 1},
-		Leader: &activities.TrialSummary{TrialID: "4-s2", Objective: f64(487.25),
+		Leader: &results.TrialSummary{TrialID: "4-s2", Objective: f64(487.25),
 			Params: map[string]any{"lr": 0.001, "clip": 0.2}},
 		Metric: sweeps.Metric{Name: "reward", Goal: "maximize"}, Concurrency: 3, Runs: 1,
 		Since: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC),
@@ -71,11 +72,11 @@ func TestRenderStatus(t *testing.T) {
 		{"status-planning.golden", &workflows.SweepStatus{SweepID: "sweep/x/1", Phase: workflows.PhasePlanning, Counts: map[string]int{}}, nil},
 		{"status-completed.golden", &workflows.SweepStatus{SweepID: "sweep/x/1", Phase: workflows.PhaseCompleted, Total: 4,
 			Counts: map[string]int{"completed": 3, "cancelled": 1}, Concurrency: 8,
-			Leader: &activities.TrialSummary{TrialID: "2-s1", Objective: f64(-0.0123), Params: map[string]any{"gamma": 0.99}},
+			Leader: &results.TrialSummary{TrialID: "2-s1", Objective: f64(-0.0123), Params: map[string]any{"gamma": 0.99}},
 			Metric: sweeps.Metric{Name: "loss", Goal: "minimize"}}, nil},
 		{"status-failed.golden", &workflows.SweepStatus{SweepID: "sweep/x/1", Phase: workflows.PhaseFailed, Total: 2,
 			Counts: map[string]int{"failed": 2}, Concurrency: 4,
-			LastFailure: &activities.TrialSummary{TrialID: "1-s1", Outcome: "failed",
+			LastFailure: &results.TrialSummary{TrialID: "1-s1", Outcome: "failed",
 				Error: "trial 1-s1: trainer exited with status 2 at step 0; log tail:\nTraceback (most recent call last):\nValueError: bad config"}}, nil},
 	}
 	for _, tt := range tests {
@@ -114,17 +115,17 @@ func TestBar(t *testing.T) {
 	}
 }
 
-func sampleResults() activities.SweepResults {
-	return activities.SweepResults{
+func sampleResults() results.SweepResults {
+	return results.SweepResults{
 		SweepID: "sweep/cartpole-lr/ab12cd34", Name: "cartpole-lr", Status: "completed",
 		Metric: sweeps.Metric{Name: "reward", Goal: "maximize"}, Params: []string{"lr", "clip", "num_envs"},
-		Trials: []activities.TrialSummary{
+		Trials: []results.TrialSummary{
 			{TrialID: "0-s1", Config: 0, Seed: 1, Params: map[string]any{"lr": 0.0003, "clip": 0.1, "num_envs": 8},
 				Outcome: "completed", Objective: f64(487.123456), Steps: 500000, WallSeconds: 61.25, Segments: 5},
 			{TrialID: "0-s2", Config: 0, Seed: 2, Params: map[string]any{"lr": 0.0003, "clip": 0.1, "num_envs": 8},
 				Outcome: "diverged", Steps: 120000, StopRule: "non_finite", WallSeconds: 12.5, Segments: 2,
 				Error: "trial 0-s2 diverged: stop non_finite at step 120000\nlog tail follows",
-				Last:  activities.Values{"reward": math.NaN()}},
+				Last:  results.Values{"reward": math.NaN()}},
 			{TrialID: "1-s1", Config: 1, Seed: 1, Params: map[string]any{"lr": 0.001, "clip": 0.2, "num_envs": 32},
 				Outcome: "failed", Steps: 0, Error: "trainer exited with status 3, \"quoted\""},
 			{TrialID: "1-s2", Config: 1, Seed: 2, Params: map[string]any{"lr": 0.001, "clip": 0.2, "num_envs": 32},
@@ -144,7 +145,8 @@ func TestWriteResultsTable(t *testing.T) {
 
 func TestWriteCSV(t *testing.T) {
 	var b bytes.Buffer
-	if err := activities.WriteCSV(&b, sampleResults()); err != nil {
+	res := sampleResults()
+	if err := results.WriteCSV(&b, &res); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "results.csv.golden", b.String())
@@ -170,7 +172,7 @@ func TestRunResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := &activities.Activities{Store: rstore}
-	for part, trials := range [][]activities.TrialSummary{res.Trials[2:], res.Trials[:2]} {
+	for part, trials := range [][]results.TrialSummary{res.Trials[2:], res.Trials[:2]} {
 		if err := a.RecordResults(ctx, activities.RecordResultsInput{SweepID: res.SweepID, Part: part, Trials: trials}); err != nil {
 			t.Fatal(err)
 		}

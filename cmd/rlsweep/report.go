@@ -2,10 +2,8 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	neturl "net/url"
 	"os"
 	"os/exec"
@@ -16,9 +14,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/sweeps"
+	"github.com/rlsweep/rlsweep/sweepstore"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -73,7 +71,11 @@ func runReport(cmd *cobra.Command, f *Factory, opts *ReportOptions) error {
 		// A running sweep's results come from the parts, which do not know the spec.
 		res.Name, res.Metric, res.Params = spec.Name, spec.Metric, sweeps.ParamNames(spec)
 	}
-	html, err := activities.RenderReport(ctx, store, res, spec, time.Now())
+	reg, err := sweepstore.LoadRegression(ctx, store, sweepID)
+	if err != nil {
+		return err
+	}
+	html, err := sweepstore.RenderReport(ctx, store, res, spec, reg, time.Now())
 	if err != nil {
 		return fmt.Errorf("report of %s: %w", sweepID, err)
 	}
@@ -94,23 +96,11 @@ func runReport(cmd *cobra.Command, f *Factory, opts *ReportOptions) error {
 
 // loadSpec reads the spec.json the Plan activity stored; nil when the sweep has none.
 func loadSpec(cmd *cobra.Command, store artifacts.Store, sweepID string) (*sweeps.Spec, error) {
-	rc, err := store.Get(cmd.Context(), artifacts.SweepKey(sweepID, "spec.json"))
-	if errors.Is(err, artifacts.ErrNotFound) {
-		return nil, nil
-	}
+	spec, err := sweepstore.LoadSpec(cmd.Context(), store, sweepID)
 	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	b, err := io.ReadAll(rc)
-	if err != nil {
-		return nil, err
-	}
-	var spec sweeps.Spec
-	if err := json.Unmarshal(b, &spec); err != nil {
 		return nil, fmt.Errorf("spec.json of %s: %w", sweepID, err)
 	}
-	return &spec, nil
+	return spec, nil
 }
 
 // openWait is how long openFile waits for the opener to fail: xdg-open exits at once when it finds no

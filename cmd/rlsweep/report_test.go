@@ -11,6 +11,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/results"
 )
 
 func TestReportOptionsFromArgv(t *testing.T) {
@@ -37,7 +38,7 @@ func TestReportOptionsFromArgv(t *testing.T) {
 }
 
 // storeWithResults opens a local store under dir holding res's recorded results.
-func storeWithResults(t *testing.T, dir string, res activities.SweepResults) artifacts.Store {
+func storeWithResults(t *testing.T, dir string, res results.SweepResults) artifacts.Store {
 	t.Helper()
 	store, err := artifacts.Open(filepath.Join(dir, "store"))
 	if err != nil {

@@ -17,10 +17,11 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 
-	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/report"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/sweeps"
+	"github.com/rlsweep/rlsweep/sweepstore"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -88,7 +89,7 @@ func runResults(cmd *cobra.Command, f *Factory, opts *ResultsOptions) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	case "csv":
-		return activities.WriteCSV(f.Out, *res)
+		return results.WriteCSV(f.Out, res)
 	}
 	if opts.Top > 0 {
 		return writeLeaderboard(f.Out, res, opts.Top)
@@ -99,12 +100,8 @@ func runResults(cmd *cobra.Command, f *Factory, opts *ResultsOptions) error {
 // writeLeaderboard prints the n best configurations as the report's leaderboard ranks them
 // (report.Leaderboard: mean objective over the completed seeds, best first), with their parameters,
 // the 95% interval of the mean and how many seeds it is over.
-func writeLeaderboard(w io.Writer, res *activities.SweepResults, n int) error {
-	trials := make([]report.Trial, len(res.Trials))
-	for i, t := range res.Trials {
-		trials[i] = report.Trial{ID: t.TrialID, Config: t.Config, Seed: t.Seed, Params: t.Params, Outcome: t.Outcome, Objective: t.Objective}
-	}
-	rows := report.Leaderboard(trials, res.Metric.Goal != "minimize")
+func writeLeaderboard(w io.Writer, res *results.SweepResults, n int) error {
+	rows := report.Leaderboard(res.Trials, res.Maximize())
 	metric := res.Metric.Name
 	if metric == "" {
 		metric = "objective"
@@ -149,7 +146,7 @@ const statusPartial = "partial"
 // loadResultsBounded is loadResults with its store reads bounded by timeout: while it waits it says so
 // on stderr (after 2 s, then every 5 s), and a store that has not answered within timeout fails it
 // with an error that names the store and what was being read.
-func loadResultsBounded(cmd *cobra.Command, f *Factory, store artifacts.Store, sweepID string, timeout time.Duration) (*activities.SweepResults, error) {
+func loadResultsBounded(cmd *cobra.Command, f *Factory, store artifacts.Store, sweepID string, timeout time.Duration) (*results.SweepResults, error) {
 	parent := cmd.Context()
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
@@ -181,16 +178,16 @@ func loadResultsBounded(cmd *cobra.Command, f *Factory, store artifacts.Store, s
 	return res, err
 }
 
-func loadResults(cmd *cobra.Command, f *Factory, store artifacts.Store, sweepID string) (*activities.SweepResults, error) {
+func loadResults(cmd *cobra.Command, f *Factory, store artifacts.Store, sweepID string) (*results.SweepResults, error) {
 	ctx := cmd.Context()
-	res, err := activities.LoadSweepResults(ctx, store, sweepID)
+	res, err := sweepstore.LoadSweepResults(ctx, store, sweepID)
 	if err == nil {
 		return res, nil
 	}
 	if !errors.Is(err, artifacts.ErrNotFound) {
 		return nil, err
 	}
-	trials, err := activities.LoadTrialSummaries(ctx, store, sweepID)
+	trials, err := sweepstore.LoadTrialSummaries(ctx, store, sweepID)
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +196,7 @@ func loadResults(cmd *cobra.Command, f *Factory, store artifacts.Store, sweepID 
 	}
 	// The store alone cannot say whether the sweep still runs or ended without writing results.json
 	// (a sweep that failed after fan-out): "partial" is true of both.
-	res = &activities.SweepResults{SweepID: sweepID, Status: statusPartial, Trials: trials}
+	res = &results.SweepResults{SweepID: sweepID, Status: statusPartial, Trials: trials}
 	// The spec's own order, as results.json has it; alphabetical only if spec.json is missing.
 	if spec, err := loadSpec(cmd, store, sweepID); err == nil && spec != nil {
 		res.Name, res.Metric, res.Params = spec.Name, spec.Metric, sweeps.ParamNames(spec)
@@ -265,7 +262,7 @@ func workflowState(st enumspb.WorkflowExecutionStatus) string {
 	return strings.ToLower(strings.TrimPrefix(st.String(), "WORKFLOW_EXECUTION_STATUS_"))
 }
 
-func writeResultsTable(w io.Writer, res *activities.SweepResults) error {
+func writeResultsTable(w io.Writer, res *results.SweepResults) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprint(tw, "TRIAL\tSEED")
 	for _, p := range res.Params {
@@ -299,7 +296,7 @@ func writeResultsTable(w io.Writer, res *activities.SweepResults) error {
 
 // malformedLine says how many metric lines the trials' readers dropped as malformed, and whose; ""
 // when none was.
-func malformedLine(trials []activities.TrialSummary) string {
+func malformedLine(trials []results.TrialSummary) string {
 	total, by := 0, []string{}
 	for _, t := range trials {
 		if t.Malformed > 0 {

@@ -21,8 +21,9 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/regression"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/workflows"
 )
@@ -163,11 +164,11 @@ func (o *ScheduleCreateOptions) check() error {
 func ScheduleSpecKey(name string) string { return "schedules/" + name + "/spec.yaml" }
 
 // overrides are the thresholds the schedule sets over the spec's: only those given as flags.
-func (o *ScheduleCreateOptions) overrides() activities.Thresholds {
+func (o *ScheduleCreateOptions) overrides() regression.Thresholds {
 	if !o.ToleranceSet {
-		return activities.Thresholds{}
+		return regression.Thresholds{}
 	}
-	return activities.Thresholds{Tolerance: o.Tolerance}
+	return regression.Thresholds{Regression: sweeps.Regression{Tolerance: o.Tolerance}}
 }
 
 // regressionAction is the schedule's action: a Regression of the stored spec, never the spec itself.
@@ -184,7 +185,7 @@ func regressionAction(o *ScheduleCreateOptions) *client.ScheduleWorkflowAction {
 // describeThresholds says which thresholds the schedule's regressions will judge by, and where each
 // comes from.
 func describeThresholds(spec *sweeps.Spec, o *ScheduleCreateOptions) string {
-	th, overridden := activities.ResolveThresholds(spec.Regression, o.overrides())
+	th, overridden := regression.Resolve(spec.Regression, o.overrides())
 	from := "the spec's regression section"
 	if spec.Regression == nil {
 		from = "the defaults (the spec has no regression section)"
@@ -279,7 +280,7 @@ func runScheduleCreate(cmd *cobra.Command, f *Factory, opts *ScheduleCreateOptio
 // sweep: that the baseline exists, measured the same objective, and has at least one configuration
 // with the parameter values of one of the spec's (the comparison is by parameter values).
 func checkBaseline(ctx context.Context, store artifacts.Store, opts *ScheduleCreateOptions, spec *sweeps.Spec, trials []sweeps.Trial) error {
-	ref, key := opts.Baseline, activities.BaselineKey(opts.Baseline)
+	ref, key := opts.Baseline, artifacts.BaselineKey(opts.Baseline)
 	rc, err := store.Get(ctx, key)
 	if errors.Is(err, artifacts.ErrNotFound) {
 		return invalidInput(baselineNotFound(ctx, store, ref, key))
@@ -292,7 +293,7 @@ func checkBaseline(ctx context.Context, store artifacts.Store, opts *ScheduleCre
 	if err != nil {
 		return fmt.Errorf("--baseline %s: %w", store.URL(key), err)
 	}
-	var base activities.SweepResults
+	var base results.SweepResults
 	if err := json.Unmarshal(b, &base); err != nil {
 		return invalidInput(fmt.Errorf("--baseline: got %q, but %s is not a sweep's results: %v", ref, store.URL(key), err))
 	}
@@ -302,10 +303,10 @@ func checkBaseline(ctx context.Context, store artifacts.Store, opts *ScheduleCre
 	}
 	planned := map[string]bool{}
 	for _, t := range trials {
-		planned[activities.ParamsKey(t.Params)] = true
+		planned[results.ParamsKey(t.Params)] = true
 	}
 	for _, t := range base.Trials {
-		if planned[activities.ParamsKey(t.Params)] {
+		if planned[results.ParamsKey(t.Params)] {
 			return nil
 		}
 	}
@@ -321,7 +322,7 @@ func checkBaseline(ctx context.Context, store artifacts.Store, opts *ScheduleCre
 			opts.File, strings.Join(sweeps.ParamNames(spec), ", "))
 	} else {
 		differ = fmt.Sprintf("both vary [%s], over different values: the baseline has %s, %s plans %s", strings.Join(sn, ", "),
-			activities.ParamsKey(base.Trials[0].Params), opts.File, activities.ParamsKey(trials[0].Params))
+			results.ParamsKey(base.Trials[0].Params), opts.File, results.ParamsKey(trials[0].Params))
 	}
 	return invalidInput(fmt.Errorf("--baseline: got %q, but no configuration of %s has the parameter values of one of the baseline's, so no regression could compare anything: %s",
 		ref, opts.File, differ))

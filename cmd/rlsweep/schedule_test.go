@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/regression"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/workflows"
 )
@@ -126,7 +127,7 @@ func TestRegressionAction(t *testing.T) {
 // Without --tolerance the schedule overrides nothing: the pinned spec's regression section decides.
 func TestRegressionActionWithoutOverride(t *testing.T) {
 	a := regressionAction(&ScheduleCreateOptions{Name: "nightly", Baseline: "base"})
-	if in := a.Args[0].(workflows.RegressionInput); in.Thresholds != (activities.Thresholds{}) {
+	if in := a.Args[0].(workflows.RegressionInput); in.Thresholds != (regression.Thresholds{}) {
 		t.Errorf("action thresholds = %+v, want none (the spec's decide)", in.Thresholds)
 	}
 }
@@ -167,19 +168,19 @@ func TestScheduleCreateChecksBaseline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	put := func(key string, res activities.SweepResults) {
+	put := func(key string, res results.SweepResults) {
 		b, _ := json.Marshal(res)
 		if err := store.Put(ctx, key, bytes.NewReader(b)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	reward := sweeps.Metric{Name: "reward", Goal: "maximize"}
-	put(activities.StoredBaselineKey("other-params"), activities.SweepResults{Metric: reward, Params: []string{"clip"},
-		Trials: []activities.TrialSummary{{TrialID: "0-s1", Params: map[string]any{"clip": 0.2}}}})
-	put(activities.StoredBaselineKey("other-values"), activities.SweepResults{Metric: reward, Params: []string{"lr"},
-		Trials: []activities.TrialSummary{{TrialID: "0-s1", Params: map[string]any{"lr": 0.5}}}})
-	put(activities.StoredBaselineKey("other-metric"), activities.SweepResults{Metric: sweeps.Metric{Name: "loss", Goal: "minimize"},
-		Params: []string{"lr"}, Trials: []activities.TrialSummary{{TrialID: "0-s1", Params: map[string]any{"lr": 0.001}}}})
+	put(artifacts.StoredBaselineKey("other-params"), results.SweepResults{Metric: reward, Params: []string{"clip"},
+		Trials: []results.TrialSummary{{TrialID: "0-s1", Params: map[string]any{"clip": 0.2}}}})
+	put(artifacts.StoredBaselineKey("other-values"), results.SweepResults{Metric: reward, Params: []string{"lr"},
+		Trials: []results.TrialSummary{{TrialID: "0-s1", Params: map[string]any{"lr": 0.5}}}})
+	put(artifacts.StoredBaselineKey("other-metric"), results.SweepResults{Metric: sweeps.Metric{Name: "loss", Goal: "minimize"},
+		Params: []string{"lr"}, Trials: []results.TrialSummary{{TrialID: "0-s1", Params: map[string]any{"lr": 0.001}}}})
 	spec := filepath.Join(dir, "nightly.yaml")
 	if err := os.WriteFile(spec, []byte("name: nightly\ntrainer: {command: [/bin/true], total_steps: 1000}\n"+
 		"metric: {name: reward, goal: maximize}\nseeds: [1]\nparameters:\n  lr: {values: [0.001, 0.003]}\n"), 0o644); err != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	enumspb "go.temporal.io/api/enums/v1"
 
-	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -79,7 +79,7 @@ func trialStatus(cmd *cobra.Command, f *Factory, sweepID, trialID string, asJSON
 			out["last_failure"] = pa.LastFailure.Message
 		}
 	}
-	var sum activities.TrialSummary
+	var sum results.TrialSummary
 	if desc.WorkflowExecutionInfo.Status == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED &&
 		c.GetWorkflow(ctx, wid, "").Get(ctx, &sum) == nil {
 		out["outcome"], out["objective"], out["steps"], out["stop_rule"] = sum.Outcome, sum.Objective, sum.Steps, sum.StopRule
@@ -100,7 +100,7 @@ func trialStatus(cmd *cobra.Command, f *Factory, sweepID, trialID string, asJSON
 		}
 	}
 	if desc.WorkflowExecutionInfo.Status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		// Warnings come as soon as a segment ends; a trial recorded before the query existed has none.
+		// Warnings come as soon as a segment ends; a query no worker answers leaves them out.
 		var st workflows.TrialStatus
 		if v, err := c.QueryWorkflow(ctx, wid, "", workflows.QueryStatus); err == nil && v.Get(&st) == nil {
 			if len(st.Warnings) > 0 {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -256,7 +257,7 @@ func finished(counts map[string]int) int {
 
 func formatCounts(counts map[string]int) string {
 	var parts []string
-	for _, o := range activities.Outcomes {
+	for _, o := range results.Outcomes {
 		if n := counts[o]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, o))
 		}
@@ -309,7 +310,7 @@ func renderStatus(st *workflows.SweepStatus, steps map[string]int64) string {
 
 // failureLines shows a failed trial's whole error: the first line after the label and the trial ID,
 // the rest (a trainer's log tail, which holds the cause) indented below it.
-func failureLines(label string, f *activities.TrialSummary) string {
+func failureLines(label string, f *results.TrialSummary) string {
 	lines := strings.Split(strings.TrimRight(strings.TrimPrefix(f.Error, "trial "+f.TrialID+": "), "\n"), "\n")
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s  %s: %s\n", label, f.TrialID, lines[0])

@@ -1,0 +1,67 @@
+package results
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rlsweep/rlsweep/sweeps"
+)
+
+// WriteCSV writes results.csv: one row per trial: id, config, seed, each parameter, outcome, objective,
+// stop rule, steps, wall seconds, error.
+func WriteCSV(w io.Writer, res *SweepResults) error {
+	cw := csv.NewWriter(w)
+	// The fixed columns are the names a parameter may not take (sweeps.ReservedParamNames): the trial's
+	// identity, then the parameters, then its outcome.
+	fixed := sweeps.ReservedParamNames
+	header := append(append(slices.Clone(fixed[:3]), res.Params...), fixed[3:]...)
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	for _, t := range res.Trials {
+		row := []string{t.TrialID, strconv.Itoa(t.Config), strconv.FormatInt(t.Seed, 10)}
+		for _, p := range res.Params {
+			row = append(row, formatParam(t.Params[p]))
+		}
+		obj := ""
+		if t.Objective != nil {
+			obj = strconv.FormatFloat(*t.Objective, 'g', -1, 64)
+		}
+		row = append(row, t.Outcome, obj, t.StopRule, strconv.FormatInt(t.Steps, 10),
+			strconv.FormatFloat(t.WallSeconds, 'f', 3, 64), inertCell(t.Error))
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func formatParam(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	case string:
+		return inertCell(v)
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+func fmtParams(params map[string]any) string { return fmt.Sprintf("%#v", params) }
+
+// inertCell keeps a text cell from being read as a formula by a spreadsheet opening results.csv
+// (CSV injection, as OWASP describes it): text starting with =, +, -, @, a tab or a carriage return
+// gets a leading apostrophe. Numbers are written by strconv, not through here, so they stay numbers.
+func inertCell(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}

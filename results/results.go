@@ -1,0 +1,190 @@
+// Package results holds a sweep's output vocabulary: trial outcomes, a trial's result (TrialSummary), a
+// sweep's results (SweepResults, stored as results.json), the merge of stored result parts with the
+// plan, the steps a stopped trial reached, and results.csv. It is a pure package: the caller reads and
+// writes the store.
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/sweeps"
+)
+
+// Trial outcomes, as the Trial workflow records them (docs/diagnostics.md).
+const (
+	OutcomeCompleted = "completed"
+	OutcomeDiverged  = "diverged"
+	OutcomePruned    = "pruned"
+	OutcomeFailed    = "failed"
+	OutcomeCancelled = "cancelled"
+)
+
+// Outcomes lists every trial outcome in display order.
+var Outcomes = []string{OutcomeCompleted, OutcomeDiverged, OutcomePruned, OutcomeFailed, OutcomeCancelled}
+
+// TrialSummary is one trial's result as results.json, results.csv and the Sweep workflow record it.
+type TrialSummary struct {
+	TrialID     string         `json:"trial_id"`
+	Config      int            `json:"config"`
+	Seed        int64          `json:"seed"`
+	Params      map[string]any `json:"params"`
+	Outcome     string         `json:"outcome"`
+	Objective   *float64       `json:"objective"`
+	Steps       int64          `json:"steps"`
+	StopRule    string         `json:"stop_rule,omitempty"`
+	Error       string         `json:"error,omitempty"`
+	WallSeconds float64        `json:"wall_seconds"`
+	Segments    int            `json:"segments"`
+	Last        Values         `json:"last,omitempty"`
+	// Warnings are problems the trial ran despite, each once: the trainer ignored RLSWEEP_STOP_AT_STEP,
+	// an objective metric no record carries. Shown by `rlsweep status` and the report.
+	Warnings []string `json:"warnings,omitempty"`
+	// Malformed counts the metric lines (or records) its segments' readers dropped as malformed:
+	// unparsable, too long, failed CRC, step going backwards (docs/diagnostics.md).
+	Malformed int `json:"malformed,omitempty"`
+	// TrainerFailures: attempts of its segments that the trainer failed (crashed, stalled, unreadable
+	// metrics), which retries.max_attempts bounds; InfraRetries: attempts ended by faults outside the
+	// trainer (worker lost or stopped, Temporal server or store unreachable), which
+	// retries.max_infra_retries bounds; RetrainedSteps: steps trained again after those.
+	TrainerFailures int   `json:"trainer_failures,omitempty"`
+	InfraRetries    int   `json:"infra_retries,omitempty"`
+	RetrainedSteps  int64 `json:"retrained_steps,omitempty"`
+	// ServerOutages: times the Temporal server was away while a trainer of this trial kept training.
+	ServerOutages int `json:"server_outages,omitempty"`
+}
+
+// Scored says whether the trial counts in the statistics: completed with a finite objective.
+func (t TrialSummary) Scored() bool {
+	return t.Outcome == OutcomeCompleted && t.Objective != nil && Finite(*t.Objective)
+}
+
+// ErrorLine is the first line of the trial's error.
+func (t TrialSummary) ErrorLine() string {
+	if i := strings.IndexByte(t.Error, '\n'); i >= 0 {
+		return t.Error[:i]
+	}
+	return t.Error
+}
+
+// MissingMetricWarning is the warning of a trial whose records do not carry the objective's metric:
+// without it the trial has no objective and no statistic counts it.
+func MissingMetricWarning(metric string, segment int, carried []string) string {
+	wrote := "no metric at all"
+	if len(carried) > 0 {
+		wrote = strings.Join(carried, ", ")
+	}
+	return fmt.Sprintf("metric %q: no record of segment %d carries it, so the trial has no objective and only the at-once diagnostics rules (non_finite, std_nonpositive, grad_explosion) can stop it; its records carry %s (set metric.name to one of them, or map a tag to it with trainer.metrics)",
+		metric, segment, wrote)
+}
+
+// SweepResults is results.json: every finished trial, in plan order.
+type SweepResults struct {
+	SweepID string         `json:"sweep_id"`
+	Name    string         `json:"name"`
+	Status  string         `json:"status"`
+	Metric  sweeps.Metric  `json:"metric"`
+	Params  []string       `json:"params"`
+	Trials  []TrialSummary `json:"trials"`
+}
+
+// New returns the results of a sweep of spec with the given final status and trials.
+func New(sweepID string, spec *sweeps.Spec, status string, trials []TrialSummary) *SweepResults {
+	return &SweepResults{SweepID: sweepID, Name: spec.Name, Status: status, Metric: spec.Metric,
+		Params: sweeps.ParamNames(spec), Trials: trials}
+}
+
+// Maximize says whether a larger objective is better.
+func (r *SweepResults) Maximize() bool { return r.Metric.Goal != "minimize" }
+
+// Merge merges a sweep's stored result parts into one list of trials in plan order. A trial recorded
+// twice (a part written again after a continue-as-new) counts once, the record of the later part
+// winning. A trial recorded without running to its summary (never started, terminated by hand, no
+// report after a cancel) has only its ID and outcome: its configuration, seed and parameters come from
+// plan (nil: none), so results.csv does not show it as configuration 0, seed 0, with no parameters.
+func Merge(parts [][]TrialSummary, plan []sweeps.Trial) []TrialSummary {
+	byID := map[string]TrialSummary{}
+	for _, part := range parts {
+		for _, t := range part {
+			byID[t.TrialID] = t
+		}
+	}
+	for _, p := range plan {
+		if t, ok := byID[p.ID]; ok && t.Params == nil {
+			t.Config, t.Seed, t.Params = p.Config, p.Seed, p.Params
+			byID[p.ID] = t
+		}
+	}
+	out := make([]TrialSummary, 0, len(byID))
+	for _, t := range byID {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Config != out[j].Config {
+			return out[i].Config < out[j].Config
+		}
+		if out[i].Seed != out[j].Seed {
+			return out[i].Seed < out[j].Seed
+		}
+		return out[i].TrialID < out[j].TrialID
+	})
+	return out
+}
+
+// StepsReached is the steps a trial reached, given the last step of its stored metrics and the step of
+// its divergence verdict (0 when unknown). The Trial workflow counts steps at segment ends, so a trial
+// stopped inside a segment would otherwise report the previous segment's end (0 for a one-segment
+// trial) and the report would count its steps as never spent. A completed trial's steps stand.
+func StepsReached(t TrialSummary, lastMetricStep, divergenceStep int64) int64 {
+	if t.Outcome == OutcomeCompleted {
+		return t.Steps
+	}
+	return max(t.Steps, lastMetricStep, divergenceStep)
+}
+
+// Values maps metric names to numbers and survives JSON with NaN and ±Inf in it: non-finite numbers are
+// written as the strings "NaN", "+Inf" and "-Inf" (encoding/json rejects them as numbers).
+type Values map[string]float64
+
+// MarshalJSON writes finite values as numbers and non-finite ones as strings (diagnostics.Float).
+func (v Values) MarshalJSON() ([]byte, error) {
+	m := make(map[string]diagnostics.Float, len(v))
+	for k, x := range v {
+		m[k] = diagnostics.Float(x)
+	}
+	return json.Marshal(m)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (v *Values) UnmarshalJSON(b []byte) error {
+	var m map[string]diagnostics.Float
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	*v = make(Values, len(m))
+	for k, x := range m {
+		(*v)[k] = float64(x)
+	}
+	return nil
+}
+
+// Finite says whether x is neither NaN nor ±Inf.
+func Finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// ParamsKey identifies a configuration by its parameter values: their canonical JSON, keys sorted.
+// Values that read back from results.json the same (the integer 32 and the float 32.0) give one key.
+func ParamsKey(params map[string]any) string {
+	if len(params) == 0 {
+		return "{}"
+	}
+	b, err := json.Marshal(params)
+	if err != nil {
+		// Only a non-finite float fails to encode, and Plan never makes one; keep such values apart.
+		return fmtParams(params)
+	}
+	return string(b)
+}

@@ -1,0 +1,180 @@
+package results_test
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/rlsweep/rlsweep/results"
+	"github.com/rlsweep/rlsweep/sweeps"
+)
+
+func TestValuesJSONRoundTrip(t *testing.T) {
+	in := results.Values{"reward": 12.5, "nan": math.NaN(), "pinf": math.Inf(1), "ninf": math.Inf(-1),
+		"zero": 0, "tiny": 5e-324, "neg": -3}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatalf("Marshal: %v", err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatalf("%s is not JSON: %v", b, err)
+	}
+	if raw["nan"] != "NaN" || raw["pinf"] != "+Inf" || raw["ninf"] != "-Inf" || raw["reward"] != 12.5 {
+		t.Errorf("encoded %s, want non-finite values as strings and finite ones as numbers", b)
+	}
+	var out results.Values
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("Unmarshal(%s): %v", b, err)
+	}
+	if len(out) != len(in) {
+		t.Fatalf("round trip = %v, want %v", out, in)
+	}
+	for k, want := range in {
+		got, ok := out[k]
+		if !ok || !(got == want || math.IsNaN(got) && math.IsNaN(want)) || math.Signbit(got) != math.Signbit(want) {
+			t.Errorf("round trip [%q] = %v, want %v", k, got, want)
+		}
+	}
+	// Inside a struct too, as TrialSummary carries it.
+	s := results.TrialSummary{TrialID: "0-s1", Last: results.Values{"reward": math.NaN()}}
+	b, err = json.Marshal(s)
+	if err != nil {
+		t.Fatalf("Marshal(TrialSummary): %v", err)
+	}
+	var back results.TrialSummary
+	if err := json.Unmarshal(b, &back); err != nil || !math.IsNaN(back.Last["reward"]) {
+		t.Errorf("TrialSummary round trip = %+v, %v, want Last.reward NaN", back, err)
+	}
+	if err := json.Unmarshal([]byte(`{"x":"bogus"}`), &out); err == nil {
+		t.Errorf(`Unmarshal({"x":"bogus"}) = nil error, want one`)
+	}
+}
+
+func ptr(x float64) *float64 { return &x }
+
+// A trial recorded in two parts counts once, the later part's record winning; trials come back in plan
+// order (configuration, then seed, numerically).
+func TestMergeDedupesAndSorts(t *testing.T) {
+	parts := [][]results.TrialSummary{
+		{{TrialID: "1-s2", Config: 1, Seed: 2, Outcome: "failed"}, {TrialID: "0-s2", Config: 0, Seed: 2, Outcome: "completed"}},
+		{{TrialID: "1-s1", Config: 1, Seed: 1, Outcome: "completed"}, {TrialID: "10-s1", Config: 10, Seed: 1, Outcome: "completed"}},
+		{{TrialID: "1-s2", Config: 1, Seed: 2, Outcome: "completed", Objective: ptr(3)}, {TrialID: "0-s1", Config: 0, Seed: 1, Outcome: "diverged"}},
+	}
+	got := results.Merge(parts, nil)
+	var ids []string
+	for _, tr := range got {
+		ids = append(ids, tr.TrialID)
+	}
+	if want := []string{"0-s1", "0-s2", "1-s1", "1-s2", "10-s1"}; !slices.Equal(ids, want) {
+		t.Errorf("trials = %q, want %q", ids, want)
+	}
+	for _, tr := range got {
+		if tr.TrialID == "1-s2" && (tr.Outcome != "completed" || tr.Objective == nil || *tr.Objective != 3) {
+			t.Errorf("1-s2 = %+v, want the last record (completed, objective 3)", tr)
+		}
+	}
+	if none := results.Merge(nil, nil); len(none) != 0 {
+		t.Errorf("Merge of no parts = %v, want none", none)
+	}
+}
+
+// Trials recorded with only their ID and outcome (terminated by hand, never started, no report after a
+// cancel) get their configuration, seed and parameters from the plan, and sort among the others.
+func TestMergeFillsFromThePlan(t *testing.T) {
+	plan := []sweeps.Trial{
+		{ID: "0-s1", Config: 0, Seed: 1, Params: map[string]any{"lr": 0.1}}, {ID: "0-s2", Config: 0, Seed: 2, Params: map[string]any{"lr": 0.1}},
+		{ID: "1-s1", Config: 1, Seed: 1, Params: map[string]any{"lr": 0.2}}, {ID: "1-s2", Config: 1, Seed: 2, Params: map[string]any{"lr": 0.2}},
+	}
+	got := results.Merge([][]results.TrialSummary{{
+		{TrialID: "1-s2", Outcome: "failed", Error: "trial workflow ended without reporting: terminated"},
+		{TrialID: "0-s1", Config: 0, Seed: 1, Params: map[string]any{"lr": 0.1}, Outcome: "completed", Objective: ptr(5)},
+		{TrialID: "1-s1", Outcome: "cancelled"},
+	}}, plan)
+	var rows []string
+	for _, tr := range got {
+		rows = append(rows, fmt.Sprintf("%s %d %d %v %s", tr.TrialID, tr.Config, tr.Seed, tr.Params["lr"], tr.Outcome))
+	}
+	if want := []string{"0-s1 0 1 0.1 completed", "1-s1 1 1 0.2 cancelled", "1-s2 1 2 0.2 failed"}; !slices.Equal(rows, want) {
+		t.Errorf("trials = %q, want %q", rows, want)
+	}
+}
+
+func TestStepsReached(t *testing.T) {
+	for _, c := range []struct {
+		outcome          string
+		steps, last, div int64
+		want             int64
+	}{
+		{"completed", 1000, 1200, 0, 1000}, // a completed trial's steps stand
+		{"diverged", 0, 700, 650, 700},     // stopped inside its first segment
+		{"diverged", 0, 0, 650, 650},       // no metrics read, the verdict's step
+		{"cancelled", 2000, 1500, 0, 2000}, // never less than the segment ends counted
+		{"failed", 0, 0, 0, 0},
+	} {
+		tr := results.TrialSummary{Outcome: c.outcome, Steps: c.steps}
+		if got := results.StepsReached(tr, c.last, c.div); got != c.want {
+			t.Errorf("StepsReached(%s, steps %d, last %d, divergence %d) = %d, want %d", c.outcome, c.steps, c.last, c.div, got, c.want)
+		}
+	}
+}
+
+func TestWriteCSV(t *testing.T) {
+	res := results.SweepResults{
+		Params: []string{"lr", "name", "flag"},
+		Trials: []results.TrialSummary{
+			{TrialID: "0-s1", Config: 0, Seed: 1, Params: map[string]any{"lr": 3e-4, "name": `a,"b"`, "flag": true},
+				Outcome: "completed", Objective: ptr(123.25), Steps: 10000, WallSeconds: 1.23456},
+			{TrialID: "1-s1", Config: 1, Seed: 1, Params: map[string]any{"lr": 1.0},
+				Outcome: "failed", Steps: 5000, Error: "trainer exited with status 3\nlog tail:\nboom", StopRule: ""},
+			{TrialID: "2-s1", Config: 2, Seed: 1, Params: map[string]any{"lr": 0.1, "name": "x\ny"},
+				Outcome: "diverged", StopRule: "non_finite", Steps: 7000},
+			// Text a spreadsheet would run as a formula is made inert; negative numbers stay numbers.
+			{TrialID: "3-s1", Config: 3, Seed: 1, Params: map[string]any{"lr": -0.5, "name": `=HYPERLINK("http://x","y")`, "flag": "@SUM(1)"},
+				Outcome: "failed", Error: "+cmd|' /C calc'!A0"},
+			{TrialID: "4-s1", Config: 4, Seed: 1, Params: map[string]any{"lr": 0.5, "name": "-2", "flag": "\tTAB"},
+				Outcome: "failed", Error: "-oops"},
+		},
+	}
+	var buf bytes.Buffer
+	if err := results.WriteCSV(&buf, &res); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatalf("results.csv does not parse: %v\n%s", err, buf.String())
+	}
+	want := [][]string{
+		{"trial_id", "config", "seed", "lr", "name", "flag", "outcome", "objective", "stop_rule", "steps", "wall_seconds", "error"},
+		{"0-s1", "0", "1", "0.0003", `a,"b"`, "true", "completed", "123.25", "", "10000", "1.235", ""},
+		{"1-s1", "1", "1", "1", "", "", "failed", "", "", "5000", "0.000", "trainer exited with status 3\nlog tail:\nboom"}, // the whole cause
+		{"2-s1", "2", "1", "0.1", "x\ny", "", "diverged", "", "non_finite", "7000", "0.000", ""},
+		{"3-s1", "3", "1", "-0.5", `'=HYPERLINK("http://x","y")`, "'@SUM(1)", "failed", "", "", "0", "0.000", "'+cmd|' /C calc'!A0"},
+		{"4-s1", "4", "1", "0.5", "'-2", "'\tTAB", "failed", "", "", "0", "0.000", "'-oops"},
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("results.csv has %d rows, want %d:\n%s", len(rows), len(want), buf.String())
+	}
+	for i := range want {
+		if !slices.Equal(rows[i], want[i]) {
+			t.Errorf("row %d = %q, want %q", i, rows[i], want[i])
+		}
+	}
+}
+
+// Params read back from results.json are float64 whatever the plan made them: the integer 32 and the
+// float 32 are one configuration.
+func TestParamsKey(t *testing.T) {
+	a := results.ParamsKey(map[string]any{"num_envs": int64(32), "lr": 3e-4, "act": "tanh"})
+	b := results.ParamsKey(map[string]any{"act": "tanh", "lr": 0.0003, "num_envs": 32.0})
+	if a != b {
+		t.Errorf("ParamsKey = %s and %s, want equal", a, b)
+	}
+	if c := results.ParamsKey(map[string]any{"act": "relu", "lr": 0.0003, "num_envs": 32.0}); c == a {
+		t.Errorf("ParamsKey of different values = %s for both", c)
+	}
+}

@@ -1,0 +1,136 @@
+// Package scheduler decides, for the Sweep workflow, which trial starts next and, at each segment
+// boundary of a running trial, whether it goes on. It is pure and deterministic (no Temporal, no clock,
+// no randomness but what the spec seeds): the workflow replays every decision it made, and carries the
+// scheduler's small State across a continue-as-new.
+//
+// What ships is the planned scheduler: the spec's grid, random or sobol plan (sweeps.Plan), trials
+// started in plan order, every trial continued at every boundary. Adaptive search plugs in here as
+// another Scheduler: a pruner (median, ASHA) answers Stop at a boundary; population-based training
+// answers Exploit (go on from another trial's checkpoint with perturbed parameters); a Bayesian search
+// makes its next trial from the results it was told of (Finished). The workflow does not grow for them.
+package scheduler
+
+import (
+	"fmt"
+
+	"github.com/rlsweep/rlsweep/results"
+	"github.com/rlsweep/rlsweep/sweeps"
+)
+
+// Scheduler is what the Sweep workflow asks. Its methods are called from workflow code only, in the
+// order the workflow's events happen, so a replay asks the same questions and gets the same answers.
+type Scheduler interface {
+	// Peek returns the trial to start now without taking it; false when none is ready (Done says
+	// whether one ever will be: an adaptive scheduler may wait for results before it can say).
+	Peek() (sweeps.Trial, bool)
+	// Next takes the trial Peek returns: the workflow starts it.
+	Next() (sweeps.Trial, bool)
+	// Finished tells the scheduler a trial ended, with its summary.
+	Finished(sum results.TrialSummary)
+	// AtBoundary is asked when a running trial has ended a segment and before it starts the next one.
+	AtBoundary(b Boundary) Decision
+	// AsksAtBoundaries says whether AtBoundary can answer anything but Continue: when false, trials do
+	// not stop at their segment ends to ask, and cost no events for it.
+	AsksAtBoundaries() bool
+	// Done says that no trial will ever be started again.
+	Done() bool
+	// Total is how many trials the sweep runs, for progress; an adaptive scheduler gives its budget.
+	Total() int
+	// State is what a continue-as-new carries to the next run, which resumes with New(spec, state).
+	State() State
+}
+
+// State is a scheduler's whole memory across a continue-as-new: small, whatever the sweep's size.
+type State struct {
+	// Next is the plan index of the next trial to start.
+	Next int `json:"next"`
+}
+
+// Boundary is what a trial tells its sweep at the end of a segment.
+type Boundary struct {
+	TrialID   string
+	Config    int
+	Segment   int      // the segment that ended, from 0
+	Step      int64    // the step its records reached
+	Objective *float64 // the objective's last value; nil when it has none
+	// CheckpointKey is the checkpoint the next segment would resume from, which PBT's exploit hands to
+	// another trial.
+	CheckpointKey string
+}
+
+// Action is what a trial does at a boundary.
+type Action string
+
+const (
+	// Continue: the trial trains its next segment.
+	Continue Action = "continue"
+	// Stop: the trial ends here, outcome pruned (a pruner's answer).
+	Stop Action = "stop"
+	// Exploit: the trial goes on from Decision.ResumeFrom with Decision.Params (PBT's answer).
+	Exploit Action = "exploit"
+)
+
+// Decision answers a Boundary.
+type Decision struct {
+	// Segment is the Boundary's: a trial that asked twice tells an answer to its question from a stale
+	// one.
+	Segment int
+	Action  Action
+	Reason  string // why, for the trial's summary and the report; "" for Continue
+	// ResumeFrom, ResumeStep and Params are an Exploit's checkpoint, the step it was written at, and
+	// the parameters to go on with.
+	ResumeFrom string         `json:",omitempty"`
+	ResumeStep int64          `json:",omitempty"`
+	Params     map[string]any `json:",omitempty"`
+}
+
+// New returns the scheduler of spec's method, resumed from state (the zero State for a new sweep).
+func New(spec *sweeps.Spec, state State) (Scheduler, error) {
+	switch spec.Method {
+	case sweeps.MethodGrid, sweeps.MethodRandom, sweeps.MethodSobol, "":
+		trials, err := sweeps.Plan(spec)
+		if err != nil {
+			return nil, err
+		}
+		if state.Next < 0 || state.Next > len(trials) {
+			return nil, fmt.Errorf("scheduler state: next %d, want a plan index in [0, %d]", state.Next, len(trials))
+		}
+		return &planned{trials: trials, next: state.Next}, nil
+	}
+	return nil, fmt.Errorf("method: got %q, want %s, %s or %s", spec.Method, sweeps.MethodGrid, sweeps.MethodRandom, sweeps.MethodSobol)
+}
+
+// planned runs a fixed plan (grid, random, sobol) in plan order and continues every trial.
+type planned struct {
+	trials []sweeps.Trial
+	next   int
+}
+
+func (p *planned) Peek() (sweeps.Trial, bool) {
+	if p.next >= len(p.trials) {
+		return sweeps.Trial{}, false
+	}
+	return p.trials[p.next], true
+}
+
+func (p *planned) Next() (sweeps.Trial, bool) {
+	t, ok := p.Peek()
+	if ok {
+		p.next++
+	}
+	return t, ok
+}
+
+func (p *planned) Finished(results.TrialSummary) {}
+
+func (p *planned) AtBoundary(b Boundary) Decision {
+	return Decision{Segment: b.Segment, Action: Continue}
+}
+
+func (p *planned) AsksAtBoundaries() bool { return false }
+
+func (p *planned) Done() bool { return p.next >= len(p.trials) }
+
+func (p *planned) Total() int { return len(p.trials) }
+
+func (p *planned) State() State { return State{Next: p.next} }

@@ -1,0 +1,174 @@
+package sweepstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/regression"
+	"github.com/rlsweep/rlsweep/report"
+	"github.com/rlsweep/rlsweep/results"
+	"github.com/rlsweep/rlsweep/sweeps"
+	"github.com/rlsweep/rlsweep/trainer"
+	"github.com/rlsweep/rlsweep/trainer/probes"
+)
+
+// Limits that keep a report of a very large sweep within the WriteResults activity's time: the curves
+// of at most reportCurveTrials trials are read (every stopped trial first), each thinned to
+// reportCurvePoints points.
+const (
+	reportCurveTrials = 300
+	reportCurvePoints = 256
+)
+
+// trialDetail is what the store holds about one trial beyond its summary.
+type trialDetail struct {
+	curve      []report.Point
+	lastStep   int64 // the last step of the stored metrics; 0 when none was read
+	divergence *diagnostics.Verdict
+}
+
+// loadTrialDetails reads the divergence verdict of every stopped trial and the learning curve (the
+// objective metric) of as many trials as the limit allows, stopped trials first.
+func loadTrialDetails(ctx context.Context, s artifacts.Store, sweepID, metric string, trials []results.TrialSummary) (map[string]*trialDetail, int, error) {
+	order := make([]int, len(trials))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		return trials[order[a]].Outcome != results.OutcomeCompleted && trials[order[b]].Outcome == results.OutcomeCompleted
+	})
+	details := make(map[string]*trialDetail, len(trials))
+	omitted := 0
+	for n, i := range order {
+		t := trials[i]
+		d := &trialDetail{}
+		details[t.TrialID] = d
+		if t.Outcome == results.OutcomeDiverged || t.Outcome == results.OutcomePruned {
+			if err := readDivergence(ctx, s, sweepID, t.TrialID, d); err != nil {
+				return nil, 0, err
+			}
+		}
+		if n >= reportCurveTrials {
+			omitted++
+			continue
+		}
+		if err := readCurve(ctx, s, sweepID, t.TrialID, metric, d); err != nil {
+			return nil, 0, err
+		}
+	}
+	return details, omitted, nil
+}
+
+// readDivergence reads a trial's divergence.json, if it has one.
+func readDivergence(ctx context.Context, s artifacts.Store, sweepID, trialID string, d *trialDetail) error {
+	b, err := GetBytes(ctx, s, artifacts.TrialKey(sweepID, trialID, "divergence.json"))
+	if errors.Is(err, artifacts.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var dump struct {
+		Verdict diagnostics.Verdict `json:"verdict"`
+	}
+	if err := json.Unmarshal(b, &dump); err != nil {
+		return fmt.Errorf("trial %s: decode divergence.json: %w", trialID, err)
+	}
+	d.divergence = &dump.Verdict
+	return nil
+}
+
+// readCurve reads the objective metric from a trial's stored metrics (artifacts.ReadMetrics);
+// malformed lines are skipped, as everywhere metrics are read.
+func readCurve(ctx context.Context, s artifacts.Store, sweepID, trialID, metric string, d *trialDetail) error {
+	var curve []report.Point
+	err := artifacts.ReadMetrics(ctx, s, sweepID, trialID, math.MaxInt64, func(line []byte, _ int64) error {
+		rec, err := trainer.ParseJSONLine(line)
+		if err != nil {
+			return nil
+		}
+		d.lastStep = max(d.lastStep, rec.Step)
+		if v, ok := rec.Value(metric); ok {
+			curve = append(curve, report.Point{Step: rec.Step, Value: v})
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("trial %s: read metrics: %w", trialID, err)
+	}
+	d.curve = report.Thin(curve, reportCurvePoints)
+	return nil
+}
+
+// readProbes reads probes.json; a sweep without one (probes off) has none.
+func readProbes(ctx context.Context, s artifacts.Store, sweepID string) (*probes.Report, error) {
+	b, err := GetBytes(ctx, s, artifacts.SweepKey(sweepID, "probes.json"))
+	if errors.Is(err, artifacts.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rep probes.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, fmt.Errorf("probes.json: %w", err)
+	}
+	return &rep, nil
+}
+
+// ReportInput assembles a sweep's report: its results with the curves, divergence verdicts and probe
+// results the store holds, and reg, the regression comparison (nil: none). res is not modified: the
+// input's Results is a copy in which each trial stopped inside a segment has the steps it reached
+// (results.StepsReached), which is what results.json and results.csv record too.
+func ReportInput(ctx context.Context, s artifacts.Store, res *results.SweepResults, spec *sweeps.Spec,
+	reg *regression.Report, now time.Time) (*report.Input, error) {
+	details, omitted, err := loadTrialDetails(ctx, s, res.SweepID, res.Metric.Name, res.Trials)
+	if err != nil {
+		return nil, err
+	}
+	probeReport, err := readProbes(ctx, s, res.SweepID)
+	if err != nil {
+		return nil, err
+	}
+	reached := *res
+	reached.Trials = make([]results.TrialSummary, len(res.Trials))
+	in := &report.Input{Results: &reached, Spec: spec, Probes: probeReport, CurvesOmitted: omitted, Regression: reg,
+		Curves: map[string][]report.Point{}, Divergences: map[string]*diagnostics.Verdict{},
+		Generated: now.UTC().Format("2006-01-02 15:04 UTC")}
+	for i, t := range res.Trials {
+		d := details[t.TrialID]
+		var divStep int64
+		if d.divergence != nil {
+			divStep = d.divergence.Step
+			in.Divergences[t.TrialID] = d.divergence
+		}
+		t.Steps = results.StepsReached(t, d.lastStep, divStep)
+		reached.Trials[i] = t
+		if d.curve != nil {
+			in.Curves[t.TrialID] = d.curve
+		}
+	}
+	return in, nil
+}
+
+// RenderReport renders report.html for a sweep (ReportInput, then report.Render).
+func RenderReport(ctx context.Context, s artifacts.Store, res *results.SweepResults, spec *sweeps.Spec,
+	reg *regression.Report, now time.Time) ([]byte, error) {
+	in, err := ReportInput(ctx, s, res, spec, reg, now)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if err := report.Render(&b, in); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}

@@ -1,0 +1,88 @@
+package workflows
+
+import (
+	"fmt"
+	"maps"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/rlsweep/rlsweep/results"
+	"github.com/rlsweep/rlsweep/scheduler"
+)
+
+// askAgainAfter is how long a trial waits for its sweep's answer at a segment boundary before it asks
+// again: a question that reached a run as it continued-as-new may go unanswered.
+const askAgainAfter = time.Minute
+
+// prunedError ends a trial its sweep's scheduler stopped at a segment boundary.
+type prunedError struct{ reason string }
+
+func (e *prunedError) Error() string { return e.reason }
+
+// atBoundary asks the sweep whether the trial goes on after segment seg, and applies the answer:
+// continue; stop (a *prunedError, the trial ends pruned); or exploit (the next segment resumes from
+// the decision's checkpoint with its parameters).
+func atBoundary(ctx workflow.Context, in *TrialInput, sum *results.TrialSummary, seg int, resume *string, resumeStep *int64) error {
+	d, err := askAtBoundary(ctx, scheduler.Boundary{TrialID: in.Trial.ID, Config: in.Trial.Config, Segment: seg,
+		Step: sum.Steps, Objective: sum.Objective, CheckpointKey: *resume})
+	if err != nil {
+		return err
+	}
+	switch d.Action {
+	case scheduler.Stop:
+		return &prunedError{reason: fmt.Sprintf("stopped by the sweep's scheduler after segment %d at step %d: %s", seg, sum.Steps, d.Reason)}
+	case scheduler.Exploit:
+		*resume, *resumeStep = d.ResumeFrom, d.ResumeStep
+		in.Trial.Params = maps.Clone(d.Params)
+		sum.Params = in.Trial.Params
+		workflow.GetLogger(ctx).Info("exploit", "from", d.ResumeFrom, "reason", d.Reason)
+	}
+	return nil
+}
+
+// askAtBoundary signals the boundary to the sweep that started the trial and waits for its decision,
+// asking again every askAgainAfter; answers to an earlier segment's question are dropped. A trial
+// without a parent, or whose parent cannot be signalled, goes on.
+func askAtBoundary(ctx workflow.Context, b scheduler.Boundary) (scheduler.Decision, error) {
+	goOn := scheduler.Decision{Segment: b.Segment, Action: scheduler.Continue}
+	parent := workflow.GetInfo(ctx).ParentWorkflowExecution
+	if parent == nil {
+		return goOn, nil
+	}
+	answers := workflow.GetSignalChannel(ctx, SignalSegmentDecision)
+	for {
+		if err := workflow.SignalExternalWorkflow(ctx, parent.ID, "", SignalSegmentEnd, b).Get(ctx, nil); err != nil {
+			if ctx.Err() != nil {
+				return goOn, ctx.Err()
+			}
+			workflow.GetLogger(ctx).Warn("sweep not asked at a segment boundary: the trial goes on", "error", err)
+			return goOn, nil
+		}
+		tctx, cancelTimer := workflow.WithCancel(ctx)
+		timer := workflow.NewTimer(tctx, askAgainAfter)
+		var d scheduler.Decision
+		answered := false
+		for !answered {
+			sel := workflow.NewSelector(ctx)
+			sel.AddReceive(answers, func(c workflow.ReceiveChannel, _ bool) {
+				c.Receive(ctx, &d)
+				answered = d.Segment == b.Segment
+			})
+			timedOut := false
+			sel.AddFuture(timer, func(workflow.Future) { timedOut = true })
+			sel.Select(ctx)
+			if ctx.Err() != nil {
+				cancelTimer()
+				return goOn, ctx.Err()
+			}
+			if timedOut {
+				break
+			}
+		}
+		cancelTimer()
+		if answered {
+			return d, nil
+		}
+	}
+}

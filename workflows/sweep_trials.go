@@ -1,0 +1,231 @@
+package workflows
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/results"
+	"github.com/rlsweep/rlsweep/sweeps"
+)
+
+// carriedFirstCheck is how soon a run first looks up the trials it carries over: a trial that ended
+// while the previous run was closing may be heard by neither run (its result too late for the closing
+// run's future, its report in that run's last workflow task).
+const carriedFirstCheck = 5 * time.Second
+
+// startTrials starts children until the window is full. It goes on at once: a goroutine per trial
+// learns of its start and of its end, so one workflow task can take in many starts and many ends.
+func (s *sweepRun) startTrials(ctx workflow.Context) {
+	for s.canStart() {
+		t, _ := s.sched.Next()
+		f := s.startTrial(ctx, t)
+		s.running[t.ID] = true
+		s.starting++
+		workflow.Go(ctx, func(gctx workflow.Context) { s.followTrial(gctx, t.ID, f) })
+	}
+}
+
+// followTrial waits for a trial started in this run to start and to end, and records its summary
+// from its result if its signal has not been taken in first; a trial that ends without a result
+// (terminated by hand) counts as failed.
+func (s *sweepRun) followTrial(ctx workflow.Context, id string, f workflow.ChildWorkflowFuture) {
+	err := f.GetChildWorkflowExecution().Get(ctx, nil)
+	s.starting--
+	if err != nil {
+		s.record(ctx, results.TrialSummary{TrialID: id, Outcome: results.OutcomeFailed,
+			Error: "trial workflow did not start: " + err.Error()})
+		return
+	}
+	var sum results.TrialSummary
+	switch err := f.Get(ctx, &sum); {
+	case err == nil && sum.TrialID == id:
+		s.record(ctx, sum)
+	case temporal.IsCanceledError(err):
+		// Its report, with the steps it reached, normally comes first by signal.
+		s.record(ctx, results.TrialSummary{TrialID: id, Outcome: results.OutcomeCancelled})
+	case err != nil:
+		s.record(ctx, results.TrialSummary{TrialID: id, Outcome: results.OutcomeFailed,
+			Error: "trial workflow ended without reporting: " + err.Error()})
+	}
+}
+
+// checkCarried is the safety net for the trials an earlier run started: this run has no future to
+// learn their end from, only their report by signal. Every TrialCheckInterval it looks up the ones that
+// have not reported (CheckTrials) and records each that has closed: with its result if it completed
+// (its report had reached a closing run), as failed if it was terminated by hand.
+func (s *sweepRun) checkCarried(ctx workflow.Context, carried []string) {
+	every := s.in.TrialCheckInterval
+	if every <= 0 {
+		every = 2 * time.Minute
+	}
+	wait := min(every, carriedFirstCheck)
+	for {
+		if err := workflow.Sleep(ctx, wait); err != nil {
+			return // cancelled, or the run is closing
+		}
+		wait = every
+		var refs []activities.TrialRef
+		for _, id := range carried {
+			if s.running[id] {
+				refs = append(refs, activities.TrialRef{TrialID: id, WorkflowID: TrialWorkflowID(s.in.SweepID, id)})
+			}
+		}
+		if len(refs) == 0 {
+			return
+		}
+		if err := s.checkTrials(ctx, refs); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			workflow.GetLogger(ctx).Warn("carried-over trials not checked", "error", err)
+		}
+	}
+}
+
+// checkTrials looks the trials up (CheckTrials) and records each that has closed.
+func (s *sweepRun) checkTrials(ctx workflow.Context, refs []activities.TrialRef) error {
+	var res activities.CheckTrialsResult
+	err := workflow.ExecuteActivity(s.lightOptions(ctx, fmt.Sprintf("check %d carried-over trials", len(refs))),
+		(*activities.Activities).CheckTrials, activities.CheckTrialsInput{SweepID: s.in.SweepID, Trials: refs}).Get(ctx, &res)
+	if err != nil {
+		return err
+	}
+	// A trial's own report, sent before it closed, is preferred to what its result says.
+	s.drainDone(ctx)
+	for _, sum := range res.Ended {
+		s.record(ctx, sum)
+	}
+	return nil
+}
+
+func (s *sweepRun) startTrial(ctx workflow.Context, t sweeps.Trial) workflow.ChildWorkflowFuture {
+	spec := s.in.Spec
+	attrs := []temporal.SearchAttributeUpdate{AttrSweepID.ValueSet(s.in.SweepID),
+		AttrSweepName.ValueSet(spec.Name), AttrKind.ValueSet("trial")}
+	if s.state.ParamsAttribute {
+		attrs = append(attrs, AttrParams.ValueSet(paramKeywords(sweeps.ParamNames(&spec), t.Params)))
+	}
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID: TrialWorkflowID(s.in.SweepID, t.ID),
+		TaskQueue:  ControlQueue,
+		// Children outlive a continue-as-new of the sweep; cancel reaches them explicitly.
+		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
+		TypedSearchAttributes: temporal.NewSearchAttributes(attrs...),
+		StaticSummary:         fmt.Sprintf("trial %s of %s: %s", t.ID, spec.Name, formatParams(sweeps.ParamNames(&spec), t.Params)),
+	})
+	return workflow.ExecuteChildWorkflow(cctx, Trial, TrialInput{
+		SweepID: s.in.SweepID, Trial: t, Trainer: spec.Trainer, Diagnostics: spec.Diagnostics,
+		Metric: spec.Metric, TaskQueue: spec.Resources.TrialQueue(), GPUs: &spec.Resources.GPUs, MaxAttempts: spec.Retries.MaxAttempts,
+		MaxInfraRetries:  spec.Retries.MaxInfraRetries,
+		HeartbeatTimeout: s.in.HeartbeatTimeout, AskAtBoundaries: s.sched.AsksAtBoundaries(),
+	})
+}
+
+func (s *sweepRun) drainDone(ctx workflow.Context) {
+	var sum results.TrialSummary
+	for s.doneCh.ReceiveAsync(&sum) {
+		s.record(ctx, sum)
+		sum = results.TrialSummary{}
+	}
+}
+
+// record counts a finished trial once, whichever way its end was learnt.
+func (s *sweepRun) record(ctx workflow.Context, sum results.TrialSummary) {
+	if !s.running[sum.TrialID] {
+		return
+	}
+	delete(s.running, sum.TrialID)
+	delete(s.decided, sum.TrialID)
+	s.sched.Finished(sum)
+	s.state.Counts[sum.Outcome]++
+	s.state.Pending = append(s.state.Pending, sum)
+	if sum.Outcome == results.OutcomeFailed {
+		failed := sum
+		failed.Last = nil
+		s.state.LastFailure = &failed
+	}
+	if sum.Outcome == results.OutcomeCompleted && sum.Objective != nil && s.better(sum, s.state.Leader) {
+		lead := sum
+		lead.Last = nil
+		s.state.Leader = &lead
+	}
+	workflow.SetCurrentDetails(ctx, s.details())
+}
+
+func (s *sweepRun) better(a results.TrialSummary, b *results.TrialSummary) bool {
+	if b == nil || b.Objective == nil {
+		return true
+	}
+	if s.in.Spec.Metric.Goal == "minimize" {
+		return *a.Objective < *b.Objective
+	}
+	return *a.Objective > *b.Objective
+}
+
+func (s *sweepRun) details() string {
+	done := 0
+	for _, n := range s.state.Counts {
+		done += n
+	}
+	d := fmt.Sprintf("%d/%d trials finished, %d running", done, s.sched.Total(), len(s.running))
+	for _, o := range results.Outcomes {
+		if n := s.state.Counts[o]; n > 0 {
+			d += fmt.Sprintf(", %d %s", n, o)
+		}
+	}
+	if l := s.state.Leader; l != nil {
+		d += fmt.Sprintf("; leader %s %s=%.4g", l.TrialID, s.in.Spec.Metric.Name, *l.Objective)
+	}
+	return d
+}
+
+// Bounds of AttrParams: one "name=value" at most maxParamKeyword bytes (a SQL visibility keyword holds
+// 255), all of them at most maxParamsBytes, JSON-encoded, under the server's 2 KiB per search attribute
+// value (frontend.searchAttributesSizeOfValueLimit): a start whose attribute is too large would be
+// refused, and the sweep would retry it forever.
+const (
+	maxParamKeyword = 255
+	maxParamsBytes  = 1536
+)
+
+// paramKeywords is a trial's AttrParams value: "name=value" per parameter in spec order, values as
+// formatParams writes them, each cut to maxParamKeyword bytes on a rune boundary; the parameters that
+// no longer fit in maxParamsBytes are left out (the static summary and results.csv keep them all).
+func paramKeywords(names []string, params map[string]any) []string {
+	out := make([]string, 0, len(names))
+	total := 0
+	for _, n := range names {
+		kw := fmt.Sprintf("%s=%v", n, params[n])
+		if len(kw) > maxParamKeyword {
+			cut := maxParamKeyword
+			for cut > 0 && !utf8.RuneStart(kw[cut]) {
+				cut--
+			}
+			kw = kw[:cut]
+		}
+		quoted, _ := json.Marshal(kw) // a string: cannot fail
+		if total += len(quoted) + 1; total > maxParamsBytes {
+			break
+		}
+		out = append(out, kw)
+	}
+	return out
+}
+
+func formatParams(names []string, params map[string]any) string {
+	out := ""
+	for i, n := range names {
+		if i > 0 {
+			out += " "
+		}
+		out += fmt.Sprintf("%s=%v", n, params[n])
+	}
+	return out
+}
