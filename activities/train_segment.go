@@ -226,8 +226,8 @@ func (r *segmentRun) resumeCheckpoint(ctx context.Context, prev Heartbeat) (stri
 	}
 	// The resume point is this attempt's result until it writes a record of its own; one that resumes
 	// at or past the segment's end writes none. An earlier attempt of this segment got to its
-	// heartbeat's checkpoint; the previous segment ended at ResumeStep (older workflows do not say:
-	// then the segment's start).
+	// heartbeat's checkpoint; the previous segment ended at ResumeStep (0 when it does not say: then the
+	// segment's start).
 	r.resumedAt = max(r.in.ResumeStep, r.in.StartStep)
 	if key != r.in.ResumeFrom {
 		r.resumedAt = r.hb.CheckpointStep

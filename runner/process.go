@@ -33,7 +33,7 @@ func Start(argv, env []string, dir string, log io.Writer) (*Process, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("trainer command: got an empty argv, want a program and its arguments")
 	}
-	// Resolved here as before, against the worker's PATH, so a missing program is reported the same way.
+	// Resolved here, against the worker's PATH, so a missing program is reported by the worker itself.
 	trainer := exec.Command(argv[0], argv[1:]...)
 	if trainer.Err != nil {
 		return nil, fmt.Errorf("start trainer %q: %w", argv[0], trainer.Err)

@@ -175,7 +175,7 @@ func listing(ex *workflowpb.WorkflowExecutionInfo) SweepListing {
 		l.Ended = &end
 	}
 	// A sweep that continued-as-new is listed by its latest run; the memo, carried from run to run,
-	// says when the sweep was submitted (sweeps submitted before it did show their run's start).
+	// says when the sweep was submitted (a sweep without it shows its run's start).
 	var submitted time.Time
 	if p := ex.GetMemo().GetFields()[workflows.MemoSubmitted]; p != nil && dc.FromPayload(p, &submitted) == nil && !submitted.IsZero() {
 		l.Started = submitted
