@@ -58,7 +58,9 @@ func Trial(ctx workflow.Context, in TrialInput) (*results.TrialSummary, error) {
 	sum.WallSeconds = workflow.Now(ctx).Sub(start).Seconds()
 	var pruned *prunedError
 	switch {
-	case temporal.IsCanceledError(err):
+	case temporal.IsCanceledError(err) && ctx.Err() != nil:
+		// Cancelled: the trial was asked to stop. A segment that ended as cancelled while nobody asked
+		// (its attempt was ended by the server) is a failure like any other, below.
 		sum.Outcome = results.OutcomeCancelled
 	case errors.As(err, &pruned):
 		// Stopped by the scheduler: its objective so far stays, as a cancelled trial's does.

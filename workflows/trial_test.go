@@ -388,3 +388,22 @@ func TestTrialEndsWhenATrainerIgnoresItsStopStep(t *testing.T) {
 		})
 	}
 }
+
+// A segment that ends as cancelled while nobody cancelled the trial (the server ended its attempt) fails
+// the trial: only a cancel request makes a trial cancelled, and only then does it say so to its sweep.
+func TestTrialSegmentCancelledWithoutRequestFails(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.OnActivity(acts.TrainSegment, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.SegmentInput) (*activities.SegmentResult, error) {
+			return nil, temporal.NewCanceledError()
+		})
+	env.ExecuteWorkflow(workflows.Trial, trialInput(20000, 10000, 3))
+	var sum results.TrialSummary
+	if err := env.GetWorkflowResult(&sum); err != nil {
+		t.Fatalf("workflow error %v, want a failed summary", err)
+	}
+	if sum.Outcome != results.OutcomeFailed || !strings.Contains(sum.Error, "canceled") {
+		t.Errorf("summary = outcome %s, error %q; want failed, naming the cancellation", sum.Outcome, sum.Error)
+	}
+}
