@@ -6,7 +6,10 @@ package activities
 import (
 	"context"
 	"io"
+	"sync"
 	"time"
+
+	"go.temporal.io/sdk/log"
 
 	"github.com/rlsweep/rlsweep/runner"
 )
@@ -50,6 +53,15 @@ type Activities struct {
 	// Attributes tells Plan which search attributes the namespace has (the worker sets it from its
 	// Temporal client); nil means none beyond the ones rlsweep requires.
 	Attributes SearchAttributeLookup
+	// KeepScratch keeps each attempt's scratch directory after it ends (its log stored), for
+	// debugging a trainer; by default it is removed.
+	KeepScratch bool
+	// Logger receives what the worker logs outside an activity (the background uploads of ended
+	// attempts' logs); nil drops it. Inside an activity, activity.GetLogger's logger is used.
+	Logger log.Logger
+
+	uploadsOnce sync.Once
+	bg          *backgroundUploads
 }
 
 // ParamsSearchAttribute is the optional KeywordList search attribute that carries a trial's parameter
