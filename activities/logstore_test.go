@@ -88,7 +88,6 @@ func bigLogTrainer(mb int) []string {
 		`echo "{\"step\":$((i*100)),\"reward\":1}" >> "$RLSWEEP_METRICS_FILE"; done`)
 }
 
-
 // A 50 MB trainer log is uploaded once, byte for byte, across the segment's many flushes, without
 // ever being held whole in memory.
 func TestTrainSegmentLogUploadedOnce(t *testing.T) {
