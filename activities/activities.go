@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"go.temporal.io/sdk/log"
-
 	"github.com/rlsweep/rlsweep/runner"
 )
 
@@ -58,7 +56,7 @@ type Activities struct {
 	KeepScratch bool
 	// Logger receives what the worker logs outside an activity (the background uploads of ended
 	// attempts' logs); nil drops it. Inside an activity, activity.GetLogger's logger is used.
-	Logger log.Logger
+	Logger Logger
 
 	uploadsOnce sync.Once
 	bg          *backgroundUploads

@@ -5,18 +5,38 @@ import (
 	"errors"
 
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 )
 
-// trialLogger is the activity's logger with the trial's sweep ID, trial ID, segment and attempt on
-// every line, so an operator can tell which trial a warning is about.
-func trialLogger(ctx context.Context, sweepID, trialID string, segment int, attempt int32) log.Logger {
-	return log.With(activity.GetLogger(ctx), "sweep_id", sweepID, "trial_id", trialID, "segment", segment, "attempt", attempt)
+// Logger is what the activities log with: the Temporal SDK's log.Logger satisfies it.
+type Logger interface {
+	Debug(msg string, keyvals ...any)
+	Info(msg string, keyvals ...any)
+	Warn(msg string, keyvals ...any)
+	Error(msg string, keyvals ...any)
 }
 
+// trialLogger is the activity's logger with the trial's sweep ID, trial ID, segment and attempt on
+// every line, so an operator can tell which trial a warning is about.
+func trialLogger(ctx context.Context, sweepID, trialID string, segment int, attempt int32) Logger {
+	return withKeys{activity.GetLogger(ctx), []any{"sweep_id", sweepID, "trial_id", trialID, "segment", segment, "attempt", attempt}}
+}
+
+// withKeys adds its key-value pairs to every line.
+type withKeys struct {
+	l    Logger
+	keys []any
+}
+
+func (w withKeys) with(kv []any) []any { return append(append([]any(nil), w.keys...), kv...) }
+
+func (w withKeys) Debug(msg string, kv ...any) { w.l.Debug(msg, w.with(kv)...) }
+func (w withKeys) Info(msg string, kv ...any)  { w.l.Info(msg, w.with(kv)...) }
+func (w withKeys) Warn(msg string, kv ...any)  { w.l.Warn(msg, w.with(kv)...) }
+func (w withKeys) Error(msg string, kv ...any) { w.l.Error(msg, w.with(kv)...) }
+
 // logger is the worker's logger for what happens outside an activity.
-func (a *Activities) logger() log.Logger {
+func (a *Activities) logger() Logger {
 	if a.Logger != nil {
 		return a.Logger
 	}
@@ -50,6 +70,6 @@ func (r *segmentRun) logAttemptFailed(ctx context.Context, err error) {
 }
 
 // log is the segment's trialLogger.
-func (r *segmentRun) log(ctx context.Context) log.Logger {
+func (r *segmentRun) log(ctx context.Context) Logger {
 	return trialLogger(ctx, r.in.SweepID, r.in.Trial.ID, r.in.Segment, r.attempt)
 }

@@ -276,7 +276,7 @@ func stoppingMessage(timeout time.Duration) string {
 func reclaimScratch(f *Factory, a *activities.Activities, who string) {
 	n, err := a.ReclaimScratch()
 	if err != nil {
-		a.Logger.Warn("sweeping the work directory for leftover attempts failed", "work_dir", a.WorkDir, "error", err)
+		fmt.Fprintf(f.ErrOut, "%s: warning: sweeping %s for attempts a stopped worker left: %v\n", who, a.WorkDir, err)
 	}
 	if n > 0 {
 		fmt.Fprintf(f.ErrOut, "%s: %d attempt directories left in %s by a stopped worker: storing their logs, then removing them\n", who, n, a.WorkDir)
