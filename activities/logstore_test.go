@@ -6,15 +6,19 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/testsuite"
 	"golang.org/x/sys/unix"
 
 	"github.com/rlsweep/rlsweep/activities"
@@ -229,4 +233,54 @@ func countParts(t *testing.T, f *fixture) int {
 		t.Fatal(err)
 	}
 	return len(keys)
+}
+
+// syncBuffer is a bytes.Buffer safe for the logger's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// A failed attempt logs an ERROR line with the trial's sweep ID, trial ID, segment and attempt, its error
+// type, and its message with the worker's secrets masked.
+func TestTrainSegmentFailureIsLogged(t *testing.T) {
+	f := newFixture(t)
+	f.acts.Secrets = activities.NewMasker(map[string]string{"AWS_SECRET_ACCESS_KEY": "canary-secret-1234"})
+	var buf syncBuffer
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))))
+	env := s.NewTestActivityEnvironment()
+	env.SetTestTimeout(20 * time.Second)
+	env.RegisterActivity(f.acts.TrainSegment)
+	in := f.input(1000, nil)
+	in.Trainer.Command = shellTrainer(`echo "key canary-secret-1234"; exit 3`)
+	if _, err := f.runIn(env, in); err == nil {
+		t.Fatal("the crashing trainer's attempt succeeded")
+	}
+	var line string
+	for _, l := range strings.Split(buf.String(), "\n") {
+		if strings.Contains(l, "level=ERROR") && strings.Contains(l, "segment attempt failed") {
+			line = l
+		}
+	}
+	for _, want := range []string{"sweep_id=" + sweepID, "trial_id=0-s1", "segment=0", "attempt=1", "error_type=TrainerCrashed", "status 3", "[secret AWS_SECRET_ACCESS_KEY]"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("failure log line %q lacks %q; log:\n%s", line, want, buf.String())
+		}
+	}
+	if strings.Contains(buf.String(), "canary-secret-1234") {
+		t.Errorf("the worker's log holds a secret:\n%s", buf.String())
+	}
 }
