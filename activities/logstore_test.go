@@ -77,12 +77,10 @@ func attemptDirs(t testing.TB, root string) []string {
 // waitUploads waits for the background uploads of ended attempts to finish.
 func waitUploads(t testing.TB, a *activities.Activities) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for a.PendingUploads() > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d background uploads still pending after 10s", a.PendingUploads())
-		}
-		time.Sleep(10 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if n := a.WaitUploads(ctx); n > 0 {
+		t.Fatalf("%d background uploads still pending after 10s", n)
 	}
 }
 

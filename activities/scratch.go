@@ -199,6 +199,22 @@ func (a *Activities) PendingUploads() int {
 	return len(b.pending)
 }
 
+// WaitUploads waits until the background uploads have stored every ended attempt's log, or ctx ends;
+// it returns how many are still pending. A stopping worker calls it so the logs of attempts that
+// ended while the store was away are not left for the next worker on this work directory.
+func (a *Activities) WaitUploads(ctx context.Context) int {
+	done := make(chan struct{})
+	go func() {
+		a.uploads().wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	return a.PendingUploads()
+}
+
 // ReclaimScratch takes over the attempt directories under the work directory that no live process
 // holds — left by a worker that was killed — stores what of their logs is not stored yet, in the
 // background, and removes them. It returns how many it took over. Directories a running attempt or

@@ -167,6 +167,7 @@ func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 			fmt.Fprintln(f.ErrOut, "dev: "+stoppingMessage(opts.StopTimeout))
 		}
 		w.Stop()
+		waitUploads(f, acts, opts.StopTimeout, "dev")
 	}()
 	slots, gpus := opts.Slots, "on the CPU"
 	if acts.Slots != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -184,7 +185,23 @@ func runWorker(cmd *cobra.Command, f *Factory, o *WorkerOptions) error {
 	<-ctx.Done()
 	fmt.Fprintln(f.ErrOut, "worker: "+stoppingMessage(o.StopTimeout))
 	w.Stop()
+	waitUploads(f, acts, o.StopTimeout, "worker")
 	return nil
+}
+
+// waitUploads gives the logs of attempts that ended while the store was away up to timeout to be
+// stored before the worker exits; what is left, the next worker on the work directory stores.
+func waitUploads(f *Factory, a *activities.Activities, timeout time.Duration, who string) {
+	n := a.PendingUploads()
+	if n == 0 || timeout <= 0 {
+		return
+	}
+	fmt.Fprintf(f.ErrOut, "%s: waiting up to %s for the logs of %d ended attempts to be stored\n", who, timeout, n)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if left := a.WaitUploads(ctx); left > 0 {
+		fmt.Fprintf(f.ErrOut, "%s: %d attempt logs not stored yet; their directories stay in %s for the next worker there to store\n", who, left, a.WorkDir)
+	}
 }
 
 // checkSecretEnv validates --secret-env and RLSWEEP_SECRET_ENV: variable names.
