@@ -36,7 +36,7 @@ type Activities struct {
 	TrialLimit chan struct{}
 	// PollInterval is how often a running segment reads new metrics; 0 means 20ms.
 	PollInterval time.Duration
-	// FlushInterval is how often new metrics records and stdout.log are copied to the store while a segment
+	// FlushInterval is how often new metrics records and what stdout.log gained are copied to the store while a segment
 	// runs; 0 means 30s. They are always copied when the segment ends.
 	FlushInterval time.Duration
 	// StoreRetry is how long a segment retries a store operation it cannot do without while the store

@@ -282,3 +282,25 @@ func TestTrainSegmentFailureIsLogged(t *testing.T) {
 		t.Errorf("the worker's log holds a secret:\n%s", buf.String())
 	}
 }
+
+// A segment run again with the same attempt number (a trial re-run) stores its log beside the earlier
+// one under the next free attempt number: a stored log is never overwritten.
+func TestTrainSegmentRerunKeepsEarlierLog(t *testing.T) {
+	f := newFixture(t)
+	in := f.input(1000, nil)
+	in.Trainer.Command = shellTrainer(`echo first run; echo '{"step":1000,"reward":1}' >> "$RLSWEEP_METRICS_FILE"`)
+	if _, err := f.run(in); err != nil {
+		t.Fatal(err)
+	}
+	in.Trainer.Command = shellTrainer(`echo second run; echo '{"step":1000,"reward":2}' >> "$RLSWEEP_METRICS_FILE"`)
+	res, err := f.run(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.log(0, 1); got != "first run\n" {
+		t.Errorf("first run's log = %q, want it kept", got)
+	}
+	if got := f.log(0, 2); got != "second run\n" || res.LogKey != artifacts.LogDir(sweepID, "0-s1", 0, 2) {
+		t.Errorf("second run's log = %q at %q, want it under attempt 2", got, res.LogKey)
+	}
+}

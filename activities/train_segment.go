@@ -346,7 +346,7 @@ func (r *segmentRun) contract(resume string) runner.Contract {
 }
 
 // close closes the attempt's files and ends its hold on the scratch directory: removed once its log
-// is stored, else left to the background uploader (releaseScratch).
+// is stored, else left to the background uploader (scratch.release).
 func (r *segmentRun) close() {
 	if r.canon != nil {
 		r.canon.Close()
