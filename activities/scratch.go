@@ -113,14 +113,14 @@ func (s *scratch) save() error {
 
 func (s *scratch) logPath() string { return filepath.Join(s.dir, "stdout.log") }
 
-// logStored tells whether the whole log is stored: there is none, or every byte of it is in a part
-// (an empty log is stored as one empty part).
+// logStored tells whether the whole log is stored: there is none, it is empty, or every byte of it is
+// in a part.
 func (s *scratch) logStored() bool {
 	st, err := os.Stat(s.logPath())
 	if err != nil {
 		return errors.Is(err, fs.ErrNotExist)
 	}
-	return s.state.LogParts > 0 && st.Size() <= s.state.LogBytes
+	return st.Size() == 0 || s.state.LogParts > 0 && st.Size() <= s.state.LogBytes
 }
 
 // release ends the attempt's ownership of its directory: removed when its log is stored (kept, with

@@ -41,6 +41,7 @@ retries: {max_attempts: 1}
 		}
 		return false
 	})
+	t.Logf("worker log line: %s", line)
 	for _, want := range []string{"sweep_id=" + sweepID, "TrainerCrashed", "crashing on purpose at step 2000"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("worker log line %q lacks %q", line, want)
