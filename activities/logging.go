@@ -19,7 +19,34 @@ type Logger interface {
 // trialLogger is the activity's logger with the trial's sweep ID, trial ID, segment and attempt on
 // every line, so an operator can tell which trial a warning is about.
 func trialLogger(ctx context.Context, sweepID, trialID string, segment int, attempt int32) Logger {
+	if !activity.IsActivity(ctx) {
+		return discard{}
+	}
 	return withKeys{activity.GetLogger(ctx), []any{"sweep_id", sweepID, "trial_id", trialID, "segment", segment, "attempt", attempt}}
+}
+
+type trialLogKey struct{}
+
+// withTrialLog returns ctx carrying the segment attempt's trialLogger, which activityLog returns for
+// ctx and every context derived from it.
+func withTrialLog(ctx context.Context, in SegmentInput) context.Context {
+	var attempt int32
+	if activity.IsActivity(ctx) {
+		attempt = activity.GetInfo(ctx).Attempt
+	}
+	return context.WithValue(ctx, trialLogKey{}, trialLogger(ctx, in.SweepID, in.Trial.ID, in.Segment, attempt))
+}
+
+// activityLog is what an activity logs with: the trial's logger when ctx carries one (withTrialLog),
+// else the SDK's activity logger (nothing outside an activity).
+func activityLog(ctx context.Context) Logger {
+	if l, ok := ctx.Value(trialLogKey{}).(Logger); ok {
+		return l
+	}
+	if !activity.IsActivity(ctx) {
+		return discard{}
+	}
+	return activity.GetLogger(ctx)
 }
 
 // withKeys adds its key-value pairs to every line.
@@ -69,7 +96,10 @@ func (r *segmentRun) logAttemptFailed(ctx context.Context, err error) {
 	r.log(ctx).Error("segment attempt failed", "error_type", typ, "error", r.a.masker().MaskString(err.Error()))
 }
 
-// log is the segment's trialLogger.
+// log is the segment's logger: its trialLogger.
 func (r *segmentRun) log(ctx context.Context) Logger {
+	if l, ok := ctx.Value(trialLogKey{}).(Logger); ok {
+		return l
+	}
 	return trialLogger(ctx, r.in.SweepID, r.in.Trial.ID, r.in.Segment, r.attempt)
 }

@@ -151,6 +151,7 @@ func TestTrainSegmentLogStoredAfterStoreRecovers(t *testing.T) {
 	puts := &logPuts{Store: f.store}
 	puts.down.Store(true)
 	f.acts.Store = puts
+	f.acts.StoreRetry = 200 * time.Millisecond // the attempt gives up on the store soon
 	_, err := f.run(f.input(10000, map[string]any{"crash_at": 3000.0}))
 	if err == nil {
 		t.Fatal("the attempt succeeded with the store down")
@@ -251,17 +252,23 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// loggedEnv is an activity environment whose log, at Warn and above, goes to the returned buffer.
+func (f *fixture) loggedEnv() (*testsuite.TestActivityEnvironment, *syncBuffer) {
+	buf := &syncBuffer{}
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelWarn}))))
+	env := s.NewTestActivityEnvironment()
+	env.SetTestTimeout(20 * time.Second)
+	env.RegisterActivity(f.acts.TrainSegment)
+	return env, buf
+}
+
 // A failed attempt logs an ERROR line with the trial's sweep ID, trial ID, segment and attempt, its error
 // type, and its message with the worker's secrets masked.
 func TestTrainSegmentFailureIsLogged(t *testing.T) {
 	f := newFixture(t)
 	f.acts.Secrets = activities.NewMasker(map[string]string{"AWS_SECRET_ACCESS_KEY": "canary-secret-1234"})
-	var buf syncBuffer
-	var s testsuite.WorkflowTestSuite
-	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))))
-	env := s.NewTestActivityEnvironment()
-	env.SetTestTimeout(20 * time.Second)
-	env.RegisterActivity(f.acts.TrainSegment)
+	env, buf := f.loggedEnv()
 	in := f.input(1000, nil)
 	in.Trainer.Command = shellTrainer(`echo "key canary-secret-1234"; exit 3`)
 	if _, err := f.runIn(env, in); err == nil {
@@ -303,4 +310,32 @@ func TestTrainSegmentRerunKeepsEarlierLog(t *testing.T) {
 	if got := f.log(0, 2); got != "second run\n" || res.LogKey != artifacts.LogDir(sweepID, "0-s1", 0, 2) {
 		t.Errorf("second run's log = %q at %q, want it under attempt 2", got, res.LogKey)
 	}
+}
+
+// The warnings a segment logs while the store is away name the trial too.
+func TestTrainSegmentStoreWarningNamesTheTrial(t *testing.T) {
+	defer activities.SetUploadRetry(20 * time.Millisecond)()
+	f := newFixture(t)
+	puts := &logPuts{Store: f.store}
+	puts.down.Store(true)
+	f.acts.Store = puts
+	f.acts.StoreRetry = 200 * time.Millisecond
+	env, buf := f.loggedEnv()
+	if _, err := f.runIn(env, f.input(2000, nil)); err == nil {
+		t.Fatal("the attempt succeeded with the store down")
+	}
+	found := false
+	for _, l := range strings.Split(buf.String(), "\n") {
+		if strings.Contains(l, "level=WARN") && strings.Contains(l, "store operation failed") {
+			found = true
+			if !strings.Contains(l, "trial_id=0-s1") || !strings.Contains(l, "sweep_id="+sweepID) {
+				t.Errorf("store warning %q does not name the trial", l)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no store warning logged:\n%s", buf.String())
+	}
+	puts.down.Store(false)
+	waitUploads(t, f.acts)
 }

@@ -37,6 +37,7 @@ const heartbeatEvery = time.Second
 // against SegmentInput.MaxTrainerFailures; the other attempts ended by faults outside the trainer (its
 // worker died or was stopped, the server or the store was unreachable) against MaxInfraRetries.
 func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (*SegmentResult, error) {
+	ctx = withTrialLog(ctx, in) // every line it logs names the trial
 	var prev Heartbeat
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &prev)
