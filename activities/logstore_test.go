@@ -14,15 +14,16 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
-	"golang.org/x/sys/unix"
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/runner"
 )
 
 // logPuts is a store counting the bytes Put under the trials' logs folders, streaming them through,
@@ -204,7 +205,7 @@ func TestReclaimScratch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lock.Close()
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
 		t.Fatal(err)
 	}
 	n, err := f.acts.ReclaimScratch()
@@ -267,7 +268,7 @@ func (f *fixture) loggedEnv() (*testsuite.TestActivityEnvironment, *syncBuffer) 
 // type, and its message with the worker's secrets masked.
 func TestTrainSegmentFailureIsLogged(t *testing.T) {
 	f := newFixture(t)
-	f.acts.Secrets = activities.NewMasker(map[string]string{"AWS_SECRET_ACCESS_KEY": "canary-secret-1234"})
+	f.acts.Secrets = runner.NewMasker(map[string]string{"AWS_SECRET_ACCESS_KEY": "canary-secret-1234"})
 	env, buf := f.loggedEnv()
 	in := f.input(1000, nil)
 	in.Trainer.Command = shellTrainer(`echo "key canary-secret-1234"; exit 3`)

@@ -11,9 +11,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"sync"
+	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/rlsweep/rlsweep/artifacts"
 )
@@ -85,7 +84,7 @@ func newScratch(parent string, st attemptState) (*scratch, error) {
 			return nil, fmt.Errorf("segment scratch: %w", err)
 		}
 		// Blocking: a sweep that locked the new file first finds no attempt.json and lets go at once.
-		if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+		if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
 			lock.Close()
 			return nil, fmt.Errorf("segment scratch: lock %s: %w", dir, err)
 		}
@@ -251,13 +250,13 @@ func claimScratch(dir string) *scratch {
 	if err != nil {
 		return nil
 	}
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		lock.Close()
 		return nil
 	}
 	// The directory may have been removed by its owner between the open and the lock.
-	var held, now unix.Stat_t
-	if unix.Fstat(int(lock.Fd()), &held) != nil || unix.Stat(lock.Name(), &now) != nil || held.Ino != now.Ino || held.Dev != now.Dev {
+	var held, now syscall.Stat_t
+	if syscall.Fstat(int(lock.Fd()), &held) != nil || syscall.Stat(lock.Name(), &now) != nil || held.Ino != now.Ino || held.Dev != now.Dev {
 		lock.Close()
 		return nil
 	}
