@@ -6,6 +6,7 @@ package activities
 import (
 	"context"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/rlsweep/rlsweep/runner"
@@ -35,7 +36,7 @@ type Activities struct {
 	TrialLimit chan struct{}
 	// PollInterval is how often a running segment reads new metrics; 0 means 20ms.
 	PollInterval time.Duration
-	// FlushInterval is how often new metrics records and stdout.log are copied to the store while a segment
+	// FlushInterval is how often new metrics records and what stdout.log gained are copied to the store while a segment
 	// runs; 0 means 30s. They are always copied when the segment ends.
 	FlushInterval time.Duration
 	// StoreRetry is how long a segment retries a store operation it cannot do without while the store
@@ -50,6 +51,15 @@ type Activities struct {
 	// Attributes tells Plan which search attributes the namespace has (the worker sets it from its
 	// Temporal client); nil means none beyond the ones rlsweep requires.
 	Attributes SearchAttributeLookup
+	// KeepScratch keeps each attempt's scratch directory after it ends (its log stored), for
+	// debugging a trainer; by default it is removed.
+	KeepScratch bool
+	// Logger receives what the worker logs outside an activity (the background uploads of ended
+	// attempts' logs); nil drops it. Inside an activity, activity.GetLogger's logger is used.
+	Logger Logger
+
+	uploadsOnce sync.Once
+	bg          *backgroundUploads
 }
 
 // ParamsSearchAttribute is the optional KeywordList search attribute that carries a trial's parameter

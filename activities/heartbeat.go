@@ -56,8 +56,7 @@ func startBeats(ctx context.Context, every time.Duration, details Heartbeat) (co
 		close(b.exited)
 		return ctx, b
 	}
-	logger := activity.GetLogger(ctx)
-	b.log = logger.Warn
+	b.log = activityLog(ctx).Warn
 	token := activity.GetInfo(ctx).TaskToken
 	b.send = func(c context.Context, h Heartbeat) error {
 		cl := activity.GetClient(b.sdk)
@@ -243,7 +242,7 @@ func retryStore[T any](ctx context.Context, a *Activities, what string, op func(
 		v, err := op()
 		if err == nil {
 			if warned {
-				activity.GetLogger(ctx).Warn("the store answers again", "operation", what, "after", time.Since(start).Round(time.Second).String())
+				activityLog(ctx).Warn("the store answers again", "operation", what, "after", time.Since(start).Round(time.Second).String())
 			}
 			return v, nil
 		}
@@ -252,7 +251,7 @@ func retryStore[T any](ctx context.Context, a *Activities, what string, op func(
 			return v, err
 		}
 		if !warned {
-			activity.GetLogger(ctx).Warn("store operation failed; retrying", "operation", what, "error", err, "budget", budget.String())
+			activityLog(ctx).Warn("store operation failed; retrying", "operation", what, "error", err, "budget", budget.String())
 			warned = true
 		}
 		select {

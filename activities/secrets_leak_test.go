@@ -78,7 +78,7 @@ func (f *fixture) noCanaryStored(t *testing.T, vals []string) {
 		if err != nil {
 			return err
 		}
-		if filepath.Base(filepath.Dir(p)) == "logs" {
+		if filepath.Base(filepath.Dir(filepath.Dir(p))) == "logs" {
 			logs++ // the trainer's stdout log keeps what it printed
 			return nil
 		}

@@ -38,6 +38,7 @@ const heartbeatEvery = time.Second
 // against SegmentInput.MaxTrainerFailures; the other attempts ended by faults outside the trainer (its
 // worker died or was stopped, the server or the store was unreachable) against MaxInfraRetries.
 func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (*SegmentResult, error) {
+	ctx = withTrialLog(ctx, in) // every line it logs names the trial
 	var prev Heartbeat
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &prev)
@@ -57,6 +58,7 @@ func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (*Segmen
 	if err != nil && !temporal.IsCanceledError(err) {
 		b.final(run.hb) // how far it got and the failures so far, for the next attempt
 	}
+	run.logAttemptFailed(work, err)
 	return res, err
 }
 
@@ -120,6 +122,7 @@ type segmentRun struct {
 	env      []string
 	attempt  int32
 	dir      string // scratch directory of this attempt
+	scratch  *scratch
 	ckptDir  string
 	metrics  string // the file the trainer appends to
 	tbDir    string
@@ -151,22 +154,28 @@ type segmentRun struct {
 	seenKeys map[string]bool
 }
 
-func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput, prev Heartbeat) (*segmentRun, error) {
+func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput, prev Heartbeat) (_ *segmentRun, err error) {
 	info := activity.GetInfo(ctx)
-	dir := filepath.Join(a.WorkDir, artifacts.SweepKey(in.SweepID, "trials"), artifacts.Segment(in.Trial.ID),
-		fmt.Sprintf("seg%d-attempt%d", in.Segment, info.Attempt))
+	sc, err := newScratch(filepath.Join(a.WorkDir, artifacts.SweepKey(in.SweepID, "trials"), artifacts.Segment(in.Trial.ID)),
+		attemptState{SweepID: in.SweepID, TrialID: in.Trial.ID, Segment: in.Segment, Attempt: info.Attempt})
+	if err != nil {
+		return nil, err
+	}
+	dir := sc.dir
 	metricsName := "metrics.jsonl"
 	if in.Trainer.Metrics.Source == trainer.SourceCSV {
 		// SB3's logger writes progress.csv into the directory it is configured with: the trainer's
 		// working directory, or the directory of RLSWEEP_METRICS_FILE.
 		metricsName = "progress.csv"
 	}
-	r := &segmentRun{a: a, in: in, dir: dir, attempt: info.Attempt, ckptDir: filepath.Join(dir, "checkpoints"),
+	r := &segmentRun{a: a, in: in, dir: dir, scratch: sc, attempt: info.Attempt, ckptDir: filepath.Join(dir, "checkpoints"),
 		metrics: filepath.Join(dir, metricsName), tbDir: filepath.Join(dir, "tb"),
-		logPath: filepath.Join(dir, "stdout.log"), started: time.Now(), firstNew: -1}
-	if err := os.RemoveAll(dir); err != nil {
-		return nil, fmt.Errorf("segment scratch %s: %w", dir, err)
-	}
+		logPath: sc.logPath(), started: time.Now(), firstNew: -1}
+	defer func() {
+		if err != nil {
+			r.close()
+		}
+	}()
 	for _, d := range []string{r.ckptDir, r.tbDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("segment scratch: %w", err)
@@ -338,9 +347,16 @@ func (r *segmentRun) contract(resume string) runner.Contract {
 		TotalSteps: r.in.Trainer.TotalSteps, ResumeFrom: resume}
 }
 
+// close closes the attempt's files and ends its hold on the scratch directory: removed once its log
+// is stored, else left to the background uploader (scratch.release).
 func (r *segmentRun) close() {
-	r.canon.Close()
-	r.reader.Close()
+	if r.canon != nil {
+		r.canon.Close()
+	}
+	if r.reader != nil {
+		r.reader.Close()
+	}
+	r.scratch.release(r.a)
 }
 
 // run starts the trainer and follows it until it exits, is cancelled, or stalls.
@@ -388,7 +404,7 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 			r.stopTrainer(ctx, p)
 			r.pollFinal(ctx)
 			if err := r.flush(ctx); err != nil {
-				activity.GetLogger(ctx).Warn("storing metrics at worker shutdown failed", "error", err)
+				r.log(ctx).Warn("storing metrics at worker shutdown failed", "error", err)
 			}
 			msg := fmt.Sprintf("trial %s: the worker shut down at step %d; the trainer was stopped and the next attempt resumes from %s",
 				r.in.Trial.ID, r.result.LastStep, orStart(r.hb.CheckpointKey))
@@ -442,7 +458,7 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 			}
 			if now.Sub(lastFlush) >= r.a.flushInterval() {
 				if err := r.flush(ctx); err != nil {
-					activity.GetLogger(ctx).Warn("flushing metrics failed; will retry", "error", err)
+					r.log(ctx).Warn("flushing metrics failed; will retry", "error", err)
 				}
 				lastFlush = now
 			}
@@ -615,12 +631,12 @@ func (r *segmentRun) primeEngine(ctx context.Context) error {
 func (r *segmentRun) uploadCheckpoint(ctx context.Context, rec diagnostics.Record) error {
 	rel, err := artifacts.CleanKey(rec.Checkpoint)
 	if err != nil {
-		activity.GetLogger(ctx).Warn("ignoring checkpoint announcement", "error", err)
+		r.log(ctx).Warn("ignoring checkpoint announcement", "error", err)
 		return nil
 	}
 	path := filepath.Join(r.ckptDir, filepath.FromSlash(rel))
 	if _, err := os.Stat(path); err != nil {
-		activity.GetLogger(ctx).Warn("announced checkpoint is not on disk", "checkpoint", rel, "error", err)
+		r.log(ctx).Warn("announced checkpoint is not on disk", "checkpoint", rel, "error", err)
 		return nil
 	}
 	key := artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, "checkpoints/"+rel)
@@ -652,19 +668,18 @@ func (r *segmentRun) uploadCheckpoint(ctx context.Context, rec diagnostics.Recor
 	return nil
 }
 
-// flush stores the records read since the last flush as a metrics part, and stdout.log.
+// flush stores the records read since the last flush as a metrics part, and what stdout.log gained
+// as a log part (uploadLog): each byte is uploaded once, read from the file a section at a time.
 func (r *segmentRun) flush(ctx context.Context) error {
-	// One log per attempt: a retry never overwrites the log of the attempt that crashed.
-	logKey := artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, fmt.Sprintf("logs/segment-%d-attempt-%d.log", r.in.Segment, r.attempt))
-	r.result.LogKey = logKey
 	if err := r.flushMetrics(ctx); err != nil {
 		return err
 	}
-	logBytes, err := os.ReadFile(r.logPath)
-	if err != nil {
-		return fmt.Errorf("read trainer log: %w", err)
+	err := uploadLog(ctx, r.a.Store, r.scratch)
+	if st := r.scratch.state; st.LogAttempt != 0 {
+		// One log per attempt: a retry never overwrites the log of the attempt that crashed.
+		r.result.LogKey = artifacts.LogDir(r.in.SweepID, r.in.Trial.ID, r.in.Segment, st.LogAttempt)
 	}
-	return putBytes(ctx, r.a.Store, logKey, logBytes)
+	return err
 }
 
 // flushMetrics stores the records this attempt read since its previous flush as its next metrics part

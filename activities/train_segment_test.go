@@ -116,6 +116,16 @@ func (f *fixture) read(key string) string {
 	return string(b)
 }
 
+// log returns the stored log of an attempt of trial 0-s1 (its parts, in order).
+func (f *fixture) log(segment int, attempt int32) string {
+	f.t.Helper()
+	var b strings.Builder
+	if err := artifacts.ReadLog(context.Background(), f.store, sweepID, "0-s1", segment, attempt, &b); err != nil {
+		f.t.Fatalf("stored log of segment %d attempt %d: %v", segment, attempt, err)
+	}
+	return b.String()
+}
+
 // metrics returns the trial's stored metrics stream (its merged parts) as JSON lines.
 func (f *fixture) metrics() string {
 	f.t.Helper()
@@ -244,10 +254,10 @@ func TestTrainSegmentHealthy(t *testing.T) {
 	if res.MetricsKey != artifacts.MetricsDir(sweepID, "0-s1") {
 		t.Errorf("MetricsKey = %q", res.MetricsKey)
 	}
-	if want := artifacts.TrialKey(sweepID, "0-s1", "logs/segment-0-attempt-1.log"); res.LogKey != want {
+	if want := artifacts.TrialKey(sweepID, "0-s1", "logs/segment-0-attempt-1"); res.LogKey != want {
 		t.Errorf("LogKey = %q, want %q", res.LogKey, want)
 	}
-	if log := f.read(res.LogKey); !strings.Contains(log, "scripted-trainer 0-s1: from step 0 to 10000") {
+	if log := f.log(0, 1); !strings.Contains(log, "scripted-trainer 0-s1: from step 0 to 10000") {
 		t.Errorf("stored log = %q, want the trainer's output", log)
 	}
 	if res.DumpKey != "" || res.ResumedFrom != "" {
@@ -589,7 +599,7 @@ func TestTrainSegmentResumeIsIdempotent(t *testing.T) {
 	if got, want := f.storedSteps(), stepsRange(1000, 15000, 1000); !slices.Equal(got, want) {
 		t.Errorf("stored steps after resuming = %v, want %v", got, want)
 	}
-	if log := f.read(artifacts.TrialKey(sweepID, "0-s1", "logs/segment-1-attempt-1.log")); !strings.Contains(log, "from step 6000 to 15000") {
+	if log := f.log(1, 1); !strings.Contains(log, "from step 6000 to 15000") {
 		t.Errorf("segment 1 log = %q, want the resumed trainer's", log)
 	}
 }

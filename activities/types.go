@@ -90,7 +90,7 @@ type SegmentResult struct {
 	Objective     *float64
 	CheckpointKey string // the last checkpoint uploaded, "" if none
 	MetricsKey    string // the trial's metrics folder (artifacts.MetricsDir)
-	LogKey        string
+	LogKey        string // the attempt's log folder (artifacts.LogDir), its parts in order (artifacts.ReadLog)
 	WallSeconds   float64
 	ResumedFrom   string
 	Warnings      map[string]int // diagnostic warnings by rule

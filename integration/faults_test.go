@@ -57,7 +57,7 @@ retries: {max_attempts: 6}
 // interrupted segment resumes from its last checkpoint, and the stored metrics hold every step once.
 func TestWorkerKillsLoseNoSteps(t *testing.T) {
 	e := newS3Env(t, "kills")
-	workers := map[string]*exec.Cmd{"a": e.startWorker("a", "--slots", "4"), "b": e.startWorker("b", "--slots", "4")}
+	workers := map[string]*exec.Cmd{"a": e.startWorker("a", "--slots", "4", "--keep-scratch"), "b": e.startWorker("b", "--slots", "4", "--keep-scratch")}
 	spec := e.spec("kills", faultSpec(40000, 20000, "[1.0e-4, 3.0e-4, 1.0e-3, 3.0e-3, 1.0e-2]", "[1, 2, 3, 4]"))
 	sweepID := e.submit(spec, "--heartbeat-timeout", "4s")
 	stored := map[string]map[string]resumePoint{}
@@ -75,7 +75,7 @@ func TestWorkerKillsLoseNoSteps(t *testing.T) {
 		stored[victim] = e.resumePoints(sweepID)
 		next := strings.TrimRight(victim, "0123456789") + strconv.Itoa(i/2+2)
 		t.Logf("kill %d: SIGKILL worker %s (pid %d), started %s", i+1, victim, w.Process.Pid, next)
-		workers[next] = e.startWorker(next, "--slots", "4")
+		workers[next] = e.startWorker(next, "--slots", "4", "--keep-scratch")
 	}
 	waitSweep(t, e.client, sweepID, 5*time.Minute)
 
@@ -120,7 +120,7 @@ func TestWorkerKillsLoseNoSteps(t *testing.T) {
 // trainers with it mid-checkpoint, so the retries fell back to the last periodic checkpoint.
 func TestWorkerShutdownLetsTrainersCheckpoint(t *testing.T) {
 	e := newEnv(t)
-	a := e.startWorker("a", "--slots", "4")
+	a := e.startWorker("a", "--slots", "4", "--keep-scratch")
 	spec := e.spec("graceful", faultSpec(40000, 40000, "[1.0e-4, 3.0e-4]", "[1, 2]"))
 	sweepID := e.submit(spec)
 	waitFor(t, 2*time.Minute, "4 trainers past their first checkpoint", func() bool {
@@ -133,7 +133,7 @@ func TestWorkerShutdownLetsTrainersCheckpoint(t *testing.T) {
 	}
 	_ = a.Wait()
 	t.Logf("worker a exited %.2fs after SIGINT", time.Since(start).Seconds())
-	e.startWorker("b", "--slots", "4")
+	e.startWorker("b", "--slots", "4", "--keep-scratch")
 	waitSweep(t, e.client, sweepID, 3*time.Minute)
 	for _, tr := range e.results(sweepID).Trials {
 		if tr.Outcome != results.OutcomeCompleted || tr.Steps != 40000 {
@@ -167,7 +167,7 @@ func TestWorkerSecondInterruptStopsAtOnce(t *testing.T) {
 	if err := os.MkdirAll(pidDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	a := e.startWorker("a", "--slots", "2")
+	a := e.startWorker("a", "--slots", "2", "--keep-scratch")
 	spec := e.spec("impatient", `
   total_steps: 1000000
   grace_period: 60s
@@ -213,8 +213,8 @@ concurrency: 2
 // The dev server SIGKILLed mid-sweep and restarted on the same port and SQLite file: the sweep completes.
 func TestDevServerKillAndRestart(t *testing.T) {
 	e, srv := newKillableEnv(t)
-	e.startWorker("a", "--slots", "4")
-	e.startWorker("b", "--slots", "4")
+	e.startWorker("a", "--slots", "4", "--keep-scratch")
+	e.startWorker("b", "--slots", "4", "--keep-scratch")
 	spec := e.spec("restart", faultSpec(30000, 10000, "[1.0e-4, 1.0e-3, 1.0e-2]", "[1, 2, 3, 4]"))
 	sweepID := e.submit(spec, "--heartbeat-timeout", "5s")
 	waitFor(t, 2*time.Minute, "trials to store metrics", func() bool {
@@ -248,8 +248,8 @@ func TestDevServerKillAndRestart(t *testing.T) {
 // checkpoint with the content the trainer wrote, every attempt's log.
 func TestMinioOutage(t *testing.T) {
 	e := newS3Env(t, "outage")
-	e.startWorker("a", "--slots", "4")
-	e.startWorker("b", "--slots", "4")
+	e.startWorker("a", "--slots", "4", "--keep-scratch")
+	e.startWorker("b", "--slots", "4", "--keep-scratch")
 	spec := e.spec("outage", faultSpec(60000, 30000, "[1.0e-4, 1.0e-3, 1.0e-2]", "[1, 2]"))
 	sweepID := e.submit(spec)
 	waitFor(t, 2*time.Minute, "a first checkpoint in S3", func() bool {
@@ -280,12 +280,15 @@ func TestMinioOutage(t *testing.T) {
 					during++
 				}
 			}
-			logKey := artifacts.TrialKey(sweepID, a.trial, fmt.Sprintf("logs/segment-%d-attempt-%d.log", a.segment, a.attempt))
+			logKey := artifacts.LogDir(sweepID, a.trial, a.segment, int32(a.attempt))
 			local, err := os.ReadFile(filepath.Join(a.dir, "stdout.log"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if sha256.Sum256(e.get(logKey)) != sha256.Sum256(local) {
+			var stored bytes.Buffer
+			if err := artifacts.ReadLog(context.Background(), e.s3, sweepID, a.trial, a.segment, int32(a.attempt), &stored); err != nil {
+				t.Errorf("%s: %v", logKey, err)
+			} else if sha256.Sum256(stored.Bytes()) != sha256.Sum256(local) {
 				t.Errorf("%s differs from the trainer's log", logKey)
 			}
 		}

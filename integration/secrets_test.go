@@ -117,7 +117,7 @@ retries: {max_attempts: 1}
 		if err != nil {
 			return err
 		}
-		if filepath.Base(filepath.Dir(p)) == "logs" {
+		if filepath.Base(filepath.Dir(filepath.Dir(p))) == "logs" {
 			logs++ // the trainer's own stdout log keeps what it printed
 			return nil
 		}

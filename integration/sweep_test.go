@@ -16,8 +16,8 @@ import (
 // A 12-trial sweep of the scripted trainer, two segments each, served by two worker processes.
 func TestTwelveTrialSweepAcrossTwoWorkers(t *testing.T) {
 	e := newEnv(t)
-	e.startWorker("a", "--slots", "3")
-	e.startWorker("b", "--slots", "3")
+	e.startWorker("a", "--slots", "3", "--keep-scratch")
+	e.startWorker("b", "--slots", "3", "--keep-scratch")
 	spec := e.spec("twelve", `
   total_steps: 20000
   segment_steps: 10000

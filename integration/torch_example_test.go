@@ -4,6 +4,7 @@ package integration
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -135,7 +136,9 @@ func (e *env) checkTorchTrial(t *testing.T, sweepID, trialID string) {
 		}
 	}
 	// Segments count from 0: the second one's log.
-	second, err := os.ReadFile(e.store.URL(artifacts.TrialKey(sweepID, trialID, "logs/segment-1-attempt-1.log")))
+	var log bytes.Buffer
+	err := artifacts.ReadLog(context.Background(), e.store, sweepID, trialID, 1, 1, &log)
+	second := log.Bytes()
 	if err != nil || !bytes.Contains(second, []byte("resumed from")) || !bytes.Contains(second, []byte("at step 1024")) {
 		t.Errorf("trial %s: the second segment's log does not show a resume at step 1024 (%v):\n%s", trialID, err, second)
 	}

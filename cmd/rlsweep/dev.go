@@ -28,6 +28,7 @@ type DevOptions struct {
 	Exit     bool   // exit once the submitted sweep has ended
 	// StopTimeout: at Ctrl-C, how long the worker waits for running trainers to stop (--stop-timeout).
 	StopTimeout time.Duration
+	Log         LogOptions
 }
 
 func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
@@ -60,6 +61,9 @@ func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
 			if err := checkStopTimeout(opts.StopTimeout); err != nil {
 				return invalidInput(err)
 			}
+			if err := opts.Log.validate(); err != nil {
+				return invalidInput(err)
+			}
 			if opts.UIPort < 1 || opts.UIPort > 65535 || opts.UIPort == opts.Port {
 				return invalidInput(fmt.Errorf("--ui-port: got %d, want 1 to 65535, other than --port %d", opts.UIPort, opts.Port))
 			}
@@ -77,6 +81,7 @@ func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
 	addGPUsFlag(cmd, &opts.GPUs)
 	fl.BoolVar(&opts.Exit, "exit", false, "with FILE: exit once the sweep has ended, stopping the server (make demo passes it when stdin is not a terminal)")
 	fl.DurationVar(&opts.StopTimeout, "stop-timeout", defaultStopTimeout, stopTimeoutUsage)
+	addLogFlags(cmd, &opts.Log)
 	return cmd
 }
 
@@ -124,6 +129,7 @@ func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 		}
 		defer srv.Stop()
 	}
+	f.Logger = opts.Log.logger(f.ErrOut)
 	c, err := f.Client(ctx)
 	if err != nil {
 		return err
@@ -152,6 +158,7 @@ func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 	if err != nil {
 		return err
 	}
+	reclaimScratch(f, acts, "dev")
 	if err := w.Start(); err != nil {
 		return err
 	}
@@ -160,6 +167,7 @@ func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 			fmt.Fprintln(f.ErrOut, "dev: "+stoppingMessage(opts.StopTimeout))
 		}
 		w.Stop()
+		waitUploads(f, acts, opts.StopTimeout, "dev")
 	}()
 	slots, gpus := opts.Slots, "on the CPU"
 	if acts.Slots != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
+	"go.temporal.io/sdk/log"
 
 	"github.com/rlsweep/rlsweep/artifacts"
 )
@@ -32,6 +33,9 @@ type Factory struct {
 	// Local dials Address as a local dev server: plain TCP, no API key, the environment's Temporal
 	// settings (TEMPORAL_API_KEY, TLS, profiles) left out. rlsweep dev sets it for the server it runs.
 	Local bool
+	// Logger is what the Temporal client logs to; nil drops everything (every command but worker and
+	// dev, whose --log-level and --log-format set it).
+	Logger log.Logger
 
 	client client.Client
 }
@@ -72,6 +76,9 @@ func (f *Factory) Client(ctx context.Context) (client.Client, error) {
 		opts.Namespace = f.Namespace
 	}
 	opts.Logger = quietLogger{}
+	if f.Logger != nil {
+		opts.Logger = f.Logger
+	}
 	c, err := client.DialContext(ctx, opts)
 	if err != nil {
 		addr := opts.HostPort
@@ -194,6 +201,7 @@ func newRootCmd(f *Factory) *cobra.Command {
 		newListCmd(f, nil),
 		newWatchCmd(f, nil),
 		newResultsCmd(f, nil),
+		newLogsCmd(f, nil),
 		newReportCmd(f, nil),
 		newCancelCmd(f, nil),
 		newPauseCmd(f), newResumeCmd(f), newConcurrencyCmd(f),

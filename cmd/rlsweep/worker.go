@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,6 +32,9 @@ type WorkerOptions struct {
 	// SecretEnv names variables of the worker's environment whose values are secrets, besides
 	// RLSWEEP_SECRET_ENV's and the credentials rlsweep knows.
 	SecretEnv []string
+	// KeepScratch keeps each attempt's scratch directory under WorkDir once it has ended.
+	KeepScratch bool
+	Log         LogOptions
 }
 
 // defaultStopTimeout is how long a stopping worker waits for its trainers: the default grace period
@@ -81,6 +85,8 @@ func newWorkerCmd(f *Factory, runF func(*WorkerOptions) error) *cobra.Command {
 	fl.IntVar(&opts.TrialsPerGPU, "trials-per-gpu", 1, "trials sharing each GPU")
 	fl.StringVar(&opts.WorkDir, "work-dir", "", "scratch directory for running trials (default: ~/.rlsweep/work)")
 	fl.DurationVar(&opts.StopTimeout, "stop-timeout", defaultStopTimeout, stopTimeoutUsage)
+	fl.BoolVar(&opts.KeepScratch, "keep-scratch", false, "keep each segment attempt's scratch directory under --work-dir after it ends (default: removed once its log is stored)")
+	addLogFlags(cmd, &opts.Log)
 	fl.StringSliceVar(&opts.SecretEnv, "secret-env", nil, "environment variables whose values are secrets, masked in every trainer output that leaves the worker (adds to "+runner.EnvSecretEnv+"; AWS and Temporal credentials always are)")
 	return cmd
 }
@@ -105,6 +111,9 @@ func (o *WorkerOptions) validate() error {
 		if strings.TrimSpace(q) == "" {
 			return fmt.Errorf("--queue: got an empty name, want task queue names")
 		}
+	}
+	if err := o.Log.validate(); err != nil {
+		return err
 	}
 	if err := checkSecretEnv(o.SecretEnv); err != nil {
 		return err
@@ -135,7 +144,7 @@ func newActivities(f *Factory, o *WorkerOptions) (*activities.Activities, error)
 		wd = filepath.Join(Home(), "work")
 	}
 	a := &activities.Activities{Store: store, WorkDir: wd, Executable: exe,
-		Secrets: runner.NewMasker(workerSecrets(f, o.SecretEnv))}
+		Secrets: runner.NewMasker(workerSecrets(f, o.SecretEnv)), KeepScratch: o.KeepScratch, Logger: f.Logger}
 	for _, name := range shortSecrets(o.SecretEnv) {
 		fmt.Fprintf(f.ErrOut, "worker: warning: %s is marked secret but its value is shorter than %d characters: it is not masked in trainer output\n",
 			name, runner.MinSecretLen)
@@ -153,6 +162,7 @@ func runWorker(cmd *cobra.Command, f *Factory, o *WorkerOptions) error {
 	if err := checkGPUsPresent(ctx, o.GPUs, nvidiaSMI, f.ErrOut); err != nil {
 		return invalidInput(err)
 	}
+	f.Logger = o.Log.logger(f.ErrOut)
 	c, err := f.Client(ctx)
 	if err != nil {
 		return err
@@ -166,6 +176,7 @@ func runWorker(cmd *cobra.Command, f *Factory, o *WorkerOptions) error {
 	if err != nil {
 		return invalidInput(err)
 	}
+	reclaimScratch(f, acts, "worker")
 	if err := w.Start(); err != nil {
 		return err
 	}
@@ -174,7 +185,23 @@ func runWorker(cmd *cobra.Command, f *Factory, o *WorkerOptions) error {
 	<-ctx.Done()
 	fmt.Fprintln(f.ErrOut, "worker: "+stoppingMessage(o.StopTimeout))
 	w.Stop()
+	waitUploads(f, acts, o.StopTimeout, "worker")
 	return nil
+}
+
+// waitUploads gives the logs of attempts that ended while the store was away up to timeout to be
+// stored before the worker exits; what is left, the next worker on the work directory stores.
+func waitUploads(f *Factory, a *activities.Activities, timeout time.Duration, who string) {
+	n := a.PendingUploads()
+	if n == 0 || timeout <= 0 {
+		return
+	}
+	fmt.Fprintf(f.ErrOut, "%s: waiting up to %s for the logs of %d ended attempts to be stored\n", who, timeout, n)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if left := a.WaitUploads(ctx); left > 0 {
+		fmt.Fprintf(f.ErrOut, "%s: %d attempt logs not stored yet; their directories stay in %s for the next worker there to store\n", who, left, a.WorkDir)
+	}
 }
 
 // checkSecretEnv validates --secret-env and RLSWEEP_SECRET_ENV: variable names.
@@ -259,6 +286,18 @@ func stoppingMessage(timeout time.Duration) string {
 		return "stopping; running trainers are killed (--stop-timeout 0)"
 	}
 	return fmt.Sprintf("stopping; running trainers get their grace period to checkpoint (at most --stop-timeout %s); Ctrl-C again to kill them now", timeout)
+}
+
+// reclaimScratch takes over the attempt directories a killed worker left under the work directory:
+// their logs are stored in the background, then they are removed.
+func reclaimScratch(f *Factory, a *activities.Activities, who string) {
+	n, err := a.ReclaimScratch()
+	if err != nil {
+		fmt.Fprintf(f.ErrOut, "%s: warning: sweeping %s for attempts a stopped worker left: %v\n", who, a.WorkDir, err)
+	}
+	if n > 0 {
+		fmt.Fprintf(f.ErrOut, "%s: %d attempt directories left in %s by a stopped worker: storing their logs, then removing them\n", who, n, a.WorkDir)
+	}
 }
 
 func slotCount(a *activities.Activities) int {

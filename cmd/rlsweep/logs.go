@@ -1,0 +1,133 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/workflows"
+)
+
+// LogsOptions are logs's inputs.
+type LogsOptions struct {
+	Ref     string
+	Segment int   // -1: the last segment with a stored log
+	Attempt int32 // 0: the segment's last attempt
+	All     bool
+}
+
+func newLogsCmd(f *Factory, runF func(*LogsOptions) error) *cobra.Command {
+	opts := &LogsOptions{}
+	cmd := &cobra.Command{
+		Use:   "logs SWEEP/TRIAL",
+		Short: "Print a trial's trainer log (stdout and stderr) from the artifact store",
+		Long: "Print the log of one segment attempt of a trial from the artifact store, as stored so far: by default\n" +
+			"the last attempt of the last segment. --segment and --attempt pick another; --all prints every attempt\n" +
+			"(of --segment, if given) in the order they ran, each after a header line.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Ref = args[0]
+			if opts.Segment < -1 {
+				return invalidInput(fmt.Errorf("--segment: got %d, want a segment number ≥ 0", opts.Segment))
+			}
+			if opts.Attempt < 0 {
+				return invalidInput(fmt.Errorf("--attempt: got %d, want an attempt number ≥ 1", opts.Attempt))
+			}
+			if opts.All && opts.Attempt != 0 {
+				return invalidInput(fmt.Errorf("--attempt: got %d with --all, want one or the other", opts.Attempt))
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runLogs(cmd, f, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&opts.Segment, "segment", -1, "the segment (from 0; default: the last one with a stored log)")
+	fl.Int32Var(&opts.Attempt, "attempt", 0, "the attempt (from 1; default: the segment's last)")
+	fl.BoolVar(&opts.All, "all", false, "every attempt in order, each after a header line")
+	return cmd
+}
+
+func runLogs(cmd *cobra.Command, f *Factory, opts *LogsOptions) error {
+	sweepID, trialID, err := workflows.ParseSweepRef(opts.Ref)
+	if err != nil {
+		return invalidInput(err)
+	}
+	if trialID == "" {
+		return invalidInput(fmt.Errorf("logs: got %q, want SWEEP/TRIAL (a trial, e.g. cartpole/1e114cb9/0-s1)", opts.Ref))
+	}
+	store, err := f.Store()
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	logs, err := artifacts.ListLogs(ctx, store, sweepID, trialID)
+	if err != nil {
+		return fmt.Errorf("trial %s: %w", trialID, err)
+	}
+	if len(logs) == 0 {
+		return fmt.Errorf("trial %s of %s: no log stored under %s (has a segment of it started?)", trialID, sweepID,
+			store.URL(artifacts.LogsDir(sweepID, trialID)))
+	}
+	seg := opts.Segment
+	if seg < 0 {
+		seg = logs[len(logs)-1].Segment
+	}
+	var picked []artifacts.LogRef
+	for _, l := range logs {
+		if l.Segment == seg {
+			picked = append(picked, l)
+		}
+	}
+	if len(picked) == 0 {
+		return invalidInput(fmt.Errorf("--segment: got %d, want one of %s (the segments of trial %s with a stored log)",
+			seg, segmentList(logs), trialID))
+	}
+	if opts.All {
+		if opts.Segment < 0 {
+			picked = logs
+		}
+		for _, l := range picked {
+			fmt.Fprintf(f.Out, "==> segment %d attempt %d (%s) <==\n", l.Segment, l.Attempt,
+				store.URL(artifacts.LogDir(sweepID, trialID, l.Segment, l.Attempt)))
+			if err := artifacts.ReadLog(ctx, store, sweepID, trialID, l.Segment, l.Attempt, f.Out); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	l := picked[len(picked)-1]
+	if opts.Attempt != 0 {
+		i := -1
+		for j, p := range picked {
+			if p.Attempt == opts.Attempt {
+				i = j
+			}
+		}
+		if i < 0 {
+			var have []string
+			for _, p := range picked {
+				have = append(have, strconv.Itoa(int(p.Attempt)))
+			}
+			return invalidInput(fmt.Errorf("--attempt: got %d, want one of %s (the stored attempts of segment %d)",
+				opts.Attempt, strings.Join(have, ", "), seg))
+		}
+		l = picked[i]
+	}
+	return artifacts.ReadLog(ctx, store, sweepID, trialID, l.Segment, l.Attempt, f.Out)
+}
+
+// segmentList names the segments with a stored log, each once.
+func segmentList(logs []artifacts.LogRef) string {
+	var out []string
+	for i, l := range logs {
+		if i == 0 || l.Segment != logs[i-1].Segment {
+			out = append(out, strconv.Itoa(l.Segment))
+		}
+	}
+	return strings.Join(out, ", ")
+}
