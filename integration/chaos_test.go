@@ -42,9 +42,9 @@ var (
 		{at: 14 * time.Second, kind: serverFreeze, dur: 3 * time.Second},
 		{at: 20 * time.Second, kind: serverFreeze, dur: 3 * time.Second},
 	}
-	// TestServerRestartKeepsTrainersRunning: the server SIGKILLed, down 5 s, restarted (~10 s away in all).
+	// TestServerRestartKeepsTrainersRunning: the server SIGKILLed, down 8 s, restarted (~9 s away in all).
 	restartSchedule = []fault{
-		{at: 2 * time.Second, kind: serverKill, dur: 5 * time.Second},
+		{at: 2 * time.Second, kind: serverKill, dur: 8 * time.Second},
 	}
 	// TestStoreOutageLosesNothing: MinIO down for 60 s.
 	storeOutageSchedule = []fault{
@@ -199,7 +199,7 @@ retries: {max_attempts: 3}
 	if fmt.Sprint(before) != fmt.Sprint(after) {
 		t.Errorf("trainer processes %v before the faults, %v after: a trainer was stopped or started again", before, after)
 	}
-	waitSweep(t, e.client, sweepID, 4*time.Minute)
+	waitSweepOrDump(t, e, sweepID, 4*time.Minute)
 	e.close() // the workers go before the (restarted) server's cleanup stops it
 	res := e.results(sweepID)
 	results := mustRead(t, e.store.URL(artifacts.SweepKey(sweepID, "results.json")))
@@ -311,7 +311,7 @@ retries: {max_attempts: 2}
 				t.Logf("MinIO down 30s")
 			}
 		}
-		waitSweep(t, e.client, sweepID, 5*time.Minute)
+		waitSweepOrDump(t, e.env, sweepID, 5*time.Minute)
 		e.close()
 		trials := readAccounting(t, e.get(artifacts.SweepKey(sweepID, "results.json")))
 		if len(trials) != 4 {
@@ -362,7 +362,7 @@ retries: {max_attempts: 2}
 			t.Logf("worker a SIGKILLed under the retried trainers")
 		}
 		e.startWorker("b", "--slots", "2")
-		waitSweep(t, e.client, sweepID, 4*time.Minute)
+		waitSweepOrDump(t, e.env, sweepID, 4*time.Minute)
 		e.close()
 		trials := readAccounting(t, e.get(artifacts.SweepKey(sweepID, "results.json")))
 		if len(trials) != 2 {
@@ -404,7 +404,8 @@ retries: {max_attempts: 3}
 	sweepID := e.submit(spec, "--heartbeat-timeout", "10s")
 	e.waitFirstCheckpoint(sweepID)
 	f.run(storeOutageSchedule)
-	waitSweep(t, e.client, sweepID, 5*time.Minute)
+	waitSweepOrDump(t, e.env, sweepID, 3*time.Minute)
+	history := segmentActivityAttempts(t, e.env, sweepID) // before close stops the server
 	e.close()
 	trials := readAccounting(t, e.get(artifacts.SweepKey(sweepID, "results.json")))
 	if len(trials) != 4 {
@@ -428,7 +429,7 @@ retries: {max_attempts: 3}
 			t.Errorf("%s: attempts %v, want only the first (no attempt retried)", key, as)
 		}
 	}
-	for wf, attempts := range segmentActivityAttempts(t, e.env, sweepID) {
+	for wf, attempts := range history {
 		for _, a := range attempts {
 			if a != 1 {
 				t.Errorf("%s: TrainSegment attempts %v in its history, want every segment on its first attempt", wf, attempts)
@@ -474,7 +475,7 @@ retries: {max_attempts: 3}
 	e.waitFirstCheckpoint(sweepID)
 	start := time.Now()
 	f.run(chaosSchedule)
-	waitSweep(t, e.client, sweepID, 5*time.Minute)
+	waitSweepOrDump(t, e.env, sweepID, 5*time.Minute)
 	t.Logf("sweep done %.1fs after the first fault", time.Since(start).Seconds())
 	e.close()
 	trials := readAccounting(t, e.get(artifacts.SweepKey(sweepID, "results.json")))
@@ -737,5 +738,32 @@ func segmentActivityAttempts(t *testing.T, e *env, sweepID string) map[string][]
 		if next = page.NextPageToken; len(next) == 0 {
 			return out
 		}
+	}
+}
+
+// waitSweepOrDump is waitSweep that, when the sweep is not done in time, shows why: `rlsweep status`
+// and the tail of every worker's log.
+func waitSweepOrDump(t *testing.T, e *env, sweepID string, timeout time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	start := time.Now()
+	for {
+		err := e.client.GetWorkflow(ctx, sweepID, "").Get(ctx, nil)
+		if err == nil {
+			t.Logf("sweep %s done %s after the waiting began", sweepID, time.Since(start).Round(100*time.Millisecond))
+			return
+		}
+		if ctx.Err() != nil {
+			out, _ := e.cli("status", sweepID)
+			t.Logf("rlsweep status %s:\n%s", sweepID, out)
+			logs, _ := filepath.Glob(filepath.Join(e.dir, "worker-*.log"))
+			for _, p := range logs {
+				b, _ := os.ReadFile(p)
+				t.Logf("%s (last 3000 bytes):\n%s", filepath.Base(p), b[max(0, len(b)-3000):])
+			}
+			t.Fatalf("sweep %s not done after %s: %v", sweepID, timeout, err)
+		}
+		time.Sleep(time.Second)
 	}
 }
