@@ -223,6 +223,9 @@ retries: {max_attempts: 3}
 	}
 	for _, tr := range readAccounting(t, results) {
 		tr.check(t, 0, 0)
+		if tr.InfraRetries != 0 {
+			t.Errorf("trial %s: InfraRetries %d, want 0 (no attempt lost to the server)", tr.TrialID, tr.InfraRetries)
+		}
 	}
 }
 
