@@ -249,6 +249,12 @@ func (s *Server) Kill() {
 	<-s.done
 }
 
+// Signal sends sig to the server's process group: SIGSTOP and SIGCONT freeze and resume it, as a
+// stalled host or a long garbage-collection pause would look to its clients.
+func (s *Server) Signal(sig syscall.Signal) error {
+	return syscall.Kill(-s.cmd.Process.Pid, sig)
+}
+
 // Done is closed when the server process has exited.
 func (s *Server) Done() <-chan struct{} { return s.done }
 

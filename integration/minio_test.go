@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/devserver"
 	"github.com/rlsweep/rlsweep/results"
 )
 
@@ -129,7 +130,22 @@ func newS3Env(t *testing.T, prefix string) *s3Env {
 	t.Helper()
 	m := startMinio(t)
 	m.useAsAWS(t)
-	e := &s3Env{env: newEnv(t), minio: m, url: "s3://" + itBucket + "/" + prefix, raw: m.rawClient(t)}
+	return s3EnvOn(t, newEnv(t), m, prefix)
+}
+
+// newKillableS3Env is newS3Env on a dev server the test can SIGKILL, restart and freeze (devserver.Server).
+func newKillableS3Env(t *testing.T, prefix string) (*s3Env, *devserver.Server) {
+	t.Helper()
+	m := startMinio(t)
+	m.useAsAWS(t)
+	e, srv := newKillableEnv(t)
+	return s3EnvOn(t, e, m, prefix), srv
+}
+
+// s3EnvOn creates the bucket on m and opens the store at s3://rlsweep-it/<prefix> for e.
+func s3EnvOn(t *testing.T, env *env, m *minioServer, prefix string) *s3Env {
+	t.Helper()
+	e := &s3Env{env: env, minio: m, url: "s3://" + itBucket + "/" + prefix, raw: m.rawClient(t)}
 	if _, err := e.raw.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(itBucket)}); err != nil {
 		t.Fatalf("create bucket: %v", err)
 	}
