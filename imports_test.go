@@ -45,7 +45,7 @@ var allowed = map[string][]string{
 		module + "results", module + "sweeps", module + "trainer", module + "trainer/probes"},
 	// runner starts and stops trainer processes; it knows the trainer contract's variables, renders
 	// commands (sweeps) and speaks the probe protocol (trainer/probes).
-	"runner": {module + "trainer", module + "sweeps", module + "trainer/probes", "golang.org/x/sys/unix"},
+	"runner": {module + "diagnostics", module + "trainer", module + "sweeps", module + "trainer/probes", "golang.org/x/sys/unix"},
 	"activities": {module + "sweeps", module + "diagnostics", module + "trainer", module + "artifacts", module + "report",
 		module + "results", module + "regression", module + "sweepstore", module + "runner",
 		"go.temporal.io/sdk/activity", "go.temporal.io/sdk/temporal",

@@ -13,9 +13,6 @@ import (
 	"github.com/rlsweep/rlsweep/runner"
 )
 
-// dumpRecords is how many records before a stop the divergence dump keeps.
-const dumpRecords = 64
-
 // DivergedDetails rides on a TrialDiverged failure: the verdict and where the dump is.
 type DivergedDetails struct {
 	Rule    string
@@ -79,51 +76,11 @@ func stallTimeout(in SegmentInput) time.Duration {
 	return in.Trainer.StallTimeout
 }
 
-// ring keeps the last records as JSON lines.
-type ring struct {
-	lines [][]byte
-	next  int
-	full  bool
-}
-
-func (r *ring) add(line []byte) {
-	if r.lines == nil {
-		r.lines = make([][]byte, dumpRecords)
-	}
-	r.lines[r.next] = line
-	r.next = (r.next + 1) % dumpRecords
-	r.full = r.full || r.next == 0
-}
-
-// all returns the records, with the secrets m knows masked (m may be nil).
-func (r *ring) all(m *runner.Masker) []json.RawMessage {
-	var out []json.RawMessage
-	start, n := 0, r.next
-	if r.full {
-		start, n = r.next, dumpRecords
-	}
-	for i := 0; i < n; i++ {
-		line := r.lines[(start+i)%dumpRecords]
-		// json.Marshal, not %q: Go quoting writes \x7f and \U000e0001, which are not JSON, and one such
-		// record would make the whole dump unencodable.
-		b, _ := json.Marshal(string(m.Mask(trimNewline(line)))) // a string always marshals
-		out = append(out, json.RawMessage(b))
-	}
-	return out
-}
-
-func trimNewline(b []byte) []byte {
-	if n := len(b); n > 0 && b[n-1] == '\n' {
-		return b[:n-1]
-	}
-	return b
-}
-
 // diverged writes divergence.json and returns the non-retryable TrialDiverged failure.
 func (r *segmentRun) diverged(ctx context.Context, v diagnostics.Verdict, detected, killed time.Time) error {
 	m := r.a.masker()
 	d := Divergence{SweepID: r.in.SweepID, TrialID: r.in.Trial.ID, Verdict: v, Warnings: r.engine.Warnings(),
-		LastHealthyCkpt: r.hb.CheckpointKey, LastHealthyStep: r.hb.CheckpointStep, Records: r.recent.all(m),
+		LastHealthyCkpt: r.hb.CheckpointKey, LastHealthyStep: r.hb.CheckpointStep, Records: r.records.Recent(m),
 		LogTail: runner.TailFile(r.logPath, 8192, m), DetectedAt: detected.UTC(), KilledAt: killed.UTC(),
 		DetectionToKillMS: float64(killed.Sub(detected).Microseconds()) / 1000}
 	key := artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, "divergence.json")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/runner"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
@@ -64,7 +65,7 @@ func BenchmarkSegmentMetricsFlush(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				r := &segmentRun{a: &Activities{Store: puts}, in: in, attempt: 1, canon: canon, firstNew: -1}
+				r := &segmentRun{a: &Activities{Store: puts}, in: in, attempt: 1, canon: canon, records: runner.NewSegmentLog(canon, "", 0)}
 				b.StartTimer()
 				for s := 1; s <= c.records; s++ {
 					rec.Step = int64(s) * 1000

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -115,29 +114,27 @@ func (a *Activities) prepareAndTakePlace(ctx context.Context, in SegmentInput, p
 
 // segmentRun is the state of one running segment attempt.
 type segmentRun struct {
-	a        *Activities
-	in       SegmentInput
-	argv     []string
-	process  runner.Contract
-	env      []string
-	attempt  int32
-	dir      string // scratch directory of this attempt
-	scratch  *scratch
-	ckptDir  string
-	metrics  string // the file the trainer appends to
-	tbDir    string
-	logPath  string
-	canon    *os.File // the records as read, in canonical JSON lines: what the metrics parts store
-	reader   trainer.Reader
-	engine   *diagnostics.Engine // nil when diagnostics are off
-	recent   ring                // the last records, for the divergence dump
-	hb       Heartbeat
-	result   SegmentResult
-	beats    *beats
-	objLast  float64
-	hasObj   bool
-	firstNew int64
-	started  time.Time
+	a       *Activities
+	in      SegmentInput
+	argv    []string
+	process runner.Contract
+	env     []string
+	attempt int32
+	dir     string // scratch directory of this attempt
+	scratch *scratch
+	ckptDir string
+	metrics string // the file the trainer appends to
+	tbDir   string
+	logPath string
+	canon   *os.File // the records as read, in canonical JSON lines: what the metrics parts store
+	reader  trainer.Reader
+	engine  *diagnostics.Engine // nil when diagnostics are off
+	// records: the records this attempt took in (their canonical lines go to canon).
+	records *runner.SegmentLog
+	hb      Heartbeat
+	result  SegmentResult
+	beats   *beats
+	started time.Time
 	// flushed: how many bytes of this attempt's records the stored metrics parts already hold.
 	flushed int64
 	// parts: how many metrics parts this attempt has stored; the next one's seq.
@@ -147,11 +144,6 @@ type segmentRun struct {
 	partAttempt int32
 	// resumedAt: the step of the checkpoint this attempt resumed from; 0 for a fresh start.
 	resumedAt int64
-	// lines: how many lines this attempt has added to its metrics.
-	lines int
-	// seenKeys: the metric names the segment's records carried, for the warning when none carried
-	// the objective's (at most maxSeenKeys).
-	seenKeys map[string]bool
 }
 
 func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput, prev Heartbeat) (_ *segmentRun, err error) {
@@ -170,7 +162,7 @@ func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput, prev H
 	}
 	r := &segmentRun{a: a, in: in, dir: dir, scratch: sc, attempt: info.Attempt, ckptDir: filepath.Join(dir, "checkpoints"),
 		metrics: filepath.Join(dir, metricsName), tbDir: filepath.Join(dir, "tb"),
-		logPath: sc.logPath(), started: time.Now(), firstNew: -1}
+		logPath: sc.logPath(), started: time.Now()}
 	defer func() {
 		if err != nil {
 			r.close()
@@ -200,6 +192,7 @@ func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput, prev H
 		return nil, err
 	}
 	r.countRetrained(prev)
+	r.records = runner.NewSegmentLog(r.canon, in.Metric, r.resumedAt)
 	r.argv, err = r.command(resume)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
@@ -397,6 +390,7 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 			// reports it as the cancelled trial's steps.
 			r.result.WallSeconds = time.Since(r.started).Seconds()
 			r.result.Malformed = r.reader.Stats().Malformed
+			r.takeLog()
 			return nil, temporal.NewCanceledError(r.result)
 		case <-workerStop:
 			// The worker is shutting down: the trainer gets its grace period to checkpoint (the worker
@@ -426,7 +420,7 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 			if verdict != nil {
 				return nil, r.diverged(ctx, *verdict, time.Now(), time.Now())
 			}
-			if r.lines == 0 && r.result.LastStep > 0 {
+			if r.records.Lines() == 0 && r.result.LastStep > 0 {
 				if err := r.lastStoredRecord(ctx); err != nil {
 					return nil, err
 				}
@@ -489,39 +483,9 @@ func (r *segmentRun) lastStoredRecord(ctx context.Context) error {
 	if err != nil {
 		return nil // nothing stored: the result keeps the step and the checkpoint
 	}
-	r.takeValues(rec)
+	r.records.Take(rec)
 	return nil
 }
-
-// takeValues keeps a record's canonical metrics as the result's last values and its objective.
-func (r *segmentRun) takeValues(rec diagnostics.Record) {
-	if r.result.Last == nil {
-		r.result.Last = results.Values{}
-	}
-	for _, name := range diagnostics.CanonicalMetrics {
-		if v, ok := rec.Values[name]; ok {
-			r.result.Last[name] = v
-		}
-	}
-	if v, ok := rec.Values[r.in.Metric]; ok {
-		r.objLast, r.hasObj = v, true
-	}
-	if r.hasObj {
-		return
-	}
-	if r.seenKeys == nil {
-		r.seenKeys = map[string]bool{}
-	}
-	for k := range rec.Values {
-		if len(r.seenKeys) >= maxSeenKeys {
-			break
-		}
-		r.seenKeys[k] = true
-	}
-}
-
-// maxSeenKeys bounds the metric names a segment result lists when the objective's is missing.
-const maxSeenKeys = 64
 
 // stopTrainer stops the trainer (SIGTERM, the grace period, SIGKILL). The heartbeats (beats) go on
 // meanwhile: a grace period as long as the heartbeat timeout would otherwise let the server time the
@@ -567,29 +531,17 @@ func (r *segmentRun) pollRecords(ctx context.Context, final bool) (int, *diagnos
 // checkpoint is uploaded unless the record fired a stop rule (the last healthy checkpoint stays the
 // one before).
 func (r *segmentRun) observe(ctx context.Context, rec diagnostics.Record) (*diagnostics.Verdict, error) {
-	// A record that only announces a checkpoint adds no line of its own when its step is recorded
-	// already: the step just read, or, as the first record of a resumed attempt, a step at or below the
-	// checkpoint it resumed from (a trainer re-announcing that checkpoint must not blank the stored line).
-	checkpointOnly := len(rec.Values) == 0 &&
-		(r.result.Records > 0 && rec.Step == r.result.LastStep || r.firstNew < 0 && rec.Step <= r.resumedAt)
-	if r.firstNew < 0 && !checkpointOnly {
-		r.firstNew = rec.Step
+	added, err := r.records.Add(rec)
+	if err != nil {
+		return nil, err
+	}
+	if added.First {
 		if err := r.primeEngine(ctx); err != nil {
 			return nil, err
 		}
 	}
-	r.result.Records++
-	r.result.LastStep = rec.Step
+	r.result.Records, r.result.LastStep = r.records.Records(), r.records.LastStep()
 	r.hb.Step = rec.Step
-	r.takeValues(rec)
-	if !checkpointOnly {
-		r.lines++
-		line := trainer.AppendRecordJSON(nil, rec)
-		r.recent.add(line)
-		if _, err := r.canon.Write(line); err != nil {
-			return nil, fmt.Errorf("write metrics: %w", err)
-		}
-	}
 	if r.engine != nil {
 		switch v := r.engine.Observe(rec); v.Level {
 		case diagnostics.Stop:
@@ -614,7 +566,7 @@ func (r *segmentRun) primeEngine(ctx context.Context) error {
 	if r.engine == nil {
 		return nil
 	}
-	err := artifacts.ReadMetrics(ctx, r.a.Store, r.in.SweepID, r.in.Trial.ID, r.firstNew, func(line []byte, _ int64) error {
+	err := artifacts.ReadMetrics(ctx, r.a.Store, r.in.SweepID, r.in.Trial.ID, r.records.FirstLine(), func(line []byte, _ int64) error {
 		if rec, err := trainer.ParseJSONLine(line); err == nil {
 			r.engine.Observe(rec)
 		}
@@ -720,15 +672,7 @@ func (r *segmentRun) finish(p *runner.Process) (*SegmentResult, error) {
 	r.result.WallSeconds = time.Since(r.started).Seconds()
 	st := r.reader.Stats()
 	r.result.Malformed = st.Malformed
-	if r.hasObj {
-		r.result.Objective = finite(r.objLast)
-	} else if r.result.Records > 0 {
-		r.result.MetricMissing = make([]string, 0, len(r.seenKeys))
-		for k := range r.seenKeys {
-			r.result.MetricMissing = append(r.result.MetricMissing, k)
-		}
-		slices.Sort(r.result.MetricMissing)
-	}
+	r.takeLog()
 	if code := p.ExitCode(); code != 0 {
 		msg := fmt.Sprintf("trial %s: trainer exited with status %d at step %d; log tail:\n%s",
 			r.in.Trial.ID, code, r.result.LastStep, runner.TailFile(r.logPath, 2048, r.a.masker()))
@@ -749,11 +693,22 @@ func (r *segmentRun) resumedPastEnd(ctx context.Context) (*SegmentResult, error)
 	}
 	r.result.MetricsKey = artifacts.MetricsDir(r.in.SweepID, r.in.Trial.ID)
 	r.result.WallSeconds = time.Since(r.started).Seconds()
-	if r.hasObj {
-		r.result.Objective = finite(r.objLast)
-	}
+	r.takeLog()
 	r.account()
 	return &r.result, nil
+}
+
+// takeLog puts what the log kept into the result: the last values, the objective, or the metric names
+// the records carried when none carried the objective.
+func (r *segmentRun) takeLog() {
+	if last := r.records.Last(); last != nil {
+		r.result.Last = results.Values(last)
+	}
+	if v, ok := r.records.Objective(); ok {
+		r.result.Objective = finite(v)
+	} else {
+		r.result.MetricMissing = r.records.MissingMetric()
+	}
 }
 
 // account puts the attempts' counts and the server outages the attempt rode out into the result.
