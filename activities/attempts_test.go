@@ -158,12 +158,12 @@ func TestTrainSegmentInfraRetriesBounded(t *testing.T) {
 func TestTrainSegmentRetryResumesFromAResumePointPastTheStopStep(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	ckpt := artifacts.TrialKey(sweepID, "0-s1", "checkpoints/ckpt-4096.json")
+	ckpt := artifacts.CheckpointKey(sweepID, "0-s1", "ckpt-4096.json")
 	stored := "{\"step\":2048,\"reward\":1}\n{\"step\":4096,\"reward\":2}\n"
 	for key, body := range map[string]string{
 		ckpt: "ckpt",
 		artifacts.MetricsPartKey(sweepID, "0-s1", 0, 1, 0): stored,
-		artifacts.TrialKey(sweepID, "0-s1", "resume.json"): `{"segment":0,"step":4096,"key":"` + ckpt + `"}`,
+		artifacts.ResumePointKey(sweepID, "0-s1"):          `{"segment":0,"step":4096,"key":"` + ckpt + `"}`,
 	} {
 		if err := f.store.Put(ctx, key, strings.NewReader(body)); err != nil {
 			t.Fatal(err)

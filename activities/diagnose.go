@@ -83,7 +83,7 @@ func (r *segmentRun) diverged(ctx context.Context, v diagnostics.Verdict, detect
 		LastHealthyCkpt: r.hb.CheckpointKey, LastHealthyStep: r.hb.CheckpointStep, Records: r.records.Recent(m),
 		LogTail: runner.TailFile(r.logPath, 8192, m), DetectedAt: detected.UTC(), KilledAt: killed.UTC(),
 		DetectionToKillMS: float64(killed.Sub(detected).Microseconds()) / 1000}
-	key := artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, "divergence.json")
+	key := artifacts.DivergenceKey(r.in.SweepID, r.in.Trial.ID)
 	b, err := json.MarshalIndent(d, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode divergence dump: %w", err)

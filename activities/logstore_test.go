@@ -174,7 +174,7 @@ func TestTrainSegmentLogStoredAfterStoreRecovers(t *testing.T) {
 // leftover makes an attempt directory as a killed worker leaves it: the log partly stored.
 func leftover(t *testing.T, workDir string, segment int, log, stored string) string {
 	t.Helper()
-	dir := filepath.Join(workDir, artifacts.SweepKey(sweepID, "trials"), "0-s1", "seg"+itoa(segment)+"-attempt1")
+	dir := filepath.Join(workDir, artifacts.TrialsDir(sweepID), "0-s1", "seg"+itoa(segment)+"-attempt1")
 	if err := os.MkdirAll(filepath.Join(dir, "checkpoints"), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ func BenchmarkSegmentMetricsFlush(b *testing.B) {
 					b.Fatal(err)
 				}
 				in := SegmentInput{SweepID: "sweep/bench/ab12", Trial: sweeps.Trial{ID: "0-s1"}}
-				puts := &benchPuts{Store: local, prefix: artifacts.TrialKey(in.SweepID, in.Trial.ID, "metrics")}
+				puts := &benchPuts{Store: local, prefix: artifacts.MetricsDir(in.SweepID, in.Trial.ID)}
 				canon, err := os.Create(filepath.Join(dir, "canon.jsonl"))
 				if err != nil {
 					b.Fatal(err)

@@ -49,7 +49,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // flush puts about flushes/2 times as much.
 func TestTrainSegmentFlushUploadsOnlyNewRecords(t *testing.T) {
 	f := newFixture(t)
-	counter := &putCounter{Store: f.store, prefix: artifacts.TrialKey(sweepID, "0-s1", "metrics")}
+	counter := &putCounter{Store: f.store, prefix: artifacts.MetricsDir(sweepID, "0-s1")}
 	f.acts.Store = counter
 	in := f.input(400000, nil)
 	in.Trainer.Command = shellTrainer(`i=1; while [ $i -le 400 ]; do

@@ -37,11 +37,11 @@ func (a *Activities) Plan(ctx context.Context, in PlanInput) (*PlanResult, error
 	if err := a.claimSweep(ctx, in); err != nil {
 		return nil, err
 	}
-	planKey := artifacts.SweepKey(in.SweepID, "plan.json")
+	planKey := artifacts.PlanKey(in.SweepID)
 	for key, body := range map[string][]byte{
-		artifacts.SweepKey(in.SweepID, "spec.yaml"): []byte(in.SpecYAML),
-		artifacts.SweepKey(in.SweepID, "spec.json"): specJSON,
-		planKey: planJSON,
+		artifacts.SpecYAMLKey(in.SweepID): []byte(in.SpecYAML),
+		artifacts.SpecJSONKey(in.SweepID): specJSON,
+		planKey:                           planJSON,
 	} {
 		if err := a.Store.Put(ctx, key, strings.NewReader(string(body))); err != nil {
 			return nil, err
@@ -69,7 +69,7 @@ func (a *Activities) claimSweep(ctx context.Context, in PlanInput) error {
 	if me == "" && activity.IsActivity(ctx) {
 		me = "run:" + activity.GetInfo(ctx).WorkflowExecution.RunID
 	}
-	ownerKey := artifacts.SweepKey(in.SweepID, "owner.json")
+	ownerKey := artifacts.OwnerKey(in.SweepID)
 	var owner sweepOwner
 	switch err := getJSON(ctx, a.Store, ownerKey, &owner); {
 	case err == nil && owner.Submission == me:
@@ -79,8 +79,7 @@ func (a *Activities) claimSweep(ctx context.Context, in PlanInput) error {
 	case !errors.Is(err, artifacts.ErrNotFound):
 		return err
 	}
-	for _, name := range []string{"spec.yaml", "plan.json"} {
-		key := artifacts.SweepKey(in.SweepID, name)
+	for _, key := range []string{artifacts.SpecYAMLKey(in.SweepID), artifacts.PlanKey(in.SweepID)} {
 		rc, err := a.Store.Get(ctx, key)
 		if err == nil {
 			rc.Close()

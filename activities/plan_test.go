@@ -38,8 +38,8 @@ func TestPlan(t *testing.T) {
 		t.Fatalf("Plan: %v", err)
 	}
 	const trials = 3 * 3 * 2 * 3 // lr × clip × num_envs × seeds
-	if res.Trials != trials || res.PlanKey != artifacts.SweepKey(sweepID, "plan.json") {
-		t.Errorf("Plan = %+v, want %d trials in %s", res, trials, artifacts.SweepKey(sweepID, "plan.json"))
+	if res.Trials != trials || res.PlanKey != artifacts.PlanKey(sweepID) {
+		t.Errorf("Plan = %+v, want %d trials in %s", res, trials, artifacts.PlanKey(sweepID))
 	}
 	f := &fixture{t: t, store: store}
 	var plan struct {
@@ -53,11 +53,11 @@ func TestPlan(t *testing.T) {
 	if plan.SweepID != sweepID || len(plan.Trials) != trials || len(plan.Params) != 4 {
 		t.Errorf("plan.json = sweep %q, %d trials, params %q", plan.SweepID, len(plan.Trials), plan.Params)
 	}
-	if got := f.read(artifacts.SweepKey(sweepID, "spec.yaml")); got != string(yaml) {
+	if got := f.read(artifacts.SpecYAMLKey(sweepID)); got != string(yaml) {
 		t.Errorf("spec.yaml is not stored verbatim")
 	}
 	var back sweeps.Spec
-	if err := json.Unmarshal([]byte(f.read(artifacts.SweepKey(sweepID, "spec.json"))), &back); err != nil || back.Name != spec.Name {
+	if err := json.Unmarshal([]byte(f.read(artifacts.SpecJSONKey(sweepID))), &back); err != nil || back.Name != spec.Name {
 		t.Errorf("spec.json = %+v, %v, want the spec", back.Name, err)
 	}
 
@@ -157,7 +157,7 @@ func TestPlanKeepsAnotherSweepsFiles(t *testing.T) {
 	if _, err := a.Plan(ctx, activities.PlanInput{SweepID: sweepID, Spec: *spec, SpecYAML: "first", Submission: "s1"}); err != nil {
 		t.Fatalf("Plan: %v", err)
 	}
-	plan := f.read(artifacts.SweepKey(sweepID, "plan.json"))
+	plan := f.read(artifacts.PlanKey(sweepID))
 	if _, err := a.Plan(ctx, activities.PlanInput{SweepID: sweepID, Spec: *spec, SpecYAML: "first", Submission: "s1"}); err != nil {
 		t.Fatalf("Plan retried by the same submission: %v, want it to go on", err)
 	}
@@ -168,24 +168,24 @@ func TestPlanKeepsAnotherSweepsFiles(t *testing.T) {
 	if !strings.Contains(err.Error(), sweepID) || !strings.Contains(err.Error(), "without --id") {
 		t.Errorf("Plan error %q, want the sweep ID and how to pick another", err)
 	}
-	if got := f.read(artifacts.SweepKey(sweepID, "spec.yaml")); got != "first" {
+	if got := f.read(artifacts.SpecYAMLKey(sweepID)); got != "first" {
 		t.Errorf("spec.yaml = %q after a refused submission, want the first sweep's", got)
 	}
-	if got := f.read(artifacts.SweepKey(sweepID, "plan.json")); got != plan {
+	if got := f.read(artifacts.PlanKey(sweepID)); got != plan {
 		t.Errorf("plan.json changed after a refused submission")
 	}
 
 	// A sweep stored without owner.json (before it existed) is kept too.
 	old := "sweep/old/abc"
-	if err := store.Put(ctx, artifacts.SweepKey(old, "plan.json"), strings.NewReader("{}")); err != nil {
+	if err := store.Put(ctx, artifacts.PlanKey(old), strings.NewReader("{}")); err != nil {
 		t.Fatal(err)
 	}
 	_, err = a.Plan(ctx, activities.PlanInput{SweepID: old, Spec: *spec, SpecYAML: "new", Submission: "s3"})
 	appError(t, err, activities.ErrSweepExists)
-	if got := f.read(artifacts.SweepKey(old, "plan.json")); got != "{}" {
+	if got := f.read(artifacts.PlanKey(old)); got != "{}" {
 		t.Errorf("plan.json = %q after a refused submission, want the old sweep's", got)
 	}
-	if _, err := store.Get(ctx, artifacts.SweepKey(old, "spec.yaml")); !errors.Is(err, artifacts.ErrNotFound) {
+	if _, err := store.Get(ctx, artifacts.SpecYAMLKey(old)); !errors.Is(err, artifacts.ErrNotFound) {
 		t.Errorf("spec.yaml of the old sweep: %v, want none written", err)
 	}
 }

@@ -89,7 +89,7 @@ func (a *Activities) RecordProbes(ctx context.Context, in RecordProbesInput) (*P
 	if err != nil {
 		return nil, fmt.Errorf("encode probes.json: %w", err)
 	}
-	if err := a.Store.Put(ctx, artifacts.SweepKey(in.SweepID, "probes.json"), bytes.NewReader(b)); err != nil {
+	if err := a.Store.Put(ctx, artifacts.ProbesKey(in.SweepID), bytes.NewReader(b)); err != nil {
 		return nil, err
 	}
 	return &rep, nil

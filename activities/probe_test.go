@@ -111,7 +111,7 @@ func TestRecordProbes(t *testing.T) {
 	}
 	f := &fixture{t: t, store: store}
 	var stored activities.ProbeReport
-	if err := json.Unmarshal([]byte(f.read(artifacts.SweepKey(sweepID, "probes.json"))), &stored); err != nil {
+	if err := json.Unmarshal([]byte(f.read(artifacts.ProbesKey(sweepID))), &stored); err != nil {
 		t.Fatal(err)
 	}
 	if stored.Failed != "3" || len(stored.Results) != 3 || stored.Results[0].Probe != "1" {

@@ -76,7 +76,7 @@ func (a *Activities) CompareBaseline(ctx context.Context, in CompareBaselineInpu
 		rep.Webhook = postWebhook(ctx, in.WebhookURL, rep)
 	}
 	n := rep.Counts()
-	out := &CompareBaselineResult{Verdict: rep.Verdict, RegressionKey: sweepstore.RegressionKey(in.SweepID),
+	out := &CompareBaselineResult{Verdict: rep.Verdict, RegressionKey: artifacts.RegressionKey(in.SweepID),
 		Regressed: n.Regressed, Improved: n.Improved, New: n.New, Missing: n.Missing}
 	if rep.Webhook != nil {
 		out.WebhookError = rep.Webhook.Error
@@ -105,7 +105,7 @@ func (a *Activities) redrawReport(ctx context.Context, res *results.SweepResults
 		out.ReportError = err.Error()
 		return nil
 	}
-	key := artifacts.SweepKey(res.SweepID, "report.html")
+	key := artifacts.ReportKey(res.SweepID)
 	if err := putBytes(ctx, a.Store, key, html); err != nil {
 		return err
 	}

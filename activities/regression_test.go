@@ -69,13 +69,13 @@ func newRegressionFixture(t *testing.T, cand []float64) *regressionFixture {
 		}
 	}
 	put(artifacts.StoredBaselineKey("nightly"), sweepOf("b", "maximize", map[int][]float64{0: base}, nil))
-	put(artifacts.SweepKey("sweep/c/x", "results.json"), sweepOf("c", "maximize", map[int][]float64{0: cand}, nil))
+	put(artifacts.ResultsKey("sweep/c/x"), sweepOf("c", "maximize", map[int][]float64{0: cand}, nil))
 	return &regressionFixture{store: store, a: &activities.Activities{Store: store}}
 }
 
 func (f *regressionFixture) stored(t *testing.T) regression.Report {
 	t.Helper()
-	rc, err := f.store.Get(context.Background(), artifacts.SweepKey("sweep/c/x", "regression.json"))
+	rc, err := f.store.Get(context.Background(), artifacts.RegressionKey("sweep/c/x"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestCompareBaselineRedrawsReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.ReportKey != artifacts.SweepKey("sweep/c/x", "report.html") || res.ReportError != "" {
+	if res.ReportKey != artifacts.ReportKey("sweep/c/x") || res.ReportError != "" {
 		t.Fatalf("CompareBaseline = %+v, want report.html drawn", res)
 	}
 	rc, err := f.store.Get(context.Background(), res.ReportKey)

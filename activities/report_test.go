@@ -42,10 +42,10 @@ func TestWriteResultsDrawsReport(t *testing.T) {
 	put(artifacts.MetricsPartKey(sweepID, "1-s1", 0, 1, 0), "{\"step\":1000,\"reward\":5}\nnot json\n{\"step\":3000,\"reward\":NaN}\n")
 	dump, _ := json.Marshal(activities.Divergence{SweepID: sweepID, TrialID: "1-s1", Verdict: diagnostics.Verdict{
 		Level: diagnostics.Stop, Rule: "non_finite", Metric: "reward", Step: 3000, Advice: "check the reward scale"}})
-	put(artifacts.TrialKey(sweepID, "1-s1", "divergence.json"), string(dump))
+	put(artifacts.DivergenceKey(sweepID, "1-s1"), string(dump))
 	probesJSON, _ := json.Marshal(activities.ProbeReport{Results: []activities.ProbeResult{{Probe: "1", Level: 1, Passed: true},
 		{Probe: "4", Level: 4, Error: "advantage sign flipped"}}, Failed: "4"})
-	put(artifacts.SweepKey(sweepID, "probes.json"), string(probesJSON))
+	put(artifacts.ProbesKey(sweepID), string(probesJSON))
 
 	spec := sweeps.Spec{Name: "unit", Metric: sweeps.Metric{Name: "reward", Goal: "maximize"},
 		Trainer: sweeps.Trainer{TotalSteps: 4000}, Parameters: []sweeps.Parameter{{Name: "lr", Values: []any{0.1, 1.0}}}}
@@ -53,7 +53,7 @@ func TestWriteResultsDrawsReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.ReportKey != artifacts.SweepKey(sweepID, "report.html") || out.ReportError != "" {
+	if out.ReportKey != artifacts.ReportKey(sweepID) || out.ReportError != "" {
 		t.Fatalf("WriteResults = %+v, want report.html written", out)
 	}
 	f := &fixture{t: t, store: store}

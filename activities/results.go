@@ -62,8 +62,8 @@ func (a *Activities) WriteResults(ctx context.Context, in WriteResultsInput) (*W
 	if err := results.WriteCSV(&csvBuf, res); err != nil {
 		return nil, err
 	}
-	out := &WriteResultsResult{ResultsKey: sweepstore.ResultsKey(in.SweepID),
-		CSVKey: artifacts.SweepKey(in.SweepID, "results.csv"), Trials: len(trials)}
+	out := &WriteResultsResult{ResultsKey: artifacts.ResultsKey(in.SweepID),
+		CSVKey: artifacts.ResultsCSVKey(in.SweepID), Trials: len(trials)}
 	if err := sweepstore.PutJSON(ctx, a.Store, out.ResultsKey, res); err != nil {
 		return nil, err
 	}
@@ -75,6 +75,6 @@ func (a *Activities) WriteResults(ctx context.Context, in WriteResultsInput) (*W
 		out.ReportError = err.Error()
 		return out, nil
 	}
-	out.ReportKey = artifacts.SweepKey(in.SweepID, "report.html")
+	out.ReportKey = artifacts.ReportKey(in.SweepID)
 	return out, putBytes(ctx, a.Store, out.ReportKey, html.Bytes())
 }

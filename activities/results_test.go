@@ -78,7 +78,7 @@ func TestLoadTrialSummariesFillsFromThePlan(t *testing.T) {
 	plan := `{"sweep_id": "` + sweepID + `", "params": ["lr"], "trials": [
 		{"id": "0-s1", "config": 0, "seed": 1, "params": {"lr": 0.1}}, {"id": "0-s2", "config": 0, "seed": 2, "params": {"lr": 0.1}},
 		{"id": "1-s1", "config": 1, "seed": 1, "params": {"lr": 0.2}}, {"id": "1-s2", "config": 1, "seed": 2, "params": {"lr": 0.2}}]}`
-	if err := store.Put(ctx, artifacts.SweepKey(sweepID, "plan.json"), strings.NewReader(plan)); err != nil {
+	if err := store.Put(ctx, artifacts.PlanKey(sweepID), strings.NewReader(plan)); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.RecordResults(ctx, activities.RecordResultsInput{SweepID: sweepID, Trials: []results.TrialSummary{
@@ -118,7 +118,7 @@ func TestWriteResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Trials != 1 || out.ResultsKey != artifacts.SweepKey(sweepID, "results.json") || out.CSVKey != artifacts.SweepKey(sweepID, "results.csv") {
+	if out.Trials != 1 || out.ResultsKey != artifacts.ResultsKey(sweepID) || out.CSVKey != artifacts.ResultsCSVKey(sweepID) {
 		t.Errorf("WriteResults = %+v", out)
 	}
 	f := &fixture{t: t, store: store}

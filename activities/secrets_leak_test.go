@@ -166,7 +166,7 @@ func TestProbeMasksWorkerSecrets(t *testing.T) {
 	b, _ := json.Marshal(rep)
 	noCanary(t, "the probe report", string(b), vals)
 	f := &fixture{t: t, store: store}
-	noCanary(t, "probes.json", f.read(artifacts.SweepKey(sweepID, "probes.json")), vals)
+	noCanary(t, "probes.json", f.read(artifacts.ProbesKey(sweepID)), vals)
 }
 
 // The worker's AWS settings (its store's credentials) never reach a trainer; the spec's

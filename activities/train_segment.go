@@ -148,7 +148,7 @@ type segmentRun struct {
 
 func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput, prev Heartbeat) (_ *segmentRun, err error) {
 	info := activity.GetInfo(ctx)
-	sc, err := newScratch(filepath.Join(a.WorkDir, artifacts.SweepKey(in.SweepID, "trials"), artifacts.Segment(in.Trial.ID)),
+	sc, err := newScratch(filepath.Join(a.WorkDir, artifacts.TrialsDir(in.SweepID), artifacts.Segment(in.Trial.ID)),
 		attemptState{SweepID: in.SweepID, TrialID: in.Trial.ID, Segment: in.Segment, Attempt: info.Attempt})
 	if err != nil {
 		return nil, err
@@ -289,12 +289,12 @@ type resumePoint struct {
 
 func (r *segmentRun) storeResumePoint(ctx context.Context, key string, step int64) error {
 	b, _ := json.Marshal(resumePoint{Segment: r.in.Segment, Step: step, Key: key}) // cannot fail
-	return putBytes(ctx, r.a.Store, artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, "resume.json"), b)
+	return putBytes(ctx, r.a.Store, artifacts.ResumePointKey(r.in.SweepID, r.in.Trial.ID), b)
 }
 
 // loadResumePoint reads resume.json; nil when there is none or it is unreadable (the heartbeat then decides).
 func (r *segmentRun) loadResumePoint(ctx context.Context) (*resumePoint, error) {
-	rc, err := r.a.Store.Get(ctx, artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, "resume.json"))
+	rc, err := r.a.Store.Get(ctx, artifacts.ResumePointKey(r.in.SweepID, r.in.Trial.ID))
 	if errors.Is(err, artifacts.ErrNotFound) {
 		return nil, nil
 	}
@@ -591,7 +591,7 @@ func (r *segmentRun) uploadCheckpoint(ctx context.Context, rec diagnostics.Recor
 		r.log(ctx).Warn("announced checkpoint is not on disk", "checkpoint", rel, "error", err)
 		return nil
 	}
-	key := artifacts.TrialKey(r.in.SweepID, r.in.Trial.ID, "checkpoints/"+rel)
+	key := artifacts.CheckpointKey(r.in.SweepID, r.in.Trial.ID, rel)
 	// The metrics up to the checkpoint are stored before the heartbeat names it: a retry resumes after
 	// the checkpoint and overrides the stored records from its own first step on, so lines that were
 	// read but not yet flushed (flushes are 30 s apart) would otherwise be missing from the stream for good.

@@ -235,13 +235,13 @@ func TestTrainSegmentHealthy(t *testing.T) {
 	if res.Objective == nil || *res.Objective <= 0 || *res.Objective != res.Last["reward"] {
 		t.Errorf("Objective = %v, want the last reward %v", res.Objective, res.Last["reward"])
 	}
-	if want := artifacts.TrialKey(sweepID, "0-s1", "checkpoints/ckpt-10000.json"); res.CheckpointKey != want {
+	if want := artifacts.CheckpointKey(sweepID, "0-s1", "ckpt-10000.json"); res.CheckpointKey != want {
 		t.Errorf("CheckpointKey = %q, want %q", res.CheckpointKey, want)
 	}
 	if got := f.read(res.CheckpointKey); got != `{"Step":10000}` {
 		t.Errorf("stored checkpoint = %q, want the trainer's file", got)
 	}
-	keys, err := f.store.List(context.Background(), artifacts.TrialKey(sweepID, "0-s1", "checkpoints/"))
+	keys, err := f.store.List(context.Background(), artifacts.CheckpointKey(sweepID, "0-s1", ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +254,7 @@ func TestTrainSegmentHealthy(t *testing.T) {
 	if res.MetricsKey != artifacts.MetricsDir(sweepID, "0-s1") {
 		t.Errorf("MetricsKey = %q", res.MetricsKey)
 	}
-	if want := artifacts.TrialKey(sweepID, "0-s1", "logs/segment-0-attempt-1"); res.LogKey != want {
+	if want := artifacts.LogDir(sweepID, "0-s1", 0, 1); res.LogKey != want {
 		t.Errorf("LogKey = %q, want %q", res.LogKey, want)
 	}
 	if log := f.log(0, 1); !strings.Contains(log, "scripted-trainer 0-s1: from step 0 to 10000") {
@@ -444,7 +444,7 @@ func TestTrainSegmentDiverged(t *testing.T) {
 			if det.Rule != tt.rule || det.Verdict.Step != 5000 || !tt.value(det.Verdict.Value) {
 				t.Errorf("details = rule %q step %d value %v, want %q at step 5000", det.Rule, det.Verdict.Step, det.Verdict.Value, tt.rule)
 			}
-			if want := artifacts.TrialKey(sweepID, "0-s1", "divergence.json"); det.DumpKey != want {
+			if want := artifacts.DivergenceKey(sweepID, "0-s1"); det.DumpKey != want {
 				t.Errorf("DumpKey = %q, want %q", det.DumpKey, want)
 			}
 			var dump activities.Divergence
@@ -472,7 +472,7 @@ func TestTrainSegmentDiverged(t *testing.T) {
 			if !strings.Contains(dump.LogTail, "scripted-trainer 0-s1") {
 				t.Errorf("dump log tail = %q, want the trainer's output", dump.LogTail)
 			}
-			if want := artifacts.TrialKey(sweepID, "0-s1", "checkpoints/ckpt-4000.json"); dump.LastHealthyCkpt != want || dump.LastHealthyStep != 4000 {
+			if want := artifacts.CheckpointKey(sweepID, "0-s1", "ckpt-4000.json"); dump.LastHealthyCkpt != want || dump.LastHealthyStep != 4000 {
 				t.Errorf("last healthy checkpoint = %q at %d, want %q at 4000", dump.LastHealthyCkpt, dump.LastHealthyStep, want)
 			}
 			if got := f.storedSteps(); !slices.Equal(got, stepsRange(1000, 5000, 1000)) {
@@ -583,7 +583,7 @@ func TestTrainSegmentResumeIsIdempotent(t *testing.T) {
 	if got := f.storedSteps(); !slices.Equal(got, stepsRange(1000, 10000, 1000)) {
 		t.Fatalf("first segment stored steps %v", got)
 	}
-	ckpt := artifacts.TrialKey(sweepID, "0-s1", "checkpoints/ckpt-6000.json")
+	ckpt := artifacts.CheckpointKey(sweepID, "0-s1", "ckpt-6000.json")
 	if f.read(ckpt) == "" {
 		t.Fatalf("no checkpoint at 6000 (last %s)", res.CheckpointKey)
 	}
@@ -611,7 +611,7 @@ func TestTrainSegmentRetryResumesFromHeartbeat(t *testing.T) {
 	in := f.input(10000, map[string]any{"crash_at": 6000.0, "checkpoint_every": 2.0})
 	_, err := f.run(in)
 	hb := crashHeartbeat(t, err)
-	want := artifacts.TrialKey(sweepID, "0-s1", "checkpoints/ckpt-4000.json")
+	want := artifacts.CheckpointKey(sweepID, "0-s1", "ckpt-4000.json")
 	if hb.CheckpointKey != want || hb.CheckpointStep != 4000 || hb.Step != 5000 {
 		t.Errorf("heartbeat = %+v, want checkpoint %s at 4000, step 5000", hb, want)
 	}
@@ -710,7 +710,7 @@ func TestTrainSegmentCancelKeepsFinalCheckpoint(t *testing.T) {
 		t.Fatal("no metrics stored on cancellation")
 	}
 	last := steps[len(steps)-1]
-	keys, err := f.store.List(context.Background(), artifacts.TrialKey(sweepID, "0-s1", "checkpoints/"))
+	keys, err := f.store.List(context.Background(), artifacts.CheckpointKey(sweepID, "0-s1", ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -823,7 +823,7 @@ echo ckpt > "$RLSWEEP_CHECKPOINT_DIR/ckpt-4000.json"
 printf '{"step":4000,"reward":4.5,"checkpoint":"ckpt-4000.json"}\n' >> "$RLSWEEP_METRICS_FILE"; exit 3`)
 	_, err := f.run(in)
 	hb := crashHeartbeat(t, err)
-	want := artifacts.TrialKey(sweepID, "0-s1", "checkpoints/ckpt-4000.json")
+	want := artifacts.CheckpointKey(sweepID, "0-s1", "ckpt-4000.json")
 	if hb.CheckpointKey != want || hb.CheckpointStep != 4000 {
 		t.Fatalf("heartbeat = %+v, want checkpoint %s at 4000", hb, want)
 	}
@@ -883,7 +883,7 @@ printf '{"step":2000,"checkpoint":"ckpt-2000.json"}\n{"step":3000,"reward":3}\n{
 func TestTrainSegmentResumePastTheSegmentsEnd(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	ckpt := artifacts.TrialKey(sweepID, "0-s1", "checkpoints/ckpt-3000.json")
+	ckpt := artifacts.CheckpointKey(sweepID, "0-s1", "ckpt-3000.json")
 	metrics := artifacts.MetricsPartKey(sweepID, "0-s1", 0, 1, 0)
 	stored := "{\"step\":1000,\"reward\":1}\n{\"step\":2000,\"reward\":2}\n{\"step\":3000,\"reward\":3}\n"
 	for key, body := range map[string]string{ckpt: "ckpt", metrics: stored} {
@@ -936,7 +936,7 @@ while :; do sleep 0.1; done`)
 	if _, err := os.Stat(done); err != nil {
 		t.Errorf("the trainer did not finish its checkpoint within its grace period: %v", err)
 	}
-	if want := artifacts.TrialKey(sweepID, "0-s1", "checkpoints/ckpt-2000.json"); hb.CheckpointKey != want || hb.CheckpointStep != 2000 {
+	if want := artifacts.CheckpointKey(sweepID, "0-s1", "ckpt-2000.json"); hb.CheckpointKey != want || hb.CheckpointStep != 2000 {
 		t.Errorf("details name checkpoint %q at %d, want %q at 2000", hb.CheckpointKey, hb.CheckpointStep, want)
 	}
 	if steps := f.storedSteps(); len(steps) != 2 || steps[1] != 2000 {

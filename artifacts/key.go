@@ -56,38 +56,3 @@ func Segment(s string) string {
 	}
 	return out
 }
-
-// SweepKey is the key of a sweep-level artifact: sweeps/<sweep-id>/<name>. The sweep ID's own slashes
-// ("sweep/<name>/<short-id>") become nested folders, each segment made safe.
-func SweepKey(sweepID, name string) string {
-	return sweepPrefix(sweepID) + "/" + name
-}
-
-// TrialKey is the key of a trial artifact: sweeps/<sweep-id>/trials/<trial-id>/<name>.
-func TrialKey(sweepID, trialID, name string) string {
-	return sweepPrefix(sweepID) + "/trials/" + Segment(trialID) + "/" + name
-}
-
-func sweepPrefix(sweepID string) string {
-	id := strings.TrimPrefix(sweepID, "sweep/")
-	parts := strings.Split(id, "/")
-	for i, p := range parts {
-		parts[i] = Segment(p)
-	}
-	return "sweeps/" + strings.Join(parts, "/")
-}
-
-// BaselineKey resolves a baseline reference: a sweep ID ("sweep/<name>/<id>") means that sweep's
-// results.json; a bare name means the stored baseline baselines/<name>.json; anything else is a key.
-func BaselineKey(ref string) string {
-	switch {
-	case strings.HasPrefix(ref, "sweep/"):
-		return SweepKey(ref, "results.json")
-	case !strings.Contains(ref, "/"):
-		return StoredBaselineKey(ref)
-	}
-	return ref
-}
-
-// StoredBaselineKey is where `rlsweep baseline set` stores the baseline called name.
-func StoredBaselineKey(name string) string { return "baselines/" + Segment(name) + ".json" }

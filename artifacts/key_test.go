@@ -142,31 +142,31 @@ func checkUnderSweeps(t *testing.T, key string, args ...any) {
 func TestKeysStayUnderSweeps(t *testing.T) {
 	for _, sweep := range hostile {
 		for _, trial := range hostile {
-			k := artifacts.TrialKey(sweep, trial, "metrics.jsonl")
+			k := artifacts.MetricsDir(sweep, trial)
 			checkUnderSweeps(t, k, sweep, trial)
-			if !strings.HasSuffix(k, "/trials/"+artifacts.Segment(trial)+"/metrics.jsonl") {
-				t.Errorf("TrialKey(%q, %q) = %q, want the trial's own folder", sweep, trial, k)
+			if !strings.HasSuffix(k, "/trials/"+artifacts.Segment(trial)+"/metrics") {
+				t.Errorf("MetricsDir(%q, %q) = %q, want the trial's own folder", sweep, trial, k)
 			}
 		}
-		checkUnderSweeps(t, artifacts.SweepKey(sweep, "plan.json"), sweep)
+		checkUnderSweeps(t, artifacts.PlanKey(sweep), sweep)
 	}
 }
 
-func TestSweepKey(t *testing.T) {
-	tests := []struct{ sweep, name, want string }{
-		{"sweep/demo/ab12", "plan.json", "sweeps/demo/ab12/plan.json"},
-		{"demo", "spec.yaml", "sweeps/demo/spec.yaml"},
-		{"sweep/../../etc", "x", "sweeps/_../_../etc/x"},
-		{"sweep/a/b/c", "x", "sweeps/a/b/c/x"},
+func TestSweepDir(t *testing.T) {
+	tests := []struct{ sweep, want string }{
+		{"sweep/demo/ab12", "sweeps/demo/ab12"},
+		{"demo", "sweeps/demo"},
+		{"sweep/../../etc", "sweeps/_../_../etc"},
+		{"sweep/a/b/c", "sweeps/a/b/c"},
 	}
 	for _, tt := range tests {
-		if got := artifacts.SweepKey(tt.sweep, tt.name); got != tt.want {
-			t.Errorf("SweepKey(%q, %q) = %q, want %q", tt.sweep, tt.name, got, tt.want)
+		if got := artifacts.SweepDir(tt.sweep); got != tt.want {
+			t.Errorf("SweepDir(%q) = %q, want %q", tt.sweep, got, tt.want)
 		}
 	}
-	if got, want := artifacts.TrialKey("sweep/demo/ab12", "3-s2", "divergence.json"),
+	if got, want := artifacts.DivergenceKey("sweep/demo/ab12", "3-s2"),
 		"sweeps/demo/ab12/trials/3-s2/divergence.json"; got != want {
-		t.Errorf("TrialKey = %q, want %q", got, want)
+		t.Errorf("DivergenceKey = %q, want %q", got, want)
 	}
 }
 
@@ -176,9 +176,13 @@ func FuzzKeys(f *testing.F) {
 		f.Add("sweep/demo/x", s)
 	}
 	f.Fuzz(func(t *testing.T, sweepID, trialID string) {
-		for _, name := range []string{"metrics.jsonl", "logs/segment-0.log", "checkpoints/ckpt-1.json"} {
-			checkUnderSweeps(t, artifacts.TrialKey(sweepID, trialID, name), sweepID, trialID)
-			checkUnderSweeps(t, artifacts.SweepKey(sweepID, name), sweepID)
+		for _, k := range []string{artifacts.MetricsPartKey(sweepID, trialID, 0, 1, 0), artifacts.LogPartKey(sweepID, trialID, 0, 1, 0),
+			artifacts.CheckpointKey(sweepID, trialID, "ckpt-1.json"), artifacts.ResumePointKey(sweepID, trialID),
+			artifacts.DivergenceKey(sweepID, trialID)} {
+			checkUnderSweeps(t, k, sweepID, trialID)
+		}
+		for _, k := range []string{artifacts.PlanKey(sweepID), artifacts.ResultsPartKey(sweepID, 3), artifacts.ReportKey(sweepID)} {
+			checkUnderSweeps(t, k, sweepID)
 		}
 		checkSegment(t, trialID, artifacts.Segment(trialID))
 		if !utf8.ValidString(artifacts.Segment(sweepID)) {
@@ -190,7 +194,7 @@ func FuzzKeys(f *testing.F) {
 func TestBaselineKey(t *testing.T) {
 	for ref, want := range map[string]string{
 		"nightly":              "baselines/nightly.json",
-		"sweep/cartpole/ab12":  artifacts.SweepKey("sweep/cartpole/ab12", "results.json"),
+		"sweep/cartpole/ab12":  artifacts.ResultsKey("sweep/cartpole/ab12"),
 		"some/where/base.json": "some/where/base.json",
 	} {
 		if got := artifacts.BaselineKey(ref); got != want {

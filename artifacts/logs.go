@@ -22,27 +22,6 @@ import (
 // segment with that number are stored already (a segment run again): then it is one above the highest
 // stored (LogAttempt), so a stored log is never overwritten.
 
-const logsDirName = "logs"
-
-// LogsDir is the folder of a trial's logs: sweeps/<sweep-id>/trials/<trial-id>/logs.
-func LogsDir(sweepID, trialID string) string {
-	return TrialKey(sweepID, trialID, logsDirName)
-}
-
-// LogDir is the folder of one segment attempt's log parts.
-func LogDir(sweepID, trialID string, segment int, attempt int32) string {
-	return LogsDir(sweepID, trialID) + "/" + logDirName(int64(segment), int64(attempt))
-}
-
-func logDirName(segment, attempt int64) string {
-	return fmt.Sprintf("segment-%d-attempt-%d", segment, attempt)
-}
-
-// LogPartKey is the key of part seq (0, 1, …) of a segment attempt's log.
-func LogPartKey(sweepID, trialID string, segment int, attempt int32, seq int) string {
-	return LogDir(sweepID, trialID, segment, attempt) + "/" + fmt.Sprintf("%08d.log", seq)
-}
-
 // LogRef names one stored attempt log.
 type LogRef struct {
 	Segment int

@@ -26,22 +26,6 @@ import (
 // stored already (the attempt numbers of a segment run again start over): then it is one above the
 // highest stored (MetricsAttempt), so a later attempt always sorts after the earlier ones.
 
-// MetricsDir is the folder of a trial's metrics parts: sweeps/<sweep-id>/trials/<trial-id>/metrics.
-func MetricsDir(sweepID, trialID string) string {
-	return TrialKey(sweepID, trialID, metricsDirName)
-}
-
-const metricsDirName = "metrics"
-
-// MetricsPartKey is the key of part seq (0, 1, …) of a segment attempt's metrics.
-func MetricsPartKey(sweepID, trialID string, segment int, attempt int32, seq int) string {
-	return MetricsDir(sweepID, trialID) + "/" + metricsPartName(segment, attempt, seq)
-}
-
-func metricsPartName(segment int, attempt int32, seq int) string {
-	return fmt.Sprintf("%06d-%06d-%08d.jsonl", segment, attempt, seq)
-}
-
 // MetricsAttempt is the number a segment attempt names its metrics parts with: attempt, or, when
 // parts of the segment with that number are stored already, one above the highest stored.
 func MetricsAttempt(ctx context.Context, s Store, sweepID, trialID string, segment int, attempt int32) (int32, error) {

@@ -64,8 +64,8 @@ func TestS3KeysStayUnderPrefix(t *testing.T) {
 	keys = append(keys, hostileKeys...)
 	for _, name := range []string{"../../etc", "/abs/path", "a\x07b", "ｆｏｏ", "sweep/../..", "\u202e..", "x\u2215..\u2215y"} {
 		for _, value := range []string{"../../../root", "/", "\u0000", "..\u2044..", "3e-4"} {
-			keys = append(keys, TrialKey("sweep/"+name+"/ab12", name+"-"+value, "checkpoints/"+value),
-				SweepKey("sweep/"+name+"/"+value, "plan.json"), TrialKey(name, value, "metrics.jsonl"))
+			keys = append(keys, CheckpointKey("sweep/"+name+"/ab12", name+"-"+value, value),
+				PlanKey("sweep/"+name+"/"+value), TrialDir(name, value)+"/metrics.jsonl")
 		}
 	}
 	for _, key := range keys {

@@ -38,7 +38,7 @@ probes: {enabled: false}
 	}
 	tr := res.Trials[0]
 	var dump activities.Divergence
-	e.readJSON(artifacts.TrialKey(sweepID, tr.TrialID, "divergence.json"), &dump)
+	e.readJSON(artifacts.DivergenceKey(sweepID, tr.TrialID), &dump)
 	t.Logf("lr 1.0 on Pendulum stopped by %s at step %d: %s = %g (threshold %g); %s",
 		dump.Verdict.Rule, dump.Verdict.Step, dump.Verdict.Metric, dump.Verdict.Value, dump.Verdict.Threshold, dump.Verdict.Advice)
 	if dump.Verdict.Step >= 100000 {

@@ -22,8 +22,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/rlsweep/rlsweep/artifacts"
-	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/devserver"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/trainer"
 	"github.com/rlsweep/rlsweep/workflows"
 )
@@ -202,7 +202,7 @@ retries: {max_attempts: 3}
 	waitSweepOrDump(t, e, sweepID, 4*time.Minute)
 	e.close() // the workers go before the (restarted) server's cleanup stops it
 	res := e.results(sweepID)
-	resultsJSON := mustRead(t, e.store.URL(artifacts.SweepKey(sweepID, "results.json")))
+	resultsJSON := mustRead(t, e.store.URL(artifacts.ResultsKey(sweepID)))
 	if len(res.Trials) != 3 {
 		t.Fatalf("results.json has %d trials, want 3", len(res.Trials))
 	}
@@ -316,7 +316,7 @@ retries: {max_attempts: 2}
 		}
 		waitSweepOrDump(t, e.env, sweepID, 5*time.Minute)
 		e.close()
-		trials := readAccounting(t, e.get(artifacts.SweepKey(sweepID, "results.json")))
+		trials := readAccounting(t, e.get(artifacts.ResultsKey(sweepID)))
 		if len(trials) != 4 {
 			t.Fatalf("results.json has %d trials, want 4", len(trials))
 		}
@@ -367,7 +367,7 @@ retries: {max_attempts: 2}
 		e.startWorker("b", "--slots", "2")
 		waitSweepOrDump(t, e.env, sweepID, 4*time.Minute)
 		e.close()
-		trials := readAccounting(t, e.get(artifacts.SweepKey(sweepID, "results.json")))
+		trials := readAccounting(t, e.get(artifacts.ResultsKey(sweepID)))
 		if len(trials) != 2 {
 			t.Fatalf("results.json has %d trials, want 2", len(trials))
 		}
@@ -410,7 +410,7 @@ retries: {max_attempts: 3}
 	waitSweepOrDump(t, e.env, sweepID, 3*time.Minute)
 	history := segmentActivityAttempts(t, e.env, sweepID) // before close stops the server
 	e.close()
-	trials := readAccounting(t, e.get(artifacts.SweepKey(sweepID, "results.json")))
+	trials := readAccounting(t, e.get(artifacts.ResultsKey(sweepID)))
 	if len(trials) != 4 {
 		t.Fatalf("results.json has %d trials, want 4", len(trials))
 	}
@@ -481,7 +481,7 @@ retries: {max_attempts: 3}
 	waitSweepOrDump(t, e.env, sweepID, 5*time.Minute)
 	t.Logf("sweep done %.1fs after the first fault", time.Since(start).Seconds())
 	e.close()
-	trials := readAccounting(t, e.get(artifacts.SweepKey(sweepID, "results.json")))
+	trials := readAccounting(t, e.get(artifacts.ResultsKey(sweepID)))
 	if len(trials) != 8 {
 		t.Fatalf("results.json has %d trials, want 8", len(trials))
 	}
@@ -607,7 +607,7 @@ func (e *s3Env) waitTrainers(sweepID string, w *exec.Cmd, n int) bool {
 		if trainersPastCheckpoint(w.Process.Pid) >= n {
 			return true
 		}
-		if _, err := e.s3.Get(context.Background(), artifacts.SweepKey(sweepID, "results.json")); err == nil {
+		if _, err := e.s3.Get(context.Background(), artifacts.ResultsKey(sweepID)); err == nil {
 			e.t.Logf("the sweep ended before %d trainers ran on worker pid %d", n, w.Process.Pid)
 			return false
 		}
@@ -621,7 +621,7 @@ func (e *s3Env) waitTrainers(sweepID string, w *exec.Cmd, n int) bool {
 func (e *s3Env) waitFirstCheckpoint(sweepID string) {
 	e.t.Helper()
 	waitFor(e.t, 2*time.Minute, "a first checkpoint in S3", func() bool {
-		keys, _ := e.s3.List(context.Background(), artifacts.SweepKey(sweepID, "trials/"))
+		keys, _ := e.s3.List(context.Background(), artifacts.TrialsDir(sweepID)+"/")
 		for _, k := range keys {
 			if strings.Contains(k, "/checkpoints/") {
 				return true
@@ -656,7 +656,7 @@ func attemptsSeen(t *testing.T, store artifacts.Store, dir, sweepID string, tria
 			note(a.trial, a.segment, a.attempt)
 		}
 	}
-	keys, err := store.List(context.Background(), artifacts.SweepKey(sweepID, "trials/"))
+	keys, err := store.List(context.Background(), artifacts.TrialsDir(sweepID)+"/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -686,12 +686,12 @@ func checkAttemptLogs(t *testing.T, store artifacts.Store, sweepID string, att m
 		trial, seg, _ := strings.Cut(key, "/")
 		for _, a := range as {
 			name := fmt.Sprintf("logs/segment-%s-attempt-%d", seg, a)
-			if rc, err := store.Get(context.Background(), artifacts.TrialKey(sweepID, trial, name+".log")); err == nil {
+			if rc, err := store.Get(context.Background(), artifacts.TrialDir(sweepID, trial)+"/"+name+".log"); err == nil {
 				rc.Close()
 				n++
 				continue
 			}
-			parts, err := store.List(context.Background(), artifacts.TrialKey(sweepID, trial, name+"/"))
+			parts, err := store.List(context.Background(), artifacts.TrialDir(sweepID, trial)+"/"+name+"/")
 			if err != nil || len(parts) == 0 {
 				t.Errorf("trial %s: no log of segment %s attempt %d in the store (%s.log or %s/…)", trial, seg, a, name, name)
 				continue

@@ -51,7 +51,7 @@ concurrency: 6
 			continue
 		}
 		var dump activities.Divergence
-		e.readJSON(artifacts.TrialKey(sweepID, tr.TrialID, "divergence.json"), &dump)
+		e.readJSON(artifacts.DivergenceKey(sweepID, tr.TrialID), &dump)
 		if dump.Verdict.Step < faultAt || dump.Verdict.Step > faultAt+1000 {
 			t.Errorf("trial %s stopped at step %d, want within one record of %d", tr.TrialID, dump.Verdict.Step, faultAt)
 		}
@@ -107,7 +107,7 @@ concurrency: 4
 			continue
 		}
 		var dump activities.Divergence
-		e.readJSON(artifacts.TrialKey(sweepID, tr.TrialID, "divergence.json"), &dump)
+		e.readJSON(artifacts.DivergenceKey(sweepID, tr.TrialID), &dump)
 		if dump.Verdict.Step != faultAt || dump.Verdict.Metric != diagnostics.ValueLoss {
 			t.Errorf("trial %s stopped at step %d on %s, want step %d on value_loss", tr.TrialID, dump.Verdict.Step, dump.Verdict.Metric, faultAt)
 		}

@@ -218,10 +218,10 @@ func TestDevServerKillAndRestart(t *testing.T) {
 	spec := e.spec("restart", faultSpec(30000, 10000, "[1.0e-4, 1.0e-3, 1.0e-2]", "[1, 2, 3, 4]"))
 	sweepID := e.submit(spec, "--heartbeat-timeout", "5s")
 	waitFor(t, 2*time.Minute, "trials to store metrics", func() bool {
-		keys, _ := e.store.List(context.Background(), artifacts.SweepKey(sweepID, "trials/"))
+		keys, _ := e.store.List(context.Background(), artifacts.TrialsDir(sweepID)+"/")
 		return len(keys) >= 8
 	})
-	if _, err := e.store.Get(context.Background(), artifacts.SweepKey(sweepID, "results.json")); err == nil {
+	if _, err := e.store.Get(context.Background(), artifacts.ResultsKey(sweepID)); err == nil {
 		t.Fatal("the sweep finished before the server was killed: the test would prove nothing")
 	}
 	srv.Kill()
@@ -253,7 +253,7 @@ func TestMinioOutage(t *testing.T) {
 	spec := e.spec("outage", faultSpec(60000, 30000, "[1.0e-4, 1.0e-3, 1.0e-2]", "[1, 2]"))
 	sweepID := e.submit(spec)
 	waitFor(t, 2*time.Minute, "a first checkpoint in S3", func() bool {
-		keys, _ := e.s3.List(context.Background(), artifacts.SweepKey(sweepID, "trials/"))
+		keys, _ := e.s3.List(context.Background(), artifacts.TrialsDir(sweepID)+"/")
 		return len(keys) > 0
 	})
 	e.minio.kill()
@@ -298,7 +298,7 @@ func TestMinioOutage(t *testing.T) {
 		if got := sha256.Sum256(storedMetrics(t, e.s3, sweepID, trial)); got != sha256.Sum256(want) {
 			t.Errorf("%s: stream sha256 %x, want %x (from the trainer's own records)", key, got, sha256.Sum256(want))
 		}
-		ckpts, err := e.s3.List(context.Background(), artifacts.TrialKey(sweepID, trial, "checkpoints/"))
+		ckpts, err := e.s3.List(context.Background(), artifacts.CheckpointKey(sweepID, trial, ""))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -359,7 +359,7 @@ func (e *s3Env) checkStoredSteps(sweepID, trialID string, last int64) {
 // resumePoints reads every trial's resume.json — the checkpoint a retry must resume from, as
 // TrainSegment commits it after the upload — by trial ID.
 func (e *s3Env) resumePoints(sweepID string) map[string]resumePoint {
-	keys, err := e.s3.List(context.Background(), artifacts.SweepKey(sweepID, "trials/"))
+	keys, err := e.s3.List(context.Background(), artifacts.TrialsDir(sweepID)+"/")
 	if err != nil {
 		e.t.Fatal(err)
 	}

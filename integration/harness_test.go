@@ -156,7 +156,7 @@ func (e *env) spec(name, body string) string {
 func (e *env) results(sweepID string) results.SweepResults {
 	e.t.Helper()
 	var res results.SweepResults
-	e.readJSON(artifacts.SweepKey(sweepID, "results.json"), &res)
+	e.readJSON(artifacts.ResultsKey(sweepID), &res)
 	return res
 }
 

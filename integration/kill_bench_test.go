@@ -45,7 +45,7 @@ concurrency: 16
 		var lat []float64
 		for s := 1; s <= 100; s++ {
 			var d activities.Divergence
-			e.readJSON(artifacts.TrialKey(sweepID, fmt.Sprintf("0-s%d", s), "divergence.json"), &d)
+			e.readJSON(artifacts.DivergenceKey(sweepID, fmt.Sprintf("0-s%d", s)), &d)
 			appended := appendedAt(b, d)
 			lat = append(lat, float64(d.KilledAt.Sub(appended).Microseconds())/1000)
 		}

@@ -52,7 +52,7 @@ probes: {enabled: false}
 	if code != 0 || !strings.Contains(out, "malformed") || !strings.Contains(out, " 2\n") {
 		t.Errorf("status %s/%s exited %d, want 0 and 'malformed 2' in:\n%s", sweepID, tr.TrialID, code, out)
 	}
-	html, err := os.ReadFile(e.store.URL(artifacts.SweepKey(sweepID, "report.html")))
+	html, err := os.ReadFile(e.store.URL(artifacts.ReportKey(sweepID)))
 	if err != nil {
 		t.Fatalf("report.html: %v", err)
 	}

@@ -188,7 +188,7 @@ func (e *s3Env) get(key string) []byte {
 func (e *s3Env) results(sweepID string) results.SweepResults {
 	e.t.Helper()
 	var res results.SweepResults
-	if err := json.Unmarshal(e.get(artifacts.SweepKey(sweepID, "results.json")), &res); err != nil {
+	if err := json.Unmarshal(e.get(artifacts.ResultsKey(sweepID)), &res); err != nil {
 		e.t.Fatal(err)
 	}
 	return res

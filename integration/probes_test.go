@@ -85,7 +85,7 @@ parameters:
 		t.Errorf("history: %d RunProbe, %d StartChildWorkflowExecutionInitiated; want 10 and 0", probes, children)
 	}
 	var rep activities.ProbeReport
-	e.readJSON(artifacts.SweepKey(sweepID, "probes.json"), &rep)
+	e.readJSON(artifacts.ProbesKey(sweepID), &rep)
 	if rep.Passed || rep.Failed != "3" {
 		t.Errorf("probes.json: passed %v, failed %q; want probe 3 failed", rep.Passed, rep.Failed)
 	}
@@ -117,7 +117,7 @@ parameters:
 		t.Errorf("history: %d RunProbe, %d children; want 10 and 2", probes, children)
 	}
 	var rep activities.ProbeReport
-	e.readJSON(artifacts.SweepKey(sweepID, "probes.json"), &rep)
+	e.readJSON(artifacts.ProbesKey(sweepID), &rep)
 	if !rep.Passed {
 		t.Errorf("probes.json: %s", rep.Diagnosis)
 	}
@@ -154,7 +154,7 @@ probes:
 			out, code := e.cli("submit", spec, "--watch")
 			sweepID := sweepIDFrom(t, out)
 			var rep activities.ProbeReport
-			e.readJSON(artifacts.SweepKey(sweepID, "probes.json"), &rep)
+			e.readJSON(artifacts.ProbesKey(sweepID), &rep)
 			_, children, stage := e.probeStage(sweepID)
 			t.Logf("%s: exit %d, probe stage %s: %s", c.file, code, stage.Round(time.Millisecond), rep.Diagnosis)
 			if c.ok && (code != 0 || !rep.Passed || children != 1) {

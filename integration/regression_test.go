@@ -124,7 +124,7 @@ func TestRegressionScheduleTriggeredTwice(t *testing.T) {
 		t.Errorf("both regressions ran sweep %s, want one sweep each", got.SweepID)
 	}
 	var firstRep regression.Report
-	e.readJSON(artifacts.SweepKey(first.SweepID, "regression.json"), &firstRep)
+	e.readJSON(artifacts.RegressionKey(first.SweepID), &firstRep)
 	if firstRep.Verdict != regression.VerdictPass {
 		t.Errorf("the first night's regression.json says %q, want pass", firstRep.Verdict)
 	}
@@ -132,7 +132,7 @@ func TestRegressionScheduleTriggeredTwice(t *testing.T) {
 		t.Errorf("degraded trainer: %+v, want verdict regressed with 1 configuration", got)
 	}
 	var rep regression.Report
-	e.readJSON(artifacts.SweepKey(got.SweepID, "regression.json"), &rep)
+	e.readJSON(artifacts.RegressionKey(got.SweepID), &rep)
 	if len(rep.Configs) != 1 || !(rep.Configs[0].DiffCI[1] < 0) || rep.Configs[0].ProbImprovement != 0 {
 		t.Errorf("regression.json configs = %+v, want one with an interval below 0 and P(improvement) 0", rep.Configs)
 	}
@@ -153,7 +153,7 @@ func TestRegressionScheduleTriggeredTwice(t *testing.T) {
 // the plot, in a real browser.
 func checkRegressionReport(t *testing.T, e *env, got workflows.RegressionResult) {
 	t.Helper()
-	key := artifacts.SweepKey(got.SweepID, "report.html")
+	key := artifacts.ReportKey(got.SweepID)
 	if got.ReportKey != key {
 		t.Errorf("regression result report key %q, want %q", got.ReportKey, key)
 	}

@@ -60,7 +60,7 @@ concurrency: 6
 	if diverged != 9 {
 		t.Errorf("%d trials diverged, want the 9 with fault 1", diverged)
 	}
-	stored, err := os.ReadFile(e.store.URL(artifacts.SweepKey(sweepID, "report.html")))
+	stored, err := os.ReadFile(e.store.URL(artifacts.ReportKey(sweepID)))
 	if err != nil {
 		t.Fatalf("the sweep's report.html: %v", err)
 	}
@@ -176,7 +176,7 @@ func checkConsoleDetection(t *testing.T, chromium, dir string) {
 // module: a header, one row per trial, every trial present.
 func checkResultsCSV(t *testing.T, e *env, res results.SweepResults) {
 	t.Helper()
-	path := e.store.URL(artifacts.SweepKey(res.SweepID, "results.csv"))
+	path := e.store.URL(artifacts.ResultsCSVKey(res.SweepID))
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)

@@ -169,7 +169,7 @@ func checkHostileKeys(t *testing.T, e *s3Env) {
 	ctx := context.Background()
 	names := []string{"../../etc", "/etc/passwd", "a\x1b[31mred", "ｐａｓｓｗｄ", "\u202e..\u202c", "x\u2215..\u2215y", ".."}
 	for _, n := range names {
-		for _, k := range []string{artifacts.SweepKey("sweep/"+n+"/ab12", "plan.json"), artifacts.MetricsPartKey("sweep/x/"+n, n+"-s1", 0, 1, 0)} {
+		for _, k := range []string{artifacts.PlanKey("sweep/" + n + "/ab12"), artifacts.MetricsPartKey("sweep/x/"+n, n+"-s1", 0, 1, 0)} {
 			if err := e.s3.Put(ctx, k, strings.NewReader("x")); err != nil {
 				t.Errorf("Put(%q) from hostile name %q: %v", k, n, err)
 			}

@@ -44,7 +44,7 @@ probes: {enabled: false}
 	if code != 0 || !strings.Contains(out, "warning") || !strings.Contains(out, want) {
 		t.Errorf("status of the trial (exit %d) lacks the warning %q:\n%s", code, want, out)
 	}
-	html, err := os.ReadFile(e.store.URL(artifacts.SweepKey(sweepID, "report.html")))
+	html, err := os.ReadFile(e.store.URL(artifacts.ReportKey(sweepID)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ probes: {enabled: false}
 	stored := func() map[string]string {
 		m := map[string]string{}
 		for _, name := range []string{"spec.yaml", "plan.json", "results.json", "results.csv"} {
-			b, err := os.ReadFile(e.store.URL(artifacts.SweepKey(first, name)))
+			b, err := os.ReadFile(e.store.URL(artifacts.SweepDir(first) + "/" + name))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,7 +83,7 @@ probes: {enabled: false}
 
 	// Files in the store, the server knowing nothing of them (history deleted, retention past).
 	gone := strings.TrimSuffix(first, "/same") + "/gone"
-	if err := e.store.Put(t.Context(), artifacts.SweepKey(gone, "plan.json"), strings.NewReader("{}")); err != nil {
+	if err := e.store.Put(t.Context(), artifacts.PlanKey(gone), strings.NewReader("{}")); err != nil {
 		t.Fatal(err)
 	}
 	out, code = e.cli("submit", spec("[1.0e-2]", 1), "--id", "gone")
@@ -100,10 +100,10 @@ probes: {enabled: false}
 	if out, code := e.cli("watch", gone); code == 0 || !strings.Contains(out, "SweepExists") && !strings.Contains(out, "already holds a sweep") {
 		t.Errorf("watch of a sweep whose ID the store holds exited %d, want non-zero and the cause:\n%s", code, out)
 	}
-	if b, err := os.ReadFile(e.store.URL(artifacts.SweepKey(gone, "plan.json"))); err != nil || string(b) != "{}" {
+	if b, err := os.ReadFile(e.store.URL(artifacts.PlanKey(gone))); err != nil || string(b) != "{}" {
 		t.Errorf("plan.json of the stored sweep = %q, %v, want it unchanged", b, err)
 	}
-	if _, err := os.Stat(e.store.URL(artifacts.SweepKey(gone, "spec.yaml"))); !os.IsNotExist(err) {
+	if _, err := os.Stat(e.store.URL(artifacts.SpecYAMLKey(gone))); !os.IsNotExist(err) {
 		t.Errorf("spec.yaml written for a refused sweep: %v", err)
 	}
 
@@ -194,7 +194,7 @@ probes: {enabled: false}
 	if out, code := e.cli("status", sweepID+"/0-s1"); code != 0 || strings.Count(out, warned) != 1 {
 		t.Errorf("status of the ended trial exited %d, want the warning once:\n%s", code, out)
 	}
-	html, err := os.ReadFile(e.store.URL(artifacts.SweepKey(sweepID, "report.html")))
+	html, err := os.ReadFile(e.store.URL(artifacts.ReportKey(sweepID)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,7 +82,7 @@ func torchSweep(t *testing.T, e *env, spec string) {
 	}
 	sweepID := sweepIDFrom(t, out)
 	var rep activities.ProbeReport
-	e.readJSON(artifacts.SweepKey(sweepID, "probes.json"), &rep)
+	e.readJSON(artifacts.ProbesKey(sweepID), &rep)
 	var passed, skipped []string
 	for _, r := range rep.Results {
 		switch {
@@ -130,7 +130,7 @@ func (e *env) checkTorchTrial(t *testing.T, sweepID, trialID string) {
 		t.Errorf("trial %s: stored metrics steps %v, want %v (each once)", trialID, steps, want)
 	}
 	for _, step := range []int{1024, 2048} {
-		key := artifacts.TrialKey(sweepID, trialID, fmt.Sprintf("checkpoints/ckpt-%012d.pt", step))
+		key := artifacts.CheckpointKey(sweepID, trialID, fmt.Sprintf("ckpt-%012d.pt", step))
 		if st, err := os.Stat(e.store.URL(key)); err != nil || st.Size() == 0 {
 			t.Errorf("trial %s: checkpoint %s: %v", trialID, key, err)
 		}
@@ -164,7 +164,7 @@ func torchBrokenSweep(t *testing.T, e *env, spec string) {
 	}
 	sweepID := sweepIDFrom(t, out)
 	var rep activities.ProbeReport
-	e.readJSON(artifacts.SweepKey(sweepID, "probes.json"), &rep)
+	e.readJSON(artifacts.ProbesKey(sweepID), &rep)
 	_, children, stage := e.probeStage(sweepID)
 	if rep.Passed || rep.Failed != "3" || children != 0 {
 		t.Errorf("probes.json: passed %v, failed %q, %d children; want probe 3 failed and none: %s", rep.Passed, rep.Failed, children, rep.Diagnosis)

@@ -69,7 +69,7 @@ func loadTrialDetails(ctx context.Context, s artifacts.Store, sweepID, metric st
 
 // readDivergence reads a trial's divergence.json, if it has one.
 func readDivergence(ctx context.Context, s artifacts.Store, sweepID, trialID string, d *trialDetail) error {
-	b, err := GetBytes(ctx, s, artifacts.TrialKey(sweepID, trialID, "divergence.json"))
+	b, err := GetBytes(ctx, s, artifacts.DivergenceKey(sweepID, trialID))
 	if errors.Is(err, artifacts.ErrNotFound) {
 		return nil
 	}
@@ -110,7 +110,7 @@ func readCurve(ctx context.Context, s artifacts.Store, sweepID, trialID, metric 
 
 // readProbes reads probes.json; a sweep without one (probes off) has none.
 func readProbes(ctx context.Context, s artifacts.Store, sweepID string) (*probes.Report, error) {
-	b, err := GetBytes(ctx, s, artifacts.SweepKey(sweepID, "probes.json"))
+	b, err := GetBytes(ctx, s, artifacts.ProbesKey(sweepID))
 	if errors.Is(err, artifacts.ErrNotFound) {
 		return nil, nil
 	}

@@ -69,7 +69,7 @@ func getOptional(ctx context.Context, s artifacts.Store, key string, v any) (fou
 // LoadSpec reads the spec.json the Plan activity stored; nil when the sweep has none.
 func LoadSpec(ctx context.Context, s artifacts.Store, sweepID string) (*sweeps.Spec, error) {
 	var spec sweeps.Spec
-	if ok, err := getOptional(ctx, s, artifacts.SweepKey(sweepID, "spec.json"), &spec); !ok {
+	if ok, err := getOptional(ctx, s, artifacts.SpecJSONKey(sweepID), &spec); !ok {
 		return nil, err
 	}
 	return &spec, nil
@@ -80,13 +80,8 @@ func LoadPlanTrials(ctx context.Context, s artifacts.Store, sweepID string) ([]s
 	var plan struct {
 		Trials []sweeps.Trial `json:"trials"`
 	}
-	_, err := getOptional(ctx, s, artifacts.SweepKey(sweepID, "plan.json"), &plan)
+	_, err := getOptional(ctx, s, artifacts.PlanKey(sweepID), &plan)
 	return plan.Trials, err
-}
-
-// ResultsPartKey is the key of a sweep's result part number part.
-func ResultsPartKey(sweepID string, part int) string {
-	return artifacts.SweepKey(sweepID, fmt.Sprintf("results/part-%06d.json", part))
 }
 
 // WriteResultsPart stores a batch of trial summaries as result part number part; writing a part again
@@ -96,13 +91,13 @@ func WriteResultsPart(ctx context.Context, s artifacts.Store, sweepID string, pa
 	if err != nil {
 		return fmt.Errorf("encode results: %w", err)
 	}
-	return PutBytes(ctx, s, ResultsPartKey(sweepID, part), b)
+	return PutBytes(ctx, s, artifacts.ResultsPartKey(sweepID, part), b)
 }
 
 // LoadTrialSummaries reads every stored result part of a sweep and merges them with its plan
 // (results.Merge): each trial once, in plan order.
 func LoadTrialSummaries(ctx context.Context, s artifacts.Store, sweepID string) ([]results.TrialSummary, error) {
-	keys, err := s.List(ctx, artifacts.SweepKey(sweepID, "results/part-"))
+	keys, err := s.List(ctx, artifacts.ResultsPartsPrefix(sweepID))
 	if err != nil {
 		return nil, err
 	}
@@ -122,9 +117,6 @@ func LoadTrialSummaries(ctx context.Context, s artifacts.Store, sweepID string) 
 	return results.Merge(parts, plan), nil
 }
 
-// ResultsKey is the key of a sweep's results.json.
-func ResultsKey(sweepID string) string { return artifacts.SweepKey(sweepID, "results.json") }
-
 // LoadResults reads results.json (of a sweep, or a stored baseline) from key; a missing one wraps
 // artifacts.ErrNotFound.
 func LoadResults(ctx context.Context, s artifacts.Store, key string) (*results.SweepResults, error) {
@@ -138,17 +130,14 @@ func LoadResults(ctx context.Context, s artifacts.Store, key string) (*results.S
 // LoadSweepResults reads a finished sweep's results.json; a sweep without one wraps
 // artifacts.ErrNotFound.
 func LoadSweepResults(ctx context.Context, s artifacts.Store, sweepID string) (*results.SweepResults, error) {
-	return LoadResults(ctx, s, ResultsKey(sweepID))
+	return LoadResults(ctx, s, artifacts.ResultsKey(sweepID))
 }
-
-// RegressionKey is the key of a sweep's regression.json.
-func RegressionKey(sweepID string) string { return artifacts.SweepKey(sweepID, "regression.json") }
 
 // LoadRegression reads regression.json, the comparison a nightly regression made; nil for a sweep that
 // ran as no regression.
 func LoadRegression(ctx context.Context, s artifacts.Store, sweepID string) (*regression.Report, error) {
 	var rep regression.Report
-	if ok, err := getOptional(ctx, s, RegressionKey(sweepID), &rep); !ok {
+	if ok, err := getOptional(ctx, s, artifacts.RegressionKey(sweepID), &rep); !ok {
 		return nil, err
 	}
 	return &rep, nil

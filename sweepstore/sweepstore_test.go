@@ -69,7 +69,7 @@ func TestOptionalFiles(t *testing.T) {
 	if plan, err := sweepstore.LoadPlanTrials(ctx, s, sweepID); plan != nil || err != nil {
 		t.Errorf("LoadPlanTrials = %v, %v; want none", plan, err)
 	}
-	put(t, s, sweepstore.RegressionKey(sweepID), "{not json")
+	put(t, s, artifacts.RegressionKey(sweepID), "{not json")
 	if _, err := sweepstore.LoadRegression(ctx, s, sweepID); err == nil || !strings.Contains(err.Error(), "regression.json") {
 		t.Errorf("LoadRegression of a broken file: %v, want an error naming regression.json", err)
 	}
@@ -79,7 +79,7 @@ func TestOptionalFiles(t *testing.T) {
 func TestResultsPartsRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t)
-	put(t, s, artifacts.SweepKey(sweepID, "plan.json"), `{"trials": [{"id": "0-s1", "config": 0, "seed": 1, "params": {"lr": 0.1}}]}`)
+	put(t, s, artifacts.PlanKey(sweepID), `{"trials": [{"id": "0-s1", "config": 0, "seed": 1, "params": {"lr": 0.1}}]}`)
 	for part, outcome := range []string{"failed", "cancelled"} {
 		if err := sweepstore.WriteResultsPart(ctx, s, sweepID, part, []results.TrialSummary{{TrialID: "0-s1", Outcome: outcome}}); err != nil {
 			t.Fatal(err)

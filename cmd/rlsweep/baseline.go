@@ -67,7 +67,7 @@ func runBaselineSet(ctx context.Context, store artifacts.Store, out io.Writer, o
 	if err != nil {
 		return invalidInput(err)
 	}
-	key := artifacts.SweepKey(sweepID, "results.json")
+	key := artifacts.ResultsKey(sweepID)
 	rc, err := store.Get(ctx, key)
 	if err != nil {
 		return fmt.Errorf("baseline from %s (has the sweep finished?): %w", sweepID, err)

@@ -20,7 +20,7 @@ func TestBaselineSet(t *testing.T) {
 	}
 	res, _ := json.Marshal(results.SweepResults{SweepID: "sweep/cartpole/ab12", Name: "cartpole",
 		Trials: []results.TrialSummary{{TrialID: "0-s1"}, {TrialID: "0-s2"}}})
-	if err := store.Put(ctx, artifacts.SweepKey("sweep/cartpole/ab12", "results.json"), bytes.NewReader(res)); err != nil {
+	if err := store.Put(ctx, artifacts.ResultsKey("sweep/cartpole/ab12"), bytes.NewReader(res)); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {

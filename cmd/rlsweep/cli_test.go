@@ -298,7 +298,7 @@ func TestResultsTop(t *testing.T) {
 			trial("2-s1", 2, 0.3, results.OutcomeFailed, nil), trial("2-s2", 2, 0.3, results.OutcomeFailed, nil),
 		}}
 	b, _ := json.Marshal(res)
-	if err := store.Put(context.Background(), artifacts.SweepKey(res.SweepID, "results.json"), bytes.NewReader(b)); err != nil {
+	if err := store.Put(context.Background(), artifacts.ResultsKey(res.SweepID), bytes.NewReader(b)); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errOut := runCLI(t, "--store", dir, "results", "--top", "2", "top/abc")

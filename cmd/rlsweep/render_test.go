@@ -163,7 +163,7 @@ func TestRunResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	js, _ := json.Marshal(res)
-	if err := store.Put(ctx, artifacts.SweepKey(res.SweepID, "results.json"), bytes.NewReader(js)); err != nil {
+	if err := store.Put(ctx, artifacts.ResultsKey(res.SweepID), bytes.NewReader(js)); err != nil {
 		t.Fatal(err)
 	}
 	running := t.TempDir()
@@ -201,7 +201,7 @@ func TestRunResults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := store.Put(context.Background(), artifacts.SweepKey("sweep/cartpole-lr/ab12cd34", "spec.json"), strings.NewReader("{}")); err != nil {
+		if err := store.Put(context.Background(), artifacts.SpecJSONKey("sweep/cartpole-lr/ab12cd34"), strings.NewReader("{}")); err != nil {
 			t.Fatal(err)
 		}
 		code, _, errOut := runCLI(t, "--store", dir, "results", "cartpole-lr/ab12cd34")

@@ -60,7 +60,7 @@ func TestRunReport(t *testing.T) {
 	store := storeWithResults(t, dir, res)
 	spec, _ := json.Marshal(map[string]any{"name": "cartpole-lr", "metric": map[string]string{"name": "reward", "goal": "maximize"},
 		"trainer": map[string]any{"total_steps": 500000}, "parameters": []map[string]any{{"name": "lr"}, {"name": "clip"}, {"name": "num_envs"}}})
-	if err := store.Put(ctx, artifacts.SweepKey(res.SweepID, "spec.json"), bytes.NewReader(spec)); err != nil {
+	if err := store.Put(ctx, artifacts.SpecJSONKey(res.SweepID), bytes.NewReader(spec)); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "running.html")
@@ -94,7 +94,7 @@ func TestRunReport(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s2.Put(ctx, artifacts.SweepKey(res.SweepID, "spec.json"), bytes.NewReader(spec)); err != nil {
+		if err := s2.Put(ctx, artifacts.SpecJSONKey(res.SweepID), bytes.NewReader(spec)); err != nil {
 			t.Fatal(err)
 		}
 		code, _, errOut := runCLI(t, "--address", "127.0.0.1:1", "--store", s2.URL(""), "results", "cartpole-lr/ab12cd34")

@@ -152,7 +152,7 @@ func loadResultsBounded(cmd *cobra.Command, f *Factory, store artifacts.Store, s
 	defer cancel()
 	cmd.SetContext(ctx)
 	defer cmd.SetContext(parent)
-	where := store.URL(artifacts.SweepKey(sweepID, ""))
+	where := store.URL(artifacts.SweepDir(sweepID) + "/")
 	done := make(chan struct{})
 	waited := make(chan struct{})
 	go func() {
@@ -214,8 +214,8 @@ func loadResults(cmd *cobra.Command, f *Factory, store artifacts.Store, sweepID 
 // stored): Temporal, when it answers within a few seconds, says which.
 func noResults(cmd *cobra.Command, f *Factory, store artifacts.Store, sweepID string) error {
 	ctx := cmd.Context()
-	where := store.URL(artifacts.SweepKey(sweepID, ""))
-	keys, err := store.List(ctx, artifacts.SweepKey(sweepID, ""))
+	where := store.URL(artifacts.SweepDir(sweepID) + "/")
+	keys, err := store.List(ctx, artifacts.SweepDir(sweepID)+"/")
 	if err != nil {
 		return err
 	}

@@ -134,8 +134,7 @@ func checkStoreFree(ctx context.Context, f *Factory, sweepID string) error {
 	if err != nil {
 		return err
 	}
-	for _, name := range []string{"owner.json", "spec.yaml", "plan.json"} {
-		key := artifacts.SweepKey(sweepID, name)
+	for _, key := range []string{artifacts.OwnerKey(sweepID), artifacts.SpecYAMLKey(sweepID), artifacts.PlanKey(sweepID)} {
 		rc, err := store.Get(ctx, key)
 		if err == nil {
 			rc.Close()

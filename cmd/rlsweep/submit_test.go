@@ -20,7 +20,7 @@ func TestSubmitRefusesAnIDTheStoreHolds(t *testing.T) {
 	for _, name := range []string{"owner.json", "spec.yaml", "plan.json"} {
 		t.Run(name, func(t *testing.T) {
 			id := "taken-" + strings.TrimSuffix(name, filepath.Ext(name))
-			key := artifacts.SweepKey("sweep/minimal/"+id, name)
+			key := artifacts.SweepDir("sweep/minimal/"+id) + "/" + name
 			if err := store.Put(context.Background(), key, strings.NewReader("first")); err != nil {
 				t.Fatal(err)
 			}

@@ -217,8 +217,8 @@ func finishWatch(ctx context.Context, f *Factory, c client.Client, sweepID strin
 	if store, serr := f.Store(); serr == nil && res.ResultsKey != "" {
 		fmt.Fprintf(f.Out, "results:  %s\n", store.URL(res.ResultsKey))
 		fmt.Fprintf(f.Out, "csv:      %s\n", store.URL(res.CSVKey))
-		fmt.Fprintf(f.Out, "report:   %s\n", store.URL(artifacts.SweepKey(sweepID, "report.html")))
-		fmt.Fprintf(f.Out, "trials:   %s\n", store.URL(artifacts.SweepKey(sweepID, "trials")))
+		fmt.Fprintf(f.Out, "report:   %s\n", store.URL(artifacts.ReportKey(sweepID)))
+		fmt.Fprintf(f.Out, "trials:   %s\n", store.URL(artifacts.TrialsDir(sweepID)))
 	}
 	fmt.Fprintf(f.Out, "web ui:   %s\n", f.WorkflowURL(sweepID))
 	if res.Status != workflows.PhaseCompleted {

@@ -1,0 +1,128 @@
+package artifacts
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The artifact layout: every key rlsweep reads or writes, relative to the store's prefix, is made by one
+// function of this file, and docs/artifacts.md lists each (TestLayoutDocumented checks both).
+
+// SweepDir is a sweep's folder: sweeps/<sweep-id>. The sweep ID's own slashes ("sweep/<name>/<short-id>")
+// become nested folders, each segment made safe.
+func SweepDir(sweepID string) string {
+	id := strings.TrimPrefix(sweepID, "sweep/")
+	parts := strings.Split(id, "/")
+	for i, p := range parts {
+		parts[i] = Segment(p)
+	}
+	return "sweeps/" + strings.Join(parts, "/")
+}
+
+func sweepKey(sweepID, name string) string { return SweepDir(sweepID) + "/" + name }
+
+// SpecYAMLKey is the spec as the user wrote it.
+func SpecYAMLKey(sweepID string) string { return sweepKey(sweepID, "spec.yaml") }
+
+// SpecJSONKey is the spec as rlsweep read it, defaults filled in.
+func SpecJSONKey(sweepID string) string { return sweepKey(sweepID, "spec.json") }
+
+// PlanKey is the sweep's planned trials.
+func PlanKey(sweepID string) string { return sweepKey(sweepID, "plan.json") }
+
+// OwnerKey names the submission that owns the sweep's files.
+func OwnerKey(sweepID string) string { return sweepKey(sweepID, "owner.json") }
+
+// ProbesKey is the probe stage's report.
+func ProbesKey(sweepID string) string { return sweepKey(sweepID, "probes.json") }
+
+// ResultsPartsPrefix is the prefix of the result parts a running sweep stores.
+func ResultsPartsPrefix(sweepID string) string { return sweepKey(sweepID, "results/part-") }
+
+// ResultsPartKey is result part number part (0, 1, …).
+func ResultsPartKey(sweepID string, part int) string {
+	return ResultsPartsPrefix(sweepID) + fmt.Sprintf("%06d.json", part)
+}
+
+// ResultsKey is the sweep's results once it has ended.
+func ResultsKey(sweepID string) string { return sweepKey(sweepID, "results.json") }
+
+// ResultsCSVKey is results.json as a table.
+func ResultsCSVKey(sweepID string) string { return sweepKey(sweepID, "results.csv") }
+
+// RegressionKey is a nightly regression's comparison with its baseline.
+func RegressionKey(sweepID string) string { return sweepKey(sweepID, "regression.json") }
+
+// ReportKey is the sweep's HTML report.
+func ReportKey(sweepID string) string { return sweepKey(sweepID, "report.html") }
+
+// TrialsDir is the folder of a sweep's trials.
+func TrialsDir(sweepID string) string { return sweepKey(sweepID, "trials") }
+
+// TrialDir is a trial's folder: sweeps/<sweep-id>/trials/<trial-id>.
+func TrialDir(sweepID, trialID string) string { return TrialsDir(sweepID) + "/" + Segment(trialID) }
+
+// CheckpointKey is a checkpoint the trainer announced as rel (a clean relative key, CleanKey).
+func CheckpointKey(sweepID, trialID, rel string) string {
+	return TrialDir(sweepID, trialID) + "/checkpoints/" + rel
+}
+
+// ResumePointKey records the last checkpoint a segment committed (resume.json).
+func ResumePointKey(sweepID, trialID string) string {
+	return TrialDir(sweepID, trialID) + "/resume.json"
+}
+
+// DivergenceKey is the dump of a trial a stop rule stopped.
+func DivergenceKey(sweepID, trialID string) string {
+	return TrialDir(sweepID, trialID) + "/divergence.json"
+}
+
+// MetricsDir is the folder of a trial's metrics parts: sweeps/<sweep-id>/trials/<trial-id>/metrics.
+func MetricsDir(sweepID, trialID string) string {
+	return TrialDir(sweepID, trialID) + "/" + metricsDirName
+}
+
+const metricsDirName = "metrics"
+
+// MetricsPartKey is the key of part seq (0, 1, …) of a segment attempt's metrics.
+func MetricsPartKey(sweepID, trialID string, segment int, attempt int32, seq int) string {
+	return MetricsDir(sweepID, trialID) + "/" + metricsPartName(segment, attempt, seq)
+}
+
+func metricsPartName(segment int, attempt int32, seq int) string {
+	return fmt.Sprintf("%06d-%06d-%08d.jsonl", segment, attempt, seq)
+}
+
+const logsDirName = "logs"
+
+// LogsDir is the folder of a trial's logs: sweeps/<sweep-id>/trials/<trial-id>/logs.
+func LogsDir(sweepID, trialID string) string { return TrialDir(sweepID, trialID) + "/" + logsDirName }
+
+// LogDir is the folder of one segment attempt's log parts.
+func LogDir(sweepID, trialID string, segment int, attempt int32) string {
+	return LogsDir(sweepID, trialID) + "/" + logDirName(int64(segment), int64(attempt))
+}
+
+func logDirName(segment, attempt int64) string {
+	return fmt.Sprintf("segment-%d-attempt-%d", segment, attempt)
+}
+
+// LogPartKey is the key of part seq (0, 1, …) of a segment attempt's log.
+func LogPartKey(sweepID, trialID string, segment int, attempt int32, seq int) string {
+	return LogDir(sweepID, trialID, segment, attempt) + "/" + fmt.Sprintf("%08d.log", seq)
+}
+
+// StoredBaselineKey is where `rlsweep baseline set` stores the baseline called name.
+func StoredBaselineKey(name string) string { return "baselines/" + Segment(name) + ".json" }
+
+// BaselineKey resolves a baseline reference: a sweep ID ("sweep/<name>/<id>") means that sweep's
+// results.json; a bare name means the stored baseline baselines/<name>.json; anything else is a key.
+func BaselineKey(ref string) string {
+	switch {
+	case strings.HasPrefix(ref, "sweep/"):
+		return ResultsKey(ref)
+	case !strings.Contains(ref, "/"):
+		return StoredBaselineKey(ref)
+	}
+	return ref
+}
