@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/sweeps"
 )
 
 // Task queues.
@@ -19,7 +20,7 @@ const (
 	// ControlQueue runs the workflows and the light activities: plan, probes, results.
 	ControlQueue = "rlsweep"
 	// DefaultTrialQueue runs TrainSegment unless a spec names another in resources.task_queue.
-	DefaultTrialQueue = "rlsweep-gpu"
+	DefaultTrialQueue = sweeps.DefaultTaskQueue
 )
 
 // Workflow type names, as the worker registers them.
@@ -44,10 +45,11 @@ const (
 	// (scheduler.Decision).
 	SignalSegmentEnd      = "segment-end"
 	SignalSegmentDecision = "segment-decision"
-	MaxConcurrency        = 500
-	trialIDSeparator      = "/trial/"
-	sweepIDPrefix         = "sweep/"
-	defaultCANMaxEvent    = 8000
+	// MaxConcurrency bounds set-concurrency as the spec's concurrency is bounded.
+	MaxConcurrency     = sweeps.MaxConcurrency
+	trialIDSeparator   = "/trial/"
+	sweepIDPrefix      = "sweep/"
+	defaultCANMaxEvent = 8000
 )
 
 // Regression wire names.
