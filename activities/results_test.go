@@ -147,6 +147,13 @@ func TestSlots(t *testing.T) {
 	if s.Len() != 6 {
 		t.Errorf("Len = %d, want 6", s.Len())
 	}
+	acquire := func(ctx context.Context) (string, error) {
+		got, err := s.AcquireN(ctx, 1)
+		if err != nil {
+			return "", err
+		}
+		return got[0], nil
+	}
 	var (
 		mu             sync.Mutex
 		inUse, maxUsed int
@@ -158,7 +165,7 @@ func TestSlots(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 20; i++ {
-				g, err := s.Acquire(context.Background())
+				g, err := acquire(context.Background())
 				if err != nil {
 					t.Error(err)
 					return
@@ -184,10 +191,10 @@ func TestSlots(t *testing.T) {
 	if maxUsed > s.Len() || maxUsed < 2 {
 		t.Errorf("at most %d slots in use at once, want between 2 and the capacity %d", maxUsed, s.Len())
 	}
-	// With every slot taken, Acquire waits and gives up with its context.
+	// With every slot taken, AcquireN waits and gives up with its context.
 	var held []string
 	for i := 0; i < s.Len(); i++ {
-		g, err := s.Acquire(context.Background())
+		g, err := acquire(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,11 +206,11 @@ func TestSlots(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if g, err := s.Acquire(ctx); err == nil {
+	if g, err := acquire(ctx); err == nil {
 		t.Errorf("Acquire with every slot taken = %q, want a context error", g)
 	}
 	s.Release(held[0])
-	if g, err := s.Acquire(context.Background()); err != nil || g != held[0] {
+	if g, err := acquire(context.Background()); err != nil || g != held[0] {
 		t.Errorf("Acquire after a Release = %q, %v, want %q", g, err, held[0])
 	}
 }
@@ -215,7 +222,7 @@ func TestTrainSegmentWaitsForSlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := slots.Acquire(context.Background()); err != nil {
+	if _, err := slots.AcquireN(context.Background(), 1); err != nil {
 		t.Fatal(err)
 	}
 	f.acts.Slots = slots

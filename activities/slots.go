@@ -46,15 +46,6 @@ func NewSlots(gpus []string, perGPU int) (*Slots, error) {
 // takes at once.
 func (s *Slots) Len() int { return len(s.gpus) * s.perGPU }
 
-// Acquire waits for one GPU and returns its ID.
-func (s *Slots) Acquire(ctx context.Context) (string, error) {
-	got, err := s.AcquireN(ctx, 1)
-	if err != nil {
-		return "", err
-	}
-	return got[0], nil
-}
-
 // AcquireN waits until n distinct GPUs each have a free place and takes one place on each, choosing
 // the least loaded GPUs (ties in --gpus order). It fails at once if the worker has fewer than n GPUs.
 func (s *Slots) AcquireN(ctx context.Context, n int) ([]string, error) {

@@ -39,8 +39,8 @@ func DefaultRegression() Regression {
 		MaxNewFailures: DefaultMaxNewFailures}
 }
 
-// RegressionThresholds is the spec's regression section, or DefaultRegression when it has none.
-func (s *Spec) RegressionThresholds() Regression {
+// regressionThresholds is the spec's regression section, or DefaultRegression when it has none.
+func (s *Spec) regressionThresholds() Regression {
 	if s.Regression == nil {
 		return DefaultRegression()
 	}

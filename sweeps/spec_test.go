@@ -281,29 +281,6 @@ func manyRanges(n int) string {
 	return b.String()
 }
 
-func TestHash(t *testing.T) {
-	a, err := Load("testdata/good/grid.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The same spec, reformatted: flow style, other key order, no comments.
-	src, _ := os.ReadFile("testdata/good/grid.yaml")
-	b, err := Decode(bytes.NewReader(src), "other-name.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.Hash() != b.Hash() {
-		t.Errorf("Hash differs for the same spec read under another file name")
-	}
-	b.Concurrency++
-	if a.Hash() == b.Hash() {
-		t.Errorf("Hash is the same after changing concurrency")
-	}
-	if h := a.Hash(); len(h) != 64 {
-		t.Errorf("Hash() = %q, want 64 hex digits", h)
-	}
-}
-
 // TestManyValues checks that a long values list (near the size limit) is checked in linear time and
 // its duplicate found.
 func TestManyValues(t *testing.T) {
@@ -369,34 +346,18 @@ func TestRegressionSection(t *testing.T) {
 			if got := s.Regression != nil; got != tt.present {
 				t.Errorf("Regression set = %v, want %v", got, tt.present)
 			}
-			if got := s.RegressionThresholds(); got != tt.want {
-				t.Errorf("RegressionThresholds() = %+v, want %+v", got, tt.want)
+			if got := s.regressionThresholds(); got != tt.want {
+				t.Errorf("regressionThresholds() = %+v, want %+v", got, tt.want)
 			}
 			var back Spec
 			b, _ := json.Marshal(s)
 			if err := json.Unmarshal(b, &back); err != nil {
 				t.Fatal(err)
 			}
-			if got := back.RegressionThresholds(); got != tt.want {
+			if got := back.regressionThresholds(); got != tt.want {
 				t.Errorf("after a JSON round trip: %+v, want %+v", got, tt.want)
 			}
 		})
-	}
-}
-
-// The thresholds judge a run without changing it: they leave the hash as it was.
-func TestHashIgnoresRegression(t *testing.T) {
-	a, err := Load("testdata/good/grid.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := a.Hash()
-	a.Regression = &Regression{Tolerance: 0.3}
-	if a.Hash() != h {
-		t.Errorf("Hash changed with the regression thresholds")
-	}
-	if a.Regression == nil || a.Regression.Tolerance != 0.3 {
-		t.Errorf("Hash modified the spec's regression section: %+v", a.Regression)
 	}
 }
 

@@ -358,12 +358,6 @@ func (s *Spec) trialCount() (int, bool) {
 	return n, true
 }
 
-// TrialCount is the number of trials Plan makes for a valid spec: configurations × seeds.
-func (s *Spec) TrialCount() int {
-	n, _ := s.trialCount()
-	return n
-}
-
 func (c *checker) diagnostics() {
 	g := c.s.Diagnostics
 	if g.WarmupSteps < 0 || (c.s.Trainer.TotalSteps > 0 && g.WarmupSteps >= c.s.Trainer.TotalSteps) {
