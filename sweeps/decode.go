@@ -120,7 +120,11 @@ func decode(data []byte, filename string) (*Spec, Errors) {
 	}
 	s := defaults()
 	d.lines[""] = root.Line
-	d.spec(root, s)
+	if isWandB(root) {
+		d.wandb(root, s, filename)
+	} else {
+		d.spec(root, s)
+	}
 	applyLateDefaults(s)
 	s.file, s.lines, s.bad = filename, d.lines, d.bad
 	sortErrors(d.errs)
