@@ -69,11 +69,11 @@ def leaves(params, prefix=""):
 
 
 def value_of(p, chosen):
-    if "index" in chosen:
+    if "values" in p:
         return p["values"][chosen["index"]]
-    if "value" in p and "distribution" not in chosen:
+    if "value" in p:
         return p["value"]
-    return chosen["sampled"]
+    return float(chosen["sampled"]) if chosen.get("float") else chosen["sampled"]
 
 
 def run_config(params, chosen, prefix=""):
