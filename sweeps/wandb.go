@@ -56,17 +56,26 @@ func (s *Spec) Dialect() string {
 	return ""
 }
 
-// isWandB reports whether a top-level mapping is a W&B sweep config: no trainer, and no key that only
-// rlsweep specs have.
+// isWandB reports whether a top-level mapping is a W&B sweep config: no trainer and no key that only
+// rlsweep specs have, and a key that only W&B configs have, or method and parameters.
 func isWandB(root *yaml.Node) bool {
+	has := map[string]bool{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
-		switch root.Content[i].Value {
-		case "trainer", "seeds", "trials", "sampler_seed", "probes", "diagnostics", "concurrency", "resources",
-			"retries", "artifacts", "regression":
+		has[root.Content[i].Value] = true
+	}
+	for _, k := range []string{"trainer", "seeds", "trials", "sampler_seed", "probes", "diagnostics", "concurrency",
+		"resources", "retries", "artifacts", "regression"} {
+		if has[k] {
 			return false
 		}
 	}
-	return true
+	for _, k := range []string{"program", "command", "project", "entity", "run_cap", "controller", "job", "image_uri",
+		"scheduler", "apiVersion", "kind", "metrics", "rlsweep"} {
+		if has[k] {
+			return true
+		}
+	}
+	return has["method"] && has["parameters"]
 }
 
 // wandbKey is the rlsweep parameter name of a W&B parameter at a path ("optimizer/lr"): its dotted path
@@ -227,7 +236,7 @@ func (d *decoder) wandb(root *yaml.Node, s *Spec, filename string) {
 	runsProgram := command == nil || slices.ContainsFunc(command, func(n *yaml.Node) bool { return n.Value == "${program}" })
 	if programNode == nil && runsProgram {
 		d.errs = append(d.errs, &FieldError{File: d.file, Line: max(commandLine, 1), Field: "program",
-			Got: "nothing", Want: "the training script W&B's agent runs (program: train.py), which command runs as ${program}"})
+			Got: "nothing", Want: "the training script W&B's agent runs (program: train.py), which command runs as ${program} (an rlsweep spec names it in trainer instead)"})
 	}
 	s.Trainer.Command = wandbCommand(command, program, tree, info)
 }
