@@ -28,6 +28,9 @@ func Explain(s *Spec, trials []Trial) ([]string, error) {
 		}
 		add("first trial (%s): %s", trials[0].ID, argv)
 	}
+	if w := s.wandb; w != nil && w.programFrom != "" {
+		add("program: %s, found next to the config file (trainers run in their trial's directory)", w.programFrom)
+	}
 	add("metrics: %s", describeMetrics(s))
 	add("objective: %s, %s", s.Metric.Name, s.Metric.Goal)
 	configs := len(trials) / max(len(s.Seeds), 1)

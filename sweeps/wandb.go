@@ -40,12 +40,13 @@ const (
 
 // wandbInfo is what a Spec read from a W&B config keeps about it, for Explain.
 type wandbInfo struct {
-	program    string
-	nameFrom   string // "project", "name" or "the file name"
-	runCapSet  bool
-	target     bool
-	ignored    []string // keys accepted and not acted on
-	argsToFile bool
+	program     string
+	programFrom string // the relative program as written, when it was found next to the config file
+	nameFrom    string // "project", "name" or "the file name"
+	runCapSet   bool
+	target      bool
+	ignored     []string // keys accepted and not acted on
+	argsToFile  bool
 }
 
 // Dialect says what a Spec was read from: "wandb" for a W&B sweep config, "" for an rlsweep spec.
@@ -232,6 +233,15 @@ func (d *decoder) wandb(root *yaml.Node, s *Spec, filename string) {
 	if s.Description == "" && name != "" && info.nameFrom != "name" {
 		s.Description = name
 	}
+	// The trainer runs in its trial's directory, not where W&B's agent would have been started: a relative
+	// program that exists next to the config file is run from there.
+	if program != "" && !filepath.IsAbs(program) {
+		if p := filepath.Join(filepath.Dir(filename), program); isRegularFile(p) {
+			if abs, err := filepath.Abs(p); err == nil {
+				program, info.programFrom = abs, program
+			}
+		}
+	}
 	info.program = program
 	runsProgram := command == nil || slices.ContainsFunc(command, func(n *yaml.Node) bool { return n.Value == "${program}" })
 	if programNode == nil && runsProgram {
@@ -239,6 +249,11 @@ func (d *decoder) wandb(root *yaml.Node, s *Spec, filename string) {
 			Got: "nothing", Want: "the training script W&B's agent runs (program: train.py), which command runs as ${program} (an rlsweep spec names it in trainer instead)"})
 	}
 	s.Trainer.Command = wandbCommand(command, program, tree, info)
+}
+
+func isRegularFile(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // sanitizeName makes a W&B project or sweep name a valid rlsweep sweep name (NameRule): characters

@@ -375,3 +375,28 @@ func TestPyFloatRepr(t *testing.T) {
 		}
 	}
 }
+
+// TestWandBProgramNextToConfig: trainers run in their trial's directory, so a relative program found
+// next to the config file runs from there; one that is not a file there (a module for -m) stays as
+// written.
+func TestWandBProgramNextToConfig(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "train.py"), []byte("print(1)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for program, want := range map[string]string{"train.py": filepath.Join(dir, "train.py"), "pkg.train": "pkg.train"} {
+		path := filepath.Join(dir, "sweep.yaml")
+		if err := os.WriteFile(path, []byte("program: "+program+"\nmethod: grid\nparameters:\n  a: {value: 1}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		trials, _ := Plan(s)
+		argv, _ := RenderCommand(s.Trainer.Command, TemplateData{Params: trials[0].Params})
+		if got := []string{"/usr/bin/env", "python", want, "--a=1"}; !slices.Equal(argv, got) {
+			t.Errorf("program %s: argv %q, want %q", program, argv, got)
+		}
+	}
+}
