@@ -47,6 +47,7 @@ type wandbInfo struct {
 	target      bool
 	ignored     []string // keys accepted and not acted on
 	argsToFile  bool
+	intBounds   map[string]bool // parameters whose min and max are both written as integers
 }
 
 // Dialect says what a Spec was read from: "wandb" for a W&B sweep config, "" for an rlsweep spec.
@@ -503,6 +504,12 @@ func (d *decoder) wandbParams(v *yaml.Node, path, prefix string, s *Spec) []*wan
 			}},
 		})
 		d.wandbDistribution(&prm, dist, ints, fp, pv)
+		if ints == 2 {
+			if s.wandb.intBounds == nil {
+				s.wandb.intBounds = map[string]bool{}
+			}
+			s.wandb.intBounds[key] = true
+		}
 		s.Parameters = append(s.Parameters, prm)
 		tree = append(tree, &wandbParam{name: name})
 	})
@@ -683,7 +690,7 @@ func (d *decoder) wandbGrid(s *Spec) {
 			if !(q > 0) || (hi-lo)/q >= MaxTrials {
 				continue
 			}
-			ints := p.QInt && lo == math.Trunc(lo) && hi == math.Trunc(hi)
+			ints := p.QInt && s.wandb.intBounds[p.Name] // numpy's arange gives integers only from integers
 			for k := 0; lo+float64(k)*q < hi; k++ {
 				x := lo + float64(k)*q
 				if ints {
@@ -841,11 +848,17 @@ var wandbFuncs = map[string]any{
 		v, err := wandbDict(params, paths)
 		return argsFileMark + pyJSON(v), err
 	},
-	"envvar": func(name string) string {
-		if v, ok := os.LookupEnv(name); ok {
-			return v
+	"envvar": func(name string) (string, error) {
+		for _, prefix := range []string{"RLSWEEP_", "TEMPORAL_", "AWS_"} {
+			if strings.HasPrefix(name, prefix) {
+				// The worker's own settings and credentials never reach a trainer (docs/trainer-contract.md).
+				return "", fmt.Errorf("${envvar:%s}: the worker's %s* variables never reach a trainer; set what the trainer needs in rlsweep.environment", name, prefix)
+			}
 		}
-		return name
+		if v, ok := os.LookupEnv(name); ok {
+			return v, nil
+		}
+		return name, nil
 	},
 }
 

@@ -103,10 +103,10 @@ func TestWandBArgsJSONFile(t *testing.T) {
 
 // TestWandBEnvVar: ${envvar:NAME} is the variable's value where the trainer starts, or NAME when unset.
 func TestWandBEnvVar(t *testing.T) {
-	t.Setenv("RLSWEEP_TEST_DATA", "/data/x")
-	os.Unsetenv("RLSWEEP_TEST_UNSET")
-	got := firstArgv(t, "program: t.py\nmethod: grid\ncommand:\n- ${program}\n- --data=${envvar:RLSWEEP_TEST_DATA}/y\n- ${envvar:RLSWEEP_TEST_UNSET}\nparameters:\n  a: {value: 1}\n")
-	want := []string{"t.py", "--data=/data/x/y", "RLSWEEP_TEST_UNSET"}
+	t.Setenv("WANDB_TEST_DATA", "/data/x")
+	os.Unsetenv("WANDB_TEST_UNSET")
+	got := firstArgv(t, "program: t.py\nmethod: grid\ncommand:\n- ${program}\n- --data=${envvar:WANDB_TEST_DATA}/y\n- ${envvar:WANDB_TEST_UNSET}\nparameters:\n  a: {value: 1}\n")
+	want := []string{"t.py", "--data=/data/x/y", "WANDB_TEST_UNSET"}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
@@ -209,13 +209,14 @@ rlsweep:
 	if s.Name != "sweep" || s.Trials != DefaultWandBRunCap || s.Trainer.Metrics.Source != "tensorboard" {
 		t.Errorf("defaults: name %q, trials %d, source %q", s.Name, s.Trials, s.Trainer.Metrics.Source)
 	}
-	s, err = loadWandB(t, "program: t.py\nmethod: grid\nparameters:\n  n: {distribution: int_uniform, min: 2, max: 4}\n  x: {distribution: q_uniform, min: 0, max: 1, q: 0.25}\n  k: {distribution: q_uniform, min: 0, max: 10, q: 5}\n")
+	s, err = loadWandB(t, "program: t.py\nmethod: grid\nparameters:\n  n: {distribution: int_uniform, min: 2, max: 4}\n  x: {distribution: q_uniform, min: 0, max: 1, q: 0.25}\n  k: {distribution: q_uniform, min: 0, max: 10, q: 5}\n  f: {distribution: q_uniform, min: 8.0, max: 24, q: 8}\n")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := s.Parameters; !slices.Equal(got[0].Values, []any{int64(2), int64(3), int64(4)}) ||
-		!slices.Equal(got[1].Values, []any{0.0, 0.25, 0.5, 0.75}) || !slices.Equal(got[2].Values, []any{int64(0), int64(5)}) {
-		t.Errorf("grid values %v %v %v", got[0].Values, got[1].Values, got[2].Values)
+		!slices.Equal(got[1].Values, []any{0.0, 0.25, 0.5, 0.75}) || !slices.Equal(got[2].Values, []any{int64(0), int64(5)}) ||
+		!slices.Equal(got[3].Values, []any{8.0, 16.0}) { // numpy's arange(8.0, 24, 8): floats
+		t.Errorf("grid values %v %v %v %v", got[0].Values, got[1].Values, got[2].Values, got[3].Values)
 	}
 }
 
@@ -398,5 +399,16 @@ func TestWandBProgramNextToConfig(t *testing.T) {
 		if got := []string{"/usr/bin/env", "python", want, "--a=1"}; !slices.Equal(argv, got) {
 			t.Errorf("program %s: argv %q, want %q", program, argv, got)
 		}
+	}
+}
+
+// TestWandBEnvVarWithheld: ${envvar:...} cannot hand a trainer the worker's own settings, which never
+// reach it (docs/trainer-contract.md).
+func TestWandBEnvVarWithheld(t *testing.T) {
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "hunter2")
+	_, err := loadWandB(t, "program: t.py\nmethod: grid\ncommand:\n- ${program}\n- --key=${envvar:AWS_SECRET_ACCESS_KEY}\nparameters:\n  a: {value: 1}\n")
+	if err == nil || !strings.Contains(err.Error(), "trainer.command[1]") || strings.Contains(err.Error(), "hunter2") ||
+		!strings.Contains(err.Error(), "the worker's AWS_* variables never reach a trainer") {
+		t.Errorf("got %v, want trainer.command[1] refused without the value", err)
 	}
 }
