@@ -408,7 +408,11 @@ func (c *checker) earlyTerminate() {
 	if e.Eta != 0 {
 		got += ", eta: " + strconv.Itoa(e.Eta)
 	}
-	c.add("early_terminate", got+"}", "no early_terminate: pruning is not implemented yet, every trial runs its whole budget unless a diagnostics rule stops it; leave the key out")
+	got += "}"
+	if c.s.wandb != nil && c.s.wandb.earlyStop != "" {
+		got = c.s.wandb.earlyStop
+	}
+	c.add("early_terminate", got, "no early_terminate: pruning is not implemented yet, every trial runs its whole budget unless a diagnostics rule stops it; leave the key out")
 }
 
 func (c *checker) resources() {

@@ -48,6 +48,7 @@ type wandbInfo struct {
 	ignored     []string // keys accepted and not acted on
 	argsToFile  bool
 	intBounds   map[string]bool // parameters whose min and max are both written as integers
+	earlyStop   string          // early_terminate as written, for the message that refuses it
 }
 
 // Dialect says what a Spec was read from: "wandb" for a W&B sweep config, "" for an rlsweep spec.
@@ -180,6 +181,7 @@ func (d *decoder) wandb(root *yaml.Node, s *Spec, filename string) {
 		}},
 		{"early_terminate", func(p string, v *yaml.Node) {
 			s.EarlyTerminate = &EarlyTerminate{}
+			info.earlyStop = flowText(v)
 			d.mapping(v, p, []field{
 				{"type", d.text(&s.EarlyTerminate.Type)},
 				{"min_iter", d.bigInt(&s.EarlyTerminate.MinSteps)},
@@ -255,6 +257,18 @@ func (d *decoder) wandb(root *yaml.Node, s *Spec, filename string) {
 func isRegularFile(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && st.Mode().IsRegular()
+}
+
+// flowText writes a small mapping on one line, as written: {type: hyperband, min_iter: 3}.
+func flowText(n *yaml.Node) string {
+	if n.Kind != yaml.MappingNode {
+		return describe(n)
+	}
+	parts := []string{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		parts = append(parts, n.Content[i].Value+": "+n.Content[i+1].Value)
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
 }
 
 // sanitizeName makes a W&B project or sweep name a valid rlsweep sweep name (NameRule): characters
