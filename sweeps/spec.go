@@ -35,6 +35,9 @@ const (
 
 // Spec is a whole sweep as the user wrote it, after defaults are applied.
 type Spec struct {
+	// Format is what the spec was read from: "" for an rlsweep spec, FormatWandB for a W&B sweep config,
+	// whose values follow W&B's rules (repeated values, null in a list, numbers written as strings).
+	Format         string          `json:"format,omitempty"`
 	Name           string          `json:"name"`
 	Description    string          `json:"description,omitempty"`
 	Trainer        Trainer         `json:"trainer"`

@@ -132,14 +132,14 @@ func (c *checker) values(p *Parameter, path string) {
 	first := make(map[valueKey]int, len(p.Values))
 	for i, v := range p.Values {
 		vp := fmt.Sprintf("%s.values[%d]", path, i)
-		if c.s.wandb != nil && v == nil {
+		if c.s.Format == FormatWandB && v == nil {
 			continue // W&B's null: the trainer gets None
 		}
 		if scalarKind(v) == "" {
 			c.add(vp, fmt.Sprintf("%v", v), "a number, string or bool")
 			continue
 		}
-		if j, dup := first[keyOf(v)]; dup && c.s.wandb == nil { // W&B allows repeats: they weigh random draws
+		if j, dup := first[keyOf(v)]; dup && c.s.Format != FormatWandB { // W&B allows repeats: they weigh random draws
 			c.add(vp, render(v), fmt.Sprintf("each value once (values[%d] is the same)", j))
 		} else {
 			first[keyOf(v)] = i
@@ -302,7 +302,7 @@ func (c *checker) known(name, path string, v any) {
 	if !ok {
 		return
 	}
-	if text, isText := v.(string); isText && c.s.wandb != nil {
+	if text, isText := v.(string); isText && c.s.Format == FormatWandB {
 		// W&B passes 1e-4 (a string in YAML 1.1) as written; the trainer's argparse reads the number.
 		if f, err := strconv.ParseFloat(text, 64); err == nil {
 			v = f

@@ -51,13 +51,8 @@ type wandbInfo struct {
 	earlyStop   string          // early_terminate as written, for the message that refuses it
 }
 
-// Dialect says what a Spec was read from: "wandb" for a W&B sweep config, "" for an rlsweep spec.
-func (s *Spec) Dialect() string {
-	if s.wandb != nil {
-		return "wandb"
-	}
-	return ""
-}
+// FormatWandB is Spec.Format for a spec read from a W&B sweep config.
+const FormatWandB = "wandb"
 
 // isWandB reports whether a top-level mapping is a W&B sweep config: no trainer and no key that only
 // rlsweep specs have, and a key that only W&B configs have, or method and parameters.
@@ -117,6 +112,7 @@ func (p *wandbParam) leaves(prefix string) []string {
 func (d *decoder) wandb(root *yaml.Node, s *Spec, filename string) {
 	info := &wandbInfo{}
 	s.wandb = info
+	s.Format = FormatWandB
 	s.Probes.Enabled = false
 	s.Trainer.TotalSteps = DefaultWandBTotalSteps
 	s.Trainer.Metrics = MetricsSource{Source: "tensorboard"}

@@ -1,6 +1,7 @@
 package sweeps
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -199,7 +200,7 @@ rlsweep:
 		t.Fatal(err)
 	}
 	if s.Name != "My-Project" || s.Metric.Goal != "minimize" || s.Probes.Enabled || s.Trials != 7 ||
-		s.Trainer.Metrics.Source != "jsonl" || len(s.Seeds) != 2 || s.Trainer.TotalSteps != 1000 || *s.Metric.Target != 200 || s.Dialect() != "wandb" {
+		s.Trainer.Metrics.Source != "jsonl" || len(s.Seeds) != 2 || s.Trainer.TotalSteps != 1000 || *s.Metric.Target != 200 || s.Format != FormatWandB {
 		t.Errorf("spec %+v", s)
 	}
 	s, err = loadWandB(t, "program: t.py\nmethod: random\nparameters:\n  lr: {min: 0.1, max: 0.2}\n")
@@ -410,5 +411,35 @@ func TestWandBEnvVarWithheld(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "trainer.command[1]") || strings.Contains(err.Error(), "hunter2") ||
 		!strings.Contains(err.Error(), "the worker's AWS_* variables never reach a trainer") {
 		t.Errorf("got %v, want trainer.command[1] refused without the value", err)
+	}
+}
+
+// TestWandBSpecJSON: a W&B spec travels as JSON (Temporal payloads, spec.json) and is planned again from
+// it by the workflow: W&B's rules for values (repeats, null, 1e-4 as a string) hold there too, and the
+// plan and argv are the same.
+func TestWandBSpecJSON(t *testing.T) {
+	s, err := loadWandB(t, "program: t.py\nmethod: random\nrun_cap: 4\nparameters:\n  lr: {values: [1e-4, 3.0e-4, 1e-4]}\n  act: {values: [relu, null]}\n  opt:\n    parameters:\n      eps: {distribution: q_log_uniform_values, min: 1.0e-8, max: 1.0e-4, q: 1.0e-8}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Spec
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := Plan(s)
+	got, err := Plan(&back)
+	if err != nil {
+		t.Fatalf("plan from JSON: %v", err)
+	}
+	for i := range want {
+		a, _ := RenderCommand(s.Trainer.Command, TemplateData{Params: want[i].Params})
+		b, _ := RenderCommand(back.Trainer.Command, TemplateData{Params: got[i].Params})
+		if !slices.Equal(a, b) {
+			t.Errorf("trial %d: argv %q from JSON, want %q", i, b, a)
+		}
 	}
 }
