@@ -164,6 +164,12 @@ func pyStr(v any) string {
 		return "None"
 	case pyDict:
 		return x.repr()
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = pyRepr(e)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
 	}
 	return fmt.Sprint(v)
 }
@@ -296,6 +302,12 @@ func pyJSON(v any) string {
 		}
 		b.WriteByte('}')
 		return b.String()
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = pyJSON(e)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
 	}
 	return pyStr(v)
 }

@@ -113,6 +113,9 @@ type Parameter struct {
 	Sigma *float64 `json:"sigma,omitempty"`
 	A     *float64 `json:"a,omitempty"`
 	B     *float64 `json:"b,omitempty"`
+	// JSON says the values are JSON texts of W&B lists and mappings (net_arch: [64, 64]), rendered back
+	// into the trainer's argument as Python's str() of the list or dict.
+	JSON bool `json:"json,omitempty"`
 	// Probabilities weight values (one per value, summing to 1) for random and sobol.
 	Probabilities []float64 `json:"probabilities,omitempty"`
 	Line          int       `json:"-"` // where the spec defines it, for errors

@@ -1,6 +1,7 @@
 package sweeps
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -92,6 +93,7 @@ var wandbEnvVarRe = regexp.MustCompile(`\$\{envvar\:([A-Z0-9_]*)\}`)
 // wandbParam is one parameter of the W&B tree: a leaf (a Parameter) or a nested group.
 type wandbParam struct {
 	name     string
+	json     bool          // a leaf whose values are JSON texts (Parameter.JSON)
 	children []*wandbParam // nested parameters; nil for a leaf
 }
 
@@ -99,6 +101,9 @@ type wandbParam struct {
 func (p *wandbParam) leaves(prefix string) []string {
 	path := prefix + p.name
 	if p.children == nil {
+		if p.json {
+			return []string{path + jsonLeaf}
+		}
 		return []string{path}
 	}
 	var out []string
@@ -401,8 +406,56 @@ func (d *decoder) pyInteger(v *yaml.Node, path string) (int64, bool) {
 }
 
 // wandbValue reads a parameter value: a number, string or bool as PyYAML reads it.
+// jsonLeaf marks, in a template's leaf path, a parameter whose values are JSON texts.
+const jsonLeaf = "#json"
+
+// wandbJSONValue reads a W&B value that may be a list or a mapping (net_arch: [64, 64]) as PyYAML does,
+// kept as the text json.dumps would write: rlsweep's parameter values are scalars, and the argv renders
+// it back as Python's str() of the list or dict.
+func (d *decoder) wandbJSONValue(v *yaml.Node, path string) (any, bool) {
+	x, ok := pyTree(v)
+	if !ok {
+		d.fail(v, path, describe(v), "numbers, strings, bools, null, and lists and mappings of them")
+		return nil, false
+	}
+	return pyJSON(x), true
+}
+
+// pyTree reads a node and everything under it as PyYAML does.
+func pyTree(n *yaml.Node) (any, bool) {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		x, ok := pyScalar(n)
+		if f, isFloat := x.(float64); isFloat && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			return nil, false
+		}
+		return x, ok
+	case yaml.SequenceNode:
+		out := []any{}
+		for _, c := range n.Content {
+			x, ok := pyTree(c)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, x)
+		}
+		return out, true
+	case yaml.MappingNode:
+		var out pyDict
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			x, ok := pyTree(n.Content[i+1])
+			if !ok || n.Content[i].Kind != yaml.ScalarNode {
+				return nil, false
+			}
+			out.keys, out.vals = append(out.keys, n.Content[i].Value), append(out.vals, x)
+		}
+		return out, true
+	}
+	return nil, false
+}
+
 func (d *decoder) wandbValue(v *yaml.Node, path string, allowNull bool) (any, bool) {
-	const want = "a number, string or bool (lists, mappings and null as parameter values are not supported yet)"
+	const want = "a number, string or bool"
 	if x, _ := pyScalar(v); allowNull && v.Kind == yaml.ScalarNode && x == (pyNone{}) {
 		return nil, true // in a list of values: W&B passes None
 	}
@@ -474,14 +527,25 @@ func (d *decoder) wandbParams(v *yaml.Node, path, prefix string, s *Spec) []*wan
 		d.mappingAt(pv, p, fp, []field{
 			{"values", func(vp string, vv *yaml.Node) {
 				prm.Values = []any{}
-				d.list(vv, vp, "a list of numbers, strings or bools", func(_ int, ep string, e *yaml.Node) {
-					if x, ok := d.wandbValue(e, ep, true); ok {
+				if vv.Kind == yaml.SequenceNode && slices.ContainsFunc(vv.Content, func(e *yaml.Node) bool { return e.Kind != yaml.ScalarNode }) {
+					prm.JSON = true // lists or mappings among the values: every value is kept as its JSON
+				}
+				d.list(vv, vp, "a list of values", func(_ int, ep string, e *yaml.Node) {
+					if prm.JSON {
+						if x, ok := d.wandbJSONValue(e, ep); ok {
+							prm.Values = append(prm.Values, x)
+						}
+					} else if x, ok := d.wandbValue(e, ep, true); ok {
 						prm.Values = append(prm.Values, x)
 					}
 				})
 			}},
 			{"value", func(vp string, vv *yaml.Node) {
-				if x, ok := d.wandbValue(vv, vp, false); ok {
+				if vv.Kind == yaml.SequenceNode || vv.Kind == yaml.MappingNode {
+					if x, ok := d.wandbJSONValue(vv, vp); ok {
+						prm.Value, prm.JSON = x, true
+					}
+				} else if x, ok := d.wandbValue(vv, vp, false); ok {
 					prm.Value = x
 				}
 			}},
@@ -521,7 +585,7 @@ func (d *decoder) wandbParams(v *yaml.Node, path, prefix string, s *Spec) []*wan
 			s.wandb.intBounds[key] = true
 		}
 		s.Parameters = append(s.Parameters, prm)
-		tree = append(tree, &wandbParam{name: name})
+		tree = append(tree, &wandbParam{name: name, json: prm.JSON})
 	})
 	return tree
 }
@@ -841,7 +905,7 @@ var wandbFuncs = map[string]any{
 	},
 	"wandbFlag": func(params map[string]any, paths ...string) (string, error) {
 		v, err := wandbTree(params, paths)
-		name := strings.SplitN(paths[0], "/", 2)[0]
+		name := strings.TrimSuffix(strings.SplitN(paths[0], "/", 2)[0], jsonLeaf)
 		if b, ok := v.(bool); ok {
 			if b {
 				return "--" + name, err
@@ -874,7 +938,7 @@ var wandbFuncs = map[string]any{
 
 // wandbTree is a top-level parameter's value: the leaf itself, or the dict of a nested one.
 func wandbTree(params map[string]any, paths []string) (any, error) {
-	if len(paths) == 1 && !strings.Contains(paths[0], "/") {
+	if len(paths) == 1 && !strings.Contains(paths[0], "/") { // a leaf at the top
 		return wandbLeaf(params, paths[0])
 	}
 	d, err := wandbDict(params, paths)
@@ -885,12 +949,71 @@ func wandbTree(params map[string]any, paths []string) (any, error) {
 }
 
 func wandbLeaf(params map[string]any, path string) (any, error) {
+	path, isJSON := strings.CutSuffix(path, jsonLeaf)
 	key := wandbKey(path)
 	v, ok := params[key]
 	if !ok {
 		return nil, fmt.Errorf("map has no entry for key %q", key)
 	}
+	if text, isText := v.(string); isJSON && isText {
+		return parseOrderedJSON(text)
+	}
 	return v, nil
+}
+
+// parseOrderedJSON reads JSON keeping the order of object keys (as pyDict) and integers as int64.
+func parseOrderedJSON(text string) (any, error) {
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber()
+	var read func() (any, error)
+	read = func() (any, error) {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '[':
+				out := []any{}
+				for dec.More() {
+					x, err := read()
+					if err != nil {
+						return nil, err
+					}
+					out = append(out, x)
+				}
+				_, err := dec.Token()
+				return out, err
+			case '{':
+				var out pyDict
+				for dec.More() {
+					k, err := dec.Token()
+					if err != nil {
+						return nil, err
+					}
+					x, err := read()
+					if err != nil {
+						return nil, err
+					}
+					out.keys, out.vals = append(out.keys, fmt.Sprint(k)), append(out.vals, x)
+				}
+				_, err := dec.Token()
+				return out, err
+			}
+		case json.Number:
+			if !strings.ContainsAny(t.String(), ".eE") {
+				if n, err := t.Int64(); err == nil {
+					return n, nil
+				}
+			}
+			return t.Float64()
+		case nil:
+			return pyNone{}, nil
+		}
+		return tok, nil
+	}
+	return read()
 }
 
 // wandbDict builds the nested dict of leaf paths, in their order.
@@ -901,7 +1024,7 @@ func wandbDict(params map[string]any, paths []string) (pyDict, error) {
 		if err != nil {
 			return root, err
 		}
-		root = root.set(strings.Split(path, "/"), v)
+		root = root.set(strings.Split(strings.TrimSuffix(path, jsonLeaf), "/"), v)
 	}
 	return root, nil
 }

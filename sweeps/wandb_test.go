@@ -443,3 +443,26 @@ func TestWandBSpecJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestWandBListValues: lists and mappings as values (net_arch: [64, 64]) reach the trainer as W&B passes
+// them, Python's str() of the list or dict, and as JSON in ${args_json}.
+func TestWandBListValues(t *testing.T) {
+	got := firstArgv(t, `program: t.py
+method: grid
+command:
+- ${program}
+- ${args}
+- ${args_json}
+parameters:
+  net_arch: {values: [[64, 64], [256, 256]]}
+  kw: {value: {act: tanh, sizes: [1, 2.5], ortho: false, x: null}}
+  opt:
+    parameters:
+      betas: {value: [0.9, 0.999]}
+`)
+	want := []string{"t.py", "--net_arch=[64, 64]", "--kw={'act': 'tanh', 'sizes': [1, 2.5], 'ortho': False, 'x': None}", "--opt={'betas': [0.9, 0.999]}",
+		`{"net_arch": [64, 64], "kw": {"act": "tanh", "sizes": [1, 2.5], "ortho": false, "x": null}, "opt": {"betas": [0.9, 0.999]}}`}
+	if !slices.Equal(got, want) {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
