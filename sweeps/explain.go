@@ -30,6 +30,8 @@ func Explain(s *Spec, trials []Trial) ([]string, error) {
 	}
 	if w := s.wandb; w != nil && w.programFrom != "" {
 		add("program: %s, found next to the config file (trainers run in their trial's directory)", w.programFrom)
+	} else if w != nil && w.program != "" && !filepath.IsAbs(w.program) && (strings.Contains(w.program, "/") || filepath.Ext(w.program) != "") {
+		add("program: %s is not next to the config file: trainers run in their trial's directory, so give its absolute path (or put the config file beside it)", w.program)
 	}
 	add("metrics: %s", describeMetrics(s))
 	add("objective: %s, %s", s.Metric.Name, s.Metric.Goal)

@@ -466,3 +466,20 @@ parameters:
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }
+
+// TestExplainProgramNotFound: --explain says when a relative program will not be found from the trial's
+// directory, where trainers run.
+func TestExplainProgramNotFound(t *testing.T) {
+	s, err := loadWandB(t, "program: scripts/train.py\nmethod: grid\nparameters:\n  a: {value: 1}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	trials, _ := Plan(s)
+	lines, err := Explain(s, trials)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(lines, "program: scripts/train.py is not next to the config file: trainers run in their trial's directory, so give its absolute path (or put the config file beside it)") {
+		t.Errorf("explain:\n%s", strings.Join(lines, "\n"))
+	}
+}
