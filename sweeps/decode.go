@@ -110,6 +110,11 @@ func decode(data []byte, filename string) (*Spec, Errors) {
 		return nil, d.errs
 	}
 	root := doc.Content[0]
+	if root.Kind == yaml.MappingNode && isWandB(root) {
+		// W&B reads its configs with PyYAML, which resolves anchors, aliases and << merges: so does rlsweep
+		// for them, within a bound on the expanded size.
+		root = d.expandAliases(root)
+	}
 	if d.rejectAliases(root); len(d.errs) > 0 {
 		return nil, d.errs
 	}

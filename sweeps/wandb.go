@@ -272,6 +272,64 @@ func flowText(n *yaml.Node) string {
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
+// maxExpandedNodes bounds the YAML nodes a W&B config may expand to through its aliases.
+const maxExpandedNodes = 100_000
+
+// expandAliases resolves anchors, aliases and << merge keys as PyYAML does, copying each aliased node.
+// A document that would expand past maxExpandedNodes is reported, not expanded.
+func (d *decoder) expandAliases(root *yaml.Node) *yaml.Node {
+	count := 0
+	var expand func(n *yaml.Node) *yaml.Node
+	expand = func(n *yaml.Node) *yaml.Node {
+		count++
+		if count > maxExpandedNodes {
+			return n
+		}
+		if n.Kind == yaml.AliasNode && n.Alias != nil {
+			return expand(n.Alias)
+		}
+		c := *n
+		c.Anchor = ""
+		c.Content = nil
+		if n.Kind != yaml.MappingNode {
+			for _, ch := range n.Content {
+				c.Content = append(c.Content, expand(ch))
+			}
+			return &c
+		}
+		var merged []*yaml.Node // keys merged in by <<, which the mapping's own keys override
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Kind == yaml.ScalarNode && k.Value == "<<" && k.Style == 0 {
+				sources := []*yaml.Node{expand(v)}
+				if sources[0].Kind == yaml.SequenceNode {
+					sources = sources[0].Content
+				}
+				for _, src := range sources {
+					if src.Kind == yaml.MappingNode {
+						merged = append(merged, src.Content...)
+					}
+				}
+				continue
+			}
+			c.Content = append(c.Content, expand(k), expand(v))
+		}
+		for i := 0; i+1 < len(merged); i += 2 {
+			if !hasKey(&c, merged[i].Value) {
+				c.Content = append(c.Content, merged[i], merged[i+1])
+			}
+		}
+		return &c
+	}
+	out := expand(root)
+	if count > maxExpandedNodes {
+		d.errs = append(d.errs, &FieldError{File: d.file, Line: 1, Field: "yaml",
+			Got: fmt.Sprintf("more than %d nodes once aliases are expanded", maxExpandedNodes), Want: "a smaller document"})
+		return root
+	}
+	return out
+}
+
 // sanitizeName makes a W&B project or sweep name a valid rlsweep sweep name (NameRule): characters
 // outside [A-Za-z0-9._-] become '-', a leading '.', '_' or '-' is dropped, at most 63 characters.
 func sanitizeName(s string) string {

@@ -483,3 +483,24 @@ func TestExplainProgramNotFound(t *testing.T) {
 		t.Errorf("explain:\n%s", strings.Join(lines, "\n"))
 	}
 }
+
+// TestWandBAliases: anchors, aliases and << merges work in W&B configs, as PyYAML reads them; an alias
+// bomb is refused.
+func TestWandBAliases(t *testing.T) {
+	got := firstArgv(t, `program: t.py
+method: grid
+parameters:
+  lr: &lr {values: [0.001]}
+  actor_lr: *lr
+  base: &base {value: 1}
+  other:
+    <<: *base
+`)
+	if want := []string{"/usr/bin/env", "python", "t.py", "--lr=0.001", "--actor_lr=0.001", "--base=1", "--other=1"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	bomb := "program: t.py\nmethod: grid\na: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\nparameters:\n  a: {value: 1}\n"
+	if _, err := loadWandB(t, bomb); err == nil || !strings.Contains(err.Error(), "nodes once aliases are expanded") {
+		t.Errorf("alias bomb: got %v", err)
+	}
+}
