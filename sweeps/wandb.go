@@ -217,6 +217,14 @@ func (d *decoder) wandb(root *yaml.Node, s *Spec, filename string) {
 		}},
 		{"rlsweep", func(p string, v *yaml.Node) { d.rlsweepBlock(v, p, s) }},
 	})
+	if !hasKey(root, "method") {
+		d.errs = append(d.errs, &FieldError{File: d.file, Line: root.Line, Field: "method", Got: "nothing",
+			Want: "grid or random (W&B requires method)"})
+	}
+	if len(tree) == 0 && !d.bad["parameters"] {
+		d.errs = append(d.errs, &FieldError{File: d.file, Line: d.lineOr("parameters", root.Line), Field: "parameters",
+			Got: "none", Want: "at least one parameter (W&B requires parameters)"})
+	}
 	if (s.Method == MethodRandom || s.Method == "bayes") && !info.runCapSet && s.Trials == 0 {
 		s.Trials = DefaultWandBRunCap
 	}

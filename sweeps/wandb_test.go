@@ -243,6 +243,8 @@ func TestWandBRefused(t *testing.T) {
 			`sweep.yaml:4: parameters.x.distribution: got "normal", want a list of values`},
 		{"method: random\nparameters:\n  x: {min: 0.0, max: 1.0}\n",
 			`sweep.yaml:1: program: got nothing, want the training script`},
+		{"program: t.py\nparameters:\n  x: {value: 1}\n", `sweep.yaml:1: method: got nothing, want grid or random (W&B requires method)`},
+		{"program: t.py\nmethod: grid\nparameters: {}\n", `sweep.yaml:3: parameters: got none, want at least one parameter (W&B requires parameters)`},
 		{"program: t.py\nmethod: random\nparameters:\n  x: {distribution: lognormal}\n",
 			`sweep.yaml:4: parameters.x.distribution: got "lognormal", want constant, categorical`},
 	}
