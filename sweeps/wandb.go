@@ -156,6 +156,9 @@ func (d *decoder) wandb(root *yaml.Node, s *Spec, filename string) {
 		{"method", d.text(&s.Method)},
 		{"metric", func(p string, v *yaml.Node) {
 			s.Metric.Goal = "minimize" // W&B's default goal
+			if v.Kind == yaml.MappingNode && !hasKey(v, "name") {
+				d.fail(v, p+".name", "nothing", "the name of the metric the trainer logs (W&B requires it)")
+			}
 			d.mapping(v, p, []field{
 				{"name", d.text(&s.Metric.Name)},
 				{"goal", d.text(&s.Metric.Goal)},
@@ -729,7 +732,11 @@ func (d *decoder) wandbDistribution(p *Parameter, dist string, ints int, path st
 		}
 		return
 	case "categorical", "categorical_w_probabilities":
-		allow("distribution "+dist, "values", "probabilities")
+		if dist == "categorical" {
+			allow("distribution categorical (weights need categorical_w_probabilities)", "values")
+		} else {
+			allow("distribution "+dist, "values", "probabilities")
+		}
 		if p.Values == nil {
 			bad("values", "values: [...] with distribution "+dist)
 		}
