@@ -187,3 +187,36 @@ func readVerdicts(t *testing.T, path string) map[string]string {
 	}
 	return out
 }
+
+// TestWandBSchemaAgreement: for every combination of a distribution (or none) with a set of keys in
+// testdata/wandb/synthetic.tsv, rlsweep accepts a random sweep exactly when W&B's schema does
+// (oracle.py wrote the verdicts from W&B's schema.json, as for TestWandBCorpus).
+func TestWandBSchemaAgreement(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "wandb", "synthetic.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	if len(lines) < 400 {
+		t.Fatalf("%d cases, want at least 400", len(lines))
+	}
+	for _, line := range lines {
+		verdict, param, _ := strings.Cut(line, "\t")
+		config := "program: t.py\nmethod: random\nparameters:\n  x: " + param + "\n"
+		s, err := Decode(strings.NewReader(config), "s.yaml")
+		if err == nil {
+			err = s.Validate()
+		}
+		var errs Errors
+		if err != nil && !errors.As(err, &errs) {
+			t.Errorf("%s: %v", param, err)
+			continue
+		}
+		switch {
+		case verdict == "accept" && err != nil:
+			t.Errorf("W&B accepts %s, rlsweep says %v", param, err)
+		case verdict == "reject" && err == nil:
+			t.Errorf("W&B rejects %s, rlsweep accepted it", param)
+		}
+	}
+}

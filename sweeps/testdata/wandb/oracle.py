@@ -12,6 +12,8 @@ github.com/wandb/sweeps repository (it is not copied here). The script reads eve
                    them), plus min >= max and probabilities that are not one per value or do not sum
                    to 1. Deprecation notices (log_uniform with exponent bounds) are not rejections:
                    W&B still runs those sweeps.
+  synthetic.tsv    accept|reject and a parameter (JSON, which is YAML too) for each combination of a
+                   distribution with a set of keys, in a random sweep: how W&B's schema judges them.
   argv.golden.json with FIRST_TRIALS_JSON (rlsweep's first trial of each accepted file, written by
                    TestWandBCorpus with RLSWEEP_WANDB_FIRST_TRIALS=path): the argv W&B's agent runs
                    for that trial. The agent's rules (wandb/wandb_agent.py and
@@ -120,6 +122,30 @@ def argv(config, args):
     return out
 
 
+DISTS = [None, "constant", "categorical", "categorical_w_probabilities", "int_uniform", "uniform", "q_uniform",
+         "log_uniform", "log_uniform_values", "inv_log_uniform", "inv_log_uniform_values", "q_log_uniform",
+         "q_log_uniform_values", "normal", "q_normal", "log_normal", "q_log_normal", "beta", "q_beta"]
+KEYSETS = [{}, {"values": [1, 2]}, {"value": 3}, {"min": 1, "max": 10}, {"min": 0.5, "max": 2.0},
+           {"min": -3.0, "max": -1.0}, {"min": 1, "max": 10, "q": 2}, {"min": 0.1, "max": 1.0, "q": 0.1},
+           {"mu": 1.0, "sigma": 2.0}, {"mu": 0, "sigma": 1, "q": 1}, {"a": 2, "b": 3}, {"a": 2, "b": 3, "q": 0.1},
+           {"values": ["x", "y"], "probabilities": [0.3, 0.7]}, {"values": ["x", "y"], "probabilities": [0.3, 0.6]},
+           {"min": 10, "max": 1}, {"min": 0, "max": 1.0}, {"sigma": -1}, {"q": 0}, {"min": 1}, {"values": []},
+           {"min": 1, "max": 2, "mu": 1}, {"value": [64, 64]}, {"values": [[64, 64], [32]]}]
+
+
+def synthetic(schema):
+    rows = []
+    for d in DISTS:
+        for keys in KEYSETS:
+            p = dict(keys)
+            if d:
+                p["distribution"] = d
+            v = violations(schema, {"program": "t.py", "method": "random", "parameters": {"x": p}})
+            rows.append(f"{'reject' if v else 'accept'}\t{json.dumps(p)}")
+    with open(os.path.join(HERE, "synthetic.tsv"), "w") as f:
+        f.write("\n".join(rows) + "\n")
+
+
 def main():
     with open(sys.argv[1]) as f:
         schema = json.load(f)
@@ -127,6 +153,7 @@ def main():
     if len(sys.argv) > 2:
         with open(sys.argv[2]) as f:
             first = json.load(f)
+    synthetic(schema)
     verdicts, golden = [], {}
     for name in sorted(os.listdir(HERE)):
         if not name.endswith((".yaml", ".yml")):
@@ -134,7 +161,7 @@ def main():
         with open(os.path.join(HERE, name)) as f:
             config = yaml.safe_load(f)
         v = violations(schema, config)
-        verdicts.append(f"{name}\t{'reject' if v else 'accept'}\t{v[0] if v else ''}".replace("\n", " "))
+        verdicts.append(f"{name}\t{'reject' if v else 'accept'}\t{sorted(v)[0] if v else ''}".replace("\n", " "))
         if not v and name in first:
             golden[name] = argv(config, run_config(config["parameters"], first[name]))
     with open(os.path.join(HERE, "verdicts.tsv"), "w") as f:
