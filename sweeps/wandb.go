@@ -878,6 +878,9 @@ func wandbCommand(command []*yaml.Node, program string, tree []*wandbParam, info
 		tops = append(tops, top{p.name, ls})
 		all = append(all, ls...)
 	}
+	// W&B's server hands the agent a run's config with its keys sorted (Go's encoding/json sorts them), so
+	// the flags come in that order, not the file's.
+	slices.SortStableFunc(tops, func(a, b top) int { return strings.Compare(a.name, b.name) })
 	call := func(fn string, paths []string, extra ...string) string {
 		args := append(extra, ".Params")
 		for _, p := range paths {
@@ -1034,7 +1037,7 @@ func wandbLeaf(params map[string]any, path string) (any, error) {
 	return v, nil
 }
 
-// parseOrderedJSON reads JSON keeping the order of object keys (as pyDict) and integers as int64.
+// parseOrderedJSON reads JSON with objects as pyDict (keys sorted) and integers as int64.
 func parseOrderedJSON(text string) (any, error) {
 	dec := json.NewDecoder(strings.NewReader(text))
 	dec.UseNumber()
@@ -1069,7 +1072,7 @@ func parseOrderedJSON(text string) (any, error) {
 					if err != nil {
 						return nil, err
 					}
-					out.keys, out.vals = append(out.keys, fmt.Sprint(k)), append(out.vals, x)
+					out = out.set([]string{fmt.Sprint(k)}, x)
 				}
 				_, err := dec.Token()
 				return out, err
@@ -1103,18 +1106,18 @@ func wandbDict(params map[string]any, paths []string) (pyDict, error) {
 }
 
 func (d pyDict) set(keys []string, v any) pyDict {
-	i := slices.Index(d.keys, keys[0])
-	if len(keys) == 1 {
-		if i < 0 {
-			d.keys, d.vals = append(d.keys, keys[0]), append(d.vals, v)
-		} else {
-			d.vals[i] = v
+	// Keys stay sorted: W&B's server hands the agent a run's config with every mapping's keys sorted.
+	i, found := slices.BinarySearch(d.keys, keys[0])
+	if !found {
+		var zero any = pyDict{}
+		if len(keys) == 1 {
+			zero = v
 		}
-		return d
+		d.keys, d.vals = slices.Insert(d.keys, i, keys[0]), slices.Insert(d.vals, i, zero)
 	}
-	if i < 0 {
-		d.keys, d.vals = append(d.keys, keys[0]), append(d.vals, pyDict{})
-		i = len(d.keys) - 1
+	if len(keys) == 1 {
+		d.vals[i] = v
+		return d
 	}
 	child, _ := d.vals[i].(pyDict)
 	d.vals[i] = child.set(keys[1:], v)

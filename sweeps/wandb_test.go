@@ -42,7 +42,8 @@ func firstArgv(t *testing.T, yaml string) []string {
 }
 
 // TestWandBMacros: each macro of a W&B command expands to the argv W&B's agent runs
-// (wandb/sdk/launch/sweeps/utils.py, create_sweep_command_args; wandb/wandb_agent.py, _command_run).
+// (wandb/sdk/launch/sweeps/utils.py, create_sweep_command_args; wandb/wandb_agent.py, _command_run),
+// the parameters sorted by name as W&B's server hands them to the agent.
 func TestWandBMacros(t *testing.T) {
 	params := `
 parameters:
@@ -63,13 +64,13 @@ parameters:
 		{"literal braces", "command: ['${program}', '--fmt={{.x}}']"},
 	}
 	want := map[string][]string{
-		"default":               {"/usr/bin/env", "python", "train.py", "--lr=0.001", "--flag=False", "--on=True", "--name=it's x"},
-		"args":                  {"/usr/bin/env", "python", "train.py", "--lr=0.001", "--flag=False", "--on=True", "--name=it's x"},
-		"no hyphens":            {"/usr/bin/env", "python", "train.py", "lr=0.001", "flag=False", "on=True", "name=it's x"},
-		"no boolean flags":      {"train.py", "--lr=0.001", "--on", "--name=it's x"},
-		"no equals":             {"train.py", "--lr", "0.001", "--flag", "False", "--on", "True", "--name", "it's x"},
-		"json":                  {"train.py", `{"lr": 0.001, "flag": false, "on": true, "name": "it's x"}`},
-		"hydra":                 {"train.py", "+lr=0.001", "+flag=False", "+on=True", "+name=it's x", "++lr=0.001", "++flag=False", "++on=True", "++name=it's x"},
+		"default":               {"/usr/bin/env", "python", "train.py", "--flag=False", "--lr=0.001", "--name=it's x", "--on=True"},
+		"args":                  {"/usr/bin/env", "python", "train.py", "--flag=False", "--lr=0.001", "--name=it's x", "--on=True"},
+		"no hyphens":            {"/usr/bin/env", "python", "train.py", "flag=False", "lr=0.001", "name=it's x", "on=True"},
+		"no boolean flags":      {"train.py", "--lr=0.001", "--name=it's x", "--on"},
+		"no equals":             {"train.py", "--flag", "False", "--lr", "0.001", "--name", "it's x", "--on", "True"},
+		"json":                  {"train.py", `{"flag": false, "lr": 0.001, "name": "it's x", "on": true}`},
+		"hydra":                 {"train.py", "+flag=False", "+lr=0.001", "+name=it's x", "+on=True", "++flag=False", "++lr=0.001", "++name=it's x", "++on=True"},
 		"unknown macro dropped": {"train.py", "${args} x"},
 		"literal braces":        {"train.py", "--fmt={{.x}}"},
 	}
@@ -170,8 +171,8 @@ parameters:
           beta: {values: [0.9]}
 `
 	got := firstArgv(t, yaml)
-	want := []string{"t.py", "--agent.algorithm.entropy_coef=0.01", "--optimizer={'lr': 0.001, 'kind': 'adam', 'nadam': {'beta': 0.9}}",
-		`{"agent.algorithm.entropy_coef": 0.01, "optimizer": {"lr": 0.001, "kind": "adam", "nadam": {"beta": 0.9}}}`}
+	want := []string{"t.py", "--agent.algorithm.entropy_coef=0.01", "--optimizer={'kind': 'adam', 'lr': 0.001, 'nadam': {'beta': 0.9}}",
+		`{"agent.algorithm.entropy_coef": 0.01, "optimizer": {"kind": "adam", "lr": 0.001, "nadam": {"beta": 0.9}}}`}
 	if !slices.Equal(got, want) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
@@ -467,8 +468,8 @@ parameters:
     parameters:
       betas: {value: [0.9, 0.999]}
 `)
-	want := []string{"t.py", "--net_arch=[64, 64]", "--kw={'act': 'tanh', 'sizes': [1, 2.5], 'ortho': False, 'x': None}", "--opt={'betas': [0.9, 0.999]}",
-		`{"net_arch": [64, 64], "kw": {"act": "tanh", "sizes": [1, 2.5], "ortho": false, "x": null}, "opt": {"betas": [0.9, 0.999]}}`}
+	want := []string{"t.py", "--kw={'act': 'tanh', 'ortho': False, 'sizes': [1, 2.5], 'x': None}", "--net_arch=[64, 64]", "--opt={'betas': [0.9, 0.999]}",
+		`{"kw": {"act": "tanh", "ortho": false, "sizes": [1, 2.5], "x": null}, "net_arch": [64, 64], "opt": {"betas": [0.9, 0.999]}}`}
 	if !slices.Equal(got, want) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
@@ -503,7 +504,7 @@ parameters:
   other:
     <<: *base
 `)
-	if want := []string{"/usr/bin/env", "python", "t.py", "--lr=0.001", "--actor_lr=0.001", "--base=1", "--other=1"}; !slices.Equal(got, want) {
+	if want := []string{"/usr/bin/env", "python", "t.py", "--actor_lr=0.001", "--base=1", "--lr=0.001", "--other=1"}; !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	bomb := "program: t.py\nmethod: grid\na: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\nparameters:\n  a: {value: 1}\n"

@@ -22,7 +22,8 @@ github.com/wandb/sweeps repository (it is not copied here). The script reads eve
                    replaced by the macro's list (an unknown macro by nothing); ${envvar:NAME} inside
                    any element becomes the variable's value, or NAME when unset (none is set here);
                    the flags are f"--{name}={value}" with Python's str() of each value, nested
-                   parameters as one dict-valued flag. ${args_json_file} stays "<args_json_file>":
+                   parameters as one dict-valued flag, in the order W&B's server sends the run's
+                   config: keys sorted, in nested mappings too (sorted_keys). ${args_json_file} stays "<args_json_file>":
                    its path is W&B's run directory, rlsweep writes the same JSON next to the trial.
 """
 import json
@@ -86,6 +87,17 @@ def run_config(params, chosen, prefix=""):
         else:
             cfg[name] = value_of(p, chosen[prefix + name])
     return cfg
+
+
+def sorted_keys(v):
+    """The run config as W&B's server hands it to the agent: every mapping's keys sorted (its backend
+    is Go, whose encoding/json sorts map keys; agent logs since 2022 show flags and nested dicts in that
+    order, e.g. gladstoneai/POWERplay's README)."""
+    if isinstance(v, dict):
+        return {k: sorted_keys(v[k]) for k in sorted(v)}
+    if isinstance(v, list):
+        return [sorted_keys(x) for x in v]
+    return v
 
 
 def envvars(chunk):
@@ -163,7 +175,7 @@ def main():
         v = violations(schema, config)
         verdicts.append(f"{name}\t{'reject' if v else 'accept'}\t{sorted(v)[0] if v else ''}".replace("\n", " "))
         if not v and name in first:
-            golden[name] = argv(config, run_config(config["parameters"], first[name]))
+            golden[name] = argv(config, sorted_keys(run_config(config["parameters"], first[name])))
     with open(os.path.join(HERE, "verdicts.tsv"), "w") as f:
         f.write("\n".join(verdicts) + "\n")
     if first:
