@@ -14,8 +14,8 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// W&B sweep configs, read as they are (docs/spec.md, "W&B sweep configs"). A YAML file with `program` or
-// `command` and no `trainer` is one. It becomes an ordinary Spec: its command turns into argv templates
+// W&B sweep configs, read as they are (docs/spec.md, "W&B sweep configs"; isWandB says which files are
+// one). Each becomes an ordinary Spec: its command turns into argv templates
 // that render, for each trial, exactly the argv W&B's agent would run (wandb/wandb_agent.py and
 // wandb/sdk/launch/sweeps/utils.py in github.com/wandb/wandb); its parameters into Parameters, nested
 // ones under dotted names.
@@ -46,8 +46,7 @@ type wandbInfo struct {
 	nameFrom    string // "project", "name" or "the file name"
 	runCapSet   bool
 	target      bool
-	ignored     []string // keys accepted and not acted on
-	argsToFile  bool
+	ignored     []string        // keys accepted and not acted on
 	intBounds   map[string]bool // parameters whose min and max are both written as integers
 	earlyStop   string          // early_terminate as written, for the message that refuses it
 }
@@ -413,9 +412,6 @@ func (d *decoder) rlsweepBlock(v *yaml.Node, path string, s *Spec) {
 		} else {
 			d.lines[rest] = line
 		}
-	}
-	if t.SegmentSteps == 0 || t.SegmentSteps == DefaultWandBTotalSteps {
-		t.SegmentSteps = 0 // applyLateDefaults sets it to total_steps
 	}
 }
 
@@ -932,7 +928,6 @@ func wandbCommand(command []*yaml.Node, program string, tree []*wandbParam, info
 		case "args_json":
 			argv = append(argv, call("wandbJSON", all))
 		case "args_json_file":
-			info.argsToFile = true
 			argv = append(argv, call("wandbJSONFile", all, ".MetricsFile"))
 		}
 		// Any other ${...} is dropped, as W&B's agent drops a macro it does not know.
