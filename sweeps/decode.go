@@ -110,6 +110,11 @@ func decode(data []byte, filename string) (*Spec, Errors) {
 		return nil, d.errs
 	}
 	root := doc.Content[0]
+	if root.Kind == yaml.MappingNode && isWandB(root) {
+		// W&B reads its configs with PyYAML, which resolves anchors, aliases and << merges: so does rlsweep
+		// for them, within a bound on the expanded size.
+		root = d.expandAliases(root)
+	}
 	if d.rejectAliases(root); len(d.errs) > 0 {
 		return nil, d.errs
 	}
@@ -120,7 +125,11 @@ func decode(data []byte, filename string) (*Spec, Errors) {
 	}
 	s := defaults()
 	d.lines[""] = root.Line
-	d.spec(root, s)
+	if isWandB(root) {
+		d.wandb(root, s, filename)
+	} else {
+		d.spec(root, s)
+	}
 	applyLateDefaults(s)
 	s.file, s.lines, s.bad = filename, d.lines, d.bad
 	sortErrors(d.errs)

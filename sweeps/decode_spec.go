@@ -111,7 +111,7 @@ func (d *decoder) diagnostics(n *yaml.Node, path string, g *Diagnostics) {
 // parameters decodes the parameters mapping, keeping the spec's order. A min/max parameter without a
 // distribution gets int_uniform when both bounds are written as integers (as W&B does), uniform otherwise.
 func (d *decoder) parameters(v *yaml.Node, path string, s *Spec) {
-	d.each(v, path, "a mapping of parameter names to {values | value | min, max}", func(name, p string, k, pv *yaml.Node) {
+	d.each(v, path, "a mapping of parameter names to {values | value | min, max | distribution}", func(name, p string, k, pv *yaml.Node) {
 		prm := Parameter{Name: name, Line: k.Line}
 		ints := 0
 		bound := func(dst **float64) func(string, *yaml.Node) {
@@ -139,7 +139,27 @@ func (d *decoder) parameters(v *yaml.Node, path string, s *Spec) {
 			{"min", bound(&prm.Min)},
 			{"max", bound(&prm.Max)},
 			{"distribution", d.text(&prm.Distribution)},
+			{"q", func(qp string, qv *yaml.Node) {
+				d.floatPtr(&prm.Q)(qp, qv)
+				prm.QInt = qv.Kind == yaml.ScalarNode && qv.ShortTag() == "!!int"
+			}},
+			{"mu", d.floatPtr(&prm.Mu)},
+			{"sigma", d.floatPtr(&prm.Sigma)},
+			{"a", d.floatPtr(&prm.A)},
+			{"b", d.floatPtr(&prm.B)},
+			{"probabilities", func(vp string, vv *yaml.Node) {
+				prm.Probabilities = []float64{}
+				d.list(vv, vp, "a list of numbers", func(_ int, ep string, e *yaml.Node) {
+					if f, ok := d.number(e, ep); ok {
+						prm.Probabilities = append(prm.Probabilities, f)
+					}
+				})
+			}},
 		})
+		if quantised(prm.Distribution) && prm.Q == nil {
+			q := 1.0
+			prm.Q = &q
+		}
 		if prm.Distribution == "" && (prm.Min != nil || prm.Max != nil) {
 			prm.Distribution = DistUniform
 			if ints == 2 {

@@ -142,7 +142,7 @@ func sobolConfigs(params []Parameter, n int, seed int64) ([]map[string]any, erro
 // sampled reports whether a parameter takes a random or Sobol coordinate: a range, or a list of more
 // than one value.
 func sampled(p Parameter) bool {
-	return p.Min != nil || len(p.Values) > 1
+	return p.Min != nil || len(p.Values) > 1 || isShape(p.Distribution)
 }
 
 func constant(p Parameter) any {
@@ -156,7 +156,13 @@ func constant(p Parameter) any {
 func pick(p Parameter, u float64) any {
 	if len(p.Values) > 0 {
 		i := min(int(u*float64(len(p.Values))), len(p.Values)-1)
+		if p.Probabilities != nil {
+			i = weightedIndex(p.Probabilities, u)
+		}
 		return normalize(p.Values[i])
+	}
+	if v, ok := pickDist(p, u); ok {
+		return v
 	}
 	lo, hi := *p.Min, *p.Max
 	switch p.Distribution {

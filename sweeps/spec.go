@@ -21,10 +21,23 @@ const (
 	DistUniform    = "uniform"
 	DistLogUniform = "log_uniform"
 	DistIntUniform = "int_uniform"
+
+	DistQUniform            = "q_uniform"
+	DistQLogUniformValues   = "q_log_uniform_values"
+	DistInvLogUniformValues = "inv_log_uniform_values"
+	DistNormal              = "normal"
+	DistQNormal             = "q_normal"
+	DistLogNormal           = "log_normal"
+	DistQLogNormal          = "q_log_normal"
+	DistBeta                = "beta"
+	DistQBeta               = "q_beta"
 )
 
 // Spec is a whole sweep as the user wrote it, after defaults are applied.
 type Spec struct {
+	// Format is what the spec was read from: "" for an rlsweep spec, FormatWandB for a W&B sweep config,
+	// whose values follow W&B's rules (repeated values, null in a list, numbers written as strings).
+	Format         string          `json:"format,omitempty"`
 	Name           string          `json:"name"`
 	Description    string          `json:"description,omitempty"`
 	Trainer        Trainer         `json:"trainer"`
@@ -49,6 +62,7 @@ type Spec struct {
 	file  string
 	lines map[string]int // field path ("parameters.lr.min") → 1-based line
 	bad   map[string]bool
+	wandb *wandbInfo // set when the spec was read from a W&B sweep config
 }
 
 // Trainer says what runs a trial and how it reports.
@@ -78,6 +92,8 @@ type MetricsSource struct {
 type Metric struct {
 	Name string `json:"name"`
 	Goal string `json:"goal"` // "maximize" or "minimize"
+	// Target is W&B's metric.target, kept for people and tools: every planned trial still runs.
+	Target *float64 `json:"target,omitempty"`
 }
 
 // Parameter is one swept parameter: a list of values, a constant, or a range with a distribution.
@@ -87,8 +103,22 @@ type Parameter struct {
 	Value        any      `json:"value,omitempty"`  // a constant
 	Min          *float64 `json:"min,omitempty"`
 	Max          *float64 `json:"max,omitempty"`
-	Distribution string   `json:"distribution,omitempty"` // uniform, log_uniform, int_uniform
-	Line         int      `json:"-"`                      // where the spec defines it, for errors
+	Distribution string   `json:"distribution,omitempty"` // see Distributions
+	// Q quantises q_* distributions: round(x / Q) × Q; QInt makes the result an integer (W&B does when
+	// q is written as an integer).
+	Q    *float64 `json:"q,omitempty"`
+	QInt bool     `json:"q_int,omitempty"`
+	// Mu and Sigma shape normal and log_normal (of the logarithm); A and B shape beta.
+	Mu    *float64 `json:"mu,omitempty"`
+	Sigma *float64 `json:"sigma,omitempty"`
+	A     *float64 `json:"a,omitempty"`
+	B     *float64 `json:"b,omitempty"`
+	// JSON says the values are JSON texts of W&B lists and mappings (net_arch: [64, 64]), rendered back
+	// into the trainer's argument as Python's str() of the list or dict.
+	JSON bool `json:"json,omitempty"`
+	// Probabilities weight values (one per value, summing to 1) for random and sobol.
+	Probabilities []float64 `json:"probabilities,omitempty"`
+	Line          int       `json:"-"` // where the spec defines it, for errors
 }
 
 // Probes configures the probe stage that runs before any trial.

@@ -39,13 +39,13 @@ func RenderCommand(argv []string, data TemplateData) ([]string, error) {
 		}
 		out[i] = b.String()
 	}
-	return out, nil
+	return finishArgv(out, data.MetricsFile)
 }
 
 // parseArg parses one argv element. Loops and nested templates ({{range}}, {{define}}, {{template}},
 // {{block}}) are refused: an argument needs none of them, and {{range 1000000000}} would hang a worker.
 func parseArg(i int, arg string) (*template.Template, error) {
-	t, err := template.New(fmt.Sprintf("command[%d]", i)).Option("missingkey=error").Parse(arg)
+	t, err := template.New(fmt.Sprintf("command[%d]", i)).Option("missingkey=error").Funcs(wandbFuncs).Parse(arg)
 	if err != nil {
 		return nil, fmt.Errorf("parse command[%d] %q: %w", i, arg, err)
 	}

@@ -29,7 +29,7 @@ const (
 var (
 	Builtins      = []string{"ppo"}
 	Methods       = []string{MethodGrid, MethodRandom, MethodSobol}
-	Distributions = []string{DistUniform, DistLogUniform, DistIntUniform}
+	Distributions = append(slices.Clone(rangeDists), shapeDists...)
 	Goals         = []string{"maximize", "minimize"}
 	Sources       = trainer.Sources
 	// StdoutPresets are the console formats source stdout reads.
@@ -263,7 +263,7 @@ func (c *checker) method() {
 	s := c.s
 	hint := ""
 	if s.Method == "bayes" {
-		hint = " (bayes is not supported; sobol covers the space evenly)"
+		hint = " (Bayesian search is not available yet: use random, or sobol, which covers the space evenly)"
 	}
 	c.choice("method", s.Method, Methods, hint)
 	switch s.Method {
@@ -298,6 +298,9 @@ func (c *checker) seeds() {
 
 // size bounds the plan, so that a typo cannot ask for billions of trials.
 func (c *checker) size() {
+	if !slices.Contains(Methods, c.s.Method) {
+		return // the method is reported
+	}
 	n, ok := c.s.trialCount()
 	if ok && n <= MaxTrials && n*len(c.s.Parameters) > MaxPlanValues {
 		c.add("parameters", fmt.Sprintf("%d trials × %d parameters", n, len(c.s.Parameters)),
@@ -399,7 +402,11 @@ func (c *checker) earlyTerminate() {
 	if e.Eta != 0 {
 		got += ", eta: " + strconv.Itoa(e.Eta)
 	}
-	c.add("early_terminate", got+"}", "no early_terminate: pruning is not implemented yet, every trial runs its whole budget unless a diagnostics rule stops it; leave the key out")
+	got += "}"
+	if c.s.wandb != nil && c.s.wandb.earlyStop != "" {
+		got = c.s.wandb.earlyStop
+	}
+	c.add("early_terminate", got, "no early_terminate: pruning is not implemented yet, every trial runs its whole budget unless a diagnostics rule stops it; leave the key out")
 }
 
 func (c *checker) resources() {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/rlsweep/rlsweep/trainer/ppo"
@@ -87,20 +88,31 @@ func (c *checker) parameter(p *Parameter, path string) {
 	if p.Min != nil || p.Max != nil {
 		kinds = append(kinds, "min/max")
 	}
+	if len(kinds) == 0 && isShape(p.Distribution) {
+		c.shape(p, path)
+		return
+	}
 	if len(kinds) != 1 {
 		got := "none of them"
 		if len(kinds) > 1 {
 			got = strings.Join(kinds, " and ")
 		}
-		c.add(path, got, "exactly one of values: [...], value: x, or min: and max:")
+		c.add(path, got, "exactly one of values: [...], value: x, min: and max:, or a distribution normal, log_normal or beta (and their q_ forms)")
 		return
 	}
 	if p.Distribution != "" && kinds[0] != "min/max" {
 		c.add(path+".distribution", quote(p.Distribution), "no distribution with "+kinds[0]+" (distribution applies to min/max)")
 	}
+	if kinds[0] != "min/max" && p.Q != nil {
+		c.add(path+".q", num(*p.Q), "no q with "+kinds[0]+" (q goes with a q_ distribution)")
+	}
+	if kinds[0] != "values" && p.Probabilities != nil {
+		c.add(path+".probabilities", fmt.Sprintf("%d probabilities", len(p.Probabilities)), "no probabilities with "+kinds[0]+" (they weight values)")
+	}
 	switch kinds[0] {
 	case "values":
 		c.values(p, path)
+		c.probabilities(p, path)
 	case "value":
 		if kind := scalarKind(p.Value); kind == "" {
 			c.add(path+".value", fmt.Sprintf("%v", p.Value), "a number, string or bool")
@@ -120,11 +132,14 @@ func (c *checker) values(p *Parameter, path string) {
 	first := make(map[valueKey]int, len(p.Values))
 	for i, v := range p.Values {
 		vp := fmt.Sprintf("%s.values[%d]", path, i)
+		if c.s.Format == FormatWandB && v == nil {
+			continue // W&B's null: the trainer gets None
+		}
 		if scalarKind(v) == "" {
 			c.add(vp, fmt.Sprintf("%v", v), "a number, string or bool")
 			continue
 		}
-		if j, dup := first[keyOf(v)]; dup {
+		if j, dup := first[keyOf(v)]; dup && c.s.Format != FormatWandB { // W&B allows repeats: they weigh random draws
 			c.add(vp, render(v), fmt.Sprintf("each value once (values[%d] is the same)", j))
 		} else {
 			first[keyOf(v)] = i
@@ -152,6 +167,10 @@ func (c *checker) bounds(p *Parameter, path string) {
 		c.add(path, fmt.Sprintf("min %s, max %s", num(lo), num(hi)), "a range whose width max - min is finite (at most about 1.8e308)")
 		return
 	}
+	if isShape(p.Distribution) {
+		c.add(path, "min and max", "mu and sigma, or a and b, for "+p.Distribution+" (min and max go with "+oneOf(rangeDists)+")")
+		return
+	}
 	if c.s.Method == MethodGrid {
 		c.add(path, fmt.Sprintf("a range [%s, %s]", num(lo), num(hi)),
 			"values: [...] or value: for method grid (a range cannot be enumerated; use method random or sobol)")
@@ -168,9 +187,9 @@ func (c *checker) bounds(p *Parameter, path string) {
 		c.add(path+".min", num(lo), fmt.Sprintf("a number < max (%s); for a constant use value:", num(hi)))
 	}
 	switch p.Distribution {
-	case DistLogUniform:
+	case DistLogUniform, DistQLogUniformValues, DistInvLogUniformValues:
 		if lo <= 0 {
-			c.add(path+".min", num(lo), "a number > 0 for log_uniform")
+			c.add(path+".min", num(lo), "a number > 0 for "+p.Distribution)
 		}
 	case DistIntUniform:
 		for _, b := range []struct {
@@ -182,6 +201,7 @@ func (c *checker) bounds(p *Parameter, path string) {
 			}
 		}
 	}
+	c.quantum(p, path)
 	c.knownRange(p, path, lo, hi)
 }
 
@@ -281,6 +301,12 @@ func (c *checker) known(name, path string, v any) {
 	k, ok := knownSanity(name)
 	if !ok {
 		return
+	}
+	if text, isText := v.(string); isText && c.s.Format == FormatWandB {
+		// W&B passes 1e-4 (a string in YAML 1.1) as written; the trainer's argparse reads the number.
+		if f, err := strconv.ParseFloat(text, 64); err == nil {
+			v = f
+		}
 	}
 	if f, isNum := asFloat(v); !isNum || !k.ok(f) {
 		c.add(path, render(v), k.want+" for "+name)

@@ -12,15 +12,21 @@ import (
 
 // ValidateOptions are validate's inputs.
 type ValidateOptions struct {
-	Files []string
+	Files   []string
+	Explain bool // also print what each file becomes (sweeps.Explain)
 }
 
 func newValidateCmd(f *Factory, runF func(*ValidateOptions) error) *cobra.Command {
 	opts := &ValidateOptions{}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "validate FILE...",
-		Short: "Check sweep specs and show how many trials each plans; exit 2 on any problem",
-		Args:  cobra.MinimumNArgs(1),
+		Short: "Check sweep specs (rlsweep's or W&B sweep configs) and show how many trials each plans; exit 2 on any problem",
+		Long: `Check sweep specs and show how many trials each plans; exit 2 on any problem.
+
+A file may be an rlsweep spec or a W&B sweep config (program/command, no trainer; docs/spec.md).
+With --explain, each valid file is followed by what it becomes: the argv of its first trial (each
+argument quoted on its own), where its metrics come from, its objective and the number of trials.`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
 			if runF != nil {
@@ -29,6 +35,8 @@ func newValidateCmd(f *Factory, runF func(*ValidateOptions) error) *cobra.Comman
 			return runValidate(f, opts)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.Explain, "explain", false, "print what each file becomes: first trial's argv, metrics source, objective, number of trials")
+	return cmd
 }
 
 func runValidate(f *Factory, opts *ValidateOptions) error {
@@ -41,6 +49,17 @@ func runValidate(f *Factory, opts *ValidateOptions) error {
 			continue
 		}
 		fmt.Fprintf(f.Out, "%s: ok: sweep %q, %s, %d trials\n", file, spec.Name, spec.Method, len(trials))
+		if opts.Explain {
+			lines, err := sweeps.Explain(spec, trials)
+			if err != nil {
+				bad = true
+				fmt.Fprintln(f.ErrOut, file+": explain:", err)
+				continue
+			}
+			for _, l := range lines {
+				fmt.Fprintln(f.Out, "  "+l)
+			}
+		}
 	}
 	if bad {
 		return withExitCode(exitInvalid, nil)

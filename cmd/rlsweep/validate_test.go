@@ -95,3 +95,54 @@ func TestValidateTooLarge(t *testing.T) {
 		t.Errorf("exit code %d, stderr %q; want 2 and %s:1: file: got more than 1048576 bytes", code, errOut, path)
 	}
 }
+
+// validate --explain prints what a W&B sweep config becomes: its name, the argv of its first trial as
+// W&B's agent would run it (each argument quoted on its own), the metrics source, the objective and the
+// number of trials.
+func TestValidateExplainWandB(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ppo-sweep.yaml")
+	config := `program: train.py
+method: random
+run_cap: 5
+metric:
+  name: charts/episodic_return
+  goal: maximize
+command:
+  - ${env}
+  - ${interpreter}
+  - ${program}
+  - --env-id=CartPole-v1
+  - ${args}
+parameters:
+  learning-rate: {values: [2.5e-4]}
+  ent-coef: {value: 1e-2}
+  anneal-lr: {values: [false]}
+  optim:
+    parameters:
+      eps: {value: 1.0e-5}
+`
+	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "validate", "--explain", path)
+	if code != exitOK || errOut != "" {
+		t.Fatalf("exit code %d, stderr %q; want 0 and nothing", code, errOut)
+	}
+	for _, want := range []string{
+		path + `: ok: sweep "ppo-sweep", random, 5 trials`,
+		`  read as: a W&B sweep config`,
+		`  sweep name: ppo-sweep (from the file name)`,
+		`  first trial (0-s1): "/usr/bin/env" "python" "train.py" "--env-id=CartPole-v1" "--anneal-lr=False" "--ent-coef=1e-2" "--learning-rate=0.00025" "--optim={'eps': 1e-05}"`,
+		`  metrics: source tensorboard: TensorBoard event files the trainer writes under $RLSWEEP_TB_DIR, each tag under its own name`,
+		`  objective: charts/episodic_return, maximize`,
+		`  trials: 5 (5 configurations × 1 seeds, method random, sampler_seed 0; run_cap)`,
+	} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	// Without --explain, only the ok line.
+	if _, out, _ := runCLI(t, "validate", path); strings.Contains(out, "first trial") {
+		t.Errorf("validate without --explain printed %q", out)
+	}
+}

@@ -1,0 +1,111 @@
+package sweeps
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Explain says, in lines for people, what a valid spec becomes: where it was read from, its name, the
+// argv of its first trial (each element quoted on its own), where its metrics come from, how many trials
+// it plans, and what of a W&B config is accepted without being acted on. trials is Plan's result.
+func Explain(s *Spec, trials []Trial) ([]string, error) {
+	var out []string
+	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	if w := s.wandb; w != nil {
+		add("read as: a W&B sweep config")
+		add("sweep name: %s (from %s)", s.Name, w.nameFrom)
+	} else {
+		add("read as: an rlsweep spec")
+		add("sweep name: %s", s.Name)
+	}
+	if len(trials) > 0 {
+		argv, err := firstTrialArgv(s, trials[0])
+		if err != nil {
+			return nil, err
+		}
+		add("first trial (%s): %s", trials[0].ID, argv)
+	}
+	if w := s.wandb; w != nil && w.programFrom != "" {
+		add("program: %s, found next to the config file (trainers run in their trial's directory)", w.programFrom)
+	} else if w != nil && w.program != "" && !filepath.IsAbs(w.program) && (strings.Contains(w.program, "/") || filepath.Ext(w.program) != "") {
+		add("program: %s is not next to the config file: trainers run in their trial's directory, so give its absolute path (or put the config file beside it)", w.program)
+	}
+	add("metrics: %s", describeMetrics(s))
+	add("objective: %s, %s", s.Metric.Name, s.Metric.Goal)
+	configs := len(trials) / max(len(s.Seeds), 1)
+	count := fmt.Sprintf("trials: %d (%d configurations × %d seeds, method %s", len(trials), configs, len(s.Seeds), s.Method)
+	if s.Method != MethodGrid {
+		count += fmt.Sprintf(", sampler_seed %d", s.SamplerSeed)
+	}
+	if w := s.wandb; w != nil && s.Method == MethodRandom {
+		if w.runCapSet {
+			count += "; run_cap"
+		} else {
+			count += fmt.Sprintf("; no run_cap: rlsweep's default for W&B random sweeps is %d, set run_cap to change it", DefaultWandBRunCap)
+		}
+	}
+	add("%s)", count)
+	if w := s.wandb; w != nil {
+		if s.Trainer.TotalSteps == DefaultWandBTotalSteps {
+			add("total_steps: not set (rlsweep.total_steps): the trainer's own arguments decide how long it trains; diagnostics warm up for %d steps", s.WarmupSteps())
+		}
+		if w.target {
+			add("metric.target %s: recorded; every planned trial still runs", strconv.FormatFloat(*s.Metric.Target, 'g', -1, 64))
+		}
+		if len(w.ignored) > 0 {
+			add("accepted, not used by rlsweep: %s", strings.Join(w.ignored, ", "))
+		}
+	}
+	return out, nil
+}
+
+// firstTrialArgv renders a trial's command, each argument quoted on its own; paths of the trial's
+// directory read <trial dir>.
+func firstTrialArgv(s *Spec, tr Trial) (string, error) {
+	if s.Trainer.Builtin != "" {
+		return "the built-in trainer " + s.Trainer.Builtin + " (rlsweep train) on " + s.Trainer.Env, nil
+	}
+	dir, err := os.MkdirTemp("", "rlsweep-explain-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	argv, err := RenderCommand(s.Trainer.Command, TemplateData{SweepID: s.Name + "/ID", TrialID: tr.ID, Seed: tr.Seed,
+		Params: tr.Params, TotalSteps: s.Trainer.TotalSteps, StopAtStep: s.Trainer.SegmentSteps,
+		CheckpointDir: filepath.Join(dir, "checkpoints"), MetricsFile: filepath.Join(dir, "metrics.jsonl"), Env: s.Trainer.Env})
+	if err != nil {
+		return "", err
+	}
+	quoted := make([]string, len(argv))
+	for i, a := range argv {
+		quoted[i] = strconv.Quote(strings.ReplaceAll(a, dir, "<trial dir>"))
+	}
+	return strings.Join(quoted, " "), nil
+}
+
+func describeMetrics(s *Spec) string {
+	m := s.Trainer.Metrics
+	var where string
+	switch m.Source {
+	case "jsonl":
+		where = "JSON lines the trainer writes to $RLSWEEP_METRICS_FILE"
+	case "tensorboard":
+		where = "TensorBoard event files the trainer writes under $RLSWEEP_TB_DIR"
+	case "stdout":
+		where = "the trainer's console output"
+	case "csv":
+		where = "the trainer's progress.csv ($RLSWEEP_METRICS_FILE)"
+	default:
+		where = m.Source
+	}
+	out := "source " + m.Source + ": " + where
+	if m.Preset != "" {
+		out += ", preset " + m.Preset
+	} else if m.Source == "tensorboard" {
+		out += ", each tag under its own name"
+	}
+	return out
+}

@@ -1,0 +1,222 @@
+package sweeps
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestWandBCorpus runs every real W&B sweep config of testdata/wandb (PROVENANCE.tsv says where each
+// comes from) through rlsweep.
+//
+// What W&B itself makes of each file is in testdata/wandb/verdicts.tsv and argv.golden.json, written by
+// testdata/wandb/oracle.py from W&B's own rules, not from this package: the verdict from W&B's sweep
+// config schema (src/sweeps/config/schema.json and src/sweeps/config/cfg.py,
+// schema_violations_from_proposed_config, of github.com/wandb/sweeps) read with PyYAML as `wandb sweep`
+// reads the file; the argv from the agent's expansion of the command (wandb/wandb_agent.py, _command_run,
+// and wandb/sdk/launch/sweeps/utils.py, create_sweep_command and create_sweep_command_args, of
+// github.com/wandb/wandb) applied to rlsweep's first trial. To regenerate them:
+//
+//	RLSWEEP_WANDB_FIRST_TRIALS=/tmp/first.json go test ./sweeps -run TestWandBCorpus
+//	python3 sweeps/testdata/wandb/oracle.py PATH/TO/wandb-sweeps/src/sweeps/config/schema.json /tmp/first.json
+//
+// Every file W&B rejects is rejected, each problem with file:line, field, value and what is allowed.
+// Every file W&B accepts validates and plans, and its first trial's argv is the agent's, except:
+// method bayes and early_terminate, refused until Bayesian search and pruning exist (the file is checked
+// with random and no early_terminate in their place), and the files listed in notRunnable.
+func TestWandBCorpus(t *testing.T) {
+	dir := filepath.Join("testdata", "wandb")
+	verdicts := readVerdicts(t, filepath.Join(dir, "verdicts.tsv"))
+	var golden map[string][]string
+	raw, err := os.ReadFile(filepath.Join(dir, "argv.golden.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &golden); err != nil {
+		t.Fatal(err)
+	}
+	// Files W&B accepts that rlsweep cannot run, and the field that says why.
+	notRunnable := map[string]string{
+		// no program and no command: written for wandb.agent(function=...), a Python function in W&B's process
+		"Dkurkcu_energy_penalty_applications_final__sweep_config.yaml": "program",
+		"contactrika_dedo__dedo_hpsearch_td3_sweep.yaml":               "program", // its command is swallowed by a YAML mistake into name
+		// a W&B Launch job instead of a program
+		"wandb-sweeps__launch_sweep-launch-jobs.yaml": "job",
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if len(files) < 30 {
+		t.Fatalf("%d files in the corpus, want at least 30", len(files))
+	}
+	first := map[string]map[string]map[string]any{}
+	accepted, ran, deferred := 0, 0, 0
+	for _, path := range files {
+		name := filepath.Base(path)
+		verdict, ok := verdicts[name]
+		if !ok {
+			t.Errorf("%s: no verdict in verdicts.tsv (run oracle.py)", name)
+			continue
+		}
+		_, loadErr := Load(path)
+		var errs Errors
+		if loadErr != nil && !errors.As(loadErr, &errs) {
+			t.Errorf("%s: %v, want Errors", name, loadErr)
+			continue
+		}
+		for _, e := range errs {
+			if e.File != path || e.Line < 1 || e.Field == "" || e.Got == "" || e.Want == "" {
+				t.Errorf("%s: incomplete message %q", name, e.Error())
+			}
+		}
+		if verdict == "reject" {
+			if loadErr == nil {
+				t.Errorf("%s: W&B rejects it, rlsweep accepted it", name)
+			}
+			continue
+		}
+		accepted++
+		if field, ok := notRunnable[name]; ok {
+			if !slices.ContainsFunc(errs, func(e *FieldError) bool { return e.Field == field }) {
+				t.Errorf("%s: got %v, want a problem with %s", name, loadErr, field)
+			}
+			continue
+		}
+		for _, e := range errs {
+			if e.Field != "method" && e.Field != "early_terminate" {
+				t.Errorf("%s: W&B accepts it, rlsweep says %s", name, e)
+			}
+		}
+		if len(errs) > 0 {
+			deferred++
+		} else {
+			ran++
+		}
+		// Plan it, with random in place of bayes and without early_terminate where those were refused.
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Decode(f, path)
+		f.Close()
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if s.Method == "bayes" {
+			s.Method = MethodRandom
+		}
+		s.EarlyTerminate = nil
+		trials, err := Plan(s)
+		if err != nil {
+			t.Errorf("%s: plan: %v", name, err)
+			continue
+		}
+		first[name] = firstChoices(s, trials[0])
+		metrics := filepath.Join(t.TempDir(), "metrics.jsonl")
+		argv, err := RenderCommand(s.Trainer.Command, TemplateData{Params: trials[0].Params, Seed: trials[0].Seed, MetricsFile: metrics})
+		if err != nil {
+			t.Errorf("%s: render: %v", name, err)
+			continue
+		}
+		for i, a := range argv {
+			if a == filepath.Join(filepath.Dir(metrics), WandBArgsFile) {
+				argv[i] = "<args_json_file>"
+			}
+		}
+		want, ok := golden[name]
+		if !ok {
+			t.Errorf("%s: no argv in argv.golden.json (run oracle.py)", name)
+			continue
+		}
+		if !slices.Equal(argv, want) {
+			t.Errorf("%s: first trial's argv\n got %q\nwant %q (W&B's agent)", name, argv, want)
+		}
+	}
+	t.Logf("%d files: %d accepted by W&B, %d run as they are, %d wait for bayes or early_terminate", len(files), accepted, ran, deferred)
+	if out := os.Getenv("RLSWEEP_WANDB_FIRST_TRIALS"); out != "" {
+		b, _ := json.MarshalIndent(first, "", " ")
+		if err := os.WriteFile(out, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// firstChoices is what a trial chose for each parameter, by the parameter's dotted W&B path, as
+// oracle.py reads it: the index into values, or the value drawn (with whether it is a float).
+func firstChoices(s *Spec, tr Trial) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for _, p := range s.Parameters {
+		key := p.Name
+		if rest, ok := strings.CutPrefix(key, "wandb."); ok && slices.Contains(ReservedParamNames, rest) {
+			key = rest
+		}
+		v := tr.Params[p.Name]
+		c := map[string]any{"sampled": v}
+		if _, isFloat := v.(float64); isFloat {
+			c["float"] = true
+		}
+		for i, x := range p.Values {
+			if x == nil && v == nil || x != nil && v != nil && keyOf(x) == keyOf(v) {
+				c["index"] = i
+				break
+			}
+		}
+		out[key] = c
+	}
+	return out
+}
+
+func readVerdicts(t *testing.T, path string) map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		cols := strings.Split(sc.Text(), "\t")
+		if len(cols) >= 2 {
+			out[cols[0]] = cols[1]
+		}
+	}
+	return out
+}
+
+// TestWandBSchemaAgreement: for every combination of a distribution (or none) with a set of keys in
+// testdata/wandb/synthetic.tsv, rlsweep accepts a random sweep exactly when W&B's schema does
+// (oracle.py wrote the verdicts from W&B's schema.json, as for TestWandBCorpus).
+func TestWandBSchemaAgreement(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "wandb", "synthetic.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	if len(lines) < 400 {
+		t.Fatalf("%d cases, want at least 400", len(lines))
+	}
+	for _, line := range lines {
+		verdict, param, _ := strings.Cut(line, "\t")
+		config := "program: t.py\nmethod: random\nparameters:\n  x: " + param + "\n"
+		s, err := Decode(strings.NewReader(config), "s.yaml")
+		if err == nil {
+			err = s.Validate()
+		}
+		var errs Errors
+		if err != nil && !errors.As(err, &errs) {
+			t.Errorf("%s: %v", param, err)
+			continue
+		}
+		switch {
+		case verdict == "accept" && err != nil:
+			t.Errorf("W&B accepts %s, rlsweep says %v", param, err)
+		case verdict == "reject" && err == nil:
+			t.Errorf("W&B rejects %s, rlsweep accepted it", param)
+		}
+	}
+}
