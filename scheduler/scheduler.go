@@ -44,6 +44,9 @@ type Scheduler interface {
 type State struct {
 	// Next is the plan index of the next trial to start.
 	Next int `json:"next"`
+	// TargetReached: a trial completed with its objective at or beyond the spec's metric.target, so no
+	// new trial starts.
+	TargetReached bool `json:"target_reached,omitempty"`
 }
 
 // Boundary is what a trial tells its sweep at the end of a segment.
@@ -95,19 +98,25 @@ func New(spec *sweeps.Spec, state State) (Scheduler, error) {
 		if state.Next < 0 || state.Next > len(trials) {
 			return nil, fmt.Errorf("scheduler state: next %d, want a plan index in [0, %d]", state.Next, len(trials))
 		}
-		return &planned{trials: trials, next: state.Next}, nil
+		if spec.RunCap > 0 && spec.RunCap < len(trials) {
+			trials = trials[:spec.RunCap]
+		}
+		return &planned{trials: trials, next: state.Next, metric: spec.Metric, reached: state.TargetReached}, nil
 	}
 	return nil, fmt.Errorf("method: got %q, want %s, %s or %s", spec.Method, sweeps.MethodGrid, sweeps.MethodRandom, sweeps.MethodSobol)
 }
 
-// planned runs a fixed plan (grid, random, sobol) in plan order and continues every trial.
+// planned runs a fixed plan (grid, random, sobol) in plan order and continues every trial. It starts
+// no new trial once one reached the objective's target (metric.target), as W&B does.
 type planned struct {
-	trials []sweeps.Trial
-	next   int
+	trials  []sweeps.Trial
+	next    int
+	metric  sweeps.Metric
+	reached bool
 }
 
 func (p *planned) Peek() (sweeps.Trial, bool) {
-	if p.next >= len(p.trials) {
+	if p.reached || p.next >= len(p.trials) {
 		return sweeps.Trial{}, false
 	}
 	return p.trials[p.next], true
@@ -121,7 +130,13 @@ func (p *planned) Next() (sweeps.Trial, bool) {
 	return t, ok
 }
 
-func (p *planned) Finished(results.TrialSummary) {}
+func (p *planned) Finished(sum results.TrialSummary) {
+	if t := p.metric.Target; t != nil && sum.Scored() {
+		if v := *sum.Objective; p.metric.Goal == sweeps.GoalMinimize && v <= *t || p.metric.Goal != sweeps.GoalMinimize && v >= *t {
+			p.reached = true
+		}
+	}
+}
 
 func (p *planned) AtBoundary(b Boundary) Decision {
 	return Decision{Segment: b.Segment, Action: Continue}
@@ -129,8 +144,8 @@ func (p *planned) AtBoundary(b Boundary) Decision {
 
 func (p *planned) AsksAtBoundaries() bool { return false }
 
-func (p *planned) Done() bool { return p.next >= len(p.trials) }
+func (p *planned) Done() bool { return p.reached || p.next >= len(p.trials) }
 
 func (p *planned) Total() int { return len(p.trials) }
 
-func (p *planned) State() State { return State{Next: p.next} }
+func (p *planned) State() State { return State{Next: p.next, TargetReached: p.reached} }

@@ -127,3 +127,81 @@ func TestNewRejects(t *testing.T) {
 		t.Errorf("New of method asha: %v, want an error naming the method", err)
 	}
 }
+
+func gridSpec(t *testing.T, extra string) *sweeps.Spec {
+	t.Helper()
+	s, err := sweeps.Decode(strings.NewReader(`name: target
+trainer: {builtin: ppo, env: CartPole-v1, total_steps: 10000}
+parameters:
+  lr: {values: [1.0e-4, 3.0e-4, 1.0e-3, 3.0e-3]}
+`+extra), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// metric.target: once a trial completes with its objective at or beyond the target, no new trial
+// starts; a trial that failed, or completed short of it, changes nothing; the state carries it across a
+// continue-as-new.
+func TestPlannedStopsAtTarget(t *testing.T) {
+	for _, tt := range []struct {
+		goal       string
+		below, hit float64
+	}{{sweeps.GoalMaximize, 150, 200}, {sweeps.GoalMinimize, 0.5, 0.1}} {
+		s := gridSpec(t, "metric: {name: reward, goal: "+tt.goal+"}\n")
+		target := map[string]float64{sweeps.GoalMaximize: 195, sweeps.GoalMinimize: 0.2}[tt.goal]
+		s.Metric.Target = &target
+		sc, err := scheduler.New(s, scheduler.State{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		finish := func(outcome string, v float64) {
+			tr, ok := sc.Next()
+			if !ok {
+				t.Fatalf("%s: no trial to start", tt.goal)
+			}
+			sc.Finished(results.TrialSummary{TrialID: tr.ID, Outcome: outcome, Objective: &v})
+		}
+		finish(results.OutcomeCompleted, tt.below)
+		finish(results.OutcomeFailed, tt.hit) // a failed trial's number counts for nothing
+		if _, ok := sc.Peek(); !ok || sc.Done() {
+			t.Fatalf("%s: stopped before any completed trial reached the target", tt.goal)
+		}
+		finish(results.OutcomeCompleted, tt.hit)
+		if _, ok := sc.Peek(); ok || !sc.Done() {
+			t.Errorf("%s: a trial reached the target %g and another would start", tt.goal, target)
+		}
+		again, err := scheduler.New(s, sc.State())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := again.Peek(); ok || !again.Done() {
+			t.Errorf("%s: after a continue-as-new the target is forgotten", tt.goal)
+		}
+	}
+}
+
+// W&B's run_cap on a grid: the first run_cap trials in plan order start, and the sweep is done then.
+func TestPlannedRunCap(t *testing.T) {
+	s := gridSpec(t, "")
+	s.RunCap = 3
+	sc, err := scheduler.New(s, scheduler.State{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var started []string
+	for {
+		tr, ok := sc.Next()
+		if !ok {
+			break
+		}
+		started = append(started, tr.ID)
+	}
+	if len(started) != 3 || sc.Total() != 3 || !sc.Done() {
+		t.Errorf("started %v, total %d, done %v; want the first 3 of the grid's 4", started, sc.Total(), sc.Done())
+	}
+}

@@ -53,7 +53,10 @@ func Explain(s *Spec, trials []Trial) ([]string, error) {
 			add("total_steps: not set (rlsweep.total_steps): the trainer's own arguments decide how long it trains; diagnostics warm up for %d steps", s.WarmupSteps())
 		}
 		if w.target {
-			add("metric.target %s: recorded; every planned trial still runs", strconv.FormatFloat(*s.Metric.Target, 'g', -1, 64))
+			add("metric.target %s: once a trial completes with its objective there, no new trial starts (those running finish)", strconv.FormatFloat(*s.Metric.Target, 'g', -1, 64))
+		}
+		if s.RunCap > 0 && s.RunCap < len(trials) {
+			add("run_cap %d: the first %d of the grid's %d trials run", s.RunCap, s.RunCap, len(trials))
 		}
 		if len(w.ignored) > 0 {
 			add("accepted, not used by rlsweep: %s", strings.Join(w.ignored, ", "))
@@ -106,6 +109,24 @@ func describeMetrics(s *Spec) string {
 		out += ", preset " + m.Preset
 	} else if m.Source == "tensorboard" {
 		out += ", each tag under its own name"
+	}
+	return out
+}
+
+// Notices are what a user should know about how a valid spec was read that is not an error: the keys of
+// a W&B config rlsweep accepts without acting on them (entity, controller, metric.impute, …), and the
+// defaults it chose where W&B has none. `validate` and `submit` print them.
+func (s *Spec) Notices() []string {
+	w := s.wandb
+	if w == nil {
+		return nil
+	}
+	var out []string
+	if len(w.ignored) > 0 {
+		out = append(out, "accepted, not used by rlsweep: "+strings.Join(w.ignored, ", "))
+	}
+	if s.Method == MethodRandom && !w.runCapSet {
+		out = append(out, fmt.Sprintf("no run_cap: %d trials (rlsweep's default for a W&B random sweep); set run_cap to change it", DefaultWandBRunCap))
 	}
 	return out
 }

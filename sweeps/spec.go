@@ -9,6 +9,12 @@ import (
 	"time"
 )
 
+// Objective goals.
+const (
+	GoalMaximize = "maximize"
+	GoalMinimize = "minimize"
+)
+
 // Search methods.
 const (
 	MethodGrid   = "grid"
@@ -37,13 +43,16 @@ const (
 type Spec struct {
 	// Format is what the spec was read from: "" for an rlsweep spec, FormatWandB for a W&B sweep config,
 	// whose values follow W&B's rules (repeated values, null in a list, numbers written as strings).
-	Format         string          `json:"format,omitempty"`
-	Name           string          `json:"name"`
-	Description    string          `json:"description,omitempty"`
-	Trainer        Trainer         `json:"trainer"`
-	Metric         Metric          `json:"metric"`
-	Method         string          `json:"method"`
-	Trials         int             `json:"trials,omitempty"`       // random and sobol: how many configurations
+	Format      string  `json:"format,omitempty"`
+	Name        string  `json:"name"`
+	Description string  `json:"description,omitempty"`
+	Trainer     Trainer `json:"trainer"`
+	Metric      Metric  `json:"metric"`
+	Method      string  `json:"method"`
+	Trials      int     `json:"trials,omitempty"` // random and sobol: how many configurations
+	// RunCap is W&B's run_cap for a grid: the sweep starts at most this many trials, in plan order (for
+	// random, run_cap is Trials). 0: no cap.
+	RunCap         int             `json:"run_cap,omitempty"`
 	SamplerSeed    int64           `json:"sampler_seed,omitempty"` // random and sobol: the sampler's seed
 	Seeds          []int64         `json:"seeds"`                  // every configuration runs once per seed
 	Parameters     []Parameter     `json:"parameters"`             // in the order the spec lists them
@@ -92,7 +101,8 @@ type MetricsSource struct {
 type Metric struct {
 	Name string `json:"name"`
 	Goal string `json:"goal"` // "maximize" or "minimize"
-	// Target is W&B's metric.target, kept for people and tools: every planned trial still runs.
+	// Target is W&B's metric.target: once a trial completes with its objective at or beyond it, the
+	// sweep starts no new trial (those running finish).
 	Target *float64 `json:"target,omitempty"`
 }
 

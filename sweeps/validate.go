@@ -30,7 +30,7 @@ var (
 	Builtins      = []string{"ppo"}
 	Methods       = []string{MethodGrid, MethodRandom, MethodSobol}
 	Distributions = append(slices.Clone(rangeDists), shapeDists...)
-	Goals         = []string{"maximize", "minimize"}
+	Goals         = []string{GoalMaximize, GoalMinimize}
 	Sources       = trainer.Sources
 	// StdoutPresets are the console formats source stdout reads.
 	StdoutPresets = trainer.StdoutPresets

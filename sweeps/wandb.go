@@ -154,7 +154,7 @@ func (d *decoder) wandb(root *yaml.Node, s *Spec, filename string) {
 		}},
 		{"method", d.text(&s.Method)},
 		{"metric", func(p string, v *yaml.Node) {
-			s.Metric.Goal = "minimize" // W&B's default goal
+			s.Metric.Goal = GoalMinimize // W&B's default goal
 			if v.Kind == yaml.MappingNode && !hasKey(v, "name") {
 				d.fail(v, p+".name", "nothing", "the name of the metric the trainer logs (W&B requires it)")
 			}
@@ -231,7 +231,9 @@ func (d *decoder) wandb(root *yaml.Node, s *Spec, filename string) {
 		s.Trials = DefaultWandBRunCap
 	}
 	if s.Method == MethodGrid {
-		s.Trials = 0 // run_cap does not shorten a grid
+		if info.runCapSet {
+			s.RunCap, s.Trials = s.Trials, 0 // a grid's trial count is the grid's: run_cap caps the runs started
+		}
 		d.wandbGrid(s)
 	}
 	// The sweep's name: project, else name, else the file's name, made a valid rlsweep name.

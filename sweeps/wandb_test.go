@@ -536,3 +536,19 @@ func TestPyScalar(t *testing.T) {
 		}
 	}
 }
+
+// run_cap on a grid caps the runs started (Spec.RunCap, which the scheduler honours); the grid itself is
+// planned whole.
+func TestWandBGridRunCap(t *testing.T) {
+	s, err := loadWandB(t, "program: t.py\nmethod: grid\nrun_cap: 2\nparameters:\n  lr: {values: [0.1, 0.01, 0.001]}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	trials, err := Plan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.RunCap != 2 || s.Trials != 0 || len(trials) != 3 {
+		t.Errorf("run_cap %d, trials %d, planned %d; want 2, 0, 3", s.RunCap, s.Trials, len(trials))
+	}
+}

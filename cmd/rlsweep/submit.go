@@ -113,6 +113,9 @@ func runSubmit(cmd *cobra.Command, f *Factory, opts *SubmitOptions) error {
 		return fmt.Errorf("start sweep %s: %w", sweepID, err)
 	}
 	opts.sweepID = sweepID
+	for _, n := range spec.Notices() {
+		fmt.Fprintf(f.ErrOut, "note: %s\n", n)
+	}
 	fmt.Fprintf(f.Out, "submitted %s (%d trials)\n", sweepID, len(trials))
 	fmt.Fprintf(f.Out, "web ui:   %s\n", f.WorkflowURL(sweepID))
 	if !opts.Watch {

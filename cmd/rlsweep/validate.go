@@ -49,6 +49,9 @@ func runValidate(f *Factory, opts *ValidateOptions) error {
 			continue
 		}
 		fmt.Fprintf(f.Out, "%s: ok: sweep %q, %s, %d trials\n", file, spec.Name, spec.Method, len(trials))
+		for _, n := range spec.Notices() {
+			fmt.Fprintf(f.ErrOut, "%s: note: %s\n", file, n)
+		}
 		if opts.Explain {
 			lines, err := sweeps.Explain(spec, trials)
 			if err != nil {

@@ -146,3 +146,22 @@ parameters:
 		t.Errorf("validate without --explain printed %q", out)
 	}
 }
+
+// The keys of a W&B config rlsweep accepts without acting on them are named when it validates, not only
+// under --explain.
+func TestValidateNotesIgnoredWandBKeys(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sweep.yaml")
+	if err := os.WriteFile(path, []byte("program: t.py\nentity: me\nmethod: random\nmetric: {name: loss, impute: 1}\nparameters:\n  lr: {min: 0.001, max: 0.1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "validate", path)
+	if code != 0 {
+		t.Fatalf("validate exited %d: %s%s", code, out, errOut)
+	}
+	for _, want := range []string{"accepted, not used by rlsweep: ", "entity", "metric.impute", "no run_cap: 20 trials"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("validate's notes = %q, want %q", errOut, want)
+		}
+	}
+}
