@@ -1,6 +1,10 @@
 package workflows_test
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
 	"strings"
 	"testing"
 
@@ -41,5 +45,50 @@ func TestParseSweepRef(t *testing.T) {
 	}
 	if got := workflows.TrialWorkflowID(workflows.SweepWorkflowID("cartpole", "ab12"), "3-s1"); got != "sweep/cartpole/ab12/trial/3-s1" {
 		t.Errorf("TrialWorkflowID = %q, want sweep/cartpole/ab12/trial/3-s1", got)
+	}
+}
+
+// Every wire name — task queues, workflow types, queries, updates, signals, search attributes — is in
+// docs/architecture.md, so the page a client author reads stays in step with the code.
+func TestWireNamesDocumented(t *testing.T) {
+	b, err := os.ReadFile("../docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	names := []string{workflows.ControlQueue, workflows.DefaultTrialQueue, workflows.WorkflowTypeSweep, workflows.WorkflowTypeTrial,
+		workflows.WorkflowTypeRegression,
+		workflows.QueryStatus, workflows.UpdatePause, workflows.UpdateResume, workflows.UpdateConcurrency,
+		workflows.SignalTrialDone, workflows.SignalReportToSweep, workflows.SignalSegmentEnd, workflows.SignalSegmentDecision}
+	for k := range workflows.SearchAttributes().GetUntypedValues() {
+		names = append(names, k.GetName())
+	}
+	// The constants of api.go named like wire names must all be in the list above.
+	f, err := parser.ParseFile(token.NewFileSet(), "api.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := 0
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range g.Specs {
+			for _, n := range spec.(*ast.ValueSpec).Names {
+				if strings.HasPrefix(n.Name, "Query") || strings.HasPrefix(n.Name, "Update") || strings.HasPrefix(n.Name, "Signal") ||
+					strings.HasPrefix(n.Name, "WorkflowType") || strings.HasSuffix(n.Name, "Queue") {
+					listed++
+				}
+			}
+		}
+	}
+	if listed != 13 {
+		t.Errorf("api.go has %d wire-name constants, this test lists 13: add the new one to the list", listed)
+	}
+	for _, n := range names {
+		if !strings.Contains(doc, "`"+n+"`") {
+			t.Errorf("docs/architecture.md does not name %q", n)
+		}
 	}
 }
