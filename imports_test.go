@@ -37,6 +37,8 @@ var allowed = map[string][]string{
 	"results":    {module + "diagnostics", module + "sweeps"},
 	"regression": {module + "diagnostics", module + "results", module + "sweeps"},
 	"scheduler":  {module + "results", module + "sweeps"},
+	// The replay of pruning rules on recorded runs: scores configurations by IQM (diagnostics).
+	"scheduler/replay": {module + "diagnostics", module + "scheduler", module + "results", module + "sweeps"},
 	"report": {"gonum.org/", module + "diagnostics", module + "results", module + "regression", module + "sweeps",
 		module + "trainer/probes"},
 	"artifacts": {"github.com/aws/", module + "sweeps"},
@@ -64,7 +66,7 @@ var forbiddenDeps = map[string][]string{
 
 // pure packages: no Temporal, no AWS, no network anywhere in their dependencies.
 var pure = []string{"sweeps", "diagnostics", "trainer", "trainer/nn", "trainer/envs", "trainer/ppo", "trainer/probes",
-	"trainer/builtin", "report", "results", "regression", "scheduler"}
+	"trainer/builtin", "report", "results", "regression", "scheduler", "scheduler/replay"}
 
 var forbiddenInPure = []string{"go.temporal.io/", "github.com/aws/", "net", "net/http", "os/exec"}
 

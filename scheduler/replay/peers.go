@@ -1,0 +1,197 @@
+package replay
+
+import (
+	"math"
+	"sort"
+)
+
+// The peers' default pruning rules, re-implemented from their sources to replay on the same curves.
+// Each judges one trial at a time (not a configuration's seeds together) on the value the trial last
+// reported, at points counted in reports ("iterations"), not environment steps.
+
+// RayASHA is Ray Tune's ASHAScheduler with its defaults (grace_period 1, reduction_factor 4, one bracket,
+// time_attr training_iteration, mode max): rungs at 1, 4, 16, … reports (below max_t, the run's number of
+// reports); a trial reaching a rung is stopped when its last reported value is below the
+// (1 − 1/4)-quantile of the values recorded at that rung by the trials that reached it before it, and is
+// recorded there either way (ray/tune/schedulers/async_hyperband.py, _Bracket.on_result and cutoff).
+type RayASHA struct {
+	GracePeriod, ReductionFactor int
+	rungs                        map[int][]float64 // rung → values recorded
+}
+
+// NewRayASHA is Ray Tune's ASHA with its defaults.
+func NewRayASHA() *RayASHA {
+	return &RayASHA{GracePeriod: 1, ReductionFactor: 4, rungs: map[int][]float64{}}
+}
+
+func (r *RayASHA) Name() string {
+	return "Ray Tune ASHA (grace_period 1, reduction_factor 4)"
+}
+func (r *RayASHA) Seeds() bool            { return false }
+func (r *RayASHA) Step(*Unit, int64) bool { return false }
+func (r *RayASHA) Ended(*Unit, bool)      {}
+func (r *RayASHA) Record(u *Unit, _, rec int) bool {
+	iter := rec + 1 // training_iteration counts reports from 1
+	run := u.Runs[0]
+	maxT := len(run.Steps)
+	for m := r.GracePeriod; m < maxT; m *= r.ReductionFactor {
+		if iter != m {
+			continue
+		}
+		v := float64(run.Reward[rec])
+		recorded := r.rungs[m]
+		stop := false
+		if len(recorded) > 0 && !math.IsNaN(v) {
+			stop = v < nanPercentile(recorded, (1-1/float64(r.ReductionFactor))*100)
+		}
+		r.rungs[m] = append(recorded, v)
+		if !stop {
+			u.Promoted++
+		}
+		return stop
+	}
+	return false
+}
+
+// OptunaMedianRLZoo is Optuna's MedianPruner as RL Baselines3 Zoo sets it up (rl_zoo3/exp_manager.py):
+// n_startup_trials 10, n_warmup_steps n_evaluations // 3, with n_evaluations = max(1, n_timesteps //
+// 100,000) evaluations evenly spread over the budget, each reporting the mean reward of the evaluation.
+// A trial is pruned at an evaluation when, with at least 10 trials completed, past the warm-up, its best
+// value reported so far is below the median of the completed trials' values at that evaluation
+// (optuna/pruners/_percentile.py). The replay takes the trial's windowed objective at the evaluation's
+// step as the evaluation's mean reward.
+type OptunaMedianRLZoo struct {
+	Total     int64
+	evals     int
+	completed [][]float64 // per completed trial, its value at each evaluation
+	values    map[int][]float64
+}
+
+// NewOptunaMedianRLZoo is the RL Zoo's MedianPruner for runs of total steps.
+func NewOptunaMedianRLZoo(total int64) *OptunaMedianRLZoo {
+	return &OptunaMedianRLZoo{Total: total, evals: int(max(1, total/100_000)), values: map[int][]float64{}}
+}
+
+func (o *OptunaMedianRLZoo) Name() string {
+	return "Optuna MedianPruner as RL Zoo sets it (10 startup trials, warm-up n_evaluations/3)"
+}
+func (o *OptunaMedianRLZoo) Seeds() bool                 { return false }
+func (o *OptunaMedianRLZoo) Record(*Unit, int, int) bool { return false }
+func (o *OptunaMedianRLZoo) Step(u *Unit, step int64) bool {
+	every := o.Total / int64(o.evals)
+	if step%every != 0 && step != o.Total {
+		return false
+	}
+	e := int(step/every) - 1 // the evaluation's index, Optuna's step
+	if e < 0 || e >= o.evals || len(o.values[u.ID]) > e {
+		return false
+	}
+	v, ok := u.Runs[0].Window(step)
+	if !ok {
+		v = math.NaN()
+	}
+	o.values[u.ID] = append(o.values[u.ID], v)
+	if len(o.completed) < 10 || e < o.evals/3 {
+		u.Promoted++
+		return false
+	}
+	best := math.Inf(-1)
+	for _, x := range o.values[u.ID] {
+		if !math.IsNaN(x) {
+			best = math.Max(best, x)
+		}
+	}
+	var at []float64
+	for _, c := range o.completed {
+		if e < len(c) {
+			at = append(at, c[e])
+		}
+	}
+	if len(at) == 0 {
+		return false
+	}
+	if best < nanPercentile(at, 50) {
+		return true
+	}
+	u.Promoted++
+	return false
+}
+
+func (o *OptunaMedianRLZoo) Ended(u *Unit, completed bool) {
+	if completed {
+		o.completed = append(o.completed, o.values[u.ID])
+	}
+}
+
+// WandBHyperband is W&B's hyperband early termination with eta 3 and min_iter 3
+// (wandb/sweeps src/sweeps/hyperband_stopping.py): bands at 3, 9, 27, … logged iterations (a run's
+// history[band], from 0); the threshold of a band is the value at position ⌊n/eta⌋, best first, of the n
+// values at that band of every run that got there, running or ended; the controller judges each running
+// run again and again against the band it passed last, and stops it once its value there is worse than
+// that band's threshold. The replay judges at every record a run reports.
+type WandBHyperband struct {
+	MinIter, Eta int
+	bands        map[int][]float64       // band → values of every run that reached it
+	at           map[int]map[int]float64 // unit → band → its value there
+}
+
+// NewWandBHyperband is W&B's hyperband with eta 3 and min_iter 3.
+func NewWandBHyperband() *WandBHyperband {
+	return &WandBHyperband{MinIter: 3, Eta: 3, bands: map[int][]float64{}, at: map[int]map[int]float64{}}
+}
+
+func (w *WandBHyperband) Name() string           { return "W&B hyperband (eta 3, min_iter 3)" }
+func (w *WandBHyperband) Seeds() bool            { return false }
+func (w *WandBHyperband) Step(*Unit, int64) bool { return false }
+func (w *WandBHyperband) Ended(*Unit, bool)      {}
+func (w *WandBHyperband) Record(u *Unit, _, rec int) bool {
+	v := float64(u.Runs[0].Reward[rec])
+	last := -1
+	for b := w.MinIter; b <= rec; b *= w.Eta {
+		last = b
+	}
+	if last < 0 {
+		return false
+	}
+	if w.at[u.ID] == nil {
+		w.at[u.ID] = map[int]float64{}
+	}
+	if last == rec {
+		if math.IsNaN(v) {
+			return true // an invalid value is dropped from a run's history: no value at the band is the worst
+		}
+		w.bands[last] = append(w.bands[last], v)
+		w.at[u.ID][last] = v
+	}
+	mine, ok := w.at[u.ID][last]
+	if !ok {
+		return false
+	}
+	sorted := append([]float64(nil), w.bands[last]...)
+	sort.Sort(sort.Reverse(sort.Float64Slice(sorted)))
+	if mine < sorted[int(float64(len(sorted))/float64(w.Eta))] {
+		return true
+	}
+	if last == rec {
+		u.Promoted++
+	}
+	return false
+}
+
+// nanPercentile is numpy's nanpercentile with linear interpolation.
+func nanPercentile(xs []float64, p float64) float64 {
+	var v []float64
+	for _, x := range xs {
+		if !math.IsNaN(x) {
+			v = append(v, x)
+		}
+	}
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	sort.Float64s(v)
+	pos := p / 100 * float64(len(v)-1)
+	lo := int(math.Floor(pos))
+	hi := min(lo+1, len(v)-1)
+	return v[lo] + (pos-float64(lo))*(v[hi]-v[lo])
+}

@@ -1,0 +1,173 @@
+// Package replay replays pruning rules on a recorded grid of training runs (scripts/ppo-grid): every
+// configuration trained on every seed to its whole budget, so any rule can be asked, at every boundary,
+// what it would have decided, and what that would have cost or saved. It is pure: the recording is read
+// from a file, and a replay is deterministic given the order in which trials arrive.
+package replay
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+
+	"github.com/rlsweep/rlsweep/diagnostics"
+)
+
+// Run is one recorded run: a configuration on a seed, its reward at every record, and whether a stop
+// rule of rlsweep's diagnostics (with their defaults) would have stopped it, and where.
+type Run struct {
+	Config int                 `json:"config"`
+	Params map[string]float64  `json:"params"`
+	Seed   int64               `json:"seed"`
+	Steps  []int64             `json:"steps"`
+	Reward []diagnostics.Float `json:"reward"`
+	Stop   *struct {
+		Rule string `json:"rule"`
+		Step int64  `json:"step"`
+	} `json:"stop,omitempty"`
+}
+
+// Grid is a recording: its runs, grouped by configuration.
+type Grid struct {
+	Env     string
+	Steps   int64   // every run's budget
+	Seeds   []int64 // the seeds every configuration ran on
+	Configs [][]*Run
+}
+
+// Load reads a recording written by scripts/ppo-grid (gzipped JSON lines: a header, then one run a line).
+func Load(path string) (*Grid, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return read(zr, path)
+}
+
+func read(r io.Reader, name string) (*Grid, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	var h struct {
+		Grid struct {
+			Env   string  `json:"env"`
+			Steps int64   `json:"steps"`
+			Seeds []int64 `json:"seeds"`
+		} `json:"grid"`
+	}
+	if !sc.Scan() {
+		return nil, fmt.Errorf("%s: no header", name)
+	}
+	if err := json.Unmarshal(sc.Bytes(), &h); err != nil || h.Grid.Steps <= 0 || len(h.Grid.Seeds) == 0 {
+		return nil, fmt.Errorf("%s: header: want the grid's env, steps and seeds (%v)", name, err)
+	}
+	g := &Grid{Env: h.Grid.Env, Steps: h.Grid.Steps, Seeds: h.Grid.Seeds}
+	byConfig := map[int][]*Run{}
+	for sc.Scan() {
+		var run Run
+		if err := json.Unmarshal(sc.Bytes(), &run); err != nil {
+			return nil, fmt.Errorf("%s: run: %w", name, err)
+		}
+		if len(run.Steps) != len(run.Reward) || len(run.Steps) == 0 {
+			return nil, fmt.Errorf("%s: config %d seed %d: %d steps, %d rewards", name, run.Config, run.Seed, len(run.Steps), len(run.Reward))
+		}
+		byConfig[run.Config] = append(byConfig[run.Config], &run)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	for c := 0; c < len(byConfig); c++ {
+		runs, ok := byConfig[c]
+		if !ok || len(runs) != len(g.Seeds) {
+			return nil, fmt.Errorf("%s: config %d has %d runs, want one per seed (%d)", name, c, len(runs), len(g.Seeds))
+		}
+		sort.Slice(runs, func(i, j int) bool { return runs[i].Seed < runs[j].Seed })
+		g.Configs = append(g.Configs, runs)
+	}
+	return g, nil
+}
+
+// Window is the run's windowed objective at step: the mean reward of its records in the last 10% of the
+// steps so far, (0.9·step, step]; false when there is none (or all are NaN).
+func (r *Run) Window(step int64) (float64, bool) {
+	from := step - step/10
+	sum, n := 0.0, 0
+	for i, s := range r.Steps {
+		if s > step {
+			break
+		}
+		if s > from || s == step {
+			if v := float64(r.Reward[i]); !math.IsNaN(v) && !math.IsInf(v, 0) {
+				sum += v
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return 0, false
+	}
+	return sum / float64(n), true
+}
+
+// Last is the reward of the run's last record at or before step: the value a rule that looks at the
+// latest report sees; false before the first record.
+func (r *Run) Last(step int64) (float64, bool) {
+	i := sort.Search(len(r.Steps), func(i int) bool { return r.Steps[i] > step }) - 1
+	if i < 0 {
+		return 0, false
+	}
+	return float64(r.Reward[i]), true
+}
+
+// Diverged tells whether rlsweep's diagnostics would have stopped the run at or before step.
+func (r *Run) Diverged(step int64) bool { return r.Stop != nil && r.Stop.Step <= step }
+
+// Final is the run's windowed objective at the end of its budget; false when it diverged or has none.
+func (r *Run) Final(total int64) (float64, bool) {
+	if r.Diverged(total) {
+		return 0, false
+	}
+	return r.Window(total)
+}
+
+// Score is a configuration's score as rlsweep ranks configurations: the IQM over its seeds of the final
+// windowed objective; false when a seed diverged or has no value (the configuration is infeasible).
+func Score(runs []*Run, total int64) (float64, bool) {
+	var xs []float64
+	for _, r := range runs {
+		v, ok := r.Final(total)
+		if !ok {
+			return 0, false
+		}
+		xs = append(xs, v)
+	}
+	return diagnostics.IQM(xs), true
+}
+
+// Best returns the configurations ranked by Score at the full budget, best first (infeasible ones left out).
+func (g *Grid) Best() []int {
+	type scored struct {
+		c int
+		v float64
+	}
+	var s []scored
+	for c, runs := range g.Configs {
+		if v, ok := Score(runs, g.Steps); ok {
+			s = append(s, scored{c, v})
+		}
+	}
+	sort.SliceStable(s, func(i, j int) bool { return s[i].v > s[j].v })
+	out := make([]int, len(s))
+	for i, x := range s {
+		out[i] = x.c
+	}
+	return out
+}
