@@ -21,7 +21,9 @@ import (
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/sweeps"
+	"github.com/rlsweep/rlsweep/sweepstore"
 	"github.com/rlsweep/rlsweep/trainer"
+	"github.com/rlsweep/rlsweep/workflows"
 )
 
 // DiagnoseOptions are diagnose's inputs.
@@ -44,12 +46,14 @@ func newDiagnoseCmd(f *Factory) *cobra.Command { return diagnoseCmd(f, nil) }
 func diagnoseCmd(f *Factory, runF func(*DiagnoseOptions) error) *cobra.Command {
 	opts := &DiagnoseOptions{}
 	cmd := &cobra.Command{
-		Use:   "diagnose PATH",
+		Use:   "diagnose PATH|SWEEP/TRIAL",
 		Short: "Run the diagnostics rules and the doctor on a past run's metrics; exit 3 if a stop rule fires",
 		Long: "PATH is a metrics file of JSON lines, a TensorBoard log directory, a CSV file such as SB3's\n" +
 			"progress.csv, a trainer's console log (rsl_rl's per-iteration table or SB3's table, told apart by\n" +
 			"their content), or a trial's stored metrics in a local artifact store (its metrics folder, or\n" +
-			"trials/<trial>/metrics.jsonl beside it: the folder's parts merged into one stream). The rules engine replays the records as the TrainSegment activity would have seen\n" +
+			"trials/<trial>/metrics.jsonl beside it: the folder's parts merged into one stream), or SWEEP/TRIAL: a\n" +
+			"trial's metrics read from the artifact store (--store), with the sweep's total_steps from its stored\n" +
+			"spec. The rules engine replays the records as the TrainSegment activity would have seen\n" +
 			"them; the doctor then explains the run. Exit code 3 when a stop rule would have fired, 0 otherwise.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -122,9 +126,28 @@ type diagnosis struct {
 }
 
 func runDiagnose(f *Factory, opts *DiagnoseOptions) error {
+	ref := opts.Path
+	var fromStore string // the stored spec.json of a trial diagnosed by reference
+	if _, err := os.Stat(ref); errors.Is(err, fs.ErrNotExist) {
+		if sweepID, trialID, perr := workflows.ParseSweepRef(ref); perr == nil && trialID != "" {
+			path, total, specURL, cleanup, err := fetchStoredTrial(f, sweepID, trialID)
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			opts.Path = path
+			if opts.WarmupSteps == -1 && opts.TotalSteps == 0 {
+				opts.TotalSteps, fromStore = total, specURL
+			}
+		}
+	}
 	d, err := readRun(opts)
 	if err != nil {
 		return err
+	}
+	d.Path = ref
+	if fromStore != "" {
+		d.TotalsFrom = fromStore
 	}
 	if opts.WarmupSteps == -1 && opts.TotalSteps == 0 {
 		opts.TotalSteps, d.TotalsFrom = storedTotalSteps(opts.Path)
@@ -146,6 +169,45 @@ func runDiagnose(f *Factory, opts *DiagnoseOptions) error {
 		return withExitCode(exitDiverged, nil)
 	}
 	return nil
+}
+
+// fetchStoredTrial copies a stored trial's metrics stream (its merged parts, artifacts.CopyMetrics) from
+// the artifact store into a temporary file, and reads the sweep's step budget from its stored spec.
+func fetchStoredTrial(f *Factory, sweepID, trialID string) (path string, total int64, specURL string, cleanup func(), err error) {
+	store, err := f.Store()
+	if err != nil {
+		return "", 0, "", nil, err
+	}
+	ctx := context.Background()
+	spec, err := sweepstore.LoadSpec(ctx, store, sweepID)
+	if err != nil {
+		return "", 0, "", nil, fmt.Errorf("PATH %s/%s: %w", sweepID, trialID, err)
+	}
+	dir, err := os.MkdirTemp("", "rlsweep-diagnose-")
+	if err != nil {
+		return "", 0, "", nil, err
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	path = filepath.Join(dir, "metrics.jsonl")
+	out, err := os.Create(path)
+	if err != nil {
+		cleanup()
+		return "", 0, "", nil, err
+	}
+	err = artifacts.CopyMetrics(ctx, store, sweepID, trialID, out)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		if st, serr := os.Stat(path); serr == nil && st.Size() == 0 {
+			err = fmt.Errorf("no metrics stored under %s", store.URL(artifacts.MetricsDir(sweepID, trialID)))
+		}
+	}
+	if err != nil {
+		cleanup()
+		return "", 0, "", nil, invalidInput(fmt.Errorf("PATH: got %q (sweep %s, trial %s): %w", sweepID+"/"+trialID, sweepID, trialID, err))
+	}
+	return path, spec.Trainer.TotalSteps, store.URL(artifacts.SpecJSONKey(sweepID)), cleanup, nil
 }
 
 // storedTotalSteps finds the step budget of a trial whose metrics lie in a local artifact store

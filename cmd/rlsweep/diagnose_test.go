@@ -175,6 +175,50 @@ func TestRunDiagnoseReadsStoredSpec(t *testing.T) {
 	}
 }
 
+// SWEEP/TRIAL reads a trial's metrics from the artifact store (--store), whatever store it is, with the
+// sweep's total_steps from its stored spec; a trial without metrics is refused naming where they would be.
+func TestRunDiagnoseStoredTrialByReference(t *testing.T) {
+	run50 := writeRun(t, 50, func(int) string { return "" })
+	body, err := os.ReadFile(run50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	store, err := artifacts.NewLocal(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sweepID = "sweep/cartpole/1e114cb9"
+	ctx := context.Background()
+	for key, v := range map[string]string{
+		artifacts.MetricsPartKey(sweepID, "0-s1", 0, 1, 0): string(body),
+		artifacts.SpecJSONKey(sweepID):                    `{"name": "cartpole", "trainer": {"total_steps": 200000}}`,
+	} {
+		if err := store.Put(ctx, key, strings.NewReader(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+	f := &Factory{In: strings.NewReader(""), Out: out, ErrOut: errOut}
+	if code := run(ctx, []string{"--store", root, "diagnose", "cartpole/1e114cb9/0-s1"}, f); code != exitOK {
+		t.Fatalf("exit = %d; stderr %s", code, errOut)
+	}
+	for _, w := range []string{"cartpole/1e114cb9/0-s1: jsonl, 50 records, 0 malformed", "warm-up: steps < 20000",
+		"total steps: 200000 (trainer.total_steps of " + store.URL(artifacts.SpecJSONKey(sweepID)) + ")"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+	out.Reset()
+	errOut.Reset()
+	if code := run(ctx, []string{"--store", root, "diagnose", "cartpole/1e114cb9/7-s9"}, f); code != exitInvalid {
+		t.Errorf("a trial without metrics: exit %d, want %d", code, exitInvalid)
+	}
+	if !strings.Contains(errOut.String(), "no metrics stored under") {
+		t.Errorf("stderr = %q, want it to say where the metrics would be", errOut)
+	}
+}
+
 func TestRunDiagnoseJSON(t *testing.T) {
 	path := writeRun(t, 50, func(i int) string {
 		if i >= 20 {
