@@ -255,6 +255,9 @@ func (s *Server) Signal(sig syscall.Signal) error {
 	return syscall.Kill(-s.cmd.Process.Pid, sig)
 }
 
+// Pid is the server process's ID (the leader of its process group).
+func (s *Server) Pid() int { return s.cmd.Process.Pid }
+
 // Done is closed when the server process has exited.
 func (s *Server) Done() <-chan struct{} { return s.done }
 

@@ -143,6 +143,9 @@ func (f *faultInjector) freeze(d time.Duration) {
 			f.t.Fatalf("SIGCONT dev server: %v", err)
 		}
 	}()
+	// SIGSTOP takes effect as each of the server's threads next enters the kernel: wait until every
+	// one is stopped before checking that the server no longer answers.
+	waitFor(f.t, 5*time.Second, "every thread of the dev server stopped", func() bool { return allStopped(f.srv.Pid()) })
 	ctx, cancel := context.WithTimeout(context.Background(), min(d/2, 500*time.Millisecond))
 	_, err := f.e.client.CheckHealth(ctx, &client.CheckHealthRequest{})
 	cancel()
@@ -777,4 +780,24 @@ func waitSweepOrDump(t *testing.T, e *env, sweepID string, timeout time.Duration
 		}
 		time.Sleep(time.Second)
 	}
+}
+
+// allStopped tells whether every thread of process pid is stopped (state T in /proc).
+func allStopped(pid int) bool {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+	if err != nil || len(tasks) == 0 {
+		return false
+	}
+	for _, p := range tasks {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return false
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 || i+2 >= len(s) || (s[i+2] != 'T' && s[i+2] != 't') {
+			return false
+		}
+	}
+	return true
 }
