@@ -137,8 +137,7 @@ func Replay(cfg PrunerConfig, seeds []int64, arrivals []Arrival) (ReplayResult, 
 	// waiting: per seed, its arrivals not yet taken, oldest first (the first may be undecided).
 	waiting := map[SeedKey][]Arrival{}
 	var order []SeedKey // seeds in order of first arrival, for a deterministic sweep of waiting
-	var take func(key SeedKey)
-	take = func(key SeedKey) {
+	take := func(key SeedKey) {
 		for len(waiting[key]) > 0 && !ended[key] {
 			a := waiting[key][0]
 			k, _ := p.StepIndex(a.Step)
