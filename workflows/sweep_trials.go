@@ -120,11 +120,16 @@ func (s *sweepRun) startTrial(ctx workflow.Context, t sweeps.Trial) workflow.Chi
 		TypedSearchAttributes: temporal.NewSearchAttributes(attrs...),
 		StaticSummary:         fmt.Sprintf("trial %s of %s: %s", t.ID, spec.Name, formatParams(sweeps.ParamNames(&spec), t.Params)),
 	})
+	var ends []int64
+	if spec.EarlyTerminate != nil {
+		ends = spec.SegmentEnds()
+	}
 	return workflow.ExecuteChildWorkflow(cctx, Trial, TrialInput{
 		SweepID: s.in.SweepID, Trial: t, Trainer: spec.Trainer, Diagnostics: spec.Diagnostics,
 		Metric: spec.Metric, TaskQueue: spec.Resources.TrialQueue(), GPUs: &spec.Resources.GPUs, MaxAttempts: spec.Retries.MaxAttempts,
 		MaxInfraRetries:  spec.Retries.MaxInfraRetries,
 		HeartbeatTimeout: s.in.HeartbeatTimeout, AskAtBoundaries: s.sched.AsksAtBoundaries(),
+		SegmentEnds: ends,
 	})
 }
 
@@ -143,7 +148,9 @@ func (s *sweepRun) record(ctx workflow.Context, sum results.TrialSummary) {
 	}
 	delete(s.running, sum.TrialID)
 	delete(s.decided, sum.TrialID)
+	delete(s.held, sum.TrialID)
 	s.sched.Finished(sum)
+	s.ended = true
 	s.state.Counts[sum.Outcome]++
 	s.state.Pending = append(s.state.Pending, sum)
 	if sum.Outcome == results.OutcomeFailed {

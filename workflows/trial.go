@@ -36,6 +36,10 @@ type TrialInput struct {
 	// AskAtBoundaries: the sweep's scheduler decides at each segment end whether the trial goes on
 	// (askAtBoundary); false: it always does, and the trial does not ask.
 	AskAtBoundaries bool `json:",omitempty"`
+	// SegmentEnds, when set, is the step each segment stops at, the last total_steps
+	// (sweeps.Spec.SegmentEnds: with early_terminate they include every decision step); otherwise
+	// segments are trainer.segment_steps long.
+	SegmentEnds []int64 `json:",omitempty"`
 }
 
 // Trial runs a trial's training in segments, one TrainSegment activity per segment, each resuming from
@@ -63,8 +67,12 @@ func Trial(ctx workflow.Context, in TrialInput) (*results.TrialSummary, error) {
 		// (its attempt was ended by the server) is a failure like any other, below.
 		sum.Outcome = results.OutcomeCancelled
 	case errors.As(err, &pruned):
-		// Stopped by the scheduler: its objective so far stays, as a cancelled trial's does.
-		sum.Outcome, sum.Error, err = results.OutcomePruned, pruned.reason, nil
+		// Stopped by the scheduler: its objective so far stays, as a cancelled trial's does; one
+		// stopped because another seed of its configuration diverged ends diverged, with none.
+		sum.Outcome, sum.Error, sum.Pruning, err = results.OutcomePruned, pruned.reason, pruned.pruning, nil
+		if pruned.outcome == results.OutcomeDiverged {
+			sum.Outcome, sum.Objective = results.OutcomeDiverged, nil
+		}
 	case err != nil:
 		var stopStep int64
 		sum.Outcome, sum.StopRule, sum.Error, stopStep = classify(err)
@@ -91,14 +99,11 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 	// stored, with the step they reached, which becomes the cancelled trial's steps.
 	opts.WaitForCancellation = true
 	ctx = workflow.WithActivityOptions(ctx, opts)
-	segSteps := in.Trainer.SegmentSteps
-	if segSteps <= 0 || segSteps > in.Trainer.TotalSteps {
-		segSteps = in.Trainer.TotalSteps
-	}
+	ends := segmentEnds(in)
 	resume, resumeStep := "", int64(0)
 	segWarning := "" // the first segment-protocol warning, once per trial
-	for seg, from := 0, int64(0); from < in.Trainer.TotalSteps; seg, from = seg+1, from+segSteps {
-		stop := min(from+segSteps, in.Trainer.TotalSteps)
+	for seg, from := 0, int64(0); seg < len(ends); seg, from = seg+1, ends[seg] {
+		stop := ends[seg]
 		details := fmt.Sprintf("segment %d: steps %d–%d; last step %d", seg, from, stop, sum.Steps)
 		if segWarning != "" {
 			details += "; warning: " + segWarning
@@ -147,12 +152,30 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 			break
 		}
 		if in.AskAtBoundaries && stop < in.Trainer.TotalSteps {
-			if err := atBoundary(ctx, &in, sum, seg, &resume, &resumeStep); err != nil {
+			if err := atBoundary(ctx, &in, sum, seg, res.Windowed, &resume, &resumeStep); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// segmentEnds is the step each segment of the trial stops at: in.SegmentEnds, or multiples of
+// trainer.segment_steps, the last total_steps.
+func segmentEnds(in TrialInput) []int64 {
+	total := in.Trainer.TotalSteps
+	if len(in.SegmentEnds) > 0 {
+		return in.SegmentEnds
+	}
+	segSteps := in.Trainer.SegmentSteps
+	if segSteps <= 0 || segSteps > total {
+		segSteps = total
+	}
+	var ends []int64
+	for from := int64(0); from < total; from += segSteps {
+		ends = append(ends, min(from+segSteps, total))
+	}
+	return ends
 }
 
 // TrialStatus is what a trial's status query returns while it runs: how far it got and its warnings.
