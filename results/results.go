@@ -61,6 +61,24 @@ type TrialSummary struct {
 	Pruning *Pruning `json:"pruning,omitempty"`
 }
 
+// FormatPruning says in one line where early_terminate stopped a trial and against what.
+func FormatPruning(p *Pruning) string {
+	if p.SiblingDiverged {
+		return fmt.Sprintf("%s, rung %d (step %d): another seed of its configuration diverged", p.Rule, p.Rung, p.Step)
+	}
+	out := fmt.Sprintf("%s, rung %d (step %d)", p.Rule, p.Rung, p.Step)
+	if p.Value != nil {
+		out += fmt.Sprintf(": value %.6g", *p.Value)
+	}
+	if p.Cutoff != nil {
+		out += fmt.Sprintf(", cutoff %.6g", *p.Cutoff)
+	}
+	if p.Peers > 0 {
+		out += fmt.Sprintf(", %d other configurations", p.Peers)
+	}
+	return out
+}
+
 // Pruning says where and why early_terminate stopped a trial.
 type Pruning struct {
 	Rule string `json:"rule"` // asha, median, or hyperband
