@@ -34,8 +34,9 @@ type PrunerConfig struct {
 	Steps []int64
 	// Eta (asha): a configuration goes on from a step only in the top 1/Eta of those that reached it.
 	Eta int
-	// Strict (asha from hyperband's strict): W&B's band threshold, which keeps the top ⌊n/Eta⌋+1 of
-	// n arrivals, from the second arrival on; otherwise the top ⌊n/Eta⌋ once n ≥ Eta.
+	// At a step reached by n configurations so far (this one included), asha keeps the top
+	// max(1, ⌊n/Eta⌋): the top 1/Eta, and while fewer than Eta have arrived only the best so far.
+	// Strict (asha from hyperband's strict) keeps W&B's band threshold instead, the top ⌊n/Eta⌋+1.
 	Strict bool
 	// MinTrials (median): how many other configurations must have a value at the step.
 	MinTrials int
@@ -262,8 +263,8 @@ func (p *Pruner) judge(value float64, peers []float64) (bool, *float64) {
 		keep := n / p.cfg.Eta
 		if p.cfg.Strict {
 			keep++
-		} else if n < p.cfg.Eta {
-			return false, nil
+		} else {
+			keep = max(keep, 1) // fewer than eta so far: the best so far goes on, the rest stop
 		}
 		if keep >= n {
 			return false, nil

@@ -79,8 +79,8 @@ const (
 	W = scheduler.Wait
 )
 
-// asha: first arrivals at a rung go on while fewer than eta reached it, then a configuration goes
-// on only in the top ⌊n/eta⌋ of the n that reached the rung; decisions use the windowed value, not
+// asha: a configuration goes on from a rung only in the top max(1, ⌊n/eta⌋) of the n that reached
+// it so far — while fewer than eta have, only the best so far; decisions use the windowed value, not
 // the last one; a segment end that is not a rung is not judged.
 func TestASHATopOneOverEta(t *testing.T) {
 	spec := pruneSpec(t, 7, "[1]", "{type: asha, min_steps: 100, eta: 3}")
@@ -96,19 +96,23 @@ func TestASHATopOneOverEta(t *testing.T) {
 	}
 	startAll(t, s)
 	ds := run(t, "rung 0", s, []arrive{
-		{0, 1, 0, 5, C},  // n=1 < eta
-		{1, 1, 0, 1, C},  // n=2 < eta
+		{0, 1, 0, 5, C},  // n=1: the best so far
+		{1, 1, 0, 1, S},  // n=2 < eta: not the best so far
 		{2, 1, 0, 3, S},  // n=3: keep 1 (5); 3 < 5
 		{3, 1, 0, 0, S},  // n=4: keep 1
 		{4, 1, 0, 10, C}, // n=5: the best
 		{5, 1, 0, 2, S},  // n=6: keep 2 (10, 5)
 		{6, 1, 0, 5, C},  // n=7: keep 2, ties with the cutoff go on
 		{0, 1, 1, 7, C},  // rung 1: n=1
+		{4, 1, 1, 6, S},  // n=2: not the best so far
 		{0, 1, 3, 0, C},  // segment 3 ends at 2700: no decision
 	})
 	p := ds[2].Pruning
 	if ds[2].Outcome != results.OutcomePruned || p == nil || p.Rule != "asha" || p.Rung != 0 || p.Step != 100 || *p.Value != 3 || *p.Cutoff != 5 || p.Peers != 2 {
 		t.Errorf("stop of config 2 = %+v (pruning %+v), want pruned at rung 0 step 100, value 3, cutoff 5, 2 peers", ds[2], p)
+	}
+	if p := ds[1].Pruning; p == nil || *p.Cutoff != 5 || p.Peers != 1 {
+		t.Errorf("stop of config 1 (pruning %+v), want cutoff 5 (the best so far), 1 peer", p)
 	}
 	if !strings.Contains(ds[5].Reason, "cutoff 5") {
 		t.Errorf("reason %q, want the cutoff", ds[5].Reason)
@@ -170,7 +174,7 @@ func TestSeedsJudgedTogether(t *testing.T) {
 		{0, 1, 0, 10, W},
 		{0, 1, 0, 10, W}, // asked again: still waiting
 		{1, 1, 0, 1, W},
-		{0, 2, 0, 0, C}, // config 0 = IQM(10, 0) = 5: n=1 < eta
+		{0, 2, 0, 0, C}, // config 0 = IQM(10, 0) = 5: n=1
 		{0, 1, 0, 10, C},
 		{1, 2, 0, 2, S}, // config 1 = 1.5, n=2: keep 1 (5)
 		{1, 1, 0, 1, S},
