@@ -64,7 +64,7 @@ type TrialSummary struct {
 // FormatPruning says in one line where early_terminate stopped a trial and against what.
 func FormatPruning(p *Pruning) string {
 	if p.SiblingDiverged {
-		return fmt.Sprintf("%s, rung %d (step %d): another seed of its configuration diverged", p.Rule, p.Rung, p.Step)
+		return fmt.Sprintf("%s: another seed of its configuration diverged; stopped at step %d", p.Rule, p.Step)
 	}
 	out := fmt.Sprintf("%s, rung %d (step %d)", p.Rule, p.Rung, p.Step)
 	if p.Value != nil {
@@ -82,7 +82,7 @@ func FormatPruning(p *Pruning) string {
 // Pruning says where and why early_terminate stopped a trial.
 type Pruning struct {
 	Rule string `json:"rule"` // asha, median, or hyperband
-	Rung int    `json:"rung"` // index of the decision step
+	Rung int    `json:"rung"` // index of the decision step; -1 when stopped between decision steps
 	Step int64  `json:"step"` // the decision step, in environment steps
 	// Value is the configuration's windowed objective there (IQM over its seeds); Cutoff the value it
 	// had to reach; Peers the configurations it was compared with.

@@ -15,6 +15,9 @@ type pruning struct {
 	rule   string // as the spec names it: asha, median, hyperband
 	ends   []int64
 	pruner *Pruner
+	// interrupt: the trials Finished found to stop now (Interrupt), not carried across a
+	// continue-as-new: a trial not reached in time stops at its next decision step.
+	interrupt []Interruption
 }
 
 // PrunerConfigOf is the Pruner configuration of a spec with early_terminate (hyperband is asha on
@@ -52,7 +55,28 @@ func (s *pruning) Next() (sweeps.Trial, bool) {
 func (s *pruning) Finished(sum results.TrialSummary) {
 	s.planned.Finished(sum)
 	// The summary's trial is in the plan: its configuration and seed are the plan's.
-	s.pruner.Ended(sum.Config, sum.Seed, sum.Outcome == results.OutcomeDiverged && sum.Pruning == nil)
+	diverged := sum.Outcome == results.OutcomeDiverged && sum.Pruning == nil
+	s.pruner.Ended(sum.Config, sum.Seed, diverged)
+	if !diverged || !s.pruner.cfg.StopDivergedConfigs {
+		return
+	}
+	// Its configuration is infeasible: its other running seeds stop now, not at their next rung.
+	r := s.pruner.rec(sum.Config)
+	for _, seed := range r.Started {
+		if slices.Contains(r.Ended, seed) {
+			continue
+		}
+		s.interrupt = append(s.interrupt, Interruption{TrialID: sweeps.TrialID(sum.Config, seed), Decision: Decision{
+			Segment: -1, Action: Stop, Outcome: results.OutcomeDiverged,
+			Reason:  fmt.Sprintf("seed %d of configuration %d diverged: the configuration is infeasible, its other seeds stop", sum.Seed, sum.Config),
+			Pruning: &results.Pruning{Rule: s.rule, Rung: -1, SiblingDiverged: true}}})
+	}
+}
+
+func (s *pruning) Interrupt() []Interruption {
+	out := s.interrupt
+	s.interrupt = nil
+	return out
 }
 
 func (s *pruning) AsksAtBoundaries() bool { return true }

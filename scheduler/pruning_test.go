@@ -198,6 +198,15 @@ func TestDivergedConfigInfeasible(t *testing.T) {
 		startAll(t, s)
 		run(t, "waits", s, []arrive{{0, 1, 0, 100, W}})
 		s.Finished(results.TrialSummary{TrialID: "0-s2", Config: 0, Seed: 2, Outcome: results.OutcomeDiverged, StopRule: "nan_loss"})
+		// The running sibling is to be stopped at once, not only at its next rung.
+		stops := s.(scheduler.Interrupter).Interrupt()
+		if got := fmt.Sprint(len(stops)); stopDiverged && (len(stops) != 1 || stops[0].TrialID != "0-s1" || stops[0].Decision.Action != S ||
+			stops[0].Decision.Outcome != results.OutcomeDiverged || !stops[0].Decision.Pruning.SiblingDiverged) || !stopDiverged && got != "0" {
+			t.Errorf("stop_diverged_configs %v: Interrupt() = %+v", stopDiverged, stops)
+		}
+		if again := s.(scheduler.Interrupter).Interrupt(); len(again) != 0 {
+			t.Errorf("Interrupt() again = %+v, want each stop once", again)
+		}
 		want := C
 		if stopDiverged {
 			want = S

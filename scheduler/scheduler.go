@@ -40,6 +40,20 @@ type Scheduler interface {
 	State() State
 }
 
+// Interrupter is a Scheduler that may stop running trials between their boundaries: a pruner stops
+// the other seeds of a configuration one seed of which diverged. The workflow asks after each
+// Finished and sends each trial returned its decision at once.
+type Interrupter interface {
+	// Interrupt returns the trials to stop now, each once, in a deterministic order.
+	Interrupt() []Interruption
+}
+
+// Interruption is a running trial to stop now and the Stop decision it ends with.
+type Interruption struct {
+	TrialID  string
+	Decision Decision
+}
+
 // State is a scheduler's whole memory across a continue-as-new: small, whatever the sweep's size.
 type State struct {
 	// Next is the plan index of the next trial to start.

@@ -25,6 +25,13 @@ type prunedError struct {
 
 func (e *prunedError) Error() string { return e.reason }
 
+// at says the trial stopped at step.
+func (e *prunedError) at(step int64) *prunedError {
+	e.pruning.Step = step
+	e.reason = fmt.Sprintf("%s (at step %d)", e.reason, step)
+	return e
+}
+
 // atBoundary asks the sweep whether the trial goes on after segment seg, and applies the answer:
 // continue; stop (a *prunedError, the trial ends pruned); or exploit (the next segment resumes from
 // the decision's checkpoint with its parameters).

@@ -121,3 +121,41 @@ func TestSweepASHAPrunes(t *testing.T) {
 		}
 	}
 }
+
+// A seed that diverges stops its configuration's other seeds at once, in the middle of their
+// segment: they end diverged (a sibling diverged), not pruned, long before their segment would have
+// ended; the other configurations go on.
+func TestSweepStopsSiblingsOfADivergedSeed(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflowWithOptions(workflows.Trial, workflow.RegisterOptions{Name: workflows.WorkflowTypeTrial})
+	var res resultsRecorder
+	res.mock(env, 4)
+	env.OnActivity(acts.TrainSegment, mock.Anything, mock.MatchedBy(func(in activities.SegmentInput) bool {
+		return in.Trial.ID == "0-s2"
+	})).Return(nil, temporal.NewNonRetryableApplicationError("diverged", activities.ErrTrialDiverged,
+		nil, activities.DivergedDetails{Rule: "non_finite", Verdict: diagnostics.Verdict{Rule: "non_finite", Step: 50}})).After(time.Minute)
+	env.OnActivity(acts.TrainSegment, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.SegmentInput) (*activities.SegmentResult, error) {
+			q := toFloat(in.Trial.Params["q"])
+			return &activities.SegmentResult{LastStep: in.StopAtStep, Objective: &q, Windowed: &q,
+				CheckpointKey: fmt.Sprintf("ck-%s-%d", in.Trial.ID, in.Segment)}, nil
+		}).After(10 * time.Minute)
+	spec := pruneSweepSpec(t)
+	spec.Parameters[0].Values = []any{6.0, 5.0}
+	spec.Concurrency = 4
+	env.ExecuteWorkflow(workflows.Sweep, sweepInput(spec))
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	byID, _ := res.recorded()
+	tr := byID["0-s1"]
+	if tr.Outcome != results.OutcomeDiverged || tr.Pruning == nil || !tr.Pruning.SiblingDiverged || tr.Segments != 1 || tr.WallSeconds > 120 {
+		t.Errorf("0-s1 = %+v (pruning %+v), want diverged with a sibling diverged, stopped in its first segment within 2 minutes", tr, tr.Pruning)
+	}
+	for _, id := range []string{"1-s1", "1-s2"} {
+		if tr := byID[id]; tr.Outcome != results.OutcomeCompleted {
+			t.Errorf("%s = %s, want completed", id, tr.Outcome)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/results"
+	"github.com/rlsweep/rlsweep/scheduler"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
@@ -110,13 +111,17 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 		}
 		workflow.SetCurrentDetails(ctx, details)
 		var res activities.SegmentResult
-		err := workflow.ExecuteActivity(ctx, (*activities.Activities).TrainSegment, activities.SegmentInput{
+		actx, cancelSegment := workflow.WithCancel(ctx)
+		f := workflow.ExecuteActivity(actx, (*activities.Activities).TrainSegment, activities.SegmentInput{
 			SweepID: in.SweepID, Trial: in.Trial, Trainer: in.Trainer, Diagnostics: in.Diagnostics,
 			Metric: in.Metric.Name, Goal: in.Metric.Goal, Segment: seg, StartStep: from, StopAtStep: stop, ResumeFrom: resume,
 			ResumeStep:         resumeStep,
 			GPUs:               in.GPUs,
 			MaxTrainerFailures: maxAttempts(in), MaxInfraRetries: maxInfraRetries(in),
-		}).Get(ctx, &res)
+		})
+		stopped := waitOrStop(ctx, in, f, cancelSegment)
+		err := f.Get(ctx, &res)
+		cancelSegment()
 		sum.Segments = seg + 1
 		if err != nil {
 			var cancelled *temporal.CanceledError
@@ -128,6 +133,9 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 				}
 				sum.Malformed += part.Malformed
 			}
+			if stopped != nil && temporal.IsCanceledError(err) && ctx.Err() == nil {
+				return stopped.at(sum.Steps)
+			}
 			return err
 		}
 		sum.Steps, sum.Objective, sum.Last = res.LastStep, res.Objective, res.Last
@@ -137,6 +145,9 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 		sum.RetrainedSteps += res.RetrainedSteps
 		sum.ServerOutages += res.ServerOutages
 		noteMissingMetric(sum, in.Metric.Name, seg, res)
+		if stopped != nil {
+			return stopped.at(sum.Steps) // the segment ended before the stop reached it
+		}
 		if res.CheckpointKey != "" {
 			resume, resumeStep = res.CheckpointKey, res.LastStep
 		}
@@ -158,6 +169,30 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 		}
 	}
 	return nil
+}
+
+// waitOrStop waits for a segment, and cancels it (cancelSegment) when the sweep stops the trial
+// meanwhile (SignalStopTrial): it returns the stop as a *prunedError, or nil when the segment ended
+// first. A trial that does not ask at boundaries is never stopped so, and just waits.
+func waitOrStop(ctx workflow.Context, in TrialInput, f workflow.Future, cancelSegment workflow.CancelFunc) *prunedError {
+	if !in.AskAtBoundaries {
+		return nil
+	}
+	var stop *prunedError
+	sel := workflow.NewSelector(ctx)
+	sel.AddFuture(f, func(workflow.Future) {})
+	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalStopTrial), func(c workflow.ReceiveChannel, _ bool) {
+		var d scheduler.Decision
+		c.Receive(ctx, &d)
+		pr := d.Pruning
+		if pr == nil {
+			pr = &results.Pruning{Rung: -1}
+		}
+		stop = &prunedError{reason: "stopped by the sweep's scheduler during a segment: " + d.Reason, outcome: d.Outcome, pruning: pr}
+		cancelSegment()
+	})
+	sel.Select(ctx)
+	return stop
 }
 
 // segmentEnds is the step each segment of the trial stops at: in.SegmentEnds, or multiples of
