@@ -73,6 +73,22 @@ func (s *pruning) Finished(sum results.TrialSummary) {
 	}
 }
 
+func (s *pruning) Pruning() *PruningStatus {
+	st := &PruningStatus{Rule: s.rule, Rungs: make([]RungStatus, len(s.pruner.cfg.Steps))}
+	for k, step := range s.pruner.cfg.Steps {
+		st.Rungs[k].Step = step
+	}
+	for _, r := range s.pruner.st.Configs {
+		for k := range r.Values {
+			st.Rungs[k].Reached++
+		}
+		if r.Stopped && len(r.Values) > 0 {
+			st.Rungs[len(r.Values)-1].Stopped++
+		}
+	}
+	return st
+}
+
 func (s *pruning) Interrupt() []Interruption {
 	out := s.interrupt
 	s.interrupt = nil

@@ -117,6 +117,10 @@ func TestASHATopOneOverEta(t *testing.T) {
 	if !strings.Contains(ds[5].Reason, "cutoff 5") {
 		t.Errorf("reason %q, want the cutoff", ds[5].Reason)
 	}
+	st := s.(scheduler.PruningReporter).Pruning()
+	if got := fmt.Sprint(st.Rule, " ", st.Rungs); got != "asha [{100 7 4} {300 2 1} {900 0 0}]" {
+		t.Errorf("Pruning() = %s, want asha [{100 7 4} {300 2 1} {900 0 0}] (step, reached, stopped)", got)
+	}
 	// Asked again, the same answer.
 	if d := s.AtBoundary(scheduler.Boundary{Config: 2, Seed: 1, Segment: 0, Windowed: f(100)}); d.Action != S {
 		t.Errorf("config 2 asked again with another value: %s, want the recorded stop", d.Action)

@@ -40,6 +40,26 @@ type Scheduler interface {
 	State() State
 }
 
+// PruningReporter is a Scheduler that prunes and can say how far configurations got, for status and
+// watch.
+type PruningReporter interface {
+	Pruning() *PruningStatus
+}
+
+// PruningStatus is a pruner's progress: its rule and, per decision step, how many configurations
+// reached it and how many it stopped there.
+type PruningStatus struct {
+	Rule  string
+	Rungs []RungStatus
+}
+
+// RungStatus is one decision step's count.
+type RungStatus struct {
+	Step    int64
+	Reached int
+	Stopped int
+}
+
 // Interrupter is a Scheduler that may stop running trials between their boundaries: a pruner stops
 // the other seeds of a configuration one seed of which diverged. The workflow asks after each
 // Finished and sends each trial returned its decision at once.

@@ -76,6 +76,9 @@ type SweepStatus struct {
 	Since       time.Time
 	// LastFailure is the trial that failed last, with its whole error; nil when none has.
 	LastFailure *results.TrialSummary `json:",omitempty"`
+	// Pruning: with early_terminate, how many configurations reached each decision step and how
+	// many were stopped there.
+	Pruning *scheduler.PruningStatus `json:",omitempty"`
 }
 
 // SweepResult is what a finished sweep returns.
