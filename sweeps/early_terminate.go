@@ -45,6 +45,28 @@ func (d *decoder) earlyTerminate(n *yaml.Node, path string, e *EarlyTerminate) {
 	})
 }
 
+// wandbEarlyTerminate decodes a W&B config's early_terminate (type hyperband; min_iter, max_iter, s,
+// eta, strict) into the same section: its bands map onto asha rungs (HyperbandRungs).
+func (d *decoder) wandbEarlyTerminate(n *yaml.Node, path string, s *Spec) {
+	e := &EarlyTerminate{StopDivergedConfigs: true}
+	s.EarlyTerminate = e
+	integer := func(dst *int) func(string, *yaml.Node) {
+		return func(p string, v *yaml.Node) {
+			if x, ok := d.pyInteger(v, p); ok {
+				*dst = int(min(max(x, -1), 1<<30))
+			}
+		}
+	}
+	d.mapping(n, path, []field{
+		{"type", d.text(&e.Type)},
+		{"min_iter", integer(&e.MinIter)},
+		{"max_iter", integer(&e.MaxIter)},
+		{"s", integer(&e.S)},
+		{"eta", integer(&e.Eta)},
+		{"strict", d.flag(&e.Strict)},
+	})
+}
+
 // fillDefaults sets what early_terminate leaves out: eta 3 (asha, hyperband); asha's max_steps
 // total_steps and min_steps max_steps / eta³; median's min_trials 5 and min_steps total_steps / 3.
 func (e *EarlyTerminate) fillDefaults(total int64) {
@@ -175,6 +197,12 @@ func (c *checker) earlyTerminate() {
 	if t.TotalSteps <= 0 {
 		return // reported at trainer.total_steps
 	}
+	if src := t.Metrics.Source; c.s.Format == FormatWandB && src != DefaultSource {
+		// A W&B config has no segments unless its rlsweep block asks for them.
+		c.add("early_terminate", fmt.Sprintf("type %s with metrics.source %s", e.Type, src),
+			"an rlsweep block with metrics: {source: jsonl} (and with min_iter a segment_steps below total_steps): pruning decides at segment ends, and a segment resumes from the checkpoint a JSON-lines record announces")
+		return
+	}
 	switch e.Type {
 	case PrunerASHA:
 		if e.MaxSteps <= 0 || e.MaxSteps > t.TotalSteps {
@@ -211,9 +239,6 @@ func (c *checker) earlyTerminate() {
 			return
 		case e.MaxIter > 0 && (e.S < 1 || e.S > maxHyperbandS):
 			c.add(p+"s", strconv.Itoa(e.S), fmt.Sprintf("an integer in [1, %d] with max_iter: how many bands", maxHyperbandS))
-			return
-		case e.MinIter > 0 && e.S != 0:
-			c.add(p+"s", strconv.Itoa(e.S), "no s with min_iter (W&B reads s only with max_iter)")
 			return
 		case e.MinIter > 0 && t.SegmentSteps >= t.TotalSteps:
 			c.add("trainer.segment_steps", strconv.FormatInt(t.SegmentSteps, 10),

@@ -89,3 +89,25 @@ func TestEarlyTerminateSteps(t *testing.T) {
 		}
 	}
 }
+
+// A W&B config's hyperband section maps onto asha rungs: with min_iter one iteration is one segment
+// of its rlsweep block; s, as W&B does, is read only with max_iter.
+func TestWandBHyperband(t *testing.T) {
+	y := "program: t.py\nmethod: grid\nmetric: {name: loss, goal: minimize}\n" +
+		"early_terminate: {type: hyperband, min_iter: 1, eta: 3, s: 2}\nparameters:\n  lr: {values: [0.1, 0.2]}\n" +
+		"rlsweep: {metrics: {source: jsonl}, total_steps: 90000, segment_steps: 10000}\n"
+	s, err := Decode(strings.NewReader(y), "sweep.yaml")
+	if err == nil {
+		err = s.Validate()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := s.EarlyTerminate
+	if e.Type != PrunerHyperband || e.MinIter != 1 || e.Eta != 3 || !e.StopDivergedConfigs {
+		t.Errorf("early_terminate = %+v, want hyperband, min_iter 1, eta 3, stop_diverged_configs", e)
+	}
+	if got := s.DecisionSteps(); !reflect.DeepEqual(got, []int64{10000, 30000}) {
+		t.Errorf("decision steps %v, want 10000, 30000 (bands 1 and 3 segments; 9 is the whole budget)", got)
+	}
+}
