@@ -36,7 +36,7 @@ var allowed = map[string][]string{
 		module + "trainer/probes"},
 	"results":    {module + "diagnostics", module + "sweeps"},
 	"regression": {module + "diagnostics", module + "results", module + "sweeps"},
-	"scheduler":  {module + "results", module + "sweeps"},
+	"scheduler":  {module + "diagnostics", module + "results", module + "sweeps"}, // diagnostics: IQM over seeds
 	"report": {"gonum.org/", module + "diagnostics", module + "results", module + "regression", module + "sweeps",
 		module + "trainer/probes"},
 	"artifacts": {"github.com/aws/", module + "sweeps"},

@@ -62,14 +62,14 @@ concurrency: 2
 	if code != 0 || !strings.Contains(out, "pruning") || !strings.Contains(out, "asha, rung 0 (step 1000)") {
 		t.Errorf("status of %s (exit %d) lacks its pruning:\n%s", pruned.TrialID, code, out)
 	}
-	csv, err := os.ReadFile(e.store.URL(artifacts.SweepKey(sweepID, "results.csv")))
+	csv, err := os.ReadFile(e.store.URL(artifacts.ResultsCSVKey(sweepID)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(csv), "pruned_cutoff") || !strings.Contains(string(csv), ",pruned,") {
 		t.Errorf("results.csv lacks the pruned outcome or its cutoff:\n%s", csv)
 	}
-	html, err := os.ReadFile(e.store.URL(artifacts.SweepKey(sweepID, "report.html")))
+	html, err := os.ReadFile(e.store.URL(artifacts.ReportKey(sweepID)))
 	if err != nil {
 		t.Fatal(err)
 	}
