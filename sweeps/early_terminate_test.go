@@ -111,3 +111,14 @@ func TestWandBHyperband(t *testing.T) {
 		t.Errorf("decision steps %v, want 10000, 30000 (bands 1 and 3 segments; 9 is the whole budget)", got)
 	}
 }
+
+// examples/asha.yaml stays valid, with the rungs its comments promise.
+func TestASHAExample(t *testing.T) {
+	s, err := Load("../examples/asha.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.SegmentEnds(); !reflect.DeepEqual(got, []int64{4000, 12000, 36000, 100000}) {
+		t.Errorf("segment ends %v, want the rungs 4000, 12000, 36000, then 100000", got)
+	}
+}
