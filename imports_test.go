@@ -36,7 +36,7 @@ var allowed = map[string][]string{
 		module + "trainer/probes"},
 	"results":    {module + "diagnostics", module + "sweeps"},
 	"regression": {module + "diagnostics", module + "results", module + "sweeps"},
-	"scheduler":  {module + "results", module + "sweeps"},
+	"scheduler":  {module + "diagnostics", module + "results", module + "sweeps"}, // diagnostics: IQM over seeds
 	// The replay of pruning rules on recorded runs: scores configurations by IQM (diagnostics).
 	"scheduler/replay": {module + "diagnostics", module + "scheduler", module + "results", module + "sweeps"},
 	"report": {"gonum.org/", module + "diagnostics", module + "results", module + "regression", module + "sweeps",

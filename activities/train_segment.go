@@ -706,6 +706,9 @@ func (r *segmentRun) takeLog() {
 	}
 	if v, ok := r.records.Objective(); ok {
 		r.result.Objective = finite(v)
+		if w, ok := r.records.Windowed(); ok {
+			r.result.Windowed = &w
+		}
 	} else {
 		r.result.MetricMissing = r.records.MissingMetric()
 	}

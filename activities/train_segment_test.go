@@ -266,6 +266,18 @@ func TestTrainSegmentHealthy(t *testing.T) {
 	if res.MetricMissing != nil {
 		t.Errorf("MetricMissing = %q, want nil: every record carries reward", res.MetricMissing)
 	}
+	// The windowed objective: the mean reward of the records in the last tenth of the steps (9000
+	// and 10000).
+	var window []float64
+	sc := bufio.NewScanner(strings.NewReader(f.metrics()))
+	for sc.Scan() {
+		if rec, err := trainer.ParseJSONLine(sc.Bytes()); err == nil && rec.Step >= 9000 {
+			window = append(window, rec.Values["reward"])
+		}
+	}
+	if len(window) != 2 || res.Windowed == nil || *res.Windowed != (window[0]+window[1])/2 {
+		t.Errorf("Windowed = %v, want the mean of %v", res.Windowed, window)
+	}
 }
 
 // A segment whose records never carry the objective's metric says so, with the names they carry.

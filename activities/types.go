@@ -83,14 +83,17 @@ func (in SegmentInput) gpuCount() int {
 
 // SegmentResult is the small summary a segment returns; the metrics themselves are in the store.
 type SegmentResult struct {
-	LastStep      int64
-	Records       int
-	Malformed     int
-	Last          results.Values // the last value of each canonical metric
-	Objective     *float64
-	CheckpointKey string // the last checkpoint uploaded, "" if none
-	MetricsKey    string // the trial's metrics folder (artifacts.MetricsDir)
-	LogKey        string // the attempt's log folder (artifacts.LogDir), its parts in order (artifacts.ReadLog)
+	LastStep  int64
+	Records   int
+	Malformed int
+	Last      results.Values // the last value of each canonical metric
+	Objective *float64
+	// Windowed is the objective's mean over the segment's records in the last tenth of the trial's
+	// steps so far (runner.ObjectiveWindow), what early_terminate compares; nil without one.
+	Windowed      *float64 `json:",omitempty"`
+	CheckpointKey string   // the last checkpoint uploaded, "" if none
+	MetricsKey    string   // the trial's metrics folder (artifacts.MetricsDir)
+	LogKey        string   // the attempt's log folder (artifacts.LogDir), its parts in order (artifacts.ReadLog)
 	WallSeconds   float64
 	ResumedFrom   string
 	Warnings      map[string]int // diagnostic warnings by rule

@@ -361,7 +361,8 @@ tr.regressed td { background: #fdecea; }
 
 <h2 id="savings">Compute saved by early stopping</h2>
 {{with .Savings}}{{if $.Budget}}<p>Early stopping saved <b>{{steps .StepsSaved}}</b> environment steps ({{pct .StepsSaved .Budget}} of the sweep's budget of {{steps .Budget}}) and about <b>{{duration .SecondsSaved}}</b> of trial time, extrapolated from each stopped trial's own steps per second. The sweep spent {{steps .StepsSpent}} steps.</p>
-{{if .Trials}}<table id="savings-table">
+{{if .Pruned}}<p id="pruning-saved">Pruning (early_terminate) stopped {{.Pruned}} trial(s) and saved <b>{{steps .PrunedSteps}}</b> environment steps ({{pct .PrunedSteps .Budget}} of the budget) and about <b>{{duration .PrunedSeconds}}</b> of trial time, against every trial at its full budget.</p>
+{{end}}{{if .Trials}}<table id="savings-table">
 <tr><th>trial</th><th>outcome</th><th>rule</th><th>steps reached</th><th>steps saved</th><th>time saved</th></tr>
 {{range .Trials}}<tr><td>{{.TrialID}}</td><td>{{.Outcome}}</td><td>{{.Rule}}</td><td class="n">{{steps .StepsReached}}</td><td class="n">{{steps .StepsSaved}}</td><td class="n">{{duration .SecondsSaved}}</td></tr>
 {{end}}</table>{{end}}{{else}}<p>The step budget is unknown (no spec), so the saving cannot be computed.</p>{{end}}{{end}}

@@ -145,9 +145,10 @@ func TestComputeSavings(t *testing.T) {
 	trials := []results.TrialSummary{
 		{TrialID: "a", Outcome: results.OutcomeCompleted, Steps: 100000, WallSeconds: 100},
 		{TrialID: "b", Outcome: results.OutcomeDiverged, StopRule: "non_finite", Steps: 25000, WallSeconds: 50}, // 500 steps/s
-		{TrialID: "c", Outcome: results.OutcomePruned, Steps: 50000, WallSeconds: 10},                           // 5000 steps/s
-		{TrialID: "d", Outcome: results.OutcomeDiverged, Steps: 0, WallSeconds: 3},                              // no rate
-		{TrialID: "e", Outcome: results.OutcomeFailed, Steps: 10000, WallSeconds: 3},                            // not early stopping
+		{TrialID: "c", Outcome: results.OutcomePruned, Steps: 50000, WallSeconds: 10, // 5000 steps/s
+			Pruning: &results.Pruning{Rule: "asha", Rung: 1, Step: 50000}},
+		{TrialID: "d", Outcome: results.OutcomeDiverged, Steps: 0, WallSeconds: 3},   // no rate
+		{TrialID: "e", Outcome: results.OutcomeFailed, Steps: 10000, WallSeconds: 3}, // not early stopping
 	}
 	s := ComputeSavings(trials, 100000)
 	if s.StepsSaved != 75000+50000+100000 || s.Budget != 500000 || s.StepsSpent != 185000 || len(s.Trials) != 3 {
@@ -155,6 +156,9 @@ func TestComputeSavings(t *testing.T) {
 	}
 	if want := 150.0 + 10; math.Abs(s.SecondsSaved-want) > 1e-9 {
 		t.Errorf("seconds saved = %v, want %v (75000/500 + 50000/5000)", s.SecondsSaved, want)
+	}
+	if s.Pruned != 1 || s.PrunedSteps != 50000 || s.PrunedSeconds != 10 || s.Trials[1].Rule != "asha, rung 1 (step 50000)" {
+		t.Errorf("pruned %d, %d steps, %v s, rule %q; want 1, 50000, 10, the pruning's", s.Pruned, s.PrunedSteps, s.PrunedSeconds, s.Trials[1].Rule)
 	}
 	if !math.IsNaN(s.Trials[2].SecondsSaved) {
 		t.Errorf("trial d: seconds saved %v, want NaN (it reached no step)", s.Trials[2].SecondsSaved)
@@ -382,5 +386,28 @@ func TestRenderStoppedTrialErrorFirstLine(t *testing.T) {
 	}
 	if in.Results.Trials[0].Error != "stopped by the sweep's scheduler after segment 0\nsecond line" {
 		t.Errorf("Render changed its input")
+	}
+}
+
+// A sweep with pruned trials says what pruning saved, apart from the diagnostics' saving, and names
+// each pruned trial's rung and cutoff.
+func TestRenderPruningSaved(t *testing.T) {
+	in := sampleInput()
+	for i := range in.Results.Trials {
+		if tr := &in.Results.Trials[i]; tr.Config == 0 {
+			tr.Outcome, tr.Steps, tr.WallSeconds = results.OutcomePruned, 1000, 1
+			tr.Pruning = &results.Pruning{Rule: "asha", Rung: 0, Step: 1000, Value: ptr(1), Cutoff: ptr(2.5), Peers: 3}
+		}
+	}
+	var b bytes.Buffer
+	if err := Render(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	for _, want := range []string{`id="pruning-saved"`, "stopped 2 trial(s) and saved <b>18\u202f000</b> environment steps (15.0% of the budget)",
+		"asha, rung 0 (step 1000): value 1, cutoff 2.5, 3 other configurations", "2 pruned"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
+		}
 	}
 }

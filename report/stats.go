@@ -259,10 +259,16 @@ type Savings struct {
 	SecondsSaved float64 // over the trials whose time could be extrapolated
 	StepsSpent   int64   // by every trial of the sweep
 	Budget       int64   // trials × the step budget
+	// PrunedSteps and PrunedSeconds: the part early_terminate saved (trials it stopped: pruned, and
+	// those stopped because a sibling seed diverged); Pruned: how many trials it stopped.
+	PrunedSteps   int64
+	PrunedSeconds float64
+	Pruned        int
 }
 
 // ComputeSavings finds, for every diverged or pruned trial, the steps and trial time it did not spend:
-// total − reached steps, and that many steps at the rate the trial itself ran (reached / wall seconds).
+// total − reached steps, and that many steps at the rate the trial itself ran (reached / wall seconds),
+// against every trial at its full budget; the part early_terminate saved is counted apart.
 // totalSteps ≤ 0 (unknown budget) saves nothing.
 func ComputeSavings(trials []results.TrialSummary, totalSteps int64) Savings {
 	var s Savings
@@ -277,11 +283,21 @@ func ComputeSavings(trials []results.TrialSummary, totalSteps int64) Savings {
 		}
 		sv := Saving{TrialID: t.TrialID, Outcome: t.Outcome, Rule: t.StopRule, StepsReached: t.Steps,
 			StepsSaved: max(totalSteps-t.Steps, 0), SecondsSaved: math.NaN()}
+		if t.Pruning != nil {
+			sv.Rule = results.FormatPruning(t.Pruning)
+		}
 		if t.Steps > 0 && t.WallSeconds > 0 {
 			sv.SecondsSaved = float64(sv.StepsSaved) * t.WallSeconds / float64(t.Steps)
 			s.SecondsSaved += sv.SecondsSaved
 		}
 		s.StepsSaved += sv.StepsSaved
+		if t.Pruning != nil || t.Outcome == results.OutcomePruned {
+			s.Pruned++
+			s.PrunedSteps += sv.StepsSaved
+			if !math.IsNaN(sv.SecondsSaved) {
+				s.PrunedSeconds += sv.SecondsSaved
+			}
+		}
 		s.Trials = append(s.Trials, sv)
 	}
 	return s

@@ -12,7 +12,8 @@ import (
 )
 
 // WriteCSV writes results.csv: one row per trial: id, config, seed, each parameter, outcome, objective,
-// stop rule, steps, wall seconds, error.
+// stop rule, steps, wall seconds, error, and for a trial early_terminate stopped the decision step,
+// its configuration's value there and the cutoff it missed.
 func WriteCSV(w io.Writer, res *SweepResults) error {
 	cw := csv.NewWriter(w)
 	// The fixed columns are the names a parameter may not take (sweeps.ReservedParamNames): the trial's
@@ -33,6 +34,11 @@ func WriteCSV(w io.Writer, res *SweepResults) error {
 		}
 		row = append(row, t.Outcome, obj, t.StopRule, strconv.FormatInt(t.Steps, 10),
 			strconv.FormatFloat(t.WallSeconds, 'f', 3, 64), inertCell(t.Error))
+		if p := t.Pruning; p != nil {
+			row = append(row, strconv.FormatInt(p.Step, 10), optFloat(p.Value), optFloat(p.Cutoff))
+		} else {
+			row = append(row, "", "", "")
+		}
 		if err := cw.Write(row); err != nil {
 			return err
 		}
@@ -52,6 +58,13 @@ func formatParam(v any) string {
 	default:
 		return fmt.Sprint(v)
 	}
+}
+
+func optFloat(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*v, 'g', -1, 64)
 }
 
 func fmtParams(params map[string]any) string { return fmt.Sprintf("%#v", params) }

@@ -56,6 +56,41 @@ type TrialSummary struct {
 	RetrainedSteps  int64 `json:"retrained_steps,omitempty"`
 	// ServerOutages: times the Temporal server was away while a trainer of this trial kept training.
 	ServerOutages int `json:"server_outages,omitempty"`
+	// Pruning is the sweep's pruner's decision that stopped the trial (outcome pruned, or diverged
+	// when a sibling seed diverged); nil when none did.
+	Pruning *Pruning `json:"pruning,omitempty"`
+}
+
+// FormatPruning says in one line where early_terminate stopped a trial and against what.
+func FormatPruning(p *Pruning) string {
+	if p.SiblingDiverged {
+		return fmt.Sprintf("%s: another seed of its configuration diverged; stopped at step %d", p.Rule, p.Step)
+	}
+	out := fmt.Sprintf("%s, rung %d (step %d)", p.Rule, p.Rung, p.Step)
+	if p.Value != nil {
+		out += fmt.Sprintf(": value %.6g", *p.Value)
+	}
+	if p.Cutoff != nil {
+		out += fmt.Sprintf(", cutoff %.6g", *p.Cutoff)
+	}
+	if p.Peers > 0 {
+		out += fmt.Sprintf(", %d other configurations", p.Peers)
+	}
+	return out
+}
+
+// Pruning says where and why early_terminate stopped a trial.
+type Pruning struct {
+	Rule string `json:"rule"` // asha, median, or hyperband
+	Rung int    `json:"rung"` // index of the decision step; -1 when stopped between decision steps
+	Step int64  `json:"step"` // the decision step, in environment steps
+	// Value is the configuration's windowed objective there (IQM over its seeds); Cutoff the value it
+	// had to reach; Peers the configurations it was compared with.
+	Value  *float64 `json:"value,omitempty"`
+	Cutoff *float64 `json:"cutoff,omitempty"`
+	Peers  int      `json:"peers,omitempty"`
+	// SiblingDiverged: stopped because another seed of its configuration diverged.
+	SiblingDiverged bool `json:"sibling_diverged,omitempty"`
 }
 
 // Scored says whether the trial counts in the statistics: completed with a finite objective.

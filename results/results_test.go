@@ -138,6 +138,8 @@ func TestWriteCSV(t *testing.T) {
 				Outcome: "failed", Error: "+cmd|' /C calc'!A0"},
 			{TrialID: "4-s1", Config: 4, Seed: 1, Params: map[string]any{"lr": 0.5, "name": "-2", "flag": "\tTAB"},
 				Outcome: "failed", Error: "-oops"},
+			{TrialID: "5-s1", Config: 5, Seed: 1, Params: map[string]any{"lr": 1e-5}, Outcome: "pruned", Objective: ptr(12), Steps: 3000,
+				Pruning: &results.Pruning{Rule: "asha", Rung: 1, Step: 3000, Value: ptr(11.5), Cutoff: ptr(-20.25)}},
 		},
 	}
 	var buf bytes.Buffer
@@ -149,12 +151,13 @@ func TestWriteCSV(t *testing.T) {
 		t.Fatalf("results.csv does not parse: %v\n%s", err, buf.String())
 	}
 	want := [][]string{
-		{"trial_id", "config", "seed", "lr", "name", "flag", "outcome", "objective", "stop_rule", "steps", "wall_seconds", "error"},
-		{"0-s1", "0", "1", "0.0003", `a,"b"`, "true", "completed", "123.25", "", "10000", "1.235", ""},
-		{"1-s1", "1", "1", "1", "", "", "failed", "", "", "5000", "0.000", "trainer exited with status 3\nlog tail:\nboom"}, // the whole cause
-		{"2-s1", "2", "1", "0.1", "x\ny", "", "diverged", "", "non_finite", "7000", "0.000", ""},
-		{"3-s1", "3", "1", "-0.5", `'=HYPERLINK("http://x","y")`, "'@SUM(1)", "failed", "", "", "0", "0.000", "'+cmd|' /C calc'!A0"},
-		{"4-s1", "4", "1", "0.5", "'-2", "'\tTAB", "failed", "", "", "0", "0.000", "'-oops"},
+		{"trial_id", "config", "seed", "lr", "name", "flag", "outcome", "objective", "stop_rule", "steps", "wall_seconds", "error", "pruned_step", "pruned_value", "pruned_cutoff"},
+		{"0-s1", "0", "1", "0.0003", `a,"b"`, "true", "completed", "123.25", "", "10000", "1.235", "", "", "", ""},
+		{"1-s1", "1", "1", "1", "", "", "failed", "", "", "5000", "0.000", "trainer exited with status 3\nlog tail:\nboom", "", "", ""}, // the whole cause
+		{"2-s1", "2", "1", "0.1", "x\ny", "", "diverged", "", "non_finite", "7000", "0.000", "", "", "", ""},
+		{"3-s1", "3", "1", "-0.5", `'=HYPERLINK("http://x","y")`, "'@SUM(1)", "failed", "", "", "0", "0.000", "'+cmd|' /C calc'!A0", "", "", ""},
+		{"4-s1", "4", "1", "0.5", "'-2", "'\tTAB", "failed", "", "", "0", "0.000", "'-oops", "", "", ""},
+		{"5-s1", "5", "1", "1e-05", "", "", "pruned", "12", "", "3000", "0.000", "", "3000", "11.5", "-20.25"},
 	}
 	if len(rows) != len(want) {
 		t.Fatalf("results.csv has %d rows, want %d:\n%s", len(rows), len(want), buf.String())

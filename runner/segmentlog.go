@@ -28,6 +28,7 @@ type SegmentLog struct {
 	last      map[string]float64 // the last value of each canonical metric
 	objective float64
 	hasObj    bool
+	window    ObjectiveWindow
 	seen      map[string]bool // the metric names records carried, while none carried the objective
 	recent    recentLines
 }
@@ -93,6 +94,7 @@ func (l *SegmentLog) Take(rec diagnostics.Record) {
 	}
 	if v, ok := rec.Values[l.metric]; ok {
 		l.objective, l.hasObj = v, true
+		l.window.Add(rec.Step, v)
 		l.seen = nil
 		return
 	}
@@ -127,6 +129,10 @@ func (l *SegmentLog) Last() map[string]float64 { return l.last }
 
 // Objective is the objective's last value, and whether a record carried it.
 func (l *SegmentLog) Objective() (float64, bool) { return l.objective, l.hasObj }
+
+// Windowed is the objective's mean over the records in the last tenth of the steps so far
+// (ObjectiveWindow), and whether there is one.
+func (l *SegmentLog) Windowed() (float64, bool) { return l.window.Mean() }
 
 // MissingMetric is, when records came and none carried the objective, the names they carried instead,
 // sorted (at most maxSeenKeys; empty when they carried none); nil otherwise.

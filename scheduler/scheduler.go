@@ -40,6 +40,40 @@ type Scheduler interface {
 	State() State
 }
 
+// PruningReporter is a Scheduler that prunes and can say how far configurations got, for status and
+// watch.
+type PruningReporter interface {
+	Pruning() *PruningStatus
+}
+
+// PruningStatus is a pruner's progress: its rule and, per decision step, how many configurations
+// reached it and how many it stopped there.
+type PruningStatus struct {
+	Rule  string
+	Rungs []RungStatus
+}
+
+// RungStatus is one decision step's count.
+type RungStatus struct {
+	Step    int64
+	Reached int
+	Stopped int
+}
+
+// Interrupter is a Scheduler that may stop running trials between their boundaries: a pruner stops
+// the other seeds of a configuration one seed of which diverged. The workflow asks after each
+// Finished and sends each trial returned its decision at once.
+type Interrupter interface {
+	// Interrupt returns the trials to stop now, each once, in a deterministic order.
+	Interrupt() []Interruption
+}
+
+// Interruption is a running trial to stop now and the Stop decision it ends with.
+type Interruption struct {
+	TrialID  string
+	Decision Decision
+}
+
 // State is a scheduler's whole memory across a continue-as-new: small, whatever the sweep's size.
 type State struct {
 	// Next is the plan index of the next trial to start.
@@ -47,15 +81,21 @@ type State struct {
 	// TargetReached: a trial completed with its objective at or beyond the spec's metric.target, so no
 	// new trial starts.
 	TargetReached bool `json:"target_reached,omitempty"`
+	// Pruner is early_terminate's memory (PrunerState); nil without it.
+	Pruner *PrunerState `json:"pruner,omitempty"`
 }
 
 // Boundary is what a trial tells its sweep at the end of a segment.
 type Boundary struct {
 	TrialID   string
 	Config    int
+	Seed      int64
 	Segment   int      // the segment that ended, from 0
 	Step      int64    // the step its records reached
 	Objective *float64 // the objective's last value; nil when it has none
+	// Windowed is the objective's mean over the trial's records in the last 10% of its steps so far
+	// (activities.SegmentResult.Windowed), what pruners compare; nil when none carried it.
+	Windowed *float64 `json:",omitempty"`
 	// CheckpointKey is the checkpoint the next segment would resume from, which PBT's exploit hands to
 	// another trial.
 	CheckpointKey string
@@ -71,6 +111,10 @@ const (
 	Stop Action = "stop"
 	// Exploit: the trial goes on from Decision.ResumeFrom with Decision.Params (PBT's answer).
 	Exploit Action = "exploit"
+	// Wait: no answer yet (a pruner waits for the configuration's other running seeds); the
+	// workflow holds the question and asks again when another trial reaches a boundary or ends.
+	// Never sent to a trial.
+	Wait Action = "wait"
 )
 
 // Decision answers a Boundary.
@@ -80,6 +124,10 @@ type Decision struct {
 	Segment int
 	Action  Action
 	Reason  string // why, for the trial's summary and the report; "" for Continue
+	// Outcome is a Stop's outcome: pruned when "" (results.OutcomePruned); diverged when a seed of
+	// the trial's configuration diverged. Pruning is the decision's detail for the trial's summary.
+	Outcome string           `json:",omitempty"`
+	Pruning *results.Pruning `json:",omitempty"`
 	// ResumeFrom, ResumeStep and Params are an Exploit's checkpoint, the step it was written at, and
 	// the parameters to go on with.
 	ResumeFrom string         `json:",omitempty"`
@@ -91,19 +139,30 @@ type Decision struct {
 func New(spec *sweeps.Spec, state State) (Scheduler, error) {
 	switch spec.Method {
 	case sweeps.MethodGrid, sweeps.MethodRandom, sweeps.MethodSobol, "":
-		trials, err := sweeps.Plan(spec)
+		p, err := newPlanned(spec, state)
 		if err != nil {
 			return nil, err
 		}
-		if state.Next < 0 || state.Next > len(trials) {
-			return nil, fmt.Errorf("scheduler state: next %d, want a plan index in [0, %d]", state.Next, len(trials))
+		if spec.EarlyTerminate != nil {
+			return newPruning(spec, p, state)
 		}
-		if spec.RunCap > 0 && spec.RunCap < len(trials) {
-			trials = trials[:spec.RunCap]
-		}
-		return &planned{trials: trials, next: state.Next, metric: spec.Metric, reached: state.TargetReached}, nil
+		return p, nil
 	}
 	return nil, fmt.Errorf("method: got %q, want %s, %s or %s", spec.Method, sweeps.MethodGrid, sweeps.MethodRandom, sweeps.MethodSobol)
+}
+
+func newPlanned(spec *sweeps.Spec, state State) (*planned, error) {
+	trials, err := sweeps.Plan(spec)
+	if err != nil {
+		return nil, err
+	}
+	if state.Next < 0 || state.Next > len(trials) {
+		return nil, fmt.Errorf("scheduler state: next %d, want a plan index in [0, %d]", state.Next, len(trials))
+	}
+	if spec.RunCap > 0 && spec.RunCap < len(trials) {
+		trials = trials[:spec.RunCap]
+	}
+	return &planned{trials: trials, next: state.Next, metric: spec.Metric, reached: state.TargetReached}, nil
 }
 
 // planned runs a fixed plan (grid, random, sobol) in plan order and continues every trial. It starts

@@ -23,12 +23,8 @@ func (d *decoder) spec(n *yaml.Node, s *Spec) {
 		}},
 		{"diagnostics", func(p string, v *yaml.Node) { d.diagnostics(v, p, &s.Diagnostics) }},
 		{"early_terminate", func(p string, v *yaml.Node) {
-			s.EarlyTerminate = &EarlyTerminate{}
-			d.mapping(v, p, []field{
-				{"type", d.text(&s.EarlyTerminate.Type)},
-				{"min_steps", d.bigInt(&s.EarlyTerminate.MinSteps)},
-				{"eta", d.smallInt(&s.EarlyTerminate.Eta)},
-			})
+			s.EarlyTerminate = &EarlyTerminate{StopDivergedConfigs: true}
+			d.earlyTerminate(v, p, s.EarlyTerminate)
 		}},
 		{"concurrency", d.smallInt(&s.Concurrency)},
 		{"resources", func(p string, v *yaml.Node) {

@@ -72,9 +72,7 @@ func applyLateDefaults(s *Spec) {
 	if s.Trainer.SegmentSteps == 0 {
 		s.Trainer.SegmentSteps = s.Trainer.TotalSteps
 	}
-	if s.EarlyTerminate != nil && s.EarlyTerminate.Type == "asha" && s.EarlyTerminate.Eta == 0 {
-		s.EarlyTerminate.Eta = DefaultASHAEta
-	}
+	s.EarlyTerminate.fillDefaults(s.Trainer.TotalSteps)
 }
 
 // WarmupSteps is the number of environment steps before "sustained" diagnostics may stop a trial:
@@ -87,11 +85,22 @@ func (s *Spec) WarmupSteps() int64 {
 }
 
 // SegmentEnds lists the step at which each TrainSegment stops, in order; the last is total_steps.
+// With early_terminate they are the multiples of segment_steps and every decision step of the pruner
+// (Spec.DecisionSteps), merged.
 func (s *Spec) SegmentEnds() []int64 {
 	t := s.Trainer
 	if t.TotalSteps <= 0 {
 		return nil
 	}
+	if s.EarlyTerminate != nil {
+		return mergeSteps(s.plainSegmentEnds(), s.DecisionSteps())
+	}
+	return s.plainSegmentEnds()
+}
+
+// plainSegmentEnds are the multiples of segment_steps below total_steps, then total_steps.
+func (s *Spec) plainSegmentEnds() []int64 {
+	t := s.Trainer
 	seg := t.SegmentSteps
 	if seg <= 0 || seg > t.TotalSteps {
 		seg = t.TotalSteps

@@ -152,11 +152,23 @@ type RuleOverride struct {
 	Patience  *int     `json:"patience,omitempty"`
 }
 
-// EarlyTerminate configures cross-trial pruning at segment boundaries.
+// EarlyTerminate configures cross-trial pruning at segment boundaries (early_terminate.go,
+// docs/spec.md#early_terminate).
 type EarlyTerminate struct {
-	Type     string `json:"type"` // "median" or "asha"
+	Type     string `json:"type"` // asha, median or hyperband
 	MinSteps int64  `json:"min_steps,omitempty"`
+	MaxSteps int64  `json:"max_steps,omitempty"`
 	Eta      int    `json:"eta,omitempty"`
+	// MinTrials: median's warm-up, how many other configurations must have a value at a step.
+	MinTrials int `json:"min_trials,omitempty"`
+	// StopDivergedConfigs: a configuration with a diverged seed is never promoted and its other seeds
+	// stop at their next boundary (default true).
+	StopDivergedConfigs bool `json:"stop_diverged_configs"`
+	// W&B's hyperband keys, mapped onto asha (HyperbandRungs).
+	MinIter int  `json:"min_iter,omitempty"`
+	MaxIter int  `json:"max_iter,omitempty"`
+	S       int  `json:"s,omitempty"`
+	Strict  bool `json:"strict,omitempty"`
 }
 
 // Resources says where trials run: on the trial task queue (task_queue, or the queue of a GPU class),

@@ -249,7 +249,6 @@ func TestValidateCases(t *testing.T) {
 		{"distribution with values", "parameters:\n  n: {values: [1], distribution: uniform}\n", "parameters.n.distribution: got \"uniform\", want no distribution with values"},
 		{"sobol 33 dims", "method: sobol\ntrials: 2\nparameters:\n" + manyRanges(33), "parameters: got 33 sampled parameters, want at most 32 for method sobol"},
 		{"warmup past total", "diagnostics: {warmup_steps: 1000}\n", "diagnostics.warmup_steps: got 1000, want an integer in [0, total_steps)"},
-		{"early_terminate not implemented", "early_terminate: {type: asha, eta: 2}\n", "t.yaml:6: early_terminate: got {type: asha, eta: 2}, want no early_terminate: pruning is not implemented yet"},
 		{"artifacts refused", "artifacts: /data/rlsweep\n", "t.yaml:6: artifacts: got \"/data/rlsweep\", want no artifacts key: a sweep's artifacts go to the workers' store (rlsweep worker --store or RLSWEEP_STORE"},
 		{"duplicate trainer mapping", "trainer:\n  builtin: ppo\n  env: E\n  total_steps: 10\n  stall_timeout: 10ms\n", "t.yaml:6: trainer: got a second definition (the first is on line 2)"},
 		{"big int", "seeds: [99999999999999999999]\n", "seeds[0]: got 99999999999999999999, want an integer"},

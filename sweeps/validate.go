@@ -388,27 +388,6 @@ func (c *checker) diagnostics() {
 	}
 }
 
-// earlyTerminate refuses the key: no workflow prunes trials yet, and a spec must not promise what its
-// sweep will not do. The section still decodes, so the refusal names what was written.
-func (c *checker) earlyTerminate() {
-	e := c.s.EarlyTerminate
-	if e == nil {
-		return
-	}
-	got := "{type: " + e.Type
-	if e.MinSteps != 0 {
-		got += ", min_steps: " + strconv.FormatInt(e.MinSteps, 10)
-	}
-	if e.Eta != 0 {
-		got += ", eta: " + strconv.Itoa(e.Eta)
-	}
-	got += "}"
-	if c.s.wandb != nil && c.s.wandb.earlyStop != "" {
-		got = c.s.wandb.earlyStop
-	}
-	c.add("early_terminate", got, "no early_terminate: pruning is not implemented yet, every trial runs its whole budget unless a diagnostics rule stops it; leave the key out")
-}
-
 func (c *checker) resources() {
 	s := c.s
 	if s.Concurrency < 1 || s.Concurrency > MaxConcurrency {

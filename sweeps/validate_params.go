@@ -13,7 +13,8 @@ import (
 // ReservedParamNames are the fixed columns of results.csv, in order (the parameters' columns go after
 // the third): a parameter of the same name would make a second column with that header, which CSV
 // readers keyed by header (Python's DictReader) confuse.
-var ReservedParamNames = []string{"trial_id", "config", "seed", "outcome", "objective", "stop_rule", "steps", "wall_seconds", "error"}
+var ReservedParamNames = []string{"trial_id", "config", "seed", "outcome", "objective", "stop_rule", "steps", "wall_seconds", "error",
+	"pruned_step", "pruned_value", "pruned_cutoff"}
 
 func (c *checker) parameters() {
 	if n := len(c.s.Parameters); n > MaxParameters {

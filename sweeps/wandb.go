@@ -48,7 +48,6 @@ type wandbInfo struct {
 	target      bool
 	ignored     []string        // keys accepted and not acted on
 	intBounds   map[string]bool // parameters whose min and max are both written as integers
-	earlyStop   string          // early_terminate as written, for the message that refuses it
 }
 
 // FormatWandB is Spec.Format for a spec read from a W&B sweep config.
@@ -182,22 +181,7 @@ func (d *decoder) wandb(root *yaml.Node, s *Spec, filename string) {
 				info.runCapSet = true
 			}
 		}},
-		{"early_terminate", func(p string, v *yaml.Node) {
-			s.EarlyTerminate = &EarlyTerminate{}
-			info.earlyStop = flowText(v)
-			d.mapping(v, p, []field{
-				{"type", d.text(&s.EarlyTerminate.Type)},
-				{"min_iter", d.bigInt(&s.EarlyTerminate.MinSteps)},
-				{"max_iter", func(string, *yaml.Node) {}},
-				{"s", func(string, *yaml.Node) {}},
-				{"eta", func(ep string, ev *yaml.Node) {
-					if f, ok := d.pyNumber(ev, ep); ok {
-						s.EarlyTerminate.Eta = int(f)
-					}
-				}},
-				{"strict", func(string, *yaml.Node) {}},
-			})
-		}},
+		{"early_terminate", func(p string, v *yaml.Node) { d.wandbEarlyTerminate(v, p, s) }},
 		{"name", str(&name)},
 		{"project", str(&project)},
 		{"entity", ignore("entity")},
@@ -270,18 +254,6 @@ func (d *decoder) wandb(root *yaml.Node, s *Spec, filename string) {
 func isRegularFile(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && st.Mode().IsRegular()
-}
-
-// flowText writes a small mapping on one line, as written: {type: hyperband, min_iter: 3}.
-func flowText(n *yaml.Node) string {
-	if n.Kind != yaml.MappingNode {
-		return describe(n)
-	}
-	parts := []string{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		parts = append(parts, n.Content[i].Value+": "+n.Content[i+1].Value)
-	}
-	return "{" + strings.Join(parts, ", ") + "}"
 }
 
 // maxExpandedNodes bounds the YAML nodes a W&B config may expand to through its aliases.

@@ -86,7 +86,9 @@ func TestWandBCorpus(t *testing.T) {
 			continue
 		}
 		for _, e := range errs {
-			if e.Field != "method" && e.Field != "early_terminate" {
+			// early_terminate needs segments that resume from JSON-lines checkpoints, which a W&B
+			// config without an rlsweep block does not have.
+			if e.Field != "method" && !strings.HasPrefix(e.Field, "early_terminate") && !strings.Contains(e.Want, "early_terminate") {
 				t.Errorf("%s: W&B accepts it, rlsweep says %s", name, e)
 			}
 		}

@@ -233,7 +233,7 @@ func TestWandBRefused(t *testing.T) {
 		{"program: t.py\nmethod: bayes\nparameters:\n  lr: {min: 0.1, max: 0.2}\n",
 			`sweep.yaml:2: method: got "bayes", want grid, random or sobol (Bayesian search is not available yet: use random, or sobol, which covers the space evenly)`},
 		{"program: t.py\nmethod: random\nearly_terminate: {type: hyperband, min_iter: 3}\nparameters:\n  lr: {min: 0.1, max: 0.2}\n",
-			`sweep.yaml:3: early_terminate: got {type: hyperband, min_iter: 3}, want no early_terminate: pruning is not implemented yet`},
+			`sweep.yaml:3: early_terminate: got type hyperband with metrics.source tensorboard, want an rlsweep block with metrics: {source: jsonl}`},
 		{"program: t.py\nmethod: random\nparameters:\n  lr: {distribution: uniform, values: [1, 2]}\n",
 			`sweep.yaml:4: parameters.lr.values: got a values, want only min, max with distribution uniform`},
 		{"program: t.py\nmethod: random\nparameters:\n  n: {distribution: int_uniform, min: 1.0, max: 4}\n",

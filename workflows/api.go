@@ -45,6 +45,9 @@ const (
 	// (scheduler.Decision).
 	SignalSegmentEnd      = "segment-end"
 	SignalSegmentDecision = "segment-decision"
+	// SignalStopTrial stops a trial in the middle of a segment (scheduler.Decision, a stop): the
+	// sweep sends it when its scheduler interrupts running trials (scheduler.Interrupter).
+	SignalStopTrial = "stop-trial"
 	// MaxConcurrency bounds set-concurrency as the spec's concurrency is bounded.
 	MaxConcurrency     = sweeps.MaxConcurrency
 	trialIDSeparator   = "/trial/"

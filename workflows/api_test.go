@@ -59,7 +59,8 @@ func TestWireNamesDocumented(t *testing.T) {
 	names := []string{workflows.ControlQueue, workflows.DefaultTrialQueue, workflows.WorkflowTypeSweep, workflows.WorkflowTypeTrial,
 		workflows.WorkflowTypeRegression,
 		workflows.QueryStatus, workflows.UpdatePause, workflows.UpdateResume, workflows.UpdateConcurrency,
-		workflows.SignalTrialDone, workflows.SignalReportToSweep, workflows.SignalSegmentEnd, workflows.SignalSegmentDecision}
+		workflows.SignalTrialDone, workflows.SignalReportToSweep, workflows.SignalSegmentEnd, workflows.SignalSegmentDecision,
+		workflows.SignalStopTrial}
 	for k := range workflows.SearchAttributes().GetUntypedValues() {
 		names = append(names, k.GetName())
 	}
@@ -83,8 +84,8 @@ func TestWireNamesDocumented(t *testing.T) {
 			}
 		}
 	}
-	if listed != 13 {
-		t.Errorf("api.go has %d wire-name constants, this test lists 13: add the new one to the list", listed)
+	if listed != 14 {
+		t.Errorf("api.go has %d wire-name constants, this test lists 14: add the new one to the list", listed)
 	}
 	for _, n := range names {
 		if !strings.Contains(doc, "`"+n+"`") {

@@ -15,23 +15,36 @@ import (
 // again: a question that reached a run as it continued-as-new may go unanswered.
 const askAgainAfter = time.Minute
 
-// prunedError ends a trial its sweep's scheduler stopped at a segment boundary.
-type prunedError struct{ reason string }
+// prunedError ends a trial its sweep's scheduler stopped at a segment boundary: outcome pruned, or
+// diverged when another seed of its configuration diverged.
+type prunedError struct {
+	reason  string
+	outcome string
+	pruning *results.Pruning
+}
 
 func (e *prunedError) Error() string { return e.reason }
+
+// at says the trial stopped at step.
+func (e *prunedError) at(step int64) *prunedError {
+	e.pruning.Step = step
+	e.reason = fmt.Sprintf("%s (at step %d)", e.reason, step)
+	return e
+}
 
 // atBoundary asks the sweep whether the trial goes on after segment seg, and applies the answer:
 // continue; stop (a *prunedError, the trial ends pruned); or exploit (the next segment resumes from
 // the decision's checkpoint with its parameters).
-func atBoundary(ctx workflow.Context, in *TrialInput, sum *results.TrialSummary, seg int, resume *string, resumeStep *int64) error {
-	d, err := askAtBoundary(ctx, scheduler.Boundary{TrialID: in.Trial.ID, Config: in.Trial.Config, Segment: seg,
-		Step: sum.Steps, Objective: sum.Objective, CheckpointKey: *resume})
+func atBoundary(ctx workflow.Context, in *TrialInput, sum *results.TrialSummary, seg int, windowed *float64, resume *string, resumeStep *int64) error {
+	d, err := askAtBoundary(ctx, scheduler.Boundary{TrialID: in.Trial.ID, Config: in.Trial.Config, Seed: in.Trial.Seed, Segment: seg,
+		Step: sum.Steps, Objective: sum.Objective, Windowed: windowed, CheckpointKey: *resume})
 	if err != nil {
 		return err
 	}
 	switch d.Action {
 	case scheduler.Stop:
-		return &prunedError{reason: fmt.Sprintf("stopped by the sweep's scheduler after segment %d at step %d: %s", seg, sum.Steps, d.Reason)}
+		return &prunedError{reason: fmt.Sprintf("stopped by the sweep's scheduler after segment %d at step %d: %s", seg, sum.Steps, d.Reason),
+			outcome: d.Outcome, pruning: d.Pruning}
 	case scheduler.Exploit:
 		*resume, *resumeStep = d.ResumeFrom, d.ResumeStep
 		in.Trial.Params = maps.Clone(d.Params)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/rlsweep/rlsweep/scheduler"
 )
 
 // registerHandlers installs the status query and the pause, resume and set-concurrency updates.
@@ -56,10 +58,14 @@ func (s *sweepRun) status() (*SweepStatus, error) {
 	for _, n := range s.state.Counts {
 		started += n
 	}
-	return &SweepStatus{
+	st := &SweepStatus{
 		SweepID: s.in.SweepID, Name: s.in.Spec.Name, Phase: s.state.Phase, Total: s.sched.Total(),
 		Started: started, Running: running, Counts: s.state.Counts, Paused: s.state.Paused,
 		Concurrency: s.state.Concurrency, Leader: s.state.Leader, Metric: s.in.Spec.Metric,
 		Runs: s.state.Runs, Since: s.state.Started, LastFailure: s.state.LastFailure,
-	}, nil
+	}
+	if p, ok := s.sched.(scheduler.PruningReporter); ok {
+		st.Pruning = p.Pruning()
+	}
+	return st, nil
 }

@@ -31,6 +31,9 @@ import (
 //	                            (CheckTrials), some of them terminated by hand
 //	sweep-all-failed.json       TestEveryTrialFailedSweepFails: both trials crashed with max_attempts 1,
 //	                            the sweep ends with phase failed
+//	sweep-asha.json             TestASHASweepPrunes: 12 trials under early_terminate asha, concurrency 2:
+//	trial-pruned.json           every trial asks at its rungs, seeds wait for their siblings, 10 end pruned;
+//	                            one pruned Trial (one segment, segment-end, segment-decision stop)
 //	regression-pass.json, regression-regressed.json
 //	                            TestRegressionScheduleTriggeredTwice: LoadSpec, the pinned Sweep child,
 //	                            CompareBaseline, the verdict upserted
@@ -44,7 +47,8 @@ func TestReplayRecordedHistories(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"sweep-probes.json", "trial-completed.json", "trial-diverged.json", "trial-cancelled.json",
-		"sweep-cancelled.json", "sweep-continued-as-new-run1.json", "sweep-continued-as-new-run2.json", "regression-regressed.json"} {
+		"sweep-cancelled.json", "sweep-continued-as-new-run1.json", "sweep-continued-as-new-run2.json", "regression-regressed.json",
+		"sweep-asha.json", "trial-pruned.json"} {
 		if !slices.Contains(files, filepath.Join("testdata", want)) {
 			t.Errorf("testdata/%s is missing: the replay test needs a history of each kind", want)
 		}

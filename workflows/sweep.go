@@ -76,6 +76,9 @@ type SweepStatus struct {
 	Since       time.Time
 	// LastFailure is the trial that failed last, with its whole error; nil when none has.
 	LastFailure *results.TrialSummary `json:",omitempty"`
+	// Pruning: with early_terminate, how many configurations reached each decision step and how
+	// many were stopped there.
+	Pruning *scheduler.PruningStatus `json:",omitempty"`
 }
 
 // SweepResult is what a finished sweep returns.
@@ -134,7 +137,10 @@ type sweepRun struct {
 	// last answer.
 	boundaryCh workflow.ReceiveChannel
 	decided    map[string]decided
-	running    map[string]bool
+	// held: the questions the scheduler answered Wait, asked again when a trial ends (ended).
+	held    map[string]scheduler.Boundary
+	ended   bool
+	running map[string]bool
 	// starting counts the trials started whose start is not yet confirmed.
 	starting int
 	// flushDue: resultsFlushEvery has passed since a trial finished and was not stored.
@@ -178,6 +184,7 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 	s.doneCh = workflow.GetSignalChannel(ctx, SignalTrialDone)
 	s.boundaryCh = workflow.GetSignalChannel(ctx, SignalSegmentEnd)
 	s.decided = map[string]decided{}
+	s.held = map[string]scheduler.Boundary{}
 	s.running = map[string]bool{}
 	for _, id := range s.state.Running {
 		s.running[id] = true
@@ -195,7 +202,7 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 		// nothing else would wake the sweep.
 		err := workflow.Await(ctx, func() bool {
 			return s.doneCh.Len() > 0 || s.boundaryCh.Len() > 0 || s.canStart() || s.allDone() ||
-				s.shouldContinueAsNew(ctx) || s.flushDue
+				s.shouldContinueAsNew(ctx) || s.flushDue || s.ended && len(s.held) > 0
 		})
 		if err != nil { // cancelled
 			return s.cancel(ctx)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/results"
+	"github.com/rlsweep/rlsweep/scheduler"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
@@ -120,11 +121,16 @@ func (s *sweepRun) startTrial(ctx workflow.Context, t sweeps.Trial) workflow.Chi
 		TypedSearchAttributes: temporal.NewSearchAttributes(attrs...),
 		StaticSummary:         fmt.Sprintf("trial %s of %s: %s", t.ID, spec.Name, formatParams(sweeps.ParamNames(&spec), t.Params)),
 	})
+	var ends []int64
+	if spec.EarlyTerminate != nil {
+		ends = spec.SegmentEnds()
+	}
 	return workflow.ExecuteChildWorkflow(cctx, Trial, TrialInput{
 		SweepID: s.in.SweepID, Trial: t, Trainer: spec.Trainer, Diagnostics: spec.Diagnostics,
 		Metric: spec.Metric, TaskQueue: spec.Resources.TrialQueue(), GPUs: &spec.Resources.GPUs, MaxAttempts: spec.Retries.MaxAttempts,
 		MaxInfraRetries:  spec.Retries.MaxInfraRetries,
 		HeartbeatTimeout: s.in.HeartbeatTimeout, AskAtBoundaries: s.sched.AsksAtBoundaries(),
+		SegmentEnds: ends,
 	})
 }
 
@@ -143,7 +149,12 @@ func (s *sweepRun) record(ctx workflow.Context, sum results.TrialSummary) {
 	}
 	delete(s.running, sum.TrialID)
 	delete(s.decided, sum.TrialID)
+	delete(s.held, sum.TrialID)
 	s.sched.Finished(sum)
+	s.ended = true
+	if in, ok := s.sched.(scheduler.Interrupter); ok {
+		s.interrupt(ctx, in.Interrupt())
+	}
 	s.state.Counts[sum.Outcome]++
 	s.state.Pending = append(s.state.Pending, sum)
 	if sum.Outcome == results.OutcomeFailed {
@@ -157,6 +168,22 @@ func (s *sweepRun) record(ctx workflow.Context, sum results.TrialSummary) {
 		s.state.Leader = &lead
 	}
 	workflow.SetCurrentDetails(ctx, s.details())
+}
+
+// interrupt sends each running trial of stops its decision (SignalStopTrial) without waiting for
+// the delivery: a trial that ended meanwhile cannot be told, and needs not.
+func (s *sweepRun) interrupt(ctx workflow.Context, stops []scheduler.Interruption) {
+	for _, st := range stops {
+		if !s.running[st.TrialID] {
+			continue
+		}
+		f := workflow.SignalExternalWorkflow(ctx, TrialWorkflowID(s.in.SweepID, st.TrialID), "", SignalStopTrial, st.Decision)
+		workflow.Go(ctx, func(gctx workflow.Context) {
+			if err := f.Get(gctx, nil); err != nil {
+				workflow.GetLogger(gctx).Warn("stop not delivered", "trial", st.TrialID, "error", err)
+			}
+		})
+	}
 }
 
 func (s *sweepRun) better(a results.TrialSummary, b *results.TrialSummary) bool {

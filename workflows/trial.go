@@ -12,6 +12,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/results"
+	"github.com/rlsweep/rlsweep/scheduler"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
@@ -36,6 +37,10 @@ type TrialInput struct {
 	// AskAtBoundaries: the sweep's scheduler decides at each segment end whether the trial goes on
 	// (askAtBoundary); false: it always does, and the trial does not ask.
 	AskAtBoundaries bool `json:",omitempty"`
+	// SegmentEnds, when set, is the step each segment stops at, the last total_steps
+	// (sweeps.Spec.SegmentEnds: with early_terminate they include every decision step); otherwise
+	// segments are trainer.segment_steps long.
+	SegmentEnds []int64 `json:",omitempty"`
 }
 
 // Trial runs a trial's training in segments, one TrainSegment activity per segment, each resuming from
@@ -63,8 +68,12 @@ func Trial(ctx workflow.Context, in TrialInput) (*results.TrialSummary, error) {
 		// (its attempt was ended by the server) is a failure like any other, below.
 		sum.Outcome = results.OutcomeCancelled
 	case errors.As(err, &pruned):
-		// Stopped by the scheduler: its objective so far stays, as a cancelled trial's does.
-		sum.Outcome, sum.Error, err = results.OutcomePruned, pruned.reason, nil
+		// Stopped by the scheduler: its objective so far stays, as a cancelled trial's does; one
+		// stopped because another seed of its configuration diverged ends diverged, with none.
+		sum.Outcome, sum.Error, sum.Pruning, err = results.OutcomePruned, pruned.reason, pruned.pruning, nil
+		if pruned.outcome == results.OutcomeDiverged {
+			sum.Outcome, sum.Objective = results.OutcomeDiverged, nil
+		}
 	case err != nil:
 		var stopStep int64
 		sum.Outcome, sum.StopRule, sum.Error, stopStep = classify(err)
@@ -91,27 +100,28 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 	// stored, with the step they reached, which becomes the cancelled trial's steps.
 	opts.WaitForCancellation = true
 	ctx = workflow.WithActivityOptions(ctx, opts)
-	segSteps := in.Trainer.SegmentSteps
-	if segSteps <= 0 || segSteps > in.Trainer.TotalSteps {
-		segSteps = in.Trainer.TotalSteps
-	}
+	ends := segmentEnds(in)
 	resume, resumeStep := "", int64(0)
 	segWarning := "" // the first segment-protocol warning, once per trial
-	for seg, from := 0, int64(0); from < in.Trainer.TotalSteps; seg, from = seg+1, from+segSteps {
-		stop := min(from+segSteps, in.Trainer.TotalSteps)
+	for seg, from := 0, int64(0); seg < len(ends); seg, from = seg+1, ends[seg] {
+		stop := ends[seg]
 		details := fmt.Sprintf("segment %d: steps %d–%d; last step %d", seg, from, stop, sum.Steps)
 		if segWarning != "" {
 			details += "; warning: " + segWarning
 		}
 		workflow.SetCurrentDetails(ctx, details)
 		var res activities.SegmentResult
-		err := workflow.ExecuteActivity(ctx, (*activities.Activities).TrainSegment, activities.SegmentInput{
+		actx, cancelSegment := workflow.WithCancel(ctx)
+		f := workflow.ExecuteActivity(actx, (*activities.Activities).TrainSegment, activities.SegmentInput{
 			SweepID: in.SweepID, Trial: in.Trial, Trainer: in.Trainer, Diagnostics: in.Diagnostics,
 			Metric: in.Metric.Name, Goal: in.Metric.Goal, Segment: seg, StartStep: from, StopAtStep: stop, ResumeFrom: resume,
 			ResumeStep:         resumeStep,
 			GPUs:               in.GPUs,
 			MaxTrainerFailures: maxAttempts(in), MaxInfraRetries: maxInfraRetries(in),
-		}).Get(ctx, &res)
+		})
+		stopped := waitOrStop(ctx, in, f, cancelSegment)
+		err := f.Get(ctx, &res)
+		cancelSegment()
 		sum.Segments = seg + 1
 		if err != nil {
 			var cancelled *temporal.CanceledError
@@ -123,6 +133,9 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 				}
 				sum.Malformed += part.Malformed
 			}
+			if stopped != nil && temporal.IsCanceledError(err) && ctx.Err() == nil {
+				return stopped.at(sum.Steps)
+			}
 			return err
 		}
 		sum.Steps, sum.Objective, sum.Last = res.LastStep, res.Objective, res.Last
@@ -132,6 +145,9 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 		sum.RetrainedSteps += res.RetrainedSteps
 		sum.ServerOutages += res.ServerOutages
 		noteMissingMetric(sum, in.Metric.Name, seg, res)
+		if stopped != nil {
+			return stopped.at(sum.Steps) // the segment ended before the stop reached it
+		}
 		if res.CheckpointKey != "" {
 			resume, resumeStep = res.CheckpointKey, res.LastStep
 		}
@@ -147,12 +163,54 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 			break
 		}
 		if in.AskAtBoundaries && stop < in.Trainer.TotalSteps {
-			if err := atBoundary(ctx, &in, sum, seg, &resume, &resumeStep); err != nil {
+			if err := atBoundary(ctx, &in, sum, seg, res.Windowed, &resume, &resumeStep); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// waitOrStop waits for a segment, and cancels it (cancelSegment) when the sweep stops the trial
+// meanwhile (SignalStopTrial): it returns the stop as a *prunedError, or nil when the segment ended
+// first. A trial that does not ask at boundaries is never stopped so, and just waits.
+func waitOrStop(ctx workflow.Context, in TrialInput, f workflow.Future, cancelSegment workflow.CancelFunc) *prunedError {
+	if !in.AskAtBoundaries {
+		return nil
+	}
+	var stop *prunedError
+	sel := workflow.NewSelector(ctx)
+	sel.AddFuture(f, func(workflow.Future) {})
+	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalStopTrial), func(c workflow.ReceiveChannel, _ bool) {
+		var d scheduler.Decision
+		c.Receive(ctx, &d)
+		pr := d.Pruning
+		if pr == nil {
+			pr = &results.Pruning{Rung: -1}
+		}
+		stop = &prunedError{reason: "stopped by the sweep's scheduler during a segment: " + d.Reason, outcome: d.Outcome, pruning: pr}
+		cancelSegment()
+	})
+	sel.Select(ctx)
+	return stop
+}
+
+// segmentEnds is the step each segment of the trial stops at: in.SegmentEnds, or multiples of
+// trainer.segment_steps, the last total_steps.
+func segmentEnds(in TrialInput) []int64 {
+	total := in.Trainer.TotalSteps
+	if len(in.SegmentEnds) > 0 {
+		return in.SegmentEnds
+	}
+	segSteps := in.Trainer.SegmentSteps
+	if segSteps <= 0 || segSteps > total {
+		segSteps = total
+	}
+	var ends []int64
+	for from := int64(0); from < total; from += segSteps {
+		ends = append(ends, min(from+segSteps, total))
+	}
+	return ends
 }
 
 // TrialStatus is what a trial's status query returns while it runs: how far it got and its warnings.

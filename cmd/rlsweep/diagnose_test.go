@@ -192,7 +192,7 @@ func TestRunDiagnoseStoredTrialByReference(t *testing.T) {
 	ctx := context.Background()
 	for key, v := range map[string]string{
 		artifacts.MetricsPartKey(sweepID, "0-s1", 0, 1, 0): string(body),
-		artifacts.SpecJSONKey(sweepID):                    `{"name": "cartpole", "trainer": {"total_steps": 200000}}`,
+		artifacts.SpecJSONKey(sweepID):                     `{"name": "cartpole", "trainer": {"total_steps": 200000}}`,
 	} {
 		if err := store.Put(ctx, key, strings.NewReader(v)); err != nil {
 			t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/results"
+	"github.com/rlsweep/rlsweep/scheduler"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/workflows"
 )
@@ -69,6 +70,13 @@ func TestRenderStatus(t *testing.T) {
 			st.Paused, st.Running, st.Leader = true, nil, nil
 			return st
 		}(), nil},
+		{"status-pruning.golden", func() *workflows.SweepStatus {
+			st := midSweepStatus()
+			st.Counts["pruned"] = 9
+			st.Pruning = &scheduler.PruningStatus{Rule: "asha", Rungs: []scheduler.RungStatus{
+				{Step: 4000, Reached: 5, Stopped: 3}, {Step: 12000, Reached: 2, Stopped: 1}, {Step: 36000}}}
+			return st
+		}(), map[string]int64{"9-s1": 120000}},
 		{"status-planning.golden", &workflows.SweepStatus{SweepID: "sweep/x/1", Phase: workflows.PhasePlanning, Counts: map[string]int{}}, nil},
 		{"status-completed.golden", &workflows.SweepStatus{SweepID: "sweep/x/1", Phase: workflows.PhaseCompleted, Total: 4,
 			Counts: map[string]int{"completed": 3, "cancelled": 1}, Concurrency: 8,

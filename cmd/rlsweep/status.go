@@ -86,6 +86,9 @@ func trialStatus(cmd *cobra.Command, f *Factory, sweepID, trialID string, asJSON
 		if sum.Error != "" {
 			out["error"] = sum.Error
 		}
+		if sum.Pruning != nil {
+			out["pruning"] = sum.Pruning
+		}
 		if len(sum.Warnings) > 0 {
 			out["warnings"] = sum.Warnings
 		}
@@ -114,8 +117,12 @@ func trialStatus(cmd *cobra.Command, f *Factory, sweepID, trialID string, asJSON
 	if asJSON {
 		return json.NewEncoder(f.Out).Encode(out)
 	}
-	for _, k := range []string{"trial", "status", "outcome", "step", "steps", "objective", "stop_rule", "malformed", "trainer_failures", "infra_retries", "retrained", "server_outages", "checkpoint", "attempt", "last_failure", "error", "warnings"} {
+	for _, k := range []string{"trial", "status", "outcome", "step", "steps", "objective", "stop_rule", "malformed", "trainer_failures", "infra_retries", "retrained", "server_outages", "checkpoint", "attempt", "last_failure", "pruning", "error", "warnings"} {
 		if v, ok := out[k]; ok {
+			if p, isPruning := v.(*results.Pruning); isPruning {
+				fmt.Fprintf(f.Out, "%-12s %s\n", k, results.FormatPruning(p))
+				continue
+			}
 			if ws, isList := v.([]string); isList {
 				for _, w := range ws {
 					fmt.Fprintf(f.Out, "%-12s %s\n", "warning", w)

@@ -23,6 +23,7 @@ import (
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/results"
+	"github.com/rlsweep/rlsweep/scheduler"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -287,6 +288,9 @@ func renderStatus(st *workflows.SweepStatus, steps map[string]int64) string {
 	fmt.Fprintf(&b, "sweep %s  %s%s  concurrency %d\n", st.SweepID, st.Phase, pausedNote(st), st.Concurrency)
 	fmt.Fprintf(&b, "%s %d/%d\n", bar(done, st.Total, 40), done, st.Total)
 	fmt.Fprintf(&b, "running %d · %s\n", len(st.Running), formatCounts(st.Counts))
+	if p := st.Pruning; p != nil {
+		b.WriteString(pruningLine(p))
+	}
 	if l := st.Leader; l != nil && l.Objective != nil {
 		fmt.Fprintf(&b, "leader  %s  %s=%.4g  %v\n", l.TrialID, st.Metric.Name, *l.Objective, l.Params)
 	}
@@ -306,6 +310,27 @@ func renderStatus(st *workflows.SweepStatus, steps map[string]int64) string {
 		}
 	}
 	return b.String()
+}
+
+// maxRungsShown bounds the decision steps the pruning line shows: median decides at every segment end.
+const maxRungsShown = 6
+
+// pruningLine says, per decision step that configurations reached, how many did and how many were
+// stopped there (the last maxRungsShown of them).
+func pruningLine(p *scheduler.PruningStatus) string {
+	var parts []string
+	for _, r := range p.Rungs {
+		if r.Reached > 0 {
+			parts = append(parts, fmt.Sprintf("%d: %d reached, %d stopped", r.Step, r.Reached, r.Stopped))
+		}
+	}
+	if len(parts) == 0 {
+		parts = []string{"no decision step reached yet"}
+	}
+	if n := len(parts); n > maxRungsShown {
+		parts = append([]string{fmt.Sprintf("(%d earlier steps)", n-maxRungsShown)}, parts[n-maxRungsShown:]...)
+	}
+	return fmt.Sprintf("pruning %s · %s\n", p.Rule, strings.Join(parts, " · "))
 }
 
 // failureLines shows a failed trial's whole error: the first line after the label and the trial ID,

@@ -1,0 +1,304 @@
+package scheduler
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/rlsweep/rlsweep/diagnostics"
+)
+
+// Pruner is the decision core of asha, median and hyperband, pure and deterministic: it is told
+// which seeds of which configuration started and ended, and each seed's windowed objective at each
+// decision step it reaches, and says, per configuration and decision step, whether the configuration
+// goes on. The Sweep workflow drives it through the pruning Scheduler; a replay over recorded curves
+// drives it directly (Replay).
+//
+// A configuration is judged as a whole: its value at a step is the IQM over its seeds' windowed
+// values there (diagnostics.IQM), decided once every seed of it that is running has arrived at the
+// step (a seed that ended, or has not started, is not waited for), and the decision holds for all
+// its seeds, a seed arriving later included. A configuration with a diverged seed is never promoted
+// (StopDivergedConfigs): its seeds stop at their next decision step, as diverged.
+type Pruner struct {
+	cfg PrunerConfig
+	st  PrunerState
+}
+
+// PrunerConfig is what a pruner decides by.
+type PrunerConfig struct {
+	// Rule is asha (hyperband maps onto it) or median.
+	Rule string
+	// Steps are the decision steps, ascending (sweeps.Spec.DecisionSteps).
+	Steps []int64
+	// Eta (asha): a configuration goes on from a step only in the top 1/Eta of those that reached it.
+	Eta int
+	// At a step reached by n configurations so far (this one included), asha keeps the top
+	// max(1, ⌊n/Eta⌋): the top 1/Eta, and while fewer than Eta have arrived only the best so far.
+	// Strict (asha from hyperband's strict) keeps W&B's band threshold instead, the top ⌊n/Eta⌋+1.
+	Strict bool
+	// MinTrials (median): how many other configurations must have a value at the step.
+	MinTrials int
+	// Minimize: lower values are better.
+	Minimize bool
+	// StopDivergedConfigs: a configuration with a diverged seed is stopped.
+	StopDivergedConfigs bool
+}
+
+// PrunerState is a pruner's whole memory: per configuration that started, its seeds started and
+// ended and one value per decision step it reached, so its size is bounded by configurations ×
+// decision steps (sweeps.MaxPrunerValues) plus the seeds. Values are stored oriented (larger is
+// better) and finite: a missing or non-finite value is the worst there is.
+type PrunerState struct {
+	Configs map[string]*ConfigRecord `json:"configs,omitempty"`
+}
+
+// ConfigRecord is one configuration's part of PrunerState.
+type ConfigRecord struct {
+	Started  []int64 `json:"started,omitempty"`
+	Ended    []int64 `json:"ended,omitempty"`
+	Diverged bool    `json:"diverged,omitempty"`
+	// Values[k]: the configuration's value at decision step k; decided for every k it holds.
+	Values []float64 `json:"values,omitempty"`
+	// Stopped: the configuration was stopped at its last value's step, against Cutoff.
+	Stopped bool     `json:"stopped,omitempty"`
+	Cutoff  *float64 `json:"cutoff,omitempty"`
+	Peers   int      `json:"peers,omitempty"`
+	// Pending: the seeds' values at the next decision step (len(Values)), until every running seed
+	// has one; keyed by the seed in decimal.
+	Pending map[string]float64 `json:"pending,omitempty"`
+}
+
+// Verdict is a pruner's answer for one configuration at one decision step.
+type Verdict struct {
+	// Decided: false while the configuration waits for a running seed to reach the step.
+	Decided  bool
+	Continue bool
+	// Diverged: stopped because a seed of the configuration diverged.
+	Diverged bool
+	Rung     int   // index of the decision step
+	Step     int64 // the decision step
+	// Value is the configuration's value there (IQM over its seeds), as the metric reads (not
+	// oriented); Cutoff the value it had to reach to go on, nil when none applied (too few peers);
+	// Peers the other configurations it was compared with.
+	Value  float64
+	Cutoff *float64
+	Peers  int
+	Reason string
+}
+
+// NewPruner returns a pruner resumed from st (the zero PrunerState for a new sweep).
+func NewPruner(cfg PrunerConfig, st PrunerState) (*Pruner, error) {
+	switch cfg.Rule {
+	case "asha":
+		if cfg.Eta < 2 {
+			return nil, fmt.Errorf("pruner: eta %d, want at least 2", cfg.Eta)
+		}
+	case "median":
+		if cfg.MinTrials < 1 {
+			return nil, fmt.Errorf("pruner: min_trials %d, want at least 1", cfg.MinTrials)
+		}
+	default:
+		return nil, fmt.Errorf("pruner: rule %q, want asha or median", cfg.Rule)
+	}
+	if st.Configs == nil {
+		st.Configs = map[string]*ConfigRecord{}
+	}
+	return &Pruner{cfg: cfg, st: st}, nil
+}
+
+// State returns the pruner's state, for a continue-as-new.
+func (p *Pruner) State() PrunerState { return p.st }
+
+// StepIndex returns the index of step among the decision steps; false when it is not one.
+func (p *Pruner) StepIndex(step int64) (int, bool) {
+	return slices.BinarySearch(p.cfg.Steps, step)
+}
+
+func (p *Pruner) rec(config int) *ConfigRecord {
+	k := strconv.Itoa(config)
+	r := p.st.Configs[k]
+	if r == nil {
+		r = &ConfigRecord{}
+		p.st.Configs[k] = r
+	}
+	return r
+}
+
+// Started records that a seed of config started.
+func (p *Pruner) Started(config int, seed int64) {
+	r := p.rec(config)
+	if !slices.Contains(r.Started, seed) {
+		r.Started = append(r.Started, seed)
+	}
+}
+
+// Ended records that a seed of config ended, diverged or not: no decision waits for it any longer.
+func (p *Pruner) Ended(config int, seed int64, diverged bool) {
+	r := p.rec(config)
+	if !slices.Contains(r.Ended, seed) {
+		r.Ended = append(r.Ended, seed)
+	}
+	r.Diverged = r.Diverged || diverged
+}
+
+// orient maps a metric value to the pruner's larger-is-better scale, finite.
+func (p *Pruner) orient(v float64) float64 {
+	if p.cfg.Minimize {
+		v = -v
+	}
+	if math.IsNaN(v) || math.IsInf(v, -1) {
+		return -math.MaxFloat64
+	}
+	if math.IsInf(v, 1) {
+		return math.MaxFloat64
+	}
+	return v
+}
+
+func (p *Pruner) unorient(v float64) float64 {
+	if p.cfg.Minimize {
+		return -v
+	}
+	return v
+}
+
+// Arrive records seed's windowed value (nil: it has none) at decision step k and returns the
+// configuration's verdict there, undecided while another running seed of it has not arrived.
+// Asking again for the same seed and step is answered the same way.
+func (p *Pruner) Arrive(config int, seed int64, k int, value *float64) Verdict {
+	r := p.rec(config)
+	if k < 0 || k >= len(p.cfg.Steps) {
+		return Verdict{Decided: true, Continue: true, Rung: k}
+	}
+	if k < len(r.Values) {
+		return p.recorded(r, k)
+	}
+	if r.Diverged && p.cfg.StopDivergedConfigs {
+		return Verdict{Decided: true, Diverged: true, Rung: k, Step: p.cfg.Steps[k],
+			Reason: fmt.Sprintf("a seed of configuration %d diverged: the configuration is infeasible, its other seeds stop", config)}
+	}
+	if r.Stopped || k > len(r.Values) {
+		// A step skipped (not asked at): the configuration is not held up for it.
+		return Verdict{Decided: true, Continue: !r.Stopped, Rung: k, Step: p.cfg.Steps[k]}
+	}
+	v := -math.MaxFloat64
+	if value != nil {
+		v = p.orient(*value)
+	}
+	if r.Pending == nil {
+		r.Pending = map[string]float64{}
+	}
+	r.Pending[strconv.FormatInt(seed, 10)] = v
+	return p.tryDecide(config, r)
+}
+
+// recorded is the verdict decided at step k.
+func (p *Pruner) recorded(r *ConfigRecord, k int) Verdict {
+	v := Verdict{Decided: true, Continue: true, Rung: k, Step: p.cfg.Steps[k], Value: p.unorient(r.Values[k])}
+	if r.Stopped && k == len(r.Values)-1 {
+		v.Continue, v.Peers = false, r.Peers
+		if r.Cutoff != nil {
+			c := p.unorient(*r.Cutoff)
+			v.Cutoff = &c
+		}
+		v.Reason = p.reason(v)
+	}
+	return v
+}
+
+func (p *Pruner) tryDecide(config int, r *ConfigRecord) Verdict {
+	k := len(r.Values)
+	for _, s := range r.Started {
+		if !slices.Contains(r.Ended, s) {
+			if _, ok := r.Pending[strconv.FormatInt(s, 10)]; !ok {
+				return Verdict{Rung: k, Step: p.cfg.Steps[k]}
+			}
+		}
+	}
+	seeds := make([]string, 0, len(r.Pending))
+	for s := range r.Pending {
+		seeds = append(seeds, s)
+	}
+	sort.Strings(seeds)
+	vals := make([]float64, len(seeds))
+	for i, s := range seeds {
+		vals[i] = r.Pending[s]
+	}
+	value := diagnostics.IQM(vals)
+	if math.IsNaN(value) || math.IsInf(value, 0) {
+		value = -math.MaxFloat64
+	}
+	var peers []float64
+	for key, o := range p.st.Configs {
+		if key != strconv.Itoa(config) && len(o.Values) > k {
+			peers = append(peers, o.Values[k])
+		}
+	}
+	slices.Sort(peers)
+	stop, cutoff := p.judge(value, peers)
+	r.Values = append(r.Values, value)
+	r.Pending = nil
+	if stop {
+		r.Stopped, r.Cutoff, r.Peers = true, cutoff, len(peers)
+	}
+	return p.recorded(r, k)
+}
+
+// judge says whether value (oriented) is stopped against its peers' values (oriented, ascending)
+// at the same step, and the cutoff it had to reach.
+func (p *Pruner) judge(value float64, peers []float64) (bool, *float64) {
+	switch p.cfg.Rule {
+	case "median":
+		if len(peers) < p.cfg.MinTrials {
+			return false, nil
+		}
+		m := median(peers)
+		return value < m, &m
+	default: // asha
+		all := slices.Concat(peers, []float64{value})
+		slices.SortFunc(all, func(a, b float64) int { return -compare(a, b) }) // best first
+		n := len(all)
+		keep := n / p.cfg.Eta
+		if p.cfg.Strict {
+			keep++
+		} else {
+			keep = max(keep, 1) // fewer than eta so far: the best so far goes on, the rest stop
+		}
+		if keep >= n {
+			return false, nil
+		}
+		cut := all[keep-1] // the worst value kept
+		return value < cut, &cut
+	}
+}
+
+func compare(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func median(sorted []float64) float64 {
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
+
+func (p *Pruner) reason(v Verdict) string {
+	if v.Cutoff == nil {
+		return fmt.Sprintf("%s at step %d: value %.6g", p.cfg.Rule, v.Step, v.Value)
+	}
+	switch p.cfg.Rule {
+	case "median":
+		return fmt.Sprintf("median at step %d: value %.6g worse than the median %.6g of %d other configurations", v.Step, v.Value, *v.Cutoff, v.Peers)
+	}
+	return fmt.Sprintf("asha rung %d (step %d): value %.6g worse than the cutoff %.6g of the top 1/%d of %d configurations", v.Rung, v.Step, v.Value, *v.Cutoff, p.cfg.Eta, v.Peers+1)
+}

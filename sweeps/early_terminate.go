@@ -1,0 +1,276 @@
+package sweeps
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	"gopkg.in/yaml.v3"
+)
+
+// The pruners early_terminate.type names (docs/spec.md#early_terminate).
+const (
+	PrunerASHA      = "asha"
+	PrunerMedian    = "median"
+	PrunerHyperband = "hyperband"
+)
+
+// Pruners lists early_terminate's types.
+var Pruners = []string{PrunerASHA, PrunerMedian, PrunerHyperband}
+
+// Defaults and bounds of early_terminate.
+const (
+	DefaultMedianMinTrials = 5
+	// MaxPrunerValues bounds configurations × decision steps: the scheduler keeps one value per
+	// configuration per decision step it reached, carried across a continue-as-new (about 20 bytes
+	// each as JSON, so at most about 1 MB).
+	MaxPrunerValues = 50_000
+	maxEta          = 100
+	maxHyperbandS   = 20
+)
+
+// earlyTerminate decodes the early_terminate mapping.
+func (d *decoder) earlyTerminate(n *yaml.Node, path string, e *EarlyTerminate) {
+	d.mapping(n, path, []field{
+		{"type", d.text(&e.Type)},
+		{"min_steps", d.bigInt(&e.MinSteps)},
+		{"max_steps", d.bigInt(&e.MaxSteps)},
+		{"eta", d.smallInt(&e.Eta)},
+		{"min_trials", d.smallInt(&e.MinTrials)},
+		{"stop_diverged_configs", d.flag(&e.StopDivergedConfigs)},
+		{"min_iter", d.smallInt(&e.MinIter)},
+		{"max_iter", d.smallInt(&e.MaxIter)},
+		{"s", d.smallInt(&e.S)},
+		{"strict", d.flag(&e.Strict)},
+	})
+}
+
+// wandbEarlyTerminate decodes a W&B config's early_terminate (type hyperband; min_iter, max_iter, s,
+// eta, strict) into the same section: its bands map onto asha rungs (HyperbandRungs).
+func (d *decoder) wandbEarlyTerminate(n *yaml.Node, path string, s *Spec) {
+	e := &EarlyTerminate{StopDivergedConfigs: true}
+	s.EarlyTerminate = e
+	integer := func(dst *int) func(string, *yaml.Node) {
+		return func(p string, v *yaml.Node) {
+			if x, ok := d.pyInteger(v, p); ok {
+				*dst = int(min(max(x, -1), 1<<30))
+			}
+		}
+	}
+	d.mapping(n, path, []field{
+		{"type", d.text(&e.Type)},
+		{"min_iter", integer(&e.MinIter)},
+		{"max_iter", integer(&e.MaxIter)},
+		{"s", integer(&e.S)},
+		{"eta", integer(&e.Eta)},
+		{"strict", d.flag(&e.Strict)},
+	})
+}
+
+// fillDefaults sets what early_terminate leaves out: eta 3 (asha, hyperband); asha's max_steps
+// total_steps and min_steps max_steps / eta³; median's min_trials 5 and min_steps total_steps / 3.
+func (e *EarlyTerminate) fillDefaults(total int64) {
+	if e == nil {
+		return
+	}
+	switch e.Type {
+	case PrunerASHA, PrunerHyperband:
+		if e.Eta == 0 {
+			e.Eta = DefaultASHAEta
+		}
+		if e.Type == PrunerHyperband {
+			return
+		}
+		if e.MaxSteps == 0 {
+			e.MaxSteps = total
+		}
+		if e.MinSteps == 0 && e.Eta >= 2 && e.Eta <= maxEta {
+			e.MinSteps = max(e.MaxSteps/int64(e.Eta*e.Eta*e.Eta), 1)
+		}
+	case PrunerMedian:
+		if e.MinTrials == 0 {
+			e.MinTrials = DefaultMedianMinTrials
+		}
+		if e.MinSteps == 0 {
+			e.MinSteps = total / 3
+		}
+	}
+}
+
+// DecisionSteps are the environment steps at which the pruner decides, ascending, each below
+// total_steps: asha's rungs min_steps·eta^k below max_steps; hyperband's bands in steps
+// (HyperbandRungs); median's segment ends at or after min_steps. Nil without early_terminate.
+func (s *Spec) DecisionSteps() []int64 {
+	e, total := s.EarlyTerminate, s.Trainer.TotalSteps
+	if e == nil || total <= 0 {
+		return nil
+	}
+	var out []int64
+	switch e.Type {
+	case PrunerASHA:
+		if e.MinSteps <= 0 || e.Eta < 2 {
+			return nil
+		}
+		for r := e.MinSteps; r < min(e.MaxSteps, total); r *= int64(e.Eta) {
+			out = append(out, r)
+		}
+	case PrunerHyperband:
+		out = s.HyperbandRungs()
+	case PrunerMedian:
+		for _, end := range s.plainSegmentEnds() {
+			if end >= e.MinSteps && end < total {
+				out = append(out, end)
+			}
+		}
+	}
+	return out
+}
+
+// HyperbandRungs maps W&B's hyperband bands onto asha rungs in environment steps. With max_iter, one
+// iteration is total_steps / max_iter steps (max_iter is the whole budget) and the bands are
+// max_iter / eta^k for k = 1..s, as W&B computes them (whole iterations, at least 1); with min_iter,
+// one iteration is one segment (trainer.segment_steps) and the bands are min_iter·eta^k. Bands at or
+// past total_steps decide nothing and are left out.
+func (s *Spec) HyperbandRungs() []int64 {
+	e, total := s.EarlyTerminate, s.Trainer.TotalSteps
+	if e == nil || e.Eta < 2 || e.Eta > maxEta {
+		return nil
+	}
+	var out []int64
+	switch {
+	case e.MaxIter > 0 && e.MinIter == 0:
+		unit := total / int64(e.MaxIter)
+		band := float64(e.MaxIter)
+		for range min(e.S, maxHyperbandS) {
+			if band /= float64(e.Eta); band < 1 {
+				break
+			}
+			out = append(out, int64(band)*unit)
+		}
+		slices.Sort(out)
+		out = slices.Compact(out)
+	case e.MinIter > 0 && e.MaxIter == 0:
+		unit := s.Trainer.SegmentSteps
+		for band := int64(e.MinIter); band*unit < total; band *= int64(e.Eta) {
+			out = append(out, band*unit)
+		}
+	}
+	return slices.DeleteFunc(out, func(r int64) bool { return r <= 0 || r >= total })
+}
+
+// mergeSteps merges two ascending step lists, each step once.
+func mergeSteps(a, b []int64) []int64 {
+	out := slices.Concat(a, b)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// earlyTerminate checks the early_terminate section.
+func (c *checker) earlyTerminate() {
+	e := c.s.EarlyTerminate
+	if e == nil {
+		return
+	}
+	t := c.s.Trainer
+	const p = "early_terminate."
+	if !slices.Contains(Pruners, e.Type) {
+		c.choice(p+"type", e.Type, Pruners, "")
+		return
+	}
+	onlyFor := func(key string, set bool, types ...string) {
+		if set && !slices.Contains(types, e.Type) {
+			c.add(p+key, "a value with type "+e.Type, "no "+key+": it applies to type "+joinOr(types))
+		}
+	}
+	onlyFor("min_steps", e.MinSteps != 0 && e.Type == PrunerHyperband, PrunerASHA, PrunerMedian)
+	onlyFor("max_steps", e.MaxSteps != 0 && e.Type != PrunerASHA, PrunerASHA)
+	onlyFor("eta", e.Eta != 0 && e.Type == PrunerMedian, PrunerASHA, PrunerHyperband)
+	onlyFor("min_trials", e.MinTrials != 0 && e.Type != PrunerMedian, PrunerMedian)
+	onlyFor("min_iter", e.MinIter != 0, PrunerHyperband)
+	onlyFor("max_iter", e.MaxIter != 0, PrunerHyperband)
+	onlyFor("s", e.S != 0, PrunerHyperband)
+	onlyFor("strict", e.Strict, PrunerHyperband)
+	if e.Type != PrunerMedian && (e.Eta < 2 || e.Eta > maxEta) {
+		c.add(p+"eta", strconv.Itoa(e.Eta), fmt.Sprintf("an integer in [2, %d]", maxEta))
+		return
+	}
+	if t.TotalSteps <= 0 {
+		return // reported at trainer.total_steps
+	}
+	if src := t.Metrics.Source; c.s.Format == FormatWandB && src != DefaultSource {
+		// A W&B config has no segments unless its rlsweep block asks for them.
+		c.add("early_terminate", fmt.Sprintf("type %s with metrics.source %s", e.Type, src),
+			"an rlsweep block with metrics: {source: jsonl} (and with min_iter a segment_steps below total_steps): pruning decides at segment ends, and a segment resumes from the checkpoint a JSON-lines record announces")
+		return
+	}
+	switch e.Type {
+	case PrunerASHA:
+		if e.MaxSteps <= 0 || e.MaxSteps > t.TotalSteps {
+			c.add(p+"max_steps", strconv.FormatInt(e.MaxSteps, 10), fmt.Sprintf("an integer in (0, %d] (total_steps)", t.TotalSteps))
+			return
+		}
+		if e.MinSteps <= 0 || e.MinSteps >= e.MaxSteps {
+			c.add(p+"min_steps", strconv.FormatInt(e.MinSteps, 10), fmt.Sprintf("an integer in (0, %d) (max_steps): the first rung", e.MaxSteps))
+			return
+		}
+	case PrunerMedian:
+		if e.MinTrials < 1 || e.MinTrials > MaxTrials {
+			c.add(p+"min_trials", strconv.Itoa(e.MinTrials), fmt.Sprintf("an integer in [1, %d]", MaxTrials))
+		}
+		if e.MinSteps < 0 || e.MinSteps >= t.TotalSteps {
+			c.add(p+"min_steps", strconv.FormatInt(e.MinSteps, 10), fmt.Sprintf("an integer in [0, %d) (total_steps): the warm-up", t.TotalSteps))
+			return
+		}
+		if t.SegmentSteps >= t.TotalSteps {
+			c.add("trainer.segment_steps", strconv.FormatInt(t.SegmentSteps, 10),
+				fmt.Sprintf("an integer below %d (total_steps) with early_terminate type median: the median rule decides at segment ends", t.TotalSteps))
+			return
+		}
+	case PrunerHyperband:
+		switch {
+		case (e.MinIter == 0) == (e.MaxIter == 0):
+			c.add(p+"min_iter", fmt.Sprintf("min_iter %d and max_iter %d", e.MinIter, e.MaxIter), "exactly one of min_iter and max_iter, > 0")
+			return
+		case e.MinIter < 0:
+			c.add(p+"min_iter", strconv.Itoa(e.MinIter), "an integer > 0 (segments)")
+			return
+		case e.MaxIter < 0 || int64(e.MaxIter) > t.TotalSteps:
+			c.add(p+"max_iter", strconv.Itoa(e.MaxIter), fmt.Sprintf("an integer in (0, %d] (total_steps): the whole budget in iterations", t.TotalSteps))
+			return
+		case e.MaxIter > 0 && (e.S < 1 || e.S > maxHyperbandS):
+			c.add(p+"s", strconv.Itoa(e.S), fmt.Sprintf("an integer in [1, %d] with max_iter: how many bands", maxHyperbandS))
+			return
+		case e.MinIter > 0 && t.SegmentSteps >= t.TotalSteps:
+			c.add("trainer.segment_steps", strconv.FormatInt(t.SegmentSteps, 10),
+				fmt.Sprintf("an integer below %d (total_steps) with early_terminate min_iter: one iteration is one segment", t.TotalSteps))
+			return
+		}
+	}
+	steps := c.s.DecisionSteps()
+	if len(steps) == 0 {
+		c.add(p+"type", quote(e.Type), fmt.Sprintf("settings that put a decision step below total_steps (%d): these decide nothing", t.TotalSteps))
+		return
+	}
+	if src := t.Metrics.Source; src != "" && src != DefaultSource {
+		c.add("trainer.metrics.source", quote(src), fmt.Sprintf("%s with early_terminate: its segments end at the decision steps and resume from the checkpoint a JSON-lines record announces", DefaultSource))
+	}
+	if n := len(c.s.SegmentEnds()); n > MaxSegments {
+		c.add(p+"type", fmt.Sprintf("%d segments with its decision steps", n), fmt.Sprintf("at most %d segments: a larger trainer.segment_steps", MaxSegments))
+	}
+	if n, ok := c.s.trialCount(); ok && len(c.s.Seeds) > 0 {
+		if configs := n / len(c.s.Seeds); configs*len(steps) > MaxPrunerValues {
+			c.add(p+"type", fmt.Sprintf("%d configurations × %d decision steps", configs, len(steps)),
+				fmt.Sprintf("at most %d values for the pruner to keep: fewer configurations or decision steps", MaxPrunerValues))
+		}
+	}
+}
+
+func joinOr(xs []string) string {
+	switch len(xs) {
+	case 1:
+		return xs[0]
+	case 2:
+		return xs[0] + " or " + xs[1]
+	}
+	return fmt.Sprint(xs)
+}

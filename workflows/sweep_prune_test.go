@@ -1,0 +1,161 @@
+package workflows_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/results"
+	"github.com/rlsweep/rlsweep/sweeps"
+	"github.com/rlsweep/rlsweep/workflows"
+)
+
+// pruneSweepSpec: q in 6, 5, ..., 1 (configuration 0 best), two seeds, asha with rungs at 100, 300
+// and 900 of 2700 steps; two trials at a time, so configurations reach the rungs in plan order.
+func pruneSweepSpec(t *testing.T) sweeps.Spec {
+	t.Helper()
+	y := `name: unit
+trainer: {command: [train], total_steps: 2700}
+metric: {name: reward, goal: maximize}
+method: grid
+seeds: [1, 2]
+parameters:
+  q: {values: [6, 5, 4, 3, 2, 1]}
+probes: {enabled: false}
+concurrency: 2
+early_terminate: {type: asha, min_steps: 100, eta: 3}
+`
+	spec, err := sweeps.Decode(strings.NewReader(y), "unit.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := spec.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return *spec
+}
+
+// The real Sweep and Trial workflows under asha: segments end at the rungs, every trial asks at
+// each, both seeds of a configuration are judged together on the IQM of their windowed values (the
+// last value says the opposite and is not used), the bottom configurations end pruned after their
+// first segment with the rung, value and cutoff, and a configuration whose seed diverged has its
+// other seed stopped as diverged at its next rung.
+func TestSweepASHAPrunes(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflowWithOptions(workflows.Trial, workflow.RegisterOptions{Name: workflows.WorkflowTypeTrial})
+	var res resultsRecorder
+	res.mock(env, 12)
+	var mu sync.Mutex
+	segs := map[string][]int64{}
+	// 5-s2, of the last configuration, diverges in its first segment, after 10 minutes: 5-s1 waits
+	// for it at rung 0, and is released by its end (no other trial is left to wake the sweep).
+	env.OnActivity(acts.TrainSegment, mock.Anything, mock.MatchedBy(func(in activities.SegmentInput) bool {
+		return in.Trial.ID == "5-s2" && in.Segment == 0
+	})).Return(nil, temporal.NewNonRetryableApplicationError("diverged", activities.ErrTrialDiverged,
+		nil, activities.DivergedDetails{Rule: "non_finite", Verdict: diagnostics.Verdict{Rule: "non_finite", Step: 50}})).After(10 * time.Minute)
+	env.OnActivity(acts.TrainSegment, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.SegmentInput) (*activities.SegmentResult, error) {
+			mu.Lock()
+			segs[in.Trial.ID] = append(segs[in.Trial.ID], in.StopAtStep)
+			mu.Unlock()
+			q := toFloat(in.Trial.Params["q"])
+			w, last := q+0.1*float64(in.Trial.Seed), -q
+			return &activities.SegmentResult{LastStep: in.StopAtStep, Objective: &last, Windowed: &w,
+				CheckpointKey: fmt.Sprintf("ck-%s-%d", in.Trial.ID, in.Segment)}, nil
+		}).After(time.Minute)
+	env.ExecuteWorkflow(workflows.Sweep, sweepInput(pruneSweepSpec(t)))
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	byID, times := res.recorded()
+	if len(byID) != 12 {
+		t.Fatalf("recorded %d trials, want 12", len(byID))
+	}
+	for id, n := range times {
+		if n != 1 {
+			t.Errorf("%s recorded %d times", id, n)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, id := range []string{"0-s1", "0-s2"} {
+		if tr := byID[id]; tr.Outcome != results.OutcomeCompleted || fmt.Sprint(segs[id]) != "[100 300 900 2700]" {
+			t.Errorf("%s: %s, segments to %v; want completed, segments ending at the rungs [100 300 900 2700]", id, tr.Outcome, segs[id])
+		}
+	}
+	tr := byID["5-s1"]
+	if tr.Outcome != results.OutcomeDiverged || tr.Pruning == nil || !tr.Pruning.SiblingDiverged || tr.Objective != nil || tr.Steps != 100 {
+		t.Errorf("5-s1 = %+v (pruning %+v), want diverged at its rung-0 boundary (step 100) because 5-s2 diverged", tr, tr.Pruning)
+	}
+	// Released as 5-s2 ended (10 minutes after it started), not by asking again a minute later.
+	if tr.WallSeconds > 10*60+30 {
+		t.Errorf("5-s1 ended after %.0f s, want when 5-s2 ended (600 s)", tr.WallSeconds)
+	}
+	if tr := byID["5-s2"]; tr.Outcome != results.OutcomeDiverged || tr.Pruning != nil {
+		t.Errorf("5-s2 = %+v, want diverged by its own rule", tr)
+	}
+	for c := 1; c < 5; c++ {
+		for _, seed := range []int64{1, 2} {
+			id := sweeps.TrialID(c, seed)
+			tr := byID[id]
+			p := tr.Pruning
+			q := float64(6 - c)
+			if tr.Outcome != results.OutcomePruned || tr.Segments != 1 || tr.Steps != 100 || p == nil || p.Rule != "asha" ||
+				p.Step != 100 || p.Rung != 0 || p.Value == nil || fmt.Sprintf("%.2f", *p.Value) != fmt.Sprintf("%.2f", q+0.15) || p.Cutoff == nil {
+				t.Errorf("%s = %+v (pruning %+v), want pruned after 1 segment at rung 0 (step 100), value %.2f (IQM of its seeds), a cutoff", id, tr, p, q+0.15)
+			}
+			if len(segs[id]) != 1 {
+				t.Errorf("%s trained segments to %v, want only the first", id, segs[id])
+			}
+		}
+	}
+}
+
+// A seed that diverges stops its configuration's other seeds at once, in the middle of their
+// segment: they end diverged (a sibling diverged), not pruned, long before their segment would have
+// ended; the other configurations go on.
+func TestSweepStopsSiblingsOfADivergedSeed(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflowWithOptions(workflows.Trial, workflow.RegisterOptions{Name: workflows.WorkflowTypeTrial})
+	var res resultsRecorder
+	res.mock(env, 4)
+	env.OnActivity(acts.TrainSegment, mock.Anything, mock.MatchedBy(func(in activities.SegmentInput) bool {
+		return in.Trial.ID == "0-s2"
+	})).Return(nil, temporal.NewNonRetryableApplicationError("diverged", activities.ErrTrialDiverged,
+		nil, activities.DivergedDetails{Rule: "non_finite", Verdict: diagnostics.Verdict{Rule: "non_finite", Step: 50}})).After(time.Minute)
+	env.OnActivity(acts.TrainSegment, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.SegmentInput) (*activities.SegmentResult, error) {
+			q := toFloat(in.Trial.Params["q"])
+			return &activities.SegmentResult{LastStep: in.StopAtStep, Objective: &q, Windowed: &q,
+				CheckpointKey: fmt.Sprintf("ck-%s-%d", in.Trial.ID, in.Segment)}, nil
+		}).After(10 * time.Minute)
+	spec := pruneSweepSpec(t)
+	spec.Parameters[0].Values = []any{6.0, 5.0}
+	spec.Concurrency = 4
+	env.ExecuteWorkflow(workflows.Sweep, sweepInput(spec))
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	byID, _ := res.recorded()
+	tr := byID["0-s1"]
+	if tr.Outcome != results.OutcomeDiverged || tr.Pruning == nil || !tr.Pruning.SiblingDiverged || tr.Segments != 1 || tr.WallSeconds > 120 {
+		t.Errorf("0-s1 = %+v (pruning %+v), want diverged with a sibling diverged, stopped in its first segment within 2 minutes", tr, tr.Pruning)
+	}
+	for _, id := range []string{"1-s1", "1-s2"} {
+		if tr := byID[id]; tr.Outcome != results.OutcomeCompleted {
+			t.Errorf("%s = %s, want completed", id, tr.Outcome)
+		}
+	}
+}
