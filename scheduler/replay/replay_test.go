@@ -108,7 +108,7 @@ func TestPruneReplay(t *testing.T) {
 			func() Rule { return NewOptunaMedianRLZoo(g.Steps) },
 			func() Rule { return NewWandBHyperband() },
 		}
-		rules = append(rules, rlsweepRules(g)...)
+		rules = append(rules, rlsweepRules(t, g)...)
 		var lines []string
 		for _, mk := range rules {
 			var saved []float64
@@ -135,5 +135,17 @@ func TestPruneReplay(t *testing.T) {
 	}
 }
 
-// rlsweepRules are rlsweep's own pruning rules under replay.
-func rlsweepRules(*Grid) []func() Rule { return nil }
+// rlsweepRules are rlsweep's own pruning rules under replay, with their defaults.
+func rlsweepRules(t *testing.T, g *Grid) []func() Rule {
+	var out []func() Rule
+	for _, et := range []string{"{type: asha}", "{type: median}"} {
+		if _, err := NewPruning(et, g.Steps); err != nil {
+			t.Fatalf("early_terminate %s: %v", et, err)
+		}
+		out = append(out, func() Rule {
+			r, _ := NewPruning(et, g.Steps)
+			return r
+		})
+	}
+	return out
+}
