@@ -1,0 +1,159 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/trainer"
+)
+
+// resumeCheckpoint downloads the checkpoint this attempt resumes from — the last one a previous attempt
+// heartbeated, else the one the workflow handed over — and returns its local path ("" for none).
+func (r *segmentRun) resumeCheckpoint(ctx context.Context, prev Heartbeat) (string, error) {
+	key := r.in.ResumeFrom
+	// The counts of earlier attempts go on; the step and checkpoint are the previous attempt's only
+	// when it got to a checkpoint.
+	r.hb.TrainerFailures, r.hb.Retrained = prev.TrainerFailures, prev.Retrained
+	if prev.CheckpointKey != "" {
+		key = prev.CheckpointKey
+		r.hb = prev
+	}
+	if r.attempt > 1 {
+		// A resume point of this segment past its stop step is a checkpoint of the iteration that
+		// crossed it (trainers finish the iteration they are in): the segment's work is done.
+		p, err := retryStore(ctx, r.a, "read the resume point", func() (*resumePoint, error) { return r.loadResumePoint(ctx) })
+		if err != nil {
+			return "", err
+		} else if p != nil && p.Segment == r.in.Segment && p.Step > r.hb.CheckpointStep {
+			key, r.hb.CheckpointKey, r.hb.CheckpointStep = p.Key, p.Key, p.Step
+		}
+	}
+	if key == "" {
+		return "", nil
+	}
+	// The resume point is this attempt's result until it writes a record of its own; one that resumes
+	// at or past the segment's end writes none. An earlier attempt of this segment got to its
+	// heartbeat's checkpoint; the previous segment ended at ResumeStep (0 when it does not say: then the
+	// segment's start).
+	r.resumedAt = max(r.in.ResumeStep, r.in.StartStep)
+	if key != r.in.ResumeFrom {
+		r.resumedAt = r.hb.CheckpointStep
+	}
+	r.result.CheckpointKey, r.result.LastStep = key, r.resumedAt
+	local := filepath.Join(r.dir, "resume", filepath.Base(key))
+	if err := os.MkdirAll(filepath.Dir(local), 0o755); err != nil {
+		return "", err
+	}
+	if _, err := retryStore(ctx, r.a, "download the resume checkpoint", func() (struct{}, error) {
+		return struct{}{}, r.download(ctx, key, local)
+	}); err != nil {
+		return "", fmt.Errorf("resume checkpoint %s: %w", key, err)
+	}
+	r.result.ResumedFrom = key
+	r.hb.CheckpointKey = key
+	return local, nil
+}
+
+// download copies the stored object key to the local file path.
+func (r *segmentRun) download(ctx context.Context, key, path string) error {
+	rc, err := r.a.Store.Get(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.ReadFrom(rc); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// countRetrained adds to the details what the previous attempt trained past the step this attempt
+// resumes from (its last heartbeated step: the work a retry trains again), and makes that resume step
+// the details' step.
+func (r *segmentRun) countRetrained(prev Heartbeat) {
+	from := r.resumedAt
+	if r.attempt > 1 && prev.Step > from {
+		r.hb.Retrained += prev.Step - from
+	}
+	r.hb.Step = from
+}
+
+// resumePoint is what resume.json, beside a trial's checkpoints, records: the segment's last uploaded
+// checkpoint. The SDK sends heartbeats at most once a second, so a worker that dies within a second of
+// an upload takes the heartbeat naming it along; the store keeps it, and the retry resumes from it.
+type resumePoint struct {
+	Segment int    `json:"segment"`
+	Step    int64  `json:"step"`
+	Key     string `json:"key"`
+}
+
+func (r *segmentRun) storeResumePoint(ctx context.Context, key string, step int64) error {
+	b, _ := json.Marshal(resumePoint{Segment: r.in.Segment, Step: step, Key: key}) // cannot fail
+	return putBytes(ctx, r.a.Store, artifacts.ResumePointKey(r.in.SweepID, r.in.Trial.ID), b)
+}
+
+// loadResumePoint reads resume.json; nil when there is none or it is unreadable (the heartbeat then decides).
+func (r *segmentRun) loadResumePoint(ctx context.Context) (*resumePoint, error) {
+	rc, err := r.a.Store.Get(ctx, artifacts.ResumePointKey(r.in.SweepID, r.in.Trial.ID))
+	if errors.Is(err, artifacts.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("resume point: %w", err)
+	}
+	defer rc.Close()
+	var p resumePoint
+	if err := json.NewDecoder(rc).Decode(&p); err != nil || p.Key == "" {
+		return nil, nil
+	}
+	if _, err := artifacts.CleanKey(p.Key); err != nil {
+		return nil, nil
+	}
+	return &p, nil
+}
+
+// lastStoredRecord takes the last metrics and the objective of a segment whose attempt wrote no record
+// of its own (it resumed from an earlier attempt's checkpoint at the segment's end) from the trial's
+// stored metrics at or below the step it resumed from.
+func (r *segmentRun) lastStoredRecord(ctx context.Context) error {
+	var last []byte
+	err := artifacts.ReadMetrics(ctx, r.a.Store, r.in.SweepID, r.in.Trial.ID, r.result.LastStep+1, func(line []byte, _ int64) error {
+		last = append(last[:0], line...)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read stored metrics: %w", err)
+	}
+	rec, err := trainer.ParseJSONLine(last)
+	if err != nil {
+		return nil // nothing stored: the result keeps the step and the checkpoint
+	}
+	r.records.Take(rec)
+	return nil
+}
+
+// resumedPastEnd is the result of an attempt that resumes from a checkpoint at or past the segment's
+// end: the step and checkpoint it resumed from, and the last stored metrics.
+func (r *segmentRun) resumedPastEnd(ctx context.Context) (*SegmentResult, error) {
+	if _, err := retryStore(ctx, r.a, "read the stored metrics", func() (struct{}, error) {
+		return struct{}{}, r.lastStoredRecord(ctx)
+	}); err != nil {
+		return nil, err
+	}
+	r.result.MetricsKey = artifacts.MetricsDir(r.in.SweepID, r.in.Trial.ID)
+	r.result.WallSeconds = time.Since(r.started).Seconds()
+	r.takeLog()
+	r.account()
+	return &r.result, nil
+}
