@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"sync"
 	"time"
@@ -26,12 +27,17 @@ import (
 // it asked to cancel it, the attempt no longer exists (it timed out and was retried), it was paused or
 // reset — or when the worker shuts down. When the SDK's context ends for any other reason (the server is
 // unreachable), beats goes on heartbeating through the client directly; the first answer tells whether
-// the attempt lives on or was cancelled meanwhile. An outage longer than the heartbeat timeout makes the
-// server time the attempt out once it is back; the next heartbeat learns it and the work stops.
+// the attempt lives on or was cancelled meanwhile. An outage that lasts almost the heartbeat timeout ends
+// the work: by then the server (for the workers that still reach it) times the attempt out and starts a
+// retry elsewhere, and a trainer that went on here would train the same trial twice at once.
 type beats struct {
 	sdk    context.Context // the activity's context as the SDK gives it
 	cancel context.CancelCauseFunc
 	every  time.Duration
+	// giveUp: how long the server may be unreachable before the work stops (the heartbeat timeout less
+	// two seconds: the server heard last from the attempt up to that much before the outage was seen);
+	// 0: never.
+	giveUp time.Duration
 	send   func(context.Context, Heartbeat) error // one heartbeat through the client, past the SDK
 	log    func(msg string, kv ...any)
 
@@ -57,7 +63,11 @@ func startBeats(ctx context.Context, every time.Duration, details Heartbeat) (co
 		return ctx, b
 	}
 	b.log = activityLog(ctx).Warn
-	token := activity.GetInfo(ctx).TaskToken
+	info := activity.GetInfo(ctx)
+	if ht := info.HeartbeatTimeout; ht > 2*time.Second {
+		b.giveUp = ht - 2*time.Second
+	}
+	token := info.TaskToken
 	b.send = func(c context.Context, h Heartbeat) error {
 		cl := activity.GetClient(b.sdk)
 		if cl == nil {
@@ -179,7 +189,14 @@ func (b *beats) loop(work context.Context) {
 			}
 			b.mu.Lock()
 			b.wentAway()
+			away := time.Since(b.away)
 			b.mu.Unlock()
+			if b.giveUp > 0 && away >= b.giveUp {
+				b.log("stopping the trainer: the Temporal server has been unreachable for about the heartbeat timeout, so the attempt is retried elsewhere",
+					"away", away.Round(time.Second).String())
+				b.cancel(fmt.Errorf("the Temporal server was unreachable for %s, about the heartbeat timeout: %w", away.Round(time.Second), err))
+				return
+			}
 		}
 	}
 }

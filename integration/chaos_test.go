@@ -801,3 +801,60 @@ func allStopped(pid int) bool {
 	}
 	return true
 }
+
+// TestServerAwayPastHeartbeatTimeoutStopsTrainer: a server unreachable for longer than the heartbeat
+// timeout (8 s here, the server frozen 12 s) makes the worker stop its trainer just before the server
+// times the attempt out, so the retry the server then starts never trains beside it; the trial
+// completes, with the lost attempt counted as an infrastructure retry, not a trainer failure.
+func TestServerAwayPastHeartbeatTimeoutStopsTrainer(t *testing.T) {
+	e, srv := newKillableEnv(t)
+	f := &faultInjector{t: t, e: e, srv: srv}
+	pidDir := filepath.Join(e.dir, "pids")
+	if err := os.MkdirAll(pidDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.startWorker("a", "--slots", "1")
+	spec := e.spec("awaylong", `
+  total_steps: 30000
+seeds: [1]
+parameters:
+  sleep_ms: {value: 1000}
+  checkpoint_every: {value: 5}
+  pid_dir: {value: `+strconv.Quote(pidDir)+`}
+probes: {enabled: false}
+retries: {max_attempts: 1}
+`)
+	sweepID := e.submit(spec, "--heartbeat-timeout", "8s")
+	waitFor(t, 2*time.Minute, "the trainer running", func() bool { return len(livePIDs(t, pidDir)) == 1 })
+	first := livePIDs(t, pidDir)
+	start := time.Now()
+	done := make(chan struct{})
+	var stoppedAfter time.Duration
+	go func() {
+		defer close(done)
+		for time.Since(start) < 12*time.Second {
+			if len(livePIDs(t, pidDir)) == 0 {
+				stoppedAfter = time.Since(start)
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	f.run([]fault{{at: 0, kind: serverFreeze, dur: 12 * time.Second}})
+	<-done
+	if stoppedAfter == 0 {
+		t.Errorf("trainer %v still ran 12 s into the server's absence (heartbeat timeout 8 s)", first)
+	} else {
+		t.Logf("trainer stopped %.1fs after the server went away (heartbeat timeout 8 s)", stoppedAfter.Seconds())
+	}
+	waitSweepOrDump(t, e, sweepID, 3*time.Minute)
+	e.close()
+	res := e.results(sweepID)
+	if len(res.Trials) != 1 || res.Trials[0].Outcome != results.OutcomeCompleted || res.Trials[0].Steps != 30000 {
+		t.Fatalf("results = %+v, want one trial completed at 30000", res.Trials)
+	}
+	if tr := res.Trials[0]; tr.TrainerFailures != 0 || tr.InfraRetries < 1 {
+		t.Errorf("trial: trainer_failures %d, infra_retries %d; want 0 and at least 1 (max_attempts 1 would have failed it)",
+			tr.TrainerFailures, tr.InfraRetries)
+	}
+}
