@@ -17,7 +17,10 @@
 #   TOPOLOGY_HOST          the address services listen on and workers use to reach them [127.0.0.1]
 #   TOPOLOGY_PG_PORT [55432]  TOPOLOGY_TEMPORAL_PORT [7233]  TOPOLOGY_MINIO_PORT [9000]
 #   TOPOLOGY_MINIO_CONSOLE_PORT [9001]  TOPOLOGY_METRICS_PORT [9090] (the server's Prometheus metrics)
-#   TOPOLOGY_GPU_WORKERS   how many GPU-class workers to start [1]
+#   TOPOLOGY_MINIO_HOST    the address MinIO listens on and workers use to reach it [TOPOLOGY_HOST]
+#   TOPOLOGY_GPU_WORKERS   how many GPU-class workers there are [1]
+#   TOPOLOGY_START_WORKERS 0: start the services only, not the workers (which run elsewhere, with the
+#                          commands and environment `plan` prints) [1]
 #   RLSWEEP_GPUS           GPUs for each GPU-class worker (--gpus); empty runs --slots TOPOLOGY_SLOTS [2] on the CPU
 #   POSTGRES_PASSWORD [temporal]  MINIO_ROOT_USER [rlsweep]  MINIO_ROOT_PASSWORD [rlsweep-secret]  AWS_REGION [us-east-1]
 set -euo pipefail
@@ -27,12 +30,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 if [ "$(id -u)" = 0 ]; then default_dir=/var/lib/rlsweep/topology; else default_dir=$HOME/.rlsweep/topology; fi
 dir=${RLSWEEP_TOPOLOGY_DIR:-$default_dir}
 host=${TOPOLOGY_HOST:-127.0.0.1}
+minio_host=${TOPOLOGY_MINIO_HOST:-$host}
 pg_port=${TOPOLOGY_PG_PORT:-55432}
 temporal_port=${TOPOLOGY_TEMPORAL_PORT:-7233}
 minio_port=${TOPOLOGY_MINIO_PORT:-9000}
 minio_console_port=${TOPOLOGY_MINIO_CONSOLE_PORT:-9001}
 metrics_port=${TOPOLOGY_METRICS_PORT:-9090}
 gpu_workers=${TOPOLOGY_GPU_WORKERS:-1}
+start_workers=${TOPOLOGY_START_WORKERS:-1}
 slots=${TOPOLOGY_SLOTS:-2}
 gpus=${RLSWEEP_GPUS:-}
 pg_password=${POSTGRES_PASSWORD:-temporal}
@@ -45,7 +50,7 @@ store=s3://rlsweep/artifacts
 die() { echo "topology: $*" >&2; exit 1; }
 log() { echo "topology: $*" >&2; }
 
-for v in pg_port temporal_port minio_port minio_console_port metrics_port gpu_workers slots; do
+for v in pg_port temporal_port minio_port minio_console_port metrics_port gpu_workers slots start_workers; do
   [[ ${!v} =~ ^[0-9]+$ ]] || { echo "topology: $v: got ${!v}, want a number" >&2; exit 2; }
 done
 
@@ -79,7 +84,7 @@ rlsweep_env=(
   TEMPORAL_NAMESPACE="$namespace"
   RLSWEEP_STORE="$store"
   RLSWEEP_UI_URL=http://localhost:8233
-  AWS_ENDPOINT_URL_S3="http://$host:$minio_port"
+  AWS_ENDPOINT_URL_S3="http://$minio_host:$minio_port"
   AWS_ACCESS_KEY_ID="$minio_user"
   AWS_SECRET_ACCESS_KEY="$minio_password"
   AWS_REGION="$region"
@@ -123,7 +128,7 @@ plan() {
   echo "exec $bin/topology-setup --address $host:$temporal_port --namespace $namespace --store $store"
   printf 'env %s\n' "${rlsweep_env[@]}"
   echo "service minio"
-  echo "exec $bin/minio server $dir/minio --address $host:$minio_port --console-address $host:$minio_console_port"
+  echo "exec $bin/minio server $dir/minio --address $minio_host:$minio_port --console-address $minio_host:$minio_console_port"
   printf 'env %s\n' "${minio_env[@]}"
   echo "service minio-bucket"
   echo "exec $bin/topology-setup --address $host:$temporal_port --namespace $namespace --store $store"
@@ -222,16 +227,17 @@ up() {
   pg_up
   schema_up
   spawn temporal "${server_env[@]}" -- "$bin/temporal-server" --config-file "$root/infra/temporal/config.yaml" --allow-no-auth start
-  spawn minio "${minio_env[@]}" -- "$bin/minio" server "$dir/minio" --address "$host:$minio_port" --console-address "$host:$minio_console_port"
-  wait_http "http://$host:$minio_port/minio/health/ready" 60 minio
+  spawn minio "${minio_env[@]}" -- "$bin/minio" server "$dir/minio" --address "$minio_host:$minio_port" --console-address "$minio_host:$minio_console_port"
+  wait_http "http://$minio_host:$minio_port/minio/health/ready" 60 minio
   env "${rlsweep_env[@]}" "$bin/topology-setup" --address "$host:$temporal_port" --namespace "$namespace" --store "$store" --wait 3m ||
     die "setup failed; see $dir/logs/temporal.log"
   local w
+  [ "$start_workers" = 1 ] || { log "up: services only (TOPOLOGY_START_WORKERS=$start_workers)"; return; }
   for w in rlsweep-control $(gpu_names); do
     # shellcheck disable=SC2046
     spawn "$w" "${rlsweep_env[@]}" -- $(worker_cmd "$w")
   done
-  log "up: TEMPORAL_ADDRESS=$host:$temporal_port, S3 http://$host:$minio_port (eval \"\$(scripts/topology.sh env)\")"
+  log "up: TEMPORAL_ADDRESS=$host:$temporal_port, S3 http://$minio_host:$minio_port (eval \"\$(scripts/topology.sh env)\")"
 }
 
 stop() { # NAME SECONDS: SIGTERM, then SIGKILL after SECONDS
