@@ -15,7 +15,8 @@
 # Settings (environment, defaults in brackets):
 #   RLSWEEP_TOPOLOGY_DIR   state: data, logs, pids [~/.rlsweep/topology; /var/lib/rlsweep/topology as root]
 #   TOPOLOGY_HOST          the address services listen on and workers use to reach them [127.0.0.1]
-#   TOPOLOGY_PG_PORT [55432]  TOPOLOGY_TEMPORAL_PORT [7233]  TOPOLOGY_MINIO_PORT [9000]
+#   TOPOLOGY_PG_PORT [55432]  TOPOLOGY_TEMPORAL_PORT [7233]  TOPOLOGY_MEMBERSHIP_PORT [6933, below 32764]
+#   TOPOLOGY_MINIO_PORT [9000]
 #   TOPOLOGY_MINIO_CONSOLE_PORT [9001]  TOPOLOGY_METRICS_PORT [9090] (the server's Prometheus metrics)
 #   TOPOLOGY_MINIO_HOST    the address MinIO listens on and workers use to reach it [TOPOLOGY_HOST]
 #   TOPOLOGY_GPU_WORKERS   how many GPU-class workers there are [1]
@@ -33,6 +34,7 @@ host=${TOPOLOGY_HOST:-127.0.0.1}
 minio_host=${TOPOLOGY_MINIO_HOST:-$host}
 pg_port=${TOPOLOGY_PG_PORT:-55432}
 temporal_port=${TOPOLOGY_TEMPORAL_PORT:-7233}
+membership_port=${TOPOLOGY_MEMBERSHIP_PORT:-6933}
 minio_port=${TOPOLOGY_MINIO_PORT:-9000}
 minio_console_port=${TOPOLOGY_MINIO_CONSOLE_PORT:-9001}
 metrics_port=${TOPOLOGY_METRICS_PORT:-9090}
@@ -50,13 +52,17 @@ store=s3://rlsweep/artifacts
 die() { echo "topology: $*" >&2; exit 1; }
 log() { echo "topology: $*" >&2; }
 
-for v in pg_port temporal_port minio_port minio_console_port metrics_port gpu_workers slots start_workers; do
+for v in pg_port temporal_port membership_port minio_port minio_console_port metrics_port gpu_workers slots start_workers; do
   [[ ${!v} =~ ^[0-9]+$ ]] || { echo "topology: $v: got ${!v}, want a number" >&2; exit 2; }
 done
+[ "$membership_port" -lt 32762 ] ||
+  { echo "topology: TOPOLOGY_MEMBERSHIP_PORT: got $membership_port, want below 32762 (the server stores membership ports as a smallint)" >&2; exit 2; }
 
-# The Temporal server's ports, laid out as in its own config (frontend 7233, history 7234, matching
-# 7235, worker 7239, membership 6933-6939), shifted with the frontend's.
+# The Temporal server's ports, laid out as in its own config: gRPC frontend 7233, history 7234, matching
+# 7235, worker 7239 (shifted with the frontend's), membership 6933-6939 (shifted with
+# TOPOLOGY_MEMBERSHIP_PORT; the server stores them as a PostgreSQL smallint, so they stay below 32768).
 off=$((temporal_port - 7233))
+moff=$((membership_port - 6933))
 server_env=(
   DB=postgres12
   DB_PORT="$pg_port"
@@ -72,10 +78,10 @@ server_env=(
   HISTORY_GRPC_PORT=$((7234 + off))
   MATCHING_GRPC_PORT=$((7235 + off))
   WORKER_GRPC_PORT=$((7239 + off))
-  FRONTEND_MEMBERSHIP_PORT=$((6933 + off))
-  HISTORY_MEMBERSHIP_PORT=$((6934 + off))
-  MATCHING_MEMBERSHIP_PORT=$((6935 + off))
-  WORKER_MEMBERSHIP_PORT=$((6939 + off))
+  FRONTEND_MEMBERSHIP_PORT=$((6933 + moff))
+  HISTORY_MEMBERSHIP_PORT=$((6934 + moff))
+  MATCHING_MEMBERSHIP_PORT=$((6935 + moff))
+  WORKER_MEMBERSHIP_PORT=$((6939 + moff))
   PROMETHEUS_ENDPOINT="$host:$metrics_port"
 )
 # docker-compose.yml's x-rlsweep-env, with the services' addresses on this machine.

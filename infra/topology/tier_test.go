@@ -83,7 +83,7 @@ func run(m *testing.M) int {
 		}
 	}
 	settings = []string{"RLSWEEP_TOPOLOGY_DIR=" + stateDir, "TOPOLOGY_HOST=" + hostIP, "TOPOLOGY_MINIO_HOST=" + minioIP,
-		"TOPOLOGY_PG_PORT=" + pgPort, "TOPOLOGY_TEMPORAL_PORT=" + tempPort, "TOPOLOGY_MINIO_PORT=" + minioPort,
+		"TOPOLOGY_PG_PORT=" + pgPort, "TOPOLOGY_TEMPORAL_PORT=" + tempPort, "TOPOLOGY_MEMBERSHIP_PORT=26933", "TOPOLOGY_MINIO_PORT=" + minioPort,
 		"TOPOLOGY_MINIO_CONSOLE_PORT=29001", "TOPOLOGY_METRICS_PORT=" + metricPort,
 		"TOPOLOGY_GPU_WORKERS=2", "TOPOLOGY_SLOTS=2", "TOPOLOGY_START_WORKERS=0"}
 	start := time.Now()
