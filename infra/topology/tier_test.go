@@ -42,11 +42,11 @@ const (
 )
 
 var (
-	stateDir   string            // the topology's state directory
-	trainerBin string            // the scripted test trainer
+	stateDir   string             // the topology's state directory
+	trainerBin string             // the scripted test trainer
 	planned    map[string]service // scripts/topology.sh plan, as the tier runs it
-	settings   []string          // the environment scripts/topology.sh runs with
-	cliEnv     []string          // the environment of the plain CLI on the host: docker-compose.yml's x-rlsweep-env
+	settings   []string           // the environment scripts/topology.sh runs with
+	cliEnv     []string           // the environment of the plain CLI on the host: docker-compose.yml's x-rlsweep-env
 )
 
 func TestMain(m *testing.M) {
@@ -134,8 +134,8 @@ func dumpLogs() {
 	logs, _ := filepath.Glob(filepath.Join(stateDir, "logs", "*.log"))
 	for _, l := range logs {
 		b, _ := os.ReadFile(l)
-		if len(b) > 3000 {
-			b = b[len(b)-3000:]
+		if len(b) > 1500 {
+			b = b[len(b)-1500:]
 		}
 		fmt.Fprintf(os.Stderr, "==== %s (tail)\n%s\n", l, b)
 	}
@@ -169,6 +169,12 @@ type workerHost struct {
 // scripts/topology.sh plans as service svc, with that service's command and environment.
 func startHost(t *testing.T, n int, svc string, extraEnv ...string) *workerHost {
 	t.Helper()
+	return startHostWith(t, n, svc, "", extraEnv...)
+}
+
+// startHostWith is startHost with the worker's binary replaced by bin (unless empty).
+func startHostWith(t *testing.T, n int, svc, bin string, extraEnv ...string) *workerHost {
+	t.Helper()
 	h := &workerHost{name: svc, ns: fmt.Sprintf("%s%d", nsPrefix, n), veth: fmt.Sprintf("rlstopo%dh", n),
 		addr: fmt.Sprintf("%s.%d", subnet, 10+n)}
 	ip(t, "netns", "add", h.ns)
@@ -188,6 +194,9 @@ func startHost(t *testing.T, n int, svc string, extraEnv ...string) *workerHost 
 	}
 	env = append(env, extraEnv...)
 	argv := append([]string{"netns", "exec", h.ns}, p.argv...)
+	if bin != "" {
+		argv[3] = bin
+	}
 	h.cmd = exec.Command("ip", argv...) // ip netns exec execs the worker: h.cmd's process is the worker
 	h.cmd.Env = env
 	h.log = filepath.Join(stateDir, "logs", fmt.Sprintf("%s-%s.log", t.Name(), svc))
@@ -320,7 +329,7 @@ func (s *sweepRun) wait(t *testing.T, timeout time.Duration) time.Duration {
 // check asserts what every fault must leave: results for every trial, completed at its budget; every
 // trial's stored metrics with strictly increasing steps, no duplicate and no gap over one record; no
 // trainer left running.
-func (s *sweepRun) check(t *testing.T) {
+func (s *sweepRun) check(t *testing.T) (trials []string) {
 	t.Helper()
 	ctx := context.Background()
 	store, err := artifacts.NewS3(ctx, planned["rlsweep-control"].env["RLSWEEP_STORE"])
@@ -340,6 +349,7 @@ func (s *sweepRun) check(t *testing.T) {
 		t.Errorf("results.json: %d trials, want %d", len(res.Trials), s.trials)
 	}
 	for _, tr := range res.Trials {
+		trials = append(trials, tr.TrialID)
 		if tr.Outcome != activities.OutcomeCompleted || tr.Steps != s.total {
 			t.Errorf("trial %s: %s at step %d, want completed at %d", tr.TrialID, tr.Outcome, tr.Steps, s.total)
 		}
@@ -370,6 +380,7 @@ func (s *sweepRun) check(t *testing.T) {
 	if left := trainerProcs(); len(left) > 0 {
 		t.Errorf("trainers still running after the sweep: %v", left)
 	}
+	return trials
 }
 
 // trainerProc is one running scripted trainer: its process, its trial and the network namespace it runs in.
@@ -387,6 +398,9 @@ func trainerProcs() []trainerProc {
 			continue
 		}
 		dir := filepath.Dir(p)
+		if exe, _ := os.Readlink(filepath.Join(dir, "exe")); !strings.HasPrefix(exe, stateDir+"/") {
+			continue // another test's trainer on this machine
+		}
 		pid, _ := strconv.Atoi(filepath.Base(dir))
 		env, _ := os.ReadFile(filepath.Join(dir, "environ"))
 		tp := trainerProc{pid: pid}
@@ -615,4 +629,110 @@ func TestMinioUnreachableFromOneHost(t *testing.T) {
 	d := s.wait(t, 10*time.Minute)
 	s.check(t)
 	logCost(t, d)
+}
+
+// skewedBuild builds pkg into out with a time package whose time.Now adds $FAKE_WALL_SKEW_S seconds to
+// the wall clock (the monotonic clock untouched), as on a host whose clock is set wrong. The kernel
+// cannot do this per process: time namespaces offset CLOCK_MONOTONIC and CLOCK_BOOTTIME only, never
+// CLOCK_REALTIME, and libfaketime's LD_PRELOAD does not reach Go's static binaries, which read the
+// clock through the vDSO.
+func skewedBuild(t *testing.T, pkg, out string) {
+	t.Helper()
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig := filepath.Join(strings.TrimSpace(string(goroot)), "src", "time", "time.go")
+	src, err := os.ReadFile(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const now = "func Now() Time {\n\tsec, nsec, mono := runtimeNow()\n"
+	const imp = "import (\n"
+	if !bytes.Contains(src, []byte(now)) || !bytes.Contains(src, []byte(imp)) {
+		t.Fatalf("%s: no %q to patch: this Go's time.Now differs from the one the clock test knows", orig, now)
+	}
+	src = bytes.Replace(src, []byte(now), []byte(now+"\tsec += wallSkew\n"), 1)
+	src = bytes.Replace(src, []byte(imp), []byte(imp+"\t\"syscall\"\n"), 1)
+	src = append(src, []byte(`
+var wallSkew = func() int64 {
+	v, _ := syscall.Getenv("FAKE_WALL_SKEW_S")
+	n, neg := int64(0), false
+	for i, c := range v {
+		if i == 0 && c == '-' {
+			neg = true
+			continue
+		}
+		if c < '0' || c > '9' {
+			return 0
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		return -n
+	}
+	return n
+}()
+`)...)
+	dir := t.TempDir()
+	patched := filepath.Join(dir, "time.go")
+	if err := os.WriteFile(patched, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	overlay, _ := json.Marshal(map[string]any{"Replace": map[string]string{orig: patched}})
+	ov := filepath.Join(dir, "overlay.json")
+	if err := os.WriteFile(ov, overlay, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if b, err := exec.Command("go", "build", "-overlay", ov, "-o", out, pkg).CombinedOutput(); err != nil {
+		t.Fatalf("go build -overlay %s: %v\n%s", pkg, err, b)
+	}
+	t.Logf("built %s with a skewable wall clock in %s", pkg, time.Since(start).Round(100*time.Millisecond))
+}
+
+// A GPU-class worker host whose wall clock is 5 minutes ahead: its worker and its trainers read a
+// clock 300 s off (checked through a trainer's records), the control worker's and the server's are right.
+func TestWorkerHostClockSkew(t *testing.T) {
+	bin := filepath.Join(stateDir, "skewed", "rlsweep")
+	skewedTrainer := filepath.Join(stateDir, "skewed", "scripted-trainer")
+	skewedBuild(t, "../../cmd/rlsweep", bin)
+	skewedBuild(t, "../../integration/testdata/scripted-trainer", skewedTrainer)
+	// Every host runs the skewed trainer build; only where FAKE_WALL_SKEW_S is set does it read a wrong clock.
+	orig := trainerBin
+	trainerBin = skewedTrainer
+	defer func() { trainerBin = orig }()
+	startHost(t, 1, "rlsweep-control")
+	startHost(t, 2, "rlsweep-gpu")
+	g2 := startHostWith(t, 3, "rlsweep-gpu-2", bin, "FAKE_WALL_SKEW_S=300")
+	s := submit(t, "clock", faultTrials, faultSeconds)
+	waitFor(t, 2*time.Minute, "trainers on the skewed host", func() bool { return len(g2.running()) > 0 })
+	d := s.wait(t, 10*time.Minute)
+	trials := s.check(t)
+	logCost(t, d)
+	// The skew reached the skewed host's trainers: their records carry wall_ns from 5 minutes ahead.
+	store, err := artifacts.NewS3(context.Background(), planned["rlsweep-control"].env["RLSWEEP_STORE"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ahead, total := 0, 0
+	future := float64(time.Now().Add(200 * time.Second).UnixNano())
+	for _, trial := range trials {
+		var m bytes.Buffer
+		if err := artifacts.CopyMetrics(context.Background(), store, s.id, trial, &m); err != nil {
+			t.Fatalf("trial %s: %v", trial, err)
+		}
+		sc := bufio.NewScanner(&m)
+		for sc.Scan() {
+			rec, _ := trainer.ParseJSONLine(sc.Bytes())
+			total++
+			if rec.Values["wall_ns"] > future {
+				ahead++
+			}
+		}
+	}
+	t.Logf("%d of %d records written on the skewed host's clock (over 200 s ahead)", ahead, total)
+	if ahead == 0 {
+		t.Errorf("no record carries the skewed host's clock: the skew did not take effect, the test proves nothing")
+	}
 }
