@@ -148,7 +148,12 @@ func cleanupNet() {
 			_ = exec.Command("ip", "netns", "del", f[0]).Run()
 		}
 	}
-	_ = exec.Command("ip", "link", "del", bridge).Run()
+	out, _ = exec.Command("ip", "-o", "link", "show").Output()
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(f[1], "rlstopo") {
+			_ = exec.Command("ip", "link", "del", strings.TrimSuffix(strings.Split(f[1], "@")[0], ":")).Run()
+		}
+	}
 }
 
 func ip(t *testing.T, args ...string) {
@@ -177,8 +182,14 @@ func startHostWith(t *testing.T, n int, svc, bin string, extraEnv ...string) *wo
 	t.Helper()
 	h := &workerHost{name: svc, ns: fmt.Sprintf("%s%d", nsPrefix, n), veth: fmt.Sprintf("rlstopo%dh", n),
 		addr: fmt.Sprintf("%s.%d", subnet, 10+n)}
+	// A namespace's links go with it only once the kernel's asynchronous cleanup gets to it: delete the
+	// host's end of the pair (which takes the far end with it) before and after.
+	_ = exec.Command("ip", "link", "del", h.veth).Run()
 	ip(t, "netns", "add", h.ns)
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", h.ns).Run() })
+	t.Cleanup(func() {
+		_ = exec.Command("ip", "link", "del", h.veth).Run()
+		_ = exec.Command("ip", "netns", "del", h.ns).Run()
+	})
 	ip(t, "link", "add", h.veth, "type", "veth", "peer", "name", "eth0", "netns", h.ns)
 	ip(t, "link", "set", h.veth, "master", bridge, "up")
 	ip(t, "-n", h.ns, "addr", "add", h.addr+"/24", "dev", "eth0")
@@ -452,12 +463,16 @@ func watchTwice() *twiceWatch {
 	return w
 }
 
-// end stops sampling and returns, for each trial that ran twice after since, the span it did.
-func (w *twiceWatch) end(since time.Time) map[string]string {
+// end stops sampling and returns, for each trial that ran twice after since, the span it did; it logs
+// every trial that ran twice at all, relative to since.
+func (w *twiceWatch) end(t *testing.T, since time.Time) map[string]string {
 	close(w.stop)
 	<-w.done
 	out := map[string]string{}
 	for trial, ts := range w.twice {
+		t.Logf("trial %s ran on two hosts at once from %s to %s relative to %s (%d samples of 250 ms)", trial,
+			ts[0].Sub(since).Round(100*time.Millisecond), ts[len(ts)-1].Sub(since).Round(100*time.Millisecond),
+			since.Format(time.TimeOnly), len(ts))
 		var after []time.Time
 		for _, ts := range ts {
 			if ts.After(since) {
@@ -554,7 +569,7 @@ func TestWorkerHostPartition(t *testing.T) {
 	back := time.Now()
 	t.Logf("host %s back after %s, running %v; %s runs %v", g1.ns, back.Sub(cut).Round(100*time.Millisecond), g1.running(), g2.ns, g2.running())
 	d := s.wait(t, 10*time.Minute)
-	if twice := w.end(back.Add(20 * time.Second)); len(twice) > 0 {
+	if twice := w.end(t, back.Add(20*time.Second)); len(twice) > 0 {
 		t.Errorf("trials run on two hosts at once more than 20 s after the partition ended: %v", twice)
 	}
 	s.check(t)
