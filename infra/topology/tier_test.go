@@ -542,6 +542,12 @@ func TestSweepAcrossHosts(t *testing.T) {
 	baseline = s.wait(t, 10*time.Minute)
 	s.check(t)
 	t.Logf("fault-free sweep of %d trials × %d s on 2 hosts × 2 slots: %s", faultTrials, faultSeconds, baseline.Round(100*time.Millisecond))
+
+	// The built-in trainer too: the README's quickstart, probes included, every trial completed.
+	out := runCLI(t, "submit", "../../examples/quickstart.yaml", "--watch")
+	if !strings.Contains(out, "completed: 4 trials (4 completed)") {
+		t.Errorf("quickstart on the topology: want 4 trials completed, got\n%s", out)
+	}
 }
 
 func logCost(t *testing.T, d time.Duration) {
