@@ -267,6 +267,12 @@ type sweepRun struct {
 // submits it with the CLI.
 func submit(t *testing.T, name string, trials int, seconds int) *sweepRun {
 	t.Helper()
+	return submitSegments(t, name, trials, seconds, 2)
+}
+
+// submitSegments is submit with each trial in the given number of segments.
+func submitSegments(t *testing.T, name string, trials, seconds, segments int) *sweepRun {
+	t.Helper()
 	dir := filepath.Join(stateDir, t.Name())
 	pidDir := filepath.Join(dir, "pids")
 	if err := os.MkdirAll(pidDir, 0o755); err != nil {
@@ -291,7 +297,7 @@ parameters:
 probes: {enabled: false}
 concurrency: %d
 retries: {max_attempts: 6}
-`, name, trainerBin, total, total/2, strings.Join(seeds, ", "), recordMS, pidDir, trials)
+`, name, trainerBin, total, total/int64(segments), strings.Join(seeds, ", "), recordMS, pidDir, trials)
 	p := filepath.Join(dir, name+".yaml")
 	if err := os.WriteFile(p, []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
@@ -558,28 +564,48 @@ func logCost(t *testing.T, d time.Duration) {
 	}
 }
 
-// A GPU-class worker host cut off the network for 2 minutes (its link down), then restored: its trials
-// fail over to the other host from their last checkpoint, and once back it does not run a trial the
-// other host runs.
+// A GPU-class worker host cut off the network for 2 minutes (its link down), then restored. Its two
+// trials, one 4-minute segment each, fail over to an idle host from their last checkpoint once the
+// heartbeat timeout (10 s) passes; the cut-off host's trainers, which cannot know, go on meanwhile.
+// Once the link is back, the returning worker stops them: 20 s after it, no trial has trainers on two
+// hosts, and the stored metrics hold every step once.
 func TestWorkerHostPartition(t *testing.T) {
-	_, g1, g2 := startWorkers(t)
-	s := submit(t, "partition", faultTrials, faultSeconds)
-	waitFor(t, 2*time.Minute, "trainers on both hosts", func() bool { return len(g1.running()) > 0 && len(g2.running()) > 0 })
-	time.Sleep(5 * time.Second) // past a checkpoint
+	startHost(t, 1, "rlsweep-control")
+	g1 := startHost(t, 2, "rlsweep-gpu")
+	s := submitSegments(t, "partition", 2, 240, 1)
+	waitFor(t, 2*time.Minute, "both trials training on "+g1.ns, func() bool { return len(g1.running()) == 2 })
+	g2 := startHost(t, 3, "rlsweep-gpu-2") // idle: where the trials fail over to
+	time.Sleep(5 * time.Second)            // past a few checkpoints
 	w := watchTwice()
 	cut := time.Now()
 	ip(t, "link", "set", g1.veth, "down")
 	t.Logf("host %s cut off, running %v", g1.ns, g1.running())
-	time.Sleep(2 * time.Minute)
+	waitFor(t, 90*time.Second, "the trials to fail over to "+g2.ns, func() bool { return len(g2.running()) == 2 })
+	t.Logf("failover: both trials train on %s %s after the cut; %s still runs %v", g2.ns,
+		time.Since(cut).Round(100*time.Millisecond), g1.ns, g1.running())
+	time.Sleep(time.Until(cut.Add(2 * time.Minute)))
 	ip(t, "link", "set", g1.veth, "up")
 	back := time.Now()
 	t.Logf("host %s back after %s, running %v; %s runs %v", g1.ns, back.Sub(cut).Round(100*time.Millisecond), g1.running(), g2.ns, g2.running())
+	stopped := time.Duration(-1)
+	for time.Since(back) < 90*time.Second {
+		if len(g1.running()) == 0 {
+			stopped = time.Since(back)
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if stopped < 0 {
+		t.Errorf("the returning host %s still runs %v 90 s after its link came back, while %s runs %v", g1.ns, g1.running(), g2.ns, g2.running())
+	} else {
+		t.Logf("the returning host stopped its stale trainers %s after its link came back", stopped.Round(100*time.Millisecond))
+	}
 	d := s.wait(t, 10*time.Minute)
 	if twice := w.end(t, back.Add(20*time.Second)); len(twice) > 0 {
 		t.Errorf("trials run on two hosts at once more than 20 s after the partition ended: %v", twice)
 	}
 	s.check(t)
-	logCost(t, d)
+	t.Logf("sweep of 2 × 240 s trials with a 2-minute partition: %s (fault-free: about 240 s plus start-up)", d.Round(100*time.Millisecond))
 }
 
 // PostgreSQL stopped for 30 s mid-sweep, then started again.
