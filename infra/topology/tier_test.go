@@ -42,11 +42,12 @@ const (
 )
 
 var (
-	stateDir   string             // the topology's state directory
-	trainerBin string             // the scripted test trainer
-	planned    map[string]service // scripts/topology.sh plan, as the tier runs it
-	settings   []string           // the environment scripts/topology.sh runs with
-	cliEnv     []string           // the environment of the plain CLI on the host: docker-compose.yml's x-rlsweep-env
+	currentSweep string             // the sweep the running test submitted last
+	stateDir     string             // the topology's state directory
+	trainerBin   string             // the scripted test trainer
+	planned      map[string]service // scripts/topology.sh plan, as the tier runs it
+	settings     []string           // the environment scripts/topology.sh runs with
+	cliEnv       []string           // the environment of the plain CLI on the host: docker-compose.yml's x-rlsweep-env
 )
 
 func TestMain(m *testing.M) {
@@ -167,6 +168,7 @@ func ip(t *testing.T, args ...string) {
 type workerHost struct {
 	name, ns, veth, addr string
 	cmd                  *exec.Cmd
+	done                 chan struct{} // closed when cmd has exited
 	log                  string
 }
 
@@ -208,34 +210,60 @@ func startHostWith(t *testing.T, n int, svc, bin string, extraEnv ...string) *wo
 	if bin != "" {
 		argv[3] = bin
 	}
-	h.cmd = exec.Command("ip", argv...) // ip netns exec execs the worker: h.cmd's process is the worker
-	h.cmd.Env = env
 	h.log = filepath.Join(stateDir, "logs", fmt.Sprintf("%s-%s.log", t.Name(), svc))
 	f, err := os.Create(h.log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.cmd.Stdout, h.cmd.Stderr = f, f
-	if err := h.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() { h.stop(t); f.Close() })
-	return h
+	// A worker that cannot reach the server at start exits; compose and Kubernetes start it again
+	// (restart: unless-stopped, a Deployment), and so does this.
+	for attempt := 1; ; attempt++ {
+		h.cmd = exec.Command("ip", argv...) // ip netns exec execs the worker: h.cmd's process is the worker
+		h.cmd.Env = env
+		h.cmd.Stdout, h.cmd.Stderr = f, f
+		if err := h.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		h.done = make(chan struct{})
+		go func(c *exec.Cmd, done chan struct{}) { _ = c.Wait(); close(done) }(h.cmd, h.done)
+		ready := false
+		deadline := time.Now().Add(time.Minute)
+		for !ready && time.Now().Before(deadline) {
+			select {
+			case <-h.done:
+				deadline = time.Now()
+			case <-time.After(200 * time.Millisecond):
+				b, _ := os.ReadFile(h.log)
+				ready = bytes.Count(b, []byte("worker: control=")) == attempt
+			}
+		}
+		if ready {
+			return h
+		}
+		if attempt == 5 {
+			t.Fatalf("worker %s on %s did not start in 5 attempts; see %s", svc, h.ns, h.log)
+		}
+		_ = h.cmd.Process.Kill()
+		<-h.done
+		t.Logf("worker %s on %s exited or hung at start (attempt %d); starting it again", svc, h.ns, attempt)
+		time.Sleep(2 * time.Second)
+	}
 }
 
 func (h *workerHost) stop(t *testing.T) {
-	if h.cmd.ProcessState != nil {
+	select {
+	case <-h.done:
 		return
+	default:
 	}
 	_ = h.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = h.cmd.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-h.done:
 	case <-time.After(3 * time.Minute):
 		t.Errorf("worker %s still running 3 minutes after SIGTERM; killed", h.name)
 		_ = h.cmd.Process.Kill()
-		<-done
+		<-h.done
 	}
 }
 
@@ -305,6 +333,13 @@ retries: {max_attempts: 6}
 	out := runCLI(t, "submit", p, "--heartbeat-timeout", "10s")
 	for _, line := range strings.Split(out, "\n") {
 		if f := strings.Fields(line); len(f) >= 2 && f[0] == "submitted" {
+			currentSweep = f[1]
+			// A test that fails midway leaves no sweep behind for the next test's workers.
+			t.Cleanup(func() {
+				c := exec.Command(planned["rlsweep-control"].argv[0], "cancel", f[1])
+				c.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + stateDir}, cliEnv...)
+				_ = c.Run()
+			})
 			return &sweepRun{id: f[1], pidDir: pidDir, trials: trials, total: total, submitted: time.Now()}
 		}
 	}
@@ -402,8 +437,8 @@ func (s *sweepRun) check(t *testing.T) (trials []string) {
 
 // trainerProc is one running scripted trainer: its process, its trial and the network namespace it runs in.
 type trainerProc struct {
-	pid          int
-	trial, netns string
+	pid                 int
+	sweep, trial, netns string
 }
 
 func trainerProcs() []trainerProc {
@@ -424,6 +459,9 @@ func trainerProcs() []trainerProc {
 		for _, kv := range bytes.Split(env, []byte{0}) {
 			if v, ok := bytes.CutPrefix(kv, []byte("RLSWEEP_TRIAL_ID=")); ok {
 				tp.trial = string(v)
+			}
+			if v, ok := bytes.CutPrefix(kv, []byte("RLSWEEP_SWEEP_ID=")); ok {
+				tp.sweep = string(v)
 			}
 		}
 		tp.netns, _ = os.Readlink(filepath.Join(dir, "ns", "net"))
@@ -454,7 +492,7 @@ func watchTwice() *twiceWatch {
 			byTrial := map[string]int{}
 			for _, p := range trainerProcs() {
 				if p.trial != "" {
-					byTrial[p.trial]++
+					byTrial[p.sweep+" "+p.trial]++
 				}
 			}
 			w.mu.Lock()
@@ -504,12 +542,12 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 	}
 }
 
-// running returns the trials whose trainers run in h's namespace.
+// running returns the trials of the sweep last submitted whose trainers run in h's namespace.
 func (h *workerHost) running() []string {
 	want := nsOf(h.ns)
 	var trials []string
 	for _, p := range trainerProcs() {
-		if p.netns == want {
+		if p.netns == want && strings.HasSuffix(currentSweep, p.sweep) && p.sweep != "" {
 			trials = append(trials, p.trial)
 		}
 	}
