@@ -218,6 +218,27 @@ binaries() {
     die "go build failed"
 }
 
+# start_worker NAME: starts a worker and waits until it serves its queues. A worker that cannot reach
+# the server at start exits; like compose's restart policy, this starts it again (5 tries).
+start_worker() {
+  local name=$1 try i before
+  alive "$name" && { log "$name already running (pid $(cat "$(pidfile "$name")"))"; return; }
+  for try in 1 2 3 4 5; do
+    before=$(grep -c 'worker: control=' "$dir/logs/$name.log" 2>/dev/null || true)
+    # shellcheck disable=SC2046
+    spawn "$name" "${rlsweep_env[@]}" -- $(worker_cmd "$name")
+    for ((i = 0; i < 120; i++)); do
+      [ "$(grep -c 'worker: control=' "$dir/logs/$name.log" 2>/dev/null || true)" -gt "${before:-0}" ] && return 0
+      alive "$name" || break
+      sleep 0.5
+    done
+    stop "$name" 5
+    log "$name did not start (try $try), see $dir/logs/$name.log; starting it again"
+    sleep 2
+  done
+  die "$name did not start in 5 tries; see $dir/logs/$name.log"
+}
+
 wait_http() { # URL SECONDS WHAT
   local i
   for ((i = 0; i < $2 * 2; i++)); do
@@ -239,10 +260,7 @@ up() {
     die "setup failed; see $dir/logs/temporal.log"
   local w
   [ "$start_workers" = 1 ] || { log "up: services only (TOPOLOGY_START_WORKERS=$start_workers)"; return; }
-  for w in rlsweep-control $(gpu_names); do
-    # shellcheck disable=SC2046
-    spawn "$w" "${rlsweep_env[@]}" -- $(worker_cmd "$w")
-  done
+  for w in rlsweep-control $(gpu_names); do start_worker "$w"; done
   log "up: TEMPORAL_ADDRESS=$host:$temporal_port, S3 http://$minio_host:$minio_port (eval \"\$(scripts/topology.sh env)\")"
 }
 
