@@ -87,6 +87,11 @@ func run(m *testing.M) int {
 		"TOPOLOGY_PG_PORT=" + pgPort, "TOPOLOGY_TEMPORAL_PORT=" + tempPort, "TOPOLOGY_MEMBERSHIP_PORT=26933", "TOPOLOGY_MINIO_PORT=" + minioPort,
 		"TOPOLOGY_MINIO_CONSOLE_PORT=29001", "TOPOLOGY_METRICS_PORT=" + metricPort,
 		"TOPOLOGY_GPU_WORKERS=2", "TOPOLOGY_SLOTS=2", "TOPOLOGY_START_WORKERS=0"}
+	defer func() {
+		if err := topology("down"); err != nil {
+			fmt.Fprintf(os.Stderr, "scripts/topology.sh down: %v\n", err)
+		}
+	}()
 	start := time.Now()
 	if err := topology("up"); err != nil {
 		fmt.Fprintf(os.Stderr, "scripts/topology.sh up: %v\n", err)
@@ -94,11 +99,6 @@ func run(m *testing.M) int {
 		return 1
 	}
 	fmt.Fprintf(os.Stderr, "topology up in %s\n", time.Since(start).Round(100*time.Millisecond))
-	defer func() {
-		if err := topology("down"); err != nil {
-			fmt.Fprintf(os.Stderr, "scripts/topology.sh down: %v\n", err)
-		}
-	}()
 	out, err := topologyOutput("plan")
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "scripts/topology.sh plan: %v\n", err)
