@@ -63,7 +63,14 @@ func run(m *testing.M) int {
 	if stateDir, err = os.MkdirTemp("", "rlsweep-topology-"); err != nil {
 		panic(err)
 	}
-	defer os.RemoveAll(stateDir)
+	failed := true
+	defer func() {
+		if failed {
+			fmt.Fprintf(os.Stderr, "topology tier failed: state, service and worker logs kept in %s\n", stateDir)
+			return
+		}
+		os.RemoveAll(stateDir)
+	}()
 	_ = os.Chmod(stateDir, 0o755) // PostgreSQL's user must reach its data directory inside
 	trainerBin = filepath.Join(stateDir, "scripted-trainer")
 	if out, err := exec.Command("go", "build", "-o", trainerBin, "../../integration/testdata/scripted-trainer").CombinedOutput(); err != nil {
@@ -113,6 +120,7 @@ func run(m *testing.M) int {
 	if code != 0 {
 		dumpLogs()
 	}
+	failed = code != 0
 	return code
 }
 
