@@ -4,7 +4,7 @@ BIN       := bin/rlsweep
 TOOLS     := scripts/install-tools.sh
 GOBIN_DIR := $(shell $(GO) env GOPATH)/bin
 
-.PHONY: demo build test test-short test-long test-integration lint fuzz bench diagnostics-corpus clean
+.PHONY: demo build test skip-test-topology test-short test-long test-integration test-topology topology-up topology-down lint fuzz bench diagnostics-corpus clean
 
 ## demo: run a CartPole sweep end to end on a local Temporal dev server and artifact directory, print
 ## its best configurations; at a terminal the server and Web UI then stay up until Ctrl-C, without one
@@ -19,8 +19,13 @@ demo: build
 build:
 	$(GO) build -o $(BIN) ./cmd/rlsweep
 
-## test: everything CI runs: lint, unit and long tests, integration tests on real components
-test: lint test-long test-integration
+## test: everything CI runs: lint, unit and long tests, integration tests on real components, and as
+## root (CI) the topology tier
+TOPOLOGY_TIER := $(if $(filter 0,$(shell id -u)),test-topology,skip-test-topology)
+test: lint test-long test-integration $(TOPOLOGY_TIER)
+
+skip-test-topology:
+	@echo "make test: test-topology not run: it needs root (network namespaces, PostgreSQL as user postgres); run it with sudo make test-topology"
 
 ## test-short: the hermetic, fast tier
 test-short:
@@ -38,13 +43,29 @@ test-integration:
 	$(TOOLS) chromium >/dev/null
 	$(GO) test -tags integration -timeout 30m -count=1 ./integration/...
 
+## topology-up / topology-down: docker-compose.yml's topology as plain processes on this machine
+## (PostgreSQL, the Temporal server, MinIO, a control and a GPU-class worker; docs/deploy.md)
+topology-up:
+	scripts/topology.sh up
+
+topology-down:
+	scripts/topology.sh down
+
+## test-topology: that topology with each worker in a network namespace of its own, and faults across
+## the network (root, iproute2; builds the Temporal server once, cached)
+test-topology:
+	$(TOOLS) temporal-server temporal-sql-tool temporal-schema postgresql iproute2 minio >/dev/null
+	$(GO) test -tags topology -timeout 60m -count=1 -v ./infra/topology/...
+
 lint:
 	$(TOOLS) staticcheck >/dev/null
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./integration/...
+	$(GO) vet -tags topology ./infra/topology/...
 	$(GOBIN_DIR)/staticcheck ./...
 	$(GOBIN_DIR)/staticcheck -tags integration ./integration/...
+	$(GOBIN_DIR)/staticcheck -tags topology ./infra/topology/...
 
 ## fuzz: each fuzz target for FUZZTIME (default 60s)
 FUZZTIME ?= 60s

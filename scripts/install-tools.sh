@@ -6,11 +6,18 @@
 #   scripts/install-tools.sh minio      # MinIO, for the S3 integration tests
 #   scripts/install-tools.sh chromium   # Debian's chromium, for the headless report check
 #   scripts/install-tools.sh staticcheck
+#   scripts/install-tools.sh temporal-server      # the production Temporal server (scripts/topology.sh)
+#   scripts/install-tools.sh temporal-sql-tool    # its SQL schema tool (scripts/topology.sh)
+#   scripts/install-tools.sh temporal-schema      # the server's SQL schema files; prints their directory
+#   scripts/install-tools.sh postgresql           # Debian's PostgreSQL; prints its bin directory
+#   scripts/install-tools.sh iproute2             # Debian's iproute2 (ip netns, veth), for the topology tier
 set -euo pipefail
 
 TEMPORAL_VERSION=v1.5.1
 MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
 STATICCHECK_VERSION=v0.8.2
+# The newest Temporal server whose module builds with this repository's Go toolchain.
+TEMPORAL_SERVER_VERSION=v1.30.4
 
 bin=$(go env GOPATH)/bin
 mkdir -p "$bin"
@@ -20,10 +27,11 @@ install_go_tool() { # name module version
   local cached="$bin/$name-$version"
   if [ ! -x "$cached" ]; then
     echo "building $name $version (first run only, several minutes)..." >&2
-    local tmp
+    local tmp built
     tmp=$(mktemp -d)
     GOBIN="$tmp" CGO_ENABLED=0 go install "$module@$version" >&2
-    mv "$tmp/$name" "$cached"
+    built=$(basename "$module")
+    mv "$tmp/$built" "$cached"
     rm -rf "$tmp"
   fi
   ln -sf "$cached" "$bin/$name"
@@ -34,12 +42,27 @@ for tool in "${@:-temporal}"; do
   case "$tool" in
     temporal) install_go_tool temporal github.com/temporalio/cli/cmd/temporal "$TEMPORAL_VERSION" ;;
     minio) install_go_tool minio github.com/minio/minio "$MINIO_VERSION" ;;
+    temporal-server) install_go_tool temporal-server go.temporal.io/server/cmd/server "$TEMPORAL_SERVER_VERSION" ;;
+    temporal-sql-tool) install_go_tool temporal-sql-tool go.temporal.io/server/cmd/tools/sql "$TEMPORAL_SERVER_VERSION" ;;
+    temporal-schema)
+      (cd / && GO111MODULE=on go mod download go.temporal.io/server@"$TEMPORAL_SERVER_VERSION") >&2
+      echo "$(go env GOMODCACHE)/go.temporal.io/server@$TEMPORAL_SERVER_VERSION/schema" ;;
+    postgresql)
+      if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+        (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql) >&2
+      fi
+      dirname "$(ls -d /usr/lib/postgresql/*/bin/initdb | sort -V | tail -1)" ;;
+    iproute2)
+      if ! command -v ip >/dev/null 2>&1; then
+        (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2) >&2
+      fi
+      command -v ip ;;
     staticcheck) install_go_tool staticcheck honnef.co/go/tools/cmd/staticcheck "$STATICCHECK_VERSION" ;;
     chromium)
       if ! command -v chromium >/dev/null 2>&1; then
         (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >&2
       fi
       command -v chromium ;;
-    *) echo "install-tools.sh: unknown tool $tool (want temporal, minio or chromium)" >&2; exit 2 ;;
+    *) echo "install-tools.sh: unknown tool $tool (want temporal, minio, staticcheck, chromium, temporal-server, temporal-sql-tool, temporal-schema, postgresql or iproute2)" >&2; exit 2 ;;
   esac
 done
