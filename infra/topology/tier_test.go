@@ -21,8 +21,8 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/trainer"
 )
 
@@ -396,12 +396,12 @@ func (s *sweepRun) check(t *testing.T) (trials []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := store.Get(ctx, artifacts.SweepKey(s.id, "results.json"))
+	r, err := store.Get(ctx, artifacts.ResultsKey(s.id))
 	if err != nil {
 		t.Fatalf("results.json: %v", err)
 	}
 	defer r.Close()
-	var res activities.SweepResults
+	var res results.SweepResults
 	if err := json.NewDecoder(r).Decode(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -410,7 +410,7 @@ func (s *sweepRun) check(t *testing.T) (trials []string) {
 	}
 	for _, tr := range res.Trials {
 		trials = append(trials, tr.TrialID)
-		if tr.Outcome != activities.OutcomeCompleted || tr.Steps != s.total {
+		if tr.Outcome != results.OutcomeCompleted || tr.Steps != s.total {
 			t.Errorf("trial %s: %s at step %d, want completed at %d", tr.TrialID, tr.Outcome, tr.Steps, s.total)
 		}
 		var m bytes.Buffer
@@ -612,9 +612,9 @@ func logCost(t *testing.T, d time.Duration) {
 
 // A GPU-class worker host cut off the network for 2 minutes (its link down), then restored. Its two
 // trials, one 4-minute segment each, fail over to an idle host from their last checkpoint once the
-// heartbeat timeout (10 s) passes; the cut-off host's trainers, which cannot know, go on meanwhile.
-// Once the link is back, the returning worker stops them: 20 s after it, no trial has trainers on two
-// hosts, and the stored metrics hold every step once.
+// heartbeat timeout (10 s) passes; the cut-off host, which cannot reach the server for as long, stops its
+// own trainers 2 s before that timeout runs out, so no trial trains on two hosts at once (past a few
+// seconds of sampling), and the stored metrics hold every step once.
 func TestWorkerHostPartition(t *testing.T) {
 	startHost(t, 1, "rlsweep-control")
 	g1 := startHost(t, 2, "rlsweep-gpu")
@@ -626,29 +626,17 @@ func TestWorkerHostPartition(t *testing.T) {
 	cut := time.Now()
 	ip(t, "link", "set", g1.veth, "down")
 	t.Logf("host %s cut off, running %v", g1.ns, g1.running())
+	waitFor(t, 90*time.Second, "the cut-off host to stop its trainers", func() bool { return len(g1.running()) == 0 })
+	t.Logf("%s stopped its trainers %s after the cut", g1.ns, time.Since(cut).Round(100*time.Millisecond))
 	waitFor(t, 90*time.Second, "the trials to fail over to "+g2.ns, func() bool { return len(g2.running()) == 2 })
-	t.Logf("failover: both trials train on %s %s after the cut; %s still runs %v", g2.ns,
-		time.Since(cut).Round(100*time.Millisecond), g1.ns, g1.running())
+	t.Logf("failover: both trials train on %s %s after the cut", g2.ns, time.Since(cut).Round(100*time.Millisecond))
 	time.Sleep(time.Until(cut.Add(2 * time.Minute)))
 	ip(t, "link", "set", g1.veth, "up")
 	back := time.Now()
 	t.Logf("host %s back after %s, running %v; %s runs %v", g1.ns, back.Sub(cut).Round(100*time.Millisecond), g1.running(), g2.ns, g2.running())
-	stopped := time.Duration(-1)
-	for time.Since(back) < 90*time.Second {
-		if len(g1.running()) == 0 {
-			stopped = time.Since(back)
-			break
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	if stopped < 0 {
-		t.Errorf("the returning host %s still runs %v 90 s after its link came back, while %s runs %v", g1.ns, g1.running(), g2.ns, g2.running())
-	} else {
-		t.Logf("the returning host stopped its stale trainers %s after its link came back", stopped.Round(100*time.Millisecond))
-	}
 	d := s.wait(t, 10*time.Minute)
-	if twice := w.end(t, back.Add(20*time.Second)); len(twice) > 0 {
-		t.Errorf("trials run on two hosts at once more than 20 s after the partition ended: %v", twice)
+	if twice := w.end(t, cut.Add(15*time.Second)); len(twice) > 0 {
+		t.Errorf("trials run on two hosts at once more than 15 s after the cut (heartbeat timeout 10 s): %v", twice)
 	}
 	s.check(t)
 	t.Logf("sweep of 2 × 240 s trials with a 2-minute partition: %s (fault-free: about 240 s plus start-up)", d.Round(100*time.Millisecond))
