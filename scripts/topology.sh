@@ -150,7 +150,8 @@ plan() {
 pidfile() { echo "$dir/run/$1.pid"; }
 alive() { local p; p=$(cat "$(pidfile "$1")" 2>/dev/null) && kill -0 "$p" 2>/dev/null; }
 
-# spawn NAME ENV... -- CMD...: starts CMD in its own session with ENV added, logs to logs/NAME.log.
+# spawn NAME ENV... -- CMD...: starts CMD detached (setsid: its own process group, no terminal) with ENV added,
+# logs to logs/NAME.log.
 spawn() {
   local name=$1; shift
   local envs=()
