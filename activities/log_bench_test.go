@@ -3,7 +3,6 @@ package activities_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"runtime"
 	"strconv"
@@ -11,33 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/rlsweep/rlsweep/artifacts"
 )
-
-// benchLogStore counts the bytes Put under the trials' logs folders, streaming them through.
-type benchLogStore struct {
-	*artifacts.Local
-	bytes atomic.Int64
-}
-
-func (s *benchLogStore) Put(ctx context.Context, key string, r io.Reader) error {
-	if strings.Contains(key, "/logs/") {
-		r = &benchCountReader{r: r, n: &s.bytes}
-	}
-	return s.Local.Put(ctx, key, r)
-}
-
-type benchCountReader struct {
-	r io.Reader
-	n *atomic.Int64
-}
-
-func (c *benchCountReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n.Add(int64(n))
-	return n, err
-}
 
 // peakRSS is the process's peak resident set size since the last resetPeakRSS (VmHWM), in bytes.
 func peakRSS() int64 {
@@ -65,7 +38,7 @@ func BenchmarkTrainSegmentLog(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				f := newFixture(b)
-				store := &benchLogStore{Local: f.store}
+				store := &logPuts{Store: f.store} // counts the log bytes put
 				f.acts.Store = store
 				f.acts.FlushInterval = 200 * time.Millisecond
 				in := f.input(int64(100*mb), nil)

@@ -3,6 +3,7 @@ package artifacts
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -135,13 +136,13 @@ func readMetricsUnder(ctx context.Context, s Store, prefix string, before int64,
 		}
 	}
 	slices.SortFunc(parts, func(a, b metricsPart) int {
-		if c := cmpInt(a.segment, b.segment); c != 0 {
+		if c := cmp.Compare(a.segment, b.segment); c != 0 {
 			return c
 		}
-		if c := cmpInt(a.attempt, b.attempt); c != 0 {
+		if c := cmp.Compare(a.attempt, b.attempt); c != 0 {
 			return c
 		}
-		return cmpInt(a.seq, b.seq)
+		return cmp.Compare(a.seq, b.seq)
 	})
 	// Each attempt's parts form a group; a group's records survive if their step is below the first
 	// step of every later group (and below before).
@@ -179,16 +180,6 @@ func readMetricsUnder(ctx context.Context, s Store, prefix string, before int64,
 		}
 	}
 	return nil
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // errFirst ends a read at the first line with a step.

@@ -4,7 +4,6 @@ package integration
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -204,17 +203,8 @@ retries: {max_attempts: 3}
 	}
 	waitSweepOrDump(t, e, sweepID, 4*time.Minute)
 	e.close() // the workers go before the (restarted) server's cleanup stops it
-	res := e.results(sweepID)
-	resultsJSON := mustRead(t, e.store.URL(artifacts.ResultsKey(sweepID)))
-	if len(res.Trials) != 3 {
-		t.Fatalf("results.json has %d trials, want 3", len(res.Trials))
-	}
-	for _, tr := range res.Trials {
-		if tr.Outcome != results.OutcomeCompleted || tr.Steps != 40000 {
-			t.Errorf("trial %s: %s at step %d (%s), want completed at 40000", tr.TrialID, tr.Outcome, tr.Steps, tr.Error)
-		}
-	}
-	for key, as := range attemptsSeen(t, e.store, e.dir, sweepID, readAccounting(t, resultsJSON), 40000) {
+	trials := completedTrials(t, e.results(sweepID), 3, 40000)
+	for key, as := range attemptsSeen(t, e.store, e.dir, sweepID, trials, 40000) {
 		if len(as) != 1 {
 			t.Errorf("%s: attempts %v, want only the first (no trainer started again)", key, as)
 		}
@@ -224,8 +214,8 @@ retries: {max_attempts: 3}
 			t.Errorf("%s: TrainSegment attempts %v in its history, want one segment on its first attempt", wf, attempts)
 		}
 	}
-	for _, tr := range readAccounting(t, resultsJSON) {
-		tr.check(t, 0, 0)
+	for _, tr := range trials {
+		checkAccounting(t, tr, 0, 0)
 		if tr.InfraRetries != 0 {
 			t.Errorf("trial %s: InfraRetries %d, want 0 (no attempt lost to the server)", tr.TrialID, tr.InfraRetries)
 		}
@@ -319,15 +309,9 @@ retries: {max_attempts: 2}
 		}
 		waitSweepOrDump(t, e.env, sweepID, 5*time.Minute)
 		e.close()
-		trials := readAccounting(t, e.get(artifacts.ResultsKey(sweepID)))
-		if len(trials) != 4 {
-			t.Fatalf("results.json has %d trials, want 4", len(trials))
-		}
+		trials := completedTrials(t, e.results(sweepID), 4, 300000)
 		for _, tr := range trials {
-			if tr.Outcome != results.OutcomeCompleted || tr.Steps != 300000 {
-				t.Errorf("trial %s: %s at step %d (%s), want completed at 300000", tr.TrialID, tr.Outcome, tr.Steps, tr.Error)
-			}
-			tr.check(t, 0, -1)
+			checkAccounting(t, tr, 0, -1)
 			if tr.InfraRetries < 2 {
 				t.Errorf("trial %s: InfraRetries %d, want at least 2 (a worker killed and a worker stopped under it)", tr.TrialID, tr.InfraRetries)
 			}
@@ -370,15 +354,9 @@ retries: {max_attempts: 2}
 		e.startWorker("b", "--slots", "2")
 		waitSweepOrDump(t, e.env, sweepID, 4*time.Minute)
 		e.close()
-		trials := readAccounting(t, e.get(artifacts.ResultsKey(sweepID)))
-		if len(trials) != 2 {
-			t.Fatalf("results.json has %d trials, want 2", len(trials))
-		}
+		trials := completedTrials(t, e.results(sweepID), 2, 200000)
 		for _, tr := range trials {
-			if tr.Outcome != results.OutcomeCompleted || tr.Steps != 200000 {
-				t.Errorf("trial %s: %s at step %d (%s), want completed at 200000", tr.TrialID, tr.Outcome, tr.Steps, tr.Error)
-			}
-			tr.check(t, 1, -1)
+			checkAccounting(t, tr, 1, -1)
 			if tr.InfraRetries < 1 {
 				t.Errorf("trial %s: InfraRetries %d, want at least 1 (its worker was killed)", tr.TrialID, tr.InfraRetries)
 			}
@@ -413,16 +391,10 @@ retries: {max_attempts: 3}
 	waitSweepOrDump(t, e.env, sweepID, 3*time.Minute)
 	history := segmentActivityAttempts(t, e.env, sweepID) // before close stops the server
 	e.close()
-	trials := readAccounting(t, e.get(artifacts.ResultsKey(sweepID)))
-	if len(trials) != 4 {
-		t.Fatalf("results.json has %d trials, want 4", len(trials))
-	}
+	trials := completedTrials(t, e.results(sweepID), 4, 160000)
 	during := 0
 	for _, tr := range trials {
-		if tr.Outcome != results.OutcomeCompleted || tr.Steps != 160000 {
-			t.Errorf("trial %s: %s at step %d (%s), want completed at 160000", tr.TrialID, tr.Outcome, tr.Steps, tr.Error)
-		}
-		tr.check(t, 0, 0)
+		checkAccounting(t, tr, 0, 0)
 		if tr.InfraRetries != 0 {
 			t.Errorf("trial %s: InfraRetries %d, want 0 (the outage must not stop a heartbeat)", tr.TrialID, tr.InfraRetries)
 		}
@@ -484,15 +456,9 @@ retries: {max_attempts: 3}
 	waitSweepOrDump(t, e.env, sweepID, 5*time.Minute)
 	t.Logf("sweep done %.1fs after the first fault", time.Since(start).Seconds())
 	e.close()
-	trials := readAccounting(t, e.get(artifacts.ResultsKey(sweepID)))
-	if len(trials) != 8 {
-		t.Fatalf("results.json has %d trials, want 8", len(trials))
-	}
+	trials := completedTrials(t, e.results(sweepID), 8, 180000)
 	att := attemptsSeen(t, e.s3, e.dir, sweepID, trials, 60000)
 	for _, tr := range trials {
-		if tr.Outcome != results.OutcomeCompleted || tr.Steps != 180000 {
-			t.Errorf("trial %s: %s at step %d (%s), want completed at 180000", tr.TrialID, tr.Outcome, tr.Steps, tr.Error)
-		}
 		// Attempts stopped: those a later attempt of the same segment followed, as the scratch
 		// directories and stored logs show, or as the trial counts them.
 		stopped := int64(0)
@@ -501,13 +467,13 @@ retries: {max_attempts: 3}
 				stopped += int64(len(as) - 1)
 			}
 		}
-		stopped = max(stopped, tr.InfraRetries)
+		stopped = max(stopped, int64(tr.InfraRetries))
 		t.Logf("trial %s: TrainerFailures %d, InfraRetries %d, RetrainedSteps %d, attempts stopped %d",
 			tr.TrialID, tr.TrainerFailures, tr.InfraRetries, tr.RetrainedSteps, stopped)
 		if stopped == 0 {
-			tr.check(t, 0, 0)
+			checkAccounting(t, tr, 0, 0)
 		} else {
-			tr.check(t, 0, -1)
+			checkAccounting(t, tr, 0, -1)
 			// A stopped trainer re-trains at most what it trained since its last checkpoint.
 			if tr.RetrainedSteps > stopped*faultInterval {
 				t.Errorf("trial %s: RetrainedSteps %d, want at most %d (%d stopped attempts × the %d-step checkpoint interval)",
@@ -519,86 +485,29 @@ retries: {max_attempts: 3}
 	checkAttemptLogs(t, e.s3, sweepID, att)
 }
 
-// trialAccounting is a trial entry of results.json with the attempt accounting read by field name
-// (TrainerFailures, InfraRetries, RetrainedSteps; or their snake_case forms), absent meaning 0.
-type trialAccounting struct {
-	TrialID, Outcome, Error                       string
-	Steps                                         int64
-	TrainerFailures, InfraRetries, RetrainedSteps int64
-	absent                                        []string
-}
-
-// readAccounting decodes results.json's trials.
-func readAccounting(t *testing.T, b []byte) []trialAccounting {
+// completedTrials checks that a sweep's results hold n trials, each completed at steps, and returns them.
+func completedTrials(t *testing.T, res results.SweepResults, n int, steps int64) []results.TrialSummary {
 	t.Helper()
-	var doc struct {
-		Trials []map[string]json.RawMessage `json:"trials"`
+	if len(res.Trials) != n {
+		t.Fatalf("results.json has %d trials, want %d", len(res.Trials), n)
 	}
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatalf("results.json: %v", err)
-	}
-	var out []trialAccounting
-	for _, m := range doc.Trials {
-		var tr trialAccounting
-		str := func(k string, v *string) { _ = json.Unmarshal(m[k], v) }
-		str("trial_id", &tr.TrialID)
-		str("outcome", &tr.Outcome)
-		str("error", &tr.Error)
-		_ = json.Unmarshal(m["steps"], &tr.Steps)
-		for name, v := range map[string]*int64{"TrainerFailures": &tr.TrainerFailures, "InfraRetries": &tr.InfraRetries, "RetrainedSteps": &tr.RetrainedSteps} {
-			raw, ok := m[name]
-			if !ok {
-				raw, ok = m[snake(name)]
-			}
-			if !ok {
-				tr.absent = append(tr.absent, name)
-				continue
-			}
-			if err := json.Unmarshal(raw, v); err != nil {
-				t.Errorf("results.json trial %s: %s: %v", tr.TrialID, name, err)
-			}
+	for _, tr := range res.Trials {
+		if tr.Outcome != results.OutcomeCompleted || tr.Steps != steps {
+			t.Errorf("trial %s: %s at step %d (%s), want completed at %d", tr.TrialID, tr.Outcome, tr.Steps, tr.Error, steps)
 		}
-		sort.Strings(tr.absent)
-		out = append(out, tr)
 	}
-	return out
+	return res.Trials
 }
 
-func snake(s string) string {
-	var b strings.Builder
-	for i, r := range s {
-		if r >= 'A' && r <= 'Z' {
-			if i > 0 {
-				b.WriteByte('_')
-			}
-			r += 'a' - 'A'
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// check asserts the trial's TrainerFailures and, unless retrained < 0, its RetrainedSteps.
-func (tr trialAccounting) check(t *testing.T, trainerFailures, retrained int64) {
+// checkAccounting asserts a trial's trainer failures and, unless retrained < 0, its steps re-trained.
+func checkAccounting(t *testing.T, tr results.TrialSummary, trainerFailures int, retrained int64) {
 	t.Helper()
-	if len(tr.absent) > 0 {
-		t.Logf("trial %s: results.json has no %s (read as 0)", tr.TrialID, strings.Join(tr.absent, ", "))
-	}
 	if tr.TrainerFailures != trainerFailures {
 		t.Errorf("trial %s: TrainerFailures %d, want %d", tr.TrialID, tr.TrainerFailures, trainerFailures)
 	}
 	if retrained >= 0 && tr.RetrainedSteps != retrained {
 		t.Errorf("trial %s: RetrainedSteps %d, want %d", tr.TrialID, tr.RetrainedSteps, retrained)
 	}
-}
-
-func mustRead(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // waitTrainers waits until n scripted trainers of worker w have written a checkpoint and reports
@@ -639,7 +548,7 @@ var storedLog = regexp.MustCompile(`/trials/([^/]+)/logs/segment-(\d+)-attempt-(
 // attemptsSeen lists, by "<trial>/<segment>", every attempt that left a trace: a scratch directory on a
 // worker under dir or a log in store. Every segment (of segmentSteps) of every trial has at least its
 // first attempt.
-func attemptsSeen(t *testing.T, store artifacts.Store, dir, sweepID string, trials []trialAccounting, segmentSteps int64) map[string][]int {
+func attemptsSeen(t *testing.T, store artifacts.Store, dir, sweepID string, trials []results.TrialSummary, segmentSteps int64) map[string][]int {
 	t.Helper()
 	seen := map[string]map[int]bool{}
 	note := func(trial string, seg, attempt int) {
@@ -849,11 +758,7 @@ retries: {max_attempts: 1}
 	}
 	waitSweepOrDump(t, e, sweepID, 3*time.Minute)
 	e.close()
-	res := e.results(sweepID)
-	if len(res.Trials) != 1 || res.Trials[0].Outcome != results.OutcomeCompleted || res.Trials[0].Steps != 30000 {
-		t.Fatalf("results = %+v, want one trial completed at 30000", res.Trials)
-	}
-	if tr := res.Trials[0]; tr.TrainerFailures != 0 || tr.InfraRetries < 1 {
+	if tr := completedTrials(t, e.results(sweepID), 1, 30000)[0]; tr.TrainerFailures != 0 || tr.InfraRetries < 1 {
 		t.Errorf("trial: trainer_failures %d, infra_retries %d; want 0 and at least 1 (max_attempts 1 would have failed it)",
 			tr.TrainerFailures, tr.InfraRetries)
 	}

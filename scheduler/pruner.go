@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -258,7 +259,7 @@ func (p *Pruner) judge(value float64, peers []float64) (bool, *float64) {
 		return value < m, &m
 	default: // asha
 		all := slices.Concat(peers, []float64{value})
-		slices.SortFunc(all, func(a, b float64) int { return -compare(a, b) }) // best first
+		slices.SortFunc(all, func(a, b float64) int { return -cmp.Compare(a, b) }) // best first
 		n := len(all)
 		keep := n / p.cfg.Eta
 		if p.cfg.Strict {
@@ -272,16 +273,6 @@ func (p *Pruner) judge(value float64, peers []float64) (bool, *float64) {
 		cut := all[keep-1] // the worst value kept
 		return value < cut, &cut
 	}
-}
-
-func compare(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func median(sorted []float64) float64 {

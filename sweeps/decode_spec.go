@@ -58,14 +58,7 @@ func (d *decoder) trainer(n *yaml.Node, path string, t *Trainer) {
 		{"environment", d.textMap(&t.Environment)},
 		{"total_steps", d.bigInt(&t.TotalSteps)},
 		{"segment_steps", d.bigInt(&t.SegmentSteps)},
-		{"metrics", func(p string, v *yaml.Node) {
-			d.mapping(v, p, []field{
-				{"source", d.text(&t.Metrics.Source)},
-				{"preset", d.text(&t.Metrics.Preset)},
-				{"tags", d.textMap(&t.Metrics.Tags)},
-				{"steps_per_iteration", d.bigInt(&t.Metrics.StepsPerIteration)},
-			})
-		}},
+		{"metrics", d.metricsSource(&t.Metrics)},
 		{"stall_timeout", d.duration(&t.StallTimeout)},
 		{"grace_period", d.duration(&t.GracePeriod)},
 	})
@@ -164,4 +157,16 @@ func (d *decoder) parameters(v *yaml.Node, path string, s *Spec) {
 		}
 		s.Parameters = append(s.Parameters, prm)
 	})
+}
+
+// metricsSource decodes trainer.metrics (and the rlsweep block's metrics of a W&B config).
+func (d *decoder) metricsSource(m *MetricsSource) func(string, *yaml.Node) {
+	return func(p string, v *yaml.Node) {
+		d.mapping(v, p, []field{
+			{"source", d.text(&m.Source)},
+			{"preset", d.text(&m.Preset)},
+			{"tags", d.textMap(&m.Tags)},
+			{"steps_per_iteration", d.bigInt(&m.StepsPerIteration)},
+		})
+	}
 }

@@ -251,16 +251,19 @@ type pyDict struct {
 	vals []any
 }
 
-func (d pyDict) repr() string {
+func (d pyDict) repr() string { return d.format(pyStrRepr, pyRepr) }
+
+// format writes the dict as Python writes one, "{k: v, …}", each key by key and each value by val.
+func (d pyDict) format(key func(string) string, val func(any) string) string {
 	var b strings.Builder
 	b.WriteByte('{')
 	for i, k := range d.keys {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(pyStrRepr(k))
+		b.WriteString(key(k))
 		b.WriteString(": ")
-		b.WriteString(pyRepr(d.vals[i]))
+		b.WriteString(val(d.vals[i]))
 	}
 	b.WriteByte('}')
 	return b.String()
@@ -290,18 +293,7 @@ func pyJSON(v any) string {
 	case pyNone, nil:
 		return "null"
 	case pyDict:
-		var b strings.Builder
-		b.WriteByte('{')
-		for i, k := range x.keys {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(pyJSONString(k))
-			b.WriteString(": ")
-			b.WriteString(pyJSON(x.vals[i]))
-		}
-		b.WriteByte('}')
-		return b.String()
+		return x.format(pyJSONString, pyJSON)
 	case []any:
 		parts := make([]string, len(x))
 		for i, e := range x {

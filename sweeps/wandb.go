@@ -339,13 +339,8 @@ func (d *decoder) rlsweepBlock(v *yaml.Node, path string, s *Spec) {
 	t := &s.Trainer
 	d.mapping(v, path, []field{
 		{"metrics", func(p string, v *yaml.Node) {
-			t.Metrics = MetricsSource{}
-			d.mapping(v, p, []field{
-				{"source", d.text(&t.Metrics.Source)},
-				{"preset", d.text(&t.Metrics.Preset)},
-				{"tags", d.textMap(&t.Metrics.Tags)},
-				{"steps_per_iteration", d.bigInt(&t.Metrics.StepsPerIteration)},
-			})
+			t.Metrics = MetricsSource{} // the block replaces the W&B default, not merges with it
+			d.metricsSource(&t.Metrics)(p, v)
 		}},
 		{"total_steps", d.bigInt(&t.TotalSteps)},
 		{"segment_steps", d.bigInt(&t.SegmentSteps)},
