@@ -20,7 +20,10 @@ import (
 // A configuration is judged as a whole: its value at a step is the IQM over its seeds' windowed
 // values there (diagnostics.IQM), decided once every seed of it that is running has arrived at the
 // step (a seed that ended, or has not started, is not waited for), and the decision holds for all
-// its seeds, a seed arriving later included. A configuration with a diverged seed is never promoted
+// its seeds, a seed arriving later included. It stops only when its value is below the cutoff and
+// none of its seeds' values reaches the cutoff: early in training configurations differ by less
+// than one seed from another, and a configuration that one seed puts among the kept ones is not
+// stopped on the others' noise. A configuration with a diverged seed is never promoted
 // (StopDivergedConfigs): its seeds stop at their next decision step, as diverged.
 type Pruner struct {
 	cfg PrunerConfig
@@ -69,6 +72,9 @@ type ConfigRecord struct {
 	// Pending: the seeds' values at the next decision step (len(Values)), until every running seed
 	// has one; keyed by the seed in decimal.
 	Pending map[string]float64 `json:"pending,omitempty"`
+	// Spared: the decision steps at which the configuration's IQM was below the cutoff and it went on
+	// because one of its seeds reached the cutoff.
+	Spared []int `json:"spared,omitempty"`
 }
 
 // Verdict is a pruner's answer for one configuration at one decision step.
@@ -239,6 +245,10 @@ func (p *Pruner) tryDecide(config int, r *ConfigRecord) Verdict {
 	}
 	slices.Sort(peers)
 	stop, cutoff := p.judge(value, peers)
+	if stop && len(vals) > 1 && slices.Max(vals) >= *cutoff {
+		// A seed of it reaches the cutoff: its IQM may be below it by the seeds' noise alone.
+		stop, r.Spared = false, append(r.Spared, k)
+	}
 	r.Values = append(r.Values, value)
 	r.Pending = nil
 	if stop {

@@ -192,6 +192,26 @@ func TestSeedsJudgedTogether(t *testing.T) {
 	run(t, "released", s, []arrive{{0, 1, 1, 3, C}})
 }
 
+// A configuration is stopped only when its IQM is below the cutoff and none of its seeds reaches
+// it: a configuration that one seed puts among the kept ones goes on.
+func TestSeedReachingTheCutoffSparesItsConfiguration(t *testing.T) {
+	spec := pruneSpec(t, 3, "[1, 2]", "{type: asha, min_steps: 100, eta: 2}")
+	s, _ := scheduler.New(spec, scheduler.State{})
+	startAll(t, s)
+	run(t, "spared", s, []arrive{
+		{0, 1, 0, 10, W},
+		{0, 2, 0, 10, C}, // config 0 = 10: n=1
+		{1, 1, 0, 4, W},
+		{1, 2, 0, 12, C}, // config 1 = IQM(4, 12) = 8 < 10, but seed 2's 12 reaches the cutoff
+		{2, 1, 0, 9, W},
+		{2, 2, 0, 8, S}, // config 2 = 8.5 < 10 (n=3, keep 1), and no seed of it reaches 10
+	})
+	st := s.State().Pruner.Configs["1"]
+	if len(st.Spared) != 1 || st.Spared[0] != 0 {
+		t.Errorf("config 1's record = %+v, want it spared at rung 0", st)
+	}
+}
+
 // A configuration with a diverged seed is infeasible: its other seeds stop at their next decision,
 // as diverged, even if their values are the best; with stop_diverged_configs false they are judged
 // as usual.

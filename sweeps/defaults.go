@@ -23,7 +23,10 @@ const (
 	DefaultSource          = trainer.SourceJSONL
 	DefaultStallTimeout    = 10 * time.Minute
 	DefaultGracePeriod     = 30 * time.Second
-	DefaultASHAEta         = 3
+	// DefaultASHAEta is asha's reduction factor (Ray Tune's ASHA default); DefaultHyperbandEta is
+	// W&B's hyperband default, kept for its configs.
+	DefaultASHAEta      = 4
+	DefaultHyperbandEta = 3
 
 	DefaultRegressionTolerance  = 0.05
 	DefaultRegressionConfidence = 0.95

@@ -67,19 +67,23 @@ func (d *decoder) wandbEarlyTerminate(n *yaml.Node, path string, s *Spec) {
 	})
 }
 
-// fillDefaults sets what early_terminate leaves out: eta 3 (asha, hyperband); asha's max_steps
-// total_steps and min_steps max_steps / eta³; median's min_trials 5 and min_steps total_steps / 3.
+// fillDefaults sets what early_terminate leaves out: eta 4 (asha) or 3 (hyperband, as W&B); asha's
+// max_steps total_steps and min_steps max_steps / eta³; median's min_trials 5 and min_steps
+// total_steps / 4.
 func (e *EarlyTerminate) fillDefaults(total int64) {
 	if e == nil {
 		return
 	}
 	switch e.Type {
 	case PrunerASHA, PrunerHyperband:
+		if e.Type == PrunerHyperband {
+			if e.Eta == 0 {
+				e.Eta = DefaultHyperbandEta
+			}
+			return
+		}
 		if e.Eta == 0 {
 			e.Eta = DefaultASHAEta
-		}
-		if e.Type == PrunerHyperband {
-			return
 		}
 		if e.MaxSteps == 0 {
 			e.MaxSteps = total
@@ -92,7 +96,7 @@ func (e *EarlyTerminate) fillDefaults(total int64) {
 			e.MinTrials = DefaultMedianMinTrials
 		}
 		if e.MinSteps == 0 {
-			e.MinSteps = total / 3
+			e.MinSteps = total / 4
 		}
 	}
 }

@@ -67,10 +67,14 @@ func TestEarlyTerminateSteps(t *testing.T) {
 		s          *Spec
 		steps, end []int64
 	}{
-		{"asha min 1000 eta 3", spec(100_000, EarlyTerminate{Type: PrunerASHA, MinSteps: 1000}),
+		{"asha min 1000 eta 3", spec(100_000, EarlyTerminate{Type: PrunerASHA, MinSteps: 1000, Eta: 3}),
 			[]int64{1000, 3000, 9000, 27000, 81000}, []int64{1000, 3000, 9000, 27000, 81000, 100_000}},
-		{"asha default min_steps = max/eta³", spec(100_000, EarlyTerminate{Type: PrunerASHA, MaxSteps: 54_000}),
+		{"asha default min_steps = max/eta³", spec(100_000, EarlyTerminate{Type: PrunerASHA, MaxSteps: 54_000, Eta: 3}),
 			[]int64{2000, 6000, 18000}, []int64{2000, 6000, 18000, 100_000}},
+		{"asha default eta 4", spec(100_000, EarlyTerminate{Type: PrunerASHA}),
+			[]int64{1562, 6248, 24992, 99968}, []int64{1562, 6248, 24992, 99968, 100_000}},
+		{"median default min_steps = total/4", spec(10_000, EarlyTerminate{Type: PrunerMedian}),
+			[]int64{30_000, 40_000, 50_000, 60_000, 70_000, 80_000, 90_000}, []int64{10_000, 20_000, 30_000, 40_000, 50_000, 60_000, 70_000, 80_000, 90_000, 100_000}},
 		{"asha rungs merged with segments", spec(40_000, EarlyTerminate{Type: PrunerASHA, MinSteps: 10_000, Eta: 4}),
 			[]int64{10_000, 40_000}, []int64{10_000, 40_000, 80_000, 100_000}},
 		{"median: segment ends from min_steps", spec(20_000, EarlyTerminate{Type: PrunerMedian, MinSteps: 30_000}),

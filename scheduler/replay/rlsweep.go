@@ -60,12 +60,24 @@ func (r *Pruning) Step(u *Unit, step int64) bool {
 		}
 	}
 	for k, s := range r.steps {
-		if s <= prev || s > step || s >= u.Runs[0].Steps[len(u.Runs[0].Steps)-1] {
+		// A segment that stops at s ends at the trainer's first record at or past s (its iteration
+		// ends there): the configuration is decided once each of its seeds got there.
+		end := int64(0)
+		for _, run := range u.Runs {
+			e, ok := run.SegmentEnd(s)
+			if !ok {
+				end = -1
+				break
+			}
+			end = max(end, e)
+		}
+		if end < 0 || end <= prev || end > step || end >= u.Runs[0].Steps[len(u.Runs[0].Steps)-1] {
 			continue
 		}
 		var v scheduler.Verdict
 		for _, run := range u.Runs {
-			x, ok := run.Window(s)
+			e, _ := run.SegmentEnd(s)
+			x, ok := run.Windowed(e)
 			val := &x
 			if !ok {
 				val = nil
