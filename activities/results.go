@@ -17,11 +17,23 @@ type RecordResultsInput struct {
 	SweepID string
 	Part    int // batch number, from 0: a retried call rewrites the same part
 	Trials  []results.TrialSummary
+	// Decisions are the scheduler decisions made since the last part, stored as decision-log part
+	// DecisionPart when there are any.
+	Decisions    []results.Decision `json:",omitempty"`
+	DecisionPart int                `json:",omitempty"`
 }
 
 // RecordResults stores a batch of trial summaries as results/part-NNNNNN.json. The Sweep workflow keeps
 // only counts in its own state, so a sweep of any size continues-as-new with a small history.
 func (a *Activities) RecordResults(ctx context.Context, in RecordResultsInput) error {
+	if len(in.Decisions) > 0 {
+		if err := sweepstore.WriteDecisionsPart(ctx, a.Store, in.SweepID, in.DecisionPart, in.Decisions); err != nil {
+			return err
+		}
+	}
+	if len(in.Trials) == 0 {
+		return nil
+	}
 	return sweepstore.WriteResultsPart(ctx, a.Store, in.SweepID, in.Part, in.Trials)
 }
 
@@ -34,11 +46,13 @@ type WriteResultsInput struct {
 
 // WriteResultsResult says where the results went.
 type WriteResultsResult struct {
-	ResultsKey  string
-	CSVKey      string
-	ReportKey   string // report.html; "" when it could not be drawn (ReportError says why)
-	ReportError string
-	Trials      int
+	ResultsKey string
+	CSVKey     string
+	// DecisionsKey is decisions.json, the scheduler's decisions; "" when it made none.
+	DecisionsKey string `json:",omitempty"`
+	ReportKey    string // report.html; "" when it could not be drawn (ReportError says why)
+	ReportError  string
+	Trials       int
 }
 
 // WriteResults merges the stored result parts into results.json and results.csv, and draws
@@ -69,6 +83,16 @@ func (a *Activities) WriteResults(ctx context.Context, in WriteResultsInput) (*W
 	}
 	if err := putBytes(ctx, a.Store, out.CSVKey, csvBuf.Bytes()); err != nil {
 		return nil, err
+	}
+	decisions, err := sweepstore.LoadDecisions(ctx, a.Store, in.SweepID)
+	if err != nil {
+		return nil, err
+	}
+	if len(decisions) > 0 {
+		out.DecisionsKey = artifacts.DecisionsKey(in.SweepID)
+		if err := sweepstore.PutJSON(ctx, a.Store, out.DecisionsKey, decisions); err != nil {
+			return nil, err
+		}
 	}
 	var html bytes.Buffer
 	if err := report.Render(&html, rin); err != nil {

@@ -44,6 +44,18 @@ func ResultsPartKey(sweepID string, part int) string {
 	return ResultsPartsPrefix(sweepID) + fmt.Sprintf("%06d.json", part)
 }
 
+// DecisionsPartsPrefix is the prefix of the parts of the log of scheduler decisions a running sweep
+// stores.
+func DecisionsPartsPrefix(sweepID string) string { return sweepKey(sweepID, "decisions/part-") }
+
+// DecisionsPartKey is decision-log part number part (0, 1, …).
+func DecisionsPartKey(sweepID string, part int) string {
+	return DecisionsPartsPrefix(sweepID) + fmt.Sprintf("%06d.json", part)
+}
+
+// DecisionsKey is the whole log of scheduler decisions once the sweep has ended.
+func DecisionsKey(sweepID string) string { return sweepKey(sweepID, "decisions.json") }
+
 // ResultsKey is the sweep's results once it has ended.
 func ResultsKey(sweepID string) string { return sweepKey(sweepID, "results.json") }
 

@@ -93,6 +93,26 @@ type Pruning struct {
 	SiblingDiverged bool `json:"sibling_diverged,omitempty"`
 }
 
+// Decision is one answer of a sweep's scheduler that changed a trial's course: a stop at a segment
+// boundary, a stop between boundaries (another seed of its configuration diverged), or an exploit.
+// The sweep logs each once, in the order it made them (decisions.json, docs/artifacts.md).
+type Decision struct {
+	// Seq numbers the sweep's decisions from 0, in the order they were made.
+	Seq     int    `json:"seq"`
+	TrialID string `json:"trial_id"`
+	// Segment is the segment after which the decision was made; -1 between boundaries.
+	Segment int    `json:"segment"`
+	Step    int64  `json:"step,omitempty"` // the step the trial's segment reached, at a boundary
+	Action  string `json:"action"`         // stop or exploit
+	// Outcome is a stop's: pruned, or diverged when another seed of the configuration diverged.
+	Outcome string   `json:"outcome,omitempty"`
+	Reason  string   `json:"reason"`
+	Pruning *Pruning `json:"pruning,omitempty"`
+	// ResumeFrom and Params are an exploit's checkpoint and the parameters the trial goes on with.
+	ResumeFrom string         `json:"resume_from,omitempty"`
+	Params     map[string]any `json:"params,omitempty"`
+}
+
 // Scored says whether the trial counts in the statistics: completed with a finite objective.
 func (t TrialSummary) Scored() bool {
 	return t.Outcome == OutcomeCompleted && t.Objective != nil && Finite(*t.Objective)

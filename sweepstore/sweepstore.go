@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/regression"
@@ -115,6 +116,41 @@ func LoadTrialSummaries(ctx context.Context, s artifacts.Store, sweepID string) 
 		plan = nil
 	}
 	return results.Merge(parts, plan), nil
+}
+
+// WriteDecisionsPart stores a batch of the sweep's scheduler decisions as decision-log part number
+// part; writing a part again replaces it.
+func WriteDecisionsPart(ctx context.Context, s artifacts.Store, sweepID string, part int, ds []results.Decision) error {
+	b, err := json.Marshal(ds)
+	if err != nil {
+		return fmt.Errorf("encode decisions: %w", err)
+	}
+	return PutBytes(ctx, s, artifacts.DecisionsPartKey(sweepID, part), b)
+}
+
+// LoadDecisions reads every stored decision-log part of a sweep: its decisions in the order they were
+// made (Seq), each once (a part written again holds the same decisions).
+func LoadDecisions(ctx context.Context, s artifacts.Store, sweepID string) ([]results.Decision, error) {
+	keys, err := s.List(ctx, artifacts.DecisionsPartsPrefix(sweepID))
+	if err != nil {
+		return nil, err
+	}
+	bySeq := map[int]results.Decision{}
+	for _, k := range keys {
+		var part []results.Decision
+		if err := GetJSON(ctx, s, k, &part); err != nil {
+			return nil, err
+		}
+		for _, d := range part {
+			bySeq[d.Seq] = d
+		}
+	}
+	out := make([]results.Decision, 0, len(bySeq))
+	for _, d := range bySeq {
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out, nil
 }
 
 // LoadResults reads results.json (of a sweep, or a stored baseline) from key; a missing one wraps

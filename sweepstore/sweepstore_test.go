@@ -93,3 +93,38 @@ func TestResultsPartsRoundTrip(t *testing.T) {
 		t.Errorf("LoadTrialSummaries = %+v, want 0-s1 once, cancelled (the later part), with the plan's seed and params", got)
 	}
 }
+
+// The decision log reads back each decision once, in the order the sweep made them, whichever parts
+// were written again (a retried RecordResults) and in whatever order the store lists them.
+func TestDecisionsRoundTrip(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	d := func(seq int, trial string) results.Decision {
+		return results.Decision{Seq: seq, TrialID: trial, Segment: 0, Action: "stop", Reason: "r"}
+	}
+	for _, w := range []struct {
+		part int
+		ds   []results.Decision
+	}{{1, []results.Decision{d(2, "b"), d(3, "c")}}, {0, []results.Decision{d(0, "a"), d(1, "d")}}, {1, []results.Decision{d(2, "b"), d(3, "c")}}} {
+		if err := sweepstore.WriteDecisionsPart(ctx, s, "sw", w.part, w.ds); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := sweepstore.LoadDecisions(ctx, s, "sw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for i, x := range got {
+		if x.Seq != i {
+			t.Errorf("decision %d has seq %d", i, x.Seq)
+		}
+		ids = append(ids, x.TrialID)
+	}
+	if strings.Join(ids, ",") != "a,d,b,c" {
+		t.Errorf("decisions = %v, want a,d,b,c", ids)
+	}
+	if none, err := sweepstore.LoadDecisions(ctx, s, "other"); err != nil || len(none) != 0 {
+		t.Errorf("a sweep without decisions: %v, %v", none, err)
+	}
+}

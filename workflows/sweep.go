@@ -57,6 +57,15 @@ type SweepState struct {
 	ParamsAttribute bool `json:",omitempty"`
 	// LastFailure is the trial that failed last, its whole error kept, for status and watch.
 	LastFailure *results.TrialSummary `json:",omitempty"`
+	// Decided is the scheduler's answer to each running trial's last boundary question, so that a
+	// question asked again (after a continue-as-new too) gets the same answer and is not decided or
+	// logged twice.
+	Decided map[string]scheduler.Decision `json:",omitempty"`
+	// Decisions are the scheduler decisions not stored yet (the decision log, stored with the
+	// results); DecisionSeq numbers the next one, DecisionPart is the next decision-log part.
+	Decisions    []results.Decision `json:",omitempty"`
+	DecisionSeq  int                `json:",omitempty"`
+	DecisionPart int                `json:",omitempty"`
 }
 
 // SweepStatus is what the status query returns.
@@ -136,7 +145,7 @@ type sweepRun struct {
 	// boundaryCh receives the trials' questions at segment ends; decided holds each running trial's
 	// last answer.
 	boundaryCh workflow.ReceiveChannel
-	decided    map[string]decided
+	decided    map[string]scheduler.Decision // s.state.Decided
 	// held: the questions the scheduler answered Wait, asked again when a trial ends (ended).
 	held    map[string]scheduler.Boundary
 	ended   bool
@@ -183,7 +192,10 @@ func (s *sweepRun) probe(ctx workflow.Context) error {
 func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 	s.doneCh = workflow.GetSignalChannel(ctx, SignalTrialDone)
 	s.boundaryCh = workflow.GetSignalChannel(ctx, SignalSegmentEnd)
-	s.decided = map[string]decided{}
+	if s.state.Decided == nil {
+		s.state.Decided = map[string]scheduler.Decision{}
+	}
+	s.decided = s.state.Decided
 	s.held = map[string]scheduler.Boundary{}
 	s.running = map[string]bool{}
 	for _, id := range s.state.Running {

@@ -3,6 +3,7 @@ package workflows
 import (
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/scheduler"
 )
 
@@ -12,13 +13,6 @@ func heldIDs(held map[string]scheduler.Boundary) map[string]bool {
 		ids[id] = true
 	}
 	return ids
-}
-
-// decided is the scheduler's answer to a running trial's last boundary, kept to answer a repeated
-// question the same way.
-type decided struct {
-	segment  int
-	decision scheduler.Decision
 }
 
 // answerBoundaries answers every trial waiting at a segment boundary (SignalSegmentEnd) with the
@@ -31,18 +25,23 @@ func (s *sweepRun) answerBoundaries(ctx workflow.Context) {
 	var fs []workflow.Future
 	answer := func(b scheduler.Boundary) {
 		d, ok := s.decided[b.TrialID]
-		if !ok || d.segment != b.Segment {
-			dec := s.sched.AtBoundary(b)
-			if dec.Action == scheduler.Wait {
+		switch {
+		case ok && d.Action == scheduler.Stop && d.Segment < 0:
+			// Stopped between boundaries (interrupt) before its question was answered: the stop is
+			// its answer, made once.
+			d.Segment = b.Segment
+		case !ok || d.Segment != b.Segment:
+			d = s.sched.AtBoundary(b)
+			if d.Action == scheduler.Wait {
 				s.held[b.TrialID] = b
 				return
 			}
-			d = decided{segment: b.Segment, decision: dec}
 			s.decided[b.TrialID] = d
+			s.logDecision(b.TrialID, b.Step, d)
 		}
 		delete(s.held, b.TrialID)
 		fs = append(fs, workflow.SignalExternalWorkflow(ctx, TrialWorkflowID(s.in.SweepID, b.TrialID), "",
-			SignalSegmentDecision, d.decision))
+			SignalSegmentDecision, d))
 	}
 	var b scheduler.Boundary
 	for s.boundaryCh.ReceiveAsync(&b) {
@@ -64,4 +63,16 @@ func (s *sweepRun) answerBoundaries(ctx workflow.Context) {
 			workflow.GetLogger(ctx).Warn("segment decision not delivered", "error", err)
 		}
 	}
+}
+
+// logDecision adds a decision that changes a trial's course (a stop or an exploit) to the decision
+// log, numbered in the order the sweep made it; it is stored with the next results part.
+func (s *sweepRun) logDecision(trialID string, step int64, d scheduler.Decision) {
+	if d.Action != scheduler.Stop && d.Action != scheduler.Exploit {
+		return
+	}
+	s.state.Decisions = append(s.state.Decisions, results.Decision{Seq: s.state.DecisionSeq, TrialID: trialID,
+		Segment: d.Segment, Step: step, Action: string(d.Action), Outcome: d.Outcome, Reason: d.Reason, Pruning: d.Pruning,
+		ResumeFrom: d.ResumeFrom, Params: d.Params})
+	s.state.DecisionSeq++
 }

@@ -200,6 +200,27 @@ func (r *resultsRecorder) mock(env *testsuite.TestWorkflowEnvironment, total int
 		})
 }
 
+// decisions returns every decision handed to RecordResults, in the order of their parts, checking
+// that parts are numbered in order.
+func (r *resultsRecorder) decisions(t *testing.T) []results.Decision {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []results.Decision
+	next := 0
+	for _, p := range r.parts {
+		if len(p.Decisions) == 0 {
+			continue
+		}
+		if p.DecisionPart != next {
+			t.Errorf("decision part %d stored as part %d", next, p.DecisionPart)
+		}
+		next++
+		out = append(out, p.Decisions...)
+	}
+	return out
+}
+
 // recorded returns every trial handed to RecordResults, by ID, with how often each was handed over.
 func (r *resultsRecorder) recorded() (map[string]results.TrialSummary, map[string]int) {
 	r.mu.Lock()

@@ -16,6 +16,7 @@ import (
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/results"
+	"github.com/rlsweep/rlsweep/scheduler"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/workflows"
 )
@@ -118,6 +119,37 @@ func TestSweepASHAPrunes(t *testing.T) {
 			if len(segs[id]) != 1 {
 				t.Errorf("%s trained segments to %v, want only the first", id, segs[id])
 			}
+		}
+	}
+	checkDecisionLog(t, res.decisions(t), byID)
+}
+
+// checkDecisionLog checks the sweep's decision log against its trials: numbered in order, one stop
+// per pruned trial and per trial stopped because a sibling diverged, with the pruning its summary
+// carries, and no other.
+func checkDecisionLog(t *testing.T, log []results.Decision, byID map[string]results.TrialSummary) {
+	t.Helper()
+	stops := map[string]int{}
+	for i, d := range log {
+		if d.Seq != i {
+			t.Errorf("decision %d has seq %d", i, d.Seq)
+		}
+		if d.Action != string(scheduler.Stop) {
+			t.Errorf("decision %+v: want only stops", d)
+		}
+		stops[d.TrialID]++
+		tr := byID[d.TrialID]
+		if tr.Pruning == nil || d.Pruning == nil || tr.Pruning.Rung != d.Pruning.Rung || tr.Pruning.SiblingDiverged != d.Pruning.SiblingDiverged {
+			t.Errorf("decision %+v (pruning %+v) does not match trial %s's summary (pruning %+v)", d, d.Pruning, d.TrialID, tr.Pruning)
+		}
+	}
+	for id, tr := range byID {
+		want := 0
+		if tr.Pruning != nil {
+			want = 1
+		}
+		if stops[id] != want {
+			t.Errorf("trial %s (%s): %d stops in the decision log, want %d", id, tr.Outcome, stops[id], want)
 		}
 	}
 }

@@ -23,37 +23,47 @@ func (s *sweepRun) flushTimer(ctx workflow.Context) {
 		every = resultsFlushEvery
 	}
 	for {
-		if err := workflow.Await(ctx, func() bool { return len(s.state.Pending) > 0 && !s.flushDue }); err != nil {
+		if err := workflow.Await(ctx, func() bool { return s.unstored() && !s.flushDue }); err != nil {
 			return
 		}
 		if err := workflow.Sleep(ctx, every); err != nil {
 			return // cancelled, or the run is closing
 		}
-		s.flushDue = len(s.state.Pending) > 0
+		s.flushDue = s.unstored()
 	}
 }
 
+// unstored says whether finished trials or decisions wait to be stored.
+func (s *sweepRun) unstored() bool { return len(s.state.Pending) > 0 || len(s.state.Decisions) > 0 }
+
 func (s *sweepRun) flushResults(ctx workflow.Context) error {
-	n := len(s.state.Pending)
-	if n == 0 {
+	n, nd := len(s.state.Pending), len(s.state.Decisions)
+	if n == 0 && nd == 0 {
 		return nil
 	}
 	err := workflow.ExecuteActivity(s.lightOptions(ctx, "record results"), (*activities.Activities).RecordResults,
-		activities.RecordResultsInput{SweepID: s.in.SweepID, Part: s.state.Part, Trials: s.state.Pending}).Get(ctx, nil)
+		activities.RecordResultsInput{SweepID: s.in.SweepID, Part: s.state.Part, Trials: s.state.Pending[:n],
+			Decisions: s.state.Decisions[:nd], DecisionPart: s.state.DecisionPart}).Get(ctx, nil)
 	if err != nil {
 		return err
 	}
-	s.state.Part++
-	// Trials that finished while the part was being stored (their followers run during the wait) stay
-	// pending for the next part.
+	if n > 0 {
+		s.state.Part++
+	}
+	if nd > 0 {
+		s.state.DecisionPart++
+	}
+	// Trials that finished, and decisions made, while the part was being stored (their followers run
+	// during the wait) stay pending for the next part.
 	s.state.Pending = s.state.Pending[n:]
+	s.state.Decisions = s.state.Decisions[nd:]
 	return nil
 }
 
 // finish records the remaining results and writes results.json and results.csv.
 func (s *sweepRun) finish(ctx workflow.Context, phase string) (*SweepResult, error) {
 	s.state.Phase = PhaseReporting
-	for len(s.state.Pending) > 0 {
+	for s.unstored() {
 		if err := s.flushResults(ctx); err != nil {
 			return nil, err
 		}

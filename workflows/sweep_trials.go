@@ -177,6 +177,12 @@ func (s *sweepRun) interrupt(ctx workflow.Context, stops []scheduler.Interruptio
 		if !s.running[st.TrialID] {
 			continue
 		}
+		// Made once: a question the trial asks, or has asked, at a boundary is answered with it.
+		s.decided[st.TrialID] = st.Decision
+		s.logDecision(st.TrialID, 0, st.Decision)
+		if _, waiting := s.held[st.TrialID]; waiting {
+			continue // answered below, with the held questions
+		}
 		f := workflow.SignalExternalWorkflow(ctx, TrialWorkflowID(s.in.SweepID, st.TrialID), "", SignalStopTrial, st.Decision)
 		workflow.Go(ctx, func(gctx workflow.Context) {
 			if err := f.Get(gctx, nil); err != nil {
