@@ -1,0 +1,165 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/rlsweep/rlsweep/results"
+	"github.com/rlsweep/rlsweep/scheduler"
+	"github.com/rlsweep/rlsweep/sweepstore"
+	"github.com/rlsweep/rlsweep/workflows"
+)
+
+// TestChaosASHASweep: an asha sweep on two workers while one worker is SIGKILLed (its trials go on on
+// the other, from their checkpoints) and the dev server is SIGKILLed and restarted. The sweep
+// completes; each trial's outcome is recorded once and none failed; the best configuration completes;
+// every trial the scheduler stopped has exactly one stop in the stored decision log and no other
+// trial has any; and the log holds exactly the decisions the sweep's workflow runs sent to their
+// trials (a decision sent again to a trial that asked again is the same decision, not a new one).
+func TestChaosASHASweep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a fault scenario of about two minutes")
+	}
+	e, srv := newKillableS3Env(t, "chaosasha")
+	f := &faultInjector{t: t, e: e.env, srv: srv, minio: e.minio}
+	a := e.startWorker("a", "--slots", "4")
+	e.startWorker("b", "--slots", "4")
+	// Records of 1,000 steps, 2.5 a second, a checkpoint every 2; rungs at 4,000 and 12,000 of 36,000.
+	spec := e.spec("chaosasha", `
+  total_steps: 36000
+method: grid
+seeds: [1, 2]
+parameters:
+  quality: {values: [90, 10, 80, 20, 70, 30]}
+  sleep_ms: {value: 400}
+  checkpoint_every: {value: 2}
+early_terminate: {type: asha, min_steps: 4000, eta: 3}
+probes: {enabled: false}
+concurrency: 8
+`)
+	sweepID := e.submit(spec, "--heartbeat-timeout", "5s")
+	if !e.waitTrainers(sweepID, a, 2) {
+		t.Fatal("sweep ended before its trainers ran on worker a")
+	}
+	_ = a.Process.Signal(syscall.SIGKILL)
+	_ = a.Wait()
+	t.Logf("worker a SIGKILLed")
+	f.run([]fault{{at: 2 * time.Second, kind: serverKill, dur: 5 * time.Second}})
+	waitSweepOrDump(t, e.env, sweepID, 5*time.Minute)
+	sent := sentDecisions(t, e.env, sweepID)
+	e.close()
+
+	res := e.results(sweepID)
+	if len(res.Trials) != 12 {
+		t.Fatalf("results.json has %d trials, want 12", len(res.Trials))
+	}
+	byID := map[string]results.TrialSummary{}
+	for _, tr := range res.Trials {
+		if _, dup := byID[tr.TrialID]; dup {
+			t.Errorf("trial %s recorded twice", tr.TrialID)
+		}
+		byID[tr.TrialID] = tr
+		if tr.Outcome != results.OutcomeCompleted && tr.Outcome != results.OutcomePruned {
+			t.Errorf("trial %s: %s (%s), want completed or pruned", tr.TrialID, tr.Outcome, tr.Error)
+		}
+	}
+	for _, id := range []string{"0-s1", "0-s2"} {
+		if tr := byID[id]; tr.Outcome != results.OutcomeCompleted || tr.Steps != 36000 {
+			t.Errorf("trial %s of the best configuration: %s at step %d, want completed at 36000", id, tr.Outcome, tr.Steps)
+		}
+	}
+	log, err := sweepstore.LoadDecisions(context.Background(), e.s3, sweepID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stops := map[string]int{}
+	var stored []string
+	for i, d := range log {
+		if d.Seq != i {
+			t.Errorf("decision %d has seq %d", i, d.Seq)
+		}
+		stops[d.TrialID]++
+		stored = append(stored, d.TrialID+" "+d.Action+" "+d.Reason)
+		if tr := byID[d.TrialID]; tr.Outcome != results.OutcomePruned || tr.Pruning == nil || tr.Pruning.Rung != d.Pruning.Rung {
+			t.Errorf("decision %d (%s at rung %d) does not match trial %s: %s, pruning %+v", d.Seq, d.Action, d.Pruning.Rung, d.TrialID, tr.Outcome, tr.Pruning)
+		}
+	}
+	pruned := 0
+	for id, tr := range byID {
+		want := 0
+		if tr.Outcome == results.OutcomePruned {
+			want = 1
+			pruned++
+		}
+		if stops[id] != want {
+			t.Errorf("trial %s (%s): %d stops in the decision log, want %d", id, tr.Outcome, stops[id], want)
+		}
+	}
+	sort.Strings(stored)
+	if strings.Join(stored, "\n") != strings.Join(sent, "\n") {
+		t.Errorf("the stored decision log and the decisions the sweep sent differ:\nstored:\n%s\nsent:\n%s",
+			strings.Join(stored, "\n"), strings.Join(sent, "\n"))
+	}
+	t.Logf("%d trials pruned, %d decisions logged, %d distinct decisions sent", pruned, len(log), len(sent))
+	if pruned == 0 {
+		t.Errorf("no trial pruned: the scenario tests nothing")
+	}
+}
+
+// sentDecisions returns the distinct stop and exploit decisions every run of the sweep's workflow
+// signalled to its trials, as "trial action reason", sorted.
+func sentDecisions(t *testing.T, e *env, sweepID string) []string {
+	t.Helper()
+	ctx := context.Background()
+	seen := map[string]bool{}
+	var next []byte
+	for {
+		page, err := e.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Query: fmt.Sprintf("WorkflowId = %q", sweepID), NextPageToken: next})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ex := range page.Executions {
+			it := e.client.GetWorkflowHistory(ctx, ex.Execution.WorkflowId, ex.Execution.RunId, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+			for it.HasNext() {
+				ev, err := it.Next()
+				if err != nil {
+					t.Fatal(err)
+				}
+				a := ev.GetSignalExternalWorkflowExecutionInitiatedEventAttributes()
+				if a == nil || (a.SignalName != workflows.SignalSegmentDecision && a.SignalName != workflows.SignalStopTrial) {
+					continue
+				}
+				var d scheduler.Decision
+				if err := converter.GetDefaultDataConverter().FromPayloads(a.Input, &d); err != nil {
+					t.Fatalf("decode a %s signal: %v", a.SignalName, err)
+				}
+				if d.Action != scheduler.Stop && d.Action != scheduler.Exploit {
+					continue
+				}
+				trial := strings.TrimPrefix(a.WorkflowExecution.WorkflowId, sweepID+"/trial/")
+				seen[trial+" "+string(d.Action)+" "+d.Reason] = true
+			}
+		}
+		if next = page.NextPageToken; len(next) == 0 {
+			break
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for k := range seen {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
