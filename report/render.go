@@ -43,6 +43,8 @@ type page struct {
 	RegressionRows   []regression.ConfigComparison
 	RegressionCounts []count
 	RegressionFigure *Figure
+	// RungFigure, with early_terminate, shows each configuration at each decision step.
+	RungFigure *Figure
 }
 
 // warning is one warning text and the trials that gave it, in plan order.
@@ -162,6 +164,16 @@ func Render(w io.Writer, in *Input) error {
 			return err
 		}
 		pg.Sensitivity = append(pg.Sensitivity, Figure{ID: "plot-sensitivity-" + s.Param, SVG: template.HTML(out)})
+	}
+	if in.Spec != nil && in.Spec.EarlyTerminate != nil {
+		if steps := in.Spec.DecisionSteps(); len(steps) > 0 {
+			out, err := svg(rungPlot(in, trials, steps), 22*vg.Centimeter, 11*vg.Centimeter)
+			if err != nil {
+				return err
+			}
+			pg.RungFigure = &Figure{ID: "plot-rungs", SVG: template.HTML(out),
+				Caption: "Each configuration's value (IQM over its seeds' windowed objective) at each decision step of early_terminate and, for those that completed, at the end. A cross marks where a configuration was stopped, a grey bar the cutoff it had to reach there."}
+		}
 	}
 	if r := in.Regression; r != nil {
 		pg.RegressionRows, pg.RegressionCounts = regressionSorted(r), regressionCounts(r)
@@ -366,6 +378,7 @@ tr.regressed td { background: #fdecea; }
 <tr><th>trial</th><th>outcome</th><th>rule</th><th>steps reached</th><th>steps saved</th><th>time saved</th></tr>
 {{range .Trials}}<tr><td>{{.TrialID}}</td><td>{{.Outcome}}</td><td>{{.Rule}}</td><td class="n">{{steps .StepsReached}}</td><td class="n">{{steps .StepsSaved}}</td><td class="n">{{duration .SecondsSaved}}</td></tr>
 {{end}}</table>{{end}}{{else}}<p>The step budget is unknown (no spec), so the saving cannot be computed.</p>{{end}}{{end}}
+{{with .RungFigure}}<figure id="{{.ID}}">{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>{{end}}
 
 <h2 id="probes">Probe checks</h2>
 {{if and .In.Probes .In.Probes.Results}}<table id="probe-table">

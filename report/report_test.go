@@ -411,3 +411,48 @@ func TestRenderPruningSaved(t *testing.T) {
 		}
 	}
 }
+
+// With early_terminate the report draws each configuration at each decision step: the pruned one
+// with the value the pruner compared at its rung, the completed one from its curve up to the end.
+func TestRenderRungPlot(t *testing.T) {
+	in := sampleInput()
+	spec, err := sweeps.Decode(strings.NewReader(`name: s
+trainer: {command: [python, t.py], total_steps: 9000}
+metric: {name: reward, goal: maximize}
+parameters: {lr: {values: [0.1, 0.2]}}
+early_terminate: {type: asha, min_steps: 1000, eta: 3}
+`), "s.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := spec.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	in.Spec = spec
+	for i := range in.Results.Trials {
+		tr := &in.Results.Trials[i]
+		if tr.Config == 0 {
+			tr.Outcome, tr.Steps = results.OutcomePruned, 1000
+			tr.Pruning = &results.Pruning{Rule: "asha", Rung: 0, Step: 1000, Value: ptr(1), Cutoff: ptr(2.5), Peers: 1}
+		}
+	}
+	rows := RungValues(in.trials(), spec.DecisionSteps(), 9000)
+	if len(rows) == 0 || rows[0][0].Config != 0 || len(rows[0]) != 1 || rows[0][0].Value != 1 {
+		t.Errorf("rung values %+v: want configuration 0 once, at rung 0 with the pruner's value 1", rows)
+	}
+	var b bytes.Buffer
+	if err := Render(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `<figure id="plot-rungs">`) {
+		t.Errorf("report lacks the rung plot")
+	}
+	in.Spec.EarlyTerminate = nil
+	b.Reset()
+	if err := Render(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), `plot-rungs`) {
+		t.Errorf("a sweep without early_terminate has a rung plot")
+	}
+}
