@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -33,7 +34,7 @@ func BenchmarkTrialCycle(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		e := newEnv(b)
 		e.startWorker("a", "--slots", fmt.Sprint(conc))
-		spec := benchSpec(e, "cycle", trials, conc, trialMS)
+		spec := benchSpec(e, "cycle", trials, conc, trialMS, 1, filepath.Join(e.dir, "timeline"))
 		sweepID := e.submit(spec)
 		ctx := context.Background()
 		if err := e.client.GetWorkflow(ctx, sweepID, "").Get(ctx, nil); err != nil {

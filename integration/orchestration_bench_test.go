@@ -5,6 +5,10 @@ package integration
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,24 +25,30 @@ import (
 // throughput, and the longest history of any workflow run of the sweep (continue-as-new keeps it
 // bounded). Run with -benchtime 1x; see docs/BENCHMARKS.md.
 func BenchmarkOrchestration(b *testing.B) {
-	for _, c := range []struct{ trials, conc, sleepMS int }{
-		{1000, 16, 1000},
-		{1000, 16, 0},
-		{10000, 64, 0},    // the history bound: every run of the sweep stays under 10,240 events
-		{10000, 16, 1000}, // Ray Tune's published anchor: 10,000 × 1 s on 16 CPUs, 715 s against 625 s
+	for _, c := range []struct{ trials, conc, sleepMS, segments int }{
+		{1000, 16, 1000, 1},
+		{1000, 16, 0, 1},
+		{10000, 64, 0, 1},    // the history bound: every run of the sweep stays under 10,240 events
+		{10000, 16, 1000, 1}, // Ray Tune's published anchor: 10,000 × 1 s on 16 CPUs, 715 s against 625 s
+		{200, 16, 1000, 4},   // segment boundaries: each 1 s trial in 4 segments that resume from checkpoints
 	} {
-		b.Run(fmt.Sprintf("trials=%d/conc=%d/trial_ms=%d", c.trials, c.conc, c.sleepMS), func(b *testing.B) {
+		name := fmt.Sprintf("trials=%d/conc=%d/trial_ms=%d", c.trials, c.conc, c.sleepMS)
+		if c.segments > 1 {
+			name += fmt.Sprintf("/segments=%d", c.segments)
+		}
+		b.Run(name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				benchSweep(b, c.trials, c.conc, c.sleepMS)
+				benchSweep(b, c.trials, c.conc, c.sleepMS, c.segments)
 			}
 		})
 	}
 }
 
-func benchSweep(b *testing.B, trials, conc, sleepMS int) {
+func benchSweep(b *testing.B, trials, conc, sleepMS, segments int) {
 	e := newEnv(b)
 	e.startWorker("a", "--slots", fmt.Sprint(conc))
-	spec := benchSpec(e, "bench", trials, conc, sleepMS)
+	timeline := filepath.Join(e.dir, "timeline")
+	spec := benchSpec(e, "bench", trials, conc, sleepMS, segments, timeline)
 	b.ResetTimer()
 	start := time.Now()
 	sweepID := e.submit(spec)
@@ -64,6 +74,77 @@ func benchSweep(b *testing.B, trials, conc, sleepMS int) {
 	b.ReportMetric(sp.firstStart.Sub(start).Seconds(), "lead-s")
 	b.ReportMetric(start.Add(wall).Sub(sp.lastClose).Seconds(), "tail-s")
 	b.ReportMetric(float64(sweepRuns(b, e, sweepID)), "sweep-runs")
+	// From a trainer's exit to the next trainer's start: at a segment boundary of the same trial, and
+	// from a trial's last trainer to the first trainer of the trial that took its slot.
+	boundary, refill := timelineGaps(b, timeline, conc)
+	for _, g := range []struct {
+		name string
+		ms   []float64
+	}{{"boundary", boundary}, {"refill", refill}} {
+		if len(g.ms) == 0 {
+			continue
+		}
+		sort.Float64s(g.ms)
+		b.ReportMetric(g.ms[len(g.ms)/2], g.name+"-p50-ms")
+		b.ReportMetric(g.ms[min(len(g.ms)-1, len(g.ms)*99/100)], g.name+"-p99-ms")
+	}
+}
+
+// timelineGaps reads the scripted trainers' timeline ("start|exit <unix ns> <trial> <step>" lines) and
+// returns, in milliseconds, every boundary gap (a trainer's exit to the start of the same trial's next
+// trainer) and every refill gap: after the first conc trials, each trial's first start is matched with
+// the earliest last exit of a trial not matched yet (the slot it freed).
+func timelineGaps(b *testing.B, path string, conc int) (boundary, refill []float64) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	type event struct {
+		start bool
+		at    int64
+		trial string
+	}
+	var evs []event
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 4 {
+			b.Fatalf("timeline line %q", line)
+		}
+		at, _ := strconv.ParseInt(f[1], 10, 64)
+		evs = append(evs, event{f[0] == "start", at, f[2]})
+	}
+	sort.Slice(evs, func(i, j int) bool { return evs[i].at < evs[j].at })
+	lastExit := map[string]int64{}
+	started := map[string]bool{}
+	for _, ev := range evs {
+		if !ev.start {
+			lastExit[ev.trial] = ev.at
+		}
+	}
+	var exits []int64 // last exits, in time order
+	for _, ev := range evs {
+		if !ev.start && lastExit[ev.trial] == ev.at {
+			exits = append(exits, ev.at)
+		}
+	}
+	prevExit := map[string]int64{}
+	firsts := 0
+	for _, ev := range evs {
+		switch {
+		case !ev.start:
+			prevExit[ev.trial] = ev.at
+		case started[ev.trial]:
+			boundary = append(boundary, float64(ev.at-prevExit[ev.trial])/1e6)
+		default:
+			started[ev.trial] = true
+			if firsts++; firsts <= conc || len(exits) == 0 || exits[0] > ev.at {
+				continue
+			}
+			refill = append(refill, float64(ev.at-exits[0])/1e6)
+			exits = exits[1:]
+		}
+	}
+	return boundary, refill
 }
 
 // extent is what the visibility store says of a sweep's workflows: the largest history length of any
@@ -122,20 +203,23 @@ func sweepRuns(b *testing.B, e *env, sweepID string) int {
 
 // benchSpec writes the sweep the benchmarks run: trials seeds of the scripted trainer, each sleeping
 // sleepMS and writing one record, concurrency conc, no probes or diagnostics.
-func benchSpec(e *env, name string, trials, conc, sleepMS int) string {
+func benchSpec(e *env, name string, trials, conc, sleepMS, segments int, timeline string) string {
 	seeds := make([]string, trials)
 	for i := range seeds {
 		seeds[i] = fmt.Sprint(i + 1)
 	}
+	// One record per segment, each sleeping its share of the trial's time, a checkpoint at each.
 	return e.spec(name, fmt.Sprintf(`
-  total_steps: 1000
+  total_steps: %d
+  segment_steps: 1000
 seeds: [%s]
 parameters:
   sleep_ms: {value: %d}
   step_size: {value: 1000}
-  checkpoint_every: {value: 0}
+  checkpoint_every: {value: %d}
+  timeline: {value: %q}
 probes: {enabled: false}
 diagnostics: {enabled: false}
 concurrency: %d
-`, strings.Join(seeds, ", "), sleepMS, conc))
+`, 1000*segments, strings.Join(seeds, ", "), sleepMS/segments, min(segments-1, 1), timeline, conc))
 }

@@ -15,6 +15,8 @@
 //	fault, fault_at   from step fault_at on: fault 1 = NaN reward and value loss (as nan_at), 2 =
 //	                  action_std_min 0 (as std_zero_at), 3 = grad_norm 1e5 (as grad_at); 0 = healthy
 //	pid_dir           write <pid_dir>/<trial>.pid while running
+//	timeline          append "start <unix ns> <trial> <step>" to this file when the process starts and
+//	                  "exit <unix ns> <trial> <step>" when it exits after training (the boundary benchmark)
 //	ignore_stop       1: a trainer that knows nothing of segments: it trains to RLSWEEP_TOTAL_STEPS
 //	                  whatever RLSWEEP_STOP_AT_STEP says, and writes no checkpoint (but on SIGTERM)
 //	console           1: print each record as a block of rsl_rl's console table to stdout (ANSI
@@ -68,18 +70,31 @@ func run() error {
 		}
 	}
 	s := script{}
-	var pidDir string
+	var pidDir, timeline string
 	for k, v := range raw {
 		switch v := v.(type) {
 		case float64:
 			s[k] = v
 		case string:
-			if k == "pid_dir" {
+			switch k {
+			case "pid_dir":
 				pidDir = v
+			case "timeline":
+				timeline = v
 			}
 		}
 	}
 	trial := os.Getenv("RLSWEEP_TRIAL_ID")
+	mark := func(event string, step int64) {
+		if timeline == "" {
+			return
+		}
+		// One short write with O_APPEND: lines of concurrent trainers do not interleave.
+		if f, err := os.OpenFile(timeline, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
+			fmt.Fprintf(f, "%s %d %s %d\n", event, time.Now().UnixNano(), trial, step)
+			f.Close()
+		}
+	}
 	if pidDir != "" {
 		pidFile := filepath.Join(pidDir, trial+".pid")
 		_ = os.WriteFile(pidFile, []byte(strconv.Itoa(os.Getpid())), 0o644)
@@ -131,6 +146,7 @@ func run() error {
 	quality := s.get("quality", 100*(1-math.Abs(math.Log10(s.get("lr", 1e-3))+3)/3))
 	records := 0
 	fmt.Printf("scripted-trainer %s: from step %d to %d\n", trial, step, stopAt)
+	mark("start", step)
 	for step < stopAt {
 		select {
 		case <-term:
@@ -193,6 +209,7 @@ func run() error {
 			return err
 		}
 	}
+	mark("exit", step)
 	return nil
 }
 
