@@ -40,6 +40,10 @@ func Plan(s *Spec) ([]Trial, error) {
 		configs = gridConfigs(s.Parameters)
 	case MethodRandom:
 		configs = randomConfigs(s.Parameters, s.Trials, s.SamplerSeed)
+	case MethodBayes:
+		// Only the random start-up configurations are known before the search runs; the estimator
+		// makes the others from their results (scheduler/tpe.go).
+		configs = StartupConfigs(s, min(s.BayesSettings().StartupTrials, s.Trials))
 	case MethodSobol:
 		var err error
 		if configs, err = sobolConfigs(s.Parameters, s.Trials, s.SamplerSeed); err != nil {
