@@ -1,7 +1,9 @@
 package sweeps
 
 import (
+	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 
@@ -16,6 +18,9 @@ const (
 	DefaultStartupTrials = 10
 	DefaultRerunTop      = 3
 	MaxRerunTop          = 100
+	// MaxBayesTrials bounds trials (run_cap) for method bayes: a sweep that continues as new computes
+	// its suggestions again, each one weighing every result before it.
+	MaxBayesTrials = 1000
 )
 
 // Bayes configures method bayes (docs/spec.md#bayes): how many configurations are drawn at random
@@ -136,10 +141,67 @@ func Constant(p Parameter) any { return constant(p) }
 // distributions), or selects a value of a list (by its probabilities when it has them).
 func Pick(p Parameter, u float64) any { return pick(p, u) }
 
-// StartupConfigs are method bayes's random start-up configurations: method random's first n with
-// the same sampler_seed. Each holds every parameter, constants included.
+// ValueIndex is the index of the value of a values parameter that u in [0, 1) selects (Pick's choice).
+func ValueIndex(p Parameter, u float64) int { return valueIndex(p, u) }
+
+// MaxStartupDraws bounds the draws of the start-up configurations, per configuration asked for: a
+// discrete space smaller than startup_trials gives fewer.
+const MaxStartupDraws = 100
+
+// StartupQuantiles are method bayes's random start-up configurations as quantiles: one u in [0, 1)
+// per sampled parameter (Sampled), in spec order, drawn as method random draws them with the same
+// sampler_seed, a configuration equal to an earlier one drawn again (at most MaxStartupDraws·n draws in
+// all). With no duplicate, they are method random's first n.
+func StartupQuantiles(s *Spec, n int) [][]float64 {
+	rng := rand.New(rand.NewPCG(uint64(s.SamplerSeed), randomStream))
+	seen := map[string]bool{}
+	var out [][]float64
+	for draws := 0; len(out) < n && draws < MaxStartupDraws*n; draws++ {
+		u := make([]float64, 0, len(s.Parameters))
+		cfg := make(map[string]any, len(s.Parameters))
+		for _, p := range s.Parameters {
+			if !sampled(p) {
+				cfg[p.Name] = constant(p)
+				continue
+			}
+			x := rng.Float64()
+			u = append(u, x)
+			cfg[p.Name] = pick(p, x)
+		}
+		if k := ConfigKey(cfg); !seen[k] {
+			seen[k] = true
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// StartupConfigs are the configurations of StartupQuantiles, each holding every parameter.
 func StartupConfigs(s *Spec, n int) []map[string]any {
-	return randomConfigs(s.Parameters, n, s.SamplerSeed)
+	var out []map[string]any
+	for _, u := range StartupQuantiles(s, n) {
+		cfg := make(map[string]any, len(s.Parameters))
+		d := 0
+		for _, p := range s.Parameters {
+			if !sampled(p) {
+				cfg[p.Name] = constant(p)
+				continue
+			}
+			cfg[p.Name] = pick(p, u[d])
+			d++
+		}
+		out = append(out, cfg)
+	}
+	return out
+}
+
+// ConfigKey identifies a configuration by its values: their JSON, keys sorted.
+func ConfigKey(cfg map[string]any) string {
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return fmt.Sprint(cfg) // a non-finite float; Pick never makes one
+	}
+	return string(b)
 }
 
 // Budget is how many trials the sweep runs at most: configurations × seeds, and for method bayes the

@@ -268,7 +268,11 @@ func (c *checker) method() {
 		if s.Trials != 0 {
 			c.add("trials", strconv.Itoa(s.Trials), "no trials for method grid (the grid decides the count; use random or sobol to sample)")
 		}
-	case MethodRandom, MethodSobol, MethodBayes:
+	case MethodBayes:
+		if s.Trials < 1 || s.Trials > MaxBayesTrials {
+			c.addNear("trials", "method", strconv.Itoa(s.Trials), fmt.Sprintf("an integer in [1, %d] for method bayes (each suggestion weighs every result so far)", MaxBayesTrials))
+		}
+	case MethodRandom, MethodSobol:
 		if s.Trials < 1 || s.Trials > MaxTrials {
 			c.addNear("trials", "method", strconv.Itoa(s.Trials), fmt.Sprintf("an integer in [1, %d] for method %s", MaxTrials, s.Method))
 		}
