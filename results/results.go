@@ -223,3 +223,22 @@ func ParamsKey(params map[string]any) string {
 	}
 	return string(b)
 }
+
+// ConfigScore is a configuration's score from its trials (one per seed), as rlsweep ranks
+// configurations: the IQM over its scored seeds of their objective (the windowed final objective);
+// false when a seed diverged or none is scored, the configuration being infeasible.
+func ConfigScore(trials []TrialSummary) (float64, bool) {
+	var xs []float64
+	for _, t := range trials {
+		if t.Outcome == OutcomeDiverged {
+			return 0, false
+		}
+		if t.Scored() {
+			xs = append(xs, *t.Objective)
+		}
+	}
+	if len(xs) == 0 {
+		return 0, false
+	}
+	return diagnostics.IQM(xs), true
+}

@@ -83,6 +83,8 @@ type State struct {
 	TargetReached bool `json:"target_reached,omitempty"`
 	// Pruner is early_terminate's memory (PrunerState); nil without it.
 	Pruner *PrunerState `json:"pruner,omitempty"`
+	// Bayes is method bayes's memory (BayesState); nil for the other methods.
+	Bayes *BayesState `json:"bayes,omitempty"`
 }
 
 // Boundary is what a trial tells its sweep at the end of a segment.
@@ -147,8 +149,10 @@ func New(spec *sweeps.Spec, state State) (Scheduler, error) {
 			return newPruning(spec, p, state)
 		}
 		return p, nil
+	case sweeps.MethodBayes:
+		return newBayes(spec, state)
 	}
-	return nil, fmt.Errorf("method: got %q, want %s, %s or %s", spec.Method, sweeps.MethodGrid, sweeps.MethodRandom, sweeps.MethodSobol)
+	return nil, fmt.Errorf("method: got %q, want %s, %s, %s or %s", spec.Method, sweeps.MethodGrid, sweeps.MethodRandom, sweeps.MethodSobol, sweeps.MethodBayes)
 }
 
 func newPlanned(spec *sweeps.Spec, state State) (*planned, error) {
