@@ -260,8 +260,10 @@ type Confirmation struct {
 	Config int            `json:"config"`
 	Params map[string]any `json:"params"`
 	// SearchScore is the configuration's score on the search's seeds (ConfigScore); nil when
-	// infeasible there. SearchLow and SearchHigh are the 95% Student-t interval of the mean objective
-	// over those seeds (the leaderboard's); nil with fewer than two scored seeds.
+	// infeasible there. SearchLow and SearchHigh are the 95% Student-t prediction interval, from the
+	// search's seeds, of the mean objective over as many fresh seeds as the re-run has: mean ±
+	// t(0.975, n−1)·s·√(1/n + 1/m), n scored search seeds, m re-run seeds; where the re-run should
+	// land if the search-time score reproduces. Nil with fewer than two scored seeds.
 	SearchScore *float64 `json:"search_score"`
 	SearchLow   *float64 `json:"search_low"`
 	SearchHigh  *float64 `json:"search_high"`
@@ -308,7 +310,7 @@ func Confirmations(trials []TrialSummary, searchSeeds []int64, maximize bool) []
 				xs = append(xs, *t.Objective)
 			}
 		}
-		if lo, hi, ok := tInterval95(xs); ok {
+		if lo, hi, ok := predictionInterval95(xs, len(sp.rerun)); ok {
 			cf.SearchLow, cf.SearchHigh = &lo, &hi
 		}
 		if v, ok := ConfigScore(sp.rerun); ok {
@@ -332,13 +334,14 @@ func Confirmations(trials []TrialSummary, searchSeeds []int64, maximize bool) []
 	return out
 }
 
-// tInterval95 is the 95% Student-t interval of the mean of xs; false with fewer than two values.
-func tInterval95(xs []float64) (lo, hi float64, ok bool) {
-	if len(xs) < 2 {
+// predictionInterval95 is the 95% Student-t prediction interval, from the sample xs, of the mean of
+// m new values: mean ± t(0.975, n−1)·s·√(1/n + 1/m); false with fewer than two values.
+func predictionInterval95(xs []float64, m int) (lo, hi float64, ok bool) {
+	if len(xs) < 2 || m < 1 {
 		return 0, 0, false
 	}
 	mean, sd := stat.MeanStdDev(xs, nil)
 	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(xs) - 1)}.Quantile(0.975)
-	half := t * sd / math.Sqrt(float64(len(xs)))
+	half := t * sd * math.Sqrt(1/float64(len(xs))+1/float64(m))
 	return mean - half, mean + half, true
 }

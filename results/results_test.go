@@ -212,19 +212,19 @@ func TestConfirmations(t *testing.T) {
 		return results.TrialSummary{TrialID: sweeps.TrialID(c, seed), Config: c, Seed: seed, Params: map[string]any{"x": float64(c)},
 			Outcome: results.OutcomeCompleted, Objective: fp(v)}
 	}
-	trials := []results.TrialSummary{tr(0, 1, 10), tr(0, 2, 12), tr(0, 3, 30), tr(1, 1, 20), tr(1, 2, 22), tr(1, 3, 21), tr(2, 1, 5), tr(2, 2, 6)}
+	trials := []results.TrialSummary{tr(0, 1, 10), tr(0, 2, 12), tr(0, 3, 40), tr(1, 1, 20), tr(1, 2, 22), tr(1, 3, 21), tr(2, 1, 5), tr(2, 2, 6)}
 	r := results.New("s", spec, "completed", trials)
 	if len(r.Confirmations) != 2 {
 		t.Fatalf("%d confirmations, want configurations 0 and 1", len(r.Confirmations))
 	}
 	c := r.Confirmations[0]
-	// Configuration 1: mean 21, s = √2, t(0.975, 1) = 12.706: 21 ± 12.706.
-	if c.Config != 1 || *c.SearchScore != 21 || math.Abs(*c.SearchLow-(21-12.7062)) > 1e-3 || math.Abs(*c.SearchHigh-(21+12.7062)) > 1e-3 ||
+	// Configuration 1: mean 21, s = √2, t(0.975, 1) = 12.706, one re-run seed: 21 ± 12.706·√2·√(1/2 + 1) = 21 ± 22.007.
+	if c.Config != 1 || *c.SearchScore != 21 || math.Abs(*c.SearchLow-(21-22.0075)) > 1e-3 || math.Abs(*c.SearchHigh-(21+22.0075)) > 1e-3 ||
 		*c.RerunScore != 21 || !c.Inside || c.SearchSeeds != 2 || c.RerunSeeds != 1 {
-		t.Errorf("first confirmation = %+v, want configuration 1, search 21 in [8.29, 33.71], re-run 21 inside", c)
+		t.Errorf("first confirmation = %+v, want configuration 1, search 21 in [−1.01, 43.01], re-run 21 inside", c)
 	}
-	if c := r.Confirmations[1]; c.Config != 0 || *c.RerunScore != 30 || c.Inside {
-		t.Errorf("second confirmation = %+v, want configuration 0, re-run 30 outside [−1.7, 23.7]", c)
+	if c := r.Confirmations[1]; c.Config != 0 || *c.RerunScore != 40 || c.Inside {
+		t.Errorf("second confirmation = %+v, want configuration 0, re-run 40 outside [−11.0, 33.0]", c)
 	}
 	b, _ := json.Marshal(r)
 	for _, name := range []string{`"confirmations"`, `"search_score"`, `"search_low"`, `"search_high"`, `"rerun_score"`, `"rerun_seeds"`, `"inside"`} {

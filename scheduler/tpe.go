@@ -21,7 +21,7 @@ import (
 // constant liar), the best γ(n) = min(⌈0.1·n⌉, 25) are the good group and the others the bad group.
 // Each group gets a Parzen estimator over the dimensions: a mixture of one kernel per point and one
 // prior kernel, each of weight 1; numeric kernels are normals truncated to [0, 1] with the bandwidth
-// 0.2·n^(−1/(d+4)) (clipped below at 1/min(100, n+1)), the prior's centred at 0.5 with bandwidth 1;
+// 0.2·n^(−1/(d+4)) (clipped below at 1/min(100, n+2)), the prior's centred at 0.5 with bandwidth 1;
 // categorical kernels put 1 + 1/(n+1) on the point's value and 1/(n+1) on every value, normalised, the
 // prior's uniform. The suggestion is, of TPECandidates points drawn from the good estimator l, the one
 // with the largest l(x)/g(x), g the bad estimator's density.
@@ -170,7 +170,7 @@ type parzen struct {
 func newParzen(space []Dim, dims []int, points [][]float64) *parzen {
 	n := len(points)
 	sigma := tpeSigma0 * math.Pow(float64(max(n, 1)), -1/float64(len(dims)+4))
-	sigma = math.Max(sigma, 1/math.Min(100, float64(n+1)))
+	sigma = math.Max(sigma, 1/math.Min(100, float64(n+2))) // the points and the prior, plus one
 	sigma = math.Min(sigma, 1)
 	return &parzen{space: space, dims: dims, points: points, sigma: sigma, n: n}
 }

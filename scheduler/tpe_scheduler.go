@@ -458,7 +458,22 @@ func (b *bayes) Done() bool {
 	return b.chooseRerun() && b.st.RerunStarted >= len(b.st.Rerun)*len(b.settings.RerunSeeds)
 }
 
-func (b *bayes) Total() int { return b.spec.Budget() }
+// Total is the sweep's budget (Spec.Budget) until the search ends early (a small discrete space, the
+// metric's target) or the re-run's configurations are chosen; then the trials it will have run.
+func (b *bayes) Total() int {
+	configs := b.spec.Trials
+	if b.st.Exhausted || b.st.TargetReached {
+		configs = len(b.st.Configs)
+	}
+	rerun := b.settings.RerunTop
+	switch {
+	case b.st.RerunChosen:
+		rerun = len(b.st.Rerun)
+	case b.st.TargetReached:
+		rerun = 0
+	}
+	return configs*len(b.seeds) + rerun*len(b.settings.RerunSeeds)
+}
 
 func (b *bayes) State() State {
 	st := b.st

@@ -344,3 +344,27 @@ func TestBayesResume(t *testing.T) {
 		}
 	}
 }
+
+// Total is the budget until the search ends early or the re-run is chosen, then what ran: a sweep
+// whose every configuration is infeasible re-runs none, and its Total is the search's trials (so a
+// sweep whose every trial failed ends failed).
+func TestBayesTotal(t *testing.T) {
+	s := bayesSpec(t, "bayes", 6, 1, "[1, 2]", braninParams, "bayes: {startup_trials: 2, rerun_top: 3}\n")
+	b, err := New(s, State{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Total(); got != 6*2+3*2 {
+		t.Errorf("Total before any result = %d, want the budget 18", got)
+	}
+	drive(t, b, s.Seeds, 4, func(map[string]any, int64) *float64 { return nil })
+	if got := b.Total(); got != 12 || !b.Done() {
+		t.Errorf("Total after every configuration diverged = %d (done %v), want 12 and done", got, b.Done())
+	}
+	small := bayesSpec(t, "bayes", 10, 1, "[1]", "  a: {values: [x, y]}\n", "bayes: {rerun_top: 1}\n")
+	b, _ = New(small, State{})
+	drive(t, b, small.Seeds, 1, func(map[string]any, int64) *float64 { v := 1.0; return &v })
+	if got := b.Total(); got != 2+1 {
+		t.Errorf("Total of a 2-configuration space = %d, want 2 and the re-run's 1", got)
+	}
+}
