@@ -368,3 +368,69 @@ func TestBayesTotal(t *testing.T) {
 		t.Errorf("Total of a 2-configuration space = %d, want 2 and the re-run's 1", got)
 	}
 }
+
+// With early_terminate, the pruner of bayes sweeps is the pruning scheduler's: a configuration it
+// stops ranks below every completed one, by its value at its last decision step, and above the
+// infeasible ones; a re-run seed is never pruned.
+func TestBayesPrunedRanking(t *testing.T) {
+	s := bayesSpec(t, "bayes", 3, 1, "[1, 2]", braninParams,
+		"bayes: {startup_trials: 3, rerun_top: 1}\nearly_terminate: {type: asha, min_steps: 100, eta: 2}\n")
+	s.Trainer.SegmentSteps = 100
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := New(s, State{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := sch.(*bayes)
+	if !b.AsksAtBoundaries() {
+		t.Fatal("a bayes sweep with early_terminate does not ask at boundaries")
+	}
+	for range 6 {
+		if _, ok := b.Next(); !ok {
+			t.Fatal("fewer than 6 trials")
+		}
+	}
+	at := func(c int, seed int64, v float64) Decision {
+		return b.AtBoundary(Boundary{TrialID: sweeps.TrialID(c, seed), Config: c, Seed: seed, Segment: 0, Step: 100, Windowed: &v})
+	}
+	at(0, 1, 5) // minimize: 5 is better than 10
+	if d := at(0, 2, 5); d.Action != Continue {
+		t.Fatalf("configuration 0 at its first rung: %+v, want continue", d)
+	}
+	at(1, 1, 10)
+	d := at(1, 2, 10)
+	if d.Action != Stop || d.Outcome != results.OutcomePruned {
+		t.Fatalf("configuration 1 below configuration 0 at the rung: %+v, want pruned", d)
+	}
+	end := func(c int, seed int64, outcome string, v *float64) {
+		b.Finished(results.TrialSummary{TrialID: sweeps.TrialID(c, seed), Config: c, Seed: seed, Outcome: outcome, Objective: v, Pruning: d.Pruning})
+	}
+	twenty := 20.0
+	end(1, 1, results.OutcomePruned, nil)
+	end(1, 2, results.OutcomePruned, nil)
+	end(2, 1, results.OutcomeDiverged, nil)
+	end(2, 2, results.OutcomeCancelled, nil)
+	end(0, 1, results.OutcomeCompleted, &twenty)
+	end(0, 2, results.OutcomeCompleted, &twenty)
+	st := b.State().Bayes.Configs
+	// minimize: scores are oriented, so configuration 0's 20 is −20 and configuration 1's rung value
+	// −10: numerically better, and still ranked below the completed configuration.
+	if st[0].Result != BayesCompleted || st[0].Score != -20 || st[1].Result != BayesPruned || st[1].Score != -10 || st[2].Result != BayesInfeasible {
+		t.Errorf("results %+v, want 0 completed (−20), 1 pruned (−10), 2 infeasible", st)
+	}
+	ranked := b.ranked(3)
+	for i, c := range []int{0, 1, 2} {
+		if !reflect.DeepEqual(ranked[i], b.points[c]) {
+			t.Errorf("rank %d is not configuration %d", i, c)
+		}
+	}
+	tr, ok := b.Next()
+	if !ok || tr.Config != 0 || tr.Seed != 3 {
+		t.Fatalf("re-run trial %+v, want configuration 0 on seed 3", tr)
+	}
+	if d := b.AtBoundary(Boundary{TrialID: tr.ID, Config: 0, Seed: 3, Segment: 0, Step: 100, Windowed: new(float64)}); d.Action != Continue {
+		t.Errorf("re-run trial at a rung: %+v, want continue", d)
+	}
+}
