@@ -29,10 +29,14 @@ func TestTPEBenchmark(t *testing.T) {
 	}
 	checkpoints := []int{8, 16, 24, 32, 48}
 	for _, fn := range []testFunction{braninFn(0), hartmannFn(0), braninFn(1), hartmannFn(0.1)} {
-		fmt.Printf("\n%s: median simple regret (over 20 sampler seeds) after n configurations, sequential\n", fn.name)
+		fmt.Printf("\n%s: median simple regret (over 20 sampler seeds) after n configurations, one at a time unless said\n", fn.name)
 		fmt.Printf("| method | %s |\n|---|%s\n", joinInts(checkpoints, " | "), strings.Repeat("---|", len(checkpoints)))
-		for _, method := range []string{"bayes", "random", "sobol"} {
+		for _, method := range []string{"bayes", "bayes-8", "random", "sobol"} {
 			regrets := make([][]float64, len(checkpoints))
+			conc := 1
+			if method == "bayes-8" {
+				method, conc = "bayes", 8
+			}
 			for seed := int64(1); seed <= 20; seed++ {
 				extra := ""
 				if method == "bayes" {
@@ -44,7 +48,7 @@ func TestTPEBenchmark(t *testing.T) {
 					t.Fatal(err)
 				}
 				noise := rand.New(rand.NewPCG(uint64(seed), 99))
-				rs, _ := drive(t, sch, s.Seeds, 1, func(p map[string]any, _ int64) *float64 {
+				rs, _ := drive(t, sch, s.Seeds, conc, func(p map[string]any, _ int64) *float64 {
 					v := fn.f(p) + fn.noise*noise.NormFloat64()
 					return &v
 				})
@@ -56,7 +60,11 @@ func TestTPEBenchmark(t *testing.T) {
 			for k := range checkpoints {
 				row[k] = fmt.Sprintf("%.3g", medianOf(regrets[k]))
 			}
-			fmt.Printf("| %s | %s |\n", methodName(method), strings.Join(row, " | "))
+			name := methodName(method)
+			if conc > 1 {
+				name += fmt.Sprintf(", %d at once (constant liar)", conc)
+			}
+			fmt.Printf("| %s | %s |\n", name, strings.Join(row, " | "))
 		}
 	}
 	for _, env := range []string{"CartPole-v1", "Pendulum-v1"} {
