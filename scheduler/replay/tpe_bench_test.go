@@ -280,9 +280,23 @@ func benchGrid(t *testing.T, env string) {
 		}
 		lo, hi := tInterval(xs)
 		blo, bhi := bootstrapInterval(xs)
-		plo, phi := lo-(hi-lo)/2*(math.Sqrt(1.5)-1), hi+(hi-lo)/2*(math.Sqrt(1.5)-1) // √(1/2 + 1/1) against √(1/2)
-		if rerun >= plo && rerun <= phi {
-			pIn++
+		// results.json's confirmation of it: the product's interval.
+		var sums []results.TrialSummary
+		for _, tr := range all {
+			sum := results.TrialSummary{TrialID: tr.ID, Config: tr.Config, Seed: tr.Seed, Params: tr.Params, Outcome: results.OutcomeCompleted}
+			if sum.Objective = obj(tr.Params, tr.Seed); sum.Objective == nil {
+				sum.Outcome = results.OutcomeDiverged
+			}
+			sums = append(sums, sum)
+		}
+		plo, phi := math.NaN(), math.NaN()
+		for _, c := range results.Confirmations(sums, s.Seeds, true) {
+			if c.Config == top.config && c.SearchLow != nil {
+				plo, phi = *c.SearchLow, *c.SearchHigh
+				if c.Inside {
+					pIn++
+				}
+			}
 		}
 		if rerun >= lo && rerun <= hi {
 			tIn++
