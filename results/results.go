@@ -12,9 +12,6 @@ import (
 	"sort"
 	"strings"
 
-	"gonum.org/v1/gonum/stat"
-	"gonum.org/v1/gonum/stat/distuv"
-
 	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
@@ -310,7 +307,7 @@ func Confirmations(trials []TrialSummary, searchSeeds []int64, maximize bool) []
 				xs = append(xs, *t.Objective)
 			}
 		}
-		if lo, hi, ok := predictionInterval95(xs, len(sp.rerun)); ok {
+		if lo, hi, ok := diagnostics.PredictionInterval(xs, len(sp.rerun), 0.95); ok {
 			cf.SearchLow, cf.SearchHigh = &lo, &hi
 		}
 		if v, ok := ConfigScore(sp.rerun); ok {
@@ -332,16 +329,4 @@ func Confirmations(trials []TrialSummary, searchSeeds []int64, maximize bool) []
 		return out[i].Config < out[j].Config
 	})
 	return out
-}
-
-// predictionInterval95 is the 95% Student-t prediction interval, from the sample xs, of the mean of
-// m new values: mean ± t(0.975, n−1)·s·√(1/n + 1/m); false with fewer than two values.
-func predictionInterval95(xs []float64, m int) (lo, hi float64, ok bool) {
-	if len(xs) < 2 || m < 1 {
-		return 0, 0, false
-	}
-	mean, sd := stat.MeanStdDev(xs, nil)
-	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(xs) - 1)}.Quantile(0.975)
-	half := t * sd * math.Sqrt(1/float64(len(xs))+1/float64(m))
-	return mean - half, mean + half, true
 }
