@@ -165,6 +165,11 @@ type parzen struct {
 	points [][]float64
 	sigma  float64 // numeric bandwidth of the points' kernels
 	n      int
+	// konst[j]: kernel j's log density terms that do not depend on x (the numeric dimensions'
+	// normalisers); logOwn and logOther per position in dims: a point kernel's log probability of its
+	// own categorical value and of another.
+	konst            []float64
+	logOwn, logOther []float64
 }
 
 func newParzen(space []Dim, dims []int, points [][]float64) *parzen {
@@ -172,65 +177,85 @@ func newParzen(space []Dim, dims []int, points [][]float64) *parzen {
 	sigma := tpeSigma0 * math.Pow(float64(max(n, 1)), -1/float64(len(dims)+4))
 	sigma = math.Max(sigma, 1/math.Min(100, float64(n+2))) // the points and the prior, plus one
 	sigma = math.Min(sigma, 1)
-	return &parzen{space: space, dims: dims, points: points, sigma: sigma, n: n}
+	p := &parzen{space: space, dims: dims, points: points, sigma: sigma, n: n, konst: make([]float64, n+1),
+		logOwn: make([]float64, len(dims)), logOther: make([]float64, len(dims))}
+	base := tpePriorWeight / float64(n+1)
+	for k, d := range dims {
+		if c := space[d].Choices; c > 0 {
+			p.logOwn[k] = math.Log((base + 1) / (1 + base*float64(c)))
+			p.logOther[k] = math.Log(base / (1 + base*float64(c)))
+			p.konst[n] -= math.Log(float64(c)) // the prior: uniform
+			continue
+		}
+		for j := range n + 1 {
+			mu, sg := p.kernel(j, d)
+			p.konst[j] += truncNormalLogNorm(mu, sg)
+		}
+	}
+	return p
+}
+
+// kernel is kernel j's mean and bandwidth in numeric dimension d.
+func (p *parzen) kernel(j, d int) (mu, sigma float64) {
+	if j == p.n {
+		return 0.5, 1
+	}
+	return p.points[j][d], p.sigma
 }
 
 // sample draws one point of the mixture into x's dimensions of the estimator.
 func (p *parzen) sample(rng *rand.Rand, x []float64) {
 	j := rng.IntN(p.n + 1) // every kernel weighs 1, the prior too
-	for _, d := range p.dims {
-		if k := p.space[d].Choices; k > 0 {
-			x[d] = float64(p.sampleCat(rng, j, d, k))
+	for k, d := range p.dims {
+		if c := p.space[d].Choices; c > 0 {
+			x[d] = float64(p.sampleCat(rng, j, k, d, c))
 			continue
 		}
-		mu, sigma := 0.5, 1.0
-		if j < p.n {
-			mu, sigma = p.points[j][d], p.sigma
-		}
+		mu, sigma := p.kernel(j, d)
 		x[d] = truncNormal(rng, mu, sigma)
 	}
 }
 
-// catProb is kernel j's probability of value v of dimension d, which has k values.
-func (p *parzen) catProb(j, d, k, v int) float64 {
+// sampleCat draws categorical dimension d (position k in dims, c values) from kernel j.
+func (p *parzen) sampleCat(rng *rand.Rand, j, k, d, c int) int {
 	if j == p.n {
-		return 1 / float64(k)
+		return rng.IntN(c)
 	}
-	base := tpePriorWeight / float64(p.n+1)
-	w := base
-	if int(p.points[j][d]) == v {
-		w += 1
-	}
-	return w / (1 + base*float64(k))
-}
-
-func (p *parzen) sampleCat(rng *rand.Rand, j, d, k int) int {
+	own := int(p.points[j][d])
 	u := rng.Float64()
 	sum := 0.0
-	for v := range k {
-		sum += p.catProb(j, d, k, v)
+	for v := range c {
+		if v == own {
+			sum += math.Exp(p.logOwn[k])
+		} else {
+			sum += math.Exp(p.logOther[k])
+		}
 		if u < sum {
 			return v
 		}
 	}
-	return k - 1
+	return c - 1
 }
 
 // logPDF is the log density of the mixture at x's dimensions of the estimator.
 func (p *parzen) logPDF(x []float64) float64 {
 	logs := make([]float64, p.n+1)
 	for j := range logs {
-		l := 0.0
-		for _, d := range p.dims {
-			if k := p.space[d].Choices; k > 0 {
-				l += math.Log(p.catProb(j, d, k, int(x[d])))
+		l := p.konst[j]
+		for k, d := range p.dims {
+			if c := p.space[d].Choices; c > 0 {
+				switch {
+				case j == p.n:
+				case int(p.points[j][d]) == int(x[d]):
+					l += p.logOwn[k]
+				default:
+					l += p.logOther[k]
+				}
 				continue
 			}
-			mu, sigma := 0.5, 1.0
-			if j < p.n {
-				mu, sigma = p.points[j][d], p.sigma
-			}
-			l += truncNormalLogPDF(x[d], mu, sigma)
+			mu, sigma := p.kernel(j, d)
+			z := (x[d] - mu) / sigma
+			l -= 0.5 * z * z
 		}
 		logs[j] = l
 	}
@@ -253,10 +278,11 @@ func truncNormal(rng *rand.Rand, mu, sigma float64) float64 {
 	return math.Min(math.Max(x, 0), 1)
 }
 
-func truncNormalLogPDF(x, mu, sigma float64) float64 {
-	z := (x - mu) / sigma
+// truncNormalLogNorm is the log density of a normal truncated to [0, 1] at its mean:
+// −log σ − ½ log 2π − log(its mass in [0, 1]).
+func truncNormalLogNorm(mu, sigma float64) float64 {
 	mass := normCDF((1-mu)/sigma) - normCDF(-mu/sigma)
-	return -0.5*z*z - math.Log(sigma) - 0.5*math.Log(2*math.Pi) - math.Log(math.Max(mass, 1e-300))
+	return -math.Log(sigma) - 0.5*math.Log(2*math.Pi) - math.Log(math.Max(mass, 1e-300))
 }
 
 func normCDF(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
