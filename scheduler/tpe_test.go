@@ -434,3 +434,101 @@ func TestBayesPrunedRanking(t *testing.T) {
 		t.Errorf("re-run trial at a rung: %+v, want continue", d)
 	}
 }
+
+// Every distribution a spec can give is searched, and every suggestion lies in its parameter's
+// support: ranges within their bounds, integers and q_ values rounded, values from their list.
+func TestBayesEveryDistribution(t *testing.T) {
+	params := `  u: {min: -2.0, max: 3.0}
+  lg: {min: 0.0001, max: 0.1, distribution: log_uniform}
+  n: {min: 1, max: 9, distribution: int_uniform}
+  qu: {min: 0.0, max: 1.0, distribution: q_uniform, q: 0.25}
+  qlv: {min: 1.0, max: 100.0, distribution: q_log_uniform_values, q: 5}
+  inv: {min: 0.01, max: 1.0, distribution: inv_log_uniform_values}
+  nrm: {distribution: normal, mu: 1.0, sigma: 2.0}
+  ln: {distribution: log_normal, mu: 0.0, sigma: 1.0}
+  bt: {distribution: beta, a: 2.0, b: 5.0}
+  qb: {distribution: q_beta, a: 2.0, b: 2.0, q: 0.1}
+  ord: {values: [16, 32, 64, 128]}
+  cat: {values: [relu, tanh, elu]}
+  w: {values: [a, b], probabilities: [0.9, 0.1]}
+  k: {value: 7}
+`
+	s := bayesSpec(t, "bayes", 40, 2, "[1]", params, "bayes: {startup_trials: 5, rerun_top: 0}\n")
+	b, err := New(s, State{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := b.(*bayes).space; d[10].Choices != 0 || d[11].Choices != 3 || d[12].Choices != 2 {
+		t.Errorf("dimensions %+v: want the ordered list numeric, the others categorical", d)
+	}
+	rs, _ := drive(t, b, s.Seeds, 4, func(p map[string]any, _ int64) *float64 {
+		v := math.Abs(num(p["u"])-1) + math.Abs(math.Log10(num(p["lg"]))+2)
+		return &v
+	})
+	if len(rs) != 40 {
+		t.Fatalf("%d configurations, want 40", len(rs))
+	}
+	in := func(x, lo, hi float64) bool { return x >= lo && x <= hi }
+	multiple := func(x, q float64) bool { return math.Abs(x/q-math.Round(x/q)) < 1e-9 }
+	for _, r := range rs {
+		p := r.params
+		bad := func(name string) { t.Errorf("%s = %v (%T) outside its support", name, p[name], p[name]) }
+		if !in(num(p["u"]), -2, 3) {
+			bad("u")
+		}
+		if !in(num(p["lg"]), 0.0001, 0.1) {
+			bad("lg")
+		}
+		if n, ok := p["n"].(int64); !ok || n < 1 || n > 9 {
+			bad("n")
+		}
+		if x := num(p["qu"]); !in(x, 0, 1) || !multiple(x, 0.25) {
+			bad("qu")
+		}
+		if x, ok := p["qlv"].(int64); !ok || x%5 != 0 || x < 0 || x > 100 {
+			bad("qlv")
+		}
+		if !in(num(p["inv"]), 0.01, 1) {
+			bad("inv")
+		}
+		if x := num(p["nrm"]); math.IsNaN(x) || math.IsInf(x, 0) {
+			bad("nrm")
+		}
+		if x := num(p["ln"]); !(x > 0) || math.IsInf(x, 0) {
+			bad("ln")
+		}
+		if !in(num(p["bt"]), 0, 1) {
+			bad("bt")
+		}
+		if x := num(p["qb"]); !in(x, 0, 1) || !multiple(x, 0.1) {
+			bad("qb")
+		}
+		if !slices.Contains([]int64{16, 32, 64, 128}, p["ord"].(int64)) {
+			bad("ord")
+		}
+		if !slices.Contains([]any{"relu", "tanh", "elu"}, p["cat"]) {
+			bad("cat")
+		}
+		if p["w"] != "a" && p["w"] != "b" {
+			bad("w")
+		}
+		if p["k"] != int64(7) {
+			bad("k")
+		}
+	}
+	// The search moves towards u = 1 and lg = 0.01.
+	best := incumbentOf(rs)
+	if math.Abs(num(best.params["u"])-1) > 0.5 || math.Abs(math.Log10(num(best.params["lg"]))+2) > 0.5 {
+		t.Errorf("best of 40: u %v, lg %v; want near 1 and 0.01", best.params["u"], best.params["lg"])
+	}
+}
+
+func incumbentOf(rs []ran) ran {
+	best := rs[0]
+	for _, r := range rs {
+		if r.score < best.score {
+			best = r
+		}
+	}
+	return best
+}
