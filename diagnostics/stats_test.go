@@ -104,3 +104,15 @@ func TestProbabilityOfImprovement(t *testing.T) {
 		t.Errorf("ProbabilityOfImprovement(nil, [1]) = %v, want NaN", got)
 	}
 }
+
+// PredictionInterval: mean ± t(0.975, n−1)·s·√(1/n + 1/m).
+func TestPredictionInterval(t *testing.T) {
+	lo, hi, ok := PredictionInterval([]float64{20, 22}, 1, 0.95)
+	// mean 21, s = √2, t(0.975, 1) = 12.7062: half 12.7062·√2·√1.5 = 22.0078.
+	if !ok || math.Abs(lo-(21-22.0078)) > 1e-3 || math.Abs(hi-(21+22.0078)) > 1e-3 {
+		t.Errorf("PredictionInterval(20, 22; 1) = [%v, %v] %v, want 21 ± 22.008", lo, hi, ok)
+	}
+	if _, _, ok := PredictionInterval([]float64{1}, 1, 0.95); ok {
+		t.Error("an interval from one value")
+	}
+}

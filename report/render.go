@@ -187,7 +187,8 @@ func Render(w io.Writer, in *Input) error {
 }
 
 var funcs = template.FuncMap{
-	"join": strings.Join,
+	"join":  strings.Join,
+	"deref": func(x *float64) float64 { return *x },
 	"num": func(x float64) string {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return fmt.Sprint(x)
@@ -354,6 +355,14 @@ tr.regressed td { background: #fdecea; }
 {{range $i, $r := .Rows}}<tr><td class="n">{{inc $i}}</td><td class="n">{{$r.Config}}</td><td>{{params $.In.Results.Params $r.Params}}</td><td class="n">{{if $r.Scored}}{{num $r.Mean}}{{else}}—{{end}}</td><td class="n">{{ci $r}}</td><td class="n">{{if $r.Scored}}{{num $r.IQM}}{{else}}—{{end}}</td><td class="n">{{$r.Scored}}/{{$r.Trials}}</td><td>{{outcomes $r.Outcomes}}</td></tr>
 {{end}}</table>
 <p class="muted">Only completed trials are scored; a configuration's diverged seeds show under outcomes.</p>
+{{with .In.Results.Confirmations}}
+<h2 id="rerun">Re-run of the best configurations</h2>
+<table id="rerun-table">
+<tr><th>config</th><th>parameters</th><th>search score (IQM)</th><th>95% prediction interval</th><th>re-run score (IQM)</th><th>seeds search / re-run</th><th>inside</th></tr>
+{{range .}}<tr><td class="n">{{.Config}}</td><td>{{params $.In.Results.Params .Params}}</td><td class="n">{{if .SearchScore}}{{num (deref .SearchScore)}}{{else}}infeasible{{end}}</td><td class="n">{{if .SearchLow}}[{{num (deref .SearchLow)}}, {{num (deref .SearchHigh)}}]{{else}}—{{end}}</td><td class="n">{{if .RerunScore}}{{num (deref .RerunScore)}}{{else}}—{{end}}</td><td class="n">{{.SearchSeeds}} / {{.RerunSeeds}}</td><td>{{if .Inside}}yes{{else}}<b>no</b>{{end}}</td></tr>
+{{end}}</table>
+<p class="muted">The search's best configurations, run again on seeds the search did not use (bayes.rerun_top). The interval is where the re-run's mean should land if the search-time score reproduces: the 95% Student-t prediction interval from the search's n seeds for the mean of the re-run's m seeds, mean ± t(0.975, n−1)·s·√(1/n + 1/m) (wider than the leaderboard's interval of the mean, which is not where new seeds land). A re-run score outside it says the search-time score did not reproduce.</p>
+{{end}}
 
 {{range .Figures}}<figure id="{{.ID}}">{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
 {{end}}

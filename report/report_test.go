@@ -456,3 +456,37 @@ early_terminate: {type: asha, min_steps: 1000, eta: 3}
 		t.Errorf("a sweep without early_terminate has a rung plot")
 	}
 }
+
+// A bayes sweep's report shows its re-run: each confirmed configuration's search score with its
+// interval and its re-run score, and whether it is inside.
+func TestRenderRerun(t *testing.T) {
+	in := sampleInput()
+	in.Results.Confirmations = []results.Confirmation{
+		{Config: 3, Params: map[string]any{"lr": 1e-3, "clip": 0.2}, SearchScore: ptr(97.5), SearchLow: ptr(90), SearchHigh: ptr(105),
+			SearchSeeds: 2, RerunScore: ptr(99), RerunSeeds: 2, Inside: true},
+		{Config: 1, Params: map[string]any{"lr": 1e-4, "clip": 0.2}, SearchScore: ptr(96), SearchSeeds: 2, RerunSeeds: 2},
+	}
+	var b bytes.Buffer
+	if err := Render(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	start := strings.Index(html, `id="rerun-table"`)
+	if start < 0 {
+		t.Fatal("report lacks the re-run table")
+	}
+	table := html[start : start+strings.Index(html[start:], "</table>")]
+	rows := strings.Split(table, "<tr>")[2:]
+	if len(rows) != 2 || !strings.Contains(rows[0], "97.5") || !strings.Contains(rows[0], "[90, 105]") || !strings.Contains(rows[0], "99") ||
+		!strings.Contains(rows[0], "yes") || !strings.Contains(rows[1], "—") || !strings.Contains(rows[1], "<b>no</b>") {
+		t.Errorf("re-run rows = %q, want configuration 3 (97.5 in [90, 105], re-run 99, inside) and configuration 1 (no interval, not re-scored)", rows)
+	}
+	in.Results.Confirmations = nil
+	b.Reset()
+	if err := Render(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "rerun-table") {
+		t.Error("a sweep without a re-run shows the re-run table")
+	}
+}

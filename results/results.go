@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -145,12 +146,18 @@ type SweepResults struct {
 	Metric  sweeps.Metric  `json:"metric"`
 	Params  []string       `json:"params"`
 	Trials  []TrialSummary `json:"trials"`
+	// Confirmations: a bayes sweep's re-run of its best configurations on fresh seeds.
+	Confirmations []Confirmation `json:"confirmations,omitempty"`
 }
 
 // New returns the results of a sweep of spec with the given final status and trials.
 func New(sweepID string, spec *sweeps.Spec, status string, trials []TrialSummary) *SweepResults {
-	return &SweepResults{SweepID: sweepID, Name: spec.Name, Status: status, Metric: spec.Metric,
+	r := &SweepResults{SweepID: sweepID, Name: spec.Name, Status: status, Metric: spec.Metric,
 		Params: sweeps.ParamNames(spec), Trials: trials}
+	if spec.Method == sweeps.MethodBayes {
+		r.Confirmations = Confirmations(trials, spec.Seeds, r.Maximize())
+	}
+	return r
 }
 
 // Maximize says whether a larger objective is better.
@@ -242,4 +249,104 @@ func ParamsKey(params map[string]any) string {
 		return fmtParams(params)
 	}
 	return string(b)
+}
+
+// ConfigScore is a configuration's score from its trials (one per seed), as rlsweep ranks
+// configurations: the IQM over its scored seeds of their objective (the windowed final objective);
+// false when a seed diverged or none is scored, the configuration being infeasible.
+func ConfigScore(trials []TrialSummary) (float64, bool) {
+	var xs []float64
+	for _, t := range trials {
+		if t.Outcome == OutcomeDiverged {
+			return 0, false
+		}
+		if t.Scored() {
+			xs = append(xs, *t.Objective)
+		}
+	}
+	if len(xs) == 0 {
+		return 0, false
+	}
+	return diagnostics.IQM(xs), true
+}
+
+// Confirmation is a configuration of a bayes sweep that ran again on fresh seeds once the search
+// ended (bayes.rerun_top): its score on the search's seeds with a 95% interval, and its score on the
+// fresh seeds.
+type Confirmation struct {
+	Config int            `json:"config"`
+	Params map[string]any `json:"params"`
+	// SearchScore is the configuration's score on the search's seeds (ConfigScore); nil when
+	// infeasible there. SearchLow and SearchHigh are the 95% Student-t prediction interval, from the
+	// search's seeds, of the mean objective over as many fresh seeds as the re-run has: mean ±
+	// t(0.975, n−1)·s·√(1/n + 1/m), n scored search seeds, m re-run seeds; where the re-run should
+	// land if the search-time score reproduces. Nil with fewer than two scored seeds.
+	SearchScore *float64 `json:"search_score"`
+	SearchLow   *float64 `json:"search_low"`
+	SearchHigh  *float64 `json:"search_high"`
+	SearchSeeds int      `json:"search_seeds"`
+	// RerunScore is its score on the fresh seeds (ConfigScore over them); nil when infeasible there
+	// (a fresh seed diverged, or none completed) or not ended yet.
+	RerunScore *float64 `json:"rerun_score"`
+	RerunSeeds int      `json:"rerun_seeds"`
+	// Inside: the re-run score lies in the search's interval.
+	Inside bool `json:"inside"`
+}
+
+// Confirmations lists the configurations that ran on seeds other than searchSeeds (a bayes sweep's
+// re-run), best search score first.
+func Confirmations(trials []TrialSummary, searchSeeds []int64, maximize bool) []Confirmation {
+	type split struct{ search, rerun []TrialSummary }
+	byConfig := map[int]*split{}
+	params := map[int]map[string]any{}
+	for _, t := range trials {
+		sp := byConfig[t.Config]
+		if sp == nil {
+			sp = &split{}
+			byConfig[t.Config] = sp
+		}
+		if slices.Contains(searchSeeds, t.Seed) {
+			sp.search = append(sp.search, t)
+		} else {
+			sp.rerun = append(sp.rerun, t)
+			params[t.Config] = t.Params
+		}
+	}
+	var out []Confirmation
+	for c, sp := range byConfig {
+		if len(sp.rerun) == 0 {
+			continue
+		}
+		cf := Confirmation{Config: c, Params: params[c], SearchSeeds: len(sp.search), RerunSeeds: len(sp.rerun)}
+		if v, ok := ConfigScore(sp.search); ok {
+			cf.SearchScore = &v
+		}
+		var xs []float64
+		for _, t := range sp.search {
+			if t.Scored() {
+				xs = append(xs, *t.Objective)
+			}
+		}
+		if lo, hi, ok := diagnostics.PredictionInterval(xs, len(sp.rerun), 0.95); ok {
+			cf.SearchLow, cf.SearchHigh = &lo, &hi
+		}
+		if v, ok := ConfigScore(sp.rerun); ok {
+			cf.RerunScore = &v
+			cf.Inside = cf.SearchLow != nil && v >= *cf.SearchLow && v <= *cf.SearchHigh
+		}
+		out = append(out, cf)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].SearchScore, out[j].SearchScore
+		switch {
+		case a == nil || b == nil:
+			if (a == nil) != (b == nil) {
+				return b == nil
+			}
+		case *a != *b:
+			return (*a > *b) == maximize
+		}
+		return out[i].Config < out[j].Config
+	})
+	return out
 }

@@ -181,3 +181,55 @@ func TestParamsKey(t *testing.T) {
 		t.Errorf("ParamsKey of different values = %s for both", c)
 	}
 }
+
+func fp(x float64) *float64 { return &x }
+
+// ConfigScore is the IQM over the scored seeds; a diverged seed, or no scored seed, makes the
+// configuration infeasible.
+func TestConfigScore(t *testing.T) {
+	done := func(v float64) results.TrialSummary {
+		return results.TrialSummary{Outcome: results.OutcomeCompleted, Objective: fp(v)}
+	}
+	if v, ok := results.ConfigScore([]results.TrialSummary{done(1), done(100), done(3), done(2)}); !ok || v != 2.5 {
+		t.Errorf("ConfigScore(1, 100, 3, 2) = %v, %v; want the IQM 2.5", v, ok)
+	}
+	if _, ok := results.ConfigScore([]results.TrialSummary{done(1), {Outcome: results.OutcomeDiverged}}); ok {
+		t.Error("a configuration with a diverged seed is scored, want infeasible")
+	}
+	if _, ok := results.ConfigScore([]results.TrialSummary{{Outcome: results.OutcomeFailed}}); ok {
+		t.Error("a configuration without a scored seed is scored, want infeasible")
+	}
+}
+
+// A bayes sweep's results list its re-run configurations with the search's score and interval and
+// the fresh seeds' score, best search score first.
+func TestConfirmations(t *testing.T) {
+	spec, err := sweeps.Decode(bytes.NewReader([]byte("name: b\ntrainer: {command: [t], total_steps: 10}\nmethod: bayes\ntrials: 4\nseeds: [1, 2]\nparameters:\n  x: {min: 0.0, max: 1.0}\n")), "b.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := func(c int, seed int64, v float64) results.TrialSummary {
+		return results.TrialSummary{TrialID: sweeps.TrialID(c, seed), Config: c, Seed: seed, Params: map[string]any{"x": float64(c)},
+			Outcome: results.OutcomeCompleted, Objective: fp(v)}
+	}
+	trials := []results.TrialSummary{tr(0, 1, 10), tr(0, 2, 12), tr(0, 3, 40), tr(1, 1, 20), tr(1, 2, 22), tr(1, 3, 21), tr(2, 1, 5), tr(2, 2, 6)}
+	r := results.New("s", spec, "completed", trials)
+	if len(r.Confirmations) != 2 {
+		t.Fatalf("%d confirmations, want configurations 0 and 1", len(r.Confirmations))
+	}
+	c := r.Confirmations[0]
+	// Configuration 1: mean 21, s = √2, t(0.975, 1) = 12.706, one re-run seed: 21 ± 12.706·√2·√(1/2 + 1) = 21 ± 22.007.
+	if c.Config != 1 || *c.SearchScore != 21 || math.Abs(*c.SearchLow-(21-22.0075)) > 1e-3 || math.Abs(*c.SearchHigh-(21+22.0075)) > 1e-3 ||
+		*c.RerunScore != 21 || !c.Inside || c.SearchSeeds != 2 || c.RerunSeeds != 1 {
+		t.Errorf("first confirmation = %+v, want configuration 1, search 21 in [−1.01, 43.01], re-run 21 inside", c)
+	}
+	if c := r.Confirmations[1]; c.Config != 0 || *c.RerunScore != 40 || c.Inside {
+		t.Errorf("second confirmation = %+v, want configuration 0, re-run 40 outside [−11.0, 33.0]", c)
+	}
+	b, _ := json.Marshal(r)
+	for _, name := range []string{`"confirmations"`, `"search_score"`, `"search_low"`, `"search_high"`, `"rerun_score"`, `"rerun_seeds"`, `"inside"`} {
+		if !bytes.Contains(b, []byte(name)) {
+			t.Errorf("results.json lacks %s", name)
+		}
+	}
+}

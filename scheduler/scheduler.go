@@ -3,11 +3,12 @@
 // no randomness but what the spec seeds): the workflow replays every decision it made, and carries the
 // scheduler's small State across a continue-as-new.
 //
-// What ships is the planned scheduler: the spec's grid, random or sobol plan (sweeps.Plan), trials
-// started in plan order, every trial continued at every boundary. Adaptive search plugs in here as
+// The planned scheduler runs the spec's grid, random or sobol plan (sweeps.Plan), trials started in
+// plan order, every trial continued at every boundary; method bayes runs TPE (tpe_scheduler.go), which
+// makes its next configuration from the results it was told of. Adaptive search plugs in here as
 // another Scheduler: a pruner (median, ASHA) answers Stop at a boundary; population-based training
-// answers Exploit (go on from another trial's checkpoint with perturbed parameters); a Bayesian search
-// makes its next trial from the results it was told of (Finished). The workflow does not grow for them.
+// answers Exploit (go on from another trial's checkpoint with perturbed parameters). The workflow does
+// not grow for them.
 package scheduler
 
 import (
@@ -83,6 +84,8 @@ type State struct {
 	TargetReached bool `json:"target_reached,omitempty"`
 	// Pruner is early_terminate's memory (PrunerState); nil without it.
 	Pruner *PrunerState `json:"pruner,omitempty"`
+	// Bayes is method bayes's memory (BayesState); nil for the other methods.
+	Bayes *BayesState `json:"bayes,omitempty"`
 }
 
 // Boundary is what a trial tells its sweep at the end of a segment.
@@ -147,8 +150,10 @@ func New(spec *sweeps.Spec, state State) (Scheduler, error) {
 			return newPruning(spec, p, state)
 		}
 		return p, nil
+	case sweeps.MethodBayes:
+		return newBayes(spec, state)
 	}
-	return nil, fmt.Errorf("method: got %q, want %s, %s or %s", spec.Method, sweeps.MethodGrid, sweeps.MethodRandom, sweeps.MethodSobol)
+	return nil, fmt.Errorf("method: got %q, want %s, %s, %s or %s", spec.Method, sweeps.MethodGrid, sweeps.MethodRandom, sweeps.MethodSobol, sweeps.MethodBayes)
 }
 
 func newPlanned(spec *sweeps.Spec, state State) (*planned, error) {

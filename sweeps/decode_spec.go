@@ -47,6 +47,7 @@ func (d *decoder) spec(n *yaml.Node, s *Spec) {
 				{"max_new_failures", d.smallInt(&r.MaxNewFailures)},
 			})
 		}},
+		{"bayes", func(p string, v *yaml.Node) { d.bayesSection(v, p, s) }},
 	})
 }
 

@@ -35,19 +35,30 @@ func Explain(s *Spec, trials []Trial) ([]string, error) {
 	}
 	add("metrics: %s", describeMetrics(s))
 	add("objective: %s, %s", s.Metric.Name, s.Metric.Goal)
-	configs := len(trials) / max(len(s.Seeds), 1)
-	count := fmt.Sprintf("trials: %d (%d configurations × %d seeds, method %s", len(trials), configs, len(s.Seeds), s.Method)
+	n, configs := len(trials), len(trials)/max(len(s.Seeds), 1)
+	if s.Method == MethodBayes { // the plan holds the start-up configurations only
+		n, configs = s.Trials*len(s.Seeds), s.Trials
+	}
+	count := fmt.Sprintf("trials: %d (%d configurations × %d seeds, method %s", n, configs, len(s.Seeds), s.Method)
 	if s.Method != MethodGrid {
 		count += fmt.Sprintf(", sampler_seed %d", s.SamplerSeed)
 	}
-	if w := s.wandb; w != nil && s.Method == MethodRandom {
+	if w := s.wandb; w != nil && (s.Method == MethodRandom || s.Method == MethodBayes) {
 		if w.runCapSet {
 			count += "; run_cap"
 		} else {
-			count += fmt.Sprintf("; no run_cap: rlsweep's default for W&B random sweeps is %d, set run_cap to change it", DefaultWandBRunCap)
+			count += fmt.Sprintf("; no run_cap: rlsweep's default for W&B %s sweeps is %d, set run_cap to change it", s.Method, DefaultWandBRunCap)
 		}
 	}
 	add("%s)", count)
+	if s.Method == MethodBayes {
+		b := s.BayesSettings()
+		line := fmt.Sprintf("search: TPE, %d start-up, up to %d configurations × %d seeds", min(b.StartupTrials, s.Trials), s.Trials, len(s.Seeds))
+		if b.RerunTop > 0 {
+			line += fmt.Sprintf("; then the best %d run again on seeds %s", b.RerunTop, formatSeeds(b.RerunSeeds))
+		}
+		add("%s", line)
+	}
 	if w := s.wandb; w != nil {
 		if s.Trainer.TotalSteps == DefaultWandBTotalSteps {
 			add("total_steps: not set (rlsweep.total_steps): the trainer's own arguments decide how long it trains; diagnostics warm up for %d steps", s.WarmupSteps())
@@ -63,6 +74,14 @@ func Explain(s *Spec, trials []Trial) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+func formatSeeds(seeds []int64) string {
+	out := make([]string, len(seeds))
+	for i, s := range seeds {
+		out[i] = strconv.FormatInt(s, 10)
+	}
+	return "[" + strings.Join(out, ", ") + "]"
 }
 
 // firstTrialArgv renders a trial's command, each argument quoted on its own; paths of the trial's
@@ -125,8 +144,8 @@ func (s *Spec) Notices() []string {
 	if len(w.ignored) > 0 {
 		out = append(out, "accepted, not used by rlsweep: "+strings.Join(w.ignored, ", "))
 	}
-	if s.Method == MethodRandom && !w.runCapSet {
-		out = append(out, fmt.Sprintf("no run_cap: %d trials (rlsweep's default for a W&B random sweep); set run_cap to change it", DefaultWandBRunCap))
+	if (s.Method == MethodRandom || s.Method == MethodBayes) && !w.runCapSet {
+		out = append(out, fmt.Sprintf("no run_cap: %d trials (rlsweep's default for a W&B %s sweep); set run_cap to change it", DefaultWandBRunCap, s.Method))
 	}
 	return out
 }

@@ -40,6 +40,10 @@ func Plan(s *Spec) ([]Trial, error) {
 		configs = gridConfigs(s.Parameters)
 	case MethodRandom:
 		configs = randomConfigs(s.Parameters, s.Trials, s.SamplerSeed)
+	case MethodBayes:
+		// Only the random start-up configurations are known before the search runs; the estimator
+		// makes the others from their results (scheduler/tpe.go).
+		configs = StartupConfigs(s, min(s.BayesSettings().StartupTrials, s.Trials))
 	case MethodSobol:
 		var err error
 		if configs, err = sobolConfigs(s.Parameters, s.Trials, s.SamplerSeed); err != nil {
@@ -86,9 +90,12 @@ func gridConfigs(params []Parameter) []map[string]any {
 	return configs
 }
 
+// randomStream is the PCG stream of method random and of method bayes's start-up: "rlsweep".
+const randomStream = 0x726c7377656570
+
 // randomConfigs draws n configurations, parameter by parameter in spec order.
 func randomConfigs(params []Parameter, n int, seed int64) []map[string]any {
-	rng := rand.New(rand.NewPCG(uint64(seed), 0x726c7377656570)) // "rlsweep"
+	rng := rand.New(rand.NewPCG(uint64(seed), randomStream))
 	configs := make([]map[string]any, n)
 	for i := range configs {
 		cfg := make(map[string]any, len(params))
@@ -155,11 +162,7 @@ func constant(p Parameter) any {
 // pick maps u in [0, 1) onto a parameter.
 func pick(p Parameter, u float64) any {
 	if len(p.Values) > 0 {
-		i := min(int(u*float64(len(p.Values))), len(p.Values)-1)
-		if p.Probabilities != nil {
-			i = weightedIndex(p.Probabilities, u)
-		}
-		return normalize(p.Values[i])
+		return normalize(p.Values[valueIndex(p, u)])
 	}
 	if v, ok := pickDist(p, u); ok {
 		return v
@@ -173,6 +176,14 @@ func pick(p Parameter, u float64) any {
 		return int64(math.Min(hi, math.Max(lo, k)))
 	}
 	return lo + u*(hi-lo)
+}
+
+// valueIndex is the index of the value of a values parameter that u in [0, 1) selects.
+func valueIndex(p Parameter, u float64) int {
+	if p.Probabilities != nil {
+		return weightedIndex(p.Probabilities, u)
+	}
+	return min(int(u*float64(len(p.Values))), len(p.Values)-1)
 }
 
 // normalize gives parameter values the types Params promises: int64, float64, string or bool.

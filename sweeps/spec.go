@@ -49,7 +49,7 @@ type Spec struct {
 	Trainer     Trainer `json:"trainer"`
 	Metric      Metric  `json:"metric"`
 	Method      string  `json:"method"`
-	Trials      int     `json:"trials,omitempty"` // random and sobol: how many configurations
+	Trials      int     `json:"trials,omitempty"` // random, sobol and bayes: how many configurations
 	// RunCap is W&B's run_cap for a grid: the sweep starts at most this many trials, in plan order (for
 	// random, run_cap is Trials). 0: no cap.
 	RunCap         int             `json:"run_cap,omitempty"`
@@ -66,6 +66,8 @@ type Spec struct {
 	// Regression holds the thresholds a nightly regression of this sweep judges by; nil when the spec
 	// has no regression section (the defaults apply, see DefaultRegression).
 	Regression *Regression `json:"regression,omitempty"`
+	// Bayes configures method bayes; nil: its defaults (BayesSettings).
+	Bayes *Bayes `json:"bayes,omitempty"`
 
 	// Where each field was written, for messages; empty for a Spec built in code or decoded from JSON.
 	file  string

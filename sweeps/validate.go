@@ -28,7 +28,7 @@ const (
 // Allowed values, in the order messages list them.
 var (
 	Builtins      = []string{"ppo"}
-	Methods       = []string{MethodGrid, MethodRandom, MethodSobol}
+	Methods       = []string{MethodGrid, MethodRandom, MethodSobol, MethodBayes}
 	Distributions = append(slices.Clone(rangeDists), shapeDists...)
 	Goals         = []string{GoalMaximize, GoalMinimize}
 	Sources       = trainer.Sources
@@ -73,6 +73,7 @@ func (s *Spec) validate() Errors {
 	c.parameters()
 	c.size()
 	c.sobolDims()
+	c.bayes()
 	c.commands()
 	c.diagnostics()
 	c.earlyTerminate()
@@ -261,15 +262,15 @@ func (c *checker) metric() {
 
 func (c *checker) method() {
 	s := c.s
-	hint := ""
-	if s.Method == "bayes" {
-		hint = " (Bayesian search is not available yet: use random, or sobol, which covers the space evenly)"
-	}
-	c.choice("method", s.Method, Methods, hint)
+	c.choice("method", s.Method, Methods, "")
 	switch s.Method {
 	case MethodGrid:
 		if s.Trials != 0 {
 			c.add("trials", strconv.Itoa(s.Trials), "no trials for method grid (the grid decides the count; use random or sobol to sample)")
+		}
+	case MethodBayes:
+		if s.Trials < 1 || s.Trials > MaxBayesTrials {
+			c.addNear("trials", "method", strconv.Itoa(s.Trials), fmt.Sprintf("an integer in [1, %d] for method bayes (each suggestion weighs every result so far)", MaxBayesTrials))
 		}
 	case MethodRandom, MethodSobol:
 		if s.Trials < 1 || s.Trials > MaxTrials {
@@ -342,7 +343,7 @@ func (c *checker) sobolDims() {
 func (s *Spec) trialCount() (int, bool) {
 	configs := 1
 	switch s.Method {
-	case MethodRandom, MethodSobol:
+	case MethodRandom, MethodSobol, MethodBayes:
 		configs = max(s.Trials, 0)
 	default:
 		for _, p := range s.Parameters {
@@ -357,6 +358,9 @@ func (s *Spec) trialCount() (int, bool) {
 	n := configs * len(s.Seeds)
 	if len(s.Seeds) > 0 && n/len(s.Seeds) != configs {
 		return 0, false
+	}
+	if r := s.rerunTrials(); r > 0 && r <= MaxTrials {
+		n += r // bayes: the re-run of the best configurations
 	}
 	return n, true
 }

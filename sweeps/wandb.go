@@ -211,7 +211,7 @@ func (d *decoder) wandb(root *yaml.Node, s *Spec, filename string) {
 		d.errs = append(d.errs, &FieldError{File: d.file, Line: d.lineOr("parameters", root.Line), Field: "parameters",
 			Got: "none", Want: "at least one parameter (W&B requires parameters)"})
 	}
-	if (s.Method == MethodRandom || s.Method == "bayes") && !info.runCapSet && s.Trials == 0 {
+	if (s.Method == MethodRandom || s.Method == MethodBayes) && !info.runCapSet && s.Trials == 0 {
 		s.Trials = DefaultWandBRunCap
 	}
 	if s.Method == MethodGrid {
@@ -360,6 +360,7 @@ func (d *decoder) rlsweepBlock(v *yaml.Node, path string, s *Spec) {
 				{"max_infra_retries", d.smallInt(&s.Retries.MaxInfraRetries)}})
 		}},
 		{"diagnostics", func(p string, v *yaml.Node) { d.diagnostics(v, p, &s.Diagnostics) }},
+		{"bayes", func(p string, v *yaml.Node) { d.bayesSection(v, p, s) }},
 		{"probes", func(p string, v *yaml.Node) {
 			d.mapping(v, p, []field{{"enabled", d.flag(&s.Probes.Enabled)}, {"command", d.textList(&s.Probes.Command)}})
 		}},

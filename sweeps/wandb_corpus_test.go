@@ -27,8 +27,9 @@ import (
 //
 // Every file W&B rejects is rejected, each problem with file:line, field, value and what is allowed.
 // Every file W&B accepts validates and plans, and its first trial's argv is the agent's, except:
-// method bayes and early_terminate, refused until Bayesian search and pruning exist (the file is checked
-// with random and no early_terminate in their place), and the files listed in notRunnable.
+// early_terminate where the file has no rlsweep block with JSON-lines metrics (the file is checked
+// without it), and the files listed in notRunnable. A bayes file's first trial is its first random
+// start-up configuration, method random's first with the same sampler_seed.
 func TestWandBCorpus(t *testing.T) {
 	dir := filepath.Join("testdata", "wandb")
 	verdicts := readVerdicts(t, filepath.Join(dir, "verdicts.tsv"))
@@ -88,7 +89,7 @@ func TestWandBCorpus(t *testing.T) {
 		for _, e := range errs {
 			// early_terminate needs segments that resume from JSON-lines checkpoints, which a W&B
 			// config without an rlsweep block does not have.
-			if e.Field != "method" && !strings.HasPrefix(e.Field, "early_terminate") && !strings.Contains(e.Want, "early_terminate") {
+			if !strings.HasPrefix(e.Field, "early_terminate") && !strings.Contains(e.Want, "early_terminate") {
 				t.Errorf("%s: W&B accepts it, rlsweep says %s", name, e)
 			}
 		}
@@ -97,7 +98,7 @@ func TestWandBCorpus(t *testing.T) {
 		} else {
 			ran++
 		}
-		// Plan it, with random in place of bayes and without early_terminate where those were refused.
+		// Plan it, without early_terminate where it was refused.
 		f, err := os.Open(path)
 		if err != nil {
 			t.Fatal(err)
@@ -107,9 +108,6 @@ func TestWandBCorpus(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
-		}
-		if s.Method == "bayes" {
-			s.Method = MethodRandom
 		}
 		s.EarlyTerminate = nil
 		trials, err := Plan(s)
@@ -138,7 +136,7 @@ func TestWandBCorpus(t *testing.T) {
 			t.Errorf("%s: first trial's argv\n got %q\nwant %q (W&B's agent)", name, argv, want)
 		}
 	}
-	t.Logf("%d files: %d accepted by W&B, %d run as they are, %d wait for bayes or early_terminate", len(files), accepted, ran, deferred)
+	t.Logf("%d files: %d accepted by W&B, %d run as they are, %d wait for early_terminate", len(files), accepted, ran, deferred)
 	if out := os.Getenv("RLSWEEP_WANDB_FIRST_TRIALS"); out != "" {
 		b, _ := json.MarshalIndent(first, "", " ")
 		if err := os.WriteFile(out, b, 0o644); err != nil {

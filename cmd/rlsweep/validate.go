@@ -48,7 +48,11 @@ func runValidate(f *Factory, opts *ValidateOptions) error {
 			fmt.Fprintln(f.ErrOut, err)
 			continue
 		}
-		fmt.Fprintf(f.Out, "%s: ok: sweep %q, %s, %d trials\n", file, spec.Name, spec.Method, len(trials))
+		count := fmt.Sprintf("%d trials", len(trials))
+		if spec.Method == sweeps.MethodBayes {
+			count = fmt.Sprintf("up to %d trials", spec.Budget())
+		}
+		fmt.Fprintf(f.Out, "%s: ok: sweep %q, %s, %s\n", file, spec.Name, spec.Method, count)
 		for _, n := range spec.Notices() {
 			fmt.Fprintf(f.ErrOut, "%s: note: %s\n", file, n)
 		}

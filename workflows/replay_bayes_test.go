@@ -1,0 +1,101 @@
+package workflows_test
+
+import (
+	"os"
+	"testing"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/rlsweep/rlsweep/sweeps"
+	"github.com/rlsweep/rlsweep/workflows"
+)
+
+// Replaying the recorded bayes sweep makes every suggestion again: each Trial it starts has the
+// parameters the recorded run started it with. (The replayer compares commands, not their inputs, so a
+// TPE whose suggestions changed would replay without this check.)
+func TestReplayBayesSuggestions(t *testing.T) {
+	const file = "testdata/sweep-bayes.json"
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hist historypb.History
+	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(raw, &hist); err != nil {
+		t.Fatal(err)
+	}
+	recorded := map[string]map[string]any{}
+	var order []string
+	for _, ev := range hist.Events {
+		if ev.GetEventType() != enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED {
+			continue
+		}
+		var in workflows.TrialInput
+		if err := converter.GetDefaultDataConverter().FromPayloads(ev.GetStartChildWorkflowExecutionInitiatedEventAttributes().GetInput(), &in); err != nil {
+			t.Fatal(err)
+		}
+		recorded[in.Trial.ID] = in.Trial.Params
+		order = append(order, in.Trial.ID)
+	}
+	if len(order) != 26 {
+		t.Fatalf("%s starts %d trials, want 26", file, len(order))
+	}
+	rec := &childRecorder{params: map[string]map[string]any{}}
+	r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{Interceptors: []interceptor.WorkerInterceptor{rec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.RegisterWorkflowWithOptions(workflows.Sweep, workflow.RegisterOptions{Name: "Sweep"})
+	r.RegisterWorkflowWithOptions(workflows.Trial, workflow.RegisterOptions{Name: "Trial"})
+	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, file); err != nil {
+		t.Fatalf("replay %s: %v", file, err)
+	}
+	for _, id := range order {
+		got, ok := rec.params[id]
+		if !ok {
+			t.Errorf("trial %s: not started on replay", id)
+			continue
+		}
+		if sweeps.ConfigKey(got) != sweeps.ConfigKey(recorded[id]) {
+			t.Errorf("trial %s: replay starts it with %v, the recorded run with %v", id, got, recorded[id])
+		}
+	}
+}
+
+// childRecorder records the parameters of every Trial a workflow starts.
+type childRecorder struct {
+	interceptor.WorkerInterceptorBase
+	params map[string]map[string]any
+}
+
+func (c *childRecorder) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
+	return &childInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, rec: c}
+}
+
+type childInbound struct {
+	interceptor.WorkflowInboundInterceptorBase
+	rec *childRecorder
+}
+
+func (i *childInbound) Init(out interceptor.WorkflowOutboundInterceptor) error {
+	return i.Next.Init(&childOutbound{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: out}, rec: i.rec})
+}
+
+type childOutbound struct {
+	interceptor.WorkflowOutboundInterceptorBase
+	rec *childRecorder
+}
+
+func (o *childOutbound) ExecuteChildWorkflow(ctx workflow.Context, childWorkflowType string, args ...any) workflow.ChildWorkflowFuture {
+	if len(args) == 1 {
+		if in, ok := args[0].(workflows.TrialInput); ok {
+			o.rec.params[in.Trial.ID] = in.Trial.Params
+		}
+	}
+	return o.Next.ExecuteChildWorkflow(ctx, childWorkflowType, args...)
+}
