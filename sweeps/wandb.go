@@ -752,6 +752,11 @@ func (d *decoder) wandbDistribution(p *Parameter, dist string, ints int, path st
 	switch dist {
 	case "log_uniform_values":
 		p.Distribution = DistLogUniform
+		if *p.Min <= 0 { // named as written: W&B's log_uniform, which takes exponents, allows it
+			d.bad[path+".min"] = true
+			d.errs = append(d.errs, &FieldError{File: d.file, Line: d.lineOr(path+".min", n.Line), Field: path + ".min",
+				Got: num(*p.Min), Want: "a number > 0 for log_uniform_values (log_uniform takes exponents: min: -2.3 for e^-2.3)"})
+		}
 	case DistLogUniform: // W&B: the bounds are exponents
 		p.Min, p.Max = exp(p.Min, 1), exp(p.Max, 1)
 	case "q_log_uniform":

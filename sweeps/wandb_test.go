@@ -554,3 +554,18 @@ func TestWandBGridRunCap(t *testing.T) {
 		t.Errorf("run_cap %d, trials %d, planned %d; want 2, 0, 3", s.RunCap, s.Trials, len(trials))
 	}
 }
+
+// TestWandBLogUniformValuesBound: a W&B log_uniform_values parameter with min <= 0 (W&B's schema wants
+// min > 0) is refused under the name written in the file, once; rlsweep's own log_uniform is not
+// named, since W&B's log_uniform takes exponents, where a negative min is right.
+func TestWandBLogUniformValuesBound(t *testing.T) {
+	_, err := loadWandB(t, "program: t.py\nmethod: random\nparameters:\n  step-penalty:\n    distribution: log_uniform_values\n    min: -0.1\n    max: -0.001\n")
+	var errs Errors
+	if !errors.As(err, &errs) || len(errs) != 1 {
+		t.Fatalf("got %v, want one problem", err)
+	}
+	want := "sweep.yaml:6: parameters.step-penalty.min: got -0.1, want a number > 0 for log_uniform_values"
+	if msg := errs[0].Error(); !strings.HasSuffix(msg, want) && !strings.Contains(msg, want+" ") {
+		t.Errorf("got %s\nwant %s ...", msg, want)
+	}
+}
