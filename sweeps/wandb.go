@@ -54,7 +54,8 @@ type wandbInfo struct {
 const FormatWandB = "wandb"
 
 // isWandB reports whether a top-level mapping is a W&B sweep config: no trainer and no key that only
-// rlsweep specs have, and a key that only W&B configs have, or method and parameters.
+// rlsweep specs have, and a key that only W&B configs have, or parameters with method or without name
+// (an rlsweep spec always has a name; a W&B config that lacks method and program is told so).
 func isWandB(root *yaml.Node) bool {
 	has := map[string]bool{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
@@ -72,7 +73,7 @@ func isWandB(root *yaml.Node) bool {
 			return true
 		}
 	}
-	return has["method"] && has["parameters"]
+	return has["parameters"] && (has["method"] || !has["name"])
 }
 
 // wandbKey is the rlsweep parameter name of a W&B parameter at a path ("optimizer/lr"): its dotted path

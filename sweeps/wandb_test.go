@@ -252,6 +252,9 @@ func TestWandBRefused(t *testing.T) {
 			`sweep.yaml:4: parameters.x.probabilities: got a probabilities, want only values with distribution categorical (weights need categorical_w_probabilities)`},
 		{"program: t.py\nmethod: grid\nmetric: {goal: maximize}\nparameters:\n  x: {value: 1}\n", `sweep.yaml:3: metric.name: got nothing, want the name of the metric`},
 		{"program: t.py\nparameters:\n  x: {value: 1}\n", `sweep.yaml:1: method: got nothing, want grid or random (W&B requires method)`},
+		// no program, no method, no name: W&B's metric and parameters (JacobHA/ShapedRL), not an rlsweep spec
+		{"metric:\n  goal: maximize\n  name: eval/auc\n  method: random\nparameters:\n  x: {values: [1, 2]}\n",
+			`sweep.yaml:1: method: got nothing, want grid or random (W&B requires method)`},
 		{"program: t.py\nmethod: grid\nparameters: {}\n", `sweep.yaml:3: parameters: got none, want at least one parameter (W&B requires parameters)`},
 		{"program: t.py\nmethod: random\nparameters:\n  x: {distribution: lognormal}\n",
 			`sweep.yaml:4: parameters.x.distribution: got "lognormal", want constant, categorical`},
