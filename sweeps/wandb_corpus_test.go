@@ -46,6 +46,7 @@ func TestWandBCorpus(t *testing.T) {
 		// no program and no command: written for wandb.agent(function=...), a Python function in W&B's process
 		"Dkurkcu_energy_penalty_applications_final__sweep_config.yaml": "program",
 		"JacobHA_ShapedRL__sweeps_atari-default.yml":                   "program",
+		"ANRGUSC_SafeCampus-Multidiscrete__config_sweep.yaml":          "program",
 		"contactrika_dedo__dedo_hpsearch_td3_sweep.yaml":               "program", // its command is swallowed by a YAML mistake into name
 		// a W&B Launch job instead of a program
 		"wandb-sweeps__launch_sweep-launch-jobs.yaml": "job",
