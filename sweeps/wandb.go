@@ -577,7 +577,12 @@ func (d *decoder) wandbParams(v *yaml.Node, path, prefix string, s *Spec) []*wan
 				})
 			}},
 			{"value", func(vp string, vv *yaml.Node) {
-				if vv.Kind == yaml.SequenceNode || vv.Kind == yaml.MappingNode {
+				null := false
+				if vv.Kind == yaml.ScalarNode {
+					x, _ := pyScalar(vv)
+					null = x == (pyNone{}) // kept as JSON, since a nil Value is no value: the trainer gets None
+				}
+				if vv.Kind == yaml.SequenceNode || vv.Kind == yaml.MappingNode || null {
 					if x, ok := d.wandbJSONValue(vv, vp); ok {
 						prm.Value, prm.JSON = x, true
 					}

@@ -572,3 +572,15 @@ func TestWandBLogUniformValuesBound(t *testing.T) {
 		t.Errorf("got %s\nwant %s ...", msg, want)
 	}
 }
+
+// TestWandBNullValue: a constant null (value: null or ~), which W&B's schema accepts, reaches the
+// trainer as W&B's agent passes it: None in the flags, null in the JSON.
+func TestWandBNullValue(t *testing.T) {
+	cfg := "program: train.py\nmethod: random\nparameters:\n  ckpt: {value: null}\n  lr: {value: 0.1}\n  resume: {value: ~}\n" +
+		"command: ['${program}', '${args}', '${args_no_hyphens}', '${args_json}']\n"
+	want := []string{"train.py", "--ckpt=None", "--lr=0.1", "--resume=None", "ckpt=None", "lr=0.1", "resume=None",
+		`{"ckpt": null, "lr": 0.1, "resume": null}`}
+	if got := firstArgv(t, cfg); !slices.Equal(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
