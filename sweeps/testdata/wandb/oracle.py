@@ -143,7 +143,8 @@ KEYSETS = [{}, {"values": [1, 2]}, {"value": 3}, {"min": 1, "max": 10}, {"min": 
            {"mu": 1.0, "sigma": 2.0}, {"mu": 0, "sigma": 1, "q": 1}, {"a": 2, "b": 3}, {"a": 2, "b": 3, "q": 0.1},
            {"values": ["x", "y"], "probabilities": [0.3, 0.7]}, {"values": ["x", "y"], "probabilities": [0.3, 0.6]},
            {"min": 10, "max": 1}, {"min": 0, "max": 1.0}, {"sigma": -1}, {"q": 0}, {"min": 1}, {"values": []},
-           {"min": 1, "max": 2, "mu": 1}, {"value": [64, 64]}, {"values": [[64, 64], [32]]}]
+           {"min": 1, "max": 2, "mu": 1}, {"value": [64, 64]}, {"values": [[64, 64], [32]]}, {"value": None},
+           {"values": [None, 1]}]
 
 
 def synthetic(schema):
