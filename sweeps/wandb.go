@@ -54,7 +54,8 @@ type wandbInfo struct {
 const FormatWandB = "wandb"
 
 // isWandB reports whether a top-level mapping is a W&B sweep config: no trainer and no key that only
-// rlsweep specs have, and a key that only W&B configs have, or method and parameters.
+// rlsweep specs have, and a key that only W&B configs have, or parameters with method or without name
+// (an rlsweep spec always has a name; a W&B config that lacks method and program is told so).
 func isWandB(root *yaml.Node) bool {
 	has := map[string]bool{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
@@ -72,7 +73,7 @@ func isWandB(root *yaml.Node) bool {
 			return true
 		}
 	}
-	return has["method"] && has["parameters"]
+	return has["parameters"] && (has["method"] || !has["name"])
 }
 
 // wandbKey is the rlsweep parameter name of a W&B parameter at a path ("optimizer/lr"): its dotted path
@@ -576,7 +577,12 @@ func (d *decoder) wandbParams(v *yaml.Node, path, prefix string, s *Spec) []*wan
 				})
 			}},
 			{"value", func(vp string, vv *yaml.Node) {
-				if vv.Kind == yaml.SequenceNode || vv.Kind == yaml.MappingNode {
+				null := false
+				if vv.Kind == yaml.ScalarNode {
+					x, _ := pyScalar(vv)
+					null = x == (pyNone{}) // kept as JSON, since a nil Value is no value: the trainer gets None
+				}
+				if vv.Kind == yaml.SequenceNode || vv.Kind == yaml.MappingNode || null {
 					if x, ok := d.wandbJSONValue(vv, vp); ok {
 						prm.Value, prm.JSON = x, true
 					}
@@ -752,6 +758,11 @@ func (d *decoder) wandbDistribution(p *Parameter, dist string, ints int, path st
 	switch dist {
 	case "log_uniform_values":
 		p.Distribution = DistLogUniform
+		if *p.Min <= 0 { // named as written: W&B's log_uniform, which takes exponents, allows it
+			d.bad[path+".min"] = true
+			d.errs = append(d.errs, &FieldError{File: d.file, Line: d.lineOr(path+".min", n.Line), Field: path + ".min",
+				Got: num(*p.Min), Want: "a number > 0 for log_uniform_values (log_uniform takes exponents: min: -2.3 for e^-2.3)"})
+		}
 	case DistLogUniform: // W&B: the bounds are exponents
 		p.Min, p.Max = exp(p.Min, 1), exp(p.Max, 1)
 	case "q_log_uniform":

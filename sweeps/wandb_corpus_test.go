@@ -45,11 +45,15 @@ func TestWandBCorpus(t *testing.T) {
 	notRunnable := map[string]string{
 		// no program and no command: written for wandb.agent(function=...), a Python function in W&B's process
 		"Dkurkcu_energy_penalty_applications_final__sweep_config.yaml": "program",
+		"JacobHA_ShapedRL__sweeps_atari-default.yml":                   "program",
+		"ANRGUSC_SafeCampus-Multidiscrete__config_sweep.yaml":          "program",
 		"contactrika_dedo__dedo_hpsearch_td3_sweep.yaml":               "program", // its command is swallowed by a YAML mistake into name
 		// a W&B Launch job instead of a program
 		"wandb-sweeps__launch_sweep-launch-jobs.yaml": "job",
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	yml, _ := filepath.Glob(filepath.Join(dir, "*.yml"))
+	files = append(files, yml...)
 	if len(files) < 30 {
 		t.Fatalf("%d files in the corpus, want at least 30", len(files))
 	}

@@ -252,6 +252,9 @@ func TestWandBRefused(t *testing.T) {
 			`sweep.yaml:4: parameters.x.probabilities: got a probabilities, want only values with distribution categorical (weights need categorical_w_probabilities)`},
 		{"program: t.py\nmethod: grid\nmetric: {goal: maximize}\nparameters:\n  x: {value: 1}\n", `sweep.yaml:3: metric.name: got nothing, want the name of the metric`},
 		{"program: t.py\nparameters:\n  x: {value: 1}\n", `sweep.yaml:1: method: got nothing, want grid or random (W&B requires method)`},
+		// no program, no method, no name: W&B's metric and parameters (JacobHA/ShapedRL), not an rlsweep spec
+		{"metric:\n  goal: maximize\n  name: eval/auc\n  method: random\nparameters:\n  x: {values: [1, 2]}\n",
+			`sweep.yaml:1: method: got nothing, want grid or random (W&B requires method)`},
 		{"program: t.py\nmethod: grid\nparameters: {}\n", `sweep.yaml:3: parameters: got none, want at least one parameter (W&B requires parameters)`},
 		{"program: t.py\nmethod: random\nparameters:\n  x: {distribution: lognormal}\n",
 			`sweep.yaml:4: parameters.x.distribution: got "lognormal", want constant, categorical`},
@@ -552,5 +555,32 @@ func TestWandBGridRunCap(t *testing.T) {
 	}
 	if s.RunCap != 2 || s.Trials != 0 || len(trials) != 3 {
 		t.Errorf("run_cap %d, trials %d, planned %d; want 2, 0, 3", s.RunCap, s.Trials, len(trials))
+	}
+}
+
+// TestWandBLogUniformValuesBound: a W&B log_uniform_values parameter with min <= 0 (W&B's schema wants
+// min > 0) is refused under the name written in the file, once; rlsweep's own log_uniform is not
+// named, since W&B's log_uniform takes exponents, where a negative min is right.
+func TestWandBLogUniformValuesBound(t *testing.T) {
+	_, err := loadWandB(t, "program: t.py\nmethod: random\nparameters:\n  step-penalty:\n    distribution: log_uniform_values\n    min: -0.1\n    max: -0.001\n")
+	var errs Errors
+	if !errors.As(err, &errs) || len(errs) != 1 {
+		t.Fatalf("got %v, want one problem", err)
+	}
+	want := "sweep.yaml:6: parameters.step-penalty.min: got -0.1, want a number > 0 for log_uniform_values"
+	if msg := errs[0].Error(); !strings.HasSuffix(msg, want) && !strings.Contains(msg, want+" ") {
+		t.Errorf("got %s\nwant %s ...", msg, want)
+	}
+}
+
+// TestWandBNullValue: a constant null (value: null or ~), which W&B's schema accepts, reaches the
+// trainer as W&B's agent passes it: None in the flags, null in the JSON.
+func TestWandBNullValue(t *testing.T) {
+	cfg := "program: train.py\nmethod: random\nparameters:\n  ckpt: {value: null}\n  lr: {value: 0.1}\n  resume: {value: ~}\n" +
+		"command: ['${program}', '${args}', '${args_no_hyphens}', '${args_json}']\n"
+	want := []string{"train.py", "--ckpt=None", "--lr=0.1", "--resume=None", "ckpt=None", "lr=0.1", "resume=None",
+		`{"ckpt": null, "lr": 0.1, "resume": null}`}
+	if got := firstArgv(t, cfg); !slices.Equal(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
 	}
 }

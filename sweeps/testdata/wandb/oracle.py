@@ -4,12 +4,13 @@
     python3 oracle.py SCHEMA_JSON [FIRST_TRIALS_JSON]
 
 SCHEMA_JSON is W&B's own sweep-config JSON schema, src/sweeps/config/schema.json of the
-github.com/wandb/sweeps repository (it is not copied here). The script reads every *.yaml here the way
-`wandb sweep` does (PyYAML's safe_load, so `1e-5` without a dot is a string) and writes:
+github.com/wandb/sweeps repository (it is not copied here). The script reads every *.yaml and *.yml here
+the way `wandb sweep` does (PyYAML's safe_load, so `1e-5` without a dot is a string; a file PyYAML cannot
+parse is rejected) and writes:
 
   verdicts.tsv     file, accept|reject, the first problem: W&B's schema violations (Draft 7 with the
                    schema's float/integer formats, as wandb/sweeps' config/schema.py and cfg.py check
-                   them), plus min >= max and probabilities that are not one per value or do not sum
+                   them), plus min >= max (numbers only) and probabilities that are not one per value or do not sum
                    to 1. Deprecation notices (log_uniform with exponent bounds) are not rejections:
                    W&B still runs those sweeps.
   synthetic.tsv    accept|reject and a parameter (JSON, which is YAML too) for each combination of a
@@ -50,7 +51,7 @@ def violations(schema, config):
         if not isinstance(p, dict):
             out.append(f"invalid parameter {name}")
             continue
-        if "min" in p and "max" in p:
+        if "min" in p and "max" in p and all(isinstance(p[k], (int, float)) for k in ("min", "max")):
             try:
                 if p["min"] >= p["max"]:
                     out.append(f"{name}: min {p['min']} is not less than max {p['max']}")
@@ -142,7 +143,8 @@ KEYSETS = [{}, {"values": [1, 2]}, {"value": 3}, {"min": 1, "max": 10}, {"min": 
            {"mu": 1.0, "sigma": 2.0}, {"mu": 0, "sigma": 1, "q": 1}, {"a": 2, "b": 3}, {"a": 2, "b": 3, "q": 0.1},
            {"values": ["x", "y"], "probabilities": [0.3, 0.7]}, {"values": ["x", "y"], "probabilities": [0.3, 0.6]},
            {"min": 10, "max": 1}, {"min": 0, "max": 1.0}, {"sigma": -1}, {"q": 0}, {"min": 1}, {"values": []},
-           {"min": 1, "max": 2, "mu": 1}, {"value": [64, 64]}, {"values": [[64, 64], [32]]}]
+           {"min": 1, "max": 2, "mu": 1}, {"value": [64, 64]}, {"values": [[64, 64], [32]]}, {"value": None},
+           {"values": [None, 1]}]
 
 
 def synthetic(schema):
@@ -171,8 +173,12 @@ def main():
         if not name.endswith((".yaml", ".yml")):
             continue
         with open(os.path.join(HERE, name)) as f:
-            config = yaml.safe_load(f)
-        v = violations(schema, config)
+            try:
+                config = yaml.safe_load(f)
+            except yaml.YAMLError as e:  # `wandb sweep` stops at the parse error
+                config, v = None, [f"not YAML: {str(e).splitlines()[0]}"]
+        if config is not None:
+            v = violations(schema, config)
         verdicts.append(f"{name}\t{'reject' if v else 'accept'}\t{sorted(v)[0] if v else ''}".replace("\n", " "))
         if not v and name in first:
             golden[name] = argv(config, sorted_keys(run_config(config["parameters"], first[name])))
