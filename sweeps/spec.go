@@ -59,6 +59,8 @@ type Spec struct {
 	Probes         Probes          `json:"probes"`
 	Diagnostics    Diagnostics     `json:"diagnostics"`
 	EarlyTerminate *EarlyTerminate `json:"early_terminate,omitempty"`
+	// PBT configures method pbt (pbt.go); nil for the other methods.
+	PBT *PBT `json:"pbt,omitempty"`
 	Concurrency    int             `json:"concurrency"`
 	Resources      Resources       `json:"resources"`
 	Retries        Retries         `json:"retries"`
@@ -236,4 +238,9 @@ type Trial struct {
 	Config int            `json:"config"` // configuration number, from 0
 	Seed   int64          `json:"seed"`
 	Params map[string]any `json:"params"`
+	// ResumeFrom and ResumeStep: a trial that starts from another trial's checkpoint (a pbt member
+	// replacing a diverged one) resumes from this key, written at this step, and trains its segments
+	// past it. Empty for a trial that starts fresh.
+	ResumeFrom string `json:"resume_from,omitempty"`
+	ResumeStep int64  `json:"resume_step,omitempty"`
 }

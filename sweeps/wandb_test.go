@@ -231,7 +231,7 @@ func TestWandBRefused(t *testing.T) {
 		{"program: t.py\nmethod: random\nparameters:\n  lr: {distribution: log_uniform_values, min: 1e-5, max: 1.0}\n",
 			`sweep.yaml:4: parameters.lr.min: got "1e-5" (a string to W&B, which reads YAML 1.1: a number in exponent form needs a dot and a signed exponent), want a number such as 1.0e-5`},
 		{"program: t.py\nmethod: bayes\nparameters:\n  lr: {min: 0.1, max: 0.2}\n",
-			`sweep.yaml:2: method: got "bayes", want grid, random or sobol (Bayesian search is not available yet: use random, or sobol, which covers the space evenly)`},
+			`sweep.yaml:2: method: got "bayes", want grid, random, sobol or pbt (Bayesian search is not available yet: use random, or sobol, which covers the space evenly)`},
 		{"program: t.py\nmethod: random\nearly_terminate: {type: hyperband, min_iter: 3}\nparameters:\n  lr: {min: 0.1, max: 0.2}\n",
 			`sweep.yaml:3: early_terminate: got type hyperband with metrics.source tensorboard, want an rlsweep block with metrics: {source: jsonl}`},
 		{"program: t.py\nmethod: random\nparameters:\n  lr: {distribution: uniform, values: [1, 2]}\n",
