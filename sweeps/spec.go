@@ -60,11 +60,11 @@ type Spec struct {
 	Diagnostics    Diagnostics     `json:"diagnostics"`
 	EarlyTerminate *EarlyTerminate `json:"early_terminate,omitempty"`
 	// PBT configures method pbt (pbt.go); nil for the other methods.
-	PBT *PBT `json:"pbt,omitempty"`
-	Concurrency    int             `json:"concurrency"`
-	Resources      Resources       `json:"resources"`
-	Retries        Retries         `json:"retries"`
-	Artifacts      string          `json:"artifacts,omitempty"` // store URL; empty means the worker's store
+	PBT         *PBT      `json:"pbt,omitempty"`
+	Concurrency int       `json:"concurrency"`
+	Resources   Resources `json:"resources"`
+	Retries     Retries   `json:"retries"`
+	Artifacts   string    `json:"artifacts,omitempty"` // store URL; empty means the worker's store
 	// Regression holds the thresholds a nightly regression of this sweep judges by; nil when the spec
 	// has no regression section (the defaults apply, see DefaultRegression).
 	Regression *Regression `json:"regression,omitempty"`
@@ -243,4 +243,6 @@ type Trial struct {
 	// past it. Empty for a trial that starts fresh.
 	ResumeFrom string `json:"resume_from,omitempty"`
 	ResumeStep int64  `json:"resume_step,omitempty"`
+	// Parent is the trial whose checkpoint ResumeFrom is.
+	Parent string `json:"parent,omitempty"`
 }
