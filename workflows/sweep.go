@@ -326,7 +326,7 @@ func (s *sweepRun) fail(ctx workflow.Context, err error) (*SweepResult, error) {
 	return nil, err
 }
 
-func sortedKeys(m map[string]bool) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
