@@ -12,8 +12,10 @@ import (
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
-// pbt is asynchronous population-based training (docs/spec.md#pbt). At a member's boundary at a
-// ready step s it ranks the member against every member with a value at s (none is waited for); one
+// pbt is population-based training (docs/spec.md#pbt). At a member's boundary at a ready step s it
+// waits (Wait) until every running member that started before s has a value there, then ranks the
+// member against every member with a value at s, running or ended (one not started is not waited
+// for: a sweep with concurrency below the population goes on); one
 // in the bottom quantile exploits a member drawn from the healthy ones of the top quantile: it goes on
 // from that member's checkpoint at s with its parameters explored (sweeps.Spec.Explore). A member that
 // ends diverged is replaced at once by a new member started from the best healthy member's latest
@@ -226,12 +228,26 @@ func (s *pbt) AtBoundary(b Boundary) Decision {
 		m.Points = append(m.Points, PBTPoint{Step: step})
 		p = &m.Points[len(m.Points)-1]
 	}
-	p.LastStep, p.Value, p.Checkpoint, p.Healthy, p.Decided = b.Step, value, b.CheckpointKey, len(b.Warnings) == 0, true
+	p.LastStep, p.Value, p.Checkpoint, p.Healthy = b.Step, value, b.CheckpointKey, len(b.Warnings) == 0
+	if !s.allArrived(step) {
+		return Decision{Segment: b.Segment, Action: Wait}
+	}
+	p.Decided = true
 	d := s.decide(m, step, b.Segment)
 	if d.Action == Exploit {
 		p.Decision = &d
 	}
 	return d
+}
+
+// allArrived says whether every running member that started before step has a value there.
+func (s *pbt) allArrived(step int64) bool {
+	for _, o := range s.st.Members {
+		if o.Started && !o.Ended && o.Schedule[0].Step < step && o.point(step) == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // decide ranks m at step against the members with a value there and exploits when it is in the

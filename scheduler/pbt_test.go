@@ -54,10 +54,10 @@ func TestPBTBottomExploitsTop(t *testing.T) {
 	if len(tr) != 4 || s.Total() != 4 || !s.AsksAtBoundaries() {
 		t.Fatalf("started %d members, total %d; want 4", len(tr), s.Total())
 	}
-	// Three members arrive: fewer than ⌈1/0.25⌉ = 4 values at step 100, they go on.
+	// Three members arrive: they wait for the fourth, running, member to reach step 100.
 	for i := 1; i <= 3; i++ {
-		if d := s.AtBoundary(boundary(tr[i], 0, float64(i+1))); d.Action != scheduler.Continue {
-			t.Fatalf("member %d: %+v, want continue", i, d)
+		if d := s.AtBoundary(boundary(tr[i], 0, float64(i+1))); d.Action != scheduler.Wait {
+			t.Fatalf("member %d: %+v, want wait", i, d)
 		}
 	}
 	// The fourth is the worst: it exploits the best (member 3), at step 100.
@@ -84,6 +84,22 @@ func TestPBTBottomExploitsTop(t *testing.T) {
 	// A member in the middle goes on; asking again is answered the same way.
 	if d2 := s.AtBoundary(boundary(tr[0], 0, 1)); !reflect.DeepEqual(d2, d) {
 		t.Errorf("asked again: %+v, want %+v", d2, d)
+	}
+	// Those that waited are answered now: they go on.
+	for i := 1; i <= 3; i++ {
+		if d := s.AtBoundary(boundary(tr[i], 0, float64(i+1))); d.Action != scheduler.Continue {
+			t.Errorf("member %d asked again: %+v, want continue", i, d)
+		}
+	}
+	// A member that ended is not waited for.
+	s.Finished(results.TrialSummary{TrialID: tr[2].ID, Outcome: results.OutcomeCompleted})
+	for _, i := range []int{0, 1} {
+		if d := s.AtBoundary(boundary(tr[i], 1, 1)); d.Action != scheduler.Wait {
+			t.Errorf("member %d at step 200: %+v, want wait for member 3", i, d)
+		}
+	}
+	if d := s.AtBoundary(boundary(tr[3], 1, 4)); d.Action == scheduler.Wait {
+		t.Errorf("member 3 at step 200, the last running one to arrive: %+v, want a decision", d)
 	}
 }
 
@@ -216,6 +232,14 @@ func TestPBTDeterministicReplay(t *testing.T) {
 					s = newPBT(t, spec, st)
 				}
 				step++
+				j := (i*5 + seg*3) % len(tr)
+				d := s.AtBoundary(boundary(tr[j], seg, float64((j*7+seg*11)%13)))
+				out = append(out, d)
+				if d.Action == scheduler.Exploit {
+					tr[j].Params = d.Params
+				}
+			}
+			for i := range tr { // those that waited ask again
 				j := (i*5 + seg*3) % len(tr)
 				d := s.AtBoundary(boundary(tr[j], seg, float64((j*7+seg*11)%13)))
 				out = append(out, d)
