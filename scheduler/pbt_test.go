@@ -38,7 +38,9 @@ func newPBT(t *testing.T, spec *sweeps.Spec, st scheduler.State) scheduler.Sched
 	return s
 }
 
-func ckpt(id string, step int64) string { return "sweeps/x/trials/" + id + "/checkpoints/ckpt-" + id + "-" + string(rune('0'+step/100)) }
+func ckpt(id string, step int64) string {
+	return "sweeps/x/trials/" + id + "/checkpoints/ckpt-" + id + "-" + string(rune('0'+step/100))
+}
 
 // boundary is member tr's boundary after segment seg (step (seg+1)·100) with value v.
 func boundary(tr sweeps.Trial, seg int, v float64, warnings ...string) scheduler.Boundary {
