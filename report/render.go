@@ -43,6 +43,8 @@ type page struct {
 	RegressionRows   []regression.ConfigComparison
 	RegressionCounts []count
 	RegressionFigure *Figure
+	// Lineage: a pbt sweep's members (Lineage); nil for the other methods.
+	Lineage []Member
 }
 
 // warning is one warning text and the trials that gave it, in plan order.
@@ -134,6 +136,7 @@ func Render(w io.Writer, in *Input) error {
 		}
 	}
 	pg.Warnings = warnings(res.Trials)
+	pg.Lineage = Lineage(res.Trials)
 	for _, t := range trials {
 		if t.Outcome == results.OutcomeDiverged || t.Outcome == results.OutcomePruned || t.Divergence != nil {
 			pg.Diverged = append(pg.Diverged, t)
@@ -262,6 +265,8 @@ var funcs = template.FuncMap{
 	"fix":         func(x float64, prec int) string { return fmtNum(x, prec) },
 	"inc":         func(i int) int { return i + 1 },
 	"probeCheck":  probeCheck,
+	"schedule":    formatSchedule,
+	"indent":      func(d int) string { return strings.Repeat("└ ", min(d, 20)) },
 	"probeValues": probeValues,
 }
 
@@ -344,6 +349,13 @@ tr.regressed td { background: #fdecea; }
 <p class="muted">Only completed trials are scored; a configuration's diverged seeds show under outcomes.</p>
 
 {{range .Figures}}<figure id="{{.ID}}">{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
+{{end}}
+{{if .Lineage}}<h2 id="lineage">Population-based training: lineage and schedules</h2>
+<table id="lineage-table">
+<tr><th>member</th><th>outcome</th><th>{{.In.Results.Metric.Name}}</th><th>exploits</th><th>hyperparameter schedule</th></tr>
+{{range .Lineage}}<tr><td>{{indent .Depth}}{{.TrialID}}{{if .Parent}} <span class="muted">(replaces a diverged member, from {{.Parent}})</span>{{end}}</td><td style="color:{{color .Outcome}}">{{.Outcome}}</td><td class="n">{{obj .Objective}}</td><td class="n">{{len .Exploits}}</td><td>{{range schedule $.In.Results.Params .Schedule}}{{.}}<br>{{end}}</td></tr>
+{{end}}</table>
+<p class="muted">Each exploit copied the named member's checkpoint at that step and went on with its parameters explored; a member replacing a diverged one is listed under the member it started from.</p>
 {{end}}
 <h2 id="sensitivity">Per-parameter sensitivity</h2>
 {{if .Sensitivities}}<table id="sensitivity-table">
