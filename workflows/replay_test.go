@@ -34,6 +34,9 @@ import (
 //	sweep-asha.json             TestASHASweepPrunes: 12 trials under early_terminate asha, concurrency 2:
 //	trial-pruned.json           every trial asks at its rungs, seeds wait for their siblings, 10 end pruned;
 //	                            one pruned Trial (one segment, segment-end, segment-decision stop)
+//	sweep-pbt.json              TestPBTSweepExploits: 4 pbt members of the built-in PPO, ready every 2048
+//	trial-exploited.json        steps: they wait for one another at each ready step; one Trial that
+//	                            exploited (AdoptCheckpoint before the segment after each exploit)
 //	regression-pass.json, regression-regressed.json
 //	                            TestRegressionScheduleTriggeredTwice: LoadSpec, the pinned Sweep child,
 //	                            CompareBaseline, the verdict upserted
@@ -48,7 +51,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 	}
 	for _, want := range []string{"sweep-probes.json", "trial-completed.json", "trial-diverged.json", "trial-cancelled.json",
 		"sweep-cancelled.json", "sweep-continued-as-new-run1.json", "sweep-continued-as-new-run2.json", "regression-regressed.json",
-		"sweep-asha.json", "trial-pruned.json"} {
+		"sweep-asha.json", "trial-pruned.json", "sweep-pbt.json", "trial-exploited.json"} {
 		if !slices.Contains(files, filepath.Join("testdata", want)) {
 			t.Errorf("testdata/%s is missing: the replay test needs a history of each kind", want)
 		}
