@@ -235,7 +235,11 @@ func (s *pbt) AtBoundary(b Boundary) Decision {
 	p.Decided = true
 	d := s.decide(m, step, b.Segment)
 	if d.Action == Exploit {
-		p.Decision = &d
+		kept := d
+		e := *d.Exploit
+		e.Reason = "" // the decision's Reason says it: kept once in the state
+		kept.Exploit = &e
+		p.Decision = &kept
 	}
 	return d
 }

@@ -80,12 +80,17 @@ func TestPBTBottomExploitsTop(t *testing.T) {
 	}
 	e := d.Exploit
 	if e == nil || e.Member != tr[0].ID || e.From != tr[3].ID || e.Step != 100 || e.Source != d.ResumeFrom ||
-		!reflect.DeepEqual(e.Old, tr[0].Params) || !reflect.DeepEqual(e.New, d.Params) || *e.Value != 1 || *e.SourceValue != 4 {
+		!reflect.DeepEqual(e.Old, tr[0].Params) || !reflect.DeepEqual(e.New, d.Params) || *e.Value != 1 || *e.SourceValue != 4 || e.Reason != d.Reason {
 		t.Errorf("exploit record %+v, want member %s from %s at 100 with old and new parameters", e, tr[0].ID, tr[3].ID)
 	}
 	// A member in the middle goes on; asking again is answered the same way.
-	if d2 := s.AtBoundary(boundary(tr[0], 0, 1)); !reflect.DeepEqual(d2, d) {
-		t.Errorf("asked again: %+v, want %+v", d2, d)
+	d2 := s.AtBoundary(boundary(tr[0], 0, 1))
+	want := d
+	we := *d.Exploit
+	we.Reason = "" // kept once in the state, as the decision's Reason
+	want.Exploit = &we
+	if !reflect.DeepEqual(d2, want) {
+		t.Errorf("asked again: %+v, want %+v", d2, want)
 	}
 	// Those that waited are answered now: they go on.
 	for i := 1; i <= 3; i++ {

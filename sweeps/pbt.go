@@ -23,8 +23,9 @@ const (
 	DefaultPBTResampleProbability = 0.25
 	MaxPBTPopulation              = 1000
 	// MaxPBTPoints bounds population × ready steps: the scheduler keeps one point (value, checkpoint
-	// key, health) per member per ready step, carried across a continue-as-new.
-	MaxPBTPoints = 20_000
+	// key, health, and an exploit's parameters) per member per ready step, carried across a
+	// continue-as-new: about 150 bytes each, more for an exploit, so at most about 1 MB.
+	MaxPBTPoints = 4_000
 )
 
 // DefaultPBTPerturb are the factors a perturbed parameter is multiplied by, one drawn per parameter.
@@ -206,6 +207,10 @@ func (c *checker) pbt() {
 	}
 	if src := s.Trainer.Metrics.Source; src != "" && src != DefaultSource {
 		c.add("trainer.metrics.source", quote(src), fmt.Sprintf("%s with method pbt: a member resumes from the checkpoint a JSON-lines record announces", DefaultSource))
+	}
+	if n := (total-1)/p.ReadySteps + 1; n > MaxSegments {
+		c.add(pre+"ready_steps", fmt.Sprintf("%d segments", n), fmt.Sprintf("at most %d segments: a larger ready_steps", MaxSegments))
+		return
 	}
 	if n := len(s.SegmentEnds()); n > MaxSegments {
 		c.add(pre+"ready_steps", fmt.Sprintf("%d segments", n), fmt.Sprintf("at most %d segments: a larger ready_steps", MaxSegments))

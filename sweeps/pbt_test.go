@@ -33,6 +33,8 @@ func TestPBTValidate(t *testing.T) {
 		{"perturb empty", "pbt: {perturb: []}\n", "pbt.perturb: got an empty list, want at least one factor > 0"},
 		{"mutable unknown", "pbt: {mutable: [lr, clip]}\n", `pbt.mutable[1]: got "clip", want one of the spec's parameters`},
 		{"ready past total", "pbt: {ready_steps: 40000}\n", "pbt.ready_steps: got 40000, want an integer in (0, 40000) (total_steps)"},
+		{"too many points", "pbt: {ready_steps: 40}\n", "pbt.ready_steps: got population 8 × 999 ready steps, want at most 4000 points"},
+		{"too many segments", "pbt: {ready_steps: 10}\n", "pbt.ready_steps: got 4000 segments, want at most 1000 segments"},
 		{"trials", "trials: 3\n", "trials: got 3, want no trials for method pbt"},
 		{"pbt with random", "pbt: {population: 4}\nmethod: random\ntrials: 2\n", `pbt: got a pbt section with method "random", want method pbt`},
 		{"early_terminate", "early_terminate: {type: median}\n", "early_terminate: got a section with method pbt, want no early_terminate"},

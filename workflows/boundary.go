@@ -53,6 +53,7 @@ func atBoundary(ctx workflow.Context, in *TrialInput, sum *results.TrialSummary,
 			Old: in.Trial.Params, New: d.Params, Reason: d.Reason}
 		if d.Exploit != nil {
 			rec = *d.Exploit
+			rec.Reason = d.Reason
 		}
 		*resume, *resumeStep = adoptCheckpoint(ctx, in, sum, rec), d.ResumeStep
 		in.Trial.Params = maps.Clone(d.Params)
