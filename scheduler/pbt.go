@@ -212,6 +212,9 @@ func (s *pbt) AtBoundary(b Boundary) Decision {
 	if _, ok := slices.BinarySearch(s.ready, step); !ok {
 		return goOn
 	}
+	if len(s.spec.PBT.Schedule) > 0 {
+		return s.replay(m, b, step)
+	}
 	p := m.point(step)
 	if p != nil && p.Decided {
 		// Asked again (a continue-as-new dropped the answer): the same answer.
@@ -333,7 +336,7 @@ func (s *pbt) Finished(sum results.TrialSummary) {
 		return
 	}
 	m.Ended, m.Outcome = true, sum.Outcome
-	if sum.Outcome != results.OutcomeDiverged || m.Replaced || s.st.Replaced >= s.spec.PBT.Population {
+	if sum.Outcome != results.OutcomeDiverged || m.Replaced || s.st.Replaced >= s.spec.PBT.Population || len(s.spec.PBT.Schedule) > 0 {
 		return
 	}
 	m.Replaced = true
@@ -396,3 +399,24 @@ type PBTReporter interface {
 
 // PBTState returns the scheduler's state.
 func (s *pbt) PBTState() PBTState { return s.st }
+
+// replay answers a schedule's member: at a step the schedule names, go on from its own checkpoint
+// with the schedule's parameters there.
+func (s *pbt) replay(m *PBTMember, b Boundary, step int64) Decision {
+	i := slices.IndexFunc(s.spec.PBT.Schedule, func(e sweeps.ScheduleStep) bool { return e.Step == step })
+	if i <= 0 || b.CheckpointKey == "" {
+		return Decision{Segment: b.Segment, Action: Continue}
+	}
+	params := maps.Clone(m.paramsAt(step - 1))
+	for k, v := range s.spec.PBT.Schedule[i].Params {
+		params[k] = v
+	}
+	if len(m.Schedule) == 0 || m.Schedule[len(m.Schedule)-1].Step < step {
+		m.Schedule = append(m.Schedule, ScheduleEntry{Step: step, Params: maps.Clone(params)})
+	}
+	m.Params = maps.Clone(params)
+	reason := fmt.Sprintf("schedule at step %d: %v", step, s.spec.PBT.Schedule[i].Params)
+	return Decision{Segment: b.Segment, Action: Exploit, Reason: reason, ResumeFrom: b.CheckpointKey, ResumeStep: b.Step, Params: params,
+		Exploit: &results.Exploit{Member: m.ID, From: m.ID, Step: step, FromStep: b.Step, Source: b.CheckpointKey,
+			Old: maps.Clone(m.paramsAt(step - 1)), New: maps.Clone(params), Reason: reason}}
+}

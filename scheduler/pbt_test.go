@@ -275,3 +275,30 @@ func TestPBTDeterministicReplay(t *testing.T) {
 		}
 	}
 }
+
+// A schedule is replayed: one member per seed, starting with its first entry, going on from its own
+// checkpoint with the next entry's parameters at its step; nothing else changes them.
+func TestPBTReplaysSchedule(t *testing.T) {
+	spec := pbtSpec(t, "schedule: [{step: 0, params: {lr: 0.001, gamma: 0.99, num_envs: 4}}, {step: 200, params: {lr: 0.0005}}]")
+	s := newPBT(t, spec, scheduler.State{})
+	tr := startAll(t, s)
+	if len(tr) != 2 {
+		t.Fatalf("%d members, want one per seed (2)", len(tr))
+	}
+	for _, m := range tr {
+		if m.Params["lr"] != 0.001 || m.Params["gamma"] != 0.99 || m.Params["num_envs"] != int64(4) {
+			t.Errorf("member %s starts with %v, want the schedule's first entry", m.ID, m.Params)
+		}
+	}
+	if d := s.AtBoundary(boundary(tr[0], 0, 1)); d.Action != scheduler.Continue {
+		t.Errorf("step 100: %+v, want continue", d)
+	}
+	d := s.AtBoundary(boundary(tr[0], 1, 1))
+	if d.Action != scheduler.Exploit || d.ResumeFrom != ckpt(tr[0].ID, 200) || d.Params["lr"] != 0.0005 || d.Params["gamma"] != 0.99 {
+		t.Errorf("step 200: %+v, want its own checkpoint with lr 0.0005 and gamma kept", d)
+	}
+	s.Finished(results.TrialSummary{TrialID: tr[1].ID, Outcome: results.OutcomeDiverged})
+	if !s.Done() || s.Total() != 2 {
+		t.Errorf("a diverged member of a replay was replaced (Total %d)", s.Total())
+	}
+}

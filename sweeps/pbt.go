@@ -51,6 +51,17 @@ type PBT struct {
 	Perturb             []float64 `json:"perturb"`
 	// Mutable: the parameters explored; the others keep the member's initial values.
 	Mutable []string `json:"mutable"`
+	// Schedule, when set, replays a hyperparameter schedule instead of searching: one member per
+	// seed, starting with the first entry's parameters, changing to each later entry's at its step
+	// (a ready step) and going on from its own checkpoint; nothing is exploited, explored or replaced.
+	// `rlsweep results SWEEP --export-schedule FILE` writes such a spec from a pbt sweep's best member.
+	Schedule []ScheduleStep `json:"schedule,omitempty"`
+}
+
+// ScheduleStep: from Step on, the parameters Params (those it names; the others as before).
+type ScheduleStep struct {
+	Step   int64          `json:"step"`
+	Params map[string]any `json:"params"`
 }
 
 // pbt decodes the pbt section.
@@ -69,6 +80,23 @@ func (d *decoder) pbt(n *yaml.Node, path string, p *PBT) {
 			})
 		}},
 		{"mutable", d.textList(&p.Mutable)},
+		{"schedule", func(lp string, v *yaml.Node) {
+			p.Schedule = []ScheduleStep{}
+			d.list(v, lp, "a list of {step, params}", func(_ int, ep string, e *yaml.Node) {
+				st := ScheduleStep{Params: map[string]any{}}
+				d.mapping(e, ep, []field{
+					{"step", d.bigInt(&st.Step)},
+					{"params", func(pp string, pv *yaml.Node) {
+						d.each(pv, pp, "a mapping of parameter names to values", func(name, vp string, _, vv *yaml.Node) {
+							if x, ok := d.value(vv, vp); ok {
+								st.Params[name] = x
+							}
+						})
+					}},
+				})
+				p.Schedule = append(p.Schedule, st)
+			})
+		}},
 	})
 }
 
@@ -83,6 +111,9 @@ func (s *Spec) fillPBTDefaults() {
 		s.PBT = NewPBT()
 	}
 	p := s.PBT
+	if p.Population == 0 && len(p.Schedule) > 0 {
+		p.Population = max(len(s.Seeds), 1)
+	}
 	if p.Population == 0 {
 		p.Population = DefaultPBTPopulation
 	}
@@ -136,8 +167,15 @@ func (s *Spec) PBTReadySteps() []int64 {
 
 // pbtTrials are a pbt sweep's initial members: population configurations drawn as method random
 // draws them (sampler_seed), member i with seed seeds[i mod len(seeds)].
+//
+// With a schedule, the members start with its first entry's parameters over the spec's.
 func pbtTrials(s *Spec) []Trial {
 	configs := randomConfigs(s.Parameters, s.PBT.Population, s.SamplerSeed)
+	if len(s.PBT.Schedule) > 0 {
+		for _, cfg := range configs {
+			maps.Copy(cfg, normalizeAll(s.PBT.Schedule[0].Params))
+		}
+	}
 	trials := make([]Trial, len(configs))
 	for i, cfg := range configs {
 		seed := s.Seeds[i%len(s.Seeds)]
@@ -194,6 +232,7 @@ func (c *checker) pbt() {
 	if s.Trials != 0 {
 		c.add("trials", strconv.Itoa(s.Trials), "no trials for method pbt (pbt.population is the count)")
 	}
+	c.pbtSchedule()
 	if s.EarlyTerminate != nil {
 		c.add("early_terminate", "a section with method pbt", "no early_terminate: pbt decides at its ready steps")
 	}
@@ -327,4 +366,45 @@ func (s *Spec) SampleParams(rng *rand.Rand) map[string]any {
 		cfg[p.Name] = pick(p, rng.Float64())
 	}
 	return cfg
+}
+
+func normalizeAll(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = normalize(v)
+	}
+	return out
+}
+
+// pbtSchedule checks pbt.schedule: the first entry at step 0, then ascending ready steps, each naming
+// only the spec's parameters; one member per seed.
+func (c *checker) pbtSchedule() {
+	s := c.s
+	p := s.PBT
+	if len(p.Schedule) == 0 {
+		if p.Schedule != nil {
+			c.add("pbt.schedule", "an empty list", "at least one {step: 0, params: {...}} entry, or no schedule")
+		}
+		return
+	}
+	if p.Population != len(s.Seeds) {
+		c.add("pbt.population", strconv.Itoa(p.Population), fmt.Sprintf("%d (one member per seed) with a schedule, or no population", len(s.Seeds)))
+	}
+	for i, st := range p.Schedule {
+		path := fmt.Sprintf("pbt.schedule[%d]", i)
+		switch {
+		case i == 0 && st.Step != 0:
+			c.add(path+".step", strconv.FormatInt(st.Step, 10), "0: the first entry is the start")
+		case i > 0 && st.Step <= p.Schedule[i-1].Step:
+			c.add(path+".step", strconv.FormatInt(st.Step, 10), fmt.Sprintf("a step after %d (the entry before)", p.Schedule[i-1].Step))
+		case i > 0 && p.ReadySteps > 0 && (st.Step%p.ReadySteps != 0 || st.Step >= s.Trainer.TotalSteps):
+			c.add(path+".step", strconv.FormatInt(st.Step, 10), fmt.Sprintf("a multiple of ready_steps (%d) below total_steps (%d)", p.ReadySteps, s.Trainer.TotalSteps))
+		}
+		names := slices.Sorted(maps.Keys(st.Params))
+		for _, name := range names {
+			if !slices.ContainsFunc(s.Parameters, func(q Parameter) bool { return q.Name == name }) {
+				c.add(path+".params."+name, quote(name), "one of the spec's parameters")
+			}
+		}
+	}
 }
