@@ -74,6 +74,10 @@ concurrency: 4
 	if exploits == 0 {
 		t.Fatalf("no exploit recorded: %+v", res.Trials)
 	}
+	out, code := e.cli("status", sweepID+"/"+exploited)
+	if code != 0 || !strings.Contains(out, "exploit      step ") {
+		t.Errorf("status of %s (exit %d) lacks its exploits:\n%s", exploited, code, out)
+	}
 	html, err := os.ReadFile(e.store.URL(artifacts.ReportKey(sweepID)))
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -100,6 +101,26 @@ func FormatPruning(p *Pruning) string {
 		out += fmt.Sprintf(", %d other configurations", p.Peers)
 	}
 	return out
+}
+
+// FormatExploit says in one line what a pbt exploit did: "step 60000 from 3-s1: lr 0.001→0.0012, gamma 0.99→0.992".
+func FormatExploit(e Exploit) string {
+	names := make([]string, 0, len(e.New))
+	for k := range e.New {
+		if e.Old == nil || fmt.Sprint(e.Old[k]) != fmt.Sprint(e.New[k]) {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	parts := make([]string, len(names))
+	for i, k := range names {
+		if e.Old == nil {
+			parts[i] = fmt.Sprintf("%s %v", k, e.New[k])
+		} else {
+			parts[i] = fmt.Sprintf("%s %v→%v", k, e.Old[k], e.New[k])
+		}
+	}
+	return fmt.Sprintf("step %d from %s: %s", e.Step, e.From, strings.Join(parts, ", "))
 }
 
 // Pruning says where and why early_terminate stopped a trial.
