@@ -205,9 +205,6 @@ func (s *pbt) AtBoundary(b Boundary) Decision {
 	if m == nil || b.Segment < 0 || b.Segment >= len(s.ends) {
 		return goOn
 	}
-	if b.Params != nil {
-		m.Params = maps.Clone(b.Params)
-	}
 	step := s.ends[b.Segment]
 	if _, ok := slices.BinarySearch(s.ready, step); !ok {
 		return goOn
@@ -222,6 +219,11 @@ func (s *pbt) AtBoundary(b Boundary) Decision {
 			return *p.Decision
 		}
 		return goOn
+	}
+	if b.Params != nil {
+		// What the member trained with (a question asked again after an exploit was decided is
+		// answered above: its parameters are the exploit's, not the question's).
+		m.Params = maps.Clone(b.Params)
 	}
 	value := b.Windowed
 	if value == nil {
