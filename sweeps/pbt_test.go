@@ -153,3 +153,15 @@ func TestPBTExplore(t *testing.T) {
 		t.Error("ComplementParam: want gae_lambda and gamma, not lr or gammas")
 	}
 }
+
+// examples/pbt.yaml stays valid, with the members and ready steps its comments promise.
+func TestPBTExample(t *testing.T) {
+	s, err := Load("../examples/pbt.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.PBT.Population != 8 || s.PBT.ReadySteps != 30000 || len(s.PBTReadySteps()) != 9 ||
+		!reflect.DeepEqual(s.PBT.Mutable, []string{"lr", "gamma", "gae_lambda", "ent_coef", "clip"}) {
+		t.Errorf("examples/pbt.yaml: pbt %+v, want 8 members ready every 30000 steps, lr, gamma, gae_lambda, ent_coef, clip mutable", *s.PBT)
+	}
+}
