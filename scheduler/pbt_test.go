@@ -302,3 +302,26 @@ func TestPBTReplaysSchedule(t *testing.T) {
 		t.Errorf("a diverged member of a replay was replaced (Total %d)", s.Total())
 	}
 }
+
+// A member that diverges before any healthy member has a checkpoint is replaced by a member that
+// starts afresh, with parameters drawn again; replacements stop at the population's size.
+func TestPBTReplacesAfreshWithoutSource(t *testing.T) {
+	spec := pbtSpec(t, "population: 2")
+	s := newPBT(t, spec, scheduler.State{})
+	tr := startAll(t, s)
+	for i := range 2 {
+		s.Finished(results.TrialSummary{TrialID: tr[i].ID, Outcome: results.OutcomeDiverged})
+		n, ok := s.Next()
+		if !ok || n.ResumeFrom != "" || n.Parent != "" || n.Config != 2+i {
+			t.Fatalf("replacement %d = %+v, want a fresh member, configuration %d", i, n, 2+i)
+		}
+		if lr := n.Params["lr"].(float64); lr < 0.0001 || lr > 0.01 {
+			t.Errorf("replacement lr %v, want within its bounds", lr)
+		}
+	}
+	n, _ := s.Peek()
+	s.Finished(results.TrialSummary{TrialID: sweeps.TrialID(2, tr[0].Seed), Outcome: results.OutcomeDiverged})
+	if _, ok := s.Peek(); ok || s.Total() != 4 {
+		t.Errorf("a third replacement (%+v) for a population of 2, total %d", n, s.Total())
+	}
+}
