@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -163,5 +164,22 @@ func TestPBTExample(t *testing.T) {
 	if s.PBT.Population != 8 || s.PBT.ReadySteps != 30000 || len(s.PBTReadySteps()) != 9 ||
 		!reflect.DeepEqual(s.PBT.Mutable, []string{"lr", "gamma", "gae_lambda", "ent_coef", "clip"}) {
 		t.Errorf("examples/pbt.yaml: pbt %+v, want 8 members ready every 30000 steps, lr, gamma, gae_lambda, ent_coef, clip mutable", *s.PBT)
+	}
+}
+
+// --explain counts a pbt sweep's members, not configurations × seeds.
+func TestPBTExplain(t *testing.T) {
+	s, err := loadYAML(t, pbtBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trials, _ := Plan(s)
+	lines, err := Explain(s, trials)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "trials: 8 members to start (method pbt, sampler_seed 7; member i has seed seeds[i mod 2]; ready every 4000 steps, bottom 0.25 exploits top 0.25, mutable lr, gamma, ent_coef; a diverged member is replaced)"
+	if !slices.Contains(lines, want) {
+		t.Errorf("explain:\n%s\nwant the line %q", strings.Join(lines, "\n"), want)
 	}
 }
