@@ -394,13 +394,32 @@ func (s *pbt) replace(m *PBTMember) {
 	s.st.Queue = append(s.st.Queue, len(s.st.Members)-1)
 }
 
-// PBTReporter is a Scheduler running pbt, for status and the report.
+// PBTReporter is a Scheduler running pbt, for status and watch.
 type PBTReporter interface {
-	PBTState() PBTState
+	PBT() *PBTStatus
 }
 
-// PBTState returns the scheduler's state.
-func (s *pbt) PBTState() PBTState { return s.st }
+// PBTStatus is a pbt sweep's progress: its members (replacements included), the parameter changes
+// they made (exploits, or a schedule's steps), the members replaced, and the highest ready step a
+// member reached.
+type PBTStatus struct {
+	Members   int
+	Exploits  int
+	Replaced  int
+	ReadyStep int64
+}
+
+// PBT returns the sweep's pbt progress.
+func (s *pbt) PBT() *PBTStatus {
+	st := &PBTStatus{Members: len(s.st.Members), Replaced: s.st.Replaced}
+	for _, m := range s.st.Members {
+		st.Exploits += len(m.Schedule) - 1
+		for _, p := range m.Points {
+			st.ReadyStep = max(st.ReadyStep, p.Step)
+		}
+	}
+	return st
+}
 
 // replay answers a schedule's member: at a step the schedule names, go on from its own checkpoint
 // with the schedule's parameters there.

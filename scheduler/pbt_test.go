@@ -92,6 +92,9 @@ func TestPBTBottomExploitsTop(t *testing.T) {
 	if !reflect.DeepEqual(d2, want) {
 		t.Errorf("asked again: %+v, want %+v", d2, want)
 	}
+	if st := s.(scheduler.PBTReporter).PBT(); st.Exploits != 1 || st.ReadyStep != 100 {
+		t.Errorf("PBT() = %+v, want 1 exploit at ready step 100", *st)
+	}
 	// Those that waited are answered now: they go on.
 	for i := 1; i <= 3; i++ {
 		if d := s.AtBoundary(boundary(tr[i], 0, float64(i+1))); d.Action != scheduler.Continue {
@@ -214,6 +217,9 @@ func TestPBTReplacesDiverged(t *testing.T) {
 	s.Finished(results.TrialSummary{TrialID: tr[0].ID, Outcome: results.OutcomeFailed})
 	if s.Total() != 5 || !s.Done() {
 		t.Errorf("Total() %d Done() %v, want one replacement only", s.Total(), s.Done())
+	}
+	if st := s.(scheduler.PBTReporter).PBT(); *st != (scheduler.PBTStatus{Members: 5, Replaced: 1, ReadyStep: 200}) {
+		t.Errorf("PBT() = %+v, want 5 members, 1 replaced, ready step 200 reached, no exploit", *st)
 	}
 }
 

@@ -79,6 +79,8 @@ type SweepStatus struct {
 	// Pruning: with early_terminate, how many configurations reached each decision step and how
 	// many were stopped there.
 	Pruning *scheduler.PruningStatus `json:",omitempty"`
+	// PBT: with method pbt, its members, exploits, replacements and the ready step reached.
+	PBT *scheduler.PBTStatus `json:",omitempty"`
 }
 
 // SweepResult is what a finished sweep returns.
