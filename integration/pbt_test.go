@@ -37,7 +37,14 @@ concurrency: 4
 	if err := os.WriteFile(p, []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sweepID := e.submit(p, "--watch")
+	watched, wcode := e.cli("submit", p, "--watch")
+	if wcode != 0 {
+		t.Fatalf("submit --watch exited %d:\n%s", wcode, watched)
+	}
+	sweepID := sweepIDFrom(t, watched)
+	if st, code := e.cli("status", sweepID); code != 0 || !strings.Contains(st, "pbt     4 members · 8 exploits · 0 replaced · ready step 8192 reached") {
+		t.Errorf("status of the sweep (exit %d) lacks the pbt line:\n%s", code, st)
+	}
 	res := e.results(sweepID)
 	if len(res.Trials) < 4 {
 		t.Fatalf("results.json has %d trials, want the 4 members", len(res.Trials))
