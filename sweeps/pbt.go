@@ -245,7 +245,12 @@ func (c *checker) pbt() {
 		return
 	}
 	if src := s.Trainer.Metrics.Source; src != "" && src != DefaultSource {
-		c.add("trainer.metrics.source", quote(src), fmt.Sprintf("%s with method pbt: a member resumes from the checkpoint a JSON-lines record announces", DefaultSource))
+		if s.Format == FormatWandB {
+			c.add("method", fmt.Sprintf("pbt with metrics.source %s", src),
+				"an rlsweep block with metrics: {source: jsonl}: a pbt member resumes from the checkpoint a JSON-lines record announces")
+		} else {
+			c.add("trainer.metrics.source", quote(src), fmt.Sprintf("%s with method pbt: a member resumes from the checkpoint a JSON-lines record announces", DefaultSource))
+		}
 	}
 	if n := (total-1)/p.ReadySteps + 1; n > MaxSegments {
 		c.add(pre+"ready_steps", fmt.Sprintf("%d segments", n), fmt.Sprintf("at most %d segments: a larger ready_steps", MaxSegments))
