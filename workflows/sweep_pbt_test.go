@@ -18,6 +18,7 @@ import (
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/results"
+	"github.com/rlsweep/rlsweep/scheduler"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/workflows"
 )
@@ -144,5 +145,57 @@ func TestSweepPBTExploits(t *testing.T) {
 	first := segs["4-s1"][0]
 	if first.StartStep != rep.StartStep || !strings.HasPrefix(first.ResumeFrom, "copy/4-s1/") {
 		t.Errorf("replacement's first segment %+v, want from step %d resuming from its copy", first, rep.StartStep)
+	}
+}
+
+// The pbt scheduler's state is carried across a continue-as-new: the next run resumes with every
+// member, its points and its exploits, and answers a question asked again the same way.
+func TestSweepPBTStateCarried(t *testing.T) {
+	spec := pbtSweepSpec(t)
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflowWithOptions(workflows.Trial, workflow.RegisterOptions{Name: workflows.WorkflowTypeTrial})
+	var res resultsRecorder
+	res.mock(env, 4)
+	env.OnActivity(acts.AdoptCheckpoint, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.AdoptInput) (string, error) {
+			return fmt.Sprintf("copy/%s/%d", in.TrialID, in.Exploit.Step), nil
+		})
+	env.OnActivity(acts.TrainSegment, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.SegmentInput) (*activities.SegmentResult, error) {
+			v := toFloat(in.Trial.Params["lr"]) * 1000
+			return &activities.SegmentResult{LastStep: in.StopAtStep, Objective: &v, Windowed: &v,
+				CheckpointKey: fmt.Sprintf("sweeps/unit/abc/trials/%s/checkpoints/ck-%d", in.Trial.ID, in.StopAtStep)}, nil
+		}).After(time.Minute)
+	// After the first ready step's decisions (1 minute), before the second (2 minutes).
+	env.RegisterDelayedCallback(func() { env.SetContinueAsNewSuggested(true) }, 90*time.Second)
+	env.ExecuteWorkflow(workflows.Sweep, sweepInput(spec))
+	next := continuedInput(t, env)
+	st := next.State.Scheduler.PBT
+	if st == nil || len(st.Members) != 4 {
+		t.Fatalf("carried pbt state %+v, want the 4 members", st)
+	}
+	exploits := 0
+	for _, m := range st.Members {
+		if p := m.Points; len(p) == 0 || p[0].Step != 100 || !p[0].Decided {
+			t.Errorf("member %s carried points %+v, want its decided point at step 100", m.ID, p)
+		}
+		exploits += len(m.Schedule) - 1
+	}
+	if exploits != 2 {
+		t.Errorf("carried %d exploits, want 2 (the bottom half at step 100)", exploits)
+	}
+	sched, err := scheduler.New(&spec, next.State.Scheduler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range st.Members {
+		if len(m.Schedule) < 2 {
+			continue
+		}
+		d := sched.AtBoundary(scheduler.Boundary{TrialID: m.ID, Config: m.Config, Seed: m.Seed, Segment: 0, Step: 100})
+		if d.Action != scheduler.Exploit || d.Params["lr"] != m.Schedule[1].Params["lr"] {
+			t.Errorf("%s asked again after the continue-as-new: %+v, want its exploit again", m.ID, d)
+		}
 	}
 }
