@@ -2,8 +2,14 @@ package report
 
 import (
 	"fmt"
+	"image/color"
 	"slices"
 	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/rlsweep/rlsweep/results"
 )
@@ -15,7 +21,8 @@ type Member struct {
 	Parent    string // the member a replacement started from
 	Outcome   string
 	Objective *float64
-	Depth     int // how many replacements deep it descends from a first member
+	Steps     int64 // the step it reached
+	Depth     int   // how many replacements deep it descends from a first member
 	// Schedule: the parameters it trained with from each step on.
 	Schedule []ScheduleStep
 	Exploits []results.Exploit
@@ -39,7 +46,7 @@ func Lineage(trials []results.TrialSummary) []Member {
 	children := map[string][]string{}
 	var roots []string
 	for _, t := range trials {
-		m := Member{TrialID: t.TrialID, Parent: t.Parent, Outcome: t.Outcome, Objective: t.Objective, Exploits: t.Exploits}
+		m := Member{TrialID: t.TrialID, Parent: t.Parent, Outcome: t.Outcome, Objective: t.Objective, Steps: t.Steps, Exploits: t.Exploits}
 		exploits := t.Exploits
 		switch {
 		case t.Parent != "" && len(exploits) > 0 && exploits[0].From == t.Parent && exploits[0].Old == nil:
@@ -104,4 +111,48 @@ func formatSchedule(names []string, s []ScheduleStep) []string {
 		out[i] = fmt.Sprintf("step %s%s: %s", groupDigits(st.Step), from, strings.Join(parts, " "))
 	}
 	return out
+}
+
+// lineagePlot draws the lineage: one row per member (in the table's order), a line over the steps it
+// trained in its outcome's colour, and at each exploit (or a replacement's start) a dashed grey line
+// from the row of the member it took the checkpoint from, ending in a triangle on its own row.
+func lineagePlot(lin []Member) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = "Lineage: each member's training; a dashed line from the member whose checkpoint it took"
+	p.X.Label.Text = "environment steps"
+	row := make(map[string]float64, len(lin))
+	for i, m := range lin {
+		row[m.TrialID] = float64(len(lin) - 1 - i)
+	}
+	grey := color.RGBA{0x70, 0x70, 0x70, 0xff}
+	for _, m := range lin {
+		y := row[m.TrialID]
+		var start int64
+		if len(m.Schedule) > 0 {
+			start = m.Schedule[0].Step
+		}
+		l, _ := plotter.NewLine(plotter.XYs{{X: float64(start), Y: y}, {X: float64(max(m.Steps, start)), Y: y}})
+		l.Color, l.Width = colorOf(m.Outcome), vg.Points(2)
+		p.Add(l)
+		for _, st := range m.Schedule {
+			from, ok := row[st.From]
+			if st.From == "" || !ok {
+				continue
+			}
+			e, _ := plotter.NewLine(plotter.XYs{{X: float64(st.Step), Y: from}, {X: float64(st.Step), Y: y}})
+			e.Color, e.Width, e.Dashes = grey, vg.Points(0.8), []vg.Length{vg.Points(3), vg.Points(2)}
+			p.Add(e)
+			t, _ := plotter.NewScatter(plotter.XYs{{X: float64(st.Step), Y: y}})
+			t.Color, t.Shape, t.Radius = grey, draw.TriangleGlyph{}, vg.Points(3)
+			p.Add(t)
+		}
+	}
+	ticks := make([]plot.Tick, len(lin))
+	for i, m := range lin {
+		ticks[i] = plot.Tick{Value: row[m.TrialID], Label: m.TrialID}
+	}
+	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
+	p.Y.Min, p.Y.Max = -0.5, float64(len(lin))-0.5
+	p.X.Min = 0
+	return p
 }

@@ -36,7 +36,7 @@ func TestRenderPBTLineage(t *testing.T) {
 	}
 	html := b.String()
 	for _, want := range []string{`id="lineage-table"`, "step 0: lr=0.01<br>step 2\u202f000 (from 1-s1): lr=0.0012",
-		"└ 3-s1", "replaces a diverged member, from 1-s1", "step 3\u202f000 (from 1-s1): lr=0.0008"} {
+		"└ 3-s1", "replaces a diverged member, from 1-s1", `<figure id="plot-lineage">`, "step 3\u202f000 (from 1-s1): lr=0.0008"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report lacks %q", want)
 		}

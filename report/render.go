@@ -43,8 +43,9 @@ type page struct {
 	RegressionRows   []regression.ConfigComparison
 	RegressionCounts []count
 	RegressionFigure *Figure
-	// Lineage: a pbt sweep's members (Lineage); nil for the other methods.
-	Lineage []Member
+	// Lineage: a pbt sweep's members (Lineage) and their plot; nil for the other methods.
+	Lineage       []Member
+	LineageFigure *Figure
 }
 
 // warning is one warning text and the trials that gave it, in plan order.
@@ -137,6 +138,14 @@ func Render(w io.Writer, in *Input) error {
 	}
 	pg.Warnings = warnings(res.Trials)
 	pg.Lineage = Lineage(res.Trials)
+	if pg.Lineage != nil {
+		h := vg.Length(3+len(pg.Lineage)) * 0.6 * vg.Centimeter
+		out, err := svg(lineagePlot(pg.Lineage), 22*vg.Centimeter, min(h, 40*vg.Centimeter))
+		if err != nil {
+			return err
+		}
+		pg.LineageFigure = &Figure{ID: "plot-lineage", SVG: template.HTML(out)}
+	}
 	for _, t := range trials {
 		if t.Outcome == results.OutcomeDiverged || t.Outcome == results.OutcomePruned || t.Divergence != nil {
 			pg.Diverged = append(pg.Diverged, t)
@@ -356,6 +365,7 @@ tr.regressed td { background: #fdecea; }
 {{range .Lineage}}<tr><td>{{indent .Depth}}{{.TrialID}}{{if .Parent}} <span class="muted">(replaces a diverged member, from {{.Parent}})</span>{{end}}</td><td style="color:{{color .Outcome}}">{{.Outcome}}</td><td class="n">{{obj .Objective}}</td><td class="n">{{len .Exploits}}</td><td>{{range schedule $.In.Results.Params .Schedule}}{{.}}<br>{{end}}</td></tr>
 {{end}}</table>
 <p class="muted">Each exploit copied the named member's checkpoint at that step and went on with its parameters explored; a member replacing a diverged one is listed under the member it started from.</p>
+{{with .LineageFigure}}<figure id="{{.ID}}">{{.SVG}}</figure>{{end}}
 {{end}}
 <h2 id="sensitivity">Per-parameter sensitivity</h2>
 {{if .Sensitivities}}<table id="sensitivity-table">
