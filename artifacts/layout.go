@@ -79,6 +79,18 @@ func CheckpointKey(sweepID, trialID, rel string) string {
 	return TrialDir(sweepID, trialID) + "/checkpoints/" + rel
 }
 
+// ExploitKey is the record of a pbt exploit a trial made at step (or, for a member that replaced a
+// diverged one, the checkpoint it started from): the decision log of method pbt.
+func ExploitKey(sweepID, trialID string, step int64) string {
+	return fmt.Sprintf("%s/exploits/%d.json", TrialDir(sweepID, trialID), step)
+}
+
+// ExploitCheckpointKey is a trial's own copy of the checkpoint it exploited at step, named as the
+// source's.
+func ExploitCheckpointKey(sweepID, trialID string, step int64, name string) string {
+	return fmt.Sprintf("%s/exploits/%d/%s", TrialDir(sweepID, trialID), step, Segment(name))
+}
+
 // ResumePointKey records the last checkpoint a segment committed (resume.json).
 func ResumePointKey(sweepID, trialID string) string {
 	return TrialDir(sweepID, trialID) + "/resume.json"

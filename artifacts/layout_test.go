@@ -37,6 +37,8 @@ func TestLayoutDocumented(t *testing.T) {
 		{"TrialsDir", artifacts.TrialsDir(sweep), "sweeps/<name>/<short-id>/trials"},
 		{"TrialDir", artifacts.TrialDir(sweep, trial), "trials/<trial-id>"},
 		{"CheckpointKey", artifacts.CheckpointKey(sweep, trial, "ckpt-000100.pt"), "checkpoints/<name the trainer announced>"},
+		{"ExploitKey", artifacts.ExploitKey(sweep, trial, 4000), "exploits/N.json"},
+		{"ExploitCheckpointKey", artifacts.ExploitCheckpointKey(sweep, trial, 4000, "ckpt-000100.pt"), "exploits/N/<name of the source's checkpoint>"},
 		{"ResumePointKey", artifacts.ResumePointKey(sweep, trial), "resume.json"},
 		{"DivergenceKey", artifacts.DivergenceKey(sweep, trial), "divergence.json"},
 		{"MetricsDir", artifacts.MetricsDir(sweep, trial), "trials/<trial-id>/metrics"},

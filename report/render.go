@@ -45,6 +45,9 @@ type page struct {
 	RegressionFigure *Figure
 	// RungFigure, with early_terminate, shows each configuration at each decision step.
 	RungFigure *Figure
+	// Lineage: a pbt sweep's members (Lineage) and their plot; nil for the other methods.
+	Lineage       []Member
+	LineageFigure *Figure
 }
 
 // warning is one warning text and the trials that gave it, in plan order.
@@ -136,6 +139,15 @@ func Render(w io.Writer, in *Input) error {
 		}
 	}
 	pg.Warnings = warnings(res.Trials)
+	pg.Lineage = Lineage(res.Trials)
+	if pg.Lineage != nil {
+		h := vg.Length(3+len(pg.Lineage)) * 0.6 * vg.Centimeter
+		out, err := svg(lineagePlot(pg.Lineage), 22*vg.Centimeter, min(h, 40*vg.Centimeter))
+		if err != nil {
+			return err
+		}
+		pg.LineageFigure = &Figure{ID: "plot-lineage", SVG: template.HTML(out)}
+	}
 	for _, t := range trials {
 		if t.Outcome == results.OutcomeDiverged || t.Outcome == results.OutcomePruned || t.Divergence != nil {
 			pg.Diverged = append(pg.Diverged, t)
@@ -275,6 +287,8 @@ var funcs = template.FuncMap{
 	"fix":         func(x float64, prec int) string { return fmtNum(x, prec) },
 	"inc":         func(i int) int { return i + 1 },
 	"probeCheck":  probeCheck,
+	"schedule":    formatSchedule,
+	"indent":      func(d int) string { return strings.Repeat("└ ", min(d, 20)) },
 	"probeValues": probeValues,
 }
 
@@ -365,6 +379,14 @@ tr.regressed td { background: #fdecea; }
 {{end}}
 
 {{range .Figures}}<figure id="{{.ID}}">{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
+{{end}}
+{{if .Lineage}}<h2 id="lineage">Population-based training: lineage and schedules</h2>
+<table id="lineage-table">
+<tr><th>member</th><th>outcome</th><th>{{.In.Results.Metric.Name}}</th><th>exploits</th><th>hyperparameter schedule</th></tr>
+{{range .Lineage}}<tr><td>{{indent .Depth}}{{.TrialID}}{{if .Parent}} <span class="muted">(replaces a diverged member, from {{.Parent}})</span>{{end}}</td><td style="color:{{color .Outcome}}">{{.Outcome}}</td><td class="n">{{obj .Objective}}</td><td class="n">{{len .Exploits}}</td><td>{{range schedule $.In.Results.Params .Schedule}}{{.}}<br>{{end}}</td></tr>
+{{end}}</table>
+<p class="muted">Each exploit copied the named member's checkpoint at that step and went on with its parameters explored; a member replacing a diverged one is listed under the member it started from.</p>
+{{with .LineageFigure}}<figure id="{{.ID}}">{{.SVG}}</figure>{{end}}
 {{end}}
 <h2 id="sensitivity">Per-parameter sensitivity</h2>
 {{if .Sensitivities}}<table id="sensitivity-table">

@@ -60,6 +60,29 @@ type TrialSummary struct {
 	// Pruning is the sweep's pruner's decision that stopped the trial (outcome pruned, or diverged
 	// when a sibling seed diverged); nil when none did.
 	Pruning *Pruning `json:"pruning,omitempty"`
+	// Exploits are the pbt exploits this member made, in order; Parent the member a replacement of
+	// a diverged member started from (method pbt).
+	Exploits []Exploit `json:"exploits,omitempty"`
+	Parent   string    `json:"parent,omitempty"`
+	// StartStep: the step a member that started from another's checkpoint started at.
+	StartStep int64 `json:"start_step,omitempty"`
+}
+
+// Exploit is one pbt exploit: at Step, the member Member went on from the checkpoint of the member
+// From (written at FromStep, copied to Checkpoint) with its parameters explored. Old and New are the
+// member's parameters before and after. Value and SourceValue are the two members' values at Step.
+type Exploit struct {
+	Member      string         `json:"member"`
+	From        string         `json:"from"`
+	Step        int64          `json:"step"`
+	FromStep    int64          `json:"from_step"`
+	Source      string         `json:"source"`               // the source's checkpoint key
+	Checkpoint  string         `json:"checkpoint,omitempty"` // the member's copy of it
+	Old         map[string]any `json:"old"`
+	New         map[string]any `json:"new"`
+	Value       *float64       `json:"value,omitempty"`
+	SourceValue *float64       `json:"source_value,omitempty"`
+	Reason      string         `json:"reason,omitempty"`
 }
 
 // FormatPruning says in one line where early_terminate stopped a trial and against what.
@@ -78,6 +101,26 @@ func FormatPruning(p *Pruning) string {
 		out += fmt.Sprintf(", %d other configurations", p.Peers)
 	}
 	return out
+}
+
+// FormatExploit says in one line what a pbt exploit did: "step 60000 from 3-s1: lr 0.001→0.0012, gamma 0.99→0.992".
+func FormatExploit(e Exploit) string {
+	names := make([]string, 0, len(e.New))
+	for k := range e.New {
+		if e.Old == nil || fmt.Sprint(e.Old[k]) != fmt.Sprint(e.New[k]) {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	parts := make([]string, len(names))
+	for i, k := range names {
+		if e.Old == nil {
+			parts[i] = fmt.Sprintf("%s %v", k, e.New[k])
+		} else {
+			parts[i] = fmt.Sprintf("%s %v→%v", k, e.Old[k], e.New[k])
+		}
+	}
+	return fmt.Sprintf("step %d from %s: %s", e.Step, e.From, strings.Join(parts, ", "))
 }
 
 // Pruning says where and why early_terminate stopped a trial.

@@ -233,3 +233,15 @@ func TestConfirmations(t *testing.T) {
 		}
 	}
 }
+
+func TestFormatExploit(t *testing.T) {
+	e := results.Exploit{From: "3-s1", Step: 60000, Old: map[string]any{"lr": 0.001, "gamma": 0.99, "num_envs": int64(4)},
+		New: map[string]any{"lr": 0.0012, "gamma": 0.99, "num_envs": int64(8)}}
+	if got, want := results.FormatExploit(e), "step 60000 from 3-s1: lr 0.001→0.0012, num_envs 4→8"; got != want {
+		t.Errorf("FormatExploit() = %q, want %q", got, want)
+	}
+	e.Old = nil
+	if got, want := results.FormatExploit(e), "step 60000 from 3-s1: gamma 0.99, lr 0.0012, num_envs 8"; got != want {
+		t.Errorf("FormatExploit() = %q, want %q", got, want)
+	}
+}

@@ -86,6 +86,8 @@ type State struct {
 	Pruner *PrunerState `json:"pruner,omitempty"`
 	// Bayes is method bayes's memory (BayesState); nil for the other methods.
 	Bayes *BayesState `json:"bayes,omitempty"`
+	// PBT is method pbt's memory (PBTState); nil for the other methods.
+	PBT *PBTState `json:"pbt,omitempty"`
 }
 
 // Boundary is what a trial tells its sweep at the end of a segment.
@@ -102,6 +104,10 @@ type Boundary struct {
 	// CheckpointKey is the checkpoint the next segment would resume from, which PBT's exploit hands to
 	// another trial.
 	CheckpointKey string
+	// Warnings are the diagnostic rules that warned during the segment, sorted (PBT's health gate);
+	// Params the parameters the trial trained the segment with.
+	Warnings []string       `json:",omitempty"`
+	Params   map[string]any `json:",omitempty"`
 }
 
 // Action is what a trial does at a boundary.
@@ -136,6 +142,8 @@ type Decision struct {
 	ResumeFrom string         `json:",omitempty"`
 	ResumeStep int64          `json:",omitempty"`
 	Params     map[string]any `json:",omitempty"`
+	// Exploit records an Exploit for the trial's summary and the store.
+	Exploit *results.Exploit `json:",omitempty"`
 }
 
 // New returns the scheduler of spec's method, resumed from state (the zero State for a new sweep).
@@ -152,8 +160,10 @@ func New(spec *sweeps.Spec, state State) (Scheduler, error) {
 		return p, nil
 	case sweeps.MethodBayes:
 		return newBayes(spec, state)
+	case sweeps.MethodPBT:
+		return newPBT(spec, state)
 	}
-	return nil, fmt.Errorf("method: got %q, want %s, %s, %s or %s", spec.Method, sweeps.MethodGrid, sweeps.MethodRandom, sweeps.MethodSobol, sweeps.MethodBayes)
+	return nil, fmt.Errorf("method: got %q, want %s, %s, %s, %s or %s", spec.Method, sweeps.MethodGrid, sweeps.MethodRandom, sweeps.MethodSobol, sweeps.MethodBayes, sweeps.MethodPBT)
 }
 
 func newPlanned(spec *sweeps.Spec, state State) (*planned, error) {

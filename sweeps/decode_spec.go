@@ -26,6 +26,10 @@ func (d *decoder) spec(n *yaml.Node, s *Spec) {
 			s.EarlyTerminate = &EarlyTerminate{StopDivergedConfigs: true}
 			d.earlyTerminate(v, p, s.EarlyTerminate)
 		}},
+		{"pbt", func(p string, v *yaml.Node) {
+			s.PBT = NewPBT()
+			d.pbt(v, p, s.PBT)
+		}},
 		{"concurrency", d.smallInt(&s.Concurrency)},
 		{"resources", func(p string, v *yaml.Node) {
 			d.mapping(v, p, []field{{"task_queue", d.text(&s.Resources.TaskQueue)}, {"gpu_class", d.text(&s.Resources.GPUClass)},

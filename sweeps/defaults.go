@@ -76,6 +76,7 @@ func applyLateDefaults(s *Spec) {
 		s.Trainer.SegmentSteps = s.Trainer.TotalSteps
 	}
 	s.EarlyTerminate.fillDefaults(s.Trainer.TotalSteps)
+	s.fillPBTDefaults()
 }
 
 // WarmupSteps is the number of environment steps before "sustained" diagnostics may stop a trial:
@@ -97,6 +98,9 @@ func (s *Spec) SegmentEnds() []int64 {
 	}
 	if s.EarlyTerminate != nil {
 		return mergeSteps(s.plainSegmentEnds(), s.DecisionSteps())
+	}
+	if s.PBT != nil {
+		return mergeSteps(s.plainSegmentEnds(), s.PBTReadySteps())
 	}
 	return s.plainSegmentEnds()
 }

@@ -50,6 +50,14 @@ func Explain(s *Spec, trials []Trial) ([]string, error) {
 			count += fmt.Sprintf("; no run_cap: rlsweep's default for W&B %s sweeps is %d, set run_cap to change it", s.Method, DefaultWandBRunCap)
 		}
 	}
+	if p := s.PBT; s.Method == MethodPBT && p != nil {
+		count = fmt.Sprintf("trials: %d members to start (method pbt, sampler_seed %d; member i has seed seeds[i mod %d]", len(trials), s.SamplerSeed, len(s.Seeds))
+		if len(p.Schedule) > 0 {
+			count += fmt.Sprintf("; replaying a schedule of %d entries", len(p.Schedule))
+		} else {
+			count += fmt.Sprintf("; ready every %d steps, bottom %g exploits top %g, mutable %s; a diverged member is replaced", p.ReadySteps, p.Quantile, p.Quantile, strings.Join(p.Mutable, ", "))
+		}
+	}
 	add("%s)", count)
 	if s.Method == MethodBayes {
 		b := s.BayesSettings()

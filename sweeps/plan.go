@@ -34,6 +34,9 @@ func Plan(s *Spec) ([]Trial, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
+	if s.Method == MethodPBT {
+		return pbtTrials(s), nil
+	}
 	var configs []map[string]any
 	switch s.Method {
 	case MethodGrid:

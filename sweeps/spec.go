@@ -59,10 +59,12 @@ type Spec struct {
 	Probes         Probes          `json:"probes"`
 	Diagnostics    Diagnostics     `json:"diagnostics"`
 	EarlyTerminate *EarlyTerminate `json:"early_terminate,omitempty"`
-	Concurrency    int             `json:"concurrency"`
-	Resources      Resources       `json:"resources"`
-	Retries        Retries         `json:"retries"`
-	Artifacts      string          `json:"artifacts,omitempty"` // store URL; empty means the worker's store
+	// PBT configures method pbt (pbt.go); nil for the other methods.
+	PBT         *PBT      `json:"pbt,omitempty"`
+	Concurrency int       `json:"concurrency"`
+	Resources   Resources `json:"resources"`
+	Retries     Retries   `json:"retries"`
+	Artifacts   string    `json:"artifacts,omitempty"` // store URL; empty means the worker's store
 	// Regression holds the thresholds a nightly regression of this sweep judges by; nil when the spec
 	// has no regression section (the defaults apply, see DefaultRegression).
 	Regression *Regression `json:"regression,omitempty"`
@@ -238,4 +240,11 @@ type Trial struct {
 	Config int            `json:"config"` // configuration number, from 0
 	Seed   int64          `json:"seed"`
 	Params map[string]any `json:"params"`
+	// ResumeFrom and ResumeStep: a trial that starts from another trial's checkpoint (a pbt member
+	// replacing a diverged one) resumes from this key, written at this step, and trains its segments
+	// past it. Empty for a trial that starts fresh.
+	ResumeFrom string `json:"resume_from,omitempty"`
+	ResumeStep int64  `json:"resume_step,omitempty"`
+	// Parent is the trial whose checkpoint ResumeFrom is.
+	Parent string `json:"parent,omitempty"`
 }

@@ -253,7 +253,7 @@ func TestValidateCases(t *testing.T) {
 		{"duplicate trainer mapping", "trainer:\n  builtin: ppo\n  env: E\n  total_steps: 10\n  stall_timeout: 10ms\n", "t.yaml:6: trainer: got a second definition (the first is on line 2)"},
 		{"big int", "seeds: [99999999999999999999]\n", "seeds[0]: got 99999999999999999999, want an integer"},
 		{"rule patience 0", "diagnostics: {rules: {stalled: {patience: 0}}}\n", "diagnostics.rules.stalled.patience: got 0, want an integer >= 1"},
-		{"typo of a top-level key", "trainer2: 1\n", "trainer2: got an unknown key, want one of name, description, trainer, metric, method, trials, sampler_seed, seeds, parameters, probes, diagnostics, early_terminate, concurrency, resources, retries, artifacts, regression, bayes (did you mean trainer?)"},
+		{"typo of a top-level key", "trainer2: 1\n", "trainer2: got an unknown key, want one of name, description, trainer, metric, method, trials, sampler_seed, seeds, parameters, probes, diagnostics, early_terminate, pbt, concurrency, resources, retries, artifacts, regression, bayes (did you mean trainer?)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -28,7 +28,7 @@ const (
 // Allowed values, in the order messages list them.
 var (
 	Builtins      = []string{"ppo"}
-	Methods       = []string{MethodGrid, MethodRandom, MethodSobol, MethodBayes}
+	Methods       = []string{MethodGrid, MethodRandom, MethodSobol, MethodBayes, MethodPBT}
 	Distributions = append(slices.Clone(rangeDists), shapeDists...)
 	Goals         = []string{GoalMaximize, GoalMinimize}
 	Sources       = trainer.Sources
@@ -77,6 +77,7 @@ func (s *Spec) validate() Errors {
 	c.commands()
 	c.diagnostics()
 	c.earlyTerminate()
+	c.pbt()
 	c.resources()
 	c.artifacts()
 	c.regression()
@@ -343,6 +344,11 @@ func (c *checker) sobolDims() {
 func (s *Spec) trialCount() (int, bool) {
 	configs := 1
 	switch s.Method {
+	case MethodPBT:
+		if s.PBT == nil {
+			return 0, true
+		}
+		return max(s.PBT.Population, 0), true
 	case MethodRandom, MethodSobol, MethodBayes:
 		configs = max(s.Trials, 0)
 	default:

@@ -231,7 +231,7 @@ func TestWandBRefused(t *testing.T) {
 		{"program: t.py\nmethod: random\nparameters:\n  lr: {distribution: log_uniform_values, min: 1e-5, max: 1.0}\n",
 			`sweep.yaml:4: parameters.lr.min: got "1e-5" (a string to W&B, which reads YAML 1.1: a number in exponent form needs a dot and a signed exponent), want a number such as 1.0e-5`},
 		{"program: t.py\nmethod: custom\nparameters:\n  lr: {min: 0.1, max: 0.2}\n",
-			`sweep.yaml:2: method: got "custom", want grid, random, sobol or bayes`},
+			`sweep.yaml:2: method: got "custom", want grid, random, sobol, bayes or pbt`},
 		{"program: t.py\nmethod: random\nrlsweep: {bayes: {startup_trials: 5}}\nparameters:\n  lr: {min: 0.1, max: 0.2}\n",
 			`sweep.yaml:3: bayes: got a bayes section with method random, want no bayes section, or method bayes`},
 		{"program: t.py\nmethod: random\nearly_terminate: {type: hyperband, min_iter: 3}\nparameters:\n  lr: {min: 0.1, max: 0.2}\n",

@@ -67,5 +67,8 @@ func (s *sweepRun) status() (*SweepStatus, error) {
 	if p, ok := s.sched.(scheduler.PruningReporter); ok {
 		st.Pruning = p.Pruning()
 	}
+	if p, ok := s.sched.(scheduler.PBTReporter); ok {
+		st.PBT = p.PBT()
+	}
 	return st, nil
 }

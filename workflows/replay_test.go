@@ -37,6 +37,9 @@ import (
 //	sweep-bayes.json            TestBayesSweepSearchesAndReruns: method bayes, 12 configurations on two
 //	                            seeds with concurrency 4 (suggestions made from results as they arrive),
 //	                            then the best two run again on a fresh seed
+//	sweep-pbt.json              TestPBTSweepExploits: 4 pbt members of the built-in PPO, ready every 2048
+//	trial-exploited.json        steps: they wait for one another at each ready step; one Trial that
+//	                            exploited (AdoptCheckpoint before the segment after each exploit)
 //	regression-pass.json, regression-regressed.json
 //	                            TestRegressionScheduleTriggeredTwice: LoadSpec, the pinned Sweep child,
 //	                            CompareBaseline, the verdict upserted
@@ -51,7 +54,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 	}
 	for _, want := range []string{"sweep-probes.json", "trial-completed.json", "trial-diverged.json", "trial-cancelled.json",
 		"sweep-cancelled.json", "sweep-continued-as-new-run1.json", "sweep-continued-as-new-run2.json", "regression-regressed.json",
-		"sweep-asha.json", "trial-pruned.json", "sweep-bayes.json"} {
+		"sweep-asha.json", "trial-pruned.json", "sweep-bayes.json", "sweep-pbt.json", "trial-exploited.json"} {
 		if !slices.Contains(files, filepath.Join("testdata", want)) {
 			t.Errorf("testdata/%s is missing: the replay test needs a history of each kind", want)
 		}

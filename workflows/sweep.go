@@ -88,6 +88,8 @@ type SweepStatus struct {
 	// Pruning: with early_terminate, how many configurations reached each decision step and how
 	// many were stopped there.
 	Pruning *scheduler.PruningStatus `json:",omitempty"`
+	// PBT: with method pbt, its members, exploits, replacements and the ready step reached.
+	PBT *scheduler.PBTStatus `json:",omitempty"`
 }
 
 // SweepResult is what a finished sweep returns.
@@ -338,7 +340,7 @@ func (s *sweepRun) fail(ctx workflow.Context, err error) (*SweepResult, error) {
 	return nil, err
 }
 
-func sortedKeys(m map[string]bool) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

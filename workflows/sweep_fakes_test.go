@@ -226,9 +226,15 @@ func (r *resultsRecorder) recorded() (map[string]results.TrialSummary, map[strin
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	byID, times := map[string]results.TrialSummary{}, map[string]int{}
-	for i, p := range r.parts {
-		if p.Part != r.parts[0].Part+i {
-			panic(fmt.Sprintf("results part %d stored as part %d", r.parts[0].Part+i, p.Part))
+	var parts []activities.RecordResultsInput // those that stored trials (some store decisions only)
+	for _, p := range r.parts {
+		if len(p.Trials) > 0 {
+			parts = append(parts, p)
+		}
+	}
+	for i, p := range parts {
+		if p.Part != parts[0].Part+i {
+			panic(fmt.Sprintf("results part %d stored as part %d", parts[0].Part+i, p.Part))
 		}
 		for _, s := range p.Trials {
 			byID[s.TrialID] = s

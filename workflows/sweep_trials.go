@@ -122,7 +122,7 @@ func (s *sweepRun) startTrial(ctx workflow.Context, t sweeps.Trial) workflow.Chi
 		StaticSummary:         fmt.Sprintf("trial %s of %s: %s", t.ID, spec.Name, formatParams(sweeps.ParamNames(&spec), t.Params)),
 	})
 	var ends []int64
-	if spec.EarlyTerminate != nil {
+	if spec.EarlyTerminate != nil || spec.PBT != nil {
 		ends = spec.SegmentEnds()
 	}
 	return workflow.ExecuteChildWorkflow(cctx, Trial, TrialInput{

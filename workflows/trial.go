@@ -102,8 +102,17 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 	ctx = workflow.WithActivityOptions(ctx, opts)
 	ends := segmentEnds(in)
 	resume, resumeStep := "", int64(0)
+	first, start := 0, int64(0)
+	if in.Trial.ResumeFrom != "" {
+		// A member that starts from another's checkpoint (pbt): its own copy, and the segments past it.
+		resume, resumeStep = startFromCheckpoint(ctx, in, sum), in.Trial.ResumeStep
+		for first < len(ends)-1 && ends[first] <= resumeStep {
+			start = ends[first]
+			first++
+		}
+	}
 	segWarning := "" // the first segment-protocol warning, once per trial
-	for seg, from := 0, int64(0); seg < len(ends); seg, from = seg+1, ends[seg] {
+	for seg, from := first, start; seg < len(ends); seg, from = seg+1, ends[seg] {
 		stop := ends[seg]
 		details := fmt.Sprintf("segment %d: steps %d–%d; last step %d", seg, from, stop, sum.Steps)
 		if segWarning != "" {
@@ -163,7 +172,7 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 			break
 		}
 		if in.AskAtBoundaries && stop < in.Trainer.TotalSteps {
-			if err := atBoundary(ctx, &in, sum, seg, res.Windowed, &resume, &resumeStep); err != nil {
+			if err := atBoundary(ctx, &in, sum, seg, res, &resume, &resumeStep); err != nil {
 				return err
 			}
 		}

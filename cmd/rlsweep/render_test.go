@@ -77,6 +77,11 @@ func TestRenderStatus(t *testing.T) {
 				{Step: 4000, Reached: 5, Stopped: 3}, {Step: 12000, Reached: 2, Stopped: 1}, {Step: 36000}}}
 			return st
 		}(), map[string]int64{"9-s1": 120000}},
+		{"status-pbt.golden", func() *workflows.SweepStatus {
+			st := midSweepStatus()
+			st.PBT = &scheduler.PBTStatus{Members: 9, Exploits: 14, Replaced: 1, ReadyStep: 120000}
+			return st
+		}(), map[string]int64{"9-s1": 120000}},
 		{"status-planning.golden", &workflows.SweepStatus{SweepID: "sweep/x/1", Phase: workflows.PhasePlanning, Counts: map[string]int{}}, nil},
 		{"status-completed.golden", &workflows.SweepStatus{SweepID: "sweep/x/1", Phase: workflows.PhaseCompleted, Total: 4,
 			Counts: map[string]int{"completed": 3, "cancelled": 1}, Concurrency: 8,

@@ -30,6 +30,8 @@ type ResultsOptions struct {
 	Sweep  string
 	Output string
 	Top    int // > 0: the leaderboard's Top best configurations instead of every trial
+	// ExportSchedule: write a spec replaying the best pbt member's hyperparameter schedule here.
+	ExportSchedule string
 	// Timeout bounds the store reads: a store that does not answer within it fails the command.
 	Timeout time.Duration
 }
@@ -66,6 +68,7 @@ func newResultsCmd(f *Factory, runF func(*ResultsOptions) error) *cobra.Command 
 	}
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "table, json or csv")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", defaultStoreTimeout, "how long to wait for the artifact store before giving up")
+	cmd.Flags().StringVar(&opts.ExportSchedule, "export-schedule", "", "method pbt: write to this new file a spec that replays the best member's hyperparameter schedule as a fixed sweep (docs/spec.md#pbt)")
 	cmd.Flags().IntVar(&opts.Top, "top", 0, "print the leaderboard's N best configurations (mean objective over seeds, as the report ranks them) instead of every trial")
 	return cmd
 }
@@ -82,6 +85,14 @@ func runResults(cmd *cobra.Command, f *Factory, opts *ResultsOptions) error {
 	res, err := loadResultsBounded(cmd, f, store, sweepID, opts.Timeout)
 	if err != nil {
 		return err
+	}
+	if opts.ExportSchedule != "" {
+		member, err := exportSchedule(cmd.Context(), store, sweepID, res, opts.ExportSchedule)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(f.Out, "%s: a spec replaying the hyperparameter schedule of member %s; submit it with: rlsweep submit %s\n", opts.ExportSchedule, member, opts.ExportSchedule)
+		return nil
 	}
 	switch opts.Output {
 	case "json":

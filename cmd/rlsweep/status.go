@@ -89,6 +89,16 @@ func trialStatus(cmd *cobra.Command, f *Factory, sweepID, trialID string, asJSON
 		if sum.Pruning != nil {
 			out["pruning"] = sum.Pruning
 		}
+		if sum.Parent != "" {
+			out["parent"] = fmt.Sprintf("%s (started from its checkpoint at step %d, replacing a diverged member)", sum.Parent, sum.StartStep)
+		}
+		if len(sum.Exploits) > 0 {
+			ex := make(exploitLines, len(sum.Exploits))
+			for i, e := range sum.Exploits {
+				ex[i] = results.FormatExploit(e)
+			}
+			out["exploits"] = ex
+		}
 		if len(sum.Warnings) > 0 {
 			out["warnings"] = sum.Warnings
 		}
@@ -117,8 +127,14 @@ func trialStatus(cmd *cobra.Command, f *Factory, sweepID, trialID string, asJSON
 	if asJSON {
 		return json.NewEncoder(f.Out).Encode(out)
 	}
-	for _, k := range []string{"trial", "status", "outcome", "step", "steps", "objective", "stop_rule", "malformed", "trainer_failures", "infra_retries", "retrained", "server_outages", "checkpoint", "attempt", "last_failure", "pruning", "error", "warnings"} {
+	for _, k := range []string{"trial", "status", "outcome", "step", "steps", "objective", "stop_rule", "malformed", "trainer_failures", "infra_retries", "retrained", "server_outages", "checkpoint", "attempt", "last_failure", "pruning", "parent", "exploits", "error", "warnings"} {
 		if v, ok := out[k]; ok {
+			if ex, isExploits := v.(exploitLines); isExploits {
+				for _, e := range ex {
+					fmt.Fprintf(f.Out, "%-12s %s\n", "exploit", e)
+				}
+				continue
+			}
 			if p, isPruning := v.(*results.Pruning); isPruning {
 				fmt.Fprintf(f.Out, "%-12s %s\n", k, results.FormatPruning(p))
 				continue
@@ -150,3 +166,6 @@ func trialStatus(cmd *cobra.Command, f *Factory, sweepID, trialID string, asJSON
 	fmt.Fprintf(f.Out, "%-12s %s\n", "web ui", f.WorkflowURL(wid))
 	return nil
 }
+
+// exploitLines are a pbt member's exploits, one line each.
+type exploitLines []string

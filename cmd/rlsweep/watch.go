@@ -291,6 +291,9 @@ func renderStatus(st *workflows.SweepStatus, steps map[string]int64) string {
 	if p := st.Pruning; p != nil {
 		b.WriteString(pruningLine(p))
 	}
+	if p := st.PBT; p != nil {
+		fmt.Fprintf(&b, "pbt     %d members · %d exploits · %d replaced · ready step %d reached\n", p.Members, p.Exploits, p.Replaced, p.ReadyStep)
+	}
 	if l := st.Leader; l != nil && l.Objective != nil {
 		fmt.Fprintf(&b, "leader  %s  %s=%.4g  %v\n", l.TrialID, st.Metric.Name, *l.Objective, l.Params)
 	}

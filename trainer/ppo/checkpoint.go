@@ -4,6 +4,7 @@ import (
 	"encoding/gob"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -16,12 +17,15 @@ const checkpointFormat = 1
 // checkpoint is everything a Trainer needs to continue bit for bit: parameters, Adam state,
 // normalisers, the generator, counters and the environments mid-episode. The Config is the caller's.
 type checkpoint struct {
-	Format           int
-	Env              string
-	ObsDim, NumEnvs  int
-	Params, M, V     []float64
-	AdamT            int
-	LR               float64
+	Format          int
+	Env             string
+	ObsDim, NumEnvs int
+	Params, M, V    []float64
+	AdamT           int
+	LR              float64
+	// ConfigLR is the configuration's lr the trainer ran with (0 in checkpoints written before it
+	// was kept): a trainer resumed with another lr scales an adaptive rate by the ratio.
+	ConfigLR         float64
 	ObsRMS, RetRMS   RunningMeanStd
 	RetAcc, ObsN     []float64
 	RNG              []byte
@@ -41,7 +45,7 @@ func (t *Trainer) Save(w io.Writer) error {
 	}
 	c := checkpoint{
 		Format: checkpointFormat, Env: t.spec.Name, ObsDim: t.spec.ObsDim, NumEnvs: t.cfg.NumEnvs,
-		Params: t.params, M: t.adam.M, V: t.adam.V, AdamT: t.adam.T, LR: t.lr,
+		Params: t.params, M: t.adam.M, V: t.adam.V, AdamT: t.adam.T, LR: t.lr, ConfigLR: t.cfg.LR,
 		ObsRMS: t.obsRMS.clone(), RetRMS: t.retRMS.clone(), RetAcc: t.retAcc, ObsN: t.obsN,
 		RNG: rng, Step: t.step, Iteration: t.iter, Vec: t.vec.State(),
 		Window: t.window, WindowNext: t.windowNext, EpisodesFinished: t.episodes,
@@ -53,7 +57,10 @@ func (t *Trainer) Save(w io.Writer) error {
 }
 
 // Restore replaces the trainer's state with a checkpoint written by Save from a trainer with the
-// same environment and network shapes.
+// same environment and network shapes. The hyperparameters stay the trainer's own (its Config): a
+// resume may change lr, clip, ent_coef, vf_coef, max_grad_norm, gamma and gae_lambda, and the next
+// iteration trains with them. With adaptive_lr the adapted rate goes on, scaled by the new lr over
+// the checkpoint's, within adaptive_lr's bounds [1e-5, 1e-2].
 func (t *Trainer) Restore(r io.Reader) error {
 	var c checkpoint
 	if err := gob.NewDecoder(r).Decode(&c); err != nil {
@@ -74,6 +81,9 @@ func (t *Trainer) Restore(r io.Reader) error {
 	copy(t.adam.M, c.M)
 	copy(t.adam.V, c.V)
 	t.adam.T, t.lr = c.AdamT, c.LR
+	if t.cfg.AdaptiveLR && c.ConfigLR > 0 && c.ConfigLR != t.cfg.LR {
+		t.lr = math.Min(1e-2, math.Max(1e-5, c.LR*t.cfg.LR/c.ConfigLR))
+	}
 	*t.obsRMS, *t.retRMS = c.ObsRMS, c.RetRMS
 	copy(t.retAcc, c.RetAcc)
 	copy(t.obsN, c.ObsN)
