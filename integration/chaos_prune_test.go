@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/scheduler"
 	"github.com/rlsweep/rlsweep/sweepstore"
@@ -162,4 +163,100 @@ func sentDecisions(t *testing.T, e *env, sweepID string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestChaosPBTSweep: a pbt sweep of the scripted trainer on two workers while one worker is
+// SIGKILLed and the dev server is SIGKILLed and restarted. The sweep completes with every member
+// recorded once and none failed; each member's exploits in results.json are the exploit decisions of
+// the stored decision log (one each, none twice), each with its record and its copy of the source's
+// checkpoint in the store; and the log holds exactly the decisions the sweep's workflow runs sent.
+func TestChaosPBTSweep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a fault scenario of about a minute")
+	}
+	e, srv := newKillableS3Env(t, "chaospbt")
+	f := &faultInjector{t: t, e: e.env, srv: srv, minio: e.minio}
+	a := e.startWorker("a", "--slots", "3")
+	e.startWorker("b", "--slots", "3")
+	// 6 members, records of 1,000 steps, 2.5 a second, a checkpoint at each; ready every 4,000 steps.
+	// The scripted trainer's reward plateau grows as lr nears 1e-3.
+	spec := e.spec("chaospbt", `
+  total_steps: 24000
+method: pbt
+sampler_seed: 3
+seeds: [1]
+parameters:
+  lr: {min: 1.0e-5, max: 1.0e-1, distribution: log_uniform}
+  sleep_ms: {value: 400}
+  checkpoint_every: {value: 1}
+pbt: {population: 6, ready_steps: 4000}
+probes: {enabled: false}
+concurrency: 6
+`)
+	sweepID := e.submit(spec, "--heartbeat-timeout", "5s")
+	if !e.waitTrainers(sweepID, a, 2) {
+		t.Fatal("sweep ended before its trainers ran on worker a")
+	}
+	_ = a.Process.Signal(syscall.SIGKILL)
+	_ = a.Wait()
+	t.Logf("worker a SIGKILLed")
+	f.run([]fault{{at: 3 * time.Second, kind: serverKill, dur: 5 * time.Second}})
+	waitSweepOrDump(t, e.env, sweepID, 5*time.Minute)
+	sent := sentDecisions(t, e.env, sweepID)
+	e.close()
+
+	res := e.results(sweepID)
+	byID := map[string]results.TrialSummary{}
+	exploits := map[string]int{}
+	for _, tr := range res.Trials {
+		if _, dup := byID[tr.TrialID]; dup {
+			t.Errorf("member %s recorded twice", tr.TrialID)
+		}
+		byID[tr.TrialID] = tr
+		if tr.Outcome != results.OutcomeCompleted || tr.Steps < 24000 {
+			t.Errorf("member %s: %s at step %d (%s), want completed at 24000", tr.TrialID, tr.Outcome, tr.Steps, tr.Error)
+		}
+		for _, x := range tr.Exploits {
+			exploits[tr.TrialID]++
+			var rec results.Exploit
+			if err := sweepstore.GetJSON(context.Background(), e.s3, artifacts.ExploitKey(sweepID, tr.TrialID, x.Step), &rec); err != nil || rec.From != x.From {
+				t.Errorf("member %s's exploit at step %d: record %+v (%v), want one from %s", tr.TrialID, x.Step, rec, err, x.From)
+			}
+			if keys, err := e.s3.List(context.Background(), x.Checkpoint); err != nil || len(keys) == 0 || keys[0] != x.Checkpoint {
+				t.Errorf("member %s's copy of the exploited checkpoint %s: %v, %v", tr.TrialID, x.Checkpoint, keys, err)
+			}
+		}
+	}
+	if len(res.Trials) < 6 {
+		t.Fatalf("results.json has %d members, want 6", len(res.Trials))
+	}
+	log, err := sweepstore.LoadDecisions(context.Background(), e.s3, sweepID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logged := map[string]int{}
+	var stored []string
+	for i, d := range log {
+		if d.Seq != i || d.Action != string(scheduler.Exploit) {
+			t.Errorf("decision %d: seq %d, action %s; want seq %d, an exploit", i, d.Seq, d.Action, i)
+		}
+		logged[d.TrialID]++
+		stored = append(stored, d.TrialID+" "+d.Action+" "+d.Reason)
+	}
+	total := 0
+	for id := range byID {
+		total += exploits[id]
+		if logged[id] != exploits[id] {
+			t.Errorf("member %s: %d exploits in results.json, %d in the decision log", id, exploits[id], logged[id])
+		}
+	}
+	sort.Strings(stored)
+	if strings.Join(stored, "\n") != strings.Join(sent, "\n") {
+		t.Errorf("the stored decision log and the decisions the sweep sent differ:\nstored:\n%s\nsent:\n%s",
+			strings.Join(stored, "\n"), strings.Join(sent, "\n"))
+	}
+	t.Logf("%d exploits, %d decisions logged, %d distinct decisions sent", total, len(log), len(sent))
+	if total == 0 {
+		t.Errorf("no exploit: the scenario tests nothing")
+	}
 }
