@@ -80,7 +80,7 @@ func (a *Activities) prepareAndTakePlace(ctx context.Context, in SegmentInput, p
 			return nil, nil, err
 		}
 		run.process.CUDADevices = strings.Join(gpus, ",")
-		run.env = run.process.Env(os.Environ(), in.Trainer.Environment)
+		run.env = run.process.Env(os.Environ(), in.Trainer.Environment, run.extraEnv...)
 		return run, func() { a.Slots.Release(gpus...) }, nil
 	case a.TrialLimit != nil:
 		select {
@@ -101,16 +101,19 @@ type segmentRun struct {
 	argv    []string
 	process runner.Contract
 	env     []string
-	attempt int32
-	dir     string // scratch directory of this attempt
-	scratch *scratch
-	ckptDir string
-	metrics string // the file the trainer appends to
-	tbDir   string
-	logPath string
-	canon   *os.File // the records as read, in canonical JSON lines: what the metrics parts store
-	reader  trainer.Reader
-	engine  *diagnostics.Engine // nil when diagnostics are off
+	// extraEnv: the variables a W&B sweep config's run gets (wandbEnv), kept for the environment made
+	// again once the segment holds its GPUs.
+	extraEnv []string
+	attempt  int32
+	dir      string // scratch directory of this attempt
+	scratch  *scratch
+	ckptDir  string
+	metrics  string // the file the trainer appends to
+	tbDir    string
+	logPath  string
+	canon    *os.File // the records as read, in canonical JSON lines: what the metrics parts store
+	reader   trainer.Reader
+	engine   *diagnostics.Engine // nil when diagnostics are off
 	// records: the records this attempt took in (their canonical lines go to canon).
 	records *runner.SegmentLog
 	hb      Heartbeat
@@ -180,9 +183,47 @@ func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput, prev H
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
 	}
 	r.process = r.contract(resume)
-	r.env = r.process.Env(os.Environ(), in.Trainer.Environment)
+	if r.extraEnv, err = r.wandbEnv(); err != nil {
+		return nil, err
+	}
+	r.env = r.process.Env(os.Environ(), in.Trainer.Environment, r.extraEnv...)
 	return r, nil
 }
+
+// wandbEnv is what W&B's agent tells a run of a W&B sweep config besides its command, so that a script
+// reading wandb.config gets its parameters: the run's config written as the agent writes it
+// (sweeps.WandBConfigYAML) and WANDB_SWEEP_PARAM_PATH naming it, and WANDB_DIR, where wandb.init()
+// keeps its run files, in the attempt's scratch directory. A trainer that has no W&B credentials
+// (neither WANDB_MODE nor WANDB_API_KEY in the worker's environment or trainer.environment) gets
+// WANDB_MODE=offline: wandb.init() without a key and without a terminal would fail. Nothing for an
+// rlsweep spec.
+func (r *segmentRun) wandbEnv() ([]string, error) {
+	t := r.in.Trainer
+	if len(t.WandBConfig) == 0 {
+		return nil, nil
+	}
+	b, err := sweeps.WandBConfigYAML(r.in.Trial.Params, t.WandBConfig)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
+	}
+	path := filepath.Join(r.dir, wandbConfigFile)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return nil, fmt.Errorf("segment scratch: %w", err)
+	}
+	env := []string{"WANDB_SWEEP_PARAM_PATH=" + path, "WANDB_DIR=" + r.dir}
+	has := func(name string) bool {
+		_, inSpec := t.Environment[name]
+		_, inWorker := os.LookupEnv(name)
+		return inSpec || inWorker
+	}
+	if !has("WANDB_MODE") && !has("WANDB_API_KEY") {
+		env = append(env, "WANDB_MODE=offline")
+	}
+	return env, nil
+}
+
+// wandbConfigFile is the run config of a W&B sweep's trial in its attempt's scratch directory.
+const wandbConfigFile = "wandb-sweep-config.yaml"
 
 // command renders the trainer's argv: the built-in trainer is this binary's `train` command; an
 // external command's elements are templates rendered one by one, each into exactly one argument.

@@ -301,8 +301,61 @@ func TestTrainSegmentMetricMissing(t *testing.T) {
 
 // echo is what testdata/argv-echo writes.
 type echo struct {
-	Args []string          `json:"args"`
-	Env  map[string]string `json:"env"`
+	Args        []string          `json:"args"`
+	Env         map[string]string `json:"env"`
+	WandBConfig string            `json:"wandb_config"`
+}
+
+// A trial of a W&B sweep config finds its run config where W&B's agent puts it, so wandb.config
+// holds its parameters: WANDB_SWEEP_PARAM_PATH names the file (as sweeps.WandBConfigYAML writes it),
+// WANDB_DIR is the attempt's scratch directory, and without W&B credentials WANDB_MODE is offline;
+// with WANDB_API_KEY in the worker's environment it is left to W&B. An rlsweep spec gets none of it.
+func TestTrainSegmentWandBRunConfig(t *testing.T) {
+	for _, c := range []struct {
+		name, apiKey, mode string
+		wandb              bool
+	}{{"no credentials", "", "offline", true}, {"API key", "k", "", true}, {"rlsweep spec", "", "", false}} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t)
+			out := filepath.Join(t.TempDir(), "argv.json")
+			in := f.input(7000, map[string]any{"argv_file": out, "lr": 1e-5, "opt.name": "adam"})
+			in.Trainer.Command = []string{argvEcho}
+			if c.wandb {
+				in.Trainer.WandBConfig = []string{"argv_file", "lr", "opt/name"}
+			}
+			if c.apiKey != "" {
+				t.Setenv("WANDB_API_KEY", c.apiKey)
+			}
+			f.acts.Slots = nil
+			if _, err := f.run(in); err != nil {
+				t.Fatalf("TrainSegment: %v", err)
+			}
+			b, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var e echo
+			if err := json.Unmarshal(b, &e); err != nil {
+				t.Fatal(err)
+			}
+			if !c.wandb {
+				if len(e.Env["WANDB_SWEEP_PARAM_PATH"]+e.Env["WANDB_MODE"]+e.WandBConfig) > 0 {
+					t.Errorf("an rlsweep spec's trainer got W&B's run config: %+v", e)
+				}
+				return
+			}
+			want := "wandb_version: 1\n\n\"argv_file\": {value: " + strconv.Quote(out) + "}\n\"lr\": {value: 1.0e-05}\n\"opt\": {value: {\"name\": \"adam\"}}\n"
+			if e.WandBConfig != want {
+				t.Errorf("run config =\n%s\nwant\n%s", e.WandBConfig, want)
+			}
+			if p := e.Env["WANDB_SWEEP_PARAM_PATH"]; !strings.HasPrefix(p, f.acts.WorkDir) || filepath.Dir(p) != e.Env["WANDB_DIR"] {
+				t.Errorf("WANDB_SWEEP_PARAM_PATH %q, WANDB_DIR %q: want the attempt's scratch directory", p, e.Env["WANDB_DIR"])
+			}
+			if e.Env["WANDB_MODE"] != c.mode {
+				t.Errorf("WANDB_MODE = %q, want %q", e.Env["WANDB_MODE"], c.mode)
+			}
+		})
+	}
 }
 
 func TestTrainSegmentArgvAndEnvironment(t *testing.T) {

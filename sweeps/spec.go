@@ -84,6 +84,10 @@ type Trainer struct {
 	Command      []string          `json:"command,omitempty"` // argv; each element a text/template
 	Env          string            `json:"env,omitempty"`     // environment name handed to the trainer
 	Environment  map[string]string `json:"environment,omitempty"`
+	// WandBConfig, for a spec read from a W&B sweep config, lists its parameters' leaves (nested ones
+	// as paths): each segment writes the run's config as W&B's agent does (WandBConfigYAML) and points
+	// WANDB_SWEEP_PARAM_PATH at it, so a script that reads wandb.config gets its parameters.
+	WandBConfig []string `json:"wandb_config,omitempty"`
 	TotalSteps   int64             `json:"total_steps"`
 	SegmentSteps int64             `json:"segment_steps"` // one TrainSegment per segment; 0 means one segment
 	Metrics      MetricsSource     `json:"metrics"`

@@ -250,6 +250,74 @@ func (d *decoder) wandb(root *yaml.Node, s *Spec, filename string) {
 			Got: "nothing", Want: "the training script W&B's agent runs (program: train.py), which command runs as ${program} (an rlsweep spec names it in trainer instead)"})
 	}
 	s.Trainer.Command = wandbCommand(command, program, tree, info)
+	for _, p := range tree {
+		s.Trainer.WandBConfig = append(s.Trainer.WandBConfig, p.leaves("")...)
+	}
+}
+
+// WandBConfigYAML is the run config W&B's agent writes for a run and points WANDB_SWEEP_PARAM_PATH at
+// (wandb/wandb_agent.py, _command_run; wandb/sdk/lib/config_util.py, save_config_file_from_dict), which
+// wandb.init() reads into wandb.config: "wandb_version: 1", then each top-level parameter, keys sorted
+// as W&B's server sends them, as {value: ...}, a nested parameter's value the mapping of its own. The
+// values are written in YAML's flow style as PyYAML reads them back (floats always with a dot or an
+// exponent PyYAML takes for a float, strings double-quoted).
+func WandBConfigYAML(params map[string]any, paths []string) ([]byte, error) {
+	root, err := wandbDict(params, paths)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	b.WriteString("wandb_version: 1\n")
+	if len(root.keys) > 0 {
+		b.WriteString("\n")
+	}
+	for i, k := range root.keys {
+		b.WriteString(pyJSONString(k) + ": {value: " + yamlFlow(root.vals[i]) + "}\n")
+	}
+	return []byte(b.String()), nil
+}
+
+// yamlFlow writes v in YAML's flow style so that PyYAML (YAML 1.1) reads back the same Python value.
+func yamlFlow(v any) string {
+	switch x := v.(type) {
+	case string:
+		return pyJSONString(x)
+	case float64:
+		switch {
+		case math.IsNaN(x):
+			return ".nan"
+		case math.IsInf(x, 1):
+			return ".inf"
+		case math.IsInf(x, -1):
+			return "-.inf"
+		}
+		// PyYAML's float needs a dot: repr's 1e-05 would read back as a string (PyYAML writes 1.0e-05).
+		s := pyFloatRepr(x)
+		if !strings.Contains(s, ".") {
+			s = strings.Replace(s, "e", ".0e", 1)
+		}
+		return s
+	case bool:
+		if x {
+			return "true"
+		}
+		return "false"
+	case pyNone, nil:
+		return "null"
+	case pyDict:
+		parts := make([]string, len(x.keys))
+		for i, k := range x.keys {
+			parts[i] = pyJSONString(k) + ": " + yamlFlow(x.vals[i])
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = yamlFlow(e)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	return pyStr(v) // integers
 }
 
 func isRegularFile(path string) bool {

@@ -3,6 +3,7 @@ package sweeps
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -583,4 +584,69 @@ func TestWandBNullValue(t *testing.T) {
 	if got := firstArgv(t, cfg); !slices.Equal(got, want) {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
+}
+
+// TestWandBConfigYAML: the run config a W&B script reads through wandb.config (WANDB_SWEEP_PARAM_PATH)
+// holds every top-level parameter as {value: ...}, nested ones as their mapping, and reads back as the
+// values W&B's agent would write; floats keep a dot, so PyYAML reads 1e-05 as a float.
+func TestWandBConfigYAML(t *testing.T) {
+	s, err := loadWandB(t, `program: t.py
+method: grid
+parameters:
+  lr: {value: 0.00001}
+  optimizer:
+    parameters:
+      name: {value: adam}
+      beta: {value: 0.9}
+  arch: {value: [64, 64]}
+  flag: {value: true}
+  note: {value: "a: b"}
+  none: {value: null}
+  epochs: {values: [3]}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trials, err := Plan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := WandBConfigYAML(trials[0].Params, s.Trainer.WandBConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `wandb_version: 1
+
+"arch": {value: [64, 64]}
+"epochs": {value: 3}
+"flag": {value: true}
+"lr": {value: 1.0e-05}
+"none": {value: null}
+"note": {value: "a: b"}
+"optimizer": {value: {"beta": 0.9, "name": "adam"}}
+`
+	if string(b) != want {
+		t.Errorf("run config =\n%s\nwant\n%s", b, want)
+	}
+	var got map[string]any
+	if err := yaml.Unmarshal(b, &got); err != nil {
+		t.Fatalf("the run config is not YAML: %v", err)
+	}
+	value := func(k string) any { m, _ := got[k].(map[string]any); return m["value"] }
+	if got["wandb_version"] != 1 || value("lr") != 1e-05 || value("flag") != true || value("note") != "a: b" || value("none") != nil ||
+		fmt.Sprint(value("optimizer")) != "map[beta:0.9 name:adam]" || fmt.Sprint(value("arch")) != "[64 64]" {
+		t.Errorf("run config reads back as %v", got)
+	}
+	if spec := mustDecodeSpec(t); len(spec.Trainer.WandBConfig) != 0 {
+		t.Errorf("an rlsweep spec has a W&B run config: %v", spec.Trainer.WandBConfig)
+	}
+}
+
+func mustDecodeSpec(t *testing.T) *Spec {
+	t.Helper()
+	s, err := Decode(strings.NewReader("name: n\ntrainer: {command: [t], total_steps: 10}\nparameters: {a: {values: [1]}}\n"), "n.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -1,6 +1,7 @@
 // Command argv-echo is a test trainer that shows what the worker handed it: it writes its argv and
 // the rlsweep variables of its environment as JSON to the file named by the "argv_file" parameter in
-// RLSWEEP_PARAMS, then appends one metrics record at RLSWEEP_STOP_AT_STEP and exits 0.
+// RLSWEEP_PARAMS (with the W&B variables and the run config WANDB_SWEEP_PARAM_PATH names, when set),
+// then appends one metrics record at RLSWEEP_STOP_AT_STEP and exits 0.
 package main
 
 import (
@@ -13,7 +14,9 @@ import (
 // Echo is what argv-echo writes.
 type Echo struct {
 	Args []string          `json:"args"`
-	Env  map[string]string `json:"env"` // RLSWEEP_* and CUDA_VISIBLE_DEVICES
+	Env  map[string]string `json:"env"` // RLSWEEP_*, TEMPORAL_*, WANDB_* and CUDA_VISIBLE_DEVICES
+	// WandBConfig is the file WANDB_SWEEP_PARAM_PATH names, as the trainer found it.
+	WandBConfig string `json:"wandb_config,omitempty"`
 }
 
 func main() {
@@ -35,9 +38,16 @@ func run() error {
 	e := Echo{Args: os.Args, Env: map[string]string{}}
 	for _, kv := range os.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "RLSWEEP_") || strings.HasPrefix(k, "TEMPORAL_") || k == "CUDA_VISIBLE_DEVICES" {
+		if strings.HasPrefix(k, "RLSWEEP_") || strings.HasPrefix(k, "TEMPORAL_") || strings.HasPrefix(k, "WANDB_") || k == "CUDA_VISIBLE_DEVICES" {
 			e.Env[k] = v
 		}
+	}
+	if p := os.Getenv("WANDB_SWEEP_PARAM_PATH"); p != "" {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		e.WandBConfig = string(b)
 	}
 	b, err := json.Marshal(e)
 	if err != nil {
