@@ -80,19 +80,19 @@ type Spec struct {
 
 // Trainer says what runs a trial and how it reports.
 type Trainer struct {
-	Builtin      string            `json:"builtin,omitempty"` // "ppo", or empty with Command set
-	Command      []string          `json:"command,omitempty"` // argv; each element a text/template
-	Env          string            `json:"env,omitempty"`     // environment name handed to the trainer
-	Environment  map[string]string `json:"environment,omitempty"`
+	Builtin     string            `json:"builtin,omitempty"` // "ppo", or empty with Command set
+	Command     []string          `json:"command,omitempty"` // argv; each element a text/template
+	Env         string            `json:"env,omitempty"`     // environment name handed to the trainer
+	Environment map[string]string `json:"environment,omitempty"`
 	// WandBConfig, for a spec read from a W&B sweep config, lists its parameters' leaves (nested ones
 	// as paths): each segment writes the run's config as W&B's agent does (WandBConfigYAML) and points
 	// WANDB_SWEEP_PARAM_PATH at it, so a script that reads wandb.config gets its parameters.
-	WandBConfig []string `json:"wandb_config,omitempty"`
-	TotalSteps   int64             `json:"total_steps"`
-	SegmentSteps int64             `json:"segment_steps"` // one TrainSegment per segment; 0 means one segment
-	Metrics      MetricsSource     `json:"metrics"`
-	StallTimeout time.Duration     `json:"stall_timeout"` // no record for this long: kill and retry
-	GracePeriod  time.Duration     `json:"grace_period"`  // SIGTERM to SIGKILL
+	WandBConfig  []string      `json:"wandb_config,omitempty"`
+	TotalSteps   int64         `json:"total_steps"`
+	SegmentSteps int64         `json:"segment_steps"` // one TrainSegment per segment; 0 means one segment
+	Metrics      MetricsSource `json:"metrics"`
+	StallTimeout time.Duration `json:"stall_timeout"` // no record for this long: kill and retry
+	GracePeriod  time.Duration `json:"grace_period"`  // SIGTERM to SIGKILL
 }
 
 // MetricsSource says where the trainer's metrics come from.
