@@ -57,7 +57,7 @@ test-topology:
 		exit 0; \
 	fi; \
 	set -x; \
-	$(TOOLS) temporal-server temporal-sql-tool temporal-schema postgresql iproute2 minio >/dev/null && \
+	$(TOOLS) temporal-server temporal-sql-tool temporal-schema temporal-ui temporal-ui-config postgresql iproute2 minio >/dev/null && \
 	$(GO) test -tags topology -timeout 35m -count=1 -v ./infra/topology/...
 
 lint:
