@@ -49,7 +49,9 @@ topology-down:
 	scripts/topology.sh down
 
 ## test-topology: that topology with each worker in a network namespace of its own, and faults across
-## the network (root, iproute2; builds the Temporal server once, cached; about 17-19 minutes)
+## the network (root, iproute2; builds the Temporal server once, cached; about 17-19 minutes).
+## TOPOLOGY_RUN selects tests (go test -run); RLSWEEP_TOPOLOGY_BENCH=1 adds the orchestration benchmark
+## against the dev server (TestOrchestrationBenchmark, docs/deploy.md)
 test-topology:
 	@if [ "$$(id -u)" != 0 ]; then \
 		if [ -n "$$CI" ] && [ "$$CI" != false ]; then echo "test-topology: CI=$$CI but running as $$(id -un), not root: the topology tier needs root (network namespaces, PostgreSQL as user postgres) and CI must run it"; exit 1; fi; \
@@ -58,7 +60,7 @@ test-topology:
 	fi; \
 	set -x; \
 	$(TOOLS) temporal-server temporal-sql-tool temporal-schema temporal-ui temporal-ui-config postgresql iproute2 minio >/dev/null && \
-	$(GO) test -tags topology -timeout 35m -count=1 -v ./infra/topology/...
+	$(GO) test -tags topology -timeout 35m -count=1 -v $(if $(TOPOLOGY_RUN),-run '$(TOPOLOGY_RUN)') ./infra/topology/...
 
 lint:
 	$(TOOLS) staticcheck >/dev/null
