@@ -124,6 +124,7 @@ type benchResult struct {
 	wall, lead, tail     time.Duration
 	before, after        metrics
 	serverCPU, workerCPU time.Duration
+	dbCPU                time.Duration // PostgreSQL's processes (the topology only)
 	longestHistory       int64
 }
 
@@ -179,6 +180,7 @@ concurrency: %d
 	defer c.Close()
 	r := benchResult{name: name, before: scrape(t, metricsURL)}
 	serverCPU0 := cpuOf(listener(addr))
+	dbCPU0 := postgresCPU()
 	workerCPU0 := cpuOf(w.Process.Pid)
 	start := time.Now()
 	sub := exec.Command(rlsweep, "--address", addr, "--store", store, "submit", spec)
@@ -203,6 +205,9 @@ concurrency: %d
 	r.wall = time.Since(start)
 	r.serverCPU = cpuOf(listener(addr)) - serverCPU0
 	r.workerCPU = cpuOf(w.Process.Pid) - workerCPU0
+	if addr == hostIP+":"+tempPort {
+		r.dbCPU = postgresCPU() - dbCPU0
+	}
 	r.after = scrape(t, metricsURL)
 	if res.Counts["completed"] != trials {
 		t.Fatalf("%s: sweep finished with %v, want %d completed", name, res.Counts, trials)
@@ -257,6 +262,44 @@ func listener(addr string) int {
 		return n
 	}
 	return 0
+}
+
+// postgresCPU returns the CPU time the topology's PostgreSQL has used: the postmaster, its children
+// running now, and the children it has reaped.
+func postgresCPU() time.Duration {
+	b, err := os.ReadFile(filepath.Join(stateDir, "postgresql", "postmaster.pid"))
+	if err != nil {
+		return 0
+	}
+	pm, _ := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
+	total := cpuOf(pm) + reapedCPU(pm)
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, st := range stats {
+		b, err := os.ReadFile(st)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+		if ppid, _ := strconv.Atoi(f[1]); ppid == pm {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(st)))
+			total += cpuOf(pid)
+		}
+	}
+	return total
+}
+
+// reapedCPU returns the CPU time of the children process pid has waited for (cutime + cstime).
+func reapedCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	cu, _ := strconv.ParseInt(f[13], 10, 64)
+	cs, _ := strconv.ParseInt(f[14], 10, 64)
+	return time.Duration(cu+cs) * 10 * time.Millisecond
 }
 
 // cpuOf returns the CPU time (user + system) process pid has used, from /proc.
@@ -372,8 +415,12 @@ func writeReport(w io.Writer, rs []benchResult, trials, conc, ms int) {
 	row(fmt.Sprintf("per %d-trial cycle beyond %d ms ((wall − lead − tail) / %.1f cycles)", conc, ms, cycles), func(r benchResult) string {
 		return fmt.Sprintf("%.0f ms", ((r.wall-r.lead-r.tail).Seconds()/cycles-float64(ms)/1000)*1000)
 	})
-	row("server CPU / worker CPU per trial", func(r benchResult) string {
-		return fmt.Sprintf("%.1f / %.1f ms", r.serverCPU.Seconds()*1000/n, r.workerCPU.Seconds()*1000/n)
+	row("CPU per trial: server (+ PostgreSQL) / worker", func(r benchResult) string {
+		db := ""
+		if r.dbCPU > 0 {
+			db = fmt.Sprintf(" + %.1f", r.dbCPU.Seconds()*1000/n)
+		}
+		return fmt.Sprintf("%.1f%s / %.1f ms", r.serverCPU.Seconds()*1000/n, db, r.workerCPU.Seconds()*1000/n)
 	})
 	row("longest history (events)", func(r benchResult) string { return strconv.FormatInt(r.longestHistory, 10) })
 
