@@ -41,7 +41,7 @@ test-integration:
 	$(GO) test -tags integration -timeout 30m -count=1 ./integration/...
 
 ## topology-up / topology-down: docker-compose.yml's topology as plain processes on this machine
-## (PostgreSQL, the Temporal server, MinIO, a control and a GPU-class worker; docs/deploy.md)
+## (PostgreSQL, the Temporal server and Web UI, MinIO, a control and a GPU-class worker; docs/deploy.md)
 topology-up:
 	scripts/topology.sh up
 
