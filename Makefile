@@ -19,9 +19,10 @@ demo: build
 build:
 	$(GO) build -o $(BIN) ./cmd/rlsweep
 
-## test: everything CI runs: lint, unit and long tests, integration tests on real components (the
-## topology tier is its own target, test-topology: root, about 20 minutes)
-test: lint test-long test-integration
+## test: everything CI runs: lint, unit and long tests, integration tests on real components, and the
+## topology tier (root only: as another user it is skipped with a message, unless CI=true, where that
+## is an error)
+test: lint test-long test-integration test-topology
 
 ## test-short: the hermetic, fast tier
 test-short:
@@ -40,7 +41,7 @@ test-integration:
 	$(GO) test -tags integration -timeout 30m -count=1 ./integration/...
 
 ## topology-up / topology-down: docker-compose.yml's topology as plain processes on this machine
-## (PostgreSQL, the Temporal server, MinIO, a control and a GPU-class worker; docs/deploy.md)
+## (PostgreSQL, the Temporal server and Web UI, MinIO, a control and a GPU-class worker; docs/deploy.md)
 topology-up:
 	scripts/topology.sh up
 
@@ -48,10 +49,18 @@ topology-down:
 	scripts/topology.sh down
 
 ## test-topology: that topology with each worker in a network namespace of its own, and faults across
-## the network (root, iproute2; builds the Temporal server once, cached)
+## the network (root, iproute2; builds the Temporal server once, cached; about 17-19 minutes).
+## TOPOLOGY_RUN selects tests (go test -run); RLSWEEP_TOPOLOGY_BENCH=1 adds the orchestration benchmark
+## against the dev server (TestOrchestrationBenchmark, docs/deploy.md)
 test-topology:
-	$(TOOLS) temporal-server temporal-sql-tool temporal-schema postgresql iproute2 minio >/dev/null
-	$(GO) test -tags topology -timeout 60m -count=1 -v ./infra/topology/...
+	@if [ "$$(id -u)" != 0 ]; then \
+		if [ -n "$$CI" ] && [ "$$CI" != false ]; then echo "test-topology: CI=$$CI but running as $$(id -un), not root: the topology tier needs root (network namespaces, PostgreSQL as user postgres) and CI must run it"; exit 1; fi; \
+		echo "test-topology: SKIPPED, not root (it creates network namespaces and runs PostgreSQL as user postgres); run 'sudo make test-topology' for it"; \
+		exit 0; \
+	fi; \
+	set -x; \
+	$(TOOLS) temporal-server temporal-sql-tool temporal-schema temporal-ui temporal-ui-config postgresql iproute2 minio >/dev/null && \
+	$(GO) test -tags topology -timeout 35m -count=1 -v $(if $(TOPOLOGY_RUN),-run '$(TOPOLOGY_RUN)') ./infra/topology/...
 
 lint:
 	$(TOOLS) staticcheck >/dev/null

@@ -9,6 +9,8 @@
 #   scripts/install-tools.sh temporal-server      # the production Temporal server (scripts/topology.sh)
 #   scripts/install-tools.sh temporal-sql-tool    # its SQL schema tool (scripts/topology.sh)
 #   scripts/install-tools.sh temporal-schema      # the server's SQL schema files; prints their directory
+#   scripts/install-tools.sh temporal-ui          # the Temporal Web UI server, its built assets embedded
+#   scripts/install-tools.sh temporal-ui-config   # the UI server's config directory (docker.yaml); prints it
 #   scripts/install-tools.sh postgresql           # Debian's PostgreSQL; prints its bin directory
 #   scripts/install-tools.sh iproute2             # Debian's iproute2 (ip netns, veth), for the topology tier
 set -euo pipefail
@@ -18,6 +20,8 @@ MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
 STATICCHECK_VERSION=v0.8.2
 # The newest Temporal server whose module builds with this repository's Go toolchain.
 TEMPORAL_SERVER_VERSION=v1.30.4
+# The Web UI server: the same module the temporalio/ui image runs, with the UI's built assets embedded.
+TEMPORAL_UI_VERSION=v2.42.1
 
 bin=$(go env GOPATH)/bin
 mkdir -p "$bin"
@@ -47,6 +51,10 @@ for tool in "${@:-temporal}"; do
     temporal-schema)
       (cd / && GO111MODULE=on go mod download go.temporal.io/server@"$TEMPORAL_SERVER_VERSION") >&2
       echo "$(go env GOMODCACHE)/go.temporal.io/server@$TEMPORAL_SERVER_VERSION/schema" ;;
+    temporal-ui) install_go_tool temporal-ui github.com/temporalio/ui-server/v2/cmd/server "$TEMPORAL_UI_VERSION" ;;
+    temporal-ui-config)
+      (cd / && GO111MODULE=on go mod download github.com/temporalio/ui-server/v2@"$TEMPORAL_UI_VERSION") >&2
+      echo "$(go env GOMODCACHE)/github.com/temporalio/ui-server/v2@$TEMPORAL_UI_VERSION/config" ;;
     postgresql)
       if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
         (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql) >&2
@@ -63,6 +71,6 @@ for tool in "${@:-temporal}"; do
         (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >&2
       fi
       command -v chromium ;;
-    *) echo "install-tools.sh: unknown tool $tool (want temporal, minio, staticcheck, chromium, temporal-server, temporal-sql-tool, temporal-schema, postgresql or iproute2)" >&2; exit 2 ;;
+    *) echo "install-tools.sh: unknown tool $tool (want temporal, minio, staticcheck, chromium, temporal-server, temporal-sql-tool, temporal-schema, temporal-ui, temporal-ui-config, postgresql or iproute2)" >&2; exit 2 ;;
   esac
 done

@@ -3,7 +3,8 @@
 # PostgreSQL (a private cluster in the state directory), the Temporal schemas set up by Temporal's SQL
 # schema tool, the Temporal server (frontend, history, matching and worker services) configured by
 # infra/temporal/config.yaml with infra/temporal/dynamicconfig.yaml, the namespace and rlsweep's search
-# attributes registered, MinIO with the artifact bucket, a control worker and GPU-class workers.
+# attributes registered, the Temporal Web UI, MinIO with the artifact bucket, a control worker and GPU-class
+# workers.
 # Pinned tools come from scripts/install-tools.sh (built once, cached). See docs/deploy.md.
 #
 #   scripts/topology.sh up       # start whatever is not running; safe to run again
@@ -18,6 +19,7 @@
 #   TOPOLOGY_PG_PORT [55432]  TOPOLOGY_TEMPORAL_PORT [7233]  TOPOLOGY_MEMBERSHIP_PORT [6933, below 32764]
 #   TOPOLOGY_MINIO_PORT [9000]
 #   TOPOLOGY_MINIO_CONSOLE_PORT [9001]  TOPOLOGY_METRICS_PORT [9090] (the server's Prometheus metrics)
+#   TOPOLOGY_UI_PORT [8233] (the Web UI, on every address)
 #   TOPOLOGY_MINIO_HOST    the address MinIO listens on and workers use to reach it [TOPOLOGY_HOST]
 #   TOPOLOGY_GPU_WORKERS   how many GPU-class workers there are [1]
 #   TOPOLOGY_START_WORKERS 0: start the services only, not the workers (which run elsewhere, with the
@@ -38,6 +40,7 @@ membership_port=${TOPOLOGY_MEMBERSHIP_PORT:-6933}
 minio_port=${TOPOLOGY_MINIO_PORT:-9000}
 minio_console_port=${TOPOLOGY_MINIO_CONSOLE_PORT:-9001}
 metrics_port=${TOPOLOGY_METRICS_PORT:-9090}
+ui_port=${TOPOLOGY_UI_PORT:-8233}
 gpu_workers=${TOPOLOGY_GPU_WORKERS:-1}
 start_workers=${TOPOLOGY_START_WORKERS:-1}
 slots=${TOPOLOGY_SLOTS:-2}
@@ -52,7 +55,7 @@ store=s3://rlsweep/artifacts
 die() { echo "topology: $*" >&2; exit 1; }
 log() { echo "topology: $*" >&2; }
 
-for v in pg_port temporal_port membership_port minio_port minio_console_port metrics_port gpu_workers slots start_workers; do
+for v in pg_port temporal_port membership_port minio_port minio_console_port metrics_port ui_port gpu_workers slots start_workers; do
   [[ ${!v} =~ ^[0-9]+$ ]] || { echo "topology: $v: got ${!v}, want a number" >&2; exit 2; }
 done
 [ "$membership_port" -lt 32762 ] ||
@@ -89,13 +92,17 @@ rlsweep_env=(
   TEMPORAL_ADDRESS="$host:$temporal_port"
   TEMPORAL_NAMESPACE="$namespace"
   RLSWEEP_STORE="$store"
-  RLSWEEP_UI_URL=http://localhost:8233
+  RLSWEEP_UI_URL="http://localhost:$ui_port"
   AWS_ENDPOINT_URL_S3="http://$minio_host:$minio_port"
   AWS_ACCESS_KEY_ID="$minio_user"
   AWS_SECRET_ACCESS_KEY="$minio_password"
   AWS_REGION="$region"
   RLSWEEP_S3_PATH_STYLE=1
 )
+# docker-compose.yml's temporal-schema: temporal-sql-tool reads its connection from these.
+sql_env=(SQL_PLUGIN=postgres12 SQL_HOST="$host" SQL_PORT="$pg_port" SQL_USER=temporal SQL_PASSWORD="$pg_password")
+# docker-compose.yml's temporal-ui (the temporalio/ui image runs the same server with the same config file).
+ui_env=(TEMPORAL_ADDRESS="$host:$temporal_port" TEMPORAL_CORS_ORIGINS=http://localhost:3000 TEMPORAL_UI_PORT="$ui_port")
 minio_env=(MINIO_ROOT_USER="$minio_user" MINIO_ROOT_PASSWORD="$minio_password" MINIO_UPDATE=off)
 
 bin="$dir/bin"
@@ -125,11 +132,18 @@ gpu_names() { local i; for ((i = 1; i <= gpu_workers; i++)); do if [ "$i" = 1 ];
 
 plan() {
   local pgbin; pgbin=${PGBIN:-/usr/lib/postgresql/BIN}
+  local uiconfig; uiconfig=${UICONFIG:-$(ui_config_dir)}
   echo "service postgresql"
   echo "exec $pgbin/postgres -D $pgdata -p $pg_port -c listen_addresses=$host -k $pgdata"
+  echo "service temporal-schema"
+  echo "exec $bin/temporal-sql-tool --db temporal,temporal_visibility create-database, setup-schema -v 0.0, update-schema -d $(schema_dir)/postgresql/v12/{temporal,visibility}/versioned"
+  printf 'env %s\n' "${sql_env[@]}"
   echo "service temporal"
   echo "exec $bin/temporal-server --config-file $root/infra/temporal/config.yaml --allow-no-auth start"
   printf 'env %s\n' "${server_env[@]}"
+  echo "service temporal-ui"
+  echo "exec $bin/temporal-ui --root $uiconfig --config . --env docker start"
+  printf 'env %s\n' "${ui_env[@]}"
   echo "service temporal-search-attributes"
   echo "exec $bin/topology-setup --address $host:$temporal_port --namespace $namespace --store $store"
   printf 'env %s\n' "${rlsweep_env[@]}"
@@ -145,6 +159,19 @@ plan() {
     echo "exec $(worker_cmd "$w")"
     printf 'env %s\n' "${rlsweep_env[@]}"
   done
+}
+
+# ui_config_dir: the UI server module's config directory (its docker.yaml reads the environment), without
+# downloading anything: plan must not need the network.
+ui_config_dir() {
+  local v; v=$(sed -n 's/^TEMPORAL_UI_VERSION=//p' "$root/scripts/install-tools.sh")
+  echo "$(go env GOMODCACHE)/github.com/temporalio/ui-server/v2@$v/config"
+}
+
+# schema_dir: the server module's schema directory, without downloading anything.
+schema_dir() {
+  local v; v=$(sed -n 's/^TEMPORAL_SERVER_VERSION=//p' "$root/scripts/install-tools.sh")
+  echo "$(go env GOMODCACHE)/go.temporal.io/server@$v/schema"
 }
 
 pidfile() { echo "$dir/run/$1.pid"; }
@@ -193,19 +220,18 @@ pg_up() {
 }
 
 schema_up() {
-  local sql schema
-  sql=$(tool temporal-sql-tool)
+  local sql="$bin/temporal-sql-tool" schema
   schema=$(tool temporal-schema)
   local db
   for db in temporal temporal_visibility; do
     local dirname=temporal; [ "$db" = temporal_visibility ] && dirname=visibility
-    local args=(--plugin postgres12 --ep "$host" -p "$pg_port" -u temporal --pw "$pg_password" --db "$db")
+    local args=(--db "$db")
     if [ ! -f "$dir/schema-$db" ]; then
-      "$sql" "${args[@]}" create-database >>"$dir/logs/schema.log" 2>&1 || die "create-database $db failed, see $dir/logs/schema.log"
-      "$sql" "${args[@]}" setup-schema -v 0.0 >>"$dir/logs/schema.log" 2>&1 || die "setup-schema $db failed, see $dir/logs/schema.log"
+      env "${sql_env[@]}" "$sql" "${args[@]}" create-database >>"$dir/logs/schema.log" 2>&1 || die "create-database $db failed, see $dir/logs/schema.log"
+      env "${sql_env[@]}" "$sql" "${args[@]}" setup-schema -v 0.0 >>"$dir/logs/schema.log" 2>&1 || die "setup-schema $db failed, see $dir/logs/schema.log"
       touch "$dir/schema-$db"
     fi
-    "$sql" "${args[@]}" update-schema -d "$schema/postgresql/v12/$dirname/versioned" >>"$dir/logs/schema.log" 2>&1 ||
+    env "${sql_env[@]}" "$sql" "${args[@]}" update-schema -d "$schema/postgresql/v12/$dirname/versioned" >>"$dir/logs/schema.log" 2>&1 ||
       die "update-schema $db failed, see $dir/logs/schema.log"
   done
   log "temporal schemas up to date (log $dir/logs/schema.log)"
@@ -214,7 +240,10 @@ schema_up() {
 binaries() {
   mkdir -p "$bin"
   ln -sf "$(tool temporal-server)" "$bin/temporal-server"
+  ln -sf "$(tool temporal-sql-tool)" "$bin/temporal-sql-tool"
   ln -sf "$(tool minio)" "$bin/minio"
+  ln -sf "$(tool temporal-ui)" "$bin/temporal-ui"
+  tool temporal-ui-config >/dev/null
   (cd "$root" && go build -o "$bin/rlsweep" ./cmd/rlsweep && go build -o "$bin/topology-setup" ./infra/topology/setup) ||
     die "go build failed"
 }
@@ -255,8 +284,10 @@ up() {
   pg_up
   schema_up
   spawn temporal "${server_env[@]}" -- "$bin/temporal-server" --config-file "$root/infra/temporal/config.yaml" --allow-no-auth start
+  spawn temporal-ui "${ui_env[@]}" -- "$bin/temporal-ui" --root "$(ui_config_dir)" --config . --env docker start
   spawn minio "${minio_env[@]}" -- "$bin/minio" server "$dir/minio" --address "$minio_host:$minio_port" --console-address "$minio_host:$minio_console_port"
   wait_http "http://$minio_host:$minio_port/minio/health/ready" 60 minio
+  wait_http "http://127.0.0.1:$ui_port/" 60 temporal-ui
   env "${rlsweep_env[@]}" "$bin/topology-setup" --address "$host:$temporal_port" --namespace "$namespace" --store "$store" --wait 3m ||
     die "setup failed; see $dir/logs/temporal.log"
   local w
@@ -284,6 +315,7 @@ down() {
     name=$(basename "$f" .pid)
     stop "$name" 150 # above the workers' --stop-timeout (2m): trainers checkpoint first
   done
+  stop temporal-ui 30
   stop temporal 30
   stop minio 30
   if [ -f "$pgdata/PG_VERSION" ]; then
@@ -297,7 +329,7 @@ down() {
 
 status() {
   local f name p state rc=0
-  for name in postgresql temporal minio rlsweep-control $(gpu_names); do
+  for name in postgresql temporal temporal-ui minio rlsweep-control $(gpu_names); do
     f=$(pidfile "$name")
     if alive "$name"; then p=$(cat "$f"); state=running; else p=-; state=stopped; rc=3; fi
     printf '%-18s %-8s pid %-8s log %s\n' "$name" "$state" "$p" "$dir/logs/$name.log"

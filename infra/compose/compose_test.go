@@ -240,19 +240,20 @@ func TestFilesReferenced(t *testing.T) {
 	if got := env(temporal, "DB"); got != "postgres12" {
 		t.Errorf("%s: DB = %q, want postgres12", svcTemporal, got)
 	}
-	dc := "/etc/temporal/" + env(temporal, "DYNAMIC_CONFIG_FILE_PATH")
-	mounted := false
-	for _, v := range temporal.Volumes {
-		if v.Target != dc {
+	// The server's own files: the config file its entrypoint names and the dynamic config that file
+	// reads, each mounted from the repository.
+	for what, path := range map[string]string{
+		"DYNAMIC_CONFIG_FILE_PATH": env(temporal, "DYNAMIC_CONFIG_FILE_PATH"),
+		"--config-file":            flagValue(temporal.Entrypoint, "--config-file"),
+	} {
+		src := mountedFrom(temporal.Volumes, path)
+		if src == "" {
+			t.Errorf("%s: %s names %q, which no volume mounts", svcTemporal, what, path)
 			continue
 		}
-		mounted = true
-		if _, err := os.Stat(v.Source); err != nil {
-			t.Errorf("%s: dynamic config: %v", svcTemporal, err)
+		if _, err := os.Stat(src); err != nil {
+			t.Errorf("%s: %s: %v", svcTemporal, what, err)
 		}
-	}
-	if !mounted {
-		t.Errorf("%s: DYNAMIC_CONFIG_FILE_PATH names %s, which no volume mounts", svcTemporal, dc)
 	}
 	for _, name := range []string{svcControl, svcGPU} {
 		b := service(t, p, name).Build
@@ -264,4 +265,29 @@ func TestFilesReferenced(t *testing.T) {
 			t.Errorf("%s: Dockerfile: %v", name, err)
 		}
 	}
+}
+
+// flagValue returns the value after flag in argv, or "".
+func flagValue(argv []string, flag string) string {
+	if i := slices.Index(argv, flag); i >= 0 && i+1 < len(argv) {
+		return argv[i+1]
+	}
+	return ""
+}
+
+// mountedFrom returns the host path a container path comes from through one of the volumes (a file
+// mounted itself, or inside a mounted directory), or "" when none mounts it.
+func mountedFrom(vols []types.ServiceVolumeConfig, path string) string {
+	if !filepath.IsAbs(path) {
+		path = filepath.Join("/etc/temporal", path) // the server image's working directory
+	}
+	for _, v := range vols {
+		if path == v.Target {
+			return v.Source
+		}
+		if rest, ok := strings.CutPrefix(path, v.Target+"/"); ok {
+			return filepath.Join(v.Source, rest)
+		}
+	}
+	return ""
 }

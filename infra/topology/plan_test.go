@@ -101,15 +101,11 @@ func composeEnv(s types.ServiceConfig) map[string]string {
 	return m
 }
 
-// withoutUI: the Temporal Web UI is the one compose service the plain-process topology leaves out
-// (docs/deploy.md says why).
-const withoutUI = "temporal-ui"
-
 func TestTopologyHasEveryComposeService(t *testing.T) {
 	p := loadCompose(t)
 	names, _ := plan(t)
 	for _, name := range p.ServiceNames() {
-		if name != withoutUI && !slices.Contains(names, name) {
+		if !slices.Contains(names, name) {
 			t.Errorf("docker-compose.yml service %s: scripts/topology.sh plan has no service of that name (it has %q)", name, names)
 		}
 	}
@@ -137,8 +133,8 @@ func TestTopologyHasEveryComposeService(t *testing.T) {
 
 var envRef = regexp.MustCompile(`env "([A-Z0-9_]+)"`)
 
-// TestTemporalServerSettings: the server gets the settings the compose stack gives the auto-setup image,
-// under the same names, and infra/temporal/config.yaml reads each of them.
+// TestTemporalServerSettings: the server runs as in the compose stack: the same command and config file,
+// every setting compose gives it under the same name, and infra/temporal/config.yaml reads each of them.
 func TestTemporalServerSettings(t *testing.T) {
 	temporal, err := loadCompose(t).GetService("temporal")
 	if err != nil {
@@ -157,6 +153,21 @@ func TestTemporalServerSettings(t *testing.T) {
 	if err != nil {
 		t.Fatalf("temporal: config file: %v", err)
 	}
+	// compose runs the same binary with the same flags and the same file, mounted into the container.
+	ep := append(slices.Clone([]string(temporal.Entrypoint)), temporal.Command...)
+	if len(ep) != len(got.argv) || filepath.Base(ep[0]) != filepath.Base(got.argv[0]) {
+		t.Errorf("temporal: docker-compose.yml runs %q, scripts/topology.sh %q", ep, got.argv)
+	} else {
+		for i := 1; i < len(ep); i++ {
+			if i == cfgIdx+1 {
+				if !sameFile(mountedFrom(temporal.Volumes, ep[i]), got.argv[i]) {
+					t.Errorf("temporal: docker-compose.yml's --config-file %s is not %s", ep[i], got.argv[i])
+				}
+			} else if ep[i] != got.argv[i] {
+				t.Errorf("temporal: argument %d: docker-compose.yml %q, scripts/topology.sh %q", i, ep[i], got.argv[i])
+			}
+		}
+	}
 	reads := map[string]bool{}
 	for _, m := range envRef.FindAllStringSubmatch(string(cfg), -1) {
 		reads[m[1]] = true
@@ -174,25 +185,17 @@ func TestTemporalServerSettings(t *testing.T) {
 			t.Errorf("temporal: docker-compose.yml sets %s=%q, scripts/topology.sh does not", k, v)
 		case k == "DYNAMIC_CONFIG_FILE_PATH":
 			// compose mounts the file at a path inside the container; both must be the same file.
-			var src string
-			for _, vol := range temporal.Volumes {
-				if strings.HasSuffix(vol.Target, v) {
-					src = vol.Source
-				}
+			if src := mountedFrom(temporal.Volumes, v); !sameFile(src, g) {
+				t.Errorf("temporal: dynamic config %s, docker-compose.yml mounts %q there", g, src)
 			}
-			a, errA := os.Stat(src)
-			b, errB := os.Stat(g)
-			if errA != nil || errB != nil || !os.SameFile(a, b) {
-				t.Errorf("temporal: dynamic config %s, docker-compose.yml mounts %s (%v, %v)", g, src, errA, errB)
-			}
-		case k == "POSTGRES_SEEDS" || k == "DB_PORT":
-			// addresses differ: a compose service name and port there, this machine here
+		case k == "POSTGRES_SEEDS" || k == "DB_PORT" || k == "BIND_ON_IP" || k == "TEMPORAL_BROADCAST_ADDRESS" || k == "PROMETHEUS_ENDPOINT":
+			// addresses differ: a compose service name, the container's addresses there, this machine here
 		case g != v:
 			t.Errorf("temporal: %s = %q, docker-compose.yml has %q", k, g, v)
 		}
 	}
 	if !reads["NUM_HISTORY_SHARDS"] || got.env["NUM_HISTORY_SHARDS"] != "4" {
-		t.Errorf("temporal: NUM_HISTORY_SHARDS = %q, want 4 as in the auto-setup image", got.env["NUM_HISTORY_SHARDS"])
+		t.Errorf("temporal: NUM_HISTORY_SHARDS = %q, want 4 as in docker-compose.yml", got.env["NUM_HISTORY_SHARDS"])
 	}
 	pg, err := loadCompose(t).GetService("postgresql")
 	if err != nil {
@@ -395,6 +398,147 @@ func TestMinioAndSetup(t *testing.T) {
 		u, _ := url.Parse(*store)
 		if !strings.Contains(bucketCmd, "local/"+u.Host) {
 			t.Errorf("%s: creates bucket %s, docker-compose.yml's minio-bucket runs %q", name, u.Host, bucketCmd)
+		}
+	}
+}
+
+// mountedFrom returns the host path a container path comes from through one of the volumes (a file
+// mounted itself, or inside a mounted directory), or "" when none mounts it.
+func mountedFrom(vols []types.ServiceVolumeConfig, path string) string {
+	if !filepath.IsAbs(path) {
+		path = filepath.Join("/etc/temporal", path) // the server images' working directory
+	}
+	for _, v := range vols {
+		if path == v.Target {
+			return v.Source
+		}
+		if rest, ok := strings.CutPrefix(path, v.Target+"/"); ok {
+			return filepath.Join(v.Source, rest)
+		}
+	}
+	return ""
+}
+
+func sameFile(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
+}
+
+// TestSchemaAndUI: the schema set-up and the Web UI get compose's settings (addresses aside).
+func TestSchemaAndUI(t *testing.T) {
+	p := loadCompose(t)
+	_, svcs := plan(t)
+	schema := svcs["temporal-schema"]
+	if len(schema.argv) == 0 || filepath.Base(schema.argv[0]) != "temporal-sql-tool" {
+		t.Errorf("temporal-schema: command %q, want temporal-sql-tool", schema.argv)
+	}
+	for k, v := range composeEnv(mustService(t, p, "temporal-schema")) {
+		switch g, ok := schema.env[k]; {
+		case !ok:
+			t.Errorf("temporal-schema: docker-compose.yml sets %s=%q, scripts/topology.sh does not", k, v)
+		case k == "SQL_HOST" || k == "SQL_PORT":
+		case g != v:
+			t.Errorf("temporal-schema: %s = %q, docker-compose.yml has %q", k, g, v)
+		}
+	}
+	if got, want := schema.env["SQL_PORT"], svcs["temporal"].env["DB_PORT"]; got != want {
+		t.Errorf("temporal-schema: SQL_PORT = %q, the server's DB_PORT %q", got, want)
+	}
+	ui := svcs["temporal-ui"]
+	if len(ui.argv) == 0 || filepath.Base(ui.argv[0]) != "temporal-ui" {
+		t.Errorf("temporal-ui: command %q, want the temporal-ui binary", ui.argv)
+	}
+	cui := mustService(t, p, "temporal-ui")
+	published := ""
+	for _, port := range cui.Ports {
+		published = port.Published
+	}
+	for k, v := range composeEnv(cui) {
+		switch g, ok := ui.env[k]; {
+		case !ok:
+			t.Errorf("temporal-ui: docker-compose.yml sets %s=%q, scripts/topology.sh does not", k, v)
+		case k == "TEMPORAL_ADDRESS":
+			if want := "127.0.0.1:7233"; g != want {
+				t.Errorf("temporal-ui: TEMPORAL_ADDRESS = %q, want the frontend %s", g, want)
+			}
+		case k == "TEMPORAL_UI_PORT":
+			// compose publishes the container's port elsewhere; the script listens there itself
+			if g != published {
+				t.Errorf("temporal-ui: TEMPORAL_UI_PORT = %q, docker-compose.yml publishes the UI on %s", g, published)
+			}
+		case g != v:
+			t.Errorf("temporal-ui: %s = %q, docker-compose.yml has %q", k, g, v)
+		}
+	}
+	if u := svcs["rlsweep-control"].env["RLSWEEP_UI_URL"]; u != "http://localhost:"+ui.env["TEMPORAL_UI_PORT"] {
+		t.Errorf("rlsweep-control: RLSWEEP_UI_URL = %q, the UI listens on port %s", u, ui.env["TEMPORAL_UI_PORT"])
+	}
+}
+
+// pinned reads a NAME=VALUE pin from scripts/install-tools.sh.
+func pinned(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "scripts", "install-tools.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^` + name + `=(\S+)$`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("scripts/install-tools.sh: no %s=", name)
+	}
+	return string(m[1])
+}
+
+// knownDifferences are the compose services whose image is not the build scripts/topology.sh runs,
+// each with the image docker-compose.yml pins (a change there must come here, and to docs/deploy.md)
+// and why.
+var knownDifferences = map[string]struct{ image, why string }{
+	"postgresql":   {"postgres:16", "the script runs Debian's PostgreSQL (15 on Debian 12)"},
+	"minio":        {"minio/minio:RELEASE.2025-04-22T22-12-26Z", "the script runs MinIO built from source at MINIO_VERSION, the build the integration tests use"},
+	"minio-bucket": {"minio/mc:RELEASE.2025-04-16T18-13-26Z", "the script creates the bucket with infra/topology/setup"},
+}
+
+// TestVersionsInStep: docker-compose.yml and the Kubernetes notes pin the Temporal server, its admin
+// tools and the Web UI at the versions scripts/install-tools.sh builds for scripts/topology.sh; every
+// other compose image is a known difference, named with its reason.
+func TestVersionsInStep(t *testing.T) {
+	server := strings.TrimPrefix(pinned(t, "TEMPORAL_SERVER_VERSION"), "v")
+	ui := strings.TrimPrefix(pinned(t, "TEMPORAL_UI_VERSION"), "v")
+	inStep := map[string]string{
+		"temporal":                   "temporalio/server:" + server,
+		"temporal-schema":            "temporalio/admin-tools:" + server,
+		"temporal-search-attributes": "temporalio/admin-tools:" + server,
+		"temporal-ui":                "temporalio/ui:" + ui,
+		"rlsweep-control":            "rlsweep:dev", // built from this repository (infra/Dockerfile)
+		"rlsweep-gpu":                "rlsweep:dev",
+	}
+	p := loadCompose(t)
+	for _, name := range p.ServiceNames() {
+		img := mustService(t, p, name).Image
+		if want, ok := inStep[name]; ok {
+			if img != want {
+				t.Errorf("docker-compose.yml %s: image %s, want %s (scripts/install-tools.sh pins what scripts/topology.sh runs)", name, img, want)
+			}
+			continue
+		}
+		d, ok := knownDifferences[name]
+		switch {
+		case !ok:
+			t.Errorf("docker-compose.yml %s: image %s is neither pinned in step with scripts/install-tools.sh nor a known difference", name, img)
+		case img != d.image:
+			t.Errorf("docker-compose.yml %s: image %s, the known difference names %s (%s): update both, and docs/deploy.md", name, img, d.image, d.why)
+		default:
+			t.Logf("known difference: %s: compose runs %s; %s", name, img, d.why)
+		}
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "infra", "k8s", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"server.image.tag=" + server, "admintools.image.tag=" + server, "web.image.tag=" + ui} {
+		if !bytes.Contains(readme, []byte(want)) {
+			t.Errorf("infra/k8s/README.md: the Helm install does not pin %s", want)
 		}
 	}
 }

@@ -8,6 +8,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/rlsweep/rlsweep/artifacts"
@@ -38,6 +42,7 @@ const (
 	tempPort   = "27233"
 	minioPort  = "29000"
 	metricPort = "29090"
+	uiPort     = "28233"
 	recordStep = 1000 // the scripted trainer's steps per record
 )
 
@@ -92,7 +97,7 @@ func run(m *testing.M) int {
 	}
 	settings = []string{"RLSWEEP_TOPOLOGY_DIR=" + stateDir, "TOPOLOGY_HOST=" + hostIP, "TOPOLOGY_MINIO_HOST=" + minioIP,
 		"TOPOLOGY_PG_PORT=" + pgPort, "TOPOLOGY_TEMPORAL_PORT=" + tempPort, "TOPOLOGY_MEMBERSHIP_PORT=26933", "TOPOLOGY_MINIO_PORT=" + minioPort,
-		"TOPOLOGY_MINIO_CONSOLE_PORT=29001", "TOPOLOGY_METRICS_PORT=" + metricPort,
+		"TOPOLOGY_MINIO_CONSOLE_PORT=29001", "TOPOLOGY_METRICS_PORT=" + metricPort, "TOPOLOGY_UI_PORT=" + uiPort,
 		"TOPOLOGY_GPU_WORKERS=2", "TOPOLOGY_SLOTS=2", "TOPOLOGY_START_WORKERS=0"}
 	defer func() {
 		if err := topology("down"); err != nil {
@@ -544,9 +549,58 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
+			explain(t)
 			t.Fatalf("timed out after %s waiting for %s", timeout, what)
 		}
 		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// explain logs, for a test that timed out waiting, where the sweep last submitted stands: every
+// running trainer and its network namespace, and each open workflow's pending activities (state,
+// attempt, the worker that took it last, its last failure).
+func explain(t *testing.T) {
+	t.Helper()
+	for _, p := range trainerProcs() {
+		t.Logf("trainer pid %d: sweep %s trial %s in %s", p.pid, p.sweep, p.trial, p.netns)
+	}
+	for _, n := range []int{1, 2, 3} {
+		t.Logf("%s%d is %s", nsPrefix, n, nsOf(fmt.Sprintf("%s%d", nsPrefix, n)))
+	}
+	if currentSweep == "" {
+		return
+	}
+	c, err := client.Dial(client.Options{HostPort: hostIP + ":" + tempPort})
+	if err != nil {
+		t.Logf("explain: %v", err)
+		return
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+		Query: fmt.Sprintf("RlsweepSweepId = %q AND ExecutionStatus = 'Running'", currentSweep),
+	})
+	if err != nil {
+		t.Logf("explain: list the sweep's workflows: %v", err)
+		return
+	}
+	t.Logf("sweep %s: %d open workflows", currentSweep, len(resp.Executions))
+	for _, ex := range resp.Executions {
+		d, err := c.DescribeWorkflowExecution(ctx, ex.Execution.GetWorkflowId(), ex.Execution.GetRunId())
+		if err != nil {
+			t.Logf("explain: describe %s: %v", ex.Execution.GetWorkflowId(), err)
+			continue
+		}
+		if len(d.PendingActivities) == 0 {
+			t.Logf("%s: no pending activity (%d pending children)", ex.Execution.GetWorkflowId(), len(d.PendingChildren))
+		}
+		for _, a := range d.PendingActivities {
+			t.Logf("%s: %s %s attempt %d, scheduled %s, last started %s by %q, last heartbeat %s, last failure %q",
+				ex.Execution.GetWorkflowId(), a.ActivityType.GetName(), a.State, a.Attempt,
+				a.ScheduledTime.AsTime().Format(time.TimeOnly), a.LastStartedTime.AsTime().Format(time.TimeOnly),
+				a.LastWorkerIdentity, a.LastHeartbeatTime.AsTime().Format(time.TimeOnly), a.LastFailure.GetMessage())
+		}
 	}
 }
 
@@ -594,6 +648,19 @@ func TestSweepAcrossHosts(t *testing.T) {
 	baseline = s.wait(t, 10*time.Minute)
 	s.check(t)
 	t.Logf("fault-free sweep of %d trials × %d s on 2 hosts × 2 slots: %s", faultTrials, faultSeconds, baseline.Round(100*time.Millisecond))
+
+	// The Web UI answers on the host and reads the server: it lists the sweep's workflows.
+	resp, err := http.Get("http://127.0.0.1:" + uiPort + "/api/v1/namespaces/default/workflows?query=" +
+		url.QueryEscape(fmt.Sprintf("RlsweepSweepId = %q", s.id)))
+	if err != nil {
+		t.Errorf("Web UI: %v", err)
+	} else {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(s.id)) {
+			t.Errorf("Web UI: the sweep's workflows: %s, want 200 naming %s:\n%.500s", resp.Status, s.id, body)
+		}
+	}
 
 	// The built-in trainer too: the README's quickstart, probes included, every trial completed.
 	out := runCLI(t, "submit", "../../examples/quickstart.yaml", "--watch")
@@ -789,15 +856,21 @@ func TestWorkerHostClockSkew(t *testing.T) {
 	s := submit(t, "clock", faultTrials, faultSeconds)
 	waitFor(t, 2*time.Minute, "trainers on the skewed host", func() bool { return len(g2.running()) > 0 })
 	d := s.wait(t, 10*time.Minute)
+	end := time.Now()
 	trials := s.check(t)
 	logCost(t, d)
-	// The skew reached the skewed host's trainers: their records carry wall_ns from 5 minutes ahead.
+	// The skew reached the skewed host's trainers: their records carry wall_ns from 5 minutes ahead. A
+	// record written on a right clock is at most end; one written on the skewed clock at least
+	// submitted + 300 s, which is later as long as the sweep took under 300 s.
+	if end.Sub(s.submitted) >= 250*time.Second {
+		t.Fatalf("the sweep took %s: too long to tell records on the skewed clock (5 min ahead) from the others", end.Sub(s.submitted))
+	}
 	store, err := artifacts.NewS3(context.Background(), planned["rlsweep-control"].env["RLSWEEP_STORE"])
 	if err != nil {
 		t.Fatal(err)
 	}
 	ahead, total := 0, 0
-	future := float64(time.Now().Add(200 * time.Second).UnixNano())
+	future := float64(end.Add(25 * time.Second).UnixNano())
 	for _, trial := range trials {
 		var m bytes.Buffer
 		if err := artifacts.CopyMetrics(context.Background(), store, s.id, trial, &m); err != nil {
@@ -812,7 +885,7 @@ func TestWorkerHostClockSkew(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d of %d records written on the skewed host's clock (over 200 s ahead)", ahead, total)
+	t.Logf("%d of %d records written on the skewed host's clock (after the sweep's end + 25 s)", ahead, total)
 	if ahead == 0 {
 		t.Errorf("no record carries the skewed host's clock: the skew did not take effect, the test proves nothing")
 	}

@@ -1,6 +1,6 @@
 // Command setup finishes a Temporal cluster and an S3 bucket for rlsweep, as scripts/topology.sh runs
-// them: it waits for the frontend, registers the namespace (24 h retention, as the temporalio/auto-setup
-// image of docker-compose.yml does), registers rlsweep's search attributes the way `rlsweep dev` does
+// them: it waits for the frontend, registers the namespace (24 h retention, as docker-compose.yml's
+// temporal-search-attributes service does), registers rlsweep's search attributes the way `rlsweep dev` does
 // (devserver.EnsureSearchAttributes with workflows.RequiredSearchAttributes and
 // OptionalSearchAttributes), and creates the artifact bucket of RLSWEEP_STORE. Every step leaves what
 // is already there untouched, so it is safe to run again.
