@@ -31,9 +31,9 @@ func bayesSpec(t testing.TB, method string, trials int, seed int64, seeds, param
 // ran is one configuration a drive started: its parameters, in start order, and the score its
 // seeds gave (NaN: infeasible).
 type ran struct {
-	config int
-	params map[string]any
-	score  float64
+	Config int
+	Params map[string]any
+	Score  float64
 }
 
 // drive runs a sweep's scheduler with up to conc trials at once, each ending (oldest first) with the
@@ -57,7 +57,7 @@ func drive(t testing.TB, s Scheduler, seeds []int64, conc int, obj func(map[stri
 			running = append(running, tr)
 			all = append(all, tr)
 			if _, ok := byConfig[tr.Config]; !ok && slices.Contains(seeds, tr.Seed) {
-				byConfig[tr.Config] = &ran{config: tr.Config, params: tr.Params, score: math.NaN()}
+				byConfig[tr.Config] = &ran{Config: tr.Config, Params: tr.Params, Score: math.NaN()}
 				order = append(order, tr.Config)
 			}
 		}
@@ -80,7 +80,7 @@ func drive(t testing.TB, s Scheduler, seeds []int64, conc int, obj func(map[stri
 			ended[tr.Config] = append(ended[tr.Config], sum)
 			if len(ended[tr.Config]) == len(seeds) {
 				if v, ok := results.ConfigScore(ended[tr.Config]); ok {
-					byConfig[tr.Config].score = v
+					byConfig[tr.Config].Score = v
 				}
 			}
 		}
@@ -117,8 +117,8 @@ const braninParams = "  x1: {min: -5.0, max: 10.0}\n  x2: {min: 0.0, max: 15.0}\
 func bestAfter(rs []ran, n int) float64 {
 	best := math.Inf(1)
 	for _, r := range rs[:min(n, len(rs))] {
-		if !math.IsNaN(r.score) {
-			best = math.Min(best, r.score)
+		if !math.IsNaN(r.Score) {
+			best = math.Min(best, r.Score)
 		}
 	}
 	return best
@@ -150,10 +150,10 @@ func TestTPEBranin(t *testing.T) {
 			wins++
 		}
 		for _, x := range rb {
-			if v := num(x.params["x1"]); v < -5 || v > 10 {
+			if v := num(x.Params["x1"]); v < -5 || v > 10 {
 				t.Errorf("x1 = %v, outside [-5, 10]", v)
 			}
-			if v := num(x.params["x2"]); v < 0 || v > 15 {
+			if v := num(x.Params["x2"]); v < 0 || v > 15 {
 				t.Errorf("x2 = %v, outside [0, 15]", v)
 			}
 		}
@@ -199,8 +199,8 @@ func TestTPEDeterministic(t *testing.T) {
 	s := bayesSpec(t, "random", 10, 5, "[1, 2]", braninParams, "")
 	plan, _ := sweeps.Plan(s)
 	for i := range 10 {
-		if !reflect.DeepEqual(a[i].params, plan[2*i].Params) {
-			t.Errorf("start-up configuration %d = %v, want method random's %v", i, a[i].params, plan[2*i].Params)
+		if !reflect.DeepEqual(a[i].Params, plan[2*i].Params) {
+			t.Errorf("start-up configuration %d = %v, want method random's %v", i, a[i].Params, plan[2*i].Params)
 		}
 	}
 }
@@ -223,9 +223,9 @@ func TestTPENoDuplicatesPending(t *testing.T) {
 	})
 	seen := map[string]bool{}
 	for _, r := range rs {
-		k := sweeps.ConfigKey(r.params)
+		k := sweeps.ConfigKey(r.Params)
 		if seen[k] {
-			t.Errorf("configuration %v suggested twice", r.params)
+			t.Errorf("configuration %v suggested twice", r.Params)
 		}
 		seen[k] = true
 	}
@@ -471,7 +471,7 @@ func TestBayesEveryDistribution(t *testing.T) {
 	in := func(x, lo, hi float64) bool { return x >= lo && x <= hi }
 	multiple := func(x, q float64) bool { return math.Abs(x/q-math.Round(x/q)) < 1e-9 }
 	for _, r := range rs {
-		p := r.params
+		p := r.Params
 		bad := func(name string) { t.Errorf("%s = %v (%T) outside its support", name, p[name], p[name]) }
 		if !in(num(p["u"]), -2, 3) {
 			bad("u")
@@ -518,15 +518,15 @@ func TestBayesEveryDistribution(t *testing.T) {
 	}
 	// The search moves towards u = 1 and lg = 0.01.
 	best := incumbentOf(rs)
-	if math.Abs(num(best.params["u"])-1) > 0.5 || math.Abs(math.Log10(num(best.params["lg"]))+2) > 0.5 {
-		t.Errorf("best of 40: u %v, lg %v; want near 1 and 0.01", best.params["u"], best.params["lg"])
+	if math.Abs(num(best.Params["u"])-1) > 0.5 || math.Abs(math.Log10(num(best.Params["lg"]))+2) > 0.5 {
+		t.Errorf("best of 40: u %v, lg %v; want near 1 and 0.01", best.Params["u"], best.Params["lg"])
 	}
 }
 
 func incumbentOf(rs []ran) ran {
 	best := rs[0]
 	for _, r := range rs {
-		if r.score < best.score {
+		if r.Score < best.Score {
 			best = r
 		}
 	}

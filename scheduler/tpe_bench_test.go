@@ -1,4 +1,4 @@
-package replay
+package scheduler_test
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/scheduler"
+	"github.com/rlsweep/rlsweep/scheduler/replay"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
@@ -22,7 +22,7 @@ import (
 // lookup objective; and checks the re-run of the best configuration on a fresh seed. Deterministic
 // (no timing). It prints tables; run it with
 //
-//	RLSWEEP_TPE_BENCH=1 go test -count=1 ./scheduler/replay -run '^TestTPEBenchmark$' -v
+//	RLSWEEP_TPE_BENCH=1 go test -count=1 ./scheduler -run '^TestTPEBenchmark$' -v
 func TestTPEBenchmark(t *testing.T) {
 	if os.Getenv("RLSWEEP_TPE_BENCH") == "" {
 		t.Skip("set RLSWEEP_TPE_BENCH=1 to run the benchmark")
@@ -42,23 +42,23 @@ func TestTPEBenchmark(t *testing.T) {
 				if method == "bayes" {
 					extra = "bayes: {rerun_top: 0}\n"
 				}
-				s := bayesSpec(t, method, 48, seed, "[1]", fn.params, extra)
+				s := scheduler.BayesSpec(t, method, 48, seed, "[1]", fn.params, extra)
 				sch, err := scheduler.New(s, scheduler.State{})
 				if err != nil {
 					t.Fatal(err)
 				}
 				noise := rand.New(rand.NewPCG(uint64(seed), 99))
-				rs, _ := drive(t, sch, s.Seeds, conc, func(p map[string]any, _ int64) *float64 {
+				rs, _ := scheduler.Drive(t, sch, s.Seeds, conc, func(p map[string]any, _ int64) *float64 {
 					v := fn.f(p) + fn.noise*noise.NormFloat64()
 					return &v
 				})
 				for k, n := range checkpoints {
-					regrets[k] = append(regrets[k], fn.f(incumbent(rs, n, false).params)-fn.min)
+					regrets[k] = append(regrets[k], fn.f(incumbent(rs, n, false).Params)-fn.min)
 				}
 			}
 			row := make([]string, len(checkpoints))
 			for k := range checkpoints {
-				row[k] = fmt.Sprintf("%.3g", medianOf(regrets[k]))
+				row[k] = fmt.Sprintf("%.3g", scheduler.MedianOf(regrets[k]))
 			}
 			name := methodName(method)
 			if conc > 1 {
@@ -89,14 +89,14 @@ func joinInts(xs []int, sep string) string {
 
 // incumbent is the configuration with the best search-time score among the first n (maximize: larger
 // is better).
-func incumbent(rs []ran, n int, maximize bool) ran {
-	var best ran
+func incumbent(rs []scheduler.Ran, n int, maximize bool) scheduler.Ran {
+	var best scheduler.Ran
 	found := false
 	for _, r := range rs[:min(n, len(rs))] {
-		if math.IsNaN(r.score) {
+		if math.IsNaN(r.Score) {
 			continue
 		}
-		if !found || maximize && r.score > best.score || !maximize && r.score < best.score {
+		if !found || maximize && r.Score > best.Score || !maximize && r.Score < best.Score {
 			best, found = r, true
 		}
 	}
@@ -116,7 +116,7 @@ func braninFn(noise float64) testFunction {
 	if noise > 0 {
 		name = fmt.Sprintf("Branin, Gaussian noise σ=%g on each observation", noise)
 	}
-	return testFunction{name: name, params: braninParams, f: branin, min: braninMin, noise: noise}
+	return testFunction{name: name, params: scheduler.BraninParams, f: scheduler.Branin, min: scheduler.BraninMin, noise: noise}
 }
 
 func hartmannFn(noise float64) testFunction {
@@ -137,7 +137,7 @@ func hartmannFn(noise float64) testFunction {
 		for i := range 4 {
 			inner := 0.0
 			for j := range 6 {
-				x := num(m[fmt.Sprintf("x%d", j+1)])
+				x := scheduler.Num(m[fmt.Sprintf("x%d", j+1)])
 				inner += a[i][j] * (x - p[i][j]*1e-4) * (x - p[i][j]*1e-4)
 			}
 			sum += alpha[i] * math.Exp(-inner)
@@ -152,13 +152,13 @@ func hartmannFn(noise float64) testFunction {
 // search runs on seeds 1 and 2 of the grid's three; a configuration's true value is its IQM over all
 // three (the grid's ranking, replay.Score); the re-run confirms on seed 3.
 func benchGrid(t *testing.T, env string) {
-	g, err := Load(filepath.Join("..", "testdata", "ppo-grid", env+".jsonl.gz"))
+	g, err := replay.Load(filepath.Join("testdata", "ppo-grid", env+".jsonl.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The parameters and their values, from the runs.
 	values := map[string]map[float64]bool{}
-	byKey := map[string][]*Run{}
+	byKey := map[string][]*replay.Run{}
 	for _, runs := range g.Configs {
 		for k, v := range runs[0].Params {
 			if values[k] == nil {
@@ -189,7 +189,7 @@ func benchGrid(t *testing.T, env string) {
 	best := math.Inf(-1)
 	truth := map[string]float64{}
 	for k, runs := range byKey {
-		if v, ok := Score(runs, g.Steps); ok {
+		if v, ok := replay.Score(runs, g.Steps); ok {
 			truth[k] = v
 			best = math.Max(best, v)
 		} else {
@@ -228,23 +228,23 @@ func benchGrid(t *testing.T, env string) {
 			if method == "bayes" {
 				extra = "bayes: {rerun_top: 0}\n"
 			}
-			s := bayesSpec(t, method, 32, seed, "[1, 2]", params.String(), extra)
+			s := scheduler.BayesSpec(t, method, 32, seed, "[1, 2]", params.String(), extra)
 			s.Metric.Goal = sweeps.GoalMaximize
 			sch, err := scheduler.New(s, scheduler.State{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			rs, _ := drive(t, sch, s.Seeds, 1, obj)
+			rs, _ := scheduler.Drive(t, sch, s.Seeds, 1, obj)
 			for k, n := range checkpoints {
-				regrets[k] = append(regrets[k], best-truth[gridKey(floats(incumbent(rs, n, true).params))])
+				regrets[k] = append(regrets[k], best-truth[gridKey(floats(incumbent(rs, n, true).Params))])
 			}
-			if seed <= 10 && within(truth[gridKey(floats(incumbent(rs, 24, true).params))]) {
+			if seed <= 10 && within(truth[gridKey(floats(incumbent(rs, 24, true).Params))]) {
 				hits++
 			}
 		}
 		row := make([]string, len(checkpoints))
 		for k := range checkpoints {
-			row[k] = fmt.Sprintf("%.3g", medianOf(regrets[k]))
+			row[k] = fmt.Sprintf("%.3g", scheduler.MedianOf(regrets[k]))
 		}
 		fmt.Printf("| %s | %s | %d |\n", methodName(method), strings.Join(row, " | "), hits)
 	}
@@ -254,18 +254,18 @@ func benchGrid(t *testing.T, env string) {
 	tIn, bIn, pIn := 0, 0, 0
 	var lines []string
 	for seed := int64(1); seed <= 10; seed++ {
-		s := bayesSpec(t, "bayes", 24, seed, "[1, 2]", params.String(), "bayes: {rerun_top: 3, rerun_seeds: [3]}\n")
+		s := scheduler.BayesSpec(t, "bayes", 24, seed, "[1, 2]", params.String(), "bayes: {rerun_top: 3, rerun_seeds: [3]}\n")
 		s.Metric.Goal = sweeps.GoalMaximize
 		sch, err := scheduler.New(s, scheduler.State{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		rs, all := drive(t, sch, s.Seeds, 1, obj)
+		rs, all := scheduler.Drive(t, sch, s.Seeds, 1, obj)
 		top := incumbent(rs, 24, true)
 		var xs []float64
 		rerun := math.NaN()
 		for _, tr := range all {
-			if tr.Config != top.config {
+			if tr.Config != top.Config {
 				continue
 			}
 			v := obj(tr.Params, tr.Seed)
@@ -291,7 +291,7 @@ func benchGrid(t *testing.T, env string) {
 		}
 		plo, phi := math.NaN(), math.NaN()
 		for _, c := range results.Confirmations(sums, s.Seeds, true) {
-			if c.Config == top.config && c.SearchLow != nil {
+			if c.Config == top.Config && c.SearchLow != nil {
 				plo, phi = *c.SearchLow, *c.SearchHigh
 				if c.Inside {
 					pIn++
@@ -304,7 +304,7 @@ func benchGrid(t *testing.T, env string) {
 		if rerun >= blo && rerun <= bhi {
 			bIn++
 		}
-		lines = append(lines, fmt.Sprintf("| %d | %v | %.4g | [%.4g, %.4g] | [%.4g, %.4g] | [%.4g, %.4g] | %.4g |", seed, top.params, diagnostics.IQM(xs), plo, phi, lo, hi, blo, bhi, rerun))
+		lines = append(lines, fmt.Sprintf("| %d | %v | %.4g | [%.4g, %.4g] | [%.4g, %.4g] | [%.4g, %.4g] | %.4g |", seed, top.Params, diagnostics.IQM(xs), plo, phi, lo, hi, blo, bhi, rerun))
 	}
 	fmt.Printf("re-run: the search's best configuration (24 configurations on seeds 1–2) run again on seed 3\n")
 	fmt.Printf("| sampler seed | configuration | search-time IQM | 95%% prediction interval (results.json's) | 95%% t interval of the mean | 95%% bootstrap interval | re-run (seed 3) |\n|---|---|---|---|---|---|---|\n")
@@ -338,7 +338,7 @@ func bootstrapInterval(xs []float64) (float64, float64) {
 func floats(p map[string]any) map[string]float64 {
 	out := map[string]float64{}
 	for k, v := range p {
-		out[k] = num(v)
+		out[k] = scheduler.Num(v)
 	}
 	return out
 }
@@ -354,115 +354,4 @@ func gridKey(p map[string]float64) string {
 		fmt.Fprintf(&b, "%s=%g;", k, p[k])
 	}
 	return b.String()
-}
-
-// The harness below is scheduler/tpe_test.go's (an internal test of package scheduler, which this
-// package imports).
-
-// bayesSpec decodes a spec of method (bayes, random or sobol) over the given parameters section.
-func bayesSpec(t testing.TB, method string, trials int, seed int64, seeds, params, extra string) *sweeps.Spec {
-	t.Helper()
-	y := fmt.Sprintf("name: tpe\ntrainer: {command: [t], total_steps: 1000}\nmetric: {name: reward, goal: minimize}\nmethod: %s\ntrials: %d\nsampler_seed: %d\nseeds: %s\nparameters:\n%s%s",
-		method, trials, seed, seeds, params, extra)
-	s, err := sweeps.Decode(strings.NewReader(y), "tpe.yaml")
-	if err == nil {
-		err = s.Validate()
-	}
-	if err != nil {
-		t.Fatalf("%v\n%s", err, y)
-	}
-	return s
-}
-
-// ran is one configuration a drive started: its parameters, in start order, and the score its
-// seeds gave (NaN: infeasible).
-type ran struct {
-	config int
-	params map[string]any
-	score  float64
-}
-
-// drive runs a sweep's scheduler with up to conc trials at once, each ending (oldest first) with the
-// objective obj gives for its parameters and seed (nil: the trial diverged). It returns the
-// configurations of the search (the spec's seeds) in start order, and the trials it started.
-func drive(t testing.TB, s scheduler.Scheduler, seeds []int64, conc int, obj func(map[string]any, int64) *float64) ([]ran, []sweeps.Trial) {
-	t.Helper()
-	var running, all []sweeps.Trial
-	byConfig := map[int]*ran{}
-	var order []int
-	ended := map[int][]results.TrialSummary{}
-	for steps := 0; ; steps++ {
-		if steps > 1_000_000 {
-			t.Fatal("drive does not end")
-		}
-		for len(running) < conc {
-			tr, ok := s.Next()
-			if !ok {
-				break
-			}
-			running = append(running, tr)
-			all = append(all, tr)
-			if _, ok := byConfig[tr.Config]; !ok && slices.Contains(seeds, tr.Seed) {
-				byConfig[tr.Config] = &ran{config: tr.Config, params: tr.Params, score: math.NaN()}
-				order = append(order, tr.Config)
-			}
-		}
-		if len(running) == 0 {
-			if !s.Done() {
-				t.Fatal("nothing runs, nothing can start, and the scheduler is not done")
-			}
-			break
-		}
-		tr := running[0]
-		running = running[1:]
-		sum := results.TrialSummary{TrialID: tr.ID, Config: tr.Config, Seed: tr.Seed, Params: tr.Params, Outcome: results.OutcomeCompleted}
-		if v := obj(tr.Params, tr.Seed); v != nil {
-			sum.Objective = v
-		} else {
-			sum.Outcome = results.OutcomeDiverged
-		}
-		s.Finished(sum)
-		if slices.Contains(seeds, tr.Seed) {
-			ended[tr.Config] = append(ended[tr.Config], sum)
-			if len(ended[tr.Config]) == len(seeds) {
-				if v, ok := results.ConfigScore(ended[tr.Config]); ok {
-					byConfig[tr.Config].score = v
-				}
-			}
-		}
-	}
-	out := make([]ran, len(order))
-	for i, c := range order {
-		out[i] = *byConfig[c]
-	}
-	return out, all
-}
-
-func num(v any) float64 {
-	switch x := v.(type) {
-	case float64:
-		return x
-	case int64:
-		return float64(x)
-	}
-	panic(fmt.Sprintf("%T", v))
-}
-
-func branin(p map[string]any) float64 {
-	x1, x2 := num(p["x1"]), num(p["x2"])
-	a, b, c, r, s, tt := 1.0, 5.1/(4*math.Pi*math.Pi), 5/math.Pi, 6.0, 10.0, 1/(8*math.Pi)
-	return a*math.Pow(x2-b*x1*x1+c*x1-r, 2) + s*(1-tt)*math.Cos(x1) + s
-}
-
-const braninMin = 0.397887
-const braninParams = "  x1: {min: -5.0, max: 10.0}\n  x2: {min: 0.0, max: 15.0}\n"
-
-func medianOf(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
