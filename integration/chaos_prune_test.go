@@ -32,12 +32,8 @@ func TestChaosASHASweep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a fault scenario of about two minutes")
 	}
-	e, srv := newKillableS3Env(t, "chaosasha")
-	f := &faultInjector{t: t, e: e.env, srv: srv, minio: e.minio}
-	a := e.startWorker("a", "--slots", "4")
-	e.startWorker("b", "--slots", "4")
 	// Records of 1,000 steps, 2.5 a second, a checkpoint every 2; rungs at 4,000 and 12,000 of 36,000.
-	spec := e.spec("chaosasha", `
+	e, sweepID, sent := adaptiveSweepUnderFaults(t, "chaosasha", 4, `
   total_steps: 36000
 method: grid
 seeds: [1, 2]
@@ -49,17 +45,6 @@ early_terminate: {type: asha, min_steps: 4000, eta: 3}
 probes: {enabled: false}
 concurrency: 8
 `)
-	sweepID := e.submit(spec, "--heartbeat-timeout", "5s")
-	if !e.waitTrainers(sweepID, a, 2) {
-		t.Fatal("sweep ended before its trainers ran on worker a")
-	}
-	_ = a.Process.Signal(syscall.SIGKILL)
-	_ = a.Wait()
-	t.Logf("worker a SIGKILLed")
-	f.run([]fault{{at: 2 * time.Second, kind: serverKill, dur: 5 * time.Second}})
-	waitSweepOrDump(t, e.env, sweepID, 5*time.Minute)
-	sent := sentDecisions(t, e.env, sweepID)
-	e.close()
 
 	res := e.results(sweepID)
 	if len(res.Trials) != 12 {
@@ -107,15 +92,46 @@ concurrency: 8
 			t.Errorf("trial %s (%s): %d stops in the decision log, want %d", id, tr.Outcome, stops[id], want)
 		}
 	}
+	sameDecisions(t, stored, sent)
+	t.Logf("%d trials pruned, %d decisions logged, %d distinct decisions sent", pruned, len(log), len(sent))
+	if pruned == 0 {
+		t.Errorf("no trial pruned: the scenario tests nothing")
+	}
+}
+
+// sameDecisions checks that the stored decision log ("trial action reason" per decision) holds exactly
+// the decisions the sweep sent.
+func sameDecisions(t *testing.T, stored, sent []string) {
+	t.Helper()
 	sort.Strings(stored)
 	if strings.Join(stored, "\n") != strings.Join(sent, "\n") {
 		t.Errorf("the stored decision log and the decisions the sweep sent differ:\nstored:\n%s\nsent:\n%s",
 			strings.Join(stored, "\n"), strings.Join(sent, "\n"))
 	}
-	t.Logf("%d trials pruned, %d decisions logged, %d distinct decisions sent", pruned, len(log), len(sent))
-	if pruned == 0 {
-		t.Errorf("no trial pruned: the scenario tests nothing")
+}
+
+// adaptiveSweepUnderFaults submits spec (after the scripted trainer's command) with a 5 s heartbeat
+// timeout on two workers of slots each and a store in MinIO, SIGKILLs worker a once two of its trainers
+// have a checkpoint, SIGKILLs the dev server 2 s later and starts it again 5 s after, and waits for the
+// sweep. It returns the env (closed), the sweep's ID and the decisions its workflow runs sent.
+func adaptiveSweepUnderFaults(t *testing.T, name string, slots int, spec string) (*s3Env, string, []string) {
+	t.Helper()
+	e, srv := newKillableS3Env(t, name)
+	f := &faultInjector{t: t, e: e.env, srv: srv, minio: e.minio}
+	a := e.startWorker("a", "--slots", fmt.Sprint(slots))
+	e.startWorker("b", "--slots", fmt.Sprint(slots))
+	sweepID := e.submit(e.spec(name, spec), "--heartbeat-timeout", "5s")
+	if !e.waitTrainers(sweepID, a, 2) {
+		t.Fatal("sweep ended before its trainers ran on worker a")
 	}
+	_ = a.Process.Signal(syscall.SIGKILL)
+	_ = a.Wait()
+	t.Logf("worker a SIGKILLed")
+	f.run([]fault{{at: 2 * time.Second, kind: serverKill, dur: 5 * time.Second}})
+	waitSweepOrDump(t, e.env, sweepID, 5*time.Minute)
+	sent := sentDecisions(t, e.env, sweepID)
+	e.close()
+	return e, sweepID, sent
 }
 
 // sentDecisions returns the distinct stop and exploit decisions every run of the sweep's workflow
@@ -174,13 +190,9 @@ func TestChaosPBTSweep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a fault scenario of about a minute")
 	}
-	e, srv := newKillableS3Env(t, "chaospbt")
-	f := &faultInjector{t: t, e: e.env, srv: srv, minio: e.minio}
-	a := e.startWorker("a", "--slots", "3")
-	e.startWorker("b", "--slots", "3")
 	// 6 members, records of 1,000 steps, 2.5 a second, a checkpoint at each; ready every 4,000 steps.
 	// The scripted trainer's reward plateau grows as lr nears 1e-3.
-	spec := e.spec("chaospbt", `
+	e, sweepID, sent := adaptiveSweepUnderFaults(t, "chaospbt", 3, `
   total_steps: 24000
 method: pbt
 sampler_seed: 3
@@ -193,17 +205,6 @@ pbt: {population: 6, ready_steps: 4000}
 probes: {enabled: false}
 concurrency: 6
 `)
-	sweepID := e.submit(spec, "--heartbeat-timeout", "5s")
-	if !e.waitTrainers(sweepID, a, 2) {
-		t.Fatal("sweep ended before its trainers ran on worker a")
-	}
-	_ = a.Process.Signal(syscall.SIGKILL)
-	_ = a.Wait()
-	t.Logf("worker a SIGKILLed")
-	f.run([]fault{{at: 3 * time.Second, kind: serverKill, dur: 5 * time.Second}})
-	waitSweepOrDump(t, e.env, sweepID, 5*time.Minute)
-	sent := sentDecisions(t, e.env, sweepID)
-	e.close()
 
 	res := e.results(sweepID)
 	byID := map[string]results.TrialSummary{}
@@ -250,11 +251,7 @@ concurrency: 6
 			t.Errorf("member %s: %d exploits in results.json, %d in the decision log", id, exploits[id], logged[id])
 		}
 	}
-	sort.Strings(stored)
-	if strings.Join(stored, "\n") != strings.Join(sent, "\n") {
-		t.Errorf("the stored decision log and the decisions the sweep sent differ:\nstored:\n%s\nsent:\n%s",
-			strings.Join(stored, "\n"), strings.Join(sent, "\n"))
-	}
+	sameDecisions(t, stored, sent)
 	t.Logf("%d exploits, %d decisions logged, %d distinct decisions sent", total, len(log), len(sent))
 	if total == 0 {
 		t.Errorf("no exploit: the scenario tests nothing")
