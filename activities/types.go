@@ -89,7 +89,7 @@ type SegmentResult struct {
 	Last      results.Values // the last value of each canonical metric
 	Objective *float64
 	// Windowed is the objective's mean over the segment's records in the last tenth of the trial's
-	// steps so far (runner.ObjectiveWindow), what early_terminate compares; nil without one.
+	// steps so far (diagnostics.ObjectiveWindow), what early_terminate compares; nil without one.
 	Windowed      *float64 `json:",omitempty"`
 	CheckpointKey string   // the last checkpoint uploaded, "" if none
 	MetricsKey    string   // the trial's metrics folder (artifacts.MetricsDir)

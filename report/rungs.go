@@ -70,28 +70,20 @@ func RungValues(trials []Trial, steps []int64, budget int64) [][]RungValue {
 }
 
 // windowAt is a curve's windowed value at step: the segment that stops at step ends at the first
-// point at or past it, and averages the points in the last 10% of the steps so far, at least the last.
+// point at or past it, and its value is the worker's diagnostics.ObjectiveWindow over the finite points
+// up to there.
 func windowAt(curve []Point, step int64) (float64, bool) {
 	end := sort.Search(len(curve), func(i int) bool { return curve[i].Step >= step })
 	if end == len(curve) {
 		end--
 	}
-	if end < 0 {
-		return 0, false
-	}
-	at := curve[end].Step
-	from := at - at/10
-	sum, n := 0.0, 0
-	for i := end; i >= 0 && (i == end || curve[i].Step >= from); i-- {
-		if isFinite(curve[i].Value) {
-			sum += curve[i].Value
-			n++
+	var w diagnostics.ObjectiveWindow
+	for _, p := range curve[:end+1] {
+		if isFinite(p.Value) {
+			w.Add(p.Step, p.Value)
 		}
 	}
-	if n == 0 {
-		return 0, false
-	}
-	return sum / float64(n), true
+	return w.Mean()
 }
 
 // rungPlot draws each configuration's value at each decision step (one column per rung, the last the

@@ -28,7 +28,7 @@ type SegmentLog struct {
 	last      map[string]float64 // the last value of each canonical metric
 	objective float64
 	hasObj    bool
-	window    ObjectiveWindow
+	window    diagnostics.ObjectiveWindow
 	seen      map[string]bool // the metric names records carried, while none carried the objective
 	recent    recentLines
 }
@@ -131,7 +131,7 @@ func (l *SegmentLog) Last() map[string]float64 { return l.last }
 func (l *SegmentLog) Objective() (float64, bool) { return l.objective, l.hasObj }
 
 // Windowed is the objective's mean over the records in the last tenth of the steps so far
-// (ObjectiveWindow), and whether there is one.
+// (diagnostics.ObjectiveWindow), and whether there is one.
 func (l *SegmentLog) Windowed() (float64, bool) { return l.window.Mean() }
 
 // MissingMetric is, when records came and none carried the objective, the names they carried instead,

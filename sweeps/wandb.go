@@ -277,11 +277,11 @@ func WandBConfigYAML(params map[string]any, paths []string) ([]byte, error) {
 	return []byte(b.String()), nil
 }
 
-// yamlFlow writes v in YAML's flow style so that PyYAML (YAML 1.1) reads back the same Python value.
+// yamlFlow writes v in YAML's flow style so that PyYAML (YAML 1.1) reads back the same Python value: JSON
+// (pyJSON) but for floats, which PyYAML takes for floats only with a dot (it writes 1.0e-05 where repr
+// writes 1e-05) and whose non-finite values it spells .nan and .inf.
 func yamlFlow(v any) string {
 	switch x := v.(type) {
-	case string:
-		return pyJSONString(x)
 	case float64:
 		switch {
 		case math.IsNaN(x):
@@ -291,25 +291,13 @@ func yamlFlow(v any) string {
 		case math.IsInf(x, -1):
 			return "-.inf"
 		}
-		// PyYAML's float needs a dot: repr's 1e-05 would read back as a string (PyYAML writes 1.0e-05).
 		s := pyFloatRepr(x)
 		if !strings.Contains(s, ".") {
 			s = strings.Replace(s, "e", ".0e", 1)
 		}
 		return s
-	case bool:
-		if x {
-			return "true"
-		}
-		return "false"
-	case pyNone, nil:
-		return "null"
 	case pyDict:
-		parts := make([]string, len(x.keys))
-		for i, k := range x.keys {
-			parts[i] = pyJSONString(k) + ": " + yamlFlow(x.vals[i])
-		}
-		return "{" + strings.Join(parts, ", ") + "}"
+		return x.format(pyJSONString, yamlFlow)
 	case []any:
 		parts := make([]string, len(x))
 		for i, e := range x {
@@ -317,7 +305,7 @@ func yamlFlow(v any) string {
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
 	}
-	return pyStr(v) // integers
+	return pyJSON(v)
 }
 
 func isRegularFile(path string) bool {

@@ -128,26 +128,18 @@ func (r *Run) SegmentEnd(stop int64) (int64, bool) {
 	return r.Steps[i], true
 }
 
-// Windowed is the windowed objective a segment ending at step reports, as the worker computes it
-// (runner.ObjectiveWindow): the mean reward of the records in the last 10% of the steps so far,
-// [step − ⌊step/10⌋, step], and at least the last record at or before step however far back it lies;
-// false before the first record (or when the mean is not finite).
+// Windowed is the windowed objective a segment ending at step reports: the worker's own
+// diagnostics.ObjectiveWindow fed the run's records up to step; false before the first record (or when
+// the mean is not finite).
 func (r *Run) Windowed(step int64) (float64, bool) {
-	last := sort.Search(len(r.Steps), func(i int) bool { return r.Steps[i] > step }) - 1
-	if last < 0 {
-		return 0, false
+	var w diagnostics.ObjectiveWindow
+	for i, s := range r.Steps {
+		if s > step {
+			break
+		}
+		w.Add(s, float64(r.Reward[i]))
 	}
-	from := step - step/10
-	sum, n := 0.0, 0
-	for i := last; i >= 0 && (i == last || r.Steps[i] >= from); i-- {
-		sum += float64(r.Reward[i])
-		n++
-	}
-	m := sum / float64(n)
-	if math.IsNaN(m) || math.IsInf(m, 0) {
-		return 0, false
-	}
-	return m, true
+	return w.Mean()
 }
 
 // Last is the reward of the run's last record at or before step: the value a rule that looks at the
