@@ -44,6 +44,15 @@ type Activities struct {
 	StoreRetry time.Duration
 	// Trials looks up trial workflows for CheckTrials (the worker sets it from its Temporal client).
 	Trials TrialLookup
+	// HandOff releases a standby trial when the trainer whose place it waits for has exited
+	// (SegmentInput.HandOffTo; the worker sets it from its Temporal client); nil: the sweep releases it
+	// when it learns that trial ended.
+	HandOff SlotHandOff
+	// Places, by trial task queue: the queue's places are told when a segment's trainer has exited
+	// (TrainerExited) and when that segment's activity ends (ActivityEnded), so the worker's activity
+	// slots count trainers, not activities still storing what their trainer left (worker/ makes each
+	// queue's SDK slot supplier of them). nil: the SDK's slots count activities.
+	Places map[string]*Places
 	// Secrets masks the worker's secrets in every trainer output that leaves the worker (failure
 	// messages, the divergence dump, probe results); nil means the secrets of the worker's environment
 	// (WorkerSecrets of os.Environ, read when a failure is reported).
@@ -60,6 +69,12 @@ type Activities struct {
 
 	uploadsOnce sync.Once
 	bg          *backgroundUploads
+}
+
+// SlotHandOff releases a standby trial, by its sweep and trial IDs. An error is logged, never retried:
+// the sweep releases the trial anyway when it learns the trainer's trial ended.
+type SlotHandOff interface {
+	HandOff(ctx context.Context, sweepID, trialID string) error
 }
 
 // ParamsSearchAttribute is the optional KeywordList search attribute that carries a trial's parameter

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -48,9 +49,42 @@ func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (*Segmen
 	if err != nil {
 		return nil, err
 	}
+	places := a.Places[activity.GetInfo(ctx).TaskQueue]
+	var exited bool
+	defer func() {
+		if exited {
+			places.ActivityEnded() // after the scratch directory's clean-up below
+		}
+	}()
 	defer run.close()
-	defer release() // frees the GPUs or place before the scratch directory is cleaned up
+	var freed sync.Once
+	free := func() { freed.Do(release) }
+	defer free() // frees the GPUs or place before the scratch directory is cleaned up
+	handedOff := make(chan struct{})
+	close(handedOff)
+	handing, released := false, false
+	run.exited = func(clean bool) {
+		// The trainer is gone: its GPUs and its place go to the next trainer now, not once what it left
+		// is stored.
+		free()
+		if places != nil && !exited {
+			exited = true
+			places.TrainerExited()
+		}
+		if clean && in.HandOffTo != "" && a.HandOff != nil && !handing {
+			handing = true
+			handedOff = make(chan struct{})
+			go func() {
+				defer close(handedOff)
+				released = a.handOff(work, in)
+			}()
+		}
+	}
 	res, err := run.run(work)
+	<-handedOff
+	if res != nil {
+		res.HandedOff = released
+	}
 	if err != nil && !temporal.IsCanceledError(err) {
 		b.final(run.hb) // how far it got and the failures so far, for the next attempt
 	}
@@ -129,6 +163,9 @@ type segmentRun struct {
 	partAttempt int32
 	// resumedAt: the step of the checkpoint this attempt resumed from; 0 for a fresh start.
 	resumedAt int64
+	// exited is called once the trainer is gone (clean: it exited with status 0 by itself); it may be
+	// called more than once.
+	exited func(clean bool)
 }
 
 func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput, prev Heartbeat) (_ *segmentRun, err error) {
@@ -145,7 +182,7 @@ func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput, prev H
 		// working directory, or the directory of RLSWEEP_METRICS_FILE.
 		metricsName = "progress.csv"
 	}
-	r := &segmentRun{a: a, in: in, dir: dir, scratch: sc, attempt: info.Attempt, ckptDir: filepath.Join(dir, "checkpoints"),
+	r := &segmentRun{a: a, in: in, exited: func(bool) {}, dir: dir, scratch: sc, attempt: info.Attempt, ckptDir: filepath.Join(dir, "checkpoints"),
 		metrics: filepath.Join(dir, metricsName), tbDir: filepath.Join(dir, "tb"),
 		logPath: sc.logPath(), started: time.Now()}
 	defer func() {
@@ -265,6 +302,19 @@ func (r *segmentRun) close() {
 	r.scratch.release(r.a)
 }
 
+// handOff releases the trial that waits for this one's place (SegmentInput.HandOffTo). It does not
+// wait for long and never fails the segment: the sweep releases that trial anyway once it learns this
+// one ended.
+func (a *Activities) handOff(ctx context.Context, in SegmentInput) bool {
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := a.HandOff.HandOff(hctx, in.SweepID, in.HandOffTo); err != nil {
+		activity.GetLogger(ctx).Warn("standby trial not released; the sweep releases it", "standby", in.HandOffTo, "error", err)
+		return false
+	}
+	return true
+}
+
 // run starts the trainer and follows it until it exits, is cancelled, or stalls.
 func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 	logFile, err := os.Create(r.logPath)
@@ -317,6 +367,7 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 				r.in.Trial.ID, r.result.LastStep, orStart(r.hb.CheckpointKey))
 			return nil, temporal.NewApplicationError(msg, ErrWorkerStopping, r.hb)
 		case <-p.Done():
+			r.exited(p.ExitCode() == 0)
 			// Most segments end here, the trainer having written its last records since the last
 			// tick: a failure to take them in (reading, storing a checkpoint) fails the attempt, to be
 			// retried, rather than pass for a segment whose records were never stored.
@@ -380,6 +431,7 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 func (r *segmentRun) stopTrainer(_ context.Context, p *runner.Process) {
 	r.beats.set(r.hb)
 	p.Stop(r.in.Trainer.GracePeriod)
+	r.exited(false)
 }
 
 // poll reads the records that arrived since the last call and returns how many there were, and the

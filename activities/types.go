@@ -71,6 +71,11 @@ type SegmentInput struct {
 	// Temporal server or the store was unreachable — which do not count against MaxTrainerFailures:
 	// retries.max_infra_retries. 0: no bound of the activity's own.
 	MaxInfraRetries int `json:",omitempty"`
+	// HandOffTo is the trial that waits for this one's place (a standby trial, see docs/architecture.md
+	// "Slot hand-off"): once this segment's trainer has exited cleanly at its last step, the worker
+	// releases that trial at once (SlotHandOff), before storing what the trainer left. Set on a trial's
+	// last segment only; "" when nobody waits.
+	HandOffTo string `json:",omitempty"`
 }
 
 // gpuCount is how many GPUs the segment asks for.
@@ -98,6 +103,8 @@ type SegmentResult struct {
 	ResumedFrom   string
 	Warnings      map[string]int // diagnostic warnings by rule
 	DumpKey       string         // divergence.json, when a stop rule fired
+	// HandedOff: the standby trial named by SegmentInput.HandOffTo was released when the trainer exited.
+	HandedOff bool `json:",omitempty"`
 	// SegmentWarning says that the trainer does not follow the segment protocol (it ran past
 	// RLSWEEP_STOP_AT_STEP, or stopped without a checkpoint to resume from), so later segments re-run
 	// what it trained; the Trial workflow shows the first one of a trial.

@@ -5,8 +5,13 @@ package integration
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"encoding/json"
 	"strings"
 	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/trainer"
@@ -55,6 +60,25 @@ concurrency: 6
 	}
 	recordHistory(t, e, sweepID, "", "sweep-completed.json")
 	recordHistory(t, e, workflows.TrialWorkflowID(sweepID, res.Trials[0].TrialID), "", "trial-completed.json")
+	// The six trials after the first six waited as standby trials; each was released by the worker
+	// whose trainer held its place as that trainer exited (or, had that signal failed, by the sweep).
+	byWorker := 0
+	for _, tr := range res.Trials {
+		standby, releases := releasesOf(t, e, workflows.TrialWorkflowID(sweepID, tr.TrialID))
+		if !standby {
+			continue
+		}
+		if len(releases) == 0 {
+			t.Errorf("standby trial %s trained without a release", tr.TrialID)
+		}
+		if len(releases) > 0 && !releases[0].FromSweep {
+			byWorker++
+			recordHistory(t, e, workflows.TrialWorkflowID(sweepID, tr.TrialID), "", "trial-standby.json")
+		}
+	}
+	if byWorker == 0 {
+		t.Errorf("no standby trial was released by a worker's hand-off")
+	}
 	for _, w := range []string{"a", "b"} {
 		if n := trialDirs(t, e.dir+"/work-"+w); n == 0 {
 			t.Errorf("worker %s ran no trial; want the two workers to share the sweep", w)
@@ -92,4 +116,34 @@ func trialDirs(t *testing.T, workDir string) int {
 		}
 	})
 	return n
+}
+
+// releasesOf says whether a trial workflow started as a standby trial, and the releases it was sent, in
+// order.
+func releasesOf(t *testing.T, e *env, workflowID string) (standby bool, releases []workflows.Release) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	it := e.client.GetWorkflowHistory(ctx, workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatalf("history of %s: %v", workflowID, err)
+		}
+		if a := ev.GetWorkflowExecutionStartedEventAttributes(); a != nil {
+			var in workflows.TrialInput
+			if err := json.Unmarshal(a.GetInput().GetPayloads()[0].GetData(), &in); err != nil {
+				t.Fatalf("%s: input: %v", workflowID, err)
+			}
+			standby = in.Standby
+		}
+		if a := ev.GetWorkflowExecutionSignaledEventAttributes(); a != nil && a.GetSignalName() == workflows.SignalRelease {
+			var r workflows.Release
+			if err := json.Unmarshal(a.GetInput().GetPayloads()[0].GetData(), &r); err != nil {
+				t.Fatalf("%s: release: %v", workflowID, err)
+			}
+			releases = append(releases, r)
+		}
+	}
+	return standby, releases
 }

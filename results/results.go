@@ -66,6 +66,12 @@ type TrialSummary struct {
 	Parent   string    `json:"parent,omitempty"`
 	// StartStep: the step a member that started from another's checkpoint started at.
 	StartStep int64 `json:"start_step,omitempty"`
+	// HandedOff: its last trainer released the standby trial that waited for its place (the sweep's
+	// slot hand-off, docs/architecture.md); the sweep reads it and does not store it.
+	HandedOff bool `json:"handed_off,omitempty"`
+	// Unstarted: a standby trial that ended (cancelled) before it was released: it never trained, and a
+	// cancelled sweep does not count it.
+	Unstarted bool `json:"unstarted,omitempty"`
 }
 
 // Exploit is one pbt exploit: at Step, the member Member went on from the checkpoint of the member

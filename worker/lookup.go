@@ -12,6 +12,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/results"
+	"github.com/rlsweep/rlsweep/workflows"
 )
 
 // clientLookup implements activities.TrialLookup and activities.SearchAttributeLookup with the worker's
@@ -60,4 +61,9 @@ func (l clientLookup) LookupTrial(ctx context.Context, workflowID string) (activ
 		st.Summary = &sum
 	}
 	return st, nil
+}
+
+// HandOff releases a standby trial (workflows.SignalRelease): implements activities.SlotHandOff.
+func (l clientLookup) HandOff(ctx context.Context, sweepID, trialID string) error {
+	return l.c.SignalWorkflow(ctx, workflows.TrialWorkflowID(sweepID, trialID), "", workflows.SignalRelease, workflows.Release{})
 }

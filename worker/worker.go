@@ -70,10 +70,24 @@ func New(c client.Client, opts Options) (*Workers, error) {
 		// The SDK bounds each queue's worker on its own; --slots bounds them all.
 		opts.Activities.TrialLimit = make(chan struct{}, slots)
 	}
+	if opts.Activities.HandOff == nil {
+		opts.Activities.HandOff = clientLookup{c}
+	}
+	if len(opts.TrialQueues) > 0 && opts.Activities.Places == nil {
+		opts.Activities.Places = map[string]*activities.Places{}
+	}
 	for _, q := range opts.TrialQueues {
+		// Each queue's worker has places of its own, as the SDK's slots would be: with several queues,
+		// TrialLimit bounds them all.
+		places := activities.NewPlaces(slots)
+		opts.Activities.Places[q] = places
+		tuner, err := placeTuner(places)
+		if err != nil {
+			return nil, err
+		}
 		w := sdkworker.New(c, q, sdkworker.Options{
-			MaxConcurrentActivityExecutionSize: slots,
-			MaxConcurrentActivityTaskPollers:   min(max(2, slots/2), 8),
+			Tuner:                            tuner,
+			MaxConcurrentActivityTaskPollers: min(max(2, slots/2), 8),
 			// Cancellation reaches a running segment through its heartbeat: a short throttle makes
 			// `rlsweep cancel` stop trainers within seconds.
 			MaxHeartbeatThrottleInterval: time.Second,

@@ -48,6 +48,11 @@ const (
 	// SignalStopTrial stops a trial in the middle of a segment (scheduler.Decision, a stop): the
 	// sweep sends it when its scheduler interrupts running trials (scheduler.Interrupter).
 	SignalStopTrial = "stop-trial"
+	// SignalRelease starts a standby trial (Release): sent by the worker whose trainer held the place
+	// the trial waits for, as that trainer exits, or by the sweep. SignalHold tells a standby trial
+	// that only the sweep releases it from now on (the sweep was paused or its concurrency lowered).
+	SignalRelease = "release"
+	SignalHold    = "hold"
 	// MaxConcurrency bounds set-concurrency as the spec's concurrency is bounded.
 	MaxConcurrency     = sweeps.MaxConcurrency
 	trialIDSeparator   = "/trial/"
@@ -155,4 +160,11 @@ func ParseSweepRef(given string) (sweepID, trialID string, err error) {
 		trialID = parts[2]
 	}
 	return sweepID, trialID, nil
+}
+
+// Release is SignalRelease's payload.
+type Release struct {
+	// FromSweep: the sweep releases the trial; otherwise the worker of the trial it waited for does,
+	// which a held trial ignores.
+	FromSweep bool `json:",omitempty"`
 }

@@ -14,8 +14,9 @@ func (s *sweepRun) registerHandlers(ctx workflow.Context) error {
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, s.status); err != nil {
 		return err
 	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdatePause, func(workflow.Context) (*SweepStatus, error) {
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdatePause, func(uctx workflow.Context) (*SweepStatus, error) {
 		s.state.Paused = true
+		s.holdStandby(uctx)
 		return s.status()
 	}, workflow.UpdateHandlerOptions{Validator: func() error {
 		return s.validateChange("pause", s.state.Paused, "already paused")
@@ -30,7 +31,10 @@ func (s *sweepRun) registerHandlers(ctx workflow.Context) error {
 	}}); err != nil {
 		return err
 	}
-	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateConcurrency, func(_ workflow.Context, n int) (*SweepStatus, error) {
+	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateConcurrency, func(uctx workflow.Context, n int) (*SweepStatus, error) {
+		if n < s.state.Concurrency {
+			s.holdStandby(uctx)
+		}
 		s.state.Concurrency = n
 		return s.status()
 	}, workflow.UpdateHandlerOptions{Validator: func(n int) error {
@@ -53,7 +57,14 @@ func (s *sweepRun) validateChange(op string, redundant bool, why string) error {
 }
 
 func (s *sweepRun) status() (*SweepStatus, error) {
-	running := sortedKeys(s.running)
+	var running, standby []string
+	for _, id := range sortedKeys(s.running) {
+		if _, ok := s.state.Lanes.standby(id); ok {
+			standby = append(standby, id)
+			continue
+		}
+		running = append(running, id)
+	}
 	started := len(running) // every trial started is running or finished
 	for _, n := range s.state.Counts {
 		started += n
@@ -62,7 +73,7 @@ func (s *sweepRun) status() (*SweepStatus, error) {
 		SweepID: s.in.SweepID, Name: s.in.Spec.Name, Phase: s.state.Phase, Total: s.sched.Total(),
 		Started: started, Running: running, Counts: s.state.Counts, Paused: s.state.Paused,
 		Concurrency: s.state.Concurrency, Leader: s.state.Leader, Metric: s.in.Spec.Metric,
-		Runs: s.state.Runs, Since: s.state.Started, LastFailure: s.state.LastFailure,
+		Runs: s.state.Runs, Since: s.state.Started, LastFailure: s.state.LastFailure, Standby: standby,
 	}
 	if p, ok := s.sched.(scheduler.PruningReporter); ok {
 		st.Pruning = p.Pruning()

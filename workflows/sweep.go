@@ -66,6 +66,8 @@ type SweepState struct {
 	Decisions    []results.Decision `json:",omitempty"`
 	DecisionSeq  int                `json:",omitempty"`
 	DecisionPart int                `json:",omitempty"`
+	// Lanes is the slot hand-off's bookkeeping; nil for a sweep whose trials do not hand off (handsOff).
+	Lanes *Lanes `json:",omitempty"`
 }
 
 // SweepStatus is what the status query returns.
@@ -90,6 +92,8 @@ type SweepStatus struct {
 	Pruning *scheduler.PruningStatus `json:",omitempty"`
 	// PBT: with method pbt, its members, exploits, replacements and the ready step reached.
 	PBT *scheduler.PBTStatus `json:",omitempty"`
+	// Standby: trials started and waiting for a place (the slot hand-off); not in Running.
+	Standby []string `json:",omitempty"`
 }
 
 // SweepResult is what a finished sweep returns.
@@ -152,8 +156,13 @@ type sweepRun struct {
 	held    map[string]scheduler.Boundary
 	ended   bool
 	running map[string]bool
-	// starting counts the trials started whose start is not yet confirmed.
-	starting int
+	// starting counts the trials started whose start is not yet confirmed; started holds those whose
+	// start landed (and every carried one), releaseOnStart the standby trials to release once it has.
+	starting       int
+	started        map[string]bool
+	releaseOnStart map[string]bool
+	// followed: the trials this run started, whose end their futures tell (followTrial).
+	followed map[string]bool
 	// flushDue: resultsFlushEvery has passed since a trial finished and was not stored.
 	flushDue bool
 }
@@ -200,8 +209,21 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 	s.decided = s.state.Decided
 	s.held = map[string]scheduler.Boundary{}
 	s.running = map[string]bool{}
+	s.started, s.releaseOnStart, s.followed = map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, id := range s.state.Running {
 		s.running[id] = true
+		s.started[id] = true
+	}
+	if s.state.Lanes == nil && handsOff(&s.in.Spec) {
+		s.state.Lanes = &Lanes{}
+	}
+	if l := s.state.Lanes; l != nil {
+		if l.Successor == nil {
+			l.Successor = map[string]string{}
+		}
+		if l.Standby == nil {
+			l.Standby = map[string]bool{}
+		}
 	}
 	if carried := s.state.Running; len(carried) > 0 {
 		workflow.Go(ctx, func(gctx workflow.Context) { s.checkCarried(gctx, carried) })
@@ -267,17 +289,17 @@ func (s *sweepRun) failAndStop(ctx workflow.Context, err error) (*SweepResult, e
 
 // allDone says whether the scheduler will start no more trials and every started one has finished.
 func (s *sweepRun) allDone() bool {
-	return s.sched.Done() && len(s.running) == 0
+	return s.sched.Done() && len(s.running) == 0 && (s.state.Lanes == nil || len(s.state.Lanes.Queue) == 0)
 }
 
-// canStart says whether a trial may start now: the sweep is not paused, the window has room and the
-// scheduler has a trial ready.
+// canStart says whether startTrials would start or release a trial now: the sweep is not paused, the
+// window has room and a trial is ready (a standby trial waiting, a reserved one, the scheduler's
+// next), or a standby trial is due behind a running one.
 func (s *sweepRun) canStart() bool {
-	if s.state.Paused || len(s.running) >= s.state.Concurrency {
-		return false
+	if s.room() && (s.peekTrial() || s.state.Lanes != nil && len(s.state.Lanes.Waiting) > 0) {
+		return true
 	}
-	_, ok := s.sched.Peek()
-	return ok
+	return s.canStartStandby()
 }
 
 func (s *sweepRun) shouldContinueAsNew(ctx workflow.Context) bool {

@@ -47,7 +47,7 @@ func (s *sweepRun) cancel(ctx workflow.Context) (*SweepResult, error) {
 	// closed), so its result is looked up rather than waited for.
 	var closed []activities.TrialRef
 	for i, f := range reqs {
-		if err := f.Get(dctx, nil); err != nil && s.running[ids[i]] {
+		if err := f.Get(dctx, nil); err != nil && s.running[ids[i]] && !s.followed[ids[i]] {
 			closed = append(closed, activities.TrialRef{TrialID: ids[i], WorkflowID: TrialWorkflowID(s.in.SweepID, ids[i])})
 		}
 	}

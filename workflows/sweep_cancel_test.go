@@ -73,13 +73,21 @@ func TestSweepCancel(t *testing.T) {
 	if out.Status != workflows.PhaseCancelled || out.Counts["completed"] != 1 || out.Counts["cancelled"] != 2 {
 		t.Errorf("result = %+v, want cancelled with 1 completed and 2 cancelled", out)
 	}
-	if got := fmt.Sprint(sortedSet(cancelledChildren)); got != "[sweep/unit/abc/trial/1-s1 sweep/unit/abc/trial/2-s1]" {
-		t.Errorf("children cancelled: %s, want trials 1-s1 and 2-s1", got)
+	// 3-s1 and 4-s1 waited as standby trials behind 1-s1 and 2-s1: cancelled too, never trained, not
+	// recorded.
+	if got := fmt.Sprint(sortedSet(cancelledChildren)); got != "[sweep/unit/abc/trial/1-s1 sweep/unit/abc/trial/2-s1 sweep/unit/abc/trial/3-s1 sweep/unit/abc/trial/4-s1]" {
+		t.Errorf("children cancelled: %s, want trials 1-s1 and 2-s1 and the standby 3-s1 and 4-s1", got)
 	}
-	if starts := fakes.startCounts(); len(starts) != 3 {
-		t.Errorf("trials started: %v, want 0-s1, 1-s1 and 2-s1 only", starts)
+	if got := fmt.Sprint(fakes.released); got != "[0-s1 1-s1 2-s1]" {
+		t.Errorf("trials that trained: %s, want 0-s1, 1-s1 and 2-s1 only", got)
+	}
+	if starts := fakes.startCounts(); len(starts) != 5 {
+		t.Errorf("trials started: %v, want 0-s1 to 4-s1", starts)
 	}
 	byID, times := res.recorded()
+	if len(times) != 3 {
+		t.Errorf("trials recorded: %v, want 0-s1, 1-s1 and 2-s1 only", times)
+	}
 	// The test environment ends a cancelled child at once without running its code, so trials 1 and 2
 	// never signal (on a real server they do: see testdata/sweep-cancelled.json and integration/): the
 	// sweep records them as cancelled from their cancelled completion, without waiting out its grace.
@@ -132,6 +140,9 @@ func TestSweepCancelWhileContinuingAsNewLosesNothing(t *testing.T) {
 	fakes.register(env)
 	res := resultsRecorder{recordDelay: 2 * time.Minute}
 	res.mock(env, 8)
+	// The sweep's cancel reaches its children through its context too; a standby trial ends at once,
+	// and the test environment sends the sweep's explicit request to a closed child to the mock.
+	env.OnRequestCancelExternalWorkflow(mock.Anything, mock.Anything, mock.Anything).Return(errors.New("workflow execution already completed"))
 	env.RegisterDelayedCallback(func() { env.SetContinueAsNewSuggested(true) }, 90*time.Minute)
 	env.RegisterDelayedCallback(env.CancelWorkflow, 91*time.Minute)
 	in := sweepInput(sweepSpec(t, []float64{0, 1, 2, 3, 4, 5, 6, 7}, 3, "maximize"))
@@ -190,9 +201,9 @@ func TestSweepFailingAtContinueAsNewStopsItsTrials(t *testing.T) {
 	if st := queryStatus(t, env); st.Phase != workflows.PhaseFailed {
 		t.Errorf("phase %q after the sweep failed, want %q", st.Phase, workflows.PhaseFailed)
 	}
-	// At 90 minutes trial 0 has completed and trials 1 and 2 run.
-	if got := fmt.Sprint(sortedSet(cancelledChildren)); got != "[sweep/unit/abc/trial/1-s1 sweep/unit/abc/trial/2-s1]" {
-		t.Errorf("children cancelled: %s, want the running trials 1-s1 and 2-s1", got)
+	// At 90 minutes trial 0 has completed and trials 1 and 2 run, 3 waits as a standby trial behind 1.
+	if got := fmt.Sprint(sortedSet(cancelledChildren)); got != "[sweep/unit/abc/trial/1-s1 sweep/unit/abc/trial/2-s1 sweep/unit/abc/trial/3-s1]" {
+		t.Errorf("children cancelled: %s, want the running trials 1-s1 and 2-s1 and the standby 3-s1", got)
 	}
 }
 

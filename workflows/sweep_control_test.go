@@ -81,8 +81,10 @@ func TestSweepContinueAsNewCarriesState(t *testing.T) {
 	qs := []float64{0, 1, 2, 3, 4, 5, 6, 7}
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	// Trial i runs i+1 minutes; with concurrency 3, by 3m30s trials 0, 1 and 2 have ended (at 1, 2 and
-	// 3 minutes) and 3, 4 and 5 (started in their place) run.
+	// Trial i runs i+1 minutes; with concurrency 3, trials 0, 1 and 2 start with 3, 4 and 5 waiting as
+	// standby trials behind them, and each standby trial that takes a place gets the next one behind
+	// it. By 3m30s trials 0, 1 and 2 have ended (at 1, 2 and 3 minutes), handing their places to 3, 4
+	// and 5, which run; 6 and 7 wait behind 3 and 4.
 	fakes := newFakeTrials(func(c int) time.Duration { return time.Duration(c+1) * time.Minute })
 	fakes.register(env)
 	var res resultsRecorder
@@ -104,16 +106,28 @@ func TestSweepContinueAsNewCarriesState(t *testing.T) {
 		recorded = append(recorded, id)
 	}
 	sort.Strings(recorded)
-	if st.Scheduler.Next != 6 || fmt.Sprint(st.Running) != "[3-s1 4-s1 5-s1]" || fmt.Sprint(st.Counts) != "map[completed:3]" ||
+	if st.Scheduler.Next != 8 || fmt.Sprint(st.Running) != "[3-s1 4-s1 5-s1 6-s1 7-s1]" || fmt.Sprint(st.Counts) != "map[completed:3]" ||
 		len(st.Pending) != 0 || st.Part != 1 || st.Runs != 1 || st.Phase != workflows.PhaseRunning ||
 		st.Leader == nil || st.Leader.TrialID != "2-s1" || st.Concurrency != 3 || st.Total != len(qs) {
-		t.Errorf("carried state = %+v, want scheduler next 6, Running [3-s1 4-s1 5-s1], 3 completed, Pending flushed as part 0, leader 2-s1", st)
+		t.Errorf("carried state = %+v, want scheduler next 8, Running [3-s1 4-s1 5-s1 6-s1 7-s1], 3 completed, Pending flushed as part 0, leader 2-s1", st)
+	}
+	if l := st.Lanes; l == nil || fmt.Sprint(l.Successor) != "map[3-s1:6-s1 4-s1:7-s1]" || fmt.Sprint(l.Standby) != "map[6-s1:false 7-s1:false]" ||
+		len(l.Queue) != 0 || len(l.Waiting) != 0 {
+		t.Errorf("carried lanes = %+v, want 6-s1 and 7-s1 standby behind 3-s1 and 4-s1", l)
 	}
 	fakes.mu.Lock()
-	asked := fmt.Sprint(fakes.asked)
+	asked, released := fmt.Sprint(fakes.asked), fmt.Sprint(fakes.released)
 	fakes.mu.Unlock()
-	if asked != "map[3-s1:true 4-s1:true 5-s1:true]" {
-		t.Errorf("trials asked to report by signal: %s, want the three running at the continue-as-new", asked)
+	if asked != "map[3-s1:true 4-s1:true 5-s1:true 6-s1:true 7-s1:true]" {
+		t.Errorf("trials asked to report by signal: %s, want the five running or standby at the continue-as-new", asked)
+	}
+	// The abandoned children go on after the continue-as-new: 6-s1 and 7-s1 take the places of 3-s1
+	// and 4-s1 when those end.
+	if released != "[0-s1 1-s1 2-s1 3-s1 4-s1 5-s1 6-s1 7-s1]" {
+		t.Errorf("trials in the order they took a place: %s, want 0-s1 to 7-s1", released)
+	}
+	if fakes.maxAtOnce != 3 {
+		t.Errorf("%d trials trained at once, want at most the concurrency, 3", fakes.maxAtOnce)
 	}
 	if fmt.Sprint(recorded) != "[0-s1 1-s1 2-s1]" || len(res.parts) != 1 {
 		t.Errorf("recorded before continue-as-new: %v in %d parts, want [0-s1 1-s1 2-s1] in one", recorded, len(res.parts))
@@ -122,7 +136,8 @@ func TestSweepContinueAsNewCarriesState(t *testing.T) {
 		t.Errorf("carried input: SweepID %q, SpecYAML %q, spec %q; want the same sweep, spec.yaml dropped", next.SweepID, next.SpecYAML, next.Spec.Name)
 	}
 
-	// The next run: the trials still running report to it, and it starts the two never started.
+	// The next run: the trials still running report to it, 3-s1 and 4-s1 having handed their places
+	// to 6-s1 and 7-s1, and it starts none.
 	t.Run("next run", func(t *testing.T) {
 		var s testsuite.WorkflowTestSuite
 		env := s.NewTestWorkflowEnvironment()
@@ -132,15 +147,15 @@ func TestSweepContinueAsNewCarriesState(t *testing.T) {
 		res2.mock(env, len(qs))
 		for i, id := range st.Running {
 			q := float64(3 + i)
-			sum := results.TrialSummary{TrialID: id, Outcome: results.OutcomeCompleted, Objective: &q}
+			sum := results.TrialSummary{TrialID: id, Outcome: results.OutcomeCompleted, Objective: &q, HandedOff: i < 2}
 			env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTrialDone, sum) }, time.Duration(i+1)*time.Minute)
 		}
 		env.ExecuteWorkflow(workflows.Sweep, next)
 		if err := env.GetWorkflowError(); err != nil {
 			t.Fatal(err)
 		}
-		if starts := fakes.startCounts(); fmt.Sprint(starts) != "map[6-s1:1 7-s1:1]" {
-			t.Errorf("the next run started %v, want 6-s1 and 7-s1 only", starts)
+		if starts := fakes.startCounts(); len(starts) != 0 {
+			t.Errorf("the next run started %v, want none", starts)
 		}
 		if res2.plans != 0 {
 			t.Errorf("the next run planned again (%d Plan calls), want none", res2.plans)
@@ -156,6 +171,51 @@ func TestSweepContinueAsNewCarriesState(t *testing.T) {
 		}
 		if final := queryStatus(t, env); final.Runs != 2 || final.Leader == nil || final.Leader.TrialID != "7-s1" {
 			t.Errorf("final status %+v, want run 2 with leader 7-s1", final)
+		}
+	})
+
+	// A carried trial that ends without having handed its place over: the next run releases the
+	// standby trial behind it itself.
+	t.Run("next run releases", func(t *testing.T) {
+		var s testsuite.WorkflowTestSuite
+		env := s.NewTestWorkflowEnvironment()
+		newFakeTrials(func(int) time.Duration { return time.Minute }).register(env)
+		var res2 resultsRecorder
+		res2.mock(env, len(qs))
+		var mu sync.Mutex
+		var releases []string
+		env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, mock.Anything, workflows.SignalRelease, mock.Anything).Return(
+			func(_, id, _, _ string, arg any) error {
+				mu.Lock()
+				defer mu.Unlock()
+				if r, ok := arg.(workflows.Release); !ok || !r.FromSweep {
+					return fmt.Errorf("release %+v, want one from the sweep", arg)
+				}
+				releases = append(releases, id)
+				return nil
+			})
+		q := 3.0
+		env.RegisterDelayedCallback(func() {
+			env.SignalWorkflow(workflows.SignalTrialDone, results.TrialSummary{TrialID: "3-s1", Outcome: results.OutcomeCompleted, Objective: &q})
+		}, time.Minute)
+		env.RegisterDelayedCallback(func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if fmt.Sprint(releases) != "[sweep/unit/abc/trial/6-s1]" {
+				t.Errorf("released %v after 3-s1 ended, want 6-s1", releases)
+			}
+			if st := queryStatus(t, env); fmt.Sprint(st.Running) != "[4-s1 5-s1 6-s1]" || fmt.Sprint(st.Standby) != "[7-s1]" {
+				t.Errorf("status running %v standby %v, want 4-s1 5-s1 6-s1 running and 7-s1 standby", st.Running, st.Standby)
+			}
+			env.CancelWorkflow()
+		}, 2*time.Minute)
+		env.OnRequestCancelExternalWorkflow(mock.Anything, mock.Anything, mock.Anything).Return(nil)
+		env.OnActivity(acts.CheckTrials, mock.Anything, mock.Anything).Return(&activities.CheckTrialsResult{}, nil)
+		env.ExecuteWorkflow(workflows.Sweep, next)
+		mu.Lock()
+		defer mu.Unlock()
+		if len(releases) != 1 {
+			t.Errorf("released %v, want 6-s1 once", releases)
 		}
 	})
 }

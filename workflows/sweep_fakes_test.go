@@ -67,6 +67,34 @@ type fakeTrials struct {
 	cancelled map[string]bool
 	inputs    []workflows.TrialInput
 	params    map[string][]string // each trial's RlsweepParams search attribute, when it has one
+	released  []string            // trials in the order they took a place
+	noHandOff bool                // trials do not release their successors (the worker has no client)
+}
+
+// fakeWaitForPlace waits as Trial does for a standby trial's release: the sweep's, or its predecessor's
+// unless the sweep held it. False: cancelled first.
+func fakeWaitForPlace(ctx workflow.Context) bool {
+	release := workflow.GetSignalChannel(ctx, workflows.SignalRelease)
+	hold := workflow.GetSignalChannel(ctx, workflows.SignalHold)
+	held := false
+	for {
+		sel := workflow.NewSelector(ctx)
+		released := false
+		sel.AddReceive(hold, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil); held = true })
+		sel.AddReceive(release, func(c workflow.ReceiveChannel, _ bool) {
+			var r workflows.Release
+			c.Receive(ctx, &r)
+			released = r.FromSweep || !held
+		})
+		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
+		sel.Select(ctx)
+		if ctx.Err() != nil {
+			return false
+		}
+		if released {
+			return true
+		}
+	}
 }
 
 func newFakeTrials(d func(int) time.Duration) *fakeTrials {
@@ -81,9 +109,20 @@ func (f *fakeTrials) register(env *testsuite.TestWorkflowEnvironment) {
 func (f *fakeTrials) trial(ctx workflow.Context, in workflows.TrialInput) (*results.TrialSummary, error) {
 	id := in.Trial.ID
 	f.mu.Lock()
-	f.running[id] = true
 	f.starts[id]++
 	f.inputs = append(f.inputs, in)
+	f.mu.Unlock()
+	if in.Standby && !fakeWaitForPlace(ctx) {
+		// As Trial does: a standby trial cancelled before its release never ran.
+		sum := results.TrialSummary{TrialID: id, Outcome: results.OutcomeCancelled, Unstarted: true}
+		dctx, _ := workflow.NewDisconnectedContext(ctx)
+		parent := workflow.GetInfo(ctx).ParentWorkflowExecution
+		_ = workflow.SignalExternalWorkflow(dctx, parent.ID, "", workflows.SignalTrialDone, sum).Get(dctx, nil)
+		return &sum, temporal.NewCanceledError()
+	}
+	f.mu.Lock()
+	f.running[id] = true
+	f.released = append(f.released, id)
 	f.maxAtOnce = max(f.maxAtOnce, len(f.running))
 	if kws, ok := workflow.GetTypedSearchAttributes(ctx).GetKeywordList(workflows.AttrParams); ok {
 		if f.params == nil {
@@ -118,6 +157,17 @@ func (f *fakeTrials) trial(ctx workflow.Context, in workflows.TrialInput) (*resu
 		f.cancelled[id] = true
 		sum.Outcome, sum.Objective = results.OutcomeCancelled, nil
 	}
+	successorStarted := f.starts[in.Successor] > 0
+	f.mu.Unlock()
+	// A successor not started yet: the worker's signal would find no workflow (the test environment
+	// would ask its mock).
+	if err == nil && in.Successor != "" && !f.noHandOff && successorStarted {
+		// As the worker does when the last trainer exits: release the standby trial behind it.
+		herr := workflow.SignalExternalWorkflow(ctx, workflows.TrialWorkflowID(in.SweepID, in.Successor), "",
+			workflows.SignalRelease, workflows.Release{}).Get(ctx, nil)
+		sum.HandedOff = herr == nil
+	}
+	f.mu.Lock()
 	silent := f.silent[id]
 	f.mu.Unlock()
 	if silent {

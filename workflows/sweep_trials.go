@@ -23,14 +23,40 @@ const carriedFirstCheck = 5 * time.Second
 
 // startTrials starts children until the window is full. It goes on at once: a goroutine per trial
 // learns of its start and of its end, so one workflow task can take in many starts and many ends.
+//
+// With the slot hand-off (Lanes), it first releases the standby trials waiting for room, and once the
+// window is full it starts each running trial's successor as a standby trial behind it.
 func (s *sweepRun) startTrials(ctx workflow.Context) {
-	for s.canStart() {
-		t, _ := s.sched.Next()
-		f := s.startTrial(ctx, t)
-		s.running[t.ID] = true
-		s.starting++
-		workflow.Go(ctx, func(gctx workflow.Context) { s.followTrial(gctx, t.ID, f) })
+	s.releaseWaiting(ctx)
+	// The trials to start are taken before any successor is reserved, so that a successor is not one
+	// of the trials that start now.
+	var batch []sweeps.Trial
+	for n := s.state.Concurrency - s.active(); !s.state.Paused && len(batch) < n; {
+		t, ok := s.nextTrial()
+		if !ok {
+			break
+		}
+		batch = append(batch, t)
 	}
+	for _, t := range batch {
+		s.launch(ctx, t, false)
+	}
+	for _, t := range s.standbyDue() {
+		s.launch(ctx, t, true)
+	}
+}
+
+// launch starts a trial (standby: waiting for a place) with its successor reserved, and follows it.
+func (s *sweepRun) launch(ctx workflow.Context, t sweeps.Trial, standby bool) {
+	next := s.reserve(t.ID)
+	f := s.startTrial(ctx, t, standby, next)
+	s.running[t.ID] = true
+	s.followed[t.ID] = true
+	if standby {
+		s.state.Lanes.Standby[t.ID] = false
+	}
+	s.starting++
+	workflow.Go(ctx, func(gctx workflow.Context) { s.followTrial(gctx, t.ID, f) })
 }
 
 // followTrial waits for a trial started in this run to start and to end, and records its summary
@@ -44,13 +70,23 @@ func (s *sweepRun) followTrial(ctx workflow.Context, id string, f workflow.Child
 			Error: "trial workflow did not start: " + err.Error()})
 		return
 	}
+	s.started[id] = true
+	if s.releaseOnStart[id] {
+		delete(s.releaseOnStart, id)
+		s.release(ctx, id)
+	} else if held, _ := s.state.Lanes.standby(id); held {
+		s.sendHold(ctx, id) // held while its start was in flight
+	}
 	var sum results.TrialSummary
 	switch err := f.Get(ctx, &sum); {
 	case err == nil && sum.TrialID == id:
 		s.record(ctx, sum)
 	case temporal.IsCanceledError(err):
-		// Its report, with the steps it reached, normally comes first by signal.
-		s.record(ctx, results.TrialSummary{TrialID: id, Outcome: results.OutcomeCancelled})
+		// Its report, with the steps it reached (or that it never started), comes first by signal; a
+		// standby trial that has not reported never took its place as far as the sweep knows.
+		s.drainDone(ctx)
+		_, standby := s.state.Lanes.standby(id)
+		s.record(ctx, results.TrialSummary{TrialID: id, Outcome: results.OutcomeCancelled, Unstarted: standby})
 	case err != nil:
 		s.record(ctx, results.TrialSummary{TrialID: id, Outcome: results.OutcomeFailed,
 			Error: "trial workflow ended without reporting: " + err.Error()})
@@ -106,7 +142,7 @@ func (s *sweepRun) checkTrials(ctx workflow.Context, refs []activities.TrialRef)
 	return nil
 }
 
-func (s *sweepRun) startTrial(ctx workflow.Context, t sweeps.Trial) workflow.ChildWorkflowFuture {
+func (s *sweepRun) startTrial(ctx workflow.Context, t sweeps.Trial, standby bool, successor string) workflow.ChildWorkflowFuture {
 	spec := s.in.Spec
 	attrs := []temporal.SearchAttributeUpdate{AttrSweepID.ValueSet(s.in.SweepID),
 		AttrSweepName.ValueSet(spec.Name), AttrKind.ValueSet("trial")}
@@ -130,7 +166,7 @@ func (s *sweepRun) startTrial(ctx workflow.Context, t sweeps.Trial) workflow.Chi
 		Metric: spec.Metric, TaskQueue: spec.Resources.TrialQueue(), GPUs: &spec.Resources.GPUs, MaxAttempts: spec.Retries.MaxAttempts,
 		MaxInfraRetries:  spec.Retries.MaxInfraRetries,
 		HeartbeatTimeout: s.in.HeartbeatTimeout, AskAtBoundaries: s.sched.AsksAtBoundaries(),
-		SegmentEnds: ends,
+		SegmentEnds: ends, Standby: standby, Successor: successor,
 	})
 }
 
@@ -150,6 +186,11 @@ func (s *sweepRun) record(ctx workflow.Context, sum results.TrialSummary) {
 	delete(s.running, sum.TrialID)
 	delete(s.decided, sum.TrialID)
 	delete(s.held, sum.TrialID)
+	s.laneEnded(sum)
+	if sum.Unstarted && s.state.Phase == PhaseCancelling {
+		return // a standby trial the cancel reached before its place: it never ran
+	}
+	sum.HandedOff, sum.Unstarted = false, false
 	s.sched.Finished(sum)
 	s.ended = true
 	if in, ok := s.sched.(scheduler.Interrupter); ok {
@@ -207,7 +248,10 @@ func (s *sweepRun) details() string {
 	for _, n := range s.state.Counts {
 		done += n
 	}
-	d := fmt.Sprintf("%d/%d trials finished, %d running", done, s.sched.Total(), len(s.running))
+	d := fmt.Sprintf("%d/%d trials finished, %d running", done, s.sched.Total(), s.active())
+	if l := s.state.Lanes; l != nil && len(l.Standby) > 0 {
+		d += fmt.Sprintf(" (%d standby)", len(l.Standby))
+	}
 	for _, o := range results.Outcomes {
 		if n := s.state.Counts[o]; n > 0 {
 			d += fmt.Sprintf(", %d %s", n, o)

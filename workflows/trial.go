@@ -41,6 +41,11 @@ type TrialInput struct {
 	// (sweeps.Spec.SegmentEnds: with early_terminate they include every decision step); otherwise
 	// segments are trainer.segment_steps long.
 	SegmentEnds []int64 `json:",omitempty"`
+	// Standby: the trial waits for a place before it trains (SignalRelease; docs/architecture.md
+	// "Slot hand-off"). Successor: the standby trial that waits for this one's place, released by the
+	// worker as this trial's last trainer exits (activities.SegmentInput.HandOffTo).
+	Standby   bool   `json:",omitempty"`
+	Successor string `json:",omitempty"`
 }
 
 // Trial runs a trial's training in segments, one TrainSegment activity per segment, each resuming from
@@ -59,6 +64,15 @@ func Trial(ctx workflow.Context, in TrialInput) (*results.TrialSummary, error) {
 	}); err != nil {
 		return nil, err
 	}
+	if in.Standby && !waitForPlace(ctx) {
+		// Cancelled before it was released: it never trained.
+		sum.Outcome, sum.Unstarted = results.OutcomeCancelled, true
+		dctx, _ := workflow.NewDisconnectedContext(ctx)
+		upsertTrialAttributes(dctx, sum)
+		reportToParent(dctx, sum)
+		return &sum, temporal.NewCanceledError()
+	}
+	start = workflow.Now(ctx)
 	err := runSegments(ctx, in, &sum)
 	sum.WallSeconds = workflow.Now(ctx).Sub(start).Seconds()
 	var pruned *prunedError
@@ -94,6 +108,33 @@ func Trial(ctx workflow.Context, in TrialInput) (*results.TrialSummary, error) {
 	return &sum, nil
 }
 
+// waitForPlace waits until the standby trial is released (SignalRelease): by the worker whose trainer
+// held its place, unless the sweep has held it (SignalHold), or by the sweep. False: cancelled first.
+func waitForPlace(ctx workflow.Context) bool {
+	workflow.SetCurrentDetails(ctx, "standby: waiting for a place")
+	release := workflow.GetSignalChannel(ctx, SignalRelease)
+	hold := workflow.GetSignalChannel(ctx, SignalHold)
+	held, released := false, false
+	for !released {
+		sel := workflow.NewSelector(ctx)
+		sel.AddReceive(hold, func(c workflow.ReceiveChannel, _ bool) {
+			c.Receive(ctx, nil)
+			held = true
+		})
+		sel.AddReceive(release, func(c workflow.ReceiveChannel, _ bool) {
+			var r Release
+			c.Receive(ctx, &r)
+			released = r.FromSweep || !held
+		})
+		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
+		sel.Select(ctx)
+		if ctx.Err() != nil {
+			return false
+		}
+	}
+	return true
+}
+
 func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary) error {
 	opts := segmentOptions(in)
 	// A cancelled segment is waited for: it answers once its trainer is stopped and its records are
@@ -127,6 +168,7 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 			ResumeStep:         resumeStep,
 			GPUs:               in.GPUs,
 			MaxTrainerFailures: maxAttempts(in), MaxInfraRetries: maxInfraRetries(in),
+			HandOffTo: handOffTo(in, seg, len(ends)),
 		})
 		stopped := waitOrStop(ctx, in, f, cancelSegment)
 		err := f.Get(ctx, &res)
@@ -148,6 +190,7 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 			return err
 		}
 		sum.Steps, sum.Objective, sum.Last = res.LastStep, res.Objective, res.Last
+		sum.HandedOff = sum.HandedOff || res.HandedOff
 		sum.Malformed += res.Malformed
 		sum.TrainerFailures += res.TrainerFailures
 		sum.InfraRetries += res.InfraRetries
@@ -178,6 +221,16 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 		}
 	}
 	return nil
+}
+
+// handOffTo is the standby trial that segment seg of ends segments releases as its trainer exits: the
+// trial's successor, from its last segment. A trial that asks at boundaries may end earlier (the sweep
+// releases its successor then).
+func handOffTo(in TrialInput, seg, segments int) string {
+	if seg != segments-1 {
+		return ""
+	}
+	return in.Successor
 }
 
 // waitOrStop waits for a segment, and cancels it (cancelSegment) when the sweep stops the trial

@@ -270,8 +270,16 @@ func formatCounts(counts map[string]int) string {
 }
 
 func progressLine(st *workflows.SweepStatus) string {
-	return fmt.Sprintf("%s %s %d/%d finished, %d running (%s)%s", st.SweepID, st.Phase, finished(st.Counts), st.Total,
-		len(st.Running), formatCounts(st.Counts), pausedNote(st))
+	return fmt.Sprintf("%s %s %d/%d finished, %d running%s (%s)%s", st.SweepID, st.Phase, finished(st.Counts), st.Total,
+		len(st.Running), standbyNote(st), formatCounts(st.Counts), pausedNote(st))
+}
+
+// standbyNote counts the trials started and waiting for a place (docs/architecture.md, "Slot hand-off").
+func standbyNote(st *workflows.SweepStatus) string {
+	if len(st.Standby) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (+%d standby)", len(st.Standby))
 }
 
 func pausedNote(st *workflows.SweepStatus) string {
@@ -287,7 +295,7 @@ func renderStatus(st *workflows.SweepStatus, steps map[string]int64) string {
 	done := finished(st.Counts)
 	fmt.Fprintf(&b, "sweep %s  %s%s  concurrency %d\n", st.SweepID, st.Phase, pausedNote(st), st.Concurrency)
 	fmt.Fprintf(&b, "%s %d/%d\n", bar(done, st.Total, 40), done, st.Total)
-	fmt.Fprintf(&b, "running %d · %s\n", len(st.Running), formatCounts(st.Counts))
+	fmt.Fprintf(&b, "running %d%s · %s\n", len(st.Running), standbyNote(st), formatCounts(st.Counts))
 	if p := st.Pruning; p != nil {
 		b.WriteString(pruningLine(p))
 	}
