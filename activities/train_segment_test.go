@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -1068,5 +1069,63 @@ func TestTrainSegmentWarnsOnIgnoredStopStep(t *testing.T) {
 	}
 	if res.SegmentWarning != "" {
 		t.Errorf("last segment: warning %q, want none", res.SegmentWarning)
+	}
+}
+
+// handOffs records the standby trials a worker released, and whether the segment's GPU was free then.
+type handOffs struct {
+	mu      sync.Mutex
+	slots   *activities.Slots
+	trials  []string
+	gpuFree []bool
+	err     error
+}
+
+func (h *handOffs) HandOff(ctx context.Context, sweep, trial string) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+	defer cancel()
+	gpus, err := h.slots.AcquireN(ctx, 1)
+	if err == nil {
+		h.slots.Release(gpus...)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.trials = append(h.trials, sweep+" "+trial)
+	h.gpuFree = append(h.gpuFree, err == nil)
+	return h.err
+}
+
+// A trial's last segment releases the standby trial waiting for its place once its trainer exited
+// cleanly, with the GPU already given back; a crash releases nobody (the attempt is retried).
+func TestTrainSegmentHandsItsPlaceOver(t *testing.T) {
+	f := newFixture(t)
+	slots, err := activities.NewSlots([]string{"0"}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &handOffs{slots: slots}
+	f.acts.Slots, f.acts.HandOff = slots, h
+	in := f.input(3000, nil)
+	in.HandOffTo = "7-s1"
+	res, err := f.run(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.HandedOff || fmt.Sprint(h.trials) != "["+sweepID+" 7-s1]" || fmt.Sprint(h.gpuFree) != "[true]" {
+		t.Errorf("handed off %v (GPU free %v), result says %v; want 7-s1 released once, the GPU free", h.trials, h.gpuFree, res.HandedOff)
+	}
+
+	h.err = errors.New("signal: workflow not found")
+	if res, err := f.run(in); err != nil || res.HandedOff {
+		t.Errorf("a failed hand-off: result %+v, %v; want the segment completed, not handed off", res, err)
+	}
+	h.err = nil
+	crash := f.input(10000, map[string]any{"crash_at": 2000.0})
+	crash.HandOffTo = "8-s1"
+	if _, err := f.run(crash); err == nil {
+		t.Fatal("crashing trainer: got no error")
+	}
+	if len(h.trials) != 2 {
+		t.Errorf("released %v, want no release for the crash", h.trials)
 	}
 }

@@ -87,6 +87,17 @@ func benchSweep(b *testing.B, trials, conc, sleepMS, segments int) {
 		sort.Float64s(g.ms)
 		b.ReportMetric(g.ms[len(g.ms)/2], g.name+"-p50-ms")
 		b.ReportMetric(g.ms[min(len(g.ms)-1, len(g.ms)*99/100)], g.name+"-p99-ms")
+		sum := 0.0
+		for _, ms := range g.ms {
+			sum += ms
+		}
+		b.ReportMetric(sum/float64(len(g.ms)), g.name+"-mean-ms")
+	}
+	// RLSWEEP_BENCH_TIMELINE: keep the trainers' timeline there, to look at the gaps one by one.
+	if keep := os.Getenv("RLSWEEP_BENCH_TIMELINE"); keep != "" {
+		if raw, err := os.ReadFile(timeline); err == nil {
+			_ = os.WriteFile(keep, raw, 0o644)
+		}
 	}
 }
 
@@ -196,6 +207,10 @@ func sweepRuns(b *testing.B, e *env, sweepID string) int {
 	for _, ex := range resp.Executions {
 		if ex.Status == enums.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW || ex.Status == enums.WORKFLOW_EXECUTION_STATUS_COMPLETED {
 			n++
+		}
+		// RLSWEEP_BENCH_HISTORY: keep each run's history there (JSON), to see where a run's time went.
+		if dir := os.Getenv("RLSWEEP_BENCH_HISTORY"); dir != "" {
+			writeHistory(b, e, sweepID, ex.Execution.RunId, filepath.Join(dir, ex.Execution.RunId+".json"))
 		}
 	}
 	return n

@@ -266,6 +266,12 @@ func recordHistory(t *testing.T, e *env, workflowID, runID, name string) {
 	if dir == "" {
 		return
 	}
+	writeHistory(t, e, workflowID, runID, filepath.Join(dir, name))
+}
+
+// writeHistory writes a workflow run's history as JSON to path.
+func writeHistory(t testing.TB, e *env, workflowID, runID, path string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	hist := &historypb.History{}
@@ -281,7 +287,7 @@ func recordHistory(t *testing.T, e *env, workflowID, runID, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -73,16 +73,16 @@ func TestSweepCancel(t *testing.T) {
 	if out.Status != workflows.PhaseCancelled || out.Counts["completed"] != 1 || out.Counts["cancelled"] != 2 {
 		t.Errorf("result = %+v, want cancelled with 1 completed and 2 cancelled", out)
 	}
-	// 3-s1 and 4-s1 waited as standby trials behind 1-s1 and 2-s1: cancelled too, never trained, not
-	// recorded.
-	if got := fmt.Sprint(sortedSet(cancelledChildren)); got != "[sweep/unit/abc/trial/1-s1 sweep/unit/abc/trial/2-s1 sweep/unit/abc/trial/3-s1 sweep/unit/abc/trial/4-s1]" {
-		t.Errorf("children cancelled: %s, want trials 1-s1 and 2-s1 and the standby 3-s1 and 4-s1", got)
+	// 3-s1, 4-s1 and 5-s1 waited as standby trials (behind 1-s1, 2-s1 and 3-s1): cancelled too, never
+	// trained, not recorded.
+	if got := fmt.Sprint(sortedSet(cancelledChildren)); got != "[sweep/unit/abc/trial/1-s1 sweep/unit/abc/trial/2-s1 sweep/unit/abc/trial/3-s1 sweep/unit/abc/trial/4-s1 sweep/unit/abc/trial/5-s1]" {
+		t.Errorf("children cancelled: %s, want trials 1-s1 and 2-s1 and the standby 3-s1, 4-s1 and 5-s1", got)
 	}
-	if got := fmt.Sprint(fakes.released); got != "[0-s1 1-s1 2-s1]" {
+	if got := fmt.Sprint(sortedStrings(fakes.released)); got != "[0-s1 1-s1 2-s1]" {
 		t.Errorf("trials that trained: %s, want 0-s1, 1-s1 and 2-s1 only", got)
 	}
-	if starts := fakes.startCounts(); len(starts) != 5 {
-		t.Errorf("trials started: %v, want 0-s1 to 4-s1", starts)
+	if starts := fakes.startCounts(); len(starts) != 6 {
+		t.Errorf("trials started: %v, want 0-s1 to 5-s1", starts)
 	}
 	byID, times := res.recorded()
 	if len(times) != 3 {
@@ -122,6 +122,9 @@ func TestSweepCancelWhileStoringResultsLosesNothing(t *testing.T) {
 	}).register(env)
 	res := resultsRecorder{recordDelay: 2 * time.Minute}
 	res.mock(env, len(qs))
+	// Standby trials end at once when the sweep's context is cancelled; the test environment sends the
+	// sweep's explicit request to a closed child to the mock.
+	env.OnRequestCancelExternalWorkflow(mock.Anything, mock.Anything, mock.Anything).Return(errors.New("workflow execution already completed"))
 	env.RegisterDelayedCallback(env.CancelWorkflow, 2*time.Minute)
 	env.ExecuteWorkflow(workflows.Sweep, sweepInput(sweepSpec(t, qs, 100, "maximize")))
 	byID := cancelledResult(t, env, &res)

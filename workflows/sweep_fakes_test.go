@@ -409,3 +409,10 @@ func cancelledResult(t *testing.T, env *testsuite.TestWorkflowEnvironment, res *
 	byID, _ := res.recorded()
 	return byID
 }
+
+// sortedStrings returns a sorted copy.
+func sortedStrings(in []string) []string {
+	out := append([]string(nil), in...)
+	sort.Strings(out)
+	return out
+}

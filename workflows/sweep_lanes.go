@@ -98,46 +98,66 @@ func (s *sweepRun) reserve(id string) string {
 	return next.ID
 }
 
-// standbyDue returns the reserved successors to start as standby trials now, in trial ID order of
-// their predecessors: while the window is exactly full (not paused, not above concurrency), each trial
-// holding a place gets its successor waiting behind it.
-func (s *sweepRun) standbyDue() []sweeps.Trial {
+// standbyDepth is how many standby trials wait behind a running one: two, so that a place is handed
+// over at once even when its trial ends while the sweep is busy for longer than a trial lasts (a
+// continue-as-new, a burst of results), and could not start the next standby trial in time.
+const standbyDepth = 2
+
+// dueStandby returns the reserved successors to start as standby trials now: while the window is
+// exactly full (not paused, not above concurrency), the chain of successors behind each trial holding
+// a place is started standbyDepth deep. In trial ID order of the trials holding places.
+func (s *sweepRun) dueStandby() []string {
 	l := s.state.Lanes
 	if l == nil || s.state.Paused || s.active() != s.state.Concurrency || len(l.Queue) == 0 {
 		return nil
 	}
-	var due []sweeps.Trial
+	queued := map[string]bool{}
+	for _, t := range l.Queue {
+		queued[t.ID] = true
+	}
+	var due []string
 	for _, id := range sortedKeys(l.Successor) {
-		if !s.running[id] {
-			continue
+		if _, standby := l.Standby[id]; standby || !s.running[id] {
+			continue // not holding a place
 		}
-		if _, standby := l.Standby[id]; standby {
-			continue
-		}
-		next := l.Successor[id]
-		if i := slices.IndexFunc(l.Queue, func(t sweeps.Trial) bool { return t.ID == next }); i >= 0 {
-			due = append(due, l.Queue[i])
-			l.Queue = slices.Delete(l.Queue, i, i+1)
+		for depth, at := 0, id; depth < standbyDepth; depth++ {
+			next, ok := l.Successor[at]
+			if !ok {
+				break
+			}
+			if queued[next] {
+				due = append(due, next)
+				break
+			}
+			if _, standby := l.Standby[next]; !standby || !s.running[next] {
+				break
+			}
+			at = next
 		}
 	}
 	return due
 }
 
+// standbyDue takes the trials dueStandby names out of the queue.
+func (s *sweepRun) standbyDue() []sweeps.Trial {
+	due := s.dueStandby()
+	if len(due) == 0 {
+		return nil
+	}
+	l := s.state.Lanes
+	var out []sweeps.Trial
+	for _, id := range due {
+		if i := slices.IndexFunc(l.Queue, func(t sweeps.Trial) bool { return t.ID == id }); i >= 0 {
+			out = append(out, l.Queue[i])
+			l.Queue = slices.Delete(l.Queue, i, i+1)
+		}
+	}
+	return out
+}
+
 // canStartStandby says whether standbyDue would start one.
 func (s *sweepRun) canStartStandby() bool {
-	l := s.state.Lanes
-	if l == nil || s.state.Paused || s.active() != s.state.Concurrency || len(l.Queue) == 0 {
-		return false
-	}
-	for id, next := range l.Successor {
-		if _, standby := l.Standby[id]; standby || !s.running[id] {
-			continue
-		}
-		if slices.ContainsFunc(l.Queue, func(t sweeps.Trial) bool { return t.ID == next }) {
-			return true
-		}
-	}
-	return false
+	return len(s.dueStandby()) > 0
 }
 
 // laneEnded updates the lanes for a trial that ended: its standby successor took its place if the

@@ -41,8 +41,11 @@ func (s *sweepRun) startTrials(ctx workflow.Context) {
 	for _, t := range batch {
 		s.launch(ctx, t, false)
 	}
-	for _, t := range s.standbyDue() {
-		s.launch(ctx, t, true)
+	// Until none is due: a standby trial started now may be due one behind it.
+	for due := s.standbyDue(); len(due) > 0; due = s.standbyDue() {
+		for _, t := range due {
+			s.launch(ctx, t, true)
+		}
 	}
 }
 
