@@ -259,3 +259,39 @@ func TestStartDirAndWriterLog(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkStart times Start of /bin/true through to Done, with the supervisor started cold and with
+// the warm one (ready before each start, as it is at a segment boundary); start-ns/op is the time Start
+// itself took, which ends once the trainer runs.
+func BenchmarkStart(b *testing.B) {
+	for _, m := range []struct {
+		name string
+		mode int32
+	}{{"cold", coldOnly}, {"warm", warmIfWaiting}} {
+		b.Run(m.name, func(b *testing.B) {
+			useMode(b, m.mode)
+			dir := b.TempDir()
+			log, err := os.Create(filepath.Join(dir, "log"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer log.Close()
+			var starting time.Duration
+			for b.Loop() {
+				if m.mode != coldOnly {
+					b.StopTimer()
+					waitWarm(b)
+					b.StartTimer()
+				}
+				t0 := time.Now()
+				p, err := Start([]string{"/bin/true"}, []string{}, dir, log)
+				starting += time.Since(t0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				<-p.Done()
+			}
+			b.ReportMetric(float64(starting.Nanoseconds())/float64(b.N), "start-ns/op")
+		})
+	}
+}
