@@ -295,3 +295,30 @@ func BenchmarkStart(b *testing.B) {
 		})
 	}
 }
+
+// What cannot run is an error from Start, with a cold supervisor or a warm one alike, and the supervisor
+// is not left behind.
+func TestStartErrorsColdAndWarm(t *testing.T) {
+	modes(t, func(t *testing.T) {
+		dir := t.TempDir()
+		log := trainerLog(t, dir)
+		for _, c := range []struct {
+			argv, env []string
+			dir, want string
+		}{
+			{[]string{"/bin/true"}, []string{}, filepath.Join(dir, "missing"), "no such file"},
+			{[]string{"/bin/true", "a\x00b"}, []string{}, dir, "invalid argument"},
+			{[]string{"/bin/true"}, []string{"A=a\x00b"}, dir, "contains NUL"},
+		} {
+			p, err := Start(c.argv, c.env, c.dir, log)
+			if err == nil {
+				<-p.Done()
+				t.Errorf("Start(%q, %q, %q) = nil error, want one saying %q", c.argv, c.env, c.dir, c.want)
+				continue
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Start(%q, %q, %q) = %v, want an error saying %q", c.argv, c.env, c.dir, err, c.want)
+			}
+		}
+	})
+}
