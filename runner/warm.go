@@ -41,7 +41,8 @@ var startMode atomic.Int32
 var warm struct {
 	sync.Mutex
 	waiting  *warmSupervisor
-	starting chan struct{} // closed when the start in flight has ended; nil when none is
+	starting chan struct{}   // closed when the start in flight has ended; nil when none is
+	readying *warmSupervisor // the one in flight once started, until it is ready or has failed
 }
 
 // startWarm starts a supervisor that waits on fd 3, a unix socket, for its trainer.
@@ -56,7 +57,8 @@ func startWarm() (*warmSupervisor, error) {
 		Args: []string{os.Args[0], superviseArg, strconv.Itoa(os.Getpid())},
 		// Empty, not nil (which would be the worker's own): /proc/PID/environ of the supervisor, which
 		// any process of the same user reads, holds nothing of the worker's.
-		Env:         []string{},
+		Env: []string{},
+		// It holds no directory busy while it waits; the trainer's directory comes with the trainer.
 		Dir:         "/",
 		ExtraFiles:  []*os.File{theirs},
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM},
@@ -67,20 +69,22 @@ func startWarm() (*warmSupervisor, error) {
 		unix.Close(fds[0])
 		return nil, err
 	}
-	s := &warmSupervisor{cmd: cmd, sock: fds[0]}
-	// Wait until it is ready (its runtime started, its signals caught, its parent checked), so that a
-	// trainer handed to it starts at once.
-	var ready [1]byte
+	return &warmSupervisor{cmd: cmd, sock: fds[0]}, nil
+}
+
+// ready waits until s is ready (its runtime started, its signals caught, its parent checked), so that a
+// trainer handed to it starts at once. It fails if s exits first, or the socket is shut down.
+func (s *warmSupervisor) ready() error {
+	var b [1]byte
 	for {
-		n, err := unix.Read(s.sock, ready[:])
+		n, err := unix.Read(s.sock, b[:])
 		if err == unix.EINTR {
 			continue
 		}
-		if err != nil || n != 1 || ready[0] != 0 {
-			s.close()
-			return nil, fmt.Errorf("warm supervisor did not start: %v", err)
+		if err == nil && (n != 1 || b[0] != 0) {
+			err = errors.New("it ended before it was ready")
 		}
-		return s, nil
+		return err
 	}
 }
 
@@ -109,7 +113,14 @@ func takeWarm() *warmSupervisor {
 			return s
 		}
 	}
-	s, _ = startWarm()
+	s, err := startWarm()
+	if err != nil {
+		return nil
+	}
+	if s.ready() != nil {
+		s.close()
+		return nil
+	}
 	return s
 }
 
@@ -126,17 +137,23 @@ func refill() {
 	done := make(chan struct{})
 	warm.starting = done
 	go func() {
-		s, err := startWarm() // on an error the next Start starts cold and tries again
+		defer close(done)
+		s, err := startWarm()
+		if err == nil {
+			warm.Lock()
+			warm.readying = s
+			warm.Unlock()
+			err = s.ready()
+		}
 		warm.Lock()
-		warm.starting = nil
+		warm.starting, warm.readying = nil, nil
 		if err == nil && warm.waiting == nil && startMode.Load() != coldOnly {
 			warm.waiting, s = s, nil
 		}
 		warm.Unlock()
-		if err == nil && s != nil {
-			s.close()
+		if s != nil {
+			s.close() // on an error the next Start starts cold and tries again
 		}
-		close(done)
 	}()
 }
 
@@ -147,6 +164,10 @@ func CloseIdle() {
 	warm.Lock()
 	s, starting := warm.waiting, warm.starting
 	warm.waiting = nil
+	if warm.readying != nil {
+		// Not closed before readying is cleared: its ready ends at once, and the start with it.
+		_ = unix.Shutdown(warm.readying.sock, unix.SHUT_RDWR)
+	}
 	warm.Unlock()
 	if s != nil {
 		s.close()

@@ -230,6 +230,18 @@ func TestCloseIdle(t *testing.T) {
 	if again := waitWarm(t); again == pid {
 		t.Errorf("the closed supervisor %d is kept waiting again", pid)
 	}
+	// One still starting is ended too, without waiting for it to be ready.
+	CloseIdle()
+	for range 20 {
+		refill()
+		CloseIdle()
+		warm.Lock()
+		left := warm.waiting != nil || warm.starting != nil
+		warm.Unlock()
+		if kids := children(); left || len(kids) > 0 {
+			t.Fatalf("after CloseIdle: a supervisor kept %v, children %v", left, kids)
+		}
+	}
 }
 
 // Without a directory the trainer runs in the worker's, and a log that is not a file gets the output
