@@ -28,7 +28,10 @@ type Process struct {
 
 // Start runs argv directly (never through a shell) with env, in dir, writing stdout and stderr to log.
 // It runs argv under a supervisor, this binary re-executed, which passes the trainer's exit status
-// through and kills the trainer's whole process group if the worker dies.
+// through and kills the trainer's whole process group if the worker dies. When log is a file and env is
+// not nil, the supervisor is the warm one the worker keeps waiting (warm.go), if there is one, and the
+// next one is started in the background; otherwise, or if that one has died, it is started here. Start
+// is safe for concurrent use: each trainer has a supervisor of its own.
 func Start(argv, env []string, dir string, log io.Writer) (*Process, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("trainer command: got an empty argv, want a program and its arguments")
@@ -38,13 +41,32 @@ func Start(argv, env []string, dir string, log io.Writer) (*Process, error) {
 	if trainer.Err != nil {
 		return nil, fmt.Errorf("start trainer %q: %w", argv[0], trainer.Err)
 	}
+	if f, ok := log.(*os.File); ok && env != nil && f.Fd() != ^uintptr(0) && startMode.Load() != coldOnly {
+		defer refill()
+		if s := takeWarm(); s != nil {
+			abs, err := warmDir(dir)
+			if err != nil {
+				s.close()
+			} else if p, handed, err := s.run(trainer.Path, argv, env, abs, f); handed {
+				if err != nil {
+					return nil, fmt.Errorf("start trainer %q: %w", argv[0], err)
+				}
+				return p, nil
+			}
+		}
+	}
+	return startCold(trainer.Path, argv, env, dir, log)
+}
+
+// startCold starts a supervisor for the trainer at path, with the trainer's argv, env and dir.
+func startCold(path string, argv, env []string, dir string, log io.Writer) (*Process, error) {
 	report, reportW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("start trainer %q: %w", argv[0], err)
 	}
 	defer report.Close()
 	// /proc/self/exe, not os.Executable: it still runs after the binary on disk is replaced.
-	args := append([]string{os.Args[0], superviseArg, strconv.Itoa(os.Getpid()), trainer.Path}, argv...)
+	args := append([]string{os.Args[0], superviseArg, strconv.Itoa(os.Getpid()), path}, argv...)
 	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: args, Env: env, Dir: dir, Stdout: log, Stderr: log}
 	cmd.ExtraFiles = []*os.File{reportW}
 	// Its own process group, so a stop reaches everything it started; SIGTERM when the worker dies,
@@ -62,6 +84,11 @@ func Start(argv, env []string, dir string, log io.Writer) (*Process, error) {
 		_ = cmd.Wait()
 		return nil, fmt.Errorf("start trainer %q: %s", argv[0], why)
 	}
+	return watch(cmd), nil
+}
+
+// watch returns the Process of a started supervisor.
+func watch(cmd *exec.Cmd) *Process {
 	p := &Process{cmd: cmd, done: make(chan struct{})}
 	go func() {
 		// Wait for the supervisor to exit without reaping it: while it is a zombie its PID, which is the
@@ -78,7 +105,7 @@ func Start(argv, env []string, dir string, log io.Writer) (*Process, error) {
 		p.err = cmd.Wait()
 		close(p.done)
 	}()
-	return p, nil
+	return p
 }
 
 // Done is closed once the trainer has exited and everything left in its group has been killed.

@@ -69,53 +69,57 @@ func waitFile(t *testing.T, p string) string {
 
 // A trainer that ignores SIGTERM is killed after the grace period, and so is the child it started.
 func TestProcessStopEscalatesToSIGKILL(t *testing.T) {
-	dir := t.TempDir()
-	log := trainerLog(t, dir)
-	script := `trap '' TERM; sleep 60 & echo $! > child.pid; echo $$ > parent.pid; wait; wait; echo survived`
-	p, err := Start([]string{"/bin/sh", "-c", script}, os.Environ(), dir, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	child, _ := strconv.Atoi(waitFile(t, filepath.Join(dir, "child.pid")))
-	parent, _ := strconv.Atoi(waitFile(t, filepath.Join(dir, "parent.pid")))
-	if pgid, _ := syscall.Getpgid(parent); pgid != p.cmd.Process.Pid || !alive(child) {
-		t.Fatalf("parent %d in group %d (want %d), child %d alive %v", parent, pgid, p.cmd.Process.Pid, child, alive(child))
-	}
-	const grace = 300 * time.Millisecond
-	start := time.Now()
-	p.Stop(grace)
-	took := time.Since(start)
-	if took < grace || took > grace+2*time.Second {
-		t.Errorf("stop took %s, want the %s grace period and a little", took, grace)
-	}
-	if p.ExitCode() != -1 {
-		t.Errorf("exit code = %d, want -1 (killed by a signal)", p.ExitCode())
-	}
-	deadline := time.Now().Add(2 * time.Second)
-	for alive(child) && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if alive(child) {
-		t.Errorf("grandchild %d outlived the stop", child)
-		_ = syscall.Kill(child, syscall.SIGKILL)
-	}
+	modes(t, func(t *testing.T) {
+		dir := t.TempDir()
+		log := trainerLog(t, dir)
+		script := `trap '' TERM; sleep 60 & echo $! > child.pid; echo $$ > parent.pid; wait; wait; echo survived`
+		p, err := Start([]string{"/bin/sh", "-c", script}, os.Environ(), dir, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		child, _ := strconv.Atoi(waitFile(t, filepath.Join(dir, "child.pid")))
+		parent, _ := strconv.Atoi(waitFile(t, filepath.Join(dir, "parent.pid")))
+		if pgid, _ := syscall.Getpgid(parent); pgid != p.cmd.Process.Pid || !alive(child) {
+			t.Fatalf("parent %d in group %d (want %d), child %d alive %v", parent, pgid, p.cmd.Process.Pid, child, alive(child))
+		}
+		const grace = 300 * time.Millisecond
+		start := time.Now()
+		p.Stop(grace)
+		took := time.Since(start)
+		if took < grace || took > grace+2*time.Second {
+			t.Errorf("stop took %s, want the %s grace period and a little", took, grace)
+		}
+		if p.ExitCode() != -1 {
+			t.Errorf("exit code = %d, want -1 (killed by a signal)", p.ExitCode())
+		}
+		deadline := time.Now().Add(2 * time.Second)
+		for alive(child) && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if alive(child) {
+			t.Errorf("grandchild %d outlived the stop", child)
+			_ = syscall.Kill(child, syscall.SIGKILL)
+		}
+	})
 }
 
 // A trainer that honours SIGTERM is not made to wait for the grace period.
 func TestProcessStopGraceful(t *testing.T) {
-	dir := t.TempDir()
-	log := trainerLog(t, dir)
-	p, err := Start([]string{"/bin/sh", "-c", `trap 'exit 0' TERM; echo ready > ready; while :; do sleep 0.01; done`}, os.Environ(), dir, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFile(t, filepath.Join(dir, "ready"))
-	start := time.Now()
-	p.Stop(5 * time.Second)
-	if took := time.Since(start); took > 2*time.Second {
-		t.Errorf("stop of a process that honours SIGTERM took %s, want well under the 5s grace", took)
-	}
-	if _, err := Start(nil, nil, dir, log); err == nil {
-		t.Errorf("Start(nil argv) = nil error, want one")
-	}
+	modes(t, func(t *testing.T) {
+		dir := t.TempDir()
+		log := trainerLog(t, dir)
+		p, err := Start([]string{"/bin/sh", "-c", `trap 'exit 0' TERM; echo ready > ready; while :; do sleep 0.01; done`}, os.Environ(), dir, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitFile(t, filepath.Join(dir, "ready"))
+		start := time.Now()
+		p.Stop(5 * time.Second)
+		if took := time.Since(start); took > 2*time.Second {
+			t.Errorf("stop of a process that honours SIGTERM took %s, want well under the 5s grace", took)
+		}
+		if _, err := Start(nil, nil, dir, log); err == nil {
+			t.Errorf("Start(nil argv) = nil error, want one")
+		}
+	})
 }

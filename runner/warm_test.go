@@ -1,0 +1,336 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestMain checks that the tests leave no process behind: no warm supervisor, no trainer.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	CloseIdle()
+	if kids := children(); len(kids) > 0 && os.Getenv(playWorkerEnv) == "" {
+		for _, pid := range kids {
+			cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+			stat, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+			fmt.Fprintf(os.Stderr, "the tests left a child process: %q, %s\n", cmdline, stat)
+		}
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// children lists this process's child processes, zombies included.
+func children() []int {
+	var kids []int
+	tasks, _ := filepath.Glob("/proc/self/task/*/children")
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		for _, s := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(s); err == nil {
+				kids = append(kids, pid)
+			}
+		}
+	}
+	return kids
+}
+
+// useMode makes Start get its supervisors as mode says until the test ends, and then closes the one
+// kept waiting.
+func useMode(t testing.TB, mode int32) {
+	old := startMode.Swap(mode)
+	t.Cleanup(func() {
+		startMode.Store(old)
+		CloseIdle()
+	})
+}
+
+// modes runs f once with cold supervisors and once with warm ones.
+func modes(t *testing.T, f func(t *testing.T)) {
+	for _, m := range []struct {
+		name string
+		mode int32
+	}{{"cold", coldOnly}, {"warm", warmAlways}} {
+		t.Run(m.name, func(t *testing.T) {
+			useMode(t, m.mode)
+			f(t)
+		})
+	}
+}
+
+// waitWarm waits until a warm supervisor is waiting, starting one if none is, and returns its PID.
+func waitWarm(t testing.TB) int {
+	t.Helper()
+	for range 3 {
+		refill()
+		warm.Lock()
+		s, starting := warm.waiting, warm.starting
+		warm.Unlock()
+		if s != nil {
+			return s.cmd.Process.Pid
+		}
+		if starting != nil {
+			<-starting
+		}
+	}
+	t.Fatal("no warm supervisor started")
+	return 0
+}
+
+// The supervisor kept waiting holds none of the worker's environment, and the trainer it starts gets
+// exactly the environment Start is given: not the worker's, and nothing added.
+func TestWarmSupervisorHoldsNoWorkerEnvironment(t *testing.T) {
+	t.Setenv("RLSWEEP_TEST_WORKER_SECRET", "hunter2")
+	useMode(t, warmIfWaiting)
+	pid := waitWarm(t)
+	environ, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(environ) != 0 {
+		t.Errorf("the warm supervisor's environment = %q, want none", environ)
+	}
+	dir := t.TempDir()
+	log := trainerLog(t, dir)
+	env := []string{"A=1", "B=two words", "C=$(touch pwned); `x`", "D=\xff"}
+	p, err := Start([]string{"env"}, env, dir, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-p.Done()
+	if p.cmd.Process.Pid != pid {
+		t.Errorf("the trainer ran under supervisor %d, want the warm one %d", p.cmd.Process.Pid, pid)
+	}
+	out, _ := os.ReadFile(filepath.Join(dir, "log"))
+	if want := strings.Join(env, "\n") + "\n"; string(out) != want || p.ExitCode() != 0 {
+		t.Errorf("the trainer's environment = %q (exit %d), want exactly %q", out, p.ExitCode(), want)
+	}
+	// An empty environment stays empty.
+	if err := log.Truncate(0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := log.Seek(0, 0); err != nil {
+		t.Fatal(err)
+	}
+	pid = waitWarm(t)
+	if p, err = Start([]string{"env"}, []string{}, dir, log); err != nil {
+		t.Fatal(err)
+	}
+	<-p.Done()
+	if out, _ := os.ReadFile(filepath.Join(dir, "log")); len(out) != 0 || p.cmd.Process.Pid != pid {
+		t.Errorf("the trainer given no environment printed %q under supervisor %d (warm %d), want nothing", out, p.cmd.Process.Pid, pid)
+	}
+}
+
+// Many trainers started at once each run under a supervisor of their own, the warm one kept waiting
+// for one of them, with their own arguments and output.
+func TestConcurrentStartsHaveTheirOwnSupervisors(t *testing.T) {
+	useMode(t, warmIfWaiting)
+	const n = 16
+	for round := range 3 {
+		warmPID := waitWarm(t)
+		dir := t.TempDir()
+		procs := make([]*Process, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				log, err := os.Create(filepath.Join(dir, fmt.Sprintf("log.%d", i)))
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				defer log.Close()
+				procs[i], errs[i] = Start([]string{"/bin/sh", "-c", `echo "$1 $PPID"`, "sh", strconv.Itoa(i)}, []string{}, dir, log)
+			})
+		}
+		wg.Wait()
+		var sups []int
+		for i, p := range procs {
+			if errs[i] != nil {
+				t.Fatalf("round %d, start %d: %v", round, i, errs[i])
+			}
+			<-p.Done()
+			out, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("log.%d", i)))
+			sup := p.cmd.Process.Pid
+			if want := fmt.Sprintf("%d %d\n", i, sup); string(out) != want || p.ExitCode() != 0 {
+				t.Errorf("round %d, trainer %d printed %q (exit %d), want %q", round, i, out, p.ExitCode(), want)
+			}
+			sups = append(sups, sup)
+		}
+		slices.Sort(sups)
+		if len(slices.Compact(sups)) != n {
+			t.Errorf("round %d: %d trainers ran under %d supervisors, want one each", round, n, len(sups))
+		}
+		if !slices.Contains(sups, warmPID) {
+			t.Errorf("round %d: no trainer ran under the warm supervisor %d", round, warmPID)
+		}
+	}
+}
+
+// A warm supervisor that died while it waited is not used: the trainer starts under a cold one.
+func TestKilledWarmSupervisorFallsBackToCold(t *testing.T) {
+	useMode(t, warmIfWaiting)
+	dir := t.TempDir()
+	log := trainerLog(t, dir)
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM, syscall.SIGINT} {
+		pid := waitWarm(t)
+		if err := syscall.Kill(pid, sig); err != nil {
+			t.Fatal(err)
+		}
+		if sig == syscall.SIGKILL {
+			waitGone(t, pid)
+		}
+		p, err := Start([]string{"/bin/sh", "-c", "exit 3"}, []string{}, dir, log)
+		if err != nil {
+			t.Fatalf("start after %v to the warm supervisor: %v", sig, err)
+		}
+		<-p.Done()
+		if p.ExitCode() != 3 {
+			t.Errorf("after %v to the warm supervisor: exit code %d, want 3", sig, p.ExitCode())
+		}
+		// A signal other than SIGKILL leaves it running and it still serves, as a cold one would.
+		if usedWarm := p.cmd.Process.Pid == pid; usedWarm == (sig == syscall.SIGKILL) {
+			t.Errorf("after %v: trainer under supervisor %d, warm one %d", sig, p.cmd.Process.Pid, pid)
+		}
+		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
+			t.Errorf("the warm supervisor %d, sent %v, is still there (not reaped)", pid, sig)
+		}
+	}
+}
+
+// waitGone waits until pid has exited (a zombie counts).
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d still running", pid)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// CloseIdle ends and reaps the supervisor kept waiting; a later Start keeps one again.
+func TestCloseIdle(t *testing.T) {
+	useMode(t, warmIfWaiting)
+	pid := waitWarm(t)
+	CloseIdle()
+	if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
+		t.Errorf("the warm supervisor %d is still there after CloseIdle", pid)
+	}
+	if again := waitWarm(t); again == pid {
+		t.Errorf("the closed supervisor %d is kept waiting again", pid)
+	}
+	// One still starting is ended too, without waiting for it to be ready.
+	CloseIdle()
+	for range 20 {
+		refill()
+		CloseIdle()
+		warm.Lock()
+		left := warm.waiting != nil || warm.starting != nil
+		warm.Unlock()
+		if kids := children(); left || len(kids) > 0 {
+			t.Fatalf("after CloseIdle: a supervisor kept %v, children %v", left, kids)
+		}
+	}
+}
+
+// Without a directory the trainer runs in the worker's, and a log that is not a file gets the output
+// too (through a cold supervisor).
+func TestStartDirAndWriterLog(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	modes(t, func(t *testing.T) {
+		log := trainerLog(t, t.TempDir())
+		p, err := Start([]string{"pwd"}, []string{}, "", log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-p.Done()
+		if out, _ := os.ReadFile(log.Name()); string(out) != wd+"\n" {
+			t.Errorf("trainer without a directory ran in %q, want %q", out, wd)
+		}
+		var buf strings.Builder
+		if p, err = Start([]string{"echo", "to a writer"}, []string{}, "", &buf); err != nil {
+			t.Fatal(err)
+		}
+		<-p.Done()
+		if buf.String() != "to a writer\n" {
+			t.Errorf("output to a writer = %q, want %q", buf.String(), "to a writer\n")
+		}
+	})
+}
+
+// BenchmarkStart times Start of /bin/true through to Done, with the supervisor started cold and with
+// the warm one (ready before each start, as it is at a segment boundary); start-ns/op is the time Start
+// itself took, which ends once the trainer runs.
+func BenchmarkStart(b *testing.B) {
+	for _, m := range []struct {
+		name string
+		mode int32
+	}{{"cold", coldOnly}, {"warm", warmIfWaiting}} {
+		b.Run(m.name, func(b *testing.B) {
+			useMode(b, m.mode)
+			dir := b.TempDir()
+			log, err := os.Create(filepath.Join(dir, "log"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer log.Close()
+			var starting time.Duration
+			for b.Loop() {
+				if m.mode != coldOnly {
+					b.StopTimer()
+					waitWarm(b)
+					b.StartTimer()
+				}
+				t0 := time.Now()
+				p, err := Start([]string{"/bin/true"}, []string{}, dir, log)
+				starting += time.Since(t0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				<-p.Done()
+			}
+			b.ReportMetric(float64(starting.Nanoseconds())/float64(b.N), "start-ns/op")
+		})
+	}
+}
+
+// What cannot run is an error from Start, with a cold supervisor or a warm one alike, and the supervisor
+// is not left behind.
+func TestStartErrorsColdAndWarm(t *testing.T) {
+	modes(t, func(t *testing.T) {
+		dir := t.TempDir()
+		log := trainerLog(t, dir)
+		for _, c := range []struct {
+			argv, env []string
+			dir, want string
+		}{
+			{[]string{"/bin/true"}, []string{}, filepath.Join(dir, "missing"), "no such file"},
+			{[]string{"/bin/true", "a\x00b"}, []string{}, dir, "invalid argument"},
+			{[]string{"/bin/true"}, []string{"A=a\x00b"}, dir, "contains NUL"},
+		} {
+			p, err := Start(c.argv, c.env, c.dir, log)
+			if err == nil {
+				<-p.Done()
+				t.Errorf("Start(%q, %q, %q) = nil error, want one saying %q", c.argv, c.env, c.dir, c.want)
+				continue
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Start(%q, %q, %q) = %v, want an error saying %q", c.argv, c.env, c.dir, err, c.want)
+			}
+		}
+	})
+}
