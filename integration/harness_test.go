@@ -39,6 +39,14 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	rlsweepBin, trainerBin = filepath.Join(dir, "rlsweep"), filepath.Join(dir, "scripted-trainer")
+	// RLSWEEP_IT_BINDIR: binaries built beforehand (rlsweep, scripted-trainer), for a machine without
+	// the Go toolchain, or to run one test binary against two builds of rlsweep.
+	if pre := os.Getenv("RLSWEEP_IT_BINDIR"); pre != "" {
+		rlsweepBin, trainerBin = filepath.Join(pre, "rlsweep"), filepath.Join(pre, "scripted-trainer")
+		code := m.Run()
+		os.RemoveAll(dir)
+		os.Exit(code)
+	}
 	for bin, pkg := range map[string]string{rlsweepBin: "../cmd/rlsweep", trainerBin: "./testdata/scripted-trainer"} {
 		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", pkg, err, out)
