@@ -11,8 +11,10 @@ import (
 // released.
 func TestPlacesCountTrainers(t *testing.T) {
 	p := NewPlaces(2)
-	if !p.TryReserve() || !p.TryReserve() {
-		t.Fatal("two places, want both free")
+	for i := range 2 {
+		if !p.TryReserve() {
+			t.Fatalf("place %d of 2 not free", i+1)
+		}
 	}
 	if p.TryReserve() {
 		t.Fatal("a third place taken with two trainers running")

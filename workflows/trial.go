@@ -55,7 +55,6 @@ type TrialInput struct {
 // continue-as-new: the next run has no future for it) or when it was cancelled (a cancelled trial's
 // result does not reach the future).
 func Trial(ctx workflow.Context, in TrialInput) (*results.TrialSummary, error) {
-	start := workflow.Now(ctx)
 	reportCh := workflow.GetSignalChannel(ctx, SignalReportToSweep)
 	sum := results.TrialSummary{TrialID: in.Trial.ID, Config: in.Trial.Config, Seed: in.Trial.Seed,
 		Params: in.Trial.Params, Outcome: results.OutcomeCompleted}
@@ -72,7 +71,7 @@ func Trial(ctx workflow.Context, in TrialInput) (*results.TrialSummary, error) {
 		reportToParent(dctx, sum)
 		return &sum, temporal.NewCanceledError()
 	}
-	start = workflow.Now(ctx)
+	start := workflow.Now(ctx) // a standby trial's wait is not its wall time
 	err := runSegments(ctx, in, &sum)
 	sum.WallSeconds = workflow.Now(ctx).Sub(start).Seconds()
 	var pruned *prunedError
