@@ -98,10 +98,12 @@ func (s *sweepRun) reserve(id string) string {
 	return next.ID
 }
 
-// standbyDepth is how many standby trials wait behind a running one: two, so that a place is handed
-// over at once even when its trial ends while the sweep is busy for longer than a trial lasts (a
-// continue-as-new, a burst of results), and could not start the next standby trial in time.
-const standbyDepth = 2
+// standbyDepth is how many standby trials wait behind a running one: three, so that places are handed
+// over at once even while the sweep cannot start standby trials for longer than two trials last. A
+// continue-as-new does that: the run's closing workflow task is often refused because a trial ended
+// meanwhile (UnhandledCommand), and the worker then replays the whole run, about 2 s for 4,000 events
+// on two busy cores; so does a restart of the control worker.
+const standbyDepth = 3
 
 // dueStandby returns the reserved successors to start as standby trials now: while the window is
 // exactly full (not paused, not above concurrency), the chain of successors behind each trial holding

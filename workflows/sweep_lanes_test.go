@@ -48,8 +48,8 @@ func TestSweepStandbyTrialsKeepTheWindow(t *testing.T) {
 			if len(times) != len(qs) {
 				t.Errorf("%d trials recorded, want %d", len(times), len(qs))
 			}
-			if len(mid.Running) != 4 || len(mid.Standby) != 8 {
-				t.Errorf("status at 90s: running %v, standby %v; want 4 running, two standby behind each", mid.Running, mid.Standby)
+			if len(mid.Running) != 4 || len(mid.Standby) != 12 {
+				t.Errorf("status at 90s: running %v, standby %v; want 4 running, three standby behind each", mid.Running, mid.Standby)
 			}
 		})
 	}
