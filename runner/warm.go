@@ -104,14 +104,8 @@ func takeWarm() *warmSupervisor {
 	if s != nil || startMode.Load() != warmAlways {
 		return s
 	}
-	if starting != nil {
-		<-starting
-		warm.Lock()
-		s, warm.waiting = warm.waiting, nil
-		warm.Unlock()
-		if s != nil {
-			return s
-		}
+	if s = afterStart(starting); s != nil {
+		return s
 	}
 	s, err := startWarm()
 	if err != nil {
@@ -172,15 +166,23 @@ func CloseIdle() {
 	if s != nil {
 		s.close()
 	}
-	if starting != nil {
-		<-starting
-		warm.Lock()
-		s, warm.waiting = warm.waiting, nil
-		warm.Unlock()
-		if s != nil {
-			s.close()
-		}
+	if s = afterStart(starting); s != nil {
+		s.close()
 	}
+}
+
+// afterStart waits for the start in flight (starting, nil: none) to end and takes the supervisor it
+// left waiting, if any.
+func afterStart(starting chan struct{}) *warmSupervisor {
+	if starting == nil {
+		return nil
+	}
+	<-starting
+	warm.Lock()
+	defer warm.Unlock()
+	s := warm.waiting
+	warm.waiting = nil
+	return s
 }
 
 // run hands a trainer to s. handed is false when s was gone before the trainer started (killed, or

@@ -11,3 +11,6 @@ func SetScheduler(f func(*sweeps.Spec, scheduler.State) (scheduler.Scheduler, er
 	newScheduler = f
 	return func() { newScheduler = old }
 }
+
+// WaitForPlace is what a standby Trial waits with (waitForPlace), for the tests' stand-in trials.
+var WaitForPlace = waitForPlace

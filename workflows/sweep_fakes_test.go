@@ -71,32 +71,6 @@ type fakeTrials struct {
 	noHandOff bool                // trials do not release their successors (the worker has no client)
 }
 
-// fakeWaitForPlace waits as Trial does for a standby trial's release: the sweep's, or its predecessor's
-// unless the sweep held it. False: cancelled first.
-func fakeWaitForPlace(ctx workflow.Context) bool {
-	release := workflow.GetSignalChannel(ctx, workflows.SignalRelease)
-	hold := workflow.GetSignalChannel(ctx, workflows.SignalHold)
-	held := false
-	for {
-		sel := workflow.NewSelector(ctx)
-		released := false
-		sel.AddReceive(hold, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil); held = true })
-		sel.AddReceive(release, func(c workflow.ReceiveChannel, _ bool) {
-			var r workflows.Release
-			c.Receive(ctx, &r)
-			released = r.FromSweep || !held
-		})
-		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
-		sel.Select(ctx)
-		if ctx.Err() != nil {
-			return false
-		}
-		if released {
-			return true
-		}
-	}
-}
-
 func newFakeTrials(d func(int) time.Duration) *fakeTrials {
 	return &fakeTrials{durations: d, running: map[string]bool{}, starts: map[string]int{}, cancelled: map[string]bool{},
 		reportedBySignal: map[string]bool{}, asked: map[string]bool{}}
@@ -112,7 +86,7 @@ func (f *fakeTrials) trial(ctx workflow.Context, in workflows.TrialInput) (*resu
 	f.starts[id]++
 	f.inputs = append(f.inputs, in)
 	f.mu.Unlock()
-	if in.Standby && !fakeWaitForPlace(ctx) {
+	if in.Standby && !workflows.WaitForPlace(ctx) {
 		// As Trial does: a standby trial cancelled before its release never ran.
 		sum := results.TrialSummary{TrialID: id, Outcome: results.OutcomeCancelled, Unstarted: true}
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
