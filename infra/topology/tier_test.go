@@ -185,6 +185,63 @@ type workerHost struct {
 	log                  string
 }
 
+// hosts are the worker hosts of the running test, by namespace, for explain.
+var (
+	hostsMu sync.Mutex
+	hosts   = map[string]*workerHost{}
+)
+
+// cmdOutput runs a command and returns its combined output, or the error after it.
+func cmdOutput(name string, args ...string) string {
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("%s(%s: %v)", out, strings.Join(append([]string{name}, args...), " "), err)
+	}
+	return string(out)
+}
+
+// netState is what explains a host that cannot reach the services: its namespace's neighbours,
+// routes, links and TCP connections, the host side's neighbour entry and connections for its address,
+// and the tail of its worker's log.
+func (h *workerHost) netState() string {
+	var b strings.Builder
+	for _, c := range [][]string{
+		{"ip", "-n", h.ns, "neigh"},
+		{"ip", "-n", h.ns, "route"},
+		{"ip", "-n", h.ns, "link"},
+		{"ip", "netns", "exec", h.ns, "ss", "-tnp"},
+		{"ip", "neigh", "show", "to", h.addr},
+		{"ip", "link", "show", h.veth},
+		{"ss", "-tnp", "dst", h.addr},
+	} {
+		fmt.Fprintf(&b, "$ %s\n%s", strings.Join(c, " "), cmdOutput(c[0], c[1:]...))
+	}
+	if l, err := os.ReadFile(h.log); err == nil {
+		if len(l) > 3000 {
+			l = l[len(l)-3000:]
+		}
+		fmt.Fprintf(&b, "$ tail %s\n%s", h.log, l)
+	}
+	return b.String()
+}
+
+// hostConns returns the TCP connections established on the host (the server's, MinIO's) with addr.
+func hostConns(addr string) string {
+	out, _ := exec.Command("ss", "-Htn", "state", "established", "dst", addr).Output()
+	return strings.TrimSpace(string(out))
+}
+
+// reach dials addr (host:port) from inside namespace ns, within 2 s.
+func reach(ns, addr string) error {
+	host, port, _ := strings.Cut(addr, ":")
+	out, err := exec.Command("ip", "netns", "exec", ns, "timeout", "2", "bash", "-c",
+		fmt.Sprintf("exec 3<>/dev/tcp/%s/%s", host, port)).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%v %s", err, bytes.TrimSpace(out))
+	}
+	return nil
+}
+
 // startHost creates namespace n (its address subnet.10+n) and starts in it the worker that
 // scripts/topology.sh plans as service svc, with that service's command and environment.
 func startHost(t *testing.T, n int, svc string, extraEnv ...string) *workerHost {
@@ -198,18 +255,54 @@ func startHostWith(t *testing.T, n int, svc, bin string, extraEnv ...string) *wo
 	h := &workerHost{name: svc, ns: fmt.Sprintf("%s%d", nsPrefix, n), veth: fmt.Sprintf("rlstopo%dh", n),
 		addr: fmt.Sprintf("%s.%d", subnet, 10+n)}
 	// A namespace's links go with it only once the kernel's asynchronous cleanup gets to it: delete the
-	// host's end of the pair (which takes the far end with it) before and after.
+	// host's end of the pair (which takes the far end with it) before and after. Whatever an earlier
+	// run left of this host goes first: its namespace, its link, the host's neighbour entry for its
+	// address (the MAC of a link that is gone).
 	_ = exec.Command("ip", "link", "del", h.veth).Run()
+	_ = exec.Command("ip", "netns", "del", h.ns).Run()
+	_ = exec.Command("ip", "neigh", "flush", "to", h.addr).Run()
 	ip(t, "netns", "add", h.ns)
 	t.Cleanup(func() {
+		// The worker has exited (the cleanup below runs first). Its last packets, the FINs that tell
+		// the server and MinIO its connections are closed, may still wait in the host's backlog, and
+		// deleting the link drops them: the server would then keep the worker's last polls open, and
+		// hand the next test's first tasks (a sweep's Plan) to a worker that is gone, where they wait
+		// out their timeouts. So the link stays until the host has no connection with the worker left.
+		deadline := time.Now().Add(15 * time.Second)
+		for hostConns(h.addr) != "" && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if c := hostConns(h.addr); c != "" {
+			t.Logf("%s: connections with %s still established on the host 15 s after its worker exited:\n%s", h.ns, h.addr, c)
+		}
 		_ = exec.Command("ip", "link", "del", h.veth).Run()
 		_ = exec.Command("ip", "netns", "del", h.ns).Run()
+		_ = exec.Command("ip", "neigh", "flush", "to", h.addr).Run()
+		hostsMu.Lock()
+		delete(hosts, h.ns)
+		hostsMu.Unlock()
 	})
 	ip(t, "link", "add", h.veth, "type", "veth", "peer", "name", "eth0", "netns", h.ns)
 	ip(t, "link", "set", h.veth, "master", bridge, "up")
 	ip(t, "-n", h.ns, "addr", "add", h.addr+"/24", "dev", "eth0")
 	ip(t, "-n", h.ns, "link", "set", "eth0", "up")
 	ip(t, "-n", h.ns, "link", "set", "lo", "up")
+	h.log = filepath.Join(stateDir, "logs", fmt.Sprintf("%s-%s.log", t.Name(), svc))
+	hostsMu.Lock()
+	hosts[h.ns] = h
+	hostsMu.Unlock()
+	// The worker starts once the namespace reaches the frontend and MinIO over its link.
+	for _, addr := range []string{hostIP + ":" + tempPort, minioIP + ":" + minioPort} {
+		start := time.Now()
+		err := reach(h.ns, addr)
+		for err != nil && time.Since(start) < 20*time.Second {
+			time.Sleep(250 * time.Millisecond)
+			err = reach(h.ns, addr)
+		}
+		if err != nil {
+			t.Fatalf("%s cannot reach %s after %s: %v\n%s", h.ns, addr, time.Since(start).Round(100*time.Millisecond), err, h.netState())
+		}
+	}
 	p, ok := planned[svc]
 	if !ok {
 		t.Fatalf("scripts/topology.sh plan has no service %s", svc)
@@ -223,7 +316,6 @@ func startHostWith(t *testing.T, n int, svc, bin string, extraEnv ...string) *wo
 	if bin != "" {
 		argv[3] = bin
 	}
-	h.log = filepath.Join(stateDir, "logs", fmt.Sprintf("%s-%s.log", t.Name(), svc))
 	f, err := os.Create(h.log)
 	if err != nil {
 		t.Fatal(err)
@@ -255,7 +347,7 @@ func startHostWith(t *testing.T, n int, svc, bin string, extraEnv ...string) *wo
 			return h
 		}
 		if attempt == 5 {
-			t.Fatalf("worker %s on %s did not start in 5 attempts; see %s", svc, h.ns, h.log)
+			t.Fatalf("worker %s on %s did not start in 5 attempts; see %s\n%s", svc, h.ns, h.log, h.netState())
 		}
 		_ = h.cmd.Process.Kill()
 		<-h.done
@@ -566,6 +658,16 @@ func explain(t *testing.T) {
 	}
 	for _, n := range []int{1, 2, 3} {
 		t.Logf("%s%d is %s", nsPrefix, n, nsOf(fmt.Sprintf("%s%d", nsPrefix, n)))
+	}
+	hostsMu.Lock()
+	var hs []*workerHost
+	for _, h := range hosts {
+		hs = append(hs, h)
+	}
+	hostsMu.Unlock()
+	sort.Slice(hs, func(i, j int) bool { return hs[i].ns < hs[j].ns })
+	for _, h := range hs {
+		t.Logf("%s (%s, %s):\n%s", h.ns, h.name, h.addr, h.netState())
 	}
 	if currentSweep == "" {
 		return
