@@ -263,17 +263,26 @@ func startHostWith(t *testing.T, n int, svc, bin string, extraEnv ...string) *wo
 	_ = exec.Command("ip", "neigh", "flush", "to", h.addr).Run()
 	ip(t, "netns", "add", h.ns)
 	t.Cleanup(func() {
-		// The worker has exited (the cleanup below runs first). Its last packets, the FINs that tell
-		// the server and MinIO its connections are closed, may still wait in the host's backlog, and
-		// deleting the link drops them: the server would then keep the worker's last polls open, and
-		// hand the next test's first tasks (a sweep's Plan) to a worker that is gone, where they wait
-		// out their timeouts. So the link stays until the host has no connection with the worker left.
-		deadline := time.Now().Add(15 * time.Second)
+		// The worker has exited (the cleanup below runs first). A connection of its that the server
+		// still holds open keeps the worker's last polls open at the server, which then hands the next
+		// test's first tasks (a sweep's Plan) to a worker that is gone, where they wait out their
+		// timeouts. The closing packets can be lost: deleting the link at once drops those still in
+		// the host's backlog, and even with the link kept, a server connection sometimes outlives the
+		// worker. So the link stays until the host has no connection with the worker's address left,
+		// and what is left after 5 s the host's kernel destroys (ss -K), which the server sees at once.
+		deadline := time.Now().Add(5 * time.Second)
 		for hostConns(h.addr) != "" && time.Now().Before(deadline) {
 			time.Sleep(100 * time.Millisecond)
 		}
 		if c := hostConns(h.addr); c != "" {
-			t.Logf("%s: connections with %s still established on the host 15 s after its worker exited:\n%s", h.ns, h.addr, c)
+			t.Logf("%s: connections with %s still established on the host 5 s after its worker exited, destroyed:\n%s\n$ ss -tani dst %s\n%s$ ip netns exec %s ss -tanpi\n%s",
+				h.ns, h.addr, c, h.addr, cmdOutput("ss", "-tani", "dst", h.addr), h.ns, cmdOutput("ip", "netns", "exec", h.ns, "ss", "-tanpi"))
+			if out, err := exec.Command("ss", "-K", "-Htn", "state", "established", "dst", h.addr).CombinedOutput(); err != nil {
+				t.Errorf("ss -K dst %s: %v\n%s", h.addr, err, out)
+			}
+			if c := hostConns(h.addr); c != "" {
+				t.Errorf("%s: connections with %s still established after ss -K:\n%s", h.ns, h.addr, c)
+			}
 		}
 		_ = exec.Command("ip", "link", "del", h.veth).Run()
 		_ = exec.Command("ip", "netns", "del", h.ns).Run()
