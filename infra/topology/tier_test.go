@@ -35,9 +35,9 @@ import (
 const (
 	bridge = "rlstopo0"
 	// bridgeMAC is the bridge's own address, set explicitly: a bridge left to choose takes the lowest
-	// address among its ports, so adding or deleting a worker host's link changes it, and every other
-	// namespace, whose neighbour entry for the services still names the old one, is cut off from the
-	// server and MinIO until that entry is resolved again (tens of seconds). TestBridgeKeepsAddress.
+	// address among its ports, and when the link whose address it took is deleted, every other
+	// namespace, whose neighbour entry for the services names that address, is cut off from the server
+	// and MinIO until the entry is resolved again (tens of seconds). TestBridgeKeepsAddress.
 	bridgeMAC  = "02:72:6c:73:74:30"
 	subnet     = "10.231.7"
 	hostIP     = subnet + ".1"
