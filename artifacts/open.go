@@ -11,8 +11,8 @@ import (
 
 // Open returns the store a URL names: a plain path or file:// URL is a local directory. S3 URLs
 // (s3://bucket/prefix) are served by the S3 store. An error never repeats a URL's user information
-// (RedactURL): it may hold a password.
-func Open(url string) (Store, error) {
+// (RedactURL): it may hold a password. opts configure an S3 store (WithLogger).
+func Open(url string, opts ...Option) (Store, error) {
 	switch {
 	case RedactURL(url) != url:
 		return nil, fmt.Errorf("artifact store: got %q, which holds user information, want a directory, file:///path or s3://bucket/prefix (S3 credentials come from the AWS credential chain, never the URL)", RedactURL(url))
@@ -20,7 +20,7 @@ func Open(url string) (Store, error) {
 		// "file://" alone falls through to the error: an empty path would silently mean the working directory.
 		return NewLocal(strings.TrimPrefix(url, "file://"))
 	case strings.HasPrefix(url, "s3://"):
-		return NewS3(context.Background(), url)
+		return NewS3(context.Background(), url, opts...)
 	case url != "" && !strings.Contains(url, "://"):
 		return NewLocal(filepath.Clean(url))
 	}

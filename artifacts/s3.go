@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"os"
 	"regexp"
 	"sort"
@@ -13,13 +14,16 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
 )
 
 // EnvS3PathStyle forces path-style addressing (http://host/bucket/key) when set to 1 or true. It is on
@@ -34,6 +38,11 @@ const (
 	s3BaseBackoff = 500 * time.Millisecond
 	s3MaxBackoff  = 8 * time.Second
 )
+
+// s3ConnectTimeout bounds each attempt's TCP connect. An endpoint that drops packets (a partition, a
+// blackhole route, a stale neighbour entry) then fails the attempt within seconds and the retryer logs
+// and retries it, where the SDK's default of 30 s per attempt would hold a call silent for minutes.
+const s3ConnectTimeout = 5 * time.Second
 
 // MultipartThreshold is the object size from which Put uploads in parts (of this size), through the
 // SDK's transfer manager.
@@ -50,6 +59,20 @@ type S3 struct {
 	bucket   string
 	prefix   string // "" or a clean key without a trailing slash
 }
+
+// Logger is what a store reports retried requests to; the Temporal SDK's log.Logger is one.
+type Logger interface {
+	Warn(msg string, keyvals ...any)
+}
+
+// Option configures a store as Open or NewS3 make it.
+type Option func(*options)
+
+type options struct{ logger Logger }
+
+// WithLogger makes the S3 store log every failed request it retries: its operation, bucket and key,
+// the attempt and the error. A local store has nothing to retry and ignores it.
+func WithLogger(l Logger) Option { return func(o *options) { o.logger = l } }
 
 // bucketName is what S3 accepts as a bucket name (and a little more: the server has the last word).
 var bucketName = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
@@ -80,12 +103,17 @@ func ParseS3URL(url string) (bucket, prefix string, err error) {
 // NewS3 opens the store an s3://bucket/prefix URL names. Credentials, region and endpoint come from the
 // AWS SDK's standard chain (AWS_ACCESS_KEY_ID…, AWS_PROFILE, ~/.aws, IAM roles; AWS_REGION;
 // AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL). Nothing is sent over the network until the first call.
-func NewS3(ctx context.Context, url string) (*S3, error) {
+func NewS3(ctx context.Context, url string, opts ...Option) (*S3, error) {
 	bucket, prefix, err := ParseS3URL(url)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithRetryer(newS3Retryer))
+	var so options
+	for _, opt := range opts {
+		opt(&so)
+	}
+	httpClient := awshttp.NewBuildableClient().WithDialerOptions(func(d *net.Dialer) { d.Timeout = s3ConnectTimeout })
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithRetryer(newS3Retryer), config.WithHTTPClient(httpClient))
 	if err != nil {
 		return nil, fmt.Errorf("artifact store %s: AWS configuration: %w", url, err)
 	}
@@ -97,6 +125,9 @@ func NewS3(ctx context.Context, url string) (*S3, error) {
 		o.UsePathStyle = endpoint || pathStyleForced()
 		// A multipart object has no whole-object checksum to validate; that is expected, not news.
 		o.DisableLogOutputChecksumValidationSkipped = true
+		if so.logger != nil {
+			o.APIOptions = append(o.APIOptions, logRetries(so.logger, o.Retryer))
+		}
 	})
 	transfer := transfermanager.New(client, func(o *transfermanager.Options) {
 		o.MultipartUploadThreshold = MultipartThreshold
@@ -121,6 +152,68 @@ func newS3Retryer() aws.Retryer {
 		o.Backoff = equalJitter{base: s3BaseBackoff, max: s3MaxBackoff}
 		o.RateLimiter = ratelimit.None
 	})
+}
+
+// retryLogState is one call's, kept across its attempts: what it is about and how many attempts it made.
+type retryLogState struct {
+	bucket, key string
+	attempts    int
+}
+
+type retryLogKey struct{}
+
+// logRetries adds to a call's stack a middleware before the retryer, which notes the call's bucket and
+// key, and one inside the retry loop, which sees every attempt and logs those that failed with an error
+// the retryer will retry (the last attempt's error is the caller's to report).
+func logRetries(l Logger, r aws.Retryer) func(*middleware.Stack) error {
+	return func(stack *middleware.Stack) error {
+		err := stack.Initialize.Add(middleware.InitializeMiddlewareFunc("rlsweepRetryLogCall",
+			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				bucket, key := requestObject(in.Parameters)
+				ctx = middleware.WithStackValue(ctx, retryLogKey{}, &retryLogState{bucket: bucket, key: key})
+				return next.HandleInitialize(ctx, in)
+			}), middleware.Before)
+		if err != nil {
+			return err
+		}
+		return stack.Finalize.Insert(middleware.FinalizeMiddlewareFunc("rlsweepRetryLogAttempt",
+			func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+				out, md, err := next.HandleFinalize(ctx, in)
+				st, _ := middleware.GetStackValue(ctx, retryLogKey{}).(*retryLogState)
+				if st == nil {
+					return out, md, err
+				}
+				st.attempts++
+				if err != nil && st.attempts < r.MaxAttempts() && r.IsErrorRetryable(err) && ctx.Err() == nil {
+					l.Warn("artifact store: S3 request failed, retrying", "operation", awsmiddleware.GetOperationName(ctx),
+						"bucket", st.bucket, "key", st.key, "attempt", st.attempts, "max_attempts", r.MaxAttempts(), "error", err)
+				}
+				return out, md, err
+			}), "Retry", middleware.After)
+	}
+}
+
+// requestObject returns the bucket and the key (or, for a listing, the prefix) an S3 call is about.
+func requestObject(params any) (bucket, key string) {
+	switch p := params.(type) {
+	case *s3.GetObjectInput:
+		return aws.ToString(p.Bucket), aws.ToString(p.Key)
+	case *s3.PutObjectInput:
+		return aws.ToString(p.Bucket), aws.ToString(p.Key)
+	case *s3.HeadObjectInput:
+		return aws.ToString(p.Bucket), aws.ToString(p.Key)
+	case *s3.CreateMultipartUploadInput:
+		return aws.ToString(p.Bucket), aws.ToString(p.Key)
+	case *s3.UploadPartInput:
+		return aws.ToString(p.Bucket), aws.ToString(p.Key)
+	case *s3.CompleteMultipartUploadInput:
+		return aws.ToString(p.Bucket), aws.ToString(p.Key)
+	case *s3.AbortMultipartUploadInput:
+		return aws.ToString(p.Bucket), aws.ToString(p.Key)
+	case *s3.ListObjectsV2Input:
+		return aws.ToString(p.Bucket), aws.ToString(p.Prefix)
+	}
+	return "", ""
 }
 
 // equalJitter sleeps d/2 + rand(d/2) before retry attempt n, with d = min(max, base·2^(n-1)): random

@@ -100,6 +100,10 @@ func (f *Factory) Store() (artifacts.Store, error) {
 	if u == "" {
 		u = filepath.Join(Home(), "artifacts")
 	}
+	if f.Logger != nil {
+		// A worker's store logs its retried S3 requests where the worker logs the rest.
+		return artifacts.Open(u, artifacts.WithLogger(f.Logger))
+	}
 	return artifacts.Open(u)
 }
 

@@ -33,7 +33,12 @@ import (
 // The tier's network: a bridge on the host holding the services' address, and one veth pair per worker
 // host, its far end alone in a network namespace. Workers reach the services only over their veth.
 const (
-	bridge     = "rlstopo0"
+	bridge = "rlstopo0"
+	// bridgeMAC is the bridge's own address, set explicitly: a bridge left to choose takes the lowest
+	// address among its ports, and when the link whose address it took is deleted, every other
+	// namespace, whose neighbour entry for the services names that address, is cut off from the server
+	// and MinIO until the entry is resolved again (tens of seconds). TestBridgeKeepsAddress.
+	bridgeMAC  = "02:72:6c:73:74:30"
 	subnet     = "10.231.7"
 	hostIP     = subnet + ".1"
 	minioIP    = subnet + ".254" // MinIO's own address, so that a route can cut one worker off MinIO alone
@@ -85,7 +90,7 @@ func run(m *testing.M) int {
 	cleanupNet()
 	defer cleanupNet()
 	for _, c := range [][]string{
-		{"link", "add", bridge, "type", "bridge"},
+		{"link", "add", bridge, "address", bridgeMAC, "type", "bridge"},
 		{"addr", "add", hostIP + "/24", "dev", bridge},
 		{"addr", "add", minioIP + "/24", "dev", bridge},
 		{"link", "set", bridge, "up"},
@@ -185,6 +190,63 @@ type workerHost struct {
 	log                  string
 }
 
+// hosts are the worker hosts of the running test, by namespace, for explain.
+var (
+	hostsMu sync.Mutex
+	hosts   = map[string]*workerHost{}
+)
+
+// cmdOutput runs a command and returns its combined output, or the error after it.
+func cmdOutput(name string, args ...string) string {
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("%s(%s: %v)", out, strings.Join(append([]string{name}, args...), " "), err)
+	}
+	return string(out)
+}
+
+// netState is what explains a host that cannot reach the services: its namespace's neighbours,
+// routes, links and TCP connections, the host side's neighbour entry and connections for its address,
+// and the tail of its worker's log.
+func (h *workerHost) netState() string {
+	var b strings.Builder
+	for _, c := range [][]string{
+		{"ip", "-n", h.ns, "neigh"},
+		{"ip", "-n", h.ns, "route"},
+		{"ip", "-n", h.ns, "link"},
+		{"ip", "netns", "exec", h.ns, "ss", "-tnp"},
+		{"ip", "neigh", "show", "to", h.addr},
+		{"ip", "link", "show", h.veth},
+		{"ss", "-tnp", "dst", h.addr},
+	} {
+		fmt.Fprintf(&b, "$ %s\n%s", strings.Join(c, " "), cmdOutput(c[0], c[1:]...))
+	}
+	if l, err := os.ReadFile(h.log); err == nil {
+		if len(l) > 3000 {
+			l = l[len(l)-3000:]
+		}
+		fmt.Fprintf(&b, "$ tail %s\n%s", h.log, l)
+	}
+	return b.String()
+}
+
+// hostConns returns the TCP connections established on the host (the server's, MinIO's) with addr.
+func hostConns(addr string) string {
+	out, _ := exec.Command("ss", "-Htn", "state", "established", "dst", addr).Output()
+	return strings.TrimSpace(string(out))
+}
+
+// reach dials addr (host:port) from inside namespace ns, within 2 s.
+func reach(ns, addr string) error {
+	host, port, _ := strings.Cut(addr, ":")
+	out, err := exec.Command("ip", "netns", "exec", ns, "timeout", "2", "bash", "-c",
+		fmt.Sprintf("exec 3<>/dev/tcp/%s/%s", host, port)).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%v %s", err, bytes.TrimSpace(out))
+	}
+	return nil
+}
+
 // startHost creates namespace n (its address subnet.10+n) and starts in it the worker that
 // scripts/topology.sh plans as service svc, with that service's command and environment.
 func startHost(t *testing.T, n int, svc string, extraEnv ...string) *workerHost {
@@ -195,21 +257,7 @@ func startHost(t *testing.T, n int, svc string, extraEnv ...string) *workerHost 
 // startHostWith is startHost with the worker's binary replaced by bin (unless empty).
 func startHostWith(t *testing.T, n int, svc, bin string, extraEnv ...string) *workerHost {
 	t.Helper()
-	h := &workerHost{name: svc, ns: fmt.Sprintf("%s%d", nsPrefix, n), veth: fmt.Sprintf("rlstopo%dh", n),
-		addr: fmt.Sprintf("%s.%d", subnet, 10+n)}
-	// A namespace's links go with it only once the kernel's asynchronous cleanup gets to it: delete the
-	// host's end of the pair (which takes the far end with it) before and after.
-	_ = exec.Command("ip", "link", "del", h.veth).Run()
-	ip(t, "netns", "add", h.ns)
-	t.Cleanup(func() {
-		_ = exec.Command("ip", "link", "del", h.veth).Run()
-		_ = exec.Command("ip", "netns", "del", h.ns).Run()
-	})
-	ip(t, "link", "add", h.veth, "type", "veth", "peer", "name", "eth0", "netns", h.ns)
-	ip(t, "link", "set", h.veth, "master", bridge, "up")
-	ip(t, "-n", h.ns, "addr", "add", h.addr+"/24", "dev", "eth0")
-	ip(t, "-n", h.ns, "link", "set", "eth0", "up")
-	ip(t, "-n", h.ns, "link", "set", "lo", "up")
+	h := makeHost(t, n, svc, "")
 	p, ok := planned[svc]
 	if !ok {
 		t.Fatalf("scripts/topology.sh plan has no service %s", svc)
@@ -223,7 +271,6 @@ func startHostWith(t *testing.T, n int, svc, bin string, extraEnv ...string) *wo
 	if bin != "" {
 		argv[3] = bin
 	}
-	h.log = filepath.Join(stateDir, "logs", fmt.Sprintf("%s-%s.log", t.Name(), svc))
 	f, err := os.Create(h.log)
 	if err != nil {
 		t.Fatal(err)
@@ -255,13 +302,86 @@ func startHostWith(t *testing.T, n int, svc, bin string, extraEnv ...string) *wo
 			return h
 		}
 		if attempt == 5 {
-			t.Fatalf("worker %s on %s did not start in 5 attempts; see %s", svc, h.ns, h.log)
+			t.Fatalf("worker %s on %s did not start in 5 attempts; see %s\n%s", svc, h.ns, h.log, h.netState())
 		}
 		_ = h.cmd.Process.Kill()
 		<-h.done
 		t.Logf("worker %s on %s exited or hung at start (attempt %d); starting it again", svc, h.ns, attempt)
 		time.Sleep(2 * time.Second)
 	}
+}
+
+// makeHost creates namespace n (its address subnet.10+n) with its veth link into the bridge (the
+// host's end with address mac unless empty), for service svc's worker, and waits until the namespace
+// reaches the frontend and MinIO. It starts no worker; the host goes at the test's end.
+func makeHost(t *testing.T, n int, svc, mac string) *workerHost {
+	t.Helper()
+	h := &workerHost{name: svc, ns: fmt.Sprintf("%s%d", nsPrefix, n), veth: fmt.Sprintf("rlstopo%dh", n),
+		addr: fmt.Sprintf("%s.%d", subnet, 10+n), done: make(chan struct{})}
+	close(h.done) // no worker yet
+	// A namespace's links go with it only once the kernel's asynchronous cleanup gets to it: delete the
+	// host's end of the pair (which takes the far end with it) before and after. Whatever an earlier
+	// run left of this host goes first: its namespace, its link, the host's neighbour entry for its
+	// address (the MAC of a link that is gone).
+	_ = exec.Command("ip", "link", "del", h.veth).Run()
+	_ = exec.Command("ip", "netns", "del", h.ns).Run()
+	_ = exec.Command("ip", "neigh", "flush", "to", h.addr).Run()
+	ip(t, "netns", "add", h.ns)
+	t.Cleanup(func() {
+		// The worker has exited (the cleanup below runs first). A connection of its that the server
+		// still holds open keeps the worker's last polls open at the server, which then hands the next
+		// test's first tasks (a sweep's Plan) to a worker that is gone, where they wait out their
+		// timeouts. The closing packets can be lost: deleting the link at once drops those still in
+		// the host's backlog, and even with the link kept, a server connection sometimes outlives the
+		// worker. So the link stays until the host has no connection with the worker's address left,
+		// and what is left after 5 s the host's kernel destroys (ss -K), which the server sees at once.
+		deadline := time.Now().Add(5 * time.Second)
+		for hostConns(h.addr) != "" && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if c := hostConns(h.addr); c != "" {
+			t.Logf("%s: connections with %s still established on the host 5 s after its worker exited, destroyed:\n%s\n$ ss -tani dst %s\n%s$ ip netns exec %s ss -tanpi\n%s",
+				h.ns, h.addr, c, h.addr, cmdOutput("ss", "-tani", "dst", h.addr), h.ns, cmdOutput("ip", "netns", "exec", h.ns, "ss", "-tanpi"))
+			if out, err := exec.Command("ss", "-K", "-Htn", "state", "established", "dst", h.addr).CombinedOutput(); err != nil {
+				t.Errorf("ss -K dst %s: %v\n%s", h.addr, err, out)
+			}
+			if c := hostConns(h.addr); c != "" {
+				t.Errorf("%s: connections with %s still established after ss -K:\n%s", h.ns, h.addr, c)
+			}
+		}
+		_ = exec.Command("ip", "link", "del", h.veth).Run()
+		_ = exec.Command("ip", "netns", "del", h.ns).Run()
+		_ = exec.Command("ip", "neigh", "flush", "to", h.addr).Run()
+		hostsMu.Lock()
+		delete(hosts, h.ns)
+		hostsMu.Unlock()
+	})
+	link := []string{"link", "add", h.veth}
+	if mac != "" {
+		link = append(link, "address", mac)
+	}
+	ip(t, append(link, "type", "veth", "peer", "name", "eth0", "netns", h.ns)...)
+	ip(t, "link", "set", h.veth, "master", bridge, "up")
+	ip(t, "-n", h.ns, "addr", "add", h.addr+"/24", "dev", "eth0")
+	ip(t, "-n", h.ns, "link", "set", "eth0", "up")
+	ip(t, "-n", h.ns, "link", "set", "lo", "up")
+	h.log = filepath.Join(stateDir, "logs", fmt.Sprintf("%s-%s.log", t.Name(), svc))
+	hostsMu.Lock()
+	hosts[h.ns] = h
+	hostsMu.Unlock()
+	// The worker starts once the namespace reaches the frontend and MinIO over its link.
+	for _, addr := range []string{hostIP + ":" + tempPort, minioIP + ":" + minioPort} {
+		start := time.Now()
+		err := reach(h.ns, addr)
+		for err != nil && time.Since(start) < 20*time.Second {
+			time.Sleep(250 * time.Millisecond)
+			err = reach(h.ns, addr)
+		}
+		if err != nil {
+			t.Fatalf("%s cannot reach %s after %s: %v\n%s", h.ns, addr, time.Since(start).Round(100*time.Millisecond), err, h.netState())
+		}
+	}
+	return h
 }
 
 func (h *workerHost) stop(t *testing.T) {
@@ -567,6 +687,16 @@ func explain(t *testing.T) {
 	for _, n := range []int{1, 2, 3} {
 		t.Logf("%s%d is %s", nsPrefix, n, nsOf(fmt.Sprintf("%s%d", nsPrefix, n)))
 	}
+	hostsMu.Lock()
+	var hs []*workerHost
+	for _, h := range hosts {
+		hs = append(hs, h)
+	}
+	hostsMu.Unlock()
+	sort.Slice(hs, func(i, j int) bool { return hs[i].ns < hs[j].ns })
+	for _, h := range hs {
+		t.Logf("%s (%s, %s):\n%s", h.ns, h.name, h.addr, h.netState())
+	}
 	if currentSweep == "" {
 		return
 	}
@@ -633,6 +763,30 @@ const (
 	faultTrials  = 8
 	faultSeconds = 60
 )
+
+// The bridge keeps its own address while worker hosts come and go: a host whose link has a lower
+// address than any (which a bridge left to choose takes for its own) joins the bridge, then leaves it,
+// and another host reaches the frontend and MinIO throughout, with the neighbour entries it resolved
+// before.
+func TestBridgeKeepsAddress(t *testing.T) {
+	h := makeHost(t, 1, "first", "")
+	check := func(when string) {
+		t.Helper()
+		if b, _ := os.ReadFile("/sys/class/net/" + bridge + "/address"); strings.TrimSpace(string(b)) != bridgeMAC {
+			t.Errorf("%s: the bridge's address is %s, want %s", when, bytes.TrimSpace(b), bridgeMAC)
+		}
+		for _, addr := range []string{hostIP + ":" + tempPort, minioIP + ":" + minioPort} {
+			if err := reach(h.ns, addr); err != nil {
+				t.Errorf("%s: %s cannot reach %s: %v\n%s", when, h.ns, addr, err, h.netState())
+			}
+		}
+	}
+	check("with one host")
+	low := makeHost(t, 2, "lowest", "02:00:00:00:00:01")
+	check("after a link with the lowest address joined the bridge")
+	ip(t, "link", "del", low.veth)
+	check("after that link left the bridge")
+}
 
 // A sweep submitted with the plain CLI (TEMPORAL_ADDRESS at the frontend) completes on GPU-class workers
 // in two network namespaces, the control worker in a third.
