@@ -60,9 +60,8 @@ func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (*Segmen
 	var freed sync.Once
 	free := func() { freed.Do(release) }
 	defer free() // frees the GPUs or place before the scratch directory is cleaned up
-	handedOff := make(chan struct{})
-	close(handedOff)
-	handing, released := false, false
+	var handing sync.WaitGroup
+	handed, released := false, false
 	run.exited = func(clean bool) {
 		// The trainer is gone: its GPUs and its place go to the next trainer now, not once what it left
 		// is stored.
@@ -71,17 +70,13 @@ func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (*Segmen
 			exited = true
 			places.TrainerExited()
 		}
-		if clean && in.HandOffTo != "" && a.HandOff != nil && !handing {
-			handing = true
-			handedOff = make(chan struct{})
-			go func() {
-				defer close(handedOff)
-				released = a.handOff(work, in)
-			}()
+		if clean && in.HandOffTo != "" && a.HandOff != nil && !handed {
+			handed = true
+			handing.Go(func() { released = a.handOff(work, in) })
 		}
 	}
 	res, err := run.run(work)
-	<-handedOff
+	handing.Wait()
 	if res != nil {
 		res.HandedOff = released
 	}

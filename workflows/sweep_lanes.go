@@ -48,7 +48,7 @@ func handsOff(spec *sweeps.Spec) bool {
 	default:
 		return false
 	}
-	return spec.EarlyTerminate == nil && spec.PBT == nil && spec.Metric.Target == nil
+	return spec.EarlyTerminate == nil && spec.Metric.Target == nil
 }
 
 // active is how many trials hold a place: the running ones less the standby ones.
@@ -108,7 +108,10 @@ const standbyDepth = 3
 // dueStandby returns the reserved successors to start as standby trials now: while the window is
 // exactly full (not paused, not above concurrency), the chain of successors behind each trial holding
 // a place is started standbyDepth deep. In trial ID order of the trials holding places.
-func (s *sweepRun) dueStandby() []string {
+func (s *sweepRun) dueStandby() []string { return s.due(-1) }
+
+// due is dueStandby's walk, stopping after limit trials (-1: none).
+func (s *sweepRun) due(limit int) []string {
 	l := s.state.Lanes
 	if l == nil || s.state.Paused || s.active() != s.state.Concurrency || len(l.Queue) == 0 {
 		return nil
@@ -128,7 +131,9 @@ func (s *sweepRun) dueStandby() []string {
 				break
 			}
 			if queued[next] {
-				due = append(due, next)
+				if due = append(due, next); len(due) == limit {
+					return due
+				}
 				break
 			}
 			if _, standby := l.Standby[next]; !standby || !s.running[next] {
@@ -157,9 +162,10 @@ func (s *sweepRun) standbyDue() []sweeps.Trial {
 	return out
 }
 
-// canStartStandby says whether standbyDue would start one.
+// canStartStandby says whether standbyDue would start one; it stops at the first (the sweep's wait
+// condition asks it).
 func (s *sweepRun) canStartStandby() bool {
-	return len(s.dueStandby()) > 0
+	return len(s.due(1)) > 0
 }
 
 // laneEnded updates the lanes for a trial that ended: its standby successor took its place if the
@@ -199,19 +205,14 @@ func (s *sweepRun) releaseWaiting(ctx workflow.Context) {
 	}
 }
 
-// release sends a standby trial the sweep's SignalRelease without waiting for its delivery; its start
-// has landed (a trial whose start is still in flight is released once it lands, followTrial).
+// release sends a standby trial the sweep's SignalRelease; its start has landed (a trial whose start is
+// still in flight is released once it lands, followTrial).
 func (s *sweepRun) release(ctx workflow.Context, id string) {
 	if !s.started[id] {
 		s.releaseOnStart[id] = true
 		return
 	}
-	f := workflow.SignalExternalWorkflow(ctx, TrialWorkflowID(s.in.SweepID, id), "", SignalRelease, Release{FromSweep: true})
-	workflow.Go(ctx, func(gctx workflow.Context) {
-		if err := f.Get(gctx, nil); err != nil {
-			workflow.GetLogger(gctx).Warn("standby trial not released", "trial", id, "error", err)
-		}
-	})
+	s.signalTrial(ctx, id, SignalRelease, Release{FromSweep: true})
 }
 
 // holdStandby tells every standby trial not held yet that only the sweep releases it from now on: the
@@ -227,17 +228,7 @@ func (s *sweepRun) holdStandby(ctx workflow.Context) {
 		}
 		l.Standby[id] = true
 		if s.started[id] {
-			s.sendHold(ctx, id) // else once its start lands (followTrial)
+			s.signalTrial(ctx, id, SignalHold, nil) // else once its start lands (followTrial)
 		}
 	}
-}
-
-// sendHold sends a standby trial SignalHold without waiting for its delivery.
-func (s *sweepRun) sendHold(ctx workflow.Context, id string) {
-	f := workflow.SignalExternalWorkflow(ctx, TrialWorkflowID(s.in.SweepID, id), "", SignalHold, nil)
-	workflow.Go(ctx, func(gctx workflow.Context) {
-		if err := f.Get(gctx, nil); err != nil {
-			workflow.GetLogger(gctx).Warn("standby trial not held", "trial", id, "error", err)
-		}
-	})
 }

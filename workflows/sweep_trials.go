@@ -78,7 +78,7 @@ func (s *sweepRun) followTrial(ctx workflow.Context, id string, f workflow.Child
 		delete(s.releaseOnStart, id)
 		s.release(ctx, id)
 	} else if held, _ := s.state.Lanes.standby(id); held {
-		s.sendHold(ctx, id) // held while its start was in flight
+		s.signalTrial(ctx, id, SignalHold, nil) // held while its start was in flight
 	}
 	var sum results.TrialSummary
 	switch err := f.Get(ctx, &sum); {
@@ -227,13 +227,19 @@ func (s *sweepRun) interrupt(ctx workflow.Context, stops []scheduler.Interruptio
 		if _, waiting := s.held[st.TrialID]; waiting {
 			continue // answered below, with the held questions
 		}
-		f := workflow.SignalExternalWorkflow(ctx, TrialWorkflowID(s.in.SweepID, st.TrialID), "", SignalStopTrial, st.Decision)
-		workflow.Go(ctx, func(gctx workflow.Context) {
-			if err := f.Get(gctx, nil); err != nil {
-				workflow.GetLogger(gctx).Warn("stop not delivered", "trial", st.TrialID, "error", err)
-			}
-		})
+		s.signalTrial(ctx, st.TrialID, SignalStopTrial, st.Decision)
 	}
+}
+
+// signalTrial sends a running trial a signal without waiting for its delivery: a trial that ended
+// meanwhile cannot be told, and needs not; the failure is logged.
+func (s *sweepRun) signalTrial(ctx workflow.Context, id, name string, arg any) {
+	f := workflow.SignalExternalWorkflow(ctx, TrialWorkflowID(s.in.SweepID, id), "", name, arg)
+	workflow.Go(ctx, func(gctx workflow.Context) {
+		if err := f.Get(gctx, nil); err != nil {
+			workflow.GetLogger(gctx).Warn("signal not delivered", "signal", name, "trial", id, "error", err)
+		}
+	})
 }
 
 func (s *sweepRun) better(a results.TrialSummary, b *results.TrialSummary) bool {
