@@ -48,6 +48,10 @@ type Activities struct {
 	// (SegmentInput.HandOffTo; the worker sets it from its Temporal client); nil: the sweep releases it
 	// when it learns that trial ended.
 	HandOff SlotHandOff
+	// Rungs tells a sweep that a trial's metric stream passed a decision point inside a segment
+	// (SegmentInput.Rungs; the worker sets it from its Temporal client); nil: no pass is reported, and
+	// a trial is judged at its segment boundaries only.
+	Rungs RungReporter
 	// Places, by trial task queue: the queue's places are told when a segment's trainer has exited
 	// (TrainerExited) and when that segment's activity ends (ActivityEnded), so the worker's activity
 	// slots count trainers, not activities still storing what their trainer left (worker/ makes each

@@ -161,6 +161,10 @@ type segmentRun struct {
 	// exited is called once the trainer is gone (clean: it exited with status 0 by itself); it may be
 	// called more than once.
 	exited func(clean bool)
+	// rungs follows the records past the trial's decision points (nil: none to report); passes
+	// counts the reports still being sent.
+	rungs  *rungTracker
+	passes sync.WaitGroup
 }
 
 func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput, prev Heartbeat) (_ *segmentRun, err error) {
@@ -210,6 +214,7 @@ func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput, prev H
 	}
 	r.countRetrained(prev)
 	r.records = runner.NewSegmentLog(r.canon, in.Metric, r.resumedAt)
+	r.rungs = newRungTracker(in)
 	r.argv, err = r.command(resume)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
@@ -474,6 +479,9 @@ func (r *segmentRun) observe(ctx context.Context, rec diagnostics.Record) (*diag
 	}
 	r.result.Records, r.result.LastStep = r.records.Records(), r.records.LastStep()
 	r.hb.Step = rec.Step
+	if r.rungs != nil {
+		r.reportPasses(ctx, r.rungs.observe(rec, r.records.Windowed))
+	}
 	if r.engine != nil {
 		switch v := r.engine.Observe(rec); v.Level {
 		case diagnostics.Stop:

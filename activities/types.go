@@ -76,6 +76,13 @@ type SegmentInput struct {
 	// releases that trial at once (SlotHandOff), before storing what the trainer left. Set on a trial's
 	// last segment only; "" when nobody waits.
 	HandOffTo string `json:",omitempty"`
+	// Rungs are the trial's early_terminate decision points (sweeps.Spec.DecisionSteps), in RungUnit;
+	// ReportTo the sweep's workflow ID. As the trainer's records pass a point inside the segment (stop
+	// mode, or a trainer training past StopAtStep), the segment tells the sweep (RungPassed), which
+	// cancels the segment when it prunes the trial. Empty: nothing is reported.
+	Rungs    []int64 `json:",omitempty"`
+	RungUnit string  `json:",omitempty"`
+	ReportTo string  `json:",omitempty"`
 }
 
 // gpuCount is how many GPUs the segment asks for.

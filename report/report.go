@@ -64,6 +64,17 @@ func (in *Input) totalSteps() int64 {
 	if in.Spec == nil {
 		return 0
 	}
+	if in.Spec.Trainer.TotalSteps == sweeps.DefaultWandBTotalSteps {
+		// A W&B config's trainer decides its own length: a full budget is what its completed trials
+		// trained (the most steps one reached); unknown while none completed.
+		var most int64
+		for _, t := range in.Results.Trials {
+			if t.Outcome == results.OutcomeCompleted {
+				most = max(most, t.Steps)
+			}
+		}
+		return most
+	}
 	return in.Spec.Trainer.TotalSteps
 }
 

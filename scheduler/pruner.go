@@ -75,6 +75,10 @@ type ConfigRecord struct {
 	// Spared: the decision steps at which the configuration's IQM was below the cutoff and it went on
 	// because one of its seeds reached the cutoff.
 	Spared []int `json:"spared,omitempty"`
+	// Ahead: values of seeds that passed a decision step beyond the next one (Pass) while the
+	// configuration was still undecided at an earlier one, keyed by the step's index and then the seed,
+	// both in decimal; taken into Pending once the steps before are decided.
+	Ahead map[string]map[string]float64 `json:"ahead,omitempty"`
 }
 
 // Verdict is a pruner's answer for one configuration at one decision step.
@@ -199,6 +203,94 @@ func (p *Pruner) Arrive(config int, seed int64, k int, value *float64) Verdict {
 	}
 	r.Pending[strconv.FormatInt(seed, 10)] = v
 	return p.tryDecide(config, r)
+}
+
+// Pass records seed's windowed value (nil: it has none) as its metric stream passed decision step k
+// without stopping there (prune mode stop: its trainer cannot wait for its siblings), and returns the
+// configuration's verdict at k. The value is judged exactly as an Arrive would judge it: the
+// configuration is decided at k once every running seed of it has passed k (or ended), on the IQM
+// over their values and the seed guard; until then the seed goes on training. A seed that passes a
+// step beyond the configuration's next undecided one is remembered there (Ahead) and counted once
+// the steps before are decided. Whether the configuration has been stopped by this call, at k or at a
+// later step its seeds had all passed already, is Stopped's to say.
+func (p *Pruner) Pass(config int, seed int64, k int, value *float64) Verdict {
+	r := p.rec(config)
+	if k < 0 || k >= len(p.cfg.Steps) {
+		return Verdict{Decided: true, Continue: true, Rung: k}
+	}
+	if k < len(r.Values) {
+		return p.recorded(r, k)
+	}
+	if r.Diverged && p.cfg.StopDivergedConfigs {
+		return p.Arrive(config, seed, k, value)
+	}
+	if r.Stopped {
+		return p.recorded(r, len(r.Values)-1)
+	}
+	v := -math.MaxFloat64
+	if value != nil {
+		v = p.orient(*value)
+	}
+	if k > len(r.Values) {
+		if r.Ahead == nil {
+			r.Ahead = map[string]map[string]float64{}
+		}
+		key := strconv.Itoa(k)
+		if r.Ahead[key] == nil {
+			r.Ahead[key] = map[string]float64{}
+		}
+		r.Ahead[key][strconv.FormatInt(seed, 10)] = v
+		return Verdict{Rung: k, Step: p.cfg.Steps[k]}
+	}
+	if r.Pending == nil {
+		r.Pending = map[string]float64{}
+	}
+	r.Pending[strconv.FormatInt(seed, 10)] = v
+	out := p.tryDecide(config, r)
+	p.settle(config, r)
+	return out
+}
+
+// Settle decides what config's seeds have all passed now that one of its seeds ended (Ended): a
+// configuration whose other seeds passed a step in stop mode waited for that seed.
+func (p *Pruner) Settle(config int) {
+	r := p.rec(config)
+	if len(r.Pending) > 0 && !r.Stopped {
+		p.tryDecide(config, r)
+	}
+	p.settle(config, r)
+}
+
+// settle carries a configuration decided at a step on to the steps its seeds have passed already
+// (Ahead), deciding each that every running seed has passed.
+func (p *Pruner) settle(config int, r *ConfigRecord) {
+	for len(r.Pending) == 0 && !r.Stopped && len(r.Ahead) > 0 {
+		key := strconv.Itoa(len(r.Values))
+		next, ok := r.Ahead[key]
+		if !ok || len(r.Values) >= len(p.cfg.Steps) {
+			return
+		}
+		delete(r.Ahead, key)
+		if len(r.Ahead) == 0 {
+			r.Ahead = nil
+		}
+		r.Pending = next
+		if v := p.tryDecide(config, r); !v.Decided {
+			return
+		}
+	}
+	if r.Stopped {
+		r.Ahead = nil
+	}
+}
+
+// Stopped reports whether config has been stopped, and the verdict that stopped it.
+func (p *Pruner) Stopped(config int) (Verdict, bool) {
+	r := p.rec(config)
+	if !r.Stopped || len(r.Values) == 0 {
+		return Verdict{}, false
+	}
+	return p.recorded(r, len(r.Values)-1), true
 }
 
 // recorded is the verdict decided at step k.

@@ -58,6 +58,8 @@ func (s *pruning) Finished(sum results.TrialSummary) {
 	diverged := sum.Outcome == results.OutcomeDiverged && sum.Pruning == nil
 	s.pruner.Ended(sum.Config, sum.Seed, diverged)
 	if !diverged || !s.pruner.cfg.StopDivergedConfigs {
+		// Seeds of its configuration that passed a decision step in stop mode no longer wait for it.
+		s.settle(sum.Config)
 		return
 	}
 	// Its configuration is infeasible: its other running seeds stop now, not at their next rung.
@@ -70,6 +72,49 @@ func (s *pruning) Finished(sum results.TrialSummary) {
 			Segment: -1, Action: Stop, Outcome: results.OutcomeDiverged,
 			Reason:  fmt.Sprintf("seed %d of configuration %d diverged: the configuration is infeasible, its other seeds stop", sum.Seed, sum.Config),
 			Pruning: &results.Pruning{Rule: s.rule, Rung: -1, SiblingDiverged: true}}})
+	}
+}
+
+// Passed takes in a trial whose metric stream passed a decision point inside a segment (Passer). When
+// that decides its configuration stopped, every running seed of it is stopped (Interrupt), the one that
+// passed included: in stop mode none of them waits at the point.
+func (s *pruning) Passed(p Pass) {
+	k, ok := s.pruner.StepIndex(p.Point)
+	if !ok {
+		return
+	}
+	_, before := s.pruner.Stopped(p.Config)
+	s.pruner.Pass(p.Config, p.Seed, k, p.Windowed)
+	if !before {
+		s.stopIfDecided(p.Config)
+	}
+}
+
+// settle decides config's pending decision step once a seed of it ended, and stops its running seeds
+// when that stopped it.
+func (s *pruning) settle(config int) {
+	_, before := s.pruner.Stopped(config)
+	s.pruner.Settle(config)
+	if !before {
+		s.stopIfDecided(config)
+	}
+}
+
+// stopIfDecided stops config's running seeds when the pruner has stopped it.
+func (s *pruning) stopIfDecided(config int) {
+	v, stopped := s.pruner.Stopped(config)
+	if !stopped {
+		return
+	}
+	r := s.pruner.rec(config)
+	for _, seed := range r.Started {
+		if slices.Contains(r.Ended, seed) {
+			continue
+		}
+		val := v.Value
+		s.interrupt = append(s.interrupt, Interruption{TrialID: sweeps.TrialID(config, seed), Decision: Decision{
+			Segment: -1, Action: Stop, Outcome: results.OutcomePruned, Reason: v.Reason,
+			Pruning: &results.Pruning{Rule: s.rule, Rung: v.Rung, Step: v.Step, Value: &val, Cutoff: v.Cutoff, Peers: v.Peers}}})
 	}
 }
 

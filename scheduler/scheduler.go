@@ -69,6 +69,26 @@ type Interrupter interface {
 	Interrupt() []Interruption
 }
 
+// Passer is a Scheduler that judges a trial as its metric stream passes a decision point inside a
+// segment (early_terminate in stop mode, and a trainer that trains past its segment's stop step): the
+// trial goes on meanwhile, and a configuration decided stopped has its running seeds stopped through
+// Interrupt.
+type Passer interface {
+	Passed(p Pass)
+}
+
+// Pass is what a trial's segment tells its sweep as the trial's metric stream passes a decision
+// point: the point (in the spec's rung unit: environment steps, or logged values of the objective),
+// the step the records had reached, and the objective's windowed value there.
+type Pass struct {
+	TrialID  string
+	Config   int
+	Seed     int64
+	Point    int64
+	Step     int64
+	Windowed *float64 `json:",omitempty"`
+}
+
 // Interruption is a running trial to stop now and the Stop decision it ends with.
 type Interruption struct {
 	TrialID  string

@@ -67,3 +67,9 @@ func (l clientLookup) LookupTrial(ctx context.Context, workflowID string) (activ
 func (l clientLookup) HandOff(ctx context.Context, sweepID, trialID string) error {
 	return l.c.SignalWorkflow(ctx, workflows.TrialWorkflowID(sweepID, trialID), "", workflows.SignalRelease, workflows.Release{})
 }
+
+// RungPassed tells a sweep that a trial's metric stream passed a decision point
+// (workflows.SignalRungPassed): implements activities.RungReporter.
+func (l clientLookup) RungPassed(ctx context.Context, sweepWorkflowID string, p activities.RungPassed) error {
+	return l.c.SignalWorkflow(ctx, sweepWorkflowID, "", workflows.SignalRungPassed, p)
+}

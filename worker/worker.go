@@ -70,6 +70,9 @@ func New(c client.Client, opts Options) (*Workers, error) {
 		// The SDK bounds each queue's worker on its own; --slots bounds them all.
 		opts.Activities.TrialLimit = make(chan struct{}, slots)
 	}
+	if opts.Activities.Rungs == nil {
+		opts.Activities.Rungs = clientLookup{c}
+	}
 	if opts.Activities.HandOff == nil {
 		opts.Activities.HandOff = clientLookup{c}
 	}

@@ -48,6 +48,10 @@ const (
 	// SignalStopTrial stops a trial in the middle of a segment (scheduler.Decision, a stop): the
 	// sweep sends it when its scheduler interrupts running trials (scheduler.Interrupter).
 	SignalStopTrial = "stop-trial"
+	// SignalRungPassed tells the sweep that a trial's metric stream passed a decision point inside a
+	// segment (activities.RungPassed), sent by the worker that runs the trainer: early_terminate in
+	// stop mode judges trials so, and stops them by SignalStopTrial.
+	SignalRungPassed = "rung-passed"
 	// SignalRelease starts a standby trial (Release): sent by the worker whose trainer held the place
 	// the trial waits for, as that trainer exits, or by the sweep. SignalHold tells a standby trial
 	// that only the sweep releases it from now on (the sweep was paused or its concurrency lowered).

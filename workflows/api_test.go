@@ -60,7 +60,7 @@ func TestWireNamesDocumented(t *testing.T) {
 		workflows.WorkflowTypeRegression,
 		workflows.QueryStatus, workflows.UpdatePause, workflows.UpdateResume, workflows.UpdateConcurrency,
 		workflows.SignalTrialDone, workflows.SignalReportToSweep, workflows.SignalSegmentEnd, workflows.SignalSegmentDecision,
-		workflows.SignalStopTrial, workflows.SignalRelease, workflows.SignalHold}
+		workflows.SignalStopTrial, workflows.SignalRungPassed, workflows.SignalRelease, workflows.SignalHold}
 	for k := range workflows.SearchAttributes().GetUntypedValues() {
 		names = append(names, k.GetName())
 	}
@@ -84,8 +84,8 @@ func TestWireNamesDocumented(t *testing.T) {
 			}
 		}
 	}
-	if listed != 16 {
-		t.Errorf("api.go has %d wire-name constants, this test lists 16: add the new one to the list", listed)
+	if listed != 17 {
+		t.Errorf("api.go has %d wire-name constants, this test lists 17: add the new one to the list", listed)
 	}
 	for _, n := range names {
 		if !strings.Contains(doc, "`"+n+"`") {

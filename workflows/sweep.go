@@ -151,7 +151,9 @@ type sweepRun struct {
 	// boundaryCh receives the trials' questions at segment ends; decided holds each running trial's
 	// last answer.
 	boundaryCh workflow.ReceiveChannel
-	decided    map[string]scheduler.Decision // s.state.Decided
+	// rungCh receives the decision points trials passed inside a segment (takePasses).
+	rungCh  workflow.ReceiveChannel
+	decided map[string]scheduler.Decision // s.state.Decided
 	// held: the questions the scheduler answered Wait, asked again when a trial ends (ended).
 	held    map[string]scheduler.Boundary
 	ended   bool
@@ -203,6 +205,7 @@ func (s *sweepRun) probe(ctx workflow.Context) error {
 func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 	s.doneCh = workflow.GetSignalChannel(ctx, SignalTrialDone)
 	s.boundaryCh = workflow.GetSignalChannel(ctx, SignalSegmentEnd)
+	s.rungCh = workflow.GetSignalChannel(ctx, SignalRungPassed)
 	if s.state.Decided == nil {
 		s.state.Decided = map[string]scheduler.Decision{}
 	}
@@ -237,13 +240,14 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 		// allDone: the last running trial may end without a report (its watcher records it), and then
 		// nothing else would wake the sweep.
 		err := workflow.Await(ctx, func() bool {
-			return s.doneCh.Len() > 0 || s.boundaryCh.Len() > 0 || s.canStart() || s.allDone() ||
+			return s.doneCh.Len() > 0 || s.boundaryCh.Len() > 0 || s.rungCh.Len() > 0 || s.canStart() || s.allDone() ||
 				s.shouldContinueAsNew(ctx) || s.flushDue || s.ended && len(s.held) > 0
 		})
 		if err != nil { // cancelled
 			return s.cancel(ctx)
 		}
 		s.drainDone(ctx)
+		s.takePasses(ctx)
 		s.answerBoundaries(ctx)
 		if len(s.state.Pending) >= resultsBatch || s.flushDue {
 			s.flushDue = false
@@ -320,6 +324,7 @@ func (s *sweepRun) continueAsNew(ctx workflow.Context) error {
 	}
 	s.askForReports(ctx)
 	s.drainDone(ctx)
+	s.takePasses(ctx)
 	s.answerBoundaries(ctx)
 	if err := s.flushResults(ctx); err != nil {
 		return err

@@ -160,16 +160,19 @@ func (s *sweepRun) startTrial(ctx workflow.Context, t sweeps.Trial, standby bool
 		TypedSearchAttributes: temporal.NewSearchAttributes(attrs...),
 		StaticSummary:         fmt.Sprintf("trial %s of %s: %s", t.ID, spec.Name, formatParams(sweeps.ParamNames(&spec), t.Params)),
 	})
-	var ends []int64
+	var ends, rungs []int64
 	if spec.EarlyTerminate != nil || spec.PBT != nil {
 		ends = spec.SegmentEnds()
+	}
+	if _, ok := s.sched.(scheduler.Passer); ok && spec.EarlyTerminate != nil {
+		rungs = spec.DecisionSteps()
 	}
 	return workflow.ExecuteChildWorkflow(cctx, Trial, TrialInput{
 		SweepID: s.in.SweepID, Trial: t, Trainer: spec.Trainer, Diagnostics: spec.Diagnostics,
 		Metric: spec.Metric, TaskQueue: spec.Resources.TrialQueue(), GPUs: &spec.Resources.GPUs, MaxAttempts: spec.Retries.MaxAttempts,
 		MaxInfraRetries:  spec.Retries.MaxInfraRetries,
 		HeartbeatTimeout: s.in.HeartbeatTimeout, AskAtBoundaries: s.sched.AsksAtBoundaries(),
-		SegmentEnds: ends, Standby: standby, Successor: successor,
+		SegmentEnds: ends, Standby: standby, Successor: successor, Rungs: rungs, RungUnit: spec.RungUnit(),
 	})
 }
 
@@ -212,6 +215,23 @@ func (s *sweepRun) record(ctx workflow.Context, sum results.TrialSummary) {
 		s.state.Leader = &lead
 	}
 	workflow.SetCurrentDetails(ctx, s.details())
+}
+
+// takePasses takes in every decision point a running trial's metric stream passed inside a segment
+// (SignalRungPassed) and stops, through the scheduler's interruptions, the trials of the
+// configurations that decided.
+func (s *sweepRun) takePasses(ctx workflow.Context) {
+	passer, ok := s.sched.(scheduler.Passer)
+	var p activities.RungPassed
+	for s.rungCh.ReceiveAsync(&p) {
+		if d, stopping := s.decided[p.TrialID]; ok && s.running[p.TrialID] && !(stopping && d.Action == scheduler.Stop) {
+			passer.Passed(scheduler.Pass{TrialID: p.TrialID, Config: p.Config, Seed: p.Seed, Point: p.Point, Step: p.Step, Windowed: p.Windowed})
+		}
+		p = activities.RungPassed{}
+	}
+	if in, ok := s.sched.(scheduler.Interrupter); ok {
+		s.interrupt(ctx, in.Interrupt())
+	}
 }
 
 // interrupt sends each running trial of stops its decision (SignalStopTrial) without waiting for

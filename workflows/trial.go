@@ -46,6 +46,11 @@ type TrialInput struct {
 	// worker as this trial's last trainer exits (activities.SegmentInput.HandOffTo).
 	Standby   bool   `json:",omitempty"`
 	Successor string `json:",omitempty"`
+	// Rungs are the early_terminate decision points in RungUnit (sweeps.Spec.DecisionSteps) that each
+	// segment reports as the trial's records pass them (activities.SegmentInput.Rungs), so that a
+	// trial is judged where no segment ends; empty: none.
+	Rungs    []int64 `json:",omitempty"`
+	RungUnit string  `json:",omitempty"`
 }
 
 // Trial runs a trial's training in segments, one TrainSegment activity per segment, each resuming from
@@ -168,6 +173,7 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 			GPUs:               in.GPUs,
 			MaxTrainerFailures: maxAttempts(in), MaxInfraRetries: maxInfraRetries(in),
 			HandOffTo: handOffTo(in, seg, len(ends)),
+			Rungs:     in.Rungs, RungUnit: in.RungUnit, ReportTo: reportTo(ctx, in),
 		})
 		stopped := waitOrStop(ctx, in, f, cancelSegment)
 		err := f.Get(ctx, &res)
@@ -220,6 +226,16 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 		}
 	}
 	return nil
+}
+
+// reportTo is the workflow ID of the sweep a segment tells of the decision points it passes: the
+// trial's parent, when the trial has rungs to report.
+func reportTo(ctx workflow.Context, in TrialInput) string {
+	parent := workflow.GetInfo(ctx).ParentWorkflowExecution
+	if len(in.Rungs) == 0 || parent == nil {
+		return ""
+	}
+	return parent.ID
 }
 
 // handOffTo is the standby trial that segment seg of ends segments releases as its trainer exits: the
