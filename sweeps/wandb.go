@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rlsweep/rlsweep/trainer"
 	"gopkg.in/yaml.v3"
 )
 
@@ -119,7 +120,7 @@ func (d *decoder) wandb(root *yaml.Node, s *Spec, filename string) {
 	s.Format = FormatWandB
 	s.Probes.Enabled = false
 	s.Trainer.TotalSteps = DefaultWandBTotalSteps
-	s.Trainer.Metrics = MetricsSource{Source: "tensorboard"}
+	s.Trainer.Metrics = MetricsSource{Source: trainer.SourceAuto}
 	var program, project, name string
 	var programNode *yaml.Node
 	var command []*yaml.Node

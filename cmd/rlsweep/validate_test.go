@@ -133,7 +133,7 @@ parameters:
 		`  read as: a W&B sweep config`,
 		`  sweep name: ppo-sweep (from the file name)`,
 		`  first trial (0-s1): "/usr/bin/env" "python" "train.py" "--env-id=CartPole-v1" "--anneal-lr=False" "--ent-coef=1e-2" "--learning-rate=0.00025" "--optim={'eps': 1e-05}"`,
-		`  metrics: source tensorboard: TensorBoard event files the trainer writes under $RLSWEEP_TB_DIR, each tag under its own name`,
+		`  metrics: source auto: the W&B run file the trainer's wandb.log writes, or TensorBoard event files under $RLSWEEP_TB_DIR, whichever appears`,
 		`  objective: charts/episodic_return, maximize`,
 		`  trials: 5 (5 configurations × 1 seeds, method random, sampler_seed 0; run_cap)`,
 	} {
