@@ -89,14 +89,15 @@ func (s *Spec) WarmupSteps() int64 {
 }
 
 // SegmentEnds lists the step at which each TrainSegment stops, in order; the last is total_steps.
-// With early_terminate they are the multiples of segment_steps and every decision step of the pruner
-// (Spec.DecisionSteps), merged.
+// With early_terminate in pause mode they are the multiples of segment_steps and every decision step of
+// the pruner (Spec.DecisionSteps), merged; in stop mode the multiples of segment_steps alone (the
+// trial is judged as its metric stream passes each decision point).
 func (s *Spec) SegmentEnds() []int64 {
 	t := s.Trainer
 	if t.TotalSteps <= 0 {
 		return nil
 	}
-	if s.EarlyTerminate != nil {
+	if s.EarlyTerminate != nil && s.PruneMode() == PrunePause {
 		return mergeSteps(s.plainSegmentEnds(), s.DecisionSteps())
 	}
 	if s.PBT != nil {

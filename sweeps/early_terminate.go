@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/rlsweep/rlsweep/trainer"
 	"gopkg.in/yaml.v3"
 )
 
@@ -18,6 +19,49 @@ const (
 // Pruners lists early_terminate's types.
 var Pruners = []string{PrunerASHA, PrunerMedian, PrunerHyperband}
 
+// How a pruned sweep meets its decision points (early_terminate.mode, Spec.PruneMode).
+const (
+	PrunePause = "pause" // segments end at the decision steps; the trainer checkpoints there and resumes
+	PruneStop  = "stop"  // no segment ends at decision steps: the trial is judged as its metric stream passes each one, and its trainer is stopped (SIGTERM, grace, kill) when pruned
+)
+
+// PruneModes lists early_terminate.mode's values.
+var PruneModes = []string{PrunePause, PruneStop}
+
+// What DecisionSteps counts (Spec.RungUnit).
+const (
+	RungSteps = "steps" // decision points are environment steps (the records' step)
+	RungLogs  = "logs"  // decision points count the records carrying the objective metric (W&B's hyperband iterations)
+)
+
+// PruneMode is "" without early_terminate; early_terminate.mode when set; else pause when
+// trainer.metrics.source is jsonl, stop otherwise.
+func (s *Spec) PruneMode() string {
+	e := s.EarlyTerminate
+	switch {
+	case e == nil:
+		return ""
+	case e.Mode != "":
+		return e.Mode
+	case s.Trainer.Metrics.Source == trainer.SourceJSONL || s.Trainer.Metrics.Source == "":
+		return PrunePause
+	}
+	return PruneStop
+}
+
+// RungUnit: RungLogs for hyperband in stop mode without trainer.segment_steps (below total_steps), as
+// W&B counts iterations; RungSteps otherwise ("" without early_terminate).
+func (s *Spec) RungUnit() string {
+	e, t := s.EarlyTerminate, s.Trainer
+	switch {
+	case e == nil:
+		return ""
+	case e.Type == PrunerHyperband && s.PruneMode() == PruneStop && !(t.SegmentSteps > 0 && t.SegmentSteps < t.TotalSteps):
+		return RungLogs
+	}
+	return RungSteps
+}
+
 // Defaults and bounds of early_terminate.
 const (
 	DefaultMedianMinTrials = 5
@@ -27,6 +71,12 @@ const (
 	MaxPrunerValues = 50_000
 	maxEta          = 100
 	maxHyperbandS   = 20
+	// MaxHyperbandLogs bounds hyperband's min_iter bands counted in logged values (RungLogs): the bands
+	// min_iter·eta^k stop before passing it (W&B lists 100 of them, far past any run's history).
+	MaxHyperbandLogs = 1_000_000
+	// MaxDecisionSteps bounds a pruner's decision points (median in stop mode decides at every multiple
+	// of min_steps).
+	MaxDecisionSteps = 1000
 )
 
 // earlyTerminate decodes the early_terminate mapping.
@@ -42,6 +92,7 @@ func (d *decoder) earlyTerminate(n *yaml.Node, path string, e *EarlyTerminate) {
 		{"max_iter", d.smallInt(&e.MaxIter)},
 		{"s", d.smallInt(&e.S)},
 		{"strict", d.flag(&e.Strict)},
+		{"mode", d.text(&e.Mode)},
 	})
 }
 
@@ -101,9 +152,12 @@ func (e *EarlyTerminate) fillDefaults(total int64) {
 	}
 }
 
-// DecisionSteps are the environment steps at which the pruner decides, ascending, each below
-// total_steps: asha's rungs min_steps·eta^k below max_steps; hyperband's bands in steps
-// (HyperbandRungs); median's segment ends at or after min_steps. Nil without early_terminate.
+// DecisionSteps are the points at which the pruner decides, ascending, in RungUnit. In steps (each
+// below total_steps): asha's rungs min_steps·eta^k below max_steps; hyperband's bands mapped onto steps
+// (HyperbandRungs); median's segment ends at or after min_steps in pause mode, the multiples of
+// min_steps in stop mode (at most MaxDecisionSteps+1 listed, so validation can refuse more). In logs
+// (hyperband in stop mode without segment_steps): W&B's bands themselves (HyperbandBands). Nil without
+// early_terminate.
 func (s *Spec) DecisionSteps() []int64 {
 	e, total := s.EarlyTerminate, s.Trainer.TotalSteps
 	if e == nil || total <= 0 {
@@ -119,8 +173,20 @@ func (s *Spec) DecisionSteps() []int64 {
 			out = append(out, r)
 		}
 	case PrunerHyperband:
+		if s.RungUnit() == RungLogs {
+			return s.HyperbandBands()
+		}
 		out = s.HyperbandRungs()
 	case PrunerMedian:
+		if s.PruneMode() == PruneStop {
+			if e.MinSteps <= 0 {
+				return nil
+			}
+			for r := e.MinSteps; r < total && len(out) <= MaxDecisionSteps; r += e.MinSteps {
+				out = append(out, r)
+			}
+			return out
+		}
 		for _, end := range s.plainSegmentEnds() {
 			if end >= e.MinSteps && end < total {
 				out = append(out, end)
@@ -130,11 +196,42 @@ func (s *Spec) DecisionSteps() []int64 {
 	return out
 }
 
-// HyperbandRungs maps W&B's hyperband bands onto asha rungs in environment steps. With max_iter, one
-// iteration is total_steps / max_iter steps (max_iter is the whole budget) and the bands are
-// max_iter / eta^k for k = 1..s, as W&B computes them (whole iterations, at least 1); with min_iter,
-// one iteration is one segment (trainer.segment_steps) and the bands are min_iter·eta^k. Bands at or
-// past total_steps decide nothing and are left out.
+// HyperbandBands are W&B's hyperband bands in logged values of the metric, as
+// src/sweeps/hyperband_stopping.py of github.com/wandb/sweeps computes them: with max_iter (which wins
+// when min_iter is set too), ⌊max_iter/eta^k⌋ for k = 1..s while at least 1, ascending; with min_iter,
+// min_iter·eta^k for k = 0, 1, ... while at most MaxHyperbandLogs. A band b is decided on the run's
+// value at index b of its metric history, its (b+1)-th logged value.
+func (s *Spec) HyperbandBands() []int64 {
+	e := s.EarlyTerminate
+	if e == nil || e.Eta < 2 || e.Eta > maxEta {
+		return nil
+	}
+	var out []int64
+	switch {
+	case e.MaxIter > 0:
+		band := float64(e.MaxIter)
+		for range min(e.S, maxHyperbandS) {
+			if band /= float64(e.Eta); band < 1 {
+				break
+			}
+			out = append(out, int64(band))
+		}
+		slices.Sort(out)
+		out = slices.Compact(out)
+	case e.MinIter > 0:
+		for band := int64(e.MinIter); band <= MaxHyperbandLogs; band *= int64(e.Eta) {
+			out = append(out, band)
+		}
+	}
+	return out
+}
+
+// HyperbandRungs maps W&B's hyperband bands onto asha rungs in environment steps (RungSteps). With
+// max_iter (which wins when min_iter is set too), one iteration is total_steps / max_iter steps
+// (max_iter is the whole budget) and the bands are max_iter / eta^k for k = 1..s, as W&B computes them
+// (whole iterations, at least 1); with min_iter alone, one iteration is one segment
+// (trainer.segment_steps) and the bands are min_iter·eta^k. Bands at or past total_steps decide nothing
+// and are left out.
 func (s *Spec) HyperbandRungs() []int64 {
 	e, total := s.EarlyTerminate, s.Trainer.TotalSteps
 	if e == nil || e.Eta < 2 || e.Eta > maxEta {
@@ -142,7 +239,7 @@ func (s *Spec) HyperbandRungs() []int64 {
 	}
 	var out []int64
 	switch {
-	case e.MaxIter > 0 && e.MinIter == 0:
+	case e.MaxIter > 0:
 		unit := total / int64(e.MaxIter)
 		band := float64(e.MaxIter)
 		for range min(e.S, maxHyperbandS) {
@@ -153,8 +250,11 @@ func (s *Spec) HyperbandRungs() []int64 {
 		}
 		slices.Sort(out)
 		out = slices.Compact(out)
-	case e.MinIter > 0 && e.MaxIter == 0:
+	case e.MinIter > 0:
 		unit := s.Trainer.SegmentSteps
+		if unit <= 0 {
+			return nil
+		}
 		for band := int64(e.MinIter); band*unit < total; band *= int64(e.Eta) {
 			out = append(out, band*unit)
 		}
@@ -194,6 +294,14 @@ func (c *checker) earlyTerminate() {
 	onlyFor("max_iter", e.MaxIter != 0, PrunerHyperband)
 	onlyFor("s", e.S != 0, PrunerHyperband)
 	onlyFor("strict", e.Strict, PrunerHyperband)
+	if e.Mode != "" && !slices.Contains(PruneModes, e.Mode) {
+		c.choice(p+"mode", e.Mode, PruneModes, " (or no mode: pause with metrics.source jsonl, stop with the others)")
+		return
+	}
+	if src := t.Metrics.Source; e.Mode == PrunePause && src != "" && src != trainer.SourceJSONL {
+		c.add(p+"mode", quote(e.Mode), fmt.Sprintf("stop with trainer.metrics.source %s, or source jsonl: in pause mode a trial resumes after each decision step from the checkpoint its trainer announces in a JSON-lines record, which only source jsonl carries", src))
+		return
+	}
 	if e.Type != PrunerMedian && (e.Eta < 2 || e.Eta > maxEta) {
 		c.add(p+"eta", strconv.Itoa(e.Eta), fmt.Sprintf("an integer in [2, %d]", maxEta))
 		return
@@ -201,12 +309,7 @@ func (c *checker) earlyTerminate() {
 	if t.TotalSteps <= 0 {
 		return // reported at trainer.total_steps
 	}
-	if src := t.Metrics.Source; c.s.Format == FormatWandB && src != DefaultSource {
-		// A W&B config has no segments unless its rlsweep block asks for them.
-		c.add("early_terminate", fmt.Sprintf("type %s with metrics.source %s", e.Type, src),
-			"an rlsweep block with metrics: {source: jsonl} (and with min_iter a segment_steps below total_steps): pruning decides at segment ends, and a segment resumes from the checkpoint a JSON-lines record announces")
-		return
-	}
+	stop, logs := c.s.PruneMode() == PruneStop, c.s.RungUnit() == RungLogs
 	switch e.Type {
 	case PrunerASHA:
 		if e.MaxSteps <= 0 || e.MaxSteps > t.TotalSteps {
@@ -221,45 +324,55 @@ func (c *checker) earlyTerminate() {
 		if e.MinTrials < 1 || e.MinTrials > MaxTrials {
 			c.add(p+"min_trials", strconv.Itoa(e.MinTrials), fmt.Sprintf("an integer in [1, %d]", MaxTrials))
 		}
-		if e.MinSteps < 0 || e.MinSteps >= t.TotalSteps {
+		switch {
+		case stop && (e.MinSteps <= 0 || e.MinSteps >= t.TotalSteps):
+			c.add(p+"min_steps", strconv.FormatInt(e.MinSteps, 10), fmt.Sprintf("an integer in (0, %d) (total_steps) in stop mode: the median rule decides at its multiples", t.TotalSteps))
+			return
+		case e.MinSteps < 0 || e.MinSteps >= t.TotalSteps:
 			c.add(p+"min_steps", strconv.FormatInt(e.MinSteps, 10), fmt.Sprintf("an integer in [0, %d) (total_steps): the warm-up", t.TotalSteps))
 			return
-		}
-		if t.SegmentSteps >= t.TotalSteps {
+		case stop && (t.TotalSteps-1)/e.MinSteps > MaxDecisionSteps:
+			c.add(p+"min_steps", strconv.FormatInt(e.MinSteps, 10), fmt.Sprintf("at least %d (total_steps / %d) in stop mode: the median rule decides at its multiples, at most %d of them", (t.TotalSteps+MaxDecisionSteps-1)/MaxDecisionSteps, MaxDecisionSteps, MaxDecisionSteps))
+			return
+		case !stop && t.SegmentSteps >= t.TotalSteps:
 			c.add("trainer.segment_steps", strconv.FormatInt(t.SegmentSteps, 10),
-				fmt.Sprintf("an integer below %d (total_steps) with early_terminate type median: the median rule decides at segment ends", t.TotalSteps))
+				fmt.Sprintf("an integer below %d (total_steps) with early_terminate type median in pause mode: the median rule decides at segment ends (or early_terminate.mode stop: it decides at the multiples of min_steps)", t.TotalSteps))
 			return
 		}
 	case PrunerHyperband:
 		switch {
-		case (e.MinIter == 0) == (e.MaxIter == 0):
-			c.add(p+"min_iter", fmt.Sprintf("min_iter %d and max_iter %d", e.MinIter, e.MaxIter), "exactly one of min_iter and max_iter, > 0")
+		case e.MinIter <= 0 && e.MaxIter <= 0:
+			c.add(p+"min_iter", fmt.Sprintf("min_iter %d and max_iter %d", e.MinIter, e.MaxIter), "min_iter or max_iter, an integer > 0 (with both, max_iter wins, as in W&B)")
 			return
 		case e.MinIter < 0:
-			c.add(p+"min_iter", strconv.Itoa(e.MinIter), "an integer > 0 (segments)")
+			c.add(p+"min_iter", strconv.Itoa(e.MinIter), "an integer > 0 (the first band)")
 			return
-		case e.MaxIter < 0 || int64(e.MaxIter) > t.TotalSteps:
+		case e.MaxIter < 0 || !logs && int64(e.MaxIter) > t.TotalSteps:
 			c.add(p+"max_iter", strconv.Itoa(e.MaxIter), fmt.Sprintf("an integer in (0, %d] (total_steps): the whole budget in iterations", t.TotalSteps))
 			return
 		case e.MaxIter > 0 && (e.S < 1 || e.S > maxHyperbandS):
 			c.add(p+"s", strconv.Itoa(e.S), fmt.Sprintf("an integer in [1, %d] with max_iter: how many bands", maxHyperbandS))
 			return
-		case e.MinIter > 0 && t.SegmentSteps >= t.TotalSteps:
+		case e.MinIter > 0 && e.MaxIter == 0 && e.MinIter > MaxHyperbandLogs:
+			c.add(p+"min_iter", strconv.Itoa(e.MinIter), fmt.Sprintf("an integer in [1, %d] (logged values of the metric)", MaxHyperbandLogs))
+			return
+		case e.MinIter > 0 && e.MaxIter == 0 && !logs && t.SegmentSteps >= t.TotalSteps:
 			c.add("trainer.segment_steps", strconv.FormatInt(t.SegmentSteps, 10),
-				fmt.Sprintf("an integer below %d (total_steps) with early_terminate min_iter: one iteration is one segment", t.TotalSteps))
+				fmt.Sprintf("an integer below %d (total_steps) with early_terminate min_iter in pause mode: one iteration is one segment (or early_terminate.mode stop: an iteration is a logged value of the metric)", t.TotalSteps))
 			return
 		}
 	}
 	steps := c.s.DecisionSteps()
 	if len(steps) == 0 {
-		c.add(p+"type", quote(e.Type), fmt.Sprintf("settings that put a decision step below total_steps (%d): these decide nothing", t.TotalSteps))
+		want := fmt.Sprintf("settings that put a decision step below total_steps (%d): these decide nothing", t.TotalSteps)
+		if logs {
+			want = "settings that give at least one band (max_iter / eta ≥ 1): these decide nothing"
+		}
+		c.add(p+"type", quote(e.Type), want)
 		return
 	}
-	if src := t.Metrics.Source; src != "" && src != DefaultSource {
-		c.add("trainer.metrics.source", quote(src), fmt.Sprintf("%s with early_terminate: its segments end at the decision steps and resume from the checkpoint a JSON-lines record announces", DefaultSource))
-	}
 	if n := len(c.s.SegmentEnds()); n > MaxSegments {
-		c.add(p+"type", fmt.Sprintf("%d segments with its decision steps", n), fmt.Sprintf("at most %d segments: a larger trainer.segment_steps", MaxSegments))
+		c.add(p+"type", fmt.Sprintf("%d segments with its decision steps", n), fmt.Sprintf("at most %d segments: a larger trainer.segment_steps, or early_terminate.mode stop", MaxSegments))
 	}
 	if n, ok := c.s.trialCount(); ok && len(c.s.Seeds) > 0 {
 		if configs := n / len(c.s.Seeds); configs*len(steps) > MaxPrunerValues {

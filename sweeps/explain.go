@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/rlsweep/rlsweep/trainer"
 )
 
 // Explain says, in lines for people, what a valid spec becomes: where it was read from, its name, the
@@ -35,6 +37,7 @@ func Explain(s *Spec, trials []Trial) ([]string, error) {
 	}
 	add("metrics: %s", describeMetrics(s))
 	add("objective: %s, %s", s.Metric.Name, s.Metric.Goal)
+	out = append(out, describeEarlyTerminate(s)...)
 	n, configs := len(trials), len(trials)/max(len(s.Seeds), 1)
 	if s.Method == MethodBayes { // the plan holds the start-up configurations only
 		n, configs = s.Trials*len(s.Seeds), s.Trials
@@ -116,6 +119,38 @@ func firstTrialArgv(s *Spec, tr Trial) (string, error) {
 	return strings.Join(quoted, " "), nil
 }
 
+// describeEarlyTerminate says how the pruner meets its decision points: the prune mode, the points
+// with their unit, and that max_iter wins over min_iter when both are set.
+func describeEarlyTerminate(s *Spec) []string {
+	e := s.EarlyTerminate
+	if e == nil {
+		return nil
+	}
+	var out []string
+	if e.Type == PrunerHyperband && e.MinIter > 0 && e.MaxIter > 0 {
+		out = append(out, fmt.Sprintf("early_terminate: min_iter %d and max_iter %d are both set: max_iter wins and min_iter is ignored, as in W&B", e.MinIter, e.MaxIter))
+	}
+	points := s.DecisionSteps()
+	list := make([]string, 0, min(len(points), 10))
+	for i, p := range points {
+		if i == 10 {
+			list = append(list, fmt.Sprintf("… (%d in all)", len(points)))
+			break
+		}
+		list = append(list, strconv.FormatInt(p, 10))
+	}
+	where := "environment steps " + strings.Join(list, ", ")
+	if s.RungUnit() == RungLogs {
+		where = fmt.Sprintf("%s logged values of %s (W&B's hyperband bands: band b is judged on the (b+1)-th value)", strings.Join(list, ", "), s.Metric.Name)
+	}
+	if s.PruneMode() == PruneStop {
+		out = append(out, fmt.Sprintf("early_terminate: %s, stop mode: judged as the metric stream passes %s; pruned trainers are stopped (SIGTERM, then kill after grace_period %s)", e.Type, where, s.Trainer.GracePeriod))
+	} else {
+		out = append(out, fmt.Sprintf("early_terminate: %s, pause mode: segments end at %s, where each trial checkpoints and resumes once its configuration is decided", e.Type, where))
+	}
+	return out
+}
+
 func describeMetrics(s *Spec) string {
 	m := s.Trainer.Metrics
 	var where string
@@ -128,6 +163,10 @@ func describeMetrics(s *Spec) string {
 		where = "the trainer's console output"
 	case "csv":
 		where = "the trainer's progress.csv ($RLSWEEP_METRICS_FILE)"
+	case trainer.SourceWandb:
+		where = "the W&B run file the trainer's wandb.log writes"
+	case trainer.SourceAuto:
+		where = "the W&B run file the trainer's wandb.log writes, or TensorBoard event files under $RLSWEEP_TB_DIR, whichever appears"
 	default:
 		where = m.Source
 	}

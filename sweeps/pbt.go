@@ -247,9 +247,9 @@ func (c *checker) pbt() {
 	if src := s.Trainer.Metrics.Source; src != "" && src != DefaultSource {
 		if s.Format == FormatWandB {
 			c.add("method", fmt.Sprintf("pbt with metrics.source %s", src),
-				"an rlsweep block with metrics: {source: jsonl}: a pbt member resumes from the checkpoint a JSON-lines record announces")
+				"an rlsweep block with metrics: {source: jsonl}: PBT resumes from checkpoints the trainer announces in JSON lines (a record's \"checkpoint\" key)")
 		} else {
-			c.add("trainer.metrics.source", quote(src), fmt.Sprintf("%s with method pbt: a member resumes from the checkpoint a JSON-lines record announces", DefaultSource))
+			c.add("trainer.metrics.source", quote(src), fmt.Sprintf("%s with method pbt: PBT resumes from checkpoints the trainer announces in JSON lines (a record's \"checkpoint\" key)", DefaultSource))
 		}
 	}
 	if n := (total-1)/p.ReadySteps + 1; n > MaxSegments {

@@ -187,7 +187,7 @@ func TestPBTExplain(t *testing.T) {
 // A W&B config with method pbt is told what its rlsweep block needs.
 func TestPBTWandB(t *testing.T) {
 	_, err := loadWandB(t, "program: train.py\nmethod: pbt\nmetric: {name: r, goal: maximize}\nparameters:\n  lr: {min: 0.001, max: 0.1}\n")
-	want := "method: got pbt with metrics.source tensorboard, want an rlsweep block with metrics: {source: jsonl}"
+	want := "method: got pbt with metrics.source auto, want an rlsweep block with metrics: {source: jsonl}: PBT resumes from checkpoints the trainer announces in JSON lines"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Load() = %v, want it to contain %q", err, want)
 	}

@@ -177,6 +177,8 @@ type EarlyTerminate struct {
 	MaxIter int  `json:"max_iter,omitempty"`
 	S       int  `json:"s,omitempty"`
 	Strict  bool `json:"strict,omitempty"`
+	// Mode: PrunePause or PruneStop; "" lets PruneMode choose from the metrics source.
+	Mode string `json:"mode,omitempty"`
 }
 
 // Resources says where trials run: on the trial task queue (task_queue, or the queue of a GPU class),

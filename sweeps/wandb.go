@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rlsweep/rlsweep/trainer"
 	"gopkg.in/yaml.v3"
 )
 
@@ -43,11 +44,15 @@ const (
 type wandbInfo struct {
 	program     string
 	programFrom string // the relative program as written, when it was found next to the config file
-	nameFrom    string // "project", "name" or "the file name"
-	runCapSet   bool
-	target      bool
-	ignored     []string        // keys accepted and not acted on
-	intBounds   map[string]bool // parameters whose min and max are both written as integers
+	// programAsFile: the command runs program as a file (${program} not after -m); programFirst: as
+	// the command's first element, so it must be executable.
+	programAsFile, programFirst bool
+	programPath                 string // where a relative program that is not next to the config file was looked for
+	nameFrom                    string // "project", "name" or "the file name"
+	runCapSet                   bool
+	target                      bool
+	ignored                     []string        // keys accepted and not acted on
+	intBounds                   map[string]bool // parameters whose min and max are both written as integers
 }
 
 // FormatWandB is Spec.Format for a spec read from a W&B sweep config.
@@ -119,7 +124,7 @@ func (d *decoder) wandb(root *yaml.Node, s *Spec, filename string) {
 	s.Format = FormatWandB
 	s.Probes.Enabled = false
 	s.Trainer.TotalSteps = DefaultWandBTotalSteps
-	s.Trainer.Metrics = MetricsSource{Source: "tensorboard"}
+	s.Trainer.Metrics = MetricsSource{Source: trainer.SourceAuto}
 	var program, project, name string
 	var programNode *yaml.Node
 	var command []*yaml.Node
@@ -243,8 +248,22 @@ func (d *decoder) wandb(root *yaml.Node, s *Spec, filename string) {
 			}
 		}
 	}
+	if program != "" && !filepath.IsAbs(program) && info.programFrom == "" {
+		// Not found: kept as written for the command, resolved against the config's directory for
+		// CheckTrainerPath's message.
+		if abs, err := filepath.Abs(filepath.Join(filepath.Dir(filename), program)); err == nil {
+			info.programPath = abs
+		}
+	}
 	info.program = program
 	runsProgram := command == nil || slices.ContainsFunc(command, func(n *yaml.Node) bool { return n.Value == "${program}" })
+	info.programAsFile = command == nil
+	for i, n := range command {
+		if n.Value == "${program}" && (i == 0 || command[i-1].Value != "-m") {
+			info.programAsFile = true
+			info.programFirst = info.programFirst || i == 0
+		}
+	}
 	if programNode == nil && runsProgram {
 		d.errs = append(d.errs, &FieldError{File: d.file, Line: max(commandLine, 1), Field: "program",
 			Got: "nothing", Want: "the training script W&B's agent runs (program: train.py), which command runs as ${program} (an rlsweep spec names it in trainer instead)"})

@@ -211,7 +211,7 @@ rlsweep:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Name != "sweep" || s.Trials != DefaultWandBRunCap || s.Trainer.Metrics.Source != "tensorboard" {
+	if s.Name != "sweep" || s.Trials != DefaultWandBRunCap || s.Trainer.Metrics.Source != "auto" {
 		t.Errorf("defaults: name %q, trials %d, source %q", s.Name, s.Trials, s.Trainer.Metrics.Source)
 	}
 	s, err = loadWandB(t, "program: t.py\nmethod: grid\nparameters:\n  n: {distribution: int_uniform, min: 2, max: 4}\n  x: {distribution: q_uniform, min: 0, max: 1, q: 0.25}\n  k: {distribution: q_uniform, min: 0, max: 10, q: 5}\n  f: {distribution: q_uniform, min: 8.0, max: 24, q: 8}\n")
@@ -235,8 +235,8 @@ func TestWandBRefused(t *testing.T) {
 			`sweep.yaml:2: method: got "custom", want grid, random, sobol, bayes or pbt`},
 		{"program: t.py\nmethod: random\nrlsweep: {bayes: {startup_trials: 5}}\nparameters:\n  lr: {min: 0.1, max: 0.2}\n",
 			`sweep.yaml:3: bayes: got a bayes section with method random, want no bayes section, or method bayes`},
-		{"program: t.py\nmethod: random\nearly_terminate: {type: hyperband, min_iter: 3}\nparameters:\n  lr: {min: 0.1, max: 0.2}\n",
-			`sweep.yaml:3: early_terminate: got type hyperband with metrics.source tensorboard, want an rlsweep block with metrics: {source: jsonl}`},
+		{"program: t.py\nmethod: random\nearly_terminate: {type: hyperband}\nparameters:\n  lr: {min: 0.1, max: 0.2}\n",
+			`sweep.yaml:3: early_terminate.min_iter: got min_iter 0 and max_iter 0, want min_iter or max_iter, an integer > 0 (with both, max_iter wins, as in W&B)`},
 		{"program: t.py\nmethod: random\nparameters:\n  lr: {distribution: uniform, values: [1, 2]}\n",
 			`sweep.yaml:4: parameters.lr.values: got a values, want only min, max with distribution uniform`},
 		{"program: t.py\nmethod: random\nparameters:\n  n: {distribution: int_uniform, min: 1.0, max: 4}\n",

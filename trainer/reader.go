@@ -13,10 +13,12 @@ const (
 	SourceTensorBoard = "tensorboard"
 	SourceStdout      = "stdout" // the trainer's console output; preset rsl_rl or sb3 picks the format
 	SourceCSV         = "csv"    // a CSV file such as SB3's progress.csv
+	SourceWandb       = "wandb"
+	SourceAuto        = "auto"
 )
 
 // Sources lists the metric sources Open accepts.
-var Sources = []string{SourceJSONL, SourceTensorBoard, SourceStdout, SourceCSV}
+var Sources = []string{SourceJSONL, SourceTensorBoard, SourceStdout, SourceCSV, SourceWandb, SourceAuto}
 
 // StdoutPresets lists the presets source stdout reads: each names a console format.
 var StdoutPresets = []string{PresetRSLRL, PresetSB3}

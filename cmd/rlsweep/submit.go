@@ -64,7 +64,7 @@ func runSubmit(cmd *cobra.Command, f *Factory, opts *SubmitOptions) error {
 	if opts.ID != "" && !shortIDRe.MatchString(opts.ID) {
 		return invalidInput(fmt.Errorf("--id: got %q, want 1 to 40 letters, digits, '_' or '-', starting with a letter or digit", opts.ID))
 	}
-	spec, trials, err := loadAndPlan(opts.File)
+	spec, trials, err := loadPlanAndCheck(opts.File)
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ argument quoted on its own), where its metrics come from, its objective and the 
 func runValidate(f *Factory, opts *ValidateOptions) error {
 	bad := false
 	for _, file := range opts.Files {
-		spec, trials, err := loadAndPlan(file)
+		spec, trials, err := loadPlanAndCheck(file)
 		if err != nil {
 			bad = true
 			fmt.Fprintln(f.ErrOut, err)
@@ -88,4 +88,18 @@ func loadAndPlan(file string) (*sweeps.Spec, []sweeps.Trial, error) {
 		return nil, nil, invalidInput(err)
 	}
 	return nil, nil, err
+}
+
+// loadPlanAndCheck is loadAndPlan, then the trainer's program checked on this machine
+// (Spec.CheckTrainerPath): validate and submit refuse a trainer path that is missing or not executable,
+// or a program name not on PATH, as invalid input (exit 2).
+func loadPlanAndCheck(file string) (*sweeps.Spec, []sweeps.Trial, error) {
+	spec, trials, err := loadAndPlan(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := spec.CheckTrainerPath(); err != nil {
+		return nil, nil, invalidInput(err)
+	}
+	return spec, trials, nil
 }

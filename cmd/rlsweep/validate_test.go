@@ -124,6 +124,10 @@ parameters:
 	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	program := filepath.Join(filepath.Dir(path), "train.py")
+	if err := os.WriteFile(program, []byte("print()\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	code, out, errOut := runCLI(t, "validate", "--explain", path)
 	if code != exitOK || errOut != "" {
 		t.Fatalf("exit code %d, stderr %q; want 0 and nothing", code, errOut)
@@ -132,8 +136,9 @@ parameters:
 		path + `: ok: sweep "ppo-sweep", random, 5 trials`,
 		`  read as: a W&B sweep config`,
 		`  sweep name: ppo-sweep (from the file name)`,
-		`  first trial (0-s1): "/usr/bin/env" "python" "train.py" "--env-id=CartPole-v1" "--anneal-lr=False" "--ent-coef=1e-2" "--learning-rate=0.00025" "--optim={'eps': 1e-05}"`,
-		`  metrics: source tensorboard: TensorBoard event files the trainer writes under $RLSWEEP_TB_DIR, each tag under its own name`,
+		`  first trial (0-s1): "/usr/bin/env" "python" "` + program + `" "--env-id=CartPole-v1" "--anneal-lr=False" "--ent-coef=1e-2" "--learning-rate=0.00025" "--optim={'eps': 1e-05}"`,
+		`  program: train.py, found next to the config file (trainers run in their trial's directory)`,
+		`  metrics: source auto: the W&B run file the trainer's wandb.log writes, or TensorBoard event files under $RLSWEEP_TB_DIR, whichever appears`,
 		`  objective: charts/episodic_return, maximize`,
 		`  trials: 5 (5 configurations × 1 seeds, method random, sampler_seed 0; run_cap)`,
 	} {
@@ -155,6 +160,9 @@ func TestValidateNotesIgnoredWandBKeys(t *testing.T) {
 	if err := os.WriteFile(path, []byte("program: t.py\nentity: me\nmethod: random\nmetric: {name: loss, impute: 1}\nparameters:\n  lr: {min: 0.001, max: 0.1}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, "t.py"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	code, out, errOut := runCLI(t, "validate", path)
 	if code != 0 {
 		t.Fatalf("validate exited %d: %s%s", code, out, errOut)
@@ -163,5 +171,65 @@ func TestValidateNotesIgnoredWandBKeys(t *testing.T) {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("validate's notes = %q, want %q", errOut, want)
 		}
+	}
+}
+
+// validate checks the trainer's program on this machine: a relative command[0] against the spec file's
+// directory (missing or not executable: exit 2, FILE:LINE: trainer.command[0]), a bare name on PATH, a
+// W&B program run as a file next to the config file; a module after -m is not checked.
+func TestValidateTrainerPath(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "scripts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, text string, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("scripts/run.sh", "#!/bin/sh\n", 0o755)
+	write("scripts/plain.sh", "#!/bin/sh\n", 0o644)
+	write("train.py", "print()\n", 0o644)
+	rl := func(cmd string) string {
+		return "name: t\ntrainer:\n  command: [" + cmd + "]\n  total_steps: 1000\nparameters:\n  lr: {values: [0.1]}\n"
+	}
+	tests := []struct {
+		name, file, text, want string // want "" means valid
+	}{
+		{"relative executable", "ok.yaml", rl(`scripts/run.sh, "--lr={{.Params.lr}}"`), ""},
+		{"dot-slash executable", "ok2.yaml", rl("./scripts/run.sh"), ""},
+		{"missing", "missing.yaml", rl("scripts/train.sh"),
+			`missing.yaml:3: trainer.command[0]: got "scripts/train.sh" (resolved to ` + filepath.Join(dir, "scripts/train.sh") + `; no such file), want an executable file: fix the path or make it executable (chmod +x)`},
+		{"not executable", "plain.yaml", rl("./scripts/plain.sh"),
+			`plain.yaml:3: trainer.command[0]: got "./scripts/plain.sh" (resolved to ` + filepath.Join(dir, "scripts/plain.sh") + `; not executable), want an executable file: fix the path or make it executable (chmod +x)`},
+		{"a directory", "dir.yaml", rl("./scripts"),
+			`dir.yaml:3: trainer.command[0]: got "./scripts" (resolved to ` + filepath.Join(dir, "scripts") + `; a directory), want an executable file`},
+		{"bare name on PATH", "sh.yaml", rl("sh, -c, true"), ""},
+		{"bare name not on PATH", "nope.yaml", rl("rlsweep-no-such-trainer"),
+			`nope.yaml:3: trainer.command[0]: got "rlsweep-no-such-trainer" (not found in any directory of PATH), want a program found on PATH`},
+		{"template not checked", "tmpl.yaml", rl(`"{{.Env}}"`), ""},
+		{"W&B program next to the config", "w1.yaml", "program: train.py\nmethod: random\nparameters:\n  lr: {min: 0.1, max: 0.2}\n", ""},
+		{"W&B program missing", "w2.yaml", "method: random\nprogram: nope.py\nparameters:\n  lr: {min: 0.1, max: 0.2}\n",
+			`w2.yaml:2: program: got "nope.py" (resolved to ` + filepath.Join(dir, "nope.py") + `; no such file), want a file: put the training script next to the config file, or give its absolute path in program`},
+		{"W&B module after -m not checked", "w3.yaml", "program: pkg.train\ncommand: [\"${env}\", \"${interpreter}\", -m, \"${program}\", \"${args}\"]\nmethod: random\nparameters:\n  lr: {min: 0.1, max: 0.2}\n", ""},
+		{"W&B program run directly must be executable", "w4.yaml", "program: train.py\ncommand: [\"${program}\", \"${args}\"]\nmethod: random\nparameters:\n  lr: {min: 0.1, max: 0.2}\n",
+			`w4.yaml:1: program: got "train.py" (resolved to ` + filepath.Join(dir, "train.py") + `; not executable), want an executable file`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := write(tt.file, tt.text, 0o644)
+			code, out, errOut := runCLI(t, "validate", path)
+			if tt.want == "" {
+				if code != exitOK {
+					t.Errorf("exit code %d, stderr %q; want 0", code, errOut)
+				}
+				return
+			}
+			if code != exitInvalid || out != "" || !strings.Contains(errOut, filepath.Join(dir, tt.want)) {
+				t.Errorf("exit code %d, stdout %q, stderr %q; want 2 and %q", code, out, errOut, filepath.Join(dir, tt.want))
+			}
+		})
 	}
 }

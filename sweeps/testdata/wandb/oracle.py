@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""What W&B makes of each sweep config in this folder, independently of rlsweep's Go code.
+"""What W&B makes of each sweep config in the corpus folder, independently of rlsweep's Go code.
 
-    python3 oracle.py SCHEMA_JSON [FIRST_TRIALS_JSON]
+    python3 oracle.py CORPUS_DIR SCHEMA_JSON [FIRST_TRIALS_JSON]
+
+CORPUS_DIR is the folder of real W&B sweep configs that TestWandBCorpus reads (wandbCorpusDir in
+sweeps/wandb_corpus_test.go says where it is); the configs are not kept in this repository, and the
+files below are written into that folder.
 
 SCHEMA_JSON is W&B's own sweep-config JSON schema, src/sweeps/config/schema.json of the
 github.com/wandb/sweeps repository (it is not copied here). The script reads every *.yaml and *.yml here
 the way `wandb sweep` does (PyYAML's safe_load, so `1e-5` without a dot is a string; a file PyYAML cannot
-parse is rejected) and writes:
+parse is rejected) and writes, into CORPUS_DIR:
 
   verdicts.tsv     file, accept|reject, the first problem: W&B's schema violations (Draft 7 with the
                    schema's float/integer formats, as wandb/sweeps' config/schema.py and cfg.py check
@@ -35,7 +39,7 @@ import sys
 import jsonschema
 import yaml
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = ""
 
 
 def violations(schema, config):
@@ -156,23 +160,27 @@ def synthetic(schema):
                 p["distribution"] = d
             v = violations(schema, {"program": "t.py", "method": "random", "parameters": {"x": p}})
             rows.append(f"{'reject' if v else 'accept'}\t{json.dumps(p)}")
-    with open(os.path.join(HERE, "synthetic.tsv"), "w") as f:
+    with open(os.path.join(CORPUS, "synthetic.tsv"), "w") as f:
         f.write("\n".join(rows) + "\n")
 
 
 def main():
-    with open(sys.argv[1]) as f:
+    global CORPUS
+    if len(sys.argv) < 3:
+        sys.exit("usage: oracle.py CORPUS_DIR SCHEMA_JSON [FIRST_TRIALS_JSON]")
+    CORPUS = sys.argv[1]
+    with open(sys.argv[2]) as f:
         schema = json.load(f)
     first = {}
-    if len(sys.argv) > 2:
-        with open(sys.argv[2]) as f:
+    if len(sys.argv) > 3:
+        with open(sys.argv[3]) as f:
             first = json.load(f)
     synthetic(schema)
     verdicts, golden = [], {}
-    for name in sorted(os.listdir(HERE)):
+    for name in sorted(os.listdir(CORPUS)):
         if not name.endswith((".yaml", ".yml")):
             continue
-        with open(os.path.join(HERE, name)) as f:
+        with open(os.path.join(CORPUS, name)) as f:
             try:
                 config = yaml.safe_load(f)
             except yaml.YAMLError as e:  # `wandb sweep` stops at the parse error
@@ -182,10 +190,10 @@ def main():
         verdicts.append(f"{name}\t{'reject' if v else 'accept'}\t{sorted(v)[0] if v else ''}".replace("\n", " "))
         if not v and name in first:
             golden[name] = argv(config, sorted_keys(run_config(config["parameters"], first[name])))
-    with open(os.path.join(HERE, "verdicts.tsv"), "w") as f:
+    with open(os.path.join(CORPUS, "verdicts.tsv"), "w") as f:
         f.write("\n".join(verdicts) + "\n")
     if first:
-        with open(os.path.join(HERE, "argv.golden.json"), "w") as f:
+        with open(os.path.join(CORPUS, "argv.golden.json"), "w") as f:
             json.dump(golden, f, indent=1, sort_keys=True)
             f.write("\n")
 
