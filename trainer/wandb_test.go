@@ -94,15 +94,18 @@ func readWandbBytes(t *testing.T, data []byte, stepKey string) ([]diagnostics.Re
 }
 
 func TestWandbValues(t *testing.T) {
+	row0 := wbHistory(wbItem{"_step", "0"}, wbItem{"_runtime", "1.5"}, wbItem{"_timestamp", "1700000000.1"},
+		wbItem{"reward", "NaN"}, wbItem{"loss", "Infinity"}, wbItem{"kl", "-Infinity"}, wbItem{"lr", "3e-4"})
+	row1 := wbHistory(wbItem{"core:train/loss", "2"}, wbItem{"_step", "1"}, wbItem{"note", `"text"`},
+		wbItem{"flag", "true"}, wbItem{"none", "null"}, wbItem{"list", "[1,2]"}, wbItem{"hist", `{"_type":"histogram","values":[1]}`},
+		wbItem{"tbl\x00_type", `"table-file"`}, wbItem{"tbl\x00size", "12"}, wbItem{"opt\x00lr", "0.5"}, wbItem{"hex", "0x10"})
+	row2 := wbHistory(wbItem{"_step", "2"}, wbItem{"img", `{"_type":"image-file"}`}) // no values: not a record
 	w := newWBWriter().
 		record(pbBytes(nil, 21, nil)). // header record
-		record(wbHistory(wbItem{"_step", "0"}, wbItem{"_runtime", "1.5"}, wbItem{"_timestamp", "1700000000.1"},
-			wbItem{"reward", "NaN"}, wbItem{"loss", "Infinity"}, wbItem{"kl", "-Infinity"}, wbItem{"lr", "3e-4"})).
+		record(row0).
 		record(pbBytes(nil, 99, []byte("a record type from the future"))).
-		record(wbHistory(wbItem{"core:train/loss", "2"}, wbItem{"_step", "1"}, wbItem{"note", `"text"`},
-			wbItem{"flag", "true"}, wbItem{"none", "null"}, wbItem{"list", "[1,2]"}, wbItem{"hist", `{"_type":"histogram","values":[1]}`},
-			wbItem{"tbl\x00_type", `"table-file"`}, wbItem{"tbl\x00size", "12"}, wbItem{"opt\x00lr", "0.5"}, wbItem{"hex", "0x10"})).
-		record(wbHistory(wbItem{"_step", "2"}, wbItem{"img", `{"_type":"image-file"}`})). // no values: not a record
+		record(row1).
+		record(row2).
 		record(wbExit(-1))
 	recs, r := readWandbBytes(t, w.b, "")
 	if len(recs) != 2 {
