@@ -39,7 +39,7 @@ func orStart(checkpoint string) string {
 func (r *segmentRun) finish(p *runner.Process) (*SegmentResult, error) {
 	r.result.WallSeconds = time.Since(r.started).Seconds()
 	st := r.reader.Stats()
-	r.result.Malformed = st.Malformed
+	r.result.Malformed, r.result.MetricsSource = st.Malformed, st.Source
 	r.takeLog()
 	if code := p.ExitCode(); code != 0 {
 		msg := fmt.Sprintf("trial %s: trainer exited with status %d at step %d; log tail:\n%s",

@@ -201,7 +201,8 @@ func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput, prev H
 	r.canon = canon
 	m := in.Trainer.Metrics
 	r.reader, err = trainer.Open(trainer.ReaderConfig{Source: m.Source, Preset: m.Preset, Tags: m.Tags,
-		StepsPerIteration: m.StepsPerIteration, MetricsFile: r.metrics, TBDir: r.tbDir, StdoutFile: r.logPath})
+		StepsPerIteration: m.StepsPerIteration, MetricsFile: r.metrics, TBDir: r.tbDir, StdoutFile: r.logPath,
+		WandbDir: r.dir, StepKey: m.StepKey}) // WandbDir: the trainer's WANDB_DIR (wandbEnv)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
 	}
@@ -232,10 +233,14 @@ func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput, prev H
 // (sweeps.WandBConfigYAML) and WANDB_SWEEP_PARAM_PATH naming it, and WANDB_DIR, where wandb.init()
 // keeps its run files, in the attempt's scratch directory. A trainer that has no W&B credentials
 // (neither WANDB_MODE nor WANDB_API_KEY in the worker's environment or trainer.environment) gets
-// WANDB_MODE=offline: wandb.init() without a key and without a terminal would fail. Nothing for an
-// rlsweep spec.
+// WANDB_MODE=offline: wandb.init() without a key and without a terminal would fail. An rlsweep spec
+// whose metrics source is wandb or auto gets WANDB_DIR (and WANDB_MODE) only: its reader follows the
+// run file there. Nothing for another rlsweep spec.
 func (r *segmentRun) wandbEnv() ([]string, error) {
 	t := r.in.Trainer
+	if src := t.Metrics.Source; len(t.WandBConfig) == 0 && (src == trainer.SourceWandb || src == trainer.SourceAuto) {
+		return r.wandbDirEnv([]string{"WANDB_DIR=" + r.dir}), nil
+	}
 	if len(t.WandBConfig) == 0 {
 		return nil, nil
 	}
@@ -247,7 +252,12 @@ func (r *segmentRun) wandbEnv() ([]string, error) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		return nil, fmt.Errorf("segment scratch: %w", err)
 	}
-	env := []string{"WANDB_SWEEP_PARAM_PATH=" + path, "WANDB_DIR=" + r.dir}
+	return r.wandbDirEnv([]string{"WANDB_SWEEP_PARAM_PATH=" + path, "WANDB_DIR=" + r.dir}), nil
+}
+
+// wandbDirEnv adds WANDB_MODE=offline to env when the trainer has no W&B credentials.
+func (r *segmentRun) wandbDirEnv(env []string) []string {
+	t := r.in.Trainer
 	has := func(name string) bool {
 		_, inSpec := t.Environment[name]
 		_, inWorker := os.LookupEnv(name)
@@ -256,7 +266,7 @@ func (r *segmentRun) wandbEnv() ([]string, error) {
 	if !has("WANDB_MODE") && !has("WANDB_API_KEY") {
 		env = append(env, "WANDB_MODE=offline")
 	}
-	return env, nil
+	return env
 }
 
 // wandbConfigFile is the run config of a W&B sweep's trial in its attempt's scratch directory.

@@ -1,6 +1,7 @@
 package activities_test
 
 import (
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -76,5 +77,34 @@ func TestTrainSegmentCSVSource(t *testing.T) {
 	}
 	if res.Last[diagnostics.ValueLoss] != 0.25 || res.Last[diagnostics.Reward] != 12.5 {
 		t.Errorf("last values = %v", res.Last)
+	}
+}
+
+// A trainer that logs with wandb.log (an rlsweep spec with source wandb): it finds WANDB_DIR set to
+// the attempt's scratch directory, and the rows of the run file it writes there are the segment's
+// records, on the step of the logged key step_key names; the result says which file was read.
+func TestTrainSegmentWandbSource(t *testing.T) {
+	fixture, err := filepath.Abs(filepath.Join("testdata", "run-test.wandb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t)
+	in := f.input(100000, nil)
+	in.Trainer.Metrics = sweeps.MetricsSource{Source: "wandb", Preset: "cleanrl", StepKey: "global_step"}
+	in.Trainer.GracePeriod = 500 * time.Millisecond
+	in.Trainer.Command = shellTrainer(`run="$WANDB_DIR/wandb/offline-run-20240101_000000-test"; mkdir -p "$run" && ` +
+		`cp ` + strconv.Quote(fixture) + ` "$run/run-test.wandb"`)
+	res, err := f.run(in)
+	if err != nil {
+		t.Fatalf("TrainSegment: %v", err)
+	}
+	if got := f.storedSteps(); !slices.Equal(got, []int64{1000, 2000, 3000, 4000, 5000}) {
+		t.Errorf("stored steps = %v, want [1000 … 5000] (global_step)", got)
+	}
+	if res.Objective == nil || res.Malformed != 0 || !strings.Contains(res.MetricsSource, "offline-run-20240101_000000-test") {
+		t.Errorf("result = %+v, want the reward objective, no malformed, the run file named", res)
+	}
+	if !strings.Contains(f.metrics(), `"reward":14`) {
+		t.Errorf("stored metrics lack the last reward:\n%s", f.metrics())
 	}
 }

@@ -116,6 +116,9 @@ type SegmentResult struct {
 	// RLSWEEP_STOP_AT_STEP, or stopped without a checkpoint to resume from), so later segments re-run
 	// what it trained; the Trial workflow shows the first one of a trial.
 	SegmentWarning string `json:",omitempty"`
+	// MetricsSource is the metrics source an auto or wandb reader read, with its path
+	// (trainer.ReaderStats.Source); "" for the other sources.
+	MetricsSource string `json:",omitempty"`
 	// MetricMissing: the segment read records and none carried the objective's metric; these are
 	// the names they carried instead, sorted (at most maxSeenKeys), empty when they carried none.
 	// Nil when the metric was there or there was no record.

@@ -172,6 +172,7 @@ func (d *decoder) metricsSource(m *MetricsSource) func(string, *yaml.Node) {
 			{"preset", d.text(&m.Preset)},
 			{"tags", d.textMap(&m.Tags)},
 			{"steps_per_iteration", d.bigInt(&m.StepsPerIteration)},
+			{"step_key", d.text(&m.StepKey)},
 		})
 	}
 }

@@ -97,12 +97,15 @@ type Trainer struct {
 
 // MetricsSource says where the trainer's metrics come from.
 type MetricsSource struct {
-	Source string            `json:"source"`           // "jsonl", "tensorboard", "stdout" or "csv"
+	Source string            `json:"source"`           // "jsonl", "tensorboard", "stdout", "csv", "wandb" or "auto"
 	Preset string            `json:"preset,omitempty"` // rsl_rl, sb3, cleanrl, rl_games, skrl; stdout: rsl_rl or sb3
 	Tags   map[string]string `json:"tags,omitempty"`   // custom tag → canonical name
 	// StepsPerIteration converts a trainer's iteration count to environment steps (rsl_rl:
 	// num_envs × num_steps_per_env); 0 keeps the trainer's own step. tensorboard and stdout rsl_rl only.
 	StepsPerIteration int64 `json:"steps_per_iteration,omitempty"`
+	// StepKey names the W&B history key that holds the step (as W&B's define_metric(step_metric=...),
+	// e.g. global_step); "" is _step, the count of wandb.log calls. wandb and auto only.
+	StepKey string `json:"step_key,omitempty"`
 }
 
 // Metric is the objective, as W&B writes it.

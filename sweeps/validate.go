@@ -240,6 +240,15 @@ func (c *checker) trainer() {
 		c.add("trainer.metrics.steps_per_iteration", strconv.FormatInt(n, 10),
 			fmt.Sprintf("no steps_per_iteration with source %s (its steps are environment steps already); it converts iterations for source tensorboard or stdout with preset rsl_rl", t.Metrics.Source))
 	}
+	if _, written := c.s.lines["trainer.metrics.step_key"]; t.Metrics.StepKey != "" || written {
+		k := t.Metrics.StepKey
+		switch src := t.Metrics.Source; {
+		case src != trainer.SourceWandb && src != trainer.SourceAuto:
+			c.add("trainer.metrics.step_key", quote(k), fmt.Sprintf("no step_key with source %s; it names the W&B history key holding the step, for source wandb or auto (remove it, or set source: wandb)", src))
+		case strings.TrimSpace(k) == "":
+			c.add("trainer.metrics.step_key", quote(k), "a logged key holding the step, such as global_step (or no step_key: W&B's _step)")
+		}
+	}
 	for _, tag := range sortedKeys(t.Metrics.Tags) {
 		name := t.Metrics.Tags[tag]
 		if tag == "" || strings.TrimSpace(name) == "" {

@@ -13,8 +13,10 @@ const (
 	SourceTensorBoard = "tensorboard"
 	SourceStdout      = "stdout" // the trainer's console output; preset rsl_rl or sb3 picks the format
 	SourceCSV         = "csv"    // a CSV file such as SB3's progress.csv
-	SourceWandb       = "wandb"
-	SourceAuto        = "auto"
+	SourceWandb       = "wandb"  // the W&B run file (run-<id>.wandb) under the trainer's $WANDB_DIR
+	// SourceAuto follows the W&B run file and the TensorBoard event files and settles on whichever
+	// yields records first (see Open).
+	SourceAuto = "auto"
 )
 
 // Sources lists the metric sources Open accepts.
@@ -31,6 +33,13 @@ type ReaderStats struct {
 	// Steps says what the records' steps count (StepsEnv, StepsIterations, StepsTrainer, with where
 	// they came from); "" before the first record.
 	Steps string
+	// Skipped counts values left out because they are not numbers (W&B: media, histograms, tables,
+	// strings); SkippedKeys names their keys, the first few in order and how many more.
+	Skipped     int
+	SkippedKeys string
+	// Source is the source read and its path, as "wandb (/…/run-<id>.wandb)", for the readers that
+	// find their file themselves (wandb, auto once it has settled); "" for the others.
+	Source string
 }
 
 // Reader follows the metrics a trainer writes while it runs. Poll returns the records that became
@@ -84,16 +93,47 @@ type ReaderConfig struct {
 	MetricsFile       string // jsonl and csv: the file
 	TBDir             string // tensorboard: the directory of event files
 	StdoutFile        string // stdout: the file the trainer's stdout goes to
+	// WandbDir is, for wandb and auto, the trainer's $WANDB_DIR (the SDK writes
+	// wandb/run-*/run-<id>.wandb under it), a W&B run directory or a .wandb file.
+	WandbDir string
+	// StepKey, for wandb and auto, names the logged key that holds the step of a W&B history row (as
+	// W&B's define_metric(step_metric=...), e.g. global_step); "" is _step, the count of wandb.log calls.
+	StepKey string
 }
 
 // Open returns the reader c describes: "jsonl" tails MetricsFile, "tensorboard" the event files under
 // TBDir, "stdout" the console log StdoutFile in the format Preset names (rsl_rl or sb3), "csv" the CSV
-// file MetricsFile. Nothing is opened until the first Poll.
+// file MetricsFile, "wandb" the W&B run file under WandbDir (WandbTail), "auto" both the W&B run file
+// under WandbDir and the event files under TBDir, settling on whichever yields records first (autoTail).
+// Nothing is opened until the first Poll.
 func Open(c ReaderConfig) (Reader, error) {
 	if c.StepsPerIteration < 0 {
 		return nil, fmt.Errorf("metrics.steps_per_iteration: got %d, want an integer ≥ 0", c.StepsPerIteration)
 	}
+	if c.StepKey != "" && c.Source != SourceWandb && c.Source != SourceAuto {
+		return nil, fmt.Errorf("metrics.step_key: got %q with source %q, want it only with source %s or %s (it names a W&B history key)", c.StepKey, c.Source, SourceWandb, SourceAuto)
+	}
 	switch c.Source {
+	case SourceWandb, SourceAuto:
+		m, err := NewMapping(c.Preset, c.Tags)
+		if err != nil {
+			return nil, err
+		}
+		if c.WandbDir == "" {
+			return nil, fmt.Errorf("wandb dir: got \"\", want a directory for source %q", c.Source)
+		}
+		w := NewWandbTail(c.WandbDir, c.StepKey)
+		w.mapping = m
+		if c.Source == SourceWandb {
+			return w, nil
+		}
+		if c.TBDir == "" {
+			return nil, fmt.Errorf("tensorboard dir: got \"\", want a directory for source %q", SourceAuto)
+		}
+		t := NewTensorBoardTail(c.TBDir)
+		t.mapping, t.stepsPerIter = m, c.StepsPerIteration
+		t.iterations = c.Preset == PresetRSLRL
+		return &autoTail{wb: w, tb: t}, nil
 	case SourceJSONL, "":
 		m, err := NewMapping(c.Preset, c.Tags)
 		if err != nil {
