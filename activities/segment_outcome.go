@@ -46,6 +46,12 @@ func (r *segmentRun) finish(p *runner.Process) (*SegmentResult, error) {
 			r.in.Trial.ID, code, r.result.LastStep, runner.TailFile(r.logPath, 2048, r.a.masker()))
 		return nil, r.trainerFailed(ErrTrainerCrashed, msg)
 	}
+	if err := r.noRecords(); err != nil {
+		return nil, err
+	}
+	if err := r.objectiveAtEnd(); err != nil {
+		return nil, err
+	}
 	r.result.SegmentWarning = r.segmentWarning()
 	r.account()
 	return &r.result, nil

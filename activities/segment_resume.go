@@ -17,9 +17,9 @@ import (
 // heartbeated, else the one the workflow handed over — and returns its local path ("" for none).
 func (r *segmentRun) resumeCheckpoint(ctx context.Context, prev Heartbeat) (string, error) {
 	key := r.in.ResumeFrom
-	// The counts of earlier attempts go on; the step and checkpoint are the previous attempt's only
-	// when it got to a checkpoint.
-	r.hb.TrainerFailures, r.hb.Retrained = prev.TrainerFailures, prev.Retrained
+	// The counts of earlier attempts, and whether one saw the objective, go on; the step and checkpoint
+	// are the previous attempt's only when it got to a checkpoint.
+	r.hb.TrainerFailures, r.hb.Retrained, r.hb.ObjectiveSeen = prev.TrainerFailures, prev.Retrained, prev.ObjectiveSeen
 	if prev.CheckpointKey != "" {
 		key = prev.CheckpointKey
 		r.hb = prev

@@ -445,9 +445,14 @@ func (r *segmentRun) stopTrainer(_ context.Context, p *runner.Process) {
 }
 
 // poll reads the records that arrived since the last call and returns how many there were, and the
-// stop verdict if a record fired a stop rule (the records after it are not looked at).
+// stop verdict if a record fired a stop rule (the records after it are not looked at). Records past
+// the warm-up with none of the trial's carrying the objective fail the attempt (objectiveOverdue).
 func (r *segmentRun) poll(ctx context.Context) (int, *diagnostics.Verdict, error) {
-	return r.pollRecords(ctx, false)
+	n, v, err := r.pollRecords(ctx, false)
+	if err == nil && v == nil {
+		err = r.objectiveOverdue(ctx) // nothing silent: past the warm-up without the objective fails
+	}
+	return n, v, err
 }
 
 // pollFinal is poll once the trainer has exited: a reader holding back a record it could not yet

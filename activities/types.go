@@ -83,6 +83,10 @@ type SegmentInput struct {
 	Rungs    []int64 `json:",omitempty"`
 	RungUnit string  `json:",omitempty"`
 	ReportTo string  `json:",omitempty"`
+	// ObjectiveSeen: a record of an earlier segment of the trial carried the objective's metric. Without
+	// it, a segment whose records pass the diagnostics warm-up with none carrying it fails the trial
+	// (ErrObjectiveMissing).
+	ObjectiveSeen bool `json:",omitempty"`
 }
 
 // gpuCount is how many GPUs the segment asks for.
@@ -148,6 +152,8 @@ type Heartbeat struct {
 	// next one resumed from.
 	TrainerFailures int   `json:",omitempty"`
 	Retrained       int64 `json:",omitempty"`
+	// ObjectiveSeen: a record of an attempt of the segment so far carried the objective's metric.
+	ObjectiveSeen bool `json:",omitempty"`
 }
 
 // finite returns a pointer to x, or nil when x is NaN or ±Inf.

@@ -169,8 +169,8 @@ probes:
 
 // Probes are on by default, so an external trainer that follows the trainer contract but not the probe
 // protocol (the scripted trainer: it trains and exits 0, writing no probe result), and one that crashes
-// at start, stop the sweep in its probe stage. The message must say so, not diagnose a broken value
-// loss, and point to docs/probes.md and `probes: {enabled: false}`.
+// at start, stop the sweep in its probe stage after their first probe run. The message must say so, not
+// diagnose a broken value loss, and point to docs/probes.md and `probes: {enabled: false}`.
 func TestProbeStageTrainerWithoutProtocol(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker("a", "--slots", "2")
@@ -178,7 +178,7 @@ func TestProbeStageTrainerWithoutProtocol(t *testing.T) {
 		name, trainer string
 		want          []string
 	}{
-		{"plain", "", []string{"does not speak the probe protocol", "on 10 of 10 probes"}},
+		{"plain", "", []string{"does not speak the probe protocol", "on probe 1, its first probe run"}},
 		{"crash", `
 probes:
   command: ["sh", "-c", "echo 'ModuleNotFoundError: torch' >&2; exit 1"]`, []string{"the trainer crashed on probe 1", "log tail: ModuleNotFoundError: torch"}},
@@ -201,9 +201,9 @@ parameters:
 			if strings.Contains(out, "value loss or optimiser broken") {
 				t.Errorf("watch output blames the value loss:\n%s", out)
 			}
-			_, children, _ := e.probeStage(sweepIDFrom(t, out))
-			if children != 0 {
-				t.Errorf("%d trials started, want none", children)
+			probes, children, _ := e.probeStage(sweepIDFrom(t, out))
+			if probes != 1 || children != 0 {
+				t.Errorf("%d RunProbe, %d trials started; want 1 (the stage stops after the first run) and none", probes, children)
 			}
 		})
 	}

@@ -162,8 +162,9 @@ retries: {max_attempts: 1}
 }
 
 // A metric name no record carries is warned of as soon as a trial's first segment ends, naming the
-// names the trainer did write: in the running trial's status, then in the ended trial's and in the
-// sweep's report.
+// names the trainer did write, in the running trial's status; once its records pass the diagnostics
+// warm-up without it, the trial fails, naming the nearest name, and so does the sweep (watch and status
+// show it), while the ended trial's status and the sweep's report keep the warning.
 func TestMissingMetricWarned(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker("a", "--slots", "2")
@@ -171,6 +172,7 @@ func TestMissingMetricWarned(t *testing.T) {
   total_steps: 40000
   segment_steps: 10000
 metric: {name: rewrd}
+diagnostics: {warmup_steps: 25000}
 method: grid
 parameters:
   lr: {values: [1.0e-3]}
@@ -188,11 +190,15 @@ probes: {enabled: false}
 	if !strings.Contains(out, "status       Running") || !strings.Contains(out, "reward, ") {
 		t.Errorf("status of the trial after its first segment, want running, the warning and the names it wrote:\n%s", out)
 	}
-	if out, code := e.cli("watch", sweepID); code != 0 {
-		t.Fatalf("watch exited %d:\n%s", code, out)
+	const failed = `past the diagnostics warm-up (25000), so the trial has no objective`
+	if out, code := e.cli("watch", sweepID); code == 0 || !strings.Contains(out, failed) || !strings.Contains(out, `did you mean "reward"?`) {
+		t.Fatalf("watch exited %d, want the sweep failed past the warm-up with the nearest name:\n%s", code, out)
 	}
-	if out, code := e.cli("status", sweepID+"/0-s1"); code != 0 || strings.Count(out, warned) != 1 {
-		t.Errorf("status of the ended trial exited %d, want the warning once:\n%s", code, out)
+	if out, _ := e.cli("status", sweepID); !strings.Contains(out, "last failure  0-s1: ") || !strings.Contains(out, `did you mean "reward"?`) {
+		t.Errorf("status of the sweep lacks the trial's failure:\n%s", out)
+	}
+	if out, code := e.cli("status", sweepID+"/0-s1"); code != 0 || strings.Count(out, warned) != 1 || !strings.Contains(out, failed) {
+		t.Errorf("status of the ended trial exited %d, want the warning once and the failure:\n%s", code, out)
 	}
 	html, err := os.ReadFile(e.store.URL(artifacts.ReportKey(sweepID)))
 	if err != nil {

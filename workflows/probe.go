@@ -23,26 +23,41 @@ var probeIDs = []string{"1", "2", "3", "4", "5", "1c", "2c", "3c", "4c", "5c"}
 // runProbes runs every probe as a parallel activity on the control queue, then records and diagnoses
 // them. A failing probe ends the sweep in PhaseProbeFailed with a non-retryable ProbeFailed error
 // whose message carries the diagnosis and the measured values; the report is also queryable.
+//
+// An external trainer runs probe 1 alone first: one that does not speak the probe protocol (it exits
+// without a result, or crashes, or writes an invalid record) shows it on that one run, and the stage
+// stops there instead of running it nine more times. Probe 1 is the lowest on the ladder, so its
+// failure is the diagnosis whatever the others would say. The built-in trainer speaks the protocol:
+// its ten probes all run at once.
 func (s *sweepRun) runProbes(ctx workflow.Context) error {
 	if err := workflow.SetQueryHandler(ctx, QueryProbes, func() (*activities.ProbeReport, error) {
 		return s.state.Probes, nil
 	}); err != nil {
 		return err
 	}
-	futures := make([]workflow.Future, len(probeIDs))
-	for i, id := range probeIDs {
-		futures[i] = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			TaskQueue: ControlQueue, StartToCloseTimeout: 10 * time.Minute, HeartbeatTimeout: time.Minute,
-			RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 10 * time.Second,
-				MaximumAttempts: 3, NonRetryableErrorTypes: []string{activities.ErrInvalidSpec}},
-			Summary: "probe " + id,
-		}), (*activities.Activities).RunProbe, s.probeInput(id))
-	}
-	results := make([]activities.ProbeResult, len(probeIDs))
-	for i, f := range futures {
-		if err := f.Get(ctx, &results[i]); err != nil {
+	ids := probeIDs
+	var results []activities.ProbeResult
+	if s.in.Spec.Trainer.Builtin == "" {
+		var first activities.ProbeResult
+		if err := s.runProbe(ctx, ids[0]).Get(ctx, &first); err != nil {
 			return err
 		}
+		results, ids = append(results, first), ids[1:]
+		if first.Fault != "" {
+			workflow.GetLogger(ctx).Warn("probe stage stopped after its first run", "fault", first.Fault, "error", first.Error)
+			ids = nil
+		}
+	}
+	futures := make([]workflow.Future, len(ids))
+	for i, id := range ids {
+		futures[i] = s.runProbe(ctx, id)
+	}
+	for _, f := range futures {
+		var r activities.ProbeResult
+		if err := f.Get(ctx, &r); err != nil {
+			return err
+		}
+		results = append(results, r)
 	}
 	var rep activities.ProbeReport
 	err := workflow.ExecuteActivity(s.lightOptions(ctx, "record probes"), (*activities.Activities).RecordProbes,
@@ -57,6 +72,16 @@ func (s *sweepRun) runProbes(ctx workflow.Context) error {
 	}
 	s.state.Phase = PhaseProbeFailed
 	return temporal.NewNonRetryableApplicationError(probeFailure(rep), ErrProbeFailed, nil, rep)
+}
+
+// runProbe runs one probe on the control queue.
+func (s *sweepRun) runProbe(ctx workflow.Context, id string) workflow.Future {
+	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue: ControlQueue, StartToCloseTimeout: 10 * time.Minute, HeartbeatTimeout: time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 10 * time.Second,
+			MaximumAttempts: 3, NonRetryableErrorTypes: []string{activities.ErrInvalidSpec}},
+		Summary: "probe " + id,
+	}), (*activities.Activities).RunProbe, s.probeInput(id))
 }
 
 // probeInput runs a probe with the first planned trial's parameters and seed (its templates and the

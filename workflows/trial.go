@@ -157,6 +157,8 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 		}
 	}
 	segWarning := "" // the first segment-protocol warning, once per trial
+	// A record of the trial carried the objective (a pbt member's source trial had, to get this far).
+	objectiveSeen := in.Trial.ResumeFrom != ""
 	for seg, from := first, start; seg < len(ends); seg, from = seg+1, ends[seg] {
 		stop := ends[seg]
 		details := fmt.Sprintf("segment %d: steps %d–%d; last step %d", seg, from, stop, sum.Steps)
@@ -174,6 +176,7 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 			MaxTrainerFailures: maxAttempts(in), MaxInfraRetries: maxInfraRetries(in),
 			HandOffTo: handOffTo(in, seg, len(ends)),
 			Rungs:     in.Rungs, RungUnit: in.RungUnit, ReportTo: reportTo(ctx, in),
+			ObjectiveSeen: objectiveSeen,
 		})
 		stopped := waitOrStop(ctx, in, f, cancelSegment)
 		err := f.Get(ctx, &res)
@@ -202,6 +205,7 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 		sum.RetrainedSteps += res.RetrainedSteps
 		sum.ServerOutages += res.ServerOutages
 		noteMissingMetric(sum, in.Metric.Name, seg, res)
+		objectiveSeen = objectiveSeen || res.Objective != nil || res.Records > 0 && res.MetricMissing == nil
 		if stopped != nil {
 			return stopped.at(sum.Steps) // the segment ended before the stop reached it
 		}

@@ -94,15 +94,21 @@ func diagnosis(failed Result, rs []Result) string {
 				}
 			}
 		}
+		if len(rs) == 1 {
+			// The sweep's probe stage stops after an external trainer's first run when it faults.
+			return fmt.Sprintf("the trainer does not speak the probe protocol: it exited 0 on probe %s, its first probe run, without writing a result to "+
+				EnvProbeResult+" (the file the protocol names for the probe's JSON record), so the stage stopped there and ran no other probe; "+
+				"teach it the protocol (a result per probe, or exit 3 to decline one): %s", failed.Probe, disableHint)
+		}
 		return fmt.Sprintf("the trainer does not speak the probe protocol: it exited 0 without writing a result to "+
 			EnvProbeResult+" on %d of %d probes, so the probes say nothing about its learning; teach it the protocol "+
 			"(a result per probe, or exit 3 to decline one): %s", same, ran, disableHint)
 	case FaultCrashed:
-		return fmt.Sprintf("the trainer crashed on probe %s, so the probes say nothing about its learning; fix the crash, %s. %s",
-			failed.Probe, disableHint, failed.Error)
+		return fmt.Sprintf("the trainer crashed on probe %s%s, so the probes say nothing about its learning; fix the crash, %s. %s",
+			failed.Probe, stoppedAfter(rs), disableHint, failed.Error)
 	case FaultBadRecord:
-		return fmt.Sprintf("the trainer's result on probe %s does not follow the probe protocol; %s. %s",
-			failed.Probe, disableHint, failed.Error)
+		return fmt.Sprintf("the trainer's result on probe %s does not follow the probe protocol%s; %s. %s",
+			failed.Probe, stoppedAfter(rs), disableHint, failed.Error)
 	}
 	p, _ := Lookup(failed.Probe)
 	what := fmt.Sprintf("probe %s fails", failed.Probe)
@@ -117,6 +123,14 @@ func diagnosis(failed Result, rs []Result) string {
 		below = "probe 1 passes"
 	}
 	return fmt.Sprintf("%s while %s: the bug is in what %s adds: %s", what, below, failed.Probe, p.Adds)
+}
+
+// stoppedAfter notes a stage that stopped after its first run (one result): the other probes were not run.
+func stoppedAfter(rs []Result) string {
+	if len(rs) == 1 {
+		return " (its first probe run: the stage stopped there and ran no other probe)"
+	}
+	return ""
 }
 
 func isContinuous(id ID) bool { return len(id) > 0 && id[len(id)-1] == 'c' }

@@ -146,3 +146,30 @@ func TestRun(t *testing.T) {
 		t.Error("Run(multi) succeeded")
 	}
 }
+
+// A stage that stopped after an external trainer's first run (one result) says so: the file the
+// protocol names, that no other probe ran, and the fix.
+func TestDiagnoseAfterFirstRun(t *testing.T) {
+	for _, c := range []struct {
+		r    Result
+		want []string
+	}{
+		{Result{Probe: "1", Level: 1, Fault: FaultNoRecord}, []string{
+			"does not speak the probe protocol: it exited 0 on probe 1, its first probe run, without writing a result to RLSWEEP_PROBE_RESULT",
+			"the stage stopped there and ran no other probe", "docs/probes.md", "`probes: {enabled: false}`"}},
+		{Result{Probe: "1", Level: 1, Fault: FaultCrashed, Error: "the trainer exited with status 1"}, []string{
+			"crashed on probe 1 (its first probe run: the stage stopped there and ran no other probe)", "status 1"}},
+		{Result{Probe: "1", Level: 1, Fault: FaultBadRecord, Error: "bad"}, []string{
+			"does not follow the probe protocol (its first probe run: the stage stopped there"}},
+	} {
+		rep := Diagnose([]Result{c.r})
+		if rep.Passed || rep.Failed != "1" {
+			t.Errorf("%s: passed %v, failed %q; want probe 1 failed", c.r.Fault, rep.Passed, rep.Failed)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(rep.Diagnosis, w) {
+				t.Errorf("%s: diagnosis lacks %q: %s", c.r.Fault, w, rep.Diagnosis)
+			}
+		}
+	}
+}
