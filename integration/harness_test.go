@@ -31,6 +31,7 @@ import (
 var (
 	rlsweepBin string // the rlsweep binary under test
 	trainerBin string // the scripted test trainer
+	replayBin  string // a plain W&B or TensorBoard script replaying a real run (testdata/replay-trainer)
 )
 
 func TestMain(m *testing.M) {
@@ -39,15 +40,18 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	rlsweepBin, trainerBin = filepath.Join(dir, "rlsweep"), filepath.Join(dir, "scripted-trainer")
-	// RLSWEEP_IT_BINDIR: binaries built beforehand (rlsweep, scripted-trainer), for a machine without
-	// the Go toolchain, or to run one test binary against two builds of rlsweep.
+	replayBin = filepath.Join(dir, "replay-trainer")
+	// RLSWEEP_IT_BINDIR: binaries built beforehand (rlsweep, scripted-trainer, replay-trainer), for a
+	// machine without the Go toolchain, or to run one test binary against two builds of rlsweep.
 	if pre := os.Getenv("RLSWEEP_IT_BINDIR"); pre != "" {
 		rlsweepBin, trainerBin = filepath.Join(pre, "rlsweep"), filepath.Join(pre, "scripted-trainer")
+		replayBin = filepath.Join(pre, "replay-trainer")
 		code := m.Run()
 		os.RemoveAll(dir)
 		os.Exit(code)
 	}
-	for bin, pkg := range map[string]string{rlsweepBin: "../cmd/rlsweep", trainerBin: "./testdata/scripted-trainer"} {
+	for bin, pkg := range map[string]string{rlsweepBin: "../cmd/rlsweep", trainerBin: "./testdata/scripted-trainer",
+		replayBin: "./testdata/replay-trainer"} {
 		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", pkg, err, out)
 			os.Exit(1)

@@ -85,6 +85,7 @@ parameters:
 			if best.Outcome != results.OutcomeCompleted || best.Steps != 119 {
 				t.Errorf("the best configuration (quality 1.0) ended %s at step %d, want completed at 119 (all its rows)", best.Outcome, best.Steps)
 			}
+			t.Logf("%d of 6 trials pruned; best: %s at step %d", pruned, best.Outcome, best.Steps)
 			if pruned < 3 {
 				t.Errorf("%d of 6 trials pruned, want at least 3 (W&B's bands keep the top third)", pruned)
 			}
