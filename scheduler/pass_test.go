@@ -51,9 +51,10 @@ func TestPassDecidesWhenEverySeedHasPassed(t *testing.T) {
 			t.Errorf("%s: decision %+v, want a prune at step 100 with its value", it.TrialID, d)
 		}
 	}
-	// A later pass of a stopped configuration stops nobody twice.
-	if got := pass(2, 1, 900, 1); len(got) != 0 {
-		t.Fatalf("stopped again: %v", got)
+	// A seed of a stopped configuration that passes another point before its stop reached it is told
+	// again, alone (the sweep drops passes of a trial it is stopping already).
+	if got := pass(2, 1, 900, 1); len(got) != 1 || got[0].TrialID != sweeps.TrialID(2, 1) {
+		t.Fatalf("interruptions %v, want seed 1 of configuration 2 alone", got)
 	}
 }
 
@@ -108,5 +109,46 @@ func TestPassCarriesAheadSteps(t *testing.T) {
 	}
 	if _, stopped := pr.Stopped(0); stopped {
 		t.Fatal("the only configuration was stopped")
+	}
+}
+
+// A seed that starts after its configuration was stopped is stopped when it passes the step the
+// configuration was stopped at, not trained to the end; one of an infeasible configuration at its
+// first pass, as diverged.
+func TestPassStopsALateSeed(t *testing.T) {
+	spec := pruneSpec(t, 3, "[1, 2]", "{type: asha, min_steps: 100, eta: 3}")
+	s, err := scheduler.New(spec, scheduler.State{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := s.(scheduler.Passer)
+	in := s.(scheduler.Interrupter)
+	// Seeds 1 of every configuration start; seeds 2 start later (the plan order is config-major, so
+	// take the trials one by one and leave out the second seeds at first).
+	trials := startAll(t, s)
+	for _, tr := range trials {
+		if tr.Seed == 2 {
+			s.Finished(results.TrialSummary{TrialID: tr.ID, Config: tr.Config, Seed: 2, Outcome: results.OutcomeCancelled})
+		}
+	}
+	p.Passed(scheduler.Pass{Config: 0, Seed: 1, Point: 100, Windowed: f(10)})
+	p.Passed(scheduler.Pass{Config: 1, Seed: 1, Point: 100, Windowed: f(11)})
+	p.Passed(scheduler.Pass{Config: 2, Seed: 1, Point: 100, Windowed: f(1)})
+	if got := in.Interrupt(); len(got) != 1 || got[0].TrialID != sweeps.TrialID(2, 1) {
+		t.Fatalf("interruptions %v, want configuration 2's running seed", got)
+	}
+	// A later seed of configuration 2 passes 100: it is stopped there.
+	p.Passed(scheduler.Pass{Config: 2, Seed: 3, Point: 100, Windowed: f(50)})
+	got := in.Interrupt()
+	if len(got) != 1 || got[0].TrialID != sweeps.TrialID(2, 3) || got[0].Decision.Outcome != results.OutcomePruned {
+		t.Fatalf("interruptions %v, want the late seed pruned", got)
+	}
+	// An infeasible configuration's late seed stops at its first pass, as diverged.
+	s.Finished(results.TrialSummary{TrialID: sweeps.TrialID(1, 1), Config: 1, Seed: 1, Outcome: results.OutcomeDiverged})
+	in.Interrupt()
+	p.Passed(scheduler.Pass{Config: 1, Seed: 3, Point: 300, Windowed: f(50)})
+	got = in.Interrupt()
+	if len(got) != 1 || got[0].Decision.Outcome != results.OutcomeDiverged {
+		t.Fatalf("interruptions %v, want the infeasible configuration's late seed stopped as diverged", got)
 	}
 }

@@ -84,10 +84,28 @@ func (s *pruning) Passed(p Pass) {
 		return
 	}
 	_, before := s.pruner.Stopped(p.Config)
-	s.pruner.Pass(p.Config, p.Seed, k, p.Windowed)
-	if !before {
+	v := s.pruner.Pass(p.Config, p.Seed, k, p.Windowed)
+	if _, now := s.pruner.Stopped(p.Config); now && !before {
 		s.stopIfDecided(p.Config)
+		return
 	}
+	if v.Decided && !v.Continue {
+		// A seed that started after its configuration was stopped (or made infeasible) gets the
+		// decision where it was made, as a pause-mode seed would at that boundary.
+		s.interrupt = append(s.interrupt, Interruption{TrialID: sweeps.TrialID(p.Config, p.Seed), Decision: s.stopDecision(p.Config, v)})
+	}
+}
+
+// stopDecision is the Stop a verdict that stopped config makes for each of its seeds: pruned, or
+// diverged when a sibling seed diverged.
+func (s *pruning) stopDecision(config int, v Verdict) Decision {
+	if v.Diverged {
+		return Decision{Segment: -1, Action: Stop, Outcome: results.OutcomeDiverged, Reason: v.Reason,
+			Pruning: &results.Pruning{Rule: s.rule, Rung: v.Rung, Step: v.Step, SiblingDiverged: true}}
+	}
+	val := v.Value
+	return Decision{Segment: -1, Action: Stop, Outcome: results.OutcomePruned, Reason: v.Reason,
+		Pruning: &results.Pruning{Rule: s.rule, Rung: v.Rung, Step: v.Step, Value: &val, Cutoff: v.Cutoff, Peers: v.Peers}}
 }
 
 // settle decides config's pending decision step once a seed of it ended, and stops its running seeds
@@ -111,10 +129,7 @@ func (s *pruning) stopIfDecided(config int) {
 		if slices.Contains(r.Ended, seed) {
 			continue
 		}
-		val := v.Value
-		s.interrupt = append(s.interrupt, Interruption{TrialID: sweeps.TrialID(config, seed), Decision: Decision{
-			Segment: -1, Action: Stop, Outcome: results.OutcomePruned, Reason: v.Reason,
-			Pruning: &results.Pruning{Rule: s.rule, Rung: v.Rung, Step: v.Step, Value: &val, Cutoff: v.Cutoff, Peers: v.Peers}}})
+		s.interrupt = append(s.interrupt, Interruption{TrialID: sweeps.TrialID(config, seed), Decision: s.stopDecision(config, v)})
 	}
 }
 
