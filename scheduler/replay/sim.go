@@ -38,13 +38,16 @@ type Unit struct {
 
 // Outcome is what one replay of a rule cost and decided.
 type Outcome struct {
-	Rule        string
-	StepsUsed   int64 // environment steps trained, over every run
-	StepsFull   int64 // what training every run to its budget costs
-	Saved       float64
-	Top         []int // the rule's best configurations, best first
-	BestInTop3  bool  // a full-budget best configuration (its score at the full budget) is among Top's first 3
-	Infeasible  int   // configurations with a diverged seed the rule let train to the end
+	Rule       string
+	StepsUsed  int64 // environment steps trained, over every run
+	StepsFull  int64 // what training every run to its budget costs
+	Saved      float64
+	Top        []int // the rule's best configurations, best first
+	BestInTop3 bool  // a full-budget best configuration (its score at the full budget) is among Top's first 3
+	// BestRank: the place in Top (1 for the first) of the first full-budget best configuration; 0 when
+	// none of them completed.
+	BestRank    int
+	Infeasible  int // configurations with a diverged seed the rule let train to the end
 	UnitsEnded  int
 	UnitsPruned int
 }
@@ -103,27 +106,38 @@ func Replay(g *Grid, rule Rule, order []int, slots int, quantum int64) Outcome {
 		running = still
 	}
 	out.Saved = 1 - float64(out.StepsUsed)/float64(out.StepsFull)
-	out.Top = g.rank(units)
+	done := map[int][]*Run{}
+	for _, u := range units {
+		if u.Completed {
+			done[u.Config] = append(done[u.Config], u.Runs...)
+		}
+	}
+	out.judge(g, done)
+	return out
+}
+
+// judge fills in what a replay decided from the runs that completed (done: per configuration):
+// Top, BestInTop3, BestRank and Infeasible.
+func (out *Outcome) judge(g *Grid, done map[int][]*Run) {
+	out.Top = g.rank(done)
+	out.BestRank = 0
 	if best := g.Best(); len(best) > 0 {
 		// Configurations that tie with the best (CartPole's return is capped at 500) are each the best.
 		top, _ := Score(g.Configs[best[0]], g.Steps)
-		for i := 0; i < min(3, len(out.Top)); i++ {
-			v, _ := Score(g.Configs[out.Top[i]], g.Steps)
-			out.BestInTop3 = out.BestInTop3 || v == top
-		}
-	}
-	for c, runs := range g.Configs {
-		if _, ok := Score(runs, g.Steps); ok {
-			continue
-		}
-		for _, u := range units {
-			if u.Config == c && u.Completed {
-				out.Infeasible++
+		for i, c := range out.Top {
+			if v, _ := Score(g.Configs[c], g.Steps); v == top {
+				out.BestRank = i + 1
 				break
 			}
 		}
+		out.BestInTop3 = out.BestRank >= 1 && out.BestRank <= 3
 	}
-	return out
+	out.Infeasible = 0
+	for c, runs := range g.Configs {
+		if _, ok := Score(runs, g.Steps); !ok && len(done[c]) > 0 {
+			out.Infeasible++
+		}
+	}
 }
 
 // units makes the units of a replay: one a run, or one a configuration.
@@ -141,15 +155,9 @@ func (g *Grid) units(bySeeds bool) []*Unit {
 	return out
 }
 
-// rank orders the configurations that have a unit that completed by what a user of the rule sees: the
-// IQM over their completed runs of the final windowed objective, best first.
-func (g *Grid) rank(units []*Unit) []int {
-	done := map[int][]*Run{}
-	for _, u := range units {
-		if u.Completed {
-			done[u.Config] = append(done[u.Config], u.Runs...)
-		}
-	}
+// rank orders the configurations that have a run that completed (done: per configuration) by what a
+// user of the rule sees: the IQM over their completed runs of the final windowed objective, best first.
+func (g *Grid) rank(done map[int][]*Run) []int {
 	type scored struct {
 		c int
 		v float64
