@@ -48,6 +48,11 @@ type PrunerConfig struct {
 	Minimize bool
 	// StopDivergedConfigs: a configuration with a diverged seed is stopped.
 	StopDivergedConfigs bool
+	// Seeds is how many seeds each configuration runs. A configuration judged as its seeds pass a step
+	// (Pass) waits for the seeds that have not started yet too: none of its seeds is paused meanwhile,
+	// and a decision on the first seed alone would lose the seed guard. 0: only running seeds are
+	// waited for.
+	Seeds int
 }
 
 // PrunerState is a pruner's whole memory: per configuration that started, its seeds started and
@@ -246,16 +251,22 @@ func (p *Pruner) Pass(config int, seed int64, k int, value *float64) Verdict {
 		r.Pending = map[string]float64{}
 	}
 	r.Pending[strconv.FormatInt(seed, 10)] = v
+	if !p.allStarted(r) {
+		return Verdict{Rung: k, Step: p.cfg.Steps[k]}
+	}
 	out := p.tryDecide(config, r)
 	p.settle(config, r)
 	return out
 }
 
+// allStarted says whether every seed of the configuration has started (PrunerConfig.Seeds).
+func (p *Pruner) allStarted(r *ConfigRecord) bool { return len(r.Started) >= p.cfg.Seeds }
+
 // Settle decides what config's seeds have all passed now that one of its seeds ended (Ended): a
 // configuration whose other seeds passed a step in stop mode waited for that seed.
 func (p *Pruner) Settle(config int) {
 	r := p.rec(config)
-	if len(r.Pending) > 0 && !r.Stopped {
+	if len(r.Pending) > 0 && !r.Stopped && p.allStarted(r) {
 		p.tryDecide(config, r)
 	}
 	p.settle(config, r)
@@ -275,6 +286,9 @@ func (p *Pruner) settle(config int, r *ConfigRecord) {
 			r.Ahead = nil
 		}
 		r.Pending = next
+		if !p.allStarted(r) {
+			return
+		}
 		if v := p.tryDecide(config, r); !v.Decided {
 			return
 		}

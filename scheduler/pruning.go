@@ -29,7 +29,7 @@ func PrunerConfigOf(spec *sweeps.Spec) PrunerConfig {
 		rule = sweeps.PrunerASHA
 	}
 	return PrunerConfig{Rule: rule, Steps: spec.DecisionSteps(), Eta: e.Eta, Strict: e.Strict, MinTrials: e.MinTrials,
-		Minimize: spec.Metric.Goal == "minimize", StopDivergedConfigs: e.StopDivergedConfigs}
+		Minimize: spec.Metric.Goal == "minimize", StopDivergedConfigs: e.StopDivergedConfigs, Seeds: len(spec.Seeds)}
 }
 
 func newPruning(spec *sweeps.Spec, p *planned, state State) (Scheduler, error) {

@@ -164,16 +164,15 @@ func TestPruneReplay(t *testing.T) {
 			// The targets rlsweep's rules are held to on every recorded grid. Pause mode: asha saves at
 			// least 60% of the env-steps with the best configuration in its top 3 in 9 of 10 orders,
 			// median 30% in 10 of 10, and neither trains a configuration with a diverged seed to the
-			// end. Stop mode (measured 2026-11-27, docs/BENCHMARKS.md): asha saves at least 40%, median
-			// 25%, each with the best in its top 3 in 9 of 10 orders, and at most one configuration with
-			// a diverged seed is trained to the end over the 10 orders: a seed that starts after its
-			// configuration was found infeasible is not stopped in stop mode (StopOutcome.Late).
+			// end. Stop mode (measured 2026-11-27, docs/BENCHMARKS.md): asha saves at least 50%, median
+			// 25%, each with the best in its top 3 in 9 of 10 orders, and neither trains a configuration
+			// with a diverged seed to the end.
 			rl := strings.HasPrefix(r.name, "rlsweep")
 			asha, median := rl && strings.Contains(r.name, "asha"), rl && strings.Contains(r.name, "median")
 			pause, stop := strings.HasSuffix(r.name, "(pause)"), strings.HasSuffix(r.name, "(stop)")
 			if asha && pause && (med < 0.60 || inTop3 < 9) || median && pause && (med < 0.30 || inTop3 < 10) ||
-				asha && stop && (med < 0.40 || inTop3 < 9) || median && stop && (med < 0.25 || inTop3 < 9) ||
-				pause && infeasible > 0 || stop && infeasible > 1 {
+				asha && stop && (med < 0.50 || inTop3 < 9) || median && stop && (med < 0.25 || inTop3 < 9) ||
+				rl && infeasible > 0 {
 				t.Errorf("%s on %s: saved %.1f%%, best in top 3 in %d of 10 orders, %d infeasible configurations trained to the end: below its target",
 					r.name, g.Env, 100*med, inTop3, infeasible)
 			}

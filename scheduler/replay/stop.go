@@ -17,8 +17,8 @@ type StopOutcome struct {
 	// decision step that stopped their configuration (they went on while their siblings caught up).
 	Overshoot int64
 	// Late: seeds that started after their configuration had been stopped (or found infeasible);
-	// LateSteps the steps they trained. The scheduler stops no such seed in stop mode (its passes are
-	// of a configuration decided already), so each trains its whole budget.
+	// LateSteps the steps they trained: each is stopped where its configuration was decided (at its
+	// first pass, for an infeasible one).
 	Late      int
 	LateSteps int64
 }
