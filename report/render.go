@@ -14,6 +14,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/regression"
 	"github.com/rlsweep/rlsweep/results"
+	"github.com/rlsweep/rlsweep/sweeps"
 )
 
 // Figure is one plot of the report: its element ID (the report's tests look for each) and its SVG.
@@ -177,7 +178,8 @@ func Render(w io.Writer, in *Input) error {
 		}
 		pg.Sensitivity = append(pg.Sensitivity, Figure{ID: "plot-sensitivity-" + s.Param, SVG: template.HTML(out)})
 	}
-	if in.Spec != nil && in.Spec.EarlyTerminate != nil {
+	// The rung plot places decision points on the step axis: not for points counted in logged values.
+	if in.Spec != nil && in.Spec.EarlyTerminate != nil && in.Spec.RungUnit() == sweeps.RungSteps {
 		if steps := in.Spec.DecisionSteps(); len(steps) > 0 {
 			out, err := svg(rungPlot(in, trials, steps), 22*vg.Centimeter, 11*vg.Centimeter)
 			if err != nil {

@@ -199,7 +199,8 @@ func (s *Spec) DecisionSteps() []int64 {
 // HyperbandBands are W&B's hyperband bands in logged values of the metric, as
 // src/sweeps/hyperband_stopping.py of github.com/wandb/sweeps computes them: with max_iter (which wins
 // when min_iter is set too), ⌊max_iter/eta^k⌋ for k = 1..s while at least 1, ascending; with min_iter,
-// min_iter·eta^k for k = 0, 1, ... while at most MaxHyperbandLogs. A band b is decided on the run's
+// min_iter·eta^k for k = 0, 1, ... while at most MaxHyperbandLogs and while configurations × bands
+// stays within MaxPrunerValues. A band b is decided on the run's
 // value at index b of its metric history, its (b+1)-th logged value.
 func (s *Spec) HyperbandBands() []int64 {
 	e := s.EarlyTerminate
@@ -219,7 +220,17 @@ func (s *Spec) HyperbandBands() []int64 {
 		slices.Sort(out)
 		out = slices.Compact(out)
 	case e.MinIter > 0:
+		configs := 1
+		if n, ok := s.trialCount(); ok && len(s.Seeds) > 0 {
+			configs = max(n/len(s.Seeds), 1)
+		}
+		// W&B lists 100 bands; rlsweep keeps those a run can reach and the pruner can hold: at most
+		// MaxHyperbandLogs, and while configurations × bands stays within MaxPrunerValues (one band
+		// at least: validation refuses what cannot hold even that).
 		for band := int64(e.MinIter); band <= MaxHyperbandLogs; band *= int64(e.Eta) {
+			if len(out) > 0 && configs*(len(out)+1) > MaxPrunerValues {
+				break
+			}
 			out = append(out, band)
 		}
 	}

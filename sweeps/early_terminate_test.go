@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -172,6 +173,11 @@ func TestStopModeSteps(t *testing.T) {
 			[]int64{3, 9, 27, 81, 243, 729, 2187, 6561, 19683, 59049, 177147, 531441}, []int64{100_000}},
 		{"hyperband min_iter 1000000 eta 2: one band", spec("auto", 100_000, EarlyTerminate{Type: PrunerHyperband, MinIter: 1_000_000, Eta: 2}),
 			[]int64{1_000_000}, []int64{100_000}},
+		{"hyperband min_iter 1 eta 2, 5000 configurations: bands cut at 50,000 values", func() *Spec {
+			s := spec("auto", 100_000, EarlyTerminate{Type: PrunerHyperband, MinIter: 1, Eta: 2})
+			s.Method, s.Trials = MethodRandom, 5000
+			return s
+		}(), []int64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}, []int64{100_000}},
 		{"hyperband both: max_iter wins", spec("auto", 100_000, EarlyTerminate{Type: PrunerHyperband, MinIter: 1, MaxIter: 27, S: 2}),
 			[]int64{3, 9}, []int64{100_000}},
 		{"asha in stop mode: steps, segments unchanged", spec("csv", 100_000, EarlyTerminate{Type: PrunerASHA, MinSteps: 1000, Eta: 3}),
@@ -231,6 +237,26 @@ func TestWandBHyperbandAsIs(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("Explain() =\n%s\nwant a line with %q", text, want)
 		}
+	}
+}
+
+// validate --explain in pause mode: the segment ends at the decision steps, in environment steps.
+func TestExplainPauseMode(t *testing.T) {
+	s, err := Load("../examples/asha.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	trials, err := Plan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := Explain(s, trials)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "early_terminate: asha, pause mode: segments end at environment steps 4000, 12000, 36000, where each trial checkpoints and resumes once its configuration is decided"
+	if !slices.Contains(lines, want) {
+		t.Errorf("Explain() =\n%s\nwant the line %q", strings.Join(lines, "\n"), want)
 	}
 }
 
