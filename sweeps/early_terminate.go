@@ -200,8 +200,8 @@ func (s *Spec) DecisionSteps() []int64 {
 // src/sweeps/hyperband_stopping.py of github.com/wandb/sweeps computes them: with max_iter (which wins
 // when min_iter is set too), ⌊max_iter/eta^k⌋ for k = 1..s while at least 1, ascending; with min_iter,
 // min_iter·eta^k for k = 0, 1, ... while at most MaxHyperbandLogs and while configurations × bands
-// stays within MaxPrunerValues. A band b is decided on the run's
-// value at index b of its metric history, its (b+1)-th logged value.
+// stays within MaxPrunerValues. A band b is decided once the run has logged b values of the metric (W&B
+// reads its history at index b−1), on the windowed mean of its last tenth of logged values.
 func (s *Spec) HyperbandBands() []int64 {
 	e := s.EarlyTerminate
 	if e == nil || e.Eta < 2 || e.Eta > maxEta {

@@ -243,6 +243,8 @@ func (c *checker) trainer() {
 	if _, written := c.s.lines["trainer.metrics.step_key"]; t.Metrics.StepKey != "" || written {
 		k := t.Metrics.StepKey
 		switch src := t.Metrics.Source; {
+		case !slices.Contains(Sources, src):
+			// the source's own error says what to write
 		case src != trainer.SourceWandb && src != trainer.SourceAuto:
 			c.add("trainer.metrics.step_key", quote(k), fmt.Sprintf("no step_key with source %s; it names the W&B history key holding the step, for source wandb or auto (remove it, or set source: wandb)", src))
 		case strings.TrimSpace(k) == "":

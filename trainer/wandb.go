@@ -307,7 +307,7 @@ func (t *WandbTail) row(f *wandbFile) (diagnostics.Record, bool) {
 			continue
 		}
 		x, ok := wandbNumber(it.value)
-		if !ok {
+		if !ok || name == "" {
 			t.skip(name)
 			continue
 		}
@@ -351,6 +351,9 @@ func (t *WandbTail) stepOf(v []byte) (int64, error) {
 
 func (t *WandbTail) skip(name string) {
 	t.stats.Skipped++
+	if name == "" {
+		name = `""`
+	}
 	if len(t.skipped) < maxInterned {
 		t.skipped[name] = true
 	}

@@ -2,6 +2,7 @@ package trainer
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -524,4 +525,68 @@ func ptrString(p *int64) any {
 		return "none"
 	}
 	return *p
+}
+
+// TestWandbCorpusDamage cuts a real run file inside a history record (a killed writer) and flips a
+// byte in the middle of it (a damaged chunk): the cut file gives the whole file's rows up to the last
+// complete record and one malformed torn tail naming where the complete records end; the damaged one
+// loses the rest of that block only, and reads every row after it.
+func TestWandbCorpusDamage(t *testing.T) {
+	dir := wandbCorpusDir(t)
+	path := filepath.Join(dir, "conceptppo", "run-20230723_093735-mxaehod4", "run-mxaehod4.wandb")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, _ := readWandbPieces(t, data, -1)
+	// The history records' ends, and the number of rows up to each.
+	var l wandbLog
+	l.feed(data)
+	var r wandbRecord
+	type end struct {
+		start, end int64
+		rows       int
+	}
+	var hist []end
+	prev := l.end
+	for {
+		b, ok := l.next()
+		if !ok {
+			break
+		}
+		if decodeWandbRecord(b, &r) == nil && r.kind == wbRecHistory {
+			hist = append(hist, end{prev, l.end, len(hist) + 1})
+		}
+		prev = l.end
+	}
+	h := hist[len(hist)/2]
+	cut := (h.start + h.end) / 2
+	got, st := readWandbPieces(t, data[:cut], -1)
+	if !recordsEqual(got, whole[:h.rows-1]) {
+		t.Errorf("cut at %d: %d records, want the whole file's first %d", cut, len(got), h.rows-1)
+	}
+	if want := fmt.Sprintf("complete records end at %d", h.start); st.Malformed != 1 || !strings.Contains(st.LastError, want) {
+		t.Errorf("cut at %d: stats %+v, want one malformed saying %q", cut, st, want)
+	}
+
+	bad := append([]byte(nil), data...)
+	at := (h.start + h.end) / 2
+	bad[at] ^= 0x5a
+	got, st = readWandbPieces(t, bad, -1)
+	nextBlock := (at/wandbBlock + 1) * wandbBlock
+	if len(hist) != len(whole) {
+		t.Fatalf("%d history records, %d rows: the test wants one row per record", len(hist), len(whole))
+	}
+	// Lost: the record holding the flipped byte and every record starting in the rest of its block.
+	var want []diagnostics.Record
+	for i, e := range hist {
+		if !(e.end > at && e.start < nextBlock) {
+			want = append(want, whole[i])
+		}
+	}
+	t.Logf("byte %d flipped: %d of %d records, %d malformed: %s", at, len(got), len(whole), st.Malformed, st.LastError)
+	if st.Malformed < 1 || !strings.Contains(st.LastError, "offset") || len(want) == len(whole) || !recordsEqual(got, want) {
+		t.Errorf("byte %d flipped: %d records, want the whole file's %d less the %d of the damaged block; stats %+v",
+			at, len(got), len(whole), len(whole)-len(want), st)
+	}
 }

@@ -68,9 +68,6 @@ func (l *wandbLog) feed(b []byte) {
 	l.buf = append(l.buf, b...)
 }
 
-// fed is the offset just past the last byte fed.
-func (l *wandbLog) fed() int64 { return l.off + int64(len(l.buf)) }
-
 func (l *wandbLog) drop(at int64, format string, args ...any) {
 	l.malformed++
 	l.lastError = fmt.Sprintf("offset %d: %s", at, fmt.Sprintf(format, args...))
@@ -340,17 +337,6 @@ func (r *wandbRecord) exit(b []byte) error {
 		}
 	}
 	return nil
-}
-
-// name is the item's name as the script logged it: key, else the nested_key elements joined with "/".
-func (it *wandbItem) name() string {
-	if len(it.key) > 0 || len(it.nested) == 0 {
-		return string(it.key)
-	}
-	if len(it.nested) == 1 {
-		return string(it.nested[0])
-	}
-	return string(bytes.Join(it.nested, []byte("/")))
 }
 
 // wandbNumber parses a value_json that holds a number: a JSON number, or the bare NaN, Infinity and

@@ -36,6 +36,8 @@ type DiagnoseOptions struct {
 	Patience    int
 	// StepsPerIteration converts an rsl_rl run's iterations to environment steps (0: don't).
 	StepsPerIteration int64
+	// StepKey names the W&B history key holding the step ("" for _step); W&B runs only.
+	StepKey string
 }
 
 var diagnoseOutputs = []string{"text", "json"}
@@ -51,7 +53,9 @@ func diagnoseCmd(f *Factory, runF func(*DiagnoseOptions) error) *cobra.Command {
 		Long: "PATH is a metrics file of JSON lines, a TensorBoard log directory, a CSV file such as SB3's\n" +
 			"progress.csv, a trainer's console log (rsl_rl's per-iteration table or SB3's table, told apart by\n" +
 			"their content), or a trial's stored metrics in a local artifact store (its metrics folder, or\n" +
-			"trials/<trial>/metrics.jsonl beside it: the folder's parts merged into one stream), or SWEEP/TRIAL: a\n" +
+			"trials/<trial>/metrics.jsonl beside it: the folder's parts merged into one stream), a W&B run file\n" +
+			"(run-<id>.wandb) or run directory, a $WANDB_DIR holding wandb/run-* (read as source auto: TensorBoard\n" +
+			"event files under it if it has them, else the newest W&B run), or SWEEP/TRIAL: a\n" +
 			"trial's metrics read from the artifact store (--store), with the sweep's total_steps from its stored\n" +
 			"spec. The rules engine replays the records as the TrainSegment activity would have seen\n" +
 			"them; the doctor then explains the run. Exit code 3 when a stop rule would have fired, 0 otherwise.",
@@ -86,6 +90,7 @@ func diagnoseCmd(f *Factory, runF func(*DiagnoseOptions) error) *cobra.Command {
 	fl.Int64Var(&opts.WarmupSteps, "warmup-steps", 0, "steps during which sustained rules are silent (default 10% of --total-steps)")
 	fl.Int64Var(&opts.TotalSteps, "total-steps", 0, "the run's step budget (trainer.total_steps), for the default warm-up as a sweep sets it (default: from the sweep's spec.json when PATH is a trial's metrics in a local artifact store, else the run's last step)")
 	fl.IntVar(&opts.Patience, "patience", diagnostics.DefaultPatience, "consecutive records a sustained rule must hold to stop")
+	fl.StringVar(&opts.StepKey, "step-key", "", "W&B runs: the logged key that holds the step, such as global_step (default _step, the count of wandb.log calls); as trainer.metrics.step_key")
 	fl.Int64Var(&opts.StepsPerIteration, "steps-per-iteration", 0, "environment steps per iteration (num_envs × num_steps_per_env) to convert an rsl_rl run's iterations; as trainer.metrics.steps_per_iteration")
 	return cmd
 }
@@ -110,19 +115,23 @@ type diagnosis struct {
 	Source string `json:"source"`
 	Preset string `json:"preset,omitempty"`
 	// PresetDetected: the preset was told from the run's tags, not given by --preset.
-	PresetDetected bool                  `json:"preset_detected,omitempty"`
-	Steps          string                `json:"steps,omitempty"` // what the steps count
-	Records        int                   `json:"records"`
-	Malformed      int                   `json:"malformed"`
-	LastError      string                `json:"last_error,omitempty"`
-	WarmupSteps    int64                 `json:"warmup_steps"`
-	TotalSteps     int64                 `json:"total_steps,omitempty"`      // the budget the warm-up came from
-	TotalsFrom     string                `json:"total_steps_from,omitempty"` // the spec.json it was read from
-	Patience       int                   `json:"patience"`
-	Stop           *diagnostics.Verdict  `json:"stop"`
-	Warnings       []diagnostics.Verdict `json:"warnings"`
-	Findings       []diagnostics.Finding `json:"findings"`
-	records        []diagnostics.Record
+	PresetDetected bool   `json:"preset_detected,omitempty"`
+	Steps          string `json:"steps,omitempty"` // what the steps count
+	// SourceRead is the file or directory a wandb or auto source settled on, as "wandb (path)".
+	SourceRead  string                `json:"source_read,omitempty"`
+	Skipped     int                   `json:"skipped,omitempty"` // values that are not numbers (W&B media, tables, strings)
+	SkippedKeys string                `json:"skipped_keys,omitempty"`
+	Records     int                   `json:"records"`
+	Malformed   int                   `json:"malformed"`
+	LastError   string                `json:"last_error,omitempty"`
+	WarmupSteps int64                 `json:"warmup_steps"`
+	TotalSteps  int64                 `json:"total_steps,omitempty"`      // the budget the warm-up came from
+	TotalsFrom  string                `json:"total_steps_from,omitempty"` // the spec.json it was read from
+	Patience    int                   `json:"patience"`
+	Stop        *diagnostics.Verdict  `json:"stop"`
+	Warnings    []diagnostics.Verdict `json:"warnings"`
+	Findings    []diagnostics.Finding `json:"findings"`
+	records     []diagnostics.Record
 }
 
 func runDiagnose(f *Factory, opts *DiagnoseOptions) error {
@@ -242,13 +251,21 @@ func readRun(opts *DiagnoseOptions) (*diagnosis, error) {
 	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, invalidInput(fmt.Errorf("PATH: got %q, want a metrics .jsonl file, a TensorBoard directory or event file, a progress.csv or monitor.csv, or a console log: it does not exist", opts.Path))
+			return nil, invalidInput(fmt.Errorf("PATH: got %q, want a metrics .jsonl file, a TensorBoard directory or event file, a progress.csv or monitor.csv, a console log, or a W&B run file or directory: it does not exist", opts.Path))
 		}
 		return nil, err
 	}
 	d := &diagnosis{Path: opts.Path, Preset: opts.Preset}
-	c := trainer.ReaderConfig{Preset: opts.Preset, StepsPerIteration: opts.StepsPerIteration}
-	if st.IsDir() && isMetricsDir(src) {
+	c := trainer.ReaderConfig{Preset: opts.Preset, StepsPerIteration: opts.StepsPerIteration, StepKey: opts.StepKey}
+	wandb := wandbLayout(src, st)
+	if opts.StepKey != "" && wandb == "" {
+		return nil, invalidInput(fmt.Errorf("--step-key: got %q for %s, want a W&B run file, run directory or $WANDB_DIR (it names a W&B history key)", opts.StepKey, opts.Path))
+	}
+	if wandb != "" {
+		// A W&B run: its file or run directory (source wandb), or a $WANDB_DIR (source auto, which
+		// prefers the TensorBoard files a sync_tensorboard run writes beside it).
+		c.Source, c.WandbDir, c.TBDir = wandb, src, src
+	} else if st.IsDir() && isMetricsDir(src) {
 		merged, err := mergeMetricsDir(src)
 		if err != nil {
 			return nil, err
@@ -272,7 +289,7 @@ func readRun(opts *DiagnoseOptions) (*diagnosis, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.Source == trainer.SourceTensorBoard && c.Preset == "" {
+	if (c.Source == trainer.SourceTensorBoard || wandb != "") && c.Preset == "" {
 		if preset := trainer.DetectPreset(keysOf(recs)); preset != "" {
 			c.Preset, d.PresetDetected = preset, true
 			if recs, stats, err = drain(c); err != nil {
@@ -282,6 +299,7 @@ func readRun(opts *DiagnoseOptions) (*diagnosis, error) {
 	}
 	d.Source, d.Preset, d.records = c.Source, c.Preset, recs
 	d.Records, d.Malformed, d.LastError, d.Steps = len(recs), stats.Malformed, stats.LastError, stats.Steps
+	d.SourceRead, d.Skipped, d.SkippedKeys = stats.Source, stats.Skipped, stats.SkippedKeys
 	if d.Records == 0 {
 		return nil, fmt.Errorf("%s: no metrics records (%d malformed; %s)", opts.Path, stats.Malformed, orNone(stats.LastError))
 	}
@@ -373,6 +391,31 @@ func mergeMetricsDir(dir string) (string, error) {
 	return f.Name(), nil
 }
 
+// wandbLayout tells whether path is a W&B run: a file that starts with the run file's magic ":W&B" or
+// a directory holding a .wandb file (a run directory) give source wandb; a directory holding
+// wandb/run-* or offline-run-* directories (a $WANDB_DIR) gives source auto. "" for anything else.
+func wandbLayout(path string, st os.FileInfo) string {
+	if !st.IsDir() {
+		f, err := os.Open(path)
+		if err != nil {
+			return ""
+		}
+		defer f.Close()
+		b := make([]byte, 4)
+		if n, _ := io.ReadFull(f, b); n == 4 && string(b) == ":W&B" || strings.HasSuffix(path, ".wandb") {
+			return trainer.SourceWandb
+		}
+		return ""
+	}
+	if trainer.IsWandbRunDir(path) {
+		return trainer.SourceWandb
+	}
+	if p, err := trainer.WandbRunFile(path); err == nil && p != "" {
+		return trainer.SourceAuto
+	}
+	return ""
+}
+
 // sniffBytes is how much of a file detectSource looks at.
 const sniffBytes = 64 << 10
 
@@ -409,8 +452,13 @@ var sb3TableRow = regexp.MustCompile(`(?m)^\|\s+total_timesteps\s+\|\s+\d+\s+\|`
 
 // sourceName is the source as the output names it: with its console format for stdout.
 func sourceName(d *diagnosis) string {
-	if d.Source == trainer.SourceStdout || d.Source == trainer.SourceCSV {
+	switch {
+	case d.Source == trainer.SourceStdout || d.Source == trainer.SourceCSV:
 		return d.Source + " (" + d.Preset + ")"
+	case d.Source == trainer.SourceAuto && d.SourceRead != "":
+		return d.Source + " → " + d.SourceRead
+	case d.Source == trainer.SourceWandb && d.SourceRead != "":
+		return d.SourceRead
 	}
 	return d.Source
 }
@@ -462,6 +510,9 @@ func writeDiagnosis(w io.Writer, d *diagnosis) {
 	}
 	if d.LastError != "" {
 		fmt.Fprintf(w, "  last malformed: %s\n", d.LastError)
+	}
+	if d.Skipped > 0 {
+		fmt.Fprintf(w, "skipped: %d values that are not numbers (%s)\n", d.Skipped, d.SkippedKeys)
 	}
 	if d.TotalsFrom != "" {
 		fmt.Fprintf(w, "total steps: %d (trainer.total_steps of %s)\n", d.TotalSteps, d.TotalsFrom)
