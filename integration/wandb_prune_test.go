@@ -89,6 +89,11 @@ parameters:
 			if pruned < 3 {
 				t.Errorf("%d of 6 trials pruned, want at least 3 (W&B's bands keep the top third)", pruned)
 			}
+			// The default source, auto, settled on what the script wrote, and status says which.
+			out, code = e.cli("status", sweepID+"/"+best.TrialID)
+			if code != 0 || !strings.Contains(out, "metrics") || !strings.Contains(out, format+" (") {
+				t.Errorf("status of %s (exit %d) does not say its metrics came from %s:\n%s", best.TrialID, code, format, out)
+			}
 			html, err := os.ReadFile(e.store.URL(artifacts.ReportKey(sweepID)))
 			if err != nil {
 				t.Fatal(err)

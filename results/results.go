@@ -48,6 +48,9 @@ type TrialSummary struct {
 	// Malformed counts the metric lines (or records) its segments' readers dropped as malformed:
 	// unparsable, too long, failed CRC, step going backwards (docs/diagnostics.md).
 	Malformed int `json:"malformed,omitempty"`
+	// MetricsSource is the source and file its metrics were read from, for the sources that find their
+	// file themselves (wandb; auto once it settled, as "wandb (PATH)" or "tensorboard (PATH)").
+	MetricsSource string `json:"metrics_source,omitempty"`
 	// TrainerFailures: attempts of its segments that the trainer failed (crashed, stalled, unreadable
 	// metrics), which retries.max_attempts bounds; InfraRetries: attempts ended by faults outside the
 	// trainer (worker lost or stopped, Temporal server or store unreachable), which

@@ -191,6 +191,9 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 					sum.Last = part.Last
 				}
 				sum.Malformed += part.Malformed
+				if part.MetricsSource != "" {
+					sum.MetricsSource = part.MetricsSource
+				}
 			}
 			if stopped != nil && temporal.IsCanceledError(err) && ctx.Err() == nil {
 				return stopped.at(sum.Steps)
@@ -200,6 +203,9 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 		sum.Steps, sum.Objective, sum.Last = res.LastStep, res.Objective, res.Last
 		sum.HandedOff = sum.HandedOff || res.HandedOff
 		sum.Malformed += res.Malformed
+		if res.MetricsSource != "" {
+			sum.MetricsSource = res.MetricsSource
+		}
 		sum.TrainerFailures += res.TrainerFailures
 		sum.InfraRetries += res.InfraRetries
 		sum.RetrainedSteps += res.RetrainedSteps

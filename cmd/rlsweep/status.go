@@ -105,6 +105,9 @@ func trialStatus(cmd *cobra.Command, f *Factory, sweepID, trialID string, asJSON
 		if sum.Malformed > 0 {
 			out["malformed"] = sum.Malformed
 		}
+		if sum.MetricsSource != "" {
+			out["metrics"] = sum.MetricsSource
+		}
 		for k, n := range map[string]int64{"trainer_failures": int64(sum.TrainerFailures), "infra_retries": int64(sum.InfraRetries),
 			"retrained": sum.RetrainedSteps, "server_outages": int64(sum.ServerOutages)} {
 			if n > 0 {
@@ -127,7 +130,7 @@ func trialStatus(cmd *cobra.Command, f *Factory, sweepID, trialID string, asJSON
 	if asJSON {
 		return json.NewEncoder(f.Out).Encode(out)
 	}
-	for _, k := range []string{"trial", "status", "outcome", "step", "steps", "objective", "stop_rule", "malformed", "trainer_failures", "infra_retries", "retrained", "server_outages", "checkpoint", "attempt", "last_failure", "pruning", "parent", "exploits", "error", "warnings"} {
+	for _, k := range []string{"trial", "status", "outcome", "step", "steps", "objective", "stop_rule", "metrics", "malformed", "trainer_failures", "infra_retries", "retrained", "server_outages", "checkpoint", "attempt", "last_failure", "pruning", "parent", "exploits", "error", "warnings"} {
 		if v, ok := out[k]; ok {
 			if ex, isExploits := v.(exploitLines); isExploits {
 				for _, e := range ex {
