@@ -94,3 +94,23 @@ func onPath(name string) bool {
 	}
 	return false
 }
+
+// ResolveTrainerPath makes a relative trainer.command[0] with a slash (./train.sh, scripts/train.sh)
+// the absolute path it names from the spec file's directory, as CheckTrainerPath resolved it: a
+// worker starts the trainer in the trial's own directory, where the relative path would name nothing.
+// A spec read from no file, a bare name, a template and an absolute path are left as they are.
+func (s *Spec) ResolveTrainerPath() {
+	t := &s.Trainer
+	if s.wandb != nil || s.file == "" || t.Builtin != "" || len(t.Command) == 0 {
+		return
+	}
+	prog := t.Command[0]
+	if !strings.Contains(prog, "/") || strings.Contains(prog, "{{") || filepath.IsAbs(prog) {
+		return
+	}
+	abs, err := filepath.Abs(filepath.Join(filepath.Dir(s.file), prog))
+	if err != nil {
+		return
+	}
+	t.Command = append([]string{abs}, t.Command[1:]...)
+}

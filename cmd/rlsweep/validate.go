@@ -92,7 +92,8 @@ func loadAndPlan(file string) (*sweeps.Spec, []sweeps.Trial, error) {
 
 // loadPlanAndCheck is loadAndPlan, then the trainer's program checked on this machine
 // (Spec.CheckTrainerPath): validate and submit refuse a trainer path that is missing or not executable,
-// or a program name not on PATH, as invalid input (exit 2).
+// or a program name not on PATH, as invalid input (exit 2), and a relative path is made absolute
+// (Spec.ResolveTrainerPath), so the worker runs the file the spec names.
 func loadPlanAndCheck(file string) (*sweeps.Spec, []sweeps.Trial, error) {
 	spec, trials, err := loadAndPlan(file)
 	if err != nil {
@@ -101,5 +102,6 @@ func loadPlanAndCheck(file string) (*sweeps.Spec, []sweeps.Trial, error) {
 	if err := spec.CheckTrainerPath(); err != nil {
 		return nil, nil, invalidInput(err)
 	}
+	spec.ResolveTrainerPath()
 	return spec, trials, nil
 }
