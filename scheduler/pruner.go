@@ -84,6 +84,9 @@ type ConfigRecord struct {
 	// configuration was still undecided at an earlier one, keyed by the step's index and then the seed,
 	// both in decimal; taken into Pending once the steps before are decided.
 	Ahead map[string]map[string]float64 `json:"ahead,omitempty"`
+	// Passing: a seed of it was judged as it passed a step (Pass); only such a configuration is
+	// settled when a seed ends (Settle).
+	Passing bool `json:"passing,omitempty"`
 }
 
 // Verdict is a pruner's answer for one configuration at one decision step.
@@ -232,6 +235,7 @@ func (p *Pruner) Pass(config int, seed int64, k int, value *float64) Verdict {
 	if r.Stopped {
 		return p.recorded(r, len(r.Values)-1)
 	}
+	r.Passing = true
 	v := -math.MaxFloat64
 	if value != nil {
 		v = p.orient(*value)
@@ -266,6 +270,9 @@ func (p *Pruner) allStarted(r *ConfigRecord) bool { return len(r.Started) >= p.c
 // configuration whose other seeds passed a step in stop mode waited for that seed.
 func (p *Pruner) Settle(config int) {
 	r := p.rec(config)
+	if !r.Passing {
+		return // a configuration judged at boundaries only: its held questions are asked again
+	}
 	if len(r.Pending) > 0 && !r.Stopped && p.allStarted(r) {
 		p.tryDecide(config, r)
 	}
