@@ -216,7 +216,7 @@ func (r *segmentRun) objectiveOverdue(ctx context.Context) error {
 	if err := r.flush(ctx); err != nil {
 		r.log(ctx).Warn("storing metrics before failing the trial failed", "error", err)
 	}
-	return r.objectiveMissing(fmt.Sprintf("by step %d, past the diagnostics warm-up (%d)", r.records.LastStep(), r.objectiveWarmup()))
+	return r.objectiveMissing(fmt.Sprintf("by step %d (the diagnostics warm-up ends at step %d)", r.records.LastStep(), r.objectiveWarmup()))
 }
 
 // objectiveAtEnd fails an attempt whose trainer exited 0 with records, none of the trial's carrying the
@@ -229,7 +229,7 @@ func (r *segmentRun) objectiveAtEnd() error {
 	}
 	switch {
 	case r.records.LastStep() >= r.objectiveWarmup():
-		return r.objectiveMissing(fmt.Sprintf("by step %d, past the diagnostics warm-up (%d)", r.records.LastStep(), r.objectiveWarmup()))
+		return r.objectiveMissing(fmt.Sprintf("by step %d (the diagnostics warm-up ends at step %d)", r.records.LastStep(), r.objectiveWarmup()))
 	case r.in.StopAtStep >= r.in.Trainer.TotalSteps:
 		return r.objectiveMissing(fmt.Sprintf("by the end of its last segment (step %d)", r.records.LastStep()))
 	}
@@ -244,18 +244,18 @@ func (r *segmentRun) objectiveMissing(when string) error {
 	}
 	msg := fmt.Sprintf("trial %s: metric %q: no record of the trial carried the objective's metric %s, so the trial has no objective; its records carry %s",
 		r.in.Trial.ID, r.in.Metric, when, carried)
-	if near := NearestMetric(r.in.Metric, keys); near != "" {
+	if near := nearestMetric(r.in.Metric, keys); near != "" {
 		msg += fmt.Sprintf("; did you mean %q?", near)
 	}
 	msg += "\nfix: set metric.name to the key the trainer logs, map its tag to the objective with trainer.metrics.tags, or make the trainer log it"
 	return r.unusable(ErrObjectiveMissing, msg)
 }
 
-// NearestMetric is the key of keys most likely meant by metric, or "" when none is close: one whose
+// nearestMetric is the key of keys most likely meant by metric, or "" when none is close: one whose
 // last path component (after '/' or '.') is metric, ignoring case, or else the one of least edit
 // distance to metric (whole key or last component), when that distance is at most a third of metric's
 // length (at least 2).
-func NearestMetric(metric string, keys []string) string {
+func nearestMetric(metric string, keys []string) string {
 	if metric == "" || len(keys) == 0 {
 		return ""
 	}

@@ -98,7 +98,7 @@ func TestTrainSegmentObjectiveMissingPastWarmup(t *testing.T) {
 	_, err := f.run(in)
 	wantNonRetryable(t, err, activities.ErrObjectiveMissing,
 		`trial 0-s1: metric "episodic_return": no record of the trial carried the objective's metric by step`,
-		"past the diagnostics warm-up (1000)", "its records carry charts/episodic_return, losses/value_loss",
+		"(the diagnostics warm-up ends at step 1000)", "its records carry charts/episodic_return, losses/value_loss",
 		`did you mean "charts/episodic_return"?`, "fix: set metric.name")
 	if d := time.Since(start); d > 15*time.Second {
 		t.Errorf("took %s: the trainer was waited for instead of stopped", d)
@@ -113,7 +113,7 @@ func TestTrainSegmentObjectiveMissingAtExit(t *testing.T) {
 	in.Diagnostics.WarmupSteps = 2000
 	in.Trainer.Command = metricsScript(2500, "exit 0")
 	_, err := f.run(in)
-	wantNonRetryable(t, err, activities.ErrObjectiveMissing, "by step 2500, past the diagnostics warm-up (2000)",
+	wantNonRetryable(t, err, activities.ErrObjectiveMissing, "by step 2500 (the diagnostics warm-up ends at step 2000)",
 		`did you mean "charts/episodic_return"?`)
 }
 
