@@ -16,18 +16,6 @@ import (
 	"github.com/rlsweep/rlsweep/trainer"
 )
 
-// Error types of a trainer that runs but reports nothing the sweep can use. Both are trainer failures
-// that are never retried: the trainer's logging code decides where its records go and which keys they
-// carry, the same on every run, so a retry would spend the segment's whole compute again to learn
-// nothing new.
-const (
-	// ErrNoMetrics: the trainer exited 0 without a single metrics record where its source reads.
-	ErrNoMetrics = "NoMetrics"
-	// ErrObjectiveMissing: the trainer's records went past the diagnostics warm-up and no record of the
-	// trial carried the objective's metric.
-	ErrObjectiveMissing = "ObjectiveMissing"
-)
-
 // metricsFix is how each way of logging reaches rlsweep; the metric sources wandb and auto are named as
 // the spec spells them.
 const metricsFix = "fix: a script that logs with wandb.log needs `metrics: {source: wandb}` (or `source: auto` with a W&B sweep config); " +
