@@ -119,7 +119,11 @@ func (r *segmentRun) tellTales() []string {
 			where, listFew(events), trainer.EnvTBDir))
 	}
 	if len(others) > 0 {
-		signs = append(signs, fmt.Sprintf("it wrote %s, not $%s (%s)", listFew(others), trainer.EnvMetricsFile, filepath.Base(r.metrics)))
+		sign := fmt.Sprintf("it wrote %s, not $%s (%s)", listFew(others), trainer.EnvMetricsFile, filepath.Base(r.metrics))
+		if slices.ContainsFunc(others, func(p string) bool { return filepath.Base(p) == "progress.csv" }) && source != trainer.SourceCSV {
+			sign += "; SB3's progress.csv is read with `metrics: {source: csv}`"
+		}
+		signs = append(signs, sign)
 	}
 	return signs
 }
@@ -235,7 +239,8 @@ func (r *segmentRun) objectiveMissing(when string) error {
 	if near := nearestMetric(r.in.Metric, keys); near != "" {
 		msg += fmt.Sprintf("; did you mean %q?", near)
 	}
-	msg += "\nfix: set metric.name to the key the trainer logs, map its tag to the objective with trainer.metrics.tags, or make the trainer log it"
+	msg += "\nfix: set metric.name to the key the trainer logs, map its tag to the objective with trainer.metrics.tags, or make the trainer log it" +
+		" (one it logs only late, a final evaluation, needs diagnostics.warmup_steps past that step)"
 	return r.unusable(ErrObjectiveMissing, msg)
 }
 

@@ -57,12 +57,13 @@ func TestTrainSegmentNoRecordsTellTales(t *testing.T) {
 	in.Trainer.Command = shellTrainer(`echo "wandb: Tracking run with wandb version 0.17.0"
 mkdir -p runs/exp1 && : > runs/exp1/events.out.tfevents.1700000000.host
 echo '{"step": 1, "reward": 1}' > my_metrics.jsonl
+: > progress.csv
 exit 0`)
 	_, err := f.run(in)
 	wantNonRetryable(t, err, activities.ErrNoMetrics,
 		`its output has "wandb:" lines: it logs with wandb.log`,
 		"it wrote TensorBoard event files while the source is jsonl: runs/exp1/events.out.tfevents.1700000000.host",
-		"it wrote my_metrics.jsonl, not $RLSWEEP_METRICS_FILE (metrics.jsonl)")
+		"it wrote my_metrics.jsonl, progress.csv, not $RLSWEEP_METRICS_FILE (metrics.jsonl); SB3's progress.csv is read with `metrics: {source: csv}`")
 }
 
 // With source tensorboard the message names RLSWEEP_TB_DIR and the directory read, and event files
