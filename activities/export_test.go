@@ -8,3 +8,6 @@ func SetUploadRetry(d time.Duration) (undo func()) {
 	uploadRetryMin, uploadRetryMax = d, d
 	return func() { uploadRetryMin, uploadRetryMax = lo, hi }
 }
+
+// NearestMetric is nearestMetric, for a test.
+var NearestMetric = nearestMetric

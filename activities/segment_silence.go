@@ -16,18 +16,6 @@ import (
 	"github.com/rlsweep/rlsweep/trainer"
 )
 
-// Error types of a trainer that runs but reports nothing the sweep can use. Both are trainer failures
-// that are never retried: the trainer's logging code decides where its records go and which keys they
-// carry, the same on every run, so a retry would spend the segment's whole compute again to learn
-// nothing new.
-const (
-	// ErrNoMetrics: the trainer exited 0 without a single metrics record where its source reads.
-	ErrNoMetrics = "NoMetrics"
-	// ErrObjectiveMissing: the trainer's records went past the diagnostics warm-up and no record of the
-	// trial carried the objective's metric.
-	ErrObjectiveMissing = "ObjectiveMissing"
-)
-
 // metricsFix is how each way of logging reaches rlsweep; the metric sources wandb and auto are named as
 // the spec spells them.
 const metricsFix = "fix: a script that logs with wandb.log needs `metrics: {source: wandb}` (or `source: auto` with a W&B sweep config); " +
@@ -131,7 +119,11 @@ func (r *segmentRun) tellTales() []string {
 			where, listFew(events), trainer.EnvTBDir))
 	}
 	if len(others) > 0 {
-		signs = append(signs, fmt.Sprintf("it wrote %s, not $%s (%s)", listFew(others), trainer.EnvMetricsFile, filepath.Base(r.metrics)))
+		sign := fmt.Sprintf("it wrote %s, not $%s (%s)", listFew(others), trainer.EnvMetricsFile, filepath.Base(r.metrics))
+		if slices.ContainsFunc(others, func(p string) bool { return filepath.Base(p) == "progress.csv" }) && source != trainer.SourceCSV {
+			sign += "; SB3's progress.csv is read with `metrics: {source: csv}`"
+		}
+		signs = append(signs, sign)
 	}
 	return signs
 }
@@ -216,7 +208,7 @@ func (r *segmentRun) objectiveOverdue(ctx context.Context) error {
 	if err := r.flush(ctx); err != nil {
 		r.log(ctx).Warn("storing metrics before failing the trial failed", "error", err)
 	}
-	return r.objectiveMissing(fmt.Sprintf("by step %d, past the diagnostics warm-up (%d)", r.records.LastStep(), r.objectiveWarmup()))
+	return r.objectiveMissing(fmt.Sprintf("by step %d (the diagnostics warm-up ends at step %d)", r.records.LastStep(), r.objectiveWarmup()))
 }
 
 // objectiveAtEnd fails an attempt whose trainer exited 0 with records, none of the trial's carrying the
@@ -229,7 +221,7 @@ func (r *segmentRun) objectiveAtEnd() error {
 	}
 	switch {
 	case r.records.LastStep() >= r.objectiveWarmup():
-		return r.objectiveMissing(fmt.Sprintf("by step %d, past the diagnostics warm-up (%d)", r.records.LastStep(), r.objectiveWarmup()))
+		return r.objectiveMissing(fmt.Sprintf("by step %d (the diagnostics warm-up ends at step %d)", r.records.LastStep(), r.objectiveWarmup()))
 	case r.in.StopAtStep >= r.in.Trainer.TotalSteps:
 		return r.objectiveMissing(fmt.Sprintf("by the end of its last segment (step %d)", r.records.LastStep()))
 	}
@@ -244,18 +236,19 @@ func (r *segmentRun) objectiveMissing(when string) error {
 	}
 	msg := fmt.Sprintf("trial %s: metric %q: no record of the trial carried the objective's metric %s, so the trial has no objective; its records carry %s",
 		r.in.Trial.ID, r.in.Metric, when, carried)
-	if near := NearestMetric(r.in.Metric, keys); near != "" {
+	if near := nearestMetric(r.in.Metric, keys); near != "" {
 		msg += fmt.Sprintf("; did you mean %q?", near)
 	}
-	msg += "\nfix: set metric.name to the key the trainer logs, map its tag to the objective with trainer.metrics.tags, or make the trainer log it"
+	msg += "\nfix: set metric.name to the key the trainer logs, map its tag to the objective with trainer.metrics.tags, or make the trainer log it" +
+		" (one it logs only late, a final evaluation, needs diagnostics.warmup_steps past that step)"
 	return r.unusable(ErrObjectiveMissing, msg)
 }
 
-// NearestMetric is the key of keys most likely meant by metric, or "" when none is close: one whose
+// nearestMetric is the key of keys most likely meant by metric, or "" when none is close: one whose
 // last path component (after '/' or '.') is metric, ignoring case, or else the one of least edit
 // distance to metric (whole key or last component), when that distance is at most a third of metric's
 // length (at least 2).
-func NearestMetric(metric string, keys []string) string {
+func nearestMetric(metric string, keys []string) string {
 	if metric == "" || len(keys) == 0 {
 		return ""
 	}

@@ -57,12 +57,13 @@ func TestTrainSegmentNoRecordsTellTales(t *testing.T) {
 	in.Trainer.Command = shellTrainer(`echo "wandb: Tracking run with wandb version 0.17.0"
 mkdir -p runs/exp1 && : > runs/exp1/events.out.tfevents.1700000000.host
 echo '{"step": 1, "reward": 1}' > my_metrics.jsonl
+: > progress.csv
 exit 0`)
 	_, err := f.run(in)
 	wantNonRetryable(t, err, activities.ErrNoMetrics,
 		`its output has "wandb:" lines: it logs with wandb.log`,
 		"it wrote TensorBoard event files while the source is jsonl: runs/exp1/events.out.tfevents.1700000000.host",
-		"it wrote my_metrics.jsonl, not $RLSWEEP_METRICS_FILE (metrics.jsonl)")
+		"it wrote my_metrics.jsonl, progress.csv, not $RLSWEEP_METRICS_FILE (metrics.jsonl); SB3's progress.csv is read with `metrics: {source: csv}`")
 }
 
 // With source tensorboard the message names RLSWEEP_TB_DIR and the directory read, and event files
@@ -98,7 +99,7 @@ func TestTrainSegmentObjectiveMissingPastWarmup(t *testing.T) {
 	_, err := f.run(in)
 	wantNonRetryable(t, err, activities.ErrObjectiveMissing,
 		`trial 0-s1: metric "episodic_return": no record of the trial carried the objective's metric by step`,
-		"past the diagnostics warm-up (1000)", "its records carry charts/episodic_return, losses/value_loss",
+		"(the diagnostics warm-up ends at step 1000)", "its records carry charts/episodic_return, losses/value_loss",
 		`did you mean "charts/episodic_return"?`, "fix: set metric.name")
 	if d := time.Since(start); d > 15*time.Second {
 		t.Errorf("took %s: the trainer was waited for instead of stopped", d)
@@ -113,7 +114,7 @@ func TestTrainSegmentObjectiveMissingAtExit(t *testing.T) {
 	in.Diagnostics.WarmupSteps = 2000
 	in.Trainer.Command = metricsScript(2500, "exit 0")
 	_, err := f.run(in)
-	wantNonRetryable(t, err, activities.ErrObjectiveMissing, "by step 2500, past the diagnostics warm-up (2000)",
+	wantNonRetryable(t, err, activities.ErrObjectiveMissing, "by step 2500 (the diagnostics warm-up ends at step 2000)",
 		`did you mean "charts/episodic_return"?`)
 }
 

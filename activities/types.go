@@ -22,6 +22,13 @@ const (
 	// its grace period to write a checkpoint: retried, on any worker, from that checkpoint.
 	ErrWorkerStopping = "WorkerStopping"
 	ErrInvalidSpec    = "InvalidSpec" // the spec cannot run (bad template, unknown builtin): never retried
+	// ErrNoMetrics: the trainer exited 0 without a single metrics record where its source reads.
+	// ErrObjectiveMissing: the trial's records went past the diagnostics warm-up (or to the end of its
+	// last segment) and none carried the objective's metric. Both are trainer failures never retried:
+	// the trainer's logging code decides where its records go and which keys they carry, the same on
+	// every run, so a retry would spend the segment's compute again to learn nothing new.
+	ErrNoMetrics        = "NoMetrics"
+	ErrObjectiveMissing = "ObjectiveMissing"
 	// ErrSweepExists: the store already holds another sweep under this sweep ID; its files are never
 	// overwritten. Never retried.
 	ErrSweepExists = "SweepExists"

@@ -134,7 +134,7 @@ probes: {enabled: false}
 	}
 	sweepID := sweepIDFrom(t, out)
 	msg := []string{`metric "episodic_return": no record of the trial carried the objective's metric by step`,
-		"past the diagnostics warm-up (5000)", "its records carry charts/episodic_return, losses/value_loss",
+		"(the diagnostics warm-up ends at step 5000)", "its records carry charts/episodic_return, losses/value_loss",
 		`did you mean "charts/episodic_return"?`, "fix: set metric.name"}
 	wantAll(t, "watch output", out, append([]string{"sweep " + sweepID + " failed", "last failure  0-s1: "}, msg...)...)
 	status, code := e.cli("status", sweepID)

@@ -190,7 +190,7 @@ probes: {enabled: false}
 	if !strings.Contains(out, "status       Running") || !strings.Contains(out, "reward, ") {
 		t.Errorf("status of the trial after its first segment, want running, the warning and the names it wrote:\n%s", out)
 	}
-	const failed = `past the diagnostics warm-up (25000), so the trial has no objective`
+	const failed = `(the diagnostics warm-up ends at step 25000), so the trial has no objective`
 	if out, code := e.cli("watch", sweepID); code == 0 || !strings.Contains(out, failed) || !strings.Contains(out, `did you mean "reward"?`) {
 		t.Fatalf("watch exited %d, want the sweep failed past the warm-up with the nearest name:\n%s", code, out)
 	}
