@@ -54,12 +54,31 @@ func (r *segmentRun) sourceRead() string {
 	case trainer.SourceTensorBoard:
 		return fmt.Sprintf("metrics source tensorboard (preset %q) read the event files under %s (%s) and found no scalar it maps",
 			m.Preset, trainer.EnvTBDir, r.tbDir)
+	case trainer.SourceWandb:
+		return fmt.Sprintf("metrics source wandb read the W&B run file under WANDB_DIR (%s: wandb/run-*/run-*.wandb) and found no history row there (%s)",
+			r.dir, r.readerSaid())
+	case trainer.SourceAuto:
+		return fmt.Sprintf("metrics source auto read the W&B run file under WANDB_DIR (%s) and the event files under %s (%s) and found no record in either (%s)",
+			r.dir, trainer.EnvTBDir, r.tbDir, r.readerSaid())
 	case trainer.SourceStdout:
 		return fmt.Sprintf("metrics source stdout (preset %q) read the trainer's output (%s) and found no table it parses",
 			m.Preset, r.logPath)
 	}
 	return fmt.Sprintf("metrics source %s read nothing (%s: %s, %s: %s, output: %s)",
 		m.Source, trainer.EnvMetricsFile, r.metrics, trainer.EnvTBDir, r.tbDir, r.logPath)
+}
+
+// readerSaid is what the reader counted: malformed records and values left out (not numbers).
+func (r *segmentRun) readerSaid() string {
+	st := r.reader.Stats()
+	out := fmt.Sprintf("%d malformed", st.Malformed)
+	if st.LastError != "" {
+		out += ", the last: " + st.LastError
+	}
+	if st.Skipped > 0 {
+		out += fmt.Sprintf("; %d values left out as not numbers: %s", st.Skipped, st.SkippedKeys)
+	}
+	return out
 }
 
 // maxTellTaleFiles bounds the files tellTales looks at in the trainer's working directory.

@@ -175,3 +175,17 @@ func TestNearestMetric(t *testing.T) {
 		t.Errorf("NearestMetric(rewrd) = %q, want reward", got)
 	}
 }
+
+// With source auto (a W&B sweep config's default) the message names both places read: the W&B run
+// file under WANDB_DIR and the TensorBoard directory.
+func TestTrainSegmentNoRecordsAuto(t *testing.T) {
+	f := newFixture(t)
+	in := f.input(5000, nil)
+	in.Trainer.SegmentSteps = in.Trainer.TotalSteps
+	in.Trainer.Metrics.Source = trainer.SourceAuto
+	in.Trainer.Command = shellTrainer(`echo nothing logged; exit 0`)
+	_, err := f.run(in)
+	wantNonRetryable(t, err, activities.ErrNoMetrics,
+		"metrics source auto read the W&B run file under WANDB_DIR (", "and the event files under RLSWEEP_TB_DIR (",
+		"found no record in either (0 malformed)", "`metrics: {source: wandb}`")
+}
