@@ -166,7 +166,7 @@ func describeMetrics(s *Spec) string {
 	case trainer.SourceWandb:
 		where = "the W&B run file the trainer's wandb.log writes"
 	case trainer.SourceAuto:
-		where = "the W&B run file the trainer's wandb.log writes, or TensorBoard event files under $RLSWEEP_TB_DIR, whichever appears"
+		where = "the W&B run file the trainer's wandb.log writes, or TensorBoard event files under $RLSWEEP_TB_DIR, whichever appears first (rlsweep status SWEEP/TRIAL says which a trial's metrics came from)"
 	default:
 		where = m.Source
 	}

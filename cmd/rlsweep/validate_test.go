@@ -138,7 +138,7 @@ parameters:
 		`  sweep name: ppo-sweep (from the file name)`,
 		`  first trial (0-s1): "/usr/bin/env" "python" "` + program + `" "--env-id=CartPole-v1" "--anneal-lr=False" "--ent-coef=1e-2" "--learning-rate=0.00025" "--optim={'eps': 1e-05}"`,
 		`  program: train.py, found next to the config file (trainers run in their trial's directory)`,
-		`  metrics: source auto: the W&B run file the trainer's wandb.log writes, or TensorBoard event files under $RLSWEEP_TB_DIR, whichever appears`,
+		`  metrics: source auto: the W&B run file the trainer's wandb.log writes, or TensorBoard event files under $RLSWEEP_TB_DIR, whichever appears first (rlsweep status SWEEP/TRIAL says which a trial's metrics came from)`,
 		`  objective: charts/episodic_return, maximize`,
 		`  trials: 5 (5 configurations × 1 seeds, method random, sampler_seed 0; run_cap)`,
 	} {
