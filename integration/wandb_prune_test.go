@@ -104,3 +104,44 @@ parameters:
 		})
 	}
 }
+
+// W&B's bayes + hyperband pairing on the same plain script: the search's trials are judged as their
+// run files pass the bands, and the configurations behind the cutoff are stopped.
+func TestWandBBayesHyperbandPrunes(t *testing.T) {
+	src := realRun(t)
+	e := newEnv(t)
+	e.startWorker("a", "--slots", "2")
+	cfg := filepath.Join(e.dir, "sweep.yaml")
+	y := fmt.Sprintf(`project: bayes-hyperband
+method: bayes
+run_cap: 6
+metric: {name: charts/episodic_return, goal: maximize}
+early_terminate: {type: hyperband, min_iter: 3, eta: 3}
+command: [%q, --format=wandb, --source=%s, --rows=120, --sleep_ms=40, "${args}"]
+parameters:
+  quality: {min: 0.1, max: 1.0}
+`, replayBin, src)
+	if err := os.WriteFile(cfg, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := e.cli("submit", cfg, "--watch")
+	if code != 0 {
+		t.Fatalf("submit --watch exited %d:\n%s", code, out)
+	}
+	res := e.results(sweepIDFrom(t, out))
+	pruned, completed := 0, 0
+	for _, tr := range res.Trials {
+		switch tr.Outcome {
+		case results.OutcomePruned:
+			pruned++
+		case results.OutcomeCompleted:
+			completed++
+		default:
+			t.Errorf("trial %s ended %s: %s", tr.TrialID, tr.Outcome, tr.Error)
+		}
+	}
+	t.Logf("%d trials: %d pruned, %d completed", len(res.Trials), pruned, completed)
+	if pruned < 2 || completed < 1 {
+		t.Errorf("%d pruned, %d completed of %d trials; want at least 2 pruned at W&B's bands and the best completed", pruned, completed, len(res.Trials))
+	}
+}

@@ -433,6 +433,15 @@ func (b *bayes) AtBoundary(bd Boundary) Decision {
 
 func (b *bayes) AsksAtBoundaries() bool { return b.prune != nil }
 
+// Passed hands a trial's pass of a decision point (early_terminate in stop mode) to the pruner, as
+// AtBoundary hands it a boundary; a re-run on a fresh seed is never pruned.
+func (b *bayes) Passed(p Pass) {
+	if b.prune == nil || b.isRerun(p.Seed) {
+		return
+	}
+	b.prune.Passed(p)
+}
+
 func (b *bayes) Interrupt() []Interruption {
 	if b.prune == nil {
 		return nil

@@ -532,3 +532,30 @@ func incumbentOf(rs []ran) ran {
 	}
 	return best
 }
+
+// A bayes sweep with early_terminate in stop mode (W&B's bayes + hyperband on a plain script) hands
+// the passes of its trials to the pruner: a configuration below the cutoff is interrupted.
+func TestBayesPassesPrune(t *testing.T) {
+	s := bayesSpec(t, "bayes", 3, 1, "[1]", braninParams,
+		"bayes: {startup_trials: 3, rerun_top: 1}\nearly_terminate: {type: asha, min_steps: 100, eta: 2, mode: stop}\n")
+	sch, err := New(s, State{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := sch.(Passer)
+	if !ok {
+		t.Fatal("a bayes sweep is not a Passer")
+	}
+	for range 2 {
+		if _, ok := sch.Next(); !ok {
+			t.Fatal("fewer than 2 trials")
+		}
+	}
+	five, ten := 5.0, 10.0 // minimize
+	p.Passed(Pass{TrialID: sweeps.TrialID(0, 1), Config: 0, Seed: 1, Point: 100, Windowed: &five})
+	p.Passed(Pass{TrialID: sweeps.TrialID(1, 1), Config: 1, Seed: 1, Point: 100, Windowed: &ten})
+	got := sch.(Interrupter).Interrupt()
+	if len(got) != 1 || got[0].TrialID != sweeps.TrialID(1, 1) || got[0].Decision.Outcome != results.OutcomePruned {
+		t.Fatalf("interruptions %+v, want configuration 1 pruned", got)
+	}
+}
