@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/rlsweep/rlsweep/artifacts"
-	"github.com/rlsweep/rlsweep/trainer"
+	"github.com/rlsweep/rlsweep/metrics"
 )
 
 // resumeCheckpoint downloads the checkpoint this attempt resumes from — the last one a previous attempt
@@ -135,7 +135,7 @@ func (r *segmentRun) lastStoredRecord(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read stored metrics: %w", err)
 	}
-	rec, err := trainer.ParseJSONLine(last)
+	rec, err := metrics.ParseJSONLine(last)
 	if err != nil {
 		return nil // nothing stored: the result keeps the step and the checkpoint
 	}

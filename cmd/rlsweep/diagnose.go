@@ -20,9 +20,9 @@ import (
 
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/sweepstore"
-	"github.com/rlsweep/rlsweep/trainer"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -85,7 +85,7 @@ func diagnoseCmd(f *Factory, runF func(*DiagnoseOptions) error) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Preset, "preset", "", fmt.Sprintf("tag mapping of the trainer that wrote the metrics, one of %q", trainer.Presets()))
+	fl.StringVar(&opts.Preset, "preset", "", fmt.Sprintf("tag mapping of the trainer that wrote the metrics, one of %q", metrics.Presets()))
 	fl.StringVarP(&opts.Output, "output", "o", "text", `output format: "text" or "json"`)
 	fl.Int64Var(&opts.WarmupSteps, "warmup-steps", 0, "steps during which sustained rules are silent (default 10% of --total-steps)")
 	fl.Int64Var(&opts.TotalSteps, "total-steps", 0, "the run's step budget (trainer.total_steps), for the default warm-up as a sweep sets it (default: from the sweep's spec.json when PATH is a trial's metrics in a local artifact store, else the run's last step)")
@@ -97,8 +97,8 @@ func diagnoseCmd(f *Factory, runF func(*DiagnoseOptions) error) *cobra.Command {
 
 func (o *DiagnoseOptions) validate() error {
 	var errs []error
-	if o.Preset != "" && !slices.Contains(trainer.Presets(), o.Preset) {
-		errs = append(errs, fmt.Errorf("--preset: got %q, want one of %q", o.Preset, trainer.Presets()))
+	if o.Preset != "" && !slices.Contains(metrics.Presets(), o.Preset) {
+		errs = append(errs, fmt.Errorf("--preset: got %q, want one of %q", o.Preset, metrics.Presets()))
 	}
 	if !slices.Contains(diagnoseOutputs, o.Output) {
 		errs = append(errs, fmt.Errorf("--output: got %q, want one of %q", o.Output, diagnoseOutputs))
@@ -131,7 +131,7 @@ type diagnosis struct {
 	Stop        *diagnostics.Verdict  `json:"stop"`
 	Warnings    []diagnostics.Verdict `json:"warnings"`
 	Findings    []diagnostics.Finding `json:"findings"`
-	records     []diagnostics.Record
+	records     []metrics.Record
 }
 
 func runDiagnose(f *Factory, opts *DiagnoseOptions) error {
@@ -240,7 +240,7 @@ func storedTotalSteps(path string) (int64, string) {
 }
 
 // readRun reads every record of the metrics at opts.Path, whatever its format (detectSource). Without
-// --preset, the preset of a TensorBoard run is told from its tags (trainer.DetectPreset), so a legged_gym
+// --preset, the preset of a TensorBoard run is told from its tags (metrics.DetectPreset), so a legged_gym
 // log is judged on its reward and losses, not on tags no rule knows.
 func readRun(opts *DiagnoseOptions) (*diagnosis, error) {
 	src := opts.Path
@@ -256,7 +256,7 @@ func readRun(opts *DiagnoseOptions) (*diagnosis, error) {
 		return nil, err
 	}
 	d := &diagnosis{Path: opts.Path, Preset: opts.Preset}
-	c := trainer.ReaderConfig{Preset: opts.Preset, StepsPerIteration: opts.StepsPerIteration, StepKey: opts.StepKey}
+	c := metrics.ReaderConfig{Preset: opts.Preset, StepsPerIteration: opts.StepsPerIteration, StepKey: opts.StepKey}
 	wandb := wandbLayout(src, st)
 	if opts.StepKey != "" && wandb == "" {
 		return nil, invalidInput(fmt.Errorf("--step-key: got %q for %s, want a W&B run file, run directory or $WANDB_DIR (it names a W&B history key)", opts.StepKey, opts.Path))
@@ -271,10 +271,10 @@ func readRun(opts *DiagnoseOptions) (*diagnosis, error) {
 			return nil, err
 		}
 		defer os.RemoveAll(filepath.Dir(merged))
-		c.Source, c.MetricsFile = trainer.SourceJSONL, merged
+		c.Source, c.MetricsFile = metrics.SourceJSONL, merged
 	} else if st.IsDir() || strings.Contains(filepath.Base(opts.Path), "tfevents") {
 		// A directory of event files, or one event file (the reader walks either).
-		c.Source, c.TBDir = trainer.SourceTensorBoard, opts.Path
+		c.Source, c.TBDir = metrics.SourceTensorBoard, opts.Path
 	} else {
 		var preset string
 		if c.Source, preset, err = detectSource(opts.Path); err != nil {
@@ -289,8 +289,8 @@ func readRun(opts *DiagnoseOptions) (*diagnosis, error) {
 	if err != nil {
 		return nil, err
 	}
-	if (c.Source == trainer.SourceTensorBoard || wandb != "") && c.Preset == "" {
-		if preset := trainer.DetectPreset(keysOf(recs)); preset != "" {
+	if (c.Source == metrics.SourceTensorBoard || wandb != "") && c.Preset == "" {
+		if preset := metrics.DetectPreset(keysOf(recs)); preset != "" {
 			c.Preset, d.PresetDetected = preset, true
 			if recs, stats, err = drain(c); err != nil {
 				return nil, err
@@ -307,21 +307,21 @@ func readRun(opts *DiagnoseOptions) (*diagnosis, error) {
 }
 
 // drain opens the reader c describes and reads every record it has.
-func drain(c trainer.ReaderConfig) ([]diagnostics.Record, trainer.ReaderStats, error) {
-	r, err := trainer.Open(c)
+func drain(c metrics.ReaderConfig) ([]metrics.Record, metrics.ReaderStats, error) {
+	r, err := metrics.Open(c)
 	if err != nil {
-		return nil, trainer.ReaderStats{}, invalidInput(err)
+		return nil, metrics.ReaderStats{}, invalidInput(err)
 	}
 	defer r.Close()
-	recs, err := trainer.ReadAll(r)
+	recs, err := metrics.ReadAll(r)
 	if err != nil {
-		return nil, trainer.ReaderStats{}, err
+		return nil, metrics.ReaderStats{}, err
 	}
 	return recs, r.Stats(), nil
 }
 
 // keysOf lists the metric names the records carry.
-func keysOf(recs []diagnostics.Record) []string {
+func keysOf(recs []metrics.Record) []string {
 	seen := map[string]bool{}
 	var keys []string
 	for _, r := range recs {
@@ -403,15 +403,15 @@ func wandbLayout(path string, st os.FileInfo) string {
 		defer f.Close()
 		b := make([]byte, 4)
 		if n, _ := io.ReadFull(f, b); n == 4 && string(b) == ":W&B" || strings.HasSuffix(path, ".wandb") {
-			return trainer.SourceWandb
+			return metrics.SourceWandb
 		}
 		return ""
 	}
-	if trainer.IsWandbRunDir(path) {
-		return trainer.SourceWandb
+	if metrics.IsWandbRunDir(path) {
+		return metrics.SourceWandb
 	}
-	if p, err := trainer.WandbRunFile(path); err == nil && p != "" {
-		return trainer.SourceAuto
+	if p, err := metrics.WandbRunFile(path); err == nil && p != "" {
+		return metrics.SourceAuto
 	}
 	return ""
 }
@@ -425,7 +425,7 @@ const sniffBytes = 64 << 10
 // read as JSON lines.
 func detectSource(path string) (source, preset string, err error) {
 	if strings.EqualFold(filepath.Ext(path), ".csv") {
-		return trainer.SourceCSV, trainer.PresetSB3, nil
+		return metrics.SourceCSV, metrics.PresetSB3, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -440,11 +440,11 @@ func detectSource(path string) (source, preset string, err error) {
 	b = b[:n]
 	switch {
 	case bytes.Contains(b, []byte("Learning iteration ")):
-		return trainer.SourceStdout, trainer.PresetRSLRL, nil
+		return metrics.SourceStdout, metrics.PresetRSLRL, nil
 	case sb3TableRow.Match(b):
-		return trainer.SourceStdout, trainer.PresetSB3, nil
+		return metrics.SourceStdout, metrics.PresetSB3, nil
 	}
-	return trainer.SourceJSONL, "", nil
+	return metrics.SourceJSONL, "", nil
 }
 
 // sb3TableRow matches the row of SB3's console table that gives its step.
@@ -453,11 +453,11 @@ var sb3TableRow = regexp.MustCompile(`(?m)^\|\s+total_timesteps\s+\|\s+\d+\s+\|`
 // sourceName is the source as the output names it: with its console format for stdout.
 func sourceName(d *diagnosis) string {
 	switch {
-	case d.Source == trainer.SourceStdout || d.Source == trainer.SourceCSV:
+	case d.Source == metrics.SourceStdout || d.Source == metrics.SourceCSV:
 		return d.Source + " (" + d.Preset + ")"
-	case d.Source == trainer.SourceAuto && d.SourceRead != "":
+	case d.Source == metrics.SourceAuto && d.SourceRead != "":
 		return d.Source + " → " + d.SourceRead
-	case d.Source == trainer.SourceWandb && d.SourceRead != "":
+	case d.Source == metrics.SourceWandb && d.SourceRead != "":
 		return d.SourceRead
 	}
 	return d.Source

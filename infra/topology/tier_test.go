@@ -26,8 +26,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/results"
-	"github.com/rlsweep/rlsweep/trainer"
 )
 
 // The tier's network: a bridge on the host holding the services' address, and one veth pair per worker
@@ -546,7 +546,7 @@ func (s *sweepRun) check(t *testing.T) (trials []string) {
 		last, n := int64(0), 0
 		sc := bufio.NewScanner(&m)
 		for sc.Scan() {
-			rec, err := trainer.ParseJSONLine(sc.Bytes())
+			rec, err := metrics.ParseJSONLine(sc.Bytes())
 			if err != nil {
 				t.Errorf("trial %s: metrics line %q: %v", tr.TrialID, sc.Text(), err)
 				break
@@ -1032,7 +1032,7 @@ func TestWorkerHostClockSkew(t *testing.T) {
 		}
 		sc := bufio.NewScanner(&m)
 		for sc.Scan() {
-			rec, _ := trainer.ParseJSONLine(sc.Bytes())
+			rec, _ := metrics.ParseJSONLine(sc.Bytes())
 			total++
 			if rec.Values["wall_ns"] > future {
 				ahead++

@@ -1,18 +1,16 @@
-package trainer
+package metrics
 
 import (
 	"encoding/json"
 	"math"
 	"sort"
 	"strconv"
-
-	"github.com/rlsweep/rlsweep/diagnostics"
 )
 
 // AppendRecordJSON appends rec to dst as one JSON line, the way Python's json module writes it: keys
 // sorted after "step", non-finite numbers as the bare tokens NaN, Infinity and -Infinity, and the
 // checkpoint, if any, last. ParseJSONLine reads it back exactly.
-func AppendRecordJSON(dst []byte, rec diagnostics.Record) []byte {
+func AppendRecordJSON(dst []byte, rec Record) []byte {
 	dst = append(dst, `{"step":`...)
 	dst = strconv.AppendInt(dst, rec.Step, 10)
 	keys := make([]string, 0, len(rec.Values))
