@@ -128,7 +128,7 @@ func (r *segmentRun) loadResumePoint(ctx context.Context) (*resumePoint, error) 
 // stored metrics at or below the step it resumed from.
 func (r *segmentRun) lastStoredRecord(ctx context.Context) error {
 	var last []byte
-	err := artifacts.ReadMetrics(ctx, r.a.Store, r.in.SweepID, r.in.Trial.ID, r.result.LastStep+1, func(line []byte, _ int64) error {
+	err := artifacts.ReadMetrics(ctx, r.a.Store, r.in.SweepID, r.in.Trial.ID, r.result.LastStep+1, metrics.LineStep, func(line []byte, _ int64) error {
 		last = append(last[:0], line...)
 		return nil
 	})

@@ -18,7 +18,7 @@ func (r *segmentRun) primeEngine(ctx context.Context) error {
 	if r.engine == nil {
 		return nil
 	}
-	err := artifacts.ReadMetrics(ctx, r.a.Store, r.in.SweepID, r.in.Trial.ID, r.records.FirstLine(), func(line []byte, _ int64) error {
+	err := artifacts.ReadMetrics(ctx, r.a.Store, r.in.SweepID, r.in.Trial.ID, r.records.FirstLine(), metrics.LineStep, func(line []byte, _ int64) error {
 		if rec, err := metrics.ParseJSONLine(line); err == nil {
 			r.engine.Observe(rec)
 		}

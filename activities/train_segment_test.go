@@ -131,7 +131,7 @@ func (f *fixture) log(segment int, attempt int32) string {
 func (f *fixture) metrics() string {
 	f.t.Helper()
 	var b strings.Builder
-	if err := artifacts.CopyMetrics(context.Background(), f.store, sweepID, "0-s1", &b); err != nil {
+	if err := artifacts.CopyMetrics(context.Background(), f.store, sweepID, "0-s1", metrics.LineStep, &b); err != nil {
 		f.t.Fatalf("stored metrics: %v", err)
 	}
 	return b.String()

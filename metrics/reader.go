@@ -56,6 +56,22 @@ type Finisher interface {
 	Finish() []Record
 }
 
+// Every reader Open returns is a Reader; those that hold a record back are Finishers too.
+var (
+	_ Reader   = (*JSONLTail)(nil)
+	_ Reader   = (*CSVTail)(nil)
+	_ Finisher = (*RSLRLConsoleTail)(nil)
+	_ Reader   = (*RSLRLConsoleTail)(nil)
+	_ Finisher = (*SB3ConsoleTail)(nil)
+	_ Reader   = (*SB3ConsoleTail)(nil)
+	_ Finisher = (*TensorBoardTail)(nil)
+	_ Reader   = (*TensorBoardTail)(nil)
+	_ Finisher = (*WandbTail)(nil)
+	_ Reader   = (*WandbTail)(nil)
+	_ Finisher = (*autoTail)(nil)
+	_ Reader   = (*autoTail)(nil)
+)
+
 // ReadAll reads r to the end, for a run whose trainer has exited: it polls until two Polls in a row
 // return nothing (a TensorBoard reader returns a step's record once its file has gone quiet), then
 // takes what a Finisher still holds (the last step, the last block).

@@ -90,7 +90,7 @@ func readDivergence(ctx context.Context, s artifacts.Store, sweepID, trialID str
 // malformed lines are skipped, as everywhere metrics are read.
 func readCurve(ctx context.Context, s artifacts.Store, sweepID, trialID, metric string, d *trialDetail) error {
 	var curve []report.Point
-	err := artifacts.ReadMetrics(ctx, s, sweepID, trialID, math.MaxInt64, func(line []byte, _ int64) error {
+	err := artifacts.ReadMetrics(ctx, s, sweepID, trialID, math.MaxInt64, metrics.LineStep, func(line []byte, _ int64) error {
 		rec, err := metrics.ParseJSONLine(line)
 		if err != nil {
 			return nil

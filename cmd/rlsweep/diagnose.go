@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,9 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -203,7 +200,7 @@ func fetchStoredTrial(f *Factory, sweepID, trialID string) (path string, total i
 		cleanup()
 		return "", 0, "", nil, err
 	}
-	err = artifacts.CopyMetrics(ctx, store, sweepID, trialID, out)
+	err = artifacts.CopyMetrics(ctx, store, sweepID, trialID, metrics.LineStep, out)
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
@@ -239,7 +236,7 @@ func storedTotalSteps(path string) (int64, string) {
 	return spec.Trainer.TotalSteps, specPath
 }
 
-// readRun reads every record of the metrics at opts.Path, whatever its format (detectSource). Without
+// readRun reads every record of the metrics at opts.Path, whatever its format (metrics.Detect). Without
 // --preset, the preset of a TensorBoard run is told from its tags (metrics.DetectPreset), so a legged_gym
 // log is judged on its reward and losses, not on tags no rule knows.
 func readRun(opts *DiagnoseOptions) (*diagnosis, error) {
@@ -257,7 +254,7 @@ func readRun(opts *DiagnoseOptions) (*diagnosis, error) {
 	}
 	d := &diagnosis{Path: opts.Path, Preset: opts.Preset}
 	c := metrics.ReaderConfig{Preset: opts.Preset, StepsPerIteration: opts.StepsPerIteration, StepKey: opts.StepKey}
-	wandb := wandbLayout(src, st)
+	wandb := metrics.DetectWandb(src, st)
 	if opts.StepKey != "" && wandb == "" {
 		return nil, invalidInput(fmt.Errorf("--step-key: got %q for %s, want a W&B run file, run directory or $WANDB_DIR (it names a W&B history key)", opts.StepKey, opts.Path))
 	}
@@ -272,18 +269,20 @@ func readRun(opts *DiagnoseOptions) (*diagnosis, error) {
 		}
 		defer os.RemoveAll(filepath.Dir(merged))
 		c.Source, c.MetricsFile = metrics.SourceJSONL, merged
-	} else if st.IsDir() || strings.Contains(filepath.Base(opts.Path), "tfevents") {
-		// A directory of event files, or one event file (the reader walks either).
-		c.Source, c.TBDir = metrics.SourceTensorBoard, opts.Path
 	} else {
+		// A directory of event files or one event file, a CSV, a console log or JSON lines.
 		var preset string
-		if c.Source, preset, err = detectSource(opts.Path); err != nil {
+		if c.Source, preset, err = metrics.Detect(opts.Path); err != nil {
 			return nil, err
 		}
 		if c.Preset == "" {
 			c.Preset = preset
 		}
-		c.MetricsFile, c.StdoutFile = opts.Path, opts.Path
+		if c.Source == metrics.SourceTensorBoard {
+			c.TBDir = opts.Path
+		} else {
+			c.MetricsFile, c.StdoutFile = opts.Path, opts.Path
+		}
 	}
 	recs, stats, err := drain(c)
 	if err != nil {
@@ -374,7 +373,7 @@ func mergeMetricsDir(dir string) (string, error) {
 		return "", err
 	}
 	w := bufio.NewWriter(f)
-	err = artifacts.ReadMetricsDir(context.Background(), dir, math.MaxInt64, func(line []byte, _ int64) error {
+	err = artifacts.ReadMetricsDir(context.Background(), dir, math.MaxInt64, metrics.LineStep, func(line []byte, _ int64) error {
 		w.Write(line)
 		return w.WriteByte('\n')
 	})
@@ -390,65 +389,6 @@ func mergeMetricsDir(dir string) (string, error) {
 	}
 	return f.Name(), nil
 }
-
-// wandbLayout tells whether path is a W&B run: a file that starts with the run file's magic ":W&B" or
-// a directory holding a .wandb file (a run directory) give source wandb; a directory holding
-// wandb/run-* or offline-run-* directories (a $WANDB_DIR) gives source auto. "" for anything else.
-func wandbLayout(path string, st os.FileInfo) string {
-	if !st.IsDir() {
-		f, err := os.Open(path)
-		if err != nil {
-			return ""
-		}
-		defer f.Close()
-		b := make([]byte, 4)
-		if n, _ := io.ReadFull(f, b); n == 4 && string(b) == ":W&B" || strings.HasSuffix(path, ".wandb") {
-			return metrics.SourceWandb
-		}
-		return ""
-	}
-	if metrics.IsWandbRunDir(path) {
-		return metrics.SourceWandb
-	}
-	if p, err := metrics.WandbRunFile(path); err == nil && p != "" {
-		return metrics.SourceAuto
-	}
-	return ""
-}
-
-// sniffBytes is how much of a file detectSource looks at.
-const sniffBytes = 64 << 10
-
-// detectSource tells a metrics file's format from its name and first bytes: a .csv file is a CSV
-// (SB3's progress.csv: preset sb3); a file showing rsl_rl's "Learning iteration" header is its console
-// log; one holding an SB3 table row of time/ total_timesteps is SB3's console log; anything else is
-// read as JSON lines.
-func detectSource(path string) (source, preset string, err error) {
-	if strings.EqualFold(filepath.Ext(path), ".csv") {
-		return metrics.SourceCSV, metrics.PresetSB3, nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return "", "", err
-	}
-	defer f.Close()
-	b := make([]byte, sniffBytes)
-	n, err := io.ReadFull(f, b)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return "", "", err
-	}
-	b = b[:n]
-	switch {
-	case bytes.Contains(b, []byte("Learning iteration ")):
-		return metrics.SourceStdout, metrics.PresetRSLRL, nil
-	case sb3TableRow.Match(b):
-		return metrics.SourceStdout, metrics.PresetSB3, nil
-	}
-	return metrics.SourceJSONL, "", nil
-}
-
-// sb3TableRow matches the row of SB3's console table that gives its step.
-var sb3TableRow = regexp.MustCompile(`(?m)^\|\s+total_timesteps\s+\|\s+\d+\s+\|`)
 
 // sourceName is the source as the output names it: with its console format for stdout.
 func sourceName(d *diagnosis) string {

@@ -539,7 +539,7 @@ func (s *sweepRun) check(t *testing.T) (trials []string) {
 			t.Errorf("trial %s: %s at step %d, want completed at %d", tr.TrialID, tr.Outcome, tr.Steps, s.total)
 		}
 		var m bytes.Buffer
-		if err := artifacts.CopyMetrics(ctx, store, s.id, tr.TrialID, &m); err != nil {
+		if err := artifacts.CopyMetrics(ctx, store, s.id, tr.TrialID, metrics.LineStep, &m); err != nil {
 			t.Errorf("trial %s: metrics: %v", tr.TrialID, err)
 			continue
 		}
@@ -1027,7 +1027,7 @@ func TestWorkerHostClockSkew(t *testing.T) {
 	future := float64(end.Add(25 * time.Second).UnixNano())
 	for _, trial := range trials {
 		var m bytes.Buffer
-		if err := artifacts.CopyMetrics(context.Background(), store, s.id, trial, &m); err != nil {
+		if err := artifacts.CopyMetrics(context.Background(), store, s.id, trial, metrics.LineStep, &m); err != nil {
 			t.Fatalf("trial %s: %v", trial, err)
 		}
 		sc := bufio.NewScanner(&m)
