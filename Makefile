@@ -77,7 +77,7 @@ FUZZTIME ?= 60s
 fuzz:
 	$(GO) test ./sweeps -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
 	for f in FuzzParseJSONLine FuzzJSONLTail FuzzTensorBoardTail FuzzDecodeEvent FuzzRSLRLConsole FuzzSB3Console FuzzCSVTail; do \
-		$(GO) test ./trainer -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) || exit 1; \
+		$(GO) test ./metrics -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) || exit 1; \
 	done
 	$(GO) test ./artifacts -run '^$$' -fuzz '^FuzzKeys$$' -fuzztime $(FUZZTIME)
 

@@ -19,36 +19,39 @@ const module = "github.com/rlsweep/rlsweep/"
 // third-party prefixes it may import directly. The standard library is always allowed except where
 // forbidden says otherwise.
 var allowed = map[string][]string{
-	// sweeps checks a built-in trainer's parameter names against the trainer's own list, the presets
-	// against the readers' and the diagnostics rule names against the engine's.
-	"sweeps":      {"gopkg.in/yaml.v3", "gonum.org/", module + "diagnostics", module + "trainer"},
-	"diagnostics": {"gonum.org/"},
-	// trainer: the contract and the metric readers.
-	"trainer":      {module + "diagnostics"},
+	// sweeps checks a built-in trainer's parameter names against the trainer's own list (trainer/ppo),
+	// the sources and presets against the readers' and the diagnostics rule names against the engine's.
+	"sweeps": {"gopkg.in/yaml.v3", "gonum.org/", module + "diagnostics", module + "metrics", module + "trainer/ppo"},
+	// metrics: the record, the canonical metric names, every reader, the line codec and format
+	// detection; only the standard library.
+	"metrics":     {},
+	"diagnostics": {"gonum.org/", module + "metrics"},
+	// trainer: the contract (its environment variables).
+	"trainer":      {},
 	"trainer/nn":   {"gonum.org/"},
 	"trainer/envs": {},
-	"trainer/ppo":  {module + "diagnostics", module + "trainer/nn", module + "trainer/envs"},
+	"trainer/ppo":  {module + "metrics", module + "trainer/nn", module + "trainer/envs"},
 	// The probe ladder and judge: what any trainer is judged by, so the report can read probes.json
 	// through their types. The built-in PPO is adapted to them from trainer/builtin.
 	"trainer/probes": {module + "trainer/envs"},
 	// The built-in trainer: PPO speaking the trainer contract and the probe protocol.
-	"trainer/builtin": {module + "diagnostics", module + "trainer", module + "trainer/envs", module + "trainer/ppo",
+	"trainer/builtin": {module + "metrics", module + "trainer", module + "trainer/envs", module + "trainer/ppo",
 		module + "trainer/probes"},
-	"results":    {module + "diagnostics", module + "sweeps"},
+	"results":    {module + "diagnostics", module + "metrics", module + "sweeps"},
 	"regression": {module + "diagnostics", module + "results", module + "sweeps"},
 	"scheduler":  {module + "diagnostics", module + "results", module + "sweeps"}, // diagnostics: IQM over seeds
 	// The replay of pruning rules on recorded runs: scores configurations by IQM (diagnostics).
-	"scheduler/replay": {module + "diagnostics", module + "scheduler", module + "results", module + "sweeps"},
+	"scheduler/replay": {module + "diagnostics", module + "metrics", module + "scheduler", module + "results", module + "sweeps"},
 	"report": {"gonum.org/", module + "diagnostics", module + "results", module + "regression", module + "sweeps",
 		module + "trainer/probes"},
 	"artifacts": {"github.com/aws/", module + "sweeps"},
 	// sweepstore reads and writes a sweep's stored files as the pure packages' types.
-	"sweepstore": {module + "artifacts", module + "diagnostics", module + "regression", module + "report",
-		module + "results", module + "sweeps", module + "trainer", module + "trainer/probes"},
+	"sweepstore": {module + "artifacts", module + "diagnostics", module + "metrics", module + "regression", module + "report",
+		module + "results", module + "sweeps", module + "trainer/probes"},
 	// runner starts and stops trainer processes; it knows the trainer contract's variables, renders
-	// commands (sweeps) and speaks the probe protocol (trainer/probes).
-	"runner": {module + "diagnostics", module + "trainer", module + "sweeps", module + "trainer/probes", "golang.org/x/sys/unix"},
-	"activities": {module + "sweeps", module + "diagnostics", module + "trainer", module + "artifacts", module + "report",
+	// commands (sweeps), reads and writes metrics (metrics) and speaks the probe protocol (trainer/probes).
+	"runner": {module + "diagnostics", module + "metrics", module + "trainer", module + "sweeps", module + "trainer/probes", "golang.org/x/sys/unix"},
+	"activities": {module + "sweeps", module + "diagnostics", module + "metrics", module + "trainer", module + "artifacts", module + "report",
 		module + "results", module + "regression", module + "sweepstore", module + "runner",
 		"go.temporal.io/sdk/activity", "go.temporal.io/sdk/temporal",
 		// A heartbeat's error and the cause of a cancelled activity context tell an attempt the server
@@ -65,7 +68,7 @@ var forbiddenDeps = map[string][]string{
 }
 
 // pure packages: no Temporal, no AWS, no network anywhere in their dependencies.
-var pure = []string{"sweeps", "diagnostics", "trainer", "trainer/nn", "trainer/envs", "trainer/ppo", "trainer/probes",
+var pure = []string{"sweeps", "diagnostics", "metrics", "trainer", "trainer/nn", "trainer/envs", "trainer/ppo", "trainer/probes",
 	"trainer/builtin", "report", "results", "regression", "scheduler", "scheduler/replay"}
 
 var forbiddenInPure = []string{"go.temporal.io/", "github.com/aws/", "net", "net/http", "os/exec"}

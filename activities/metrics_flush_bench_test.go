@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/rlsweep/rlsweep/artifacts"
-	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/runner"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
@@ -47,7 +47,7 @@ func BenchmarkSegmentMetricsFlush(b *testing.B) {
 				b.Skip("long")
 			}
 			ctx := context.Background()
-			rec := diagnostics.Record{Values: map[string]float64{}}
+			rec := metrics.Record{Values: map[string]float64{}}
 			for i := 0; i < 20; i++ {
 				rec.Values[fmt.Sprintf("train/metric_%02d", i)] = 0.123456789 * float64(i+1)
 			}

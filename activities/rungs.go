@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
@@ -65,7 +66,7 @@ func newRungTracker(in SegmentInput) *rungTracker {
 
 // observe takes in a record and returns the points it passed, each with the windowed objective there
 // (windowed: the segment's window over steps).
-func (t *rungTracker) observe(rec diagnostics.Record, windowed func() (float64, bool)) []RungPassed {
+func (t *rungTracker) observe(rec metrics.Record, windowed func() (float64, bool)) []RungPassed {
 	var out []RungPassed
 	if t.unit == sweeps.RungLogs {
 		v, ok := rec.Values[t.metric]

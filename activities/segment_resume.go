@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/rlsweep/rlsweep/artifacts"
-	"github.com/rlsweep/rlsweep/trainer"
+	"github.com/rlsweep/rlsweep/metrics"
 )
 
 // resumeCheckpoint downloads the checkpoint this attempt resumes from — the last one a previous attempt
@@ -128,14 +128,14 @@ func (r *segmentRun) loadResumePoint(ctx context.Context) (*resumePoint, error) 
 // stored metrics at or below the step it resumed from.
 func (r *segmentRun) lastStoredRecord(ctx context.Context) error {
 	var last []byte
-	err := artifacts.ReadMetrics(ctx, r.a.Store, r.in.SweepID, r.in.Trial.ID, r.result.LastStep+1, func(line []byte, _ int64) error {
+	err := artifacts.ReadMetrics(ctx, r.a.Store, r.in.SweepID, r.in.Trial.ID, r.result.LastStep+1, metrics.LineStep, func(line []byte, _ int64) error {
 		last = append(last[:0], line...)
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("read stored metrics: %w", err)
 	}
-	rec, err := trainer.ParseJSONLine(last)
+	rec, err := metrics.ParseJSONLine(last)
 	if err != nil {
 		return nil // nothing stored: the result keeps the step and the checkpoint
 	}

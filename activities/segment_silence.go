@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/runner"
 	"github.com/rlsweep/rlsweep/trainer"
 )
@@ -47,20 +48,20 @@ func (r *segmentRun) noRecords() error {
 func (r *segmentRun) sourceRead() string {
 	m := r.in.Trainer.Metrics
 	switch m.Source {
-	case "", trainer.SourceJSONL:
+	case "", metrics.SourceJSONL:
 		return fmt.Sprintf("metrics source jsonl read %s (%s) and found nothing there", trainer.EnvMetricsFile, r.metrics)
-	case trainer.SourceCSV:
+	case metrics.SourceCSV:
 		return fmt.Sprintf("metrics source csv read %s (%s) and found no row there", trainer.EnvMetricsFile, r.metrics)
-	case trainer.SourceTensorBoard:
+	case metrics.SourceTensorBoard:
 		return fmt.Sprintf("metrics source tensorboard (preset %q) read the event files under %s (%s) and found no scalar it maps",
 			m.Preset, trainer.EnvTBDir, r.tbDir)
-	case trainer.SourceWandb:
+	case metrics.SourceWandb:
 		return fmt.Sprintf("metrics source wandb read the W&B run file under WANDB_DIR (%s: wandb/run-*/run-*.wandb) and found no history row there (%s)",
 			r.dir, r.readerSaid())
-	case trainer.SourceAuto:
+	case metrics.SourceAuto:
 		return fmt.Sprintf("metrics source auto read the W&B run file under WANDB_DIR (%s) and the event files under %s (%s) and found no record in either (%s)",
 			r.dir, trainer.EnvTBDir, r.tbDir, r.readerSaid())
-	case trainer.SourceStdout:
+	case metrics.SourceStdout:
 		return fmt.Sprintf("metrics source stdout (preset %q) read the trainer's output (%s) and found no table it parses",
 			m.Preset, r.logPath)
 	}
@@ -117,7 +118,7 @@ func (r *segmentRun) tellTales() []string {
 		name := d.Name()
 		switch {
 		case strings.Contains(name, "tfevents"):
-			if source != trainer.SourceTensorBoard || !strings.HasPrefix(path, r.tbDir+string(filepath.Separator)) {
+			if source != metrics.SourceTensorBoard || !strings.HasPrefix(path, r.tbDir+string(filepath.Separator)) {
 				events = append(events, rel)
 			}
 		case path == r.metrics || ownScratchFile(name):
@@ -131,15 +132,15 @@ func (r *segmentRun) tellTales() []string {
 	}
 	if len(events) > 0 {
 		where := "outside $" + trainer.EnvTBDir
-		if source != trainer.SourceTensorBoard {
-			where = "while the source is " + orDefault(source, trainer.SourceJSONL)
+		if source != metrics.SourceTensorBoard {
+			where = "while the source is " + orDefault(source, metrics.SourceJSONL)
 		}
 		signs = append(signs, fmt.Sprintf("it wrote TensorBoard event files %s: %s (use `metrics: {source: tensorboard}` and point the writer at $%s)",
 			where, listFew(events), trainer.EnvTBDir))
 	}
 	if len(others) > 0 {
 		sign := fmt.Sprintf("it wrote %s, not $%s (%s)", listFew(others), trainer.EnvMetricsFile, filepath.Base(r.metrics))
-		if slices.ContainsFunc(others, func(p string) bool { return filepath.Base(p) == "progress.csv" }) && source != trainer.SourceCSV {
+		if slices.ContainsFunc(others, func(p string) bool { return filepath.Base(p) == "progress.csv" }) && source != metrics.SourceCSV {
 			sign += "; SB3's progress.csv is read with `metrics: {source: csv}`"
 		}
 		signs = append(signs, sign)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/rlsweep/rlsweep/activities"
-	"github.com/rlsweep/rlsweep/trainer"
+	"github.com/rlsweep/rlsweep/metrics"
 )
 
 // wantNonRetryable asserts err is a non-retryable ApplicationError of type typ whose message holds
@@ -72,7 +72,7 @@ func TestTrainSegmentNoRecordsTensorBoard(t *testing.T) {
 	f := newFixture(t)
 	in := f.input(5000, nil)
 	in.Trainer.SegmentSteps = in.Trainer.TotalSteps
-	in.Trainer.Metrics.Source, in.Trainer.Metrics.Preset = trainer.SourceTensorBoard, "cleanrl"
+	in.Trainer.Metrics.Source, in.Trainer.Metrics.Preset = metrics.SourceTensorBoard, "cleanrl"
 	in.Trainer.Command = shellTrainer(`mkdir -p runs && : > runs/events.out.tfevents.1.host; exit 0`)
 	_, err := f.run(in)
 	wantNonRetryable(t, err, activities.ErrNoMetrics,
@@ -182,7 +182,7 @@ func TestTrainSegmentNoRecordsAuto(t *testing.T) {
 	f := newFixture(t)
 	in := f.input(5000, nil)
 	in.Trainer.SegmentSteps = in.Trainer.TotalSteps
-	in.Trainer.Metrics.Source = trainer.SourceAuto
+	in.Trainer.Metrics.Source = metrics.SourceAuto
 	in.Trainer.Command = shellTrainer(`echo nothing logged; exit 0`)
 	_, err := f.run(in)
 	wantNonRetryable(t, err, activities.ErrNoMetrics,

@@ -8,8 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/rlsweep/rlsweep/artifacts"
-	"github.com/rlsweep/rlsweep/diagnostics"
-	"github.com/rlsweep/rlsweep/trainer"
+	"github.com/rlsweep/rlsweep/metrics"
 )
 
 // primeEngine reads the trial's stored metrics from before this attempt's first record — what earlier
@@ -19,8 +18,8 @@ func (r *segmentRun) primeEngine(ctx context.Context) error {
 	if r.engine == nil {
 		return nil
 	}
-	err := artifacts.ReadMetrics(ctx, r.a.Store, r.in.SweepID, r.in.Trial.ID, r.records.FirstLine(), func(line []byte, _ int64) error {
-		if rec, err := trainer.ParseJSONLine(line); err == nil {
+	err := artifacts.ReadMetrics(ctx, r.a.Store, r.in.SweepID, r.in.Trial.ID, r.records.FirstLine(), metrics.LineStep, func(line []byte, _ int64) error {
+		if rec, err := metrics.ParseJSONLine(line); err == nil {
 			r.engine.Observe(rec)
 		}
 		return nil
@@ -33,7 +32,7 @@ func (r *segmentRun) primeEngine(ctx context.Context) error {
 
 // uploadCheckpoint copies an announced checkpoint into the store and records it in the heartbeat, so
 // a retry on any worker resumes from it.
-func (r *segmentRun) uploadCheckpoint(ctx context.Context, rec diagnostics.Record) error {
+func (r *segmentRun) uploadCheckpoint(ctx context.Context, rec metrics.Record) error {
 	rel, err := artifacts.CleanKey(rec.Checkpoint)
 	if err != nil {
 		r.log(ctx).Warn("ignoring checkpoint announcement", "error", err)

@@ -15,9 +15,9 @@ import (
 
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/runner"
 	"github.com/rlsweep/rlsweep/sweeps"
-	"github.com/rlsweep/rlsweep/trainer"
 )
 
 // heartbeatEvery bounds how often a running segment records a heartbeat; the SDK throttles further.
@@ -141,7 +141,7 @@ type segmentRun struct {
 	tbDir    string
 	logPath  string
 	canon    *os.File // the records as read, in canonical JSON lines: what the metrics parts store
-	reader   trainer.Reader
+	reader   metrics.Reader
 	engine   *diagnostics.Engine // nil when diagnostics are off
 	// records: the records this attempt took in (their canonical lines go to canon).
 	records *runner.SegmentLog
@@ -176,7 +176,7 @@ func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput, prev H
 	}
 	dir := sc.dir
 	metricsName := "metrics.jsonl"
-	if in.Trainer.Metrics.Source == trainer.SourceCSV {
+	if in.Trainer.Metrics.Source == metrics.SourceCSV {
 		// SB3's logger writes progress.csv into the directory it is configured with: the trainer's
 		// working directory, or the directory of RLSWEEP_METRICS_FILE.
 		metricsName = "progress.csv"
@@ -200,7 +200,7 @@ func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput, prev H
 	}
 	r.canon = canon
 	m := in.Trainer.Metrics
-	r.reader, err = trainer.Open(trainer.ReaderConfig{Source: m.Source, Preset: m.Preset, Tags: m.Tags,
+	r.reader, err = metrics.Open(metrics.ReaderConfig{Source: m.Source, Preset: m.Preset, Tags: m.Tags,
 		StepsPerIteration: m.StepsPerIteration, MetricsFile: r.metrics, TBDir: r.tbDir, StdoutFile: r.logPath,
 		WandbDir: r.dir, StepKey: m.StepKey}) // WandbDir: the trainer's WANDB_DIR (wandbEnv)
 	if err != nil {
@@ -238,7 +238,7 @@ func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput, prev H
 // run file there. Nothing for another rlsweep spec.
 func (r *segmentRun) wandbEnv() ([]string, error) {
 	t := r.in.Trainer
-	if src := t.Metrics.Source; len(t.WandBConfig) == 0 && (src == trainer.SourceWandb || src == trainer.SourceAuto) {
+	if src := t.Metrics.Source; len(t.WandBConfig) == 0 && (src == metrics.SourceWandb || src == metrics.SourceAuto) {
 		return r.wandbDirEnv([]string{"WANDB_DIR=" + r.dir}), nil
 	}
 	if len(t.WandBConfig) == 0 {
@@ -456,7 +456,7 @@ func (r *segmentRun) poll(ctx context.Context) (int, *diagnostics.Verdict, error
 }
 
 // pollFinal is poll once the trainer has exited: a reader holding back a record it could not yet
-// tell was whole (trainer.Finisher) gives it up too.
+// tell was whole (metrics.Finisher) gives it up too.
 func (r *segmentRun) pollFinal(ctx context.Context) (int, *diagnostics.Verdict, error) {
 	return r.pollRecords(ctx, true)
 }
@@ -466,7 +466,7 @@ func (r *segmentRun) pollRecords(ctx context.Context, final bool) (int, *diagnos
 		return 0, nil, &trainerFault{fmt.Errorf("read metrics: %w", err)}
 	}
 	if final {
-		if f, ok := r.reader.(trainer.Finisher); ok {
+		if f, ok := r.reader.(metrics.Finisher); ok {
 			recs = append(recs, f.Finish()...)
 		}
 	}
@@ -482,7 +482,7 @@ func (r *segmentRun) pollRecords(ctx context.Context, final bool) (int, *diagnos
 // observe takes in one record: the rules judge it, it is appended to the canonical metrics, and its
 // checkpoint is uploaded unless the record fired a stop rule (the last healthy checkpoint stays the
 // one before).
-func (r *segmentRun) observe(ctx context.Context, rec diagnostics.Record) (*diagnostics.Verdict, error) {
+func (r *segmentRun) observe(ctx context.Context, rec metrics.Record) (*diagnostics.Verdict, error) {
 	added, err := r.records.Add(rec)
 	if err != nil {
 		return nil, err

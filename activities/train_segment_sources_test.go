@@ -10,6 +10,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
@@ -75,7 +76,7 @@ func TestTrainSegmentCSVSource(t *testing.T) {
 	if got := f.storedSteps(); !slices.Equal(got, []int64{2048, 4096}) {
 		t.Errorf("stored steps = %v, want [2048 4096]", got)
 	}
-	if res.Last[diagnostics.ValueLoss] != 0.25 || res.Last[diagnostics.Reward] != 12.5 {
+	if res.Last[metrics.ValueLoss] != 0.25 || res.Last[metrics.Reward] != 12.5 {
 		t.Errorf("last values = %v", res.Last)
 	}
 }

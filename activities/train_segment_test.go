@@ -31,9 +31,9 @@ import (
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/sweeps"
-	"github.com/rlsweep/rlsweep/trainer"
 )
 
 const sweepID = "sweep/unit/abc123"
@@ -62,7 +62,7 @@ func (f *fixture) input(stop int64, params map[string]any) activities.SegmentInp
 		SweepID: sweepID,
 		Trial:   sweeps.Trial{ID: "0-s1", Config: 0, Seed: 1, Params: params},
 		Trainer: sweeps.Trainer{Command: []string{scriptedTrainer}, TotalSteps: 100000,
-			Metrics:      sweeps.MetricsSource{Source: trainer.SourceJSONL},
+			Metrics:      sweeps.MetricsSource{Source: metrics.SourceJSONL},
 			StallTimeout: 10 * time.Second, GracePeriod: 2 * time.Second,
 			Environment: map[string]string{"TMPDIR": f.t.TempDir()}},
 		Diagnostics: sweeps.Diagnostics{Enabled: true, Patience: 5},
@@ -131,7 +131,7 @@ func (f *fixture) log(segment int, attempt int32) string {
 func (f *fixture) metrics() string {
 	f.t.Helper()
 	var b strings.Builder
-	if err := artifacts.CopyMetrics(context.Background(), f.store, sweepID, "0-s1", &b); err != nil {
+	if err := artifacts.CopyMetrics(context.Background(), f.store, sweepID, "0-s1", metrics.LineStep, &b); err != nil {
 		f.t.Fatalf("stored metrics: %v", err)
 	}
 	return b.String()
@@ -143,7 +143,7 @@ func (f *fixture) storedSteps() []int64 {
 	var steps []int64
 	sc := bufio.NewScanner(strings.NewReader(f.metrics()))
 	for sc.Scan() {
-		rec, err := trainer.ParseJSONLine(sc.Bytes())
+		rec, err := metrics.ParseJSONLine(sc.Bytes())
 		if err != nil {
 			f.t.Fatalf("stored metrics line %q: %v", sc.Text(), err)
 		}
@@ -272,7 +272,7 @@ func TestTrainSegmentHealthy(t *testing.T) {
 	var window []float64
 	sc := bufio.NewScanner(strings.NewReader(f.metrics()))
 	for sc.Scan() {
-		if rec, err := trainer.ParseJSONLine(sc.Bytes()); err == nil && rec.Step >= 9000 {
+		if rec, err := metrics.ParseJSONLine(sc.Bytes()); err == nil && rec.Step >= 9000 {
 			window = append(window, rec.Values["reward"])
 		}
 	}
@@ -526,7 +526,7 @@ func TestTrainSegmentDiverged(t *testing.T) {
 				if err := json.Unmarshal(raw, &line); err != nil {
 					t.Fatalf("dump record %s: %v", raw, err)
 				}
-				rec, err := trainer.ParseJSONLine([]byte(line))
+				rec, err := metrics.ParseJSONLine([]byte(line))
 				if err != nil {
 					t.Fatalf("dump record %q: %v", line, err)
 				}
@@ -894,7 +894,7 @@ printf '{"step":4000,"reward":4.5,"checkpoint":"ckpt-4000.json"}\n' >> "$RLSWEEP
 		t.Fatalf("heartbeat = %+v, want checkpoint %s at 4000", hb, want)
 	}
 	stored := f.metrics()
-	last, err := trainer.ParseJSONLine([]byte(stored[strings.LastIndex(strings.TrimSuffix(stored, "\n"), "\n")+1:]))
+	last, err := metrics.ParseJSONLine([]byte(stored[strings.LastIndex(strings.TrimSuffix(stored, "\n"), "\n")+1:]))
 	if err != nil || last.Step != 4000 {
 		t.Fatalf("last stored line = %+v, %v; want step 4000", last, err)
 	}
@@ -935,7 +935,7 @@ printf '{"step":2000,"checkpoint":"ckpt-2000.json"}\n{"step":3000,"reward":3}\n{
 	}
 	stored := f.metrics()
 	for i, line := range strings.Split(strings.TrimSuffix(stored, "\n"), "\n") {
-		rec, err := trainer.ParseJSONLine([]byte(line))
+		rec, err := metrics.ParseJSONLine([]byte(line))
 		if err != nil || rec.Step != int64(1000*(i+1)) || rec.Values["reward"] != float64(i+1) {
 			t.Errorf("stored line %d = %q, want step %d with reward %d", i, line, 1000*(i+1), i+1)
 		}

@@ -128,7 +128,7 @@ type SegmentResult struct {
 	// what it trained; the Trial workflow shows the first one of a trial.
 	SegmentWarning string `json:",omitempty"`
 	// MetricsSource is the metrics source an auto or wandb reader read, with its path
-	// (trainer.ReaderStats.Source); "" for the other sources.
+	// (metrics.ReaderStats.Source); "" for the other sources.
 	MetricsSource string `json:",omitempty"`
 	// MetricMissing: the segment read records and none carried the objective's metric; these are
 	// the names they carried instead, sorted (at most maxSeenKeys), empty when they carried none.

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -88,9 +87,14 @@ func parseMetricsPart(key string) (metricsPart, bool) {
 	return metricsPart{key: key, segment: n[0], attempt: n[1], seq: n[2]}, true
 }
 
-// ReadMetrics calls fn, in stream order, for each line of a trial's metrics whose step is below before
-// (math.MaxInt64 for all of them), with the line (no newline; valid only during the call) and its step.
-// A trial without stored metrics has no lines; lines without a readable step are skipped.
+// StepFunc reads a stored metrics line's step; false when the line has none. The store parses no
+// metrics: its callers pass metrics.LineStep, the canonical line codec's.
+type StepFunc func(line []byte) (int64, bool)
+
+// ReadMetrics calls fn, in stream order, for each line of a trial's metrics whose step (as step reads
+// it) is below before (math.MaxInt64 for all of them), with the line (no newline; valid only during
+// the call) and its step. A trial without stored metrics has no lines; lines without a readable step
+// are skipped.
 //
 // The stream is what the attempts wrote, in the order they ran (segment, then attempt), each part in
 // the order it was written, except that an attempt overrides what came before it from its first step
@@ -98,14 +102,14 @@ func parseMetricsPart(key string) (metricsPart, bool) {
 // below F. A retry that resumes from an earlier checkpoint than its crashed attempt reached, and a
 // segment that resumes below where the previous one ran to, so yield each step once, the later
 // attempt's records winning.
-func ReadMetrics(ctx context.Context, s Store, sweepID, trialID string, before int64, fn func(line []byte, step int64) error) error {
-	return readMetricsUnder(ctx, s, MetricsDir(sweepID, trialID)+"/", before, fn)
+func ReadMetrics(ctx context.Context, s Store, sweepID, trialID string, before int64, step StepFunc, fn func(line []byte, step int64) error) error {
+	return readMetricsUnder(ctx, s, MetricsDir(sweepID, trialID)+"/", before, step, fn)
 }
 
 // CopyMetrics writes a trial's merged metrics stream (ReadMetrics) to w as JSON lines: the
 // metrics.jsonl of the whole trial.
-func CopyMetrics(ctx context.Context, s Store, sweepID, trialID string, w io.Writer) error {
-	return ReadMetrics(ctx, s, sweepID, trialID, math.MaxInt64, func(line []byte, _ int64) error {
+func CopyMetrics(ctx context.Context, s Store, sweepID, trialID string, step StepFunc, w io.Writer) error {
+	return ReadMetrics(ctx, s, sweepID, trialID, math.MaxInt64, step, func(line []byte, _ int64) error {
 		if _, err := w.Write(line); err != nil {
 			return err
 		}
@@ -116,12 +120,12 @@ func CopyMetrics(ctx context.Context, s Store, sweepID, trialID string, w io.Wri
 
 // ReadMetricsDir is ReadMetrics over a folder of parts in a local file system (a local artifact
 // store's trials/<trial-id>/metrics).
-func ReadMetricsDir(ctx context.Context, dir string, before int64, fn func(line []byte, step int64) error) error {
+func ReadMetricsDir(ctx context.Context, dir string, before int64, step StepFunc, fn func(line []byte, step int64) error) error {
 	l := &Local{root: dir}
-	return readMetricsUnder(ctx, l, "", before, fn)
+	return readMetricsUnder(ctx, l, "", before, step, fn)
 }
 
-func readMetricsUnder(ctx context.Context, s Store, prefix string, before int64, fn func([]byte, int64) error) error {
+func readMetricsUnder(ctx context.Context, s Store, prefix string, before int64, lineStep StepFunc, fn func([]byte, int64) error) error {
 	keys, err := s.List(ctx, prefix)
 	if err != nil {
 		return fmt.Errorf("list metrics: %w", err)
@@ -161,7 +165,7 @@ func readMetricsUnder(ctx context.Context, s Store, prefix string, before int64,
 	cutoff := before
 	for i := len(groups) - 1; i >= 0; i-- {
 		groups[i].cutoff = cutoff
-		first, err := firstStep(ctx, s, groups[i].parts)
+		first, err := firstStep(ctx, s, groups[i].parts, lineStep)
 		if err != nil {
 			return err
 		}
@@ -187,7 +191,7 @@ var errFirst = errors.New("first step found")
 
 // firstStep is the step of an attempt's first record: the first line with a step in its parts;
 // math.MaxInt64 when there is none (the attempt then overrides nothing).
-func firstStep(ctx context.Context, s Store, parts []metricsPart) (int64, error) {
+func firstStep(ctx context.Context, s Store, parts []metricsPart, lineStep StepFunc) (int64, error) {
 	first := int64(math.MaxInt64)
 	for _, p := range parts {
 		err := eachLine(ctx, s, p.key, func(line []byte) error {
@@ -234,36 +238,4 @@ func eachLine(ctx context.Context, s Store, key string, fn func([]byte) error) e
 			return fmt.Errorf("read metrics %s: %w", key, err)
 		}
 	}
-}
-
-// lineStep reads a stored record's step: an integer ≥ 0 (a number with an integral value such as
-// 2048.0 included). Stored lines are canonical and begin with it; any other JSON object is decoded.
-func lineStep(line []byte) (int64, bool) {
-	const canon = `{"step":`
-	if rest, ok := bytes.CutPrefix(line, []byte(canon)); ok {
-		n, i := int64(0), 0
-		for ; i < len(rest) && i < 18 && rest[i] >= '0' && rest[i] <= '9'; i++ {
-			n = n*10 + int64(rest[i]-'0')
-		}
-		if i > 0 && i < len(rest) && (rest[i] == ',' || rest[i] == '}') && (i == 1 || rest[0] != '0') {
-			return n, true
-		}
-	}
-	var v struct {
-		Step json.RawMessage `json:"step"`
-	}
-	if json.Unmarshal(line, &v) != nil || len(v.Step) == 0 {
-		return 0, false
-	}
-	if n, err := strconv.ParseInt(string(v.Step), 10, 64); err == nil {
-		if n < 0 {
-			return 0, false
-		}
-		return n, true
-	}
-	f, err := strconv.ParseFloat(string(v.Step), 64)
-	if err != nil || f < 0 || f != math.Trunc(f) || f >= math.MaxInt64 {
-		return 0, false
-	}
-	return int64(f), true
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rlsweep/rlsweep/metrics"
 )
 
 const (
@@ -53,7 +55,7 @@ func putRaw(t *testing.T, s Store, key, body string) {
 func merged(t *testing.T, s Store, before int64) []string {
 	t.Helper()
 	var out []string
-	err := ReadMetrics(context.Background(), s, mSweep, mTrial, before, func(line []byte, step int64) error {
+	err := ReadMetrics(context.Background(), s, mSweep, mTrial, before, metrics.LineStep, func(line []byte, step int64) error {
 		who := string(line[strings.LastIndexByte(string(line), ',')+2:])
 		who = who[:strings.IndexByte(who, '"')]
 		out = append(out, itoa(int(step))+"/"+who)
@@ -130,7 +132,7 @@ func TestReadMetricsMerge(t *testing.T) {
 		t.Errorf("stream below 0 = %q, want none", got)
 	}
 	var b strings.Builder
-	if err := CopyMetrics(context.Background(), s, mSweep, mTrial, &b); err != nil {
+	if err := CopyMetrics(context.Background(), s, mSweep, mTrial, metrics.LineStep, &b); err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(b.String(), "\n"); n != len(want) || !strings.HasPrefix(b.String(), `{"step":1,"s0a1":1}`+"\n") {
@@ -168,7 +170,7 @@ func TestReadMetricsEdges(t *testing.T) {
 	part(0, 4, 0, long+"\n"+lines("a4", 11))
 	var got []string
 	var longKept bool
-	err := ReadMetrics(context.Background(), s, mSweep, mTrial, math.MaxInt64, func(line []byte, step int64) error {
+	err := ReadMetrics(context.Background(), s, mSweep, mTrial, math.MaxInt64, metrics.LineStep, func(line []byte, step int64) error {
 		got = append(got, itoa(int(step)))
 		if step == 10 {
 			longKept = string(line) == long
@@ -212,31 +214,6 @@ func TestMetricsAttempt(t *testing.T) {
 	}{{0, 2, 2}, {0, 1, 4}, {0, 3, 4}, {0, 5, 5}, {1, 1, 1}, {1, 7, 8}, {2, 1, 1}} {
 		if n := next(tt.seg, tt.att); n != tt.want {
 			t.Errorf("MetricsAttempt(segment %d, attempt %d) = %d, want %d", tt.seg, tt.att, n, tt.want)
-		}
-	}
-}
-
-func TestLineStep(t *testing.T) {
-	for _, tt := range []struct {
-		line string
-		step int64
-		ok   bool
-	}{
-		{`{"step":0}`, 0, true},
-		{`{"step":1234,"r":1}`, 1234, true},
-		{`{"step":2048.0,"r":1}`, 2048, true},
-		{`{"r":1,"step":1e6}`, 1000000, true},
-		{` {"step": 7 }`, 7, true},
-		{`{"step":-1}`, 0, false},
-		{`{"step":1.5}`, 0, false},
-		{`{"step":"3"}`, 0, false},
-		{`{"r":1}`, 0, false},
-		{`{"step":12`, 0, false},
-		{`not json`, 0, false},
-	} {
-		step, ok := lineStep([]byte(tt.line))
-		if step != tt.step || ok != tt.ok {
-			t.Errorf("lineStep(%s) = %d, %v; want %d, %v", tt.line, step, ok, tt.step, tt.ok)
 		}
 	}
 }

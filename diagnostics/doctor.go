@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/rlsweep/rlsweep/metrics"
 )
 
 // Causes a Finding can name, in the order the doctor's decision tree tries them.
@@ -42,9 +44,9 @@ type Finding struct {
 
 // Evidence is one metric value a finding rests on.
 type Evidence struct {
-	Metric string `json:"metric"`
-	Value  Float  `json:"value"` // NaN-safe in JSON
-	Step   int64  `json:"step"`
+	Metric string        `json:"metric"`
+	Value  metrics.Float `json:"value"` // NaN-safe in JSON
+	Step   int64         `json:"step"`
 }
 
 // Diagnose explains a finished or stopped run from its records (in step order) and the verdicts the
@@ -57,7 +59,7 @@ type Evidence struct {
 // reward, environment or task design. A condition counts when it holds on at least half the window's
 // records that carry the metric. Stop verdicts come first, then the tree's findings in tree order;
 // findings are ranked from 1. There is always at least one finding.
-func Diagnose(records []Record, verdicts ...Verdict) []Finding {
+func Diagnose(records []metrics.Record, verdicts ...Verdict) []Finding {
 	var out []Finding
 	for _, v := range verdicts {
 		if v.Level == Stop && !slices.ContainsFunc(out, func(f Finding) bool { return f.Rule == v.Rule }) {
@@ -101,11 +103,11 @@ func verdictFinding(v Verdict) Finding {
 	}
 	return Finding{Cause: cause, Rule: v.Rule, Advice: v.Advice,
 		Summary:  "stopped by " + v.Rule + " on " + v.Metric,
-		Evidence: []Evidence{{Metric: v.Metric, Value: Float(v.Value), Step: v.Step}}}
+		Evidence: []Evidence{{Metric: v.Metric, Value: metrics.Float(v.Value), Step: v.Step}}}
 }
 
 // window returns the records the doctor judges: the last quarter of the run, at least doctorWindowMin.
-func window(records []Record) []Record {
+func window(records []metrics.Record) []metrics.Record {
 	n := max(len(records)/4, doctorWindowMin)
 	if n >= len(records) {
 		return records
@@ -114,13 +116,13 @@ func window(records []Record) []Record {
 }
 
 // doctorChecks is the decision tree, in order.
-var doctorChecks = []func(all, w []Record) (Finding, bool){
+var doctorChecks = []func(all, w []metrics.Record) (Finding, bool){
 	checkNoiseRunaway, checkValueLossGrowth, checkValueFunction, checkPolicyDied, checkGradients, checkRewardScale, checkTooFast, checkNotMoving,
 }
 
 // mostly reports whether cond holds on at least half of w's records carrying metric, and returns the
 // most extreme such record by worse (worse(a, b) says a is worse than b).
-func mostly(w []Record, metric string, cond func(float64) bool, worse func(a, b float64) bool) (Evidence, bool) {
+func mostly(w []metrics.Record, metric string, cond func(float64) bool, worse func(a, b float64) bool) (Evidence, bool) {
 	var n, hits int
 	var ev Evidence
 	for _, r := range w {
@@ -131,7 +133,7 @@ func mostly(w []Record, metric string, cond func(float64) bool, worse func(a, b 
 		n++
 		if cond(v) {
 			if hits == 0 || worse(v, float64(ev.Value)) {
-				ev = Evidence{Metric: metric, Value: Float(v), Step: r.Step}
+				ev = Evidence{Metric: metric, Value: metrics.Float(v), Step: r.Step}
 			}
 			hits++
 		}
@@ -144,11 +146,11 @@ func higher(a, b float64) bool { return a > b }
 
 // checkValueFunction finds explained variance < 0 on most of the window, where it means something: not
 // when the window's objective barely varies (a solved task's constant return: nothing to explain).
-func checkValueFunction(_, w []Record) (Finding, bool) {
-	if lo, hi, ok := rangeOf(w, Reward); ok && hi-lo <= 0.01*math.Max(math.Abs(lo), math.Abs(hi)) {
+func checkValueFunction(_, w []metrics.Record) (Finding, bool) {
+	if lo, hi, ok := rangeOf(w, metrics.Reward); ok && hi-lo <= 0.01*math.Max(math.Abs(lo), math.Abs(hi)) {
 		return Finding{}, false
 	}
-	ev, ok := mostly(w, ExplainedVariance, func(v float64) bool { return v < 0 }, lower)
+	ev, ok := mostly(w, metrics.ExplainedVariance, func(v float64) bool { return v < 0 }, lower)
 	return Finding{Cause: CauseValueFunction, Summary: "explained variance < 0: the value function predicts returns worse than their mean",
 		Advice: Advice(RuleValueAnticorrelated), Evidence: []Evidence{ev}}, ok
 }
@@ -156,15 +158,15 @@ func checkValueFunction(_, w []Record) (Finding, bool) {
 // checkNoiseRunaway finds a Gaussian policy whose action std grew doctorStdGrowth-fold from the run's
 // first records to the window while the objective (reward) ended no higher than the larger of its start
 // and half its best: the noise ran away with nothing to learn from.
-func checkNoiseRunaway(all, w []Record) (Finding, bool) {
-	early := medianOf(all[:min(len(all), doctorWindowMin)], ActionStd)
-	late := medianOf(w, ActionStd)
+func checkNoiseRunaway(all, w []metrics.Record) (Finding, bool) {
+	early := medianOf(all[:min(len(all), doctorWindowMin)], metrics.ActionStd)
+	late := medianOf(w, metrics.ActionStd)
 	if early.Step < 0 || late.Step < 0 || !(float64(early.Value) > 0) || float64(late.Value) < doctorStdGrowth*float64(early.Value) {
 		return Finding{}, false
 	}
-	start := medianOf(all[:min(len(all), doctorWindowMin)], Reward)
-	end := medianOf(w, Reward)
-	_, best, ok := rangeOf(all, Reward)
+	start := medianOf(all[:min(len(all), doctorWindowMin)], metrics.Reward)
+	end := medianOf(w, metrics.Reward)
+	_, best, ok := rangeOf(all, metrics.Reward)
 	if !ok || start.Step < 0 || end.Step < 0 {
 		return Finding{}, false
 	}
@@ -181,11 +183,11 @@ func checkNoiseRunaway(all, w []Record) (Finding, bool) {
 // checkValueLossGrowth finds a value loss whose median over the window is more than 100 times the
 // smallest of the run's first 10 (as value_loss_blowup measures it): the returns grew out of the value
 // function's scale.
-func checkValueLossGrowth(all, w []Record) (Finding, bool) {
+func checkValueLossGrowth(all, w []metrics.Record) (Finding, bool) {
 	var first []float64
 	var firstMax float64
 	for _, r := range all {
-		if v, ok := r.Values[ValueLoss]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+		if v, ok := r.Values[metrics.ValueLoss]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
 			first = append(first, v)
 			firstMax = math.Max(firstMax, v)
 			if len(first) == vlRefWindow {
@@ -194,7 +196,7 @@ func checkValueLossGrowth(all, w []Record) (Finding, bool) {
 		}
 	}
 	factor, _ := DefaultThreshold(RuleValueLossBlowup)
-	late := medianOf(w, ValueLoss)
+	late := medianOf(w, metrics.ValueLoss)
 	if len(first) < vlRefWindow || late.Step < 0 {
 		return Finding{}, false
 	}
@@ -205,11 +207,11 @@ func checkValueLossGrowth(all, w []Record) (Finding, bool) {
 	return Finding{Cause: CauseValueFunction,
 		Summary:  fmt.Sprintf("value loss blew up: its late median is %.3g × its early level", float64(late.Value)/ref),
 		Advice:   Advice(RuleValueLossBlowup),
-		Evidence: []Evidence{{Metric: ValueLoss, Value: Float(ref), Step: all[0].Step}, late}}, true
+		Evidence: []Evidence{{Metric: metrics.ValueLoss, Value: metrics.Float(ref), Step: all[0].Step}, late}}, true
 }
 
 // rangeOf returns the smallest and largest finite value of metric over rs.
-func rangeOf(rs []Record, metric string) (lo, hi float64, ok bool) {
+func rangeOf(rs []metrics.Record, metric string) (lo, hi float64, ok bool) {
 	for _, r := range rs {
 		v, has := r.Values[metric]
 		if !has || math.IsNaN(v) || math.IsInf(v, 0) {
@@ -223,34 +225,34 @@ func rangeOf(rs []Record, metric string) (lo, hi float64, ok bool) {
 	return lo, hi, ok
 }
 
-func checkPolicyDied(all, w []Record) (Finding, bool) {
-	if ev, ok := mostly(w, ActionStdMin, func(v float64) bool { return v < doctorEntropyFloor }, lower); ok {
+func checkPolicyDied(all, w []metrics.Record) (Finding, bool) {
+	if ev, ok := mostly(w, metrics.ActionStdMin, func(v float64) bool { return v < doctorEntropyFloor }, lower); ok {
 		return Finding{Cause: CausePolicyDied, Summary: "action std collapsed: the policy stopped exploring",
 			Advice: Advice(RuleStdCollapse), Evidence: []Evidence{ev}}, true
 	}
-	if ev, ok := mostly(w, ActionStd, func(v float64) bool { return v < doctorEntropyFloor }, lower); ok {
+	if ev, ok := mostly(w, metrics.ActionStd, func(v float64) bool { return v < doctorEntropyFloor }, lower); ok {
 		return Finding{Cause: CausePolicyDied, Summary: "action std collapsed: the policy stopped exploring",
 			Advice: Advice(RuleStdCollapse), Evidence: []Evidence{ev}}, true
 	}
 	if slices.ContainsFunc(all, showsGaussian) {
 		return Finding{}, false // a Gaussian policy's entropy may be negative and healthy
 	}
-	ev, ok := mostly(w, Entropy, func(v float64) bool { return v < doctorEntropyFloor }, lower)
+	ev, ok := mostly(w, metrics.Entropy, func(v float64) bool { return v < doctorEntropyFloor }, lower)
 	return Finding{Cause: CausePolicyDied, Summary: "entropy collapsed: the policy became deterministic and stopped exploring",
 		Advice: Advice(RuleEntropyCollapse), Evidence: []Evidence{ev}}, ok
 }
 
 // checkGradients fires on a gradient norm above grad_explosion's threshold, or one that grew
 // doctorGradFactor-fold from the start of the run to its end.
-func checkGradients(all, w []Record) (Finding, bool) {
+func checkGradients(all, w []metrics.Record) (Finding, bool) {
 	f := Finding{Cause: CauseGradients, Summary: "gradient norm exploding", Advice: Advice(RuleGradExplosion)}
 	limit, _ := DefaultThreshold(RuleGradExplosion)
-	if ev, ok := mostly(w, GradNorm, func(v float64) bool { return v > limit || math.IsInf(v, 0) }, higher); ok {
+	if ev, ok := mostly(w, metrics.GradNorm, func(v float64) bool { return v > limit || math.IsInf(v, 0) }, higher); ok {
 		f.Evidence = []Evidence{ev}
 		return f, true
 	}
-	early := medianOf(all[:min(len(all), max(len(all)/4, doctorWindowMin))], GradNorm)
-	late := medianOf(w, GradNorm)
+	early := medianOf(all[:min(len(all), max(len(all)/4, doctorWindowMin))], metrics.GradNorm)
+	late := medianOf(w, metrics.GradNorm)
 	if early.Step >= 0 && late.Step >= 0 && float64(early.Value) > 0 && float64(late.Value) > doctorGradFactor*float64(early.Value) {
 		f.Summary = "gradient norm grew more than tenfold over the run"
 		f.Evidence = []Evidence{early, late}
@@ -261,7 +263,7 @@ func checkGradients(all, w []Record) (Finding, bool) {
 
 // medianOf returns the median of metric over rs as evidence at the last step carrying it; Step is −1
 // when no record carries it.
-func medianOf(rs []Record, metric string) Evidence {
+func medianOf(rs []metrics.Record, metric string) Evidence {
 	var xs []float64
 	ev := Evidence{Metric: metric, Step: -1}
 	for _, r := range rs {
@@ -271,25 +273,25 @@ func medianOf(rs []Record, metric string) Evidence {
 		}
 	}
 	if len(xs) > 0 {
-		ev.Value = Float(median(xs))
+		ev.Value = metrics.Float(median(xs))
 	}
 	return ev
 }
 
-func checkRewardScale(_, w []Record) (Finding, bool) {
-	ev, ok := mostly(w, AdvantageAbsMax, func(v float64) bool { return v > doctorAdvantageMax }, higher)
+func checkRewardScale(_, w []metrics.Record) (Finding, bool) {
+	ev, ok := mostly(w, metrics.AdvantageAbsMax, func(v float64) bool { return v > doctorAdvantageMax }, higher)
 	return Finding{Cause: CauseRewardScale, Summary: "advantages reach |A| > 100: the reward scale is off",
 		Advice: Advice(RuleAdvantageExplosion), Evidence: []Evidence{ev}}, ok
 }
 
-func checkTooFast(_, w []Record) (Finding, bool) {
-	ev, ok := mostly(w, ClipFraction, func(v float64) bool { return v > doctorClipTooFast }, higher)
+func checkTooFast(_, w []metrics.Record) (Finding, bool) {
+	ev, ok := mostly(w, metrics.ClipFraction, func(v float64) bool { return v > doctorClipTooFast }, higher)
 	return Finding{Cause: CauseTooFast, Summary: "clip fraction > 0.3: the policy moves too far per update",
 		Advice: Advice(RuleClipExcess), Evidence: []Evidence{ev}}, ok
 }
 
-func checkNotMoving(_, w []Record) (Finding, bool) {
-	ev, ok := mostly(w, ClipFraction, func(v float64) bool { return v <= doctorNotMovingClip }, lower)
+func checkNotMoving(_, w []metrics.Record) (Finding, bool) {
+	ev, ok := mostly(w, metrics.ClipFraction, func(v float64) bool { return v <= doctorNotMovingClip }, lower)
 	return Finding{Cause: CauseNotMoving, Summary: "clip fraction = 0: the policy is not moving",
 		Advice: "updates change nothing: raise the learning rate, check that gradients reach the policy " +
 			"(optimizer holds its parameters, no detach), check the advantages are not all zero", Evidence: []Evidence{ev}}, ok

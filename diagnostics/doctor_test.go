@@ -4,14 +4,16 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/rlsweep/rlsweep/metrics"
 )
 
 // run builds n records at steps 0, 1000, ... with metric values from f.
-func run(n int, f func(i int) map[string]float64) []Record { return series(n, 1000, f) }
+func run(n int, f func(i int) map[string]float64) []metrics.Record { return series(n, 1000, f) }
 
 func healthy(i int) map[string]float64 {
-	return map[string]float64{ExplainedVariance: 0.8, ActionStd: 0.5, ActionStdMin: 0.3, GradNorm: 1,
-		AdvantageAbsMax: 5, ClipFraction: 0.1, Entropy: -0.5, Reward: float64(i)}
+	return map[string]float64{metrics.ExplainedVariance: 0.8, metrics.ActionStd: 0.5, metrics.ActionStdMin: 0.3, metrics.GradNorm: 1,
+		metrics.AdvantageAbsMax: 5, metrics.ClipFraction: 0.1, metrics.Entropy: -0.5, metrics.Reward: float64(i)}
 }
 
 // with returns healthy metrics with one value changed from record `from` on.
@@ -28,28 +30,28 @@ func with(metric string, v float64, from int) func(int) map[string]float64 {
 func TestDiagnoseDecisionTree(t *testing.T) {
 	tests := []struct {
 		name      string
-		records   []Record
+		records   []metrics.Record
 		wantCause string
 		wantEv    Evidence
 	}{
 		{"healthy", run(40, healthy), CauseTaskDesign, Evidence{}},
-		{"value function", run(40, with(ExplainedVariance, -0.2, 30)), CauseValueFunction, Evidence{ExplainedVariance, -0.2, 30000}},
-		{"std collapsed", run(40, with(ActionStdMin, 0.001, 30)), CausePolicyDied, Evidence{ActionStdMin, 0.001, 30000}},
+		{"value function", run(40, with(metrics.ExplainedVariance, -0.2, 30)), CauseValueFunction, Evidence{metrics.ExplainedVariance, -0.2, 30000}},
+		{"std collapsed", run(40, with(metrics.ActionStdMin, 0.001, 30)), CausePolicyDied, Evidence{metrics.ActionStdMin, 0.001, 30000}},
 		{"categorical entropy collapsed", run(40, func(i int) map[string]float64 {
 			e := 1.0
 			if i >= 30 {
 				e = 0.005 - float64(i-30)*1e-4
 			}
-			return map[string]float64{Entropy: e, ClipFraction: 0.1}
-		}), CausePolicyDied, Evidence{Entropy, Float(0.005 - 9e-4), 39000}},
-		{"grad norm above limit", run(40, with(GradNorm, 2e4, 30)), CauseGradients, Evidence{GradNorm, 2e4, 30000}},
-		{"advantages", run(40, with(AdvantageAbsMax, 150, 30)), CauseRewardScale, Evidence{AdvantageAbsMax, 150, 30000}},
-		{"too fast", run(40, with(ClipFraction, 0.35, 30)), CauseTooFast, Evidence{ClipFraction, 0.35, 30000}},
-		{"not moving", run(40, with(ClipFraction, 0, 30)), CauseNotMoving, Evidence{ClipFraction, 0, 30000}},
+			return map[string]float64{metrics.Entropy: e, metrics.ClipFraction: 0.1}
+		}), CausePolicyDied, Evidence{metrics.Entropy, metrics.Float(0.005 - 9e-4), 39000}},
+		{"grad norm above limit", run(40, with(metrics.GradNorm, 2e4, 30)), CauseGradients, Evidence{metrics.GradNorm, 2e4, 30000}},
+		{"advantages", run(40, with(metrics.AdvantageAbsMax, 150, 30)), CauseRewardScale, Evidence{metrics.AdvantageAbsMax, 150, 30000}},
+		{"too fast", run(40, with(metrics.ClipFraction, 0.35, 30)), CauseTooFast, Evidence{metrics.ClipFraction, 0.35, 30000}},
+		{"not moving", run(40, with(metrics.ClipFraction, 0, 30)), CauseNotMoving, Evidence{metrics.ClipFraction, 0, 30000}},
 		// Only a third of the window has negative EV: not enough.
-		{"minority ignored", run(40, with(ExplainedVariance, -0.2, 36)), CauseTaskDesign, Evidence{}},
+		{"minority ignored", run(40, with(metrics.ExplainedVariance, -0.2, 36)), CauseTaskDesign, Evidence{}},
 		// Gaussian entropy below 0.01 is healthy.
-		{"gaussian entropy", run(40, with(Entropy, -2, 0)), CauseTaskDesign, Evidence{}},
+		{"gaussian entropy", run(40, with(metrics.Entropy, -2, 0)), CauseTaskDesign, Evidence{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -68,7 +70,11 @@ func TestDiagnoseDecisionTree(t *testing.T) {
 }
 
 func TestDiagnoseGradGrowth(t *testing.T) {
-	rs := run(40, func(i int) map[string]float64 { m := healthy(i); m[GradNorm] = math.Pow(1.2, float64(i)); return m })
+	rs := run(40, func(i int) map[string]float64 {
+		m := healthy(i)
+		m[metrics.GradNorm] = math.Pow(1.2, float64(i))
+		return m
+	})
 	got := Diagnose(rs)
 	if got[0].Cause != CauseGradients || len(got[0].Evidence) != 2 {
 		t.Errorf("Diagnose = %+v, want gradients with early and late evidence", got)
@@ -76,9 +82,9 @@ func TestDiagnoseGradGrowth(t *testing.T) {
 }
 
 func TestDiagnoseRanksStopsFirst(t *testing.T) {
-	rs := run(40, with(ClipFraction, 0.4, 20))
-	stop := Verdict{Level: Stop, Rule: RuleNonFinite, Metric: ValueLoss, Value: math.NaN(), Step: 39000, Advice: "a"}
-	warn := Verdict{Level: Warn, Rule: RuleKLSpike, Metric: ApproxKL, Value: 1, Step: 38000}
+	rs := run(40, with(metrics.ClipFraction, 0.4, 20))
+	stop := Verdict{Level: Stop, Rule: RuleNonFinite, Metric: metrics.ValueLoss, Value: math.NaN(), Step: 39000, Advice: "a"}
+	warn := Verdict{Level: Warn, Rule: RuleKLSpike, Metric: metrics.ApproxKL, Value: 1, Step: 38000}
 	got := Diagnose(rs, warn, stop, stop)
 	if len(got) != 2 {
 		t.Fatalf("Diagnose = %+v, want the stop and the clip finding", got)
@@ -92,8 +98,8 @@ func TestDiagnoseRanksStopsFirst(t *testing.T) {
 }
 
 func TestDiagnoseMergesStopWithItsTreeNode(t *testing.T) {
-	rs := run(40, with(ExplainedVariance, -0.9, 20))
-	stop := Verdict{Level: Stop, Rule: RuleValueAnticorrelated, Metric: ExplainedVariance, Value: -0.9, Step: 24000}
+	rs := run(40, with(metrics.ExplainedVariance, -0.9, 20))
+	stop := Verdict{Level: Stop, Rule: RuleValueAnticorrelated, Metric: metrics.ExplainedVariance, Value: -0.9, Step: 24000}
 	got := Diagnose(rs, stop)
 	if len(got) != 1 || got[0].Rule != RuleValueAnticorrelated || got[0].Cause != CauseValueFunction {
 		t.Errorf("Diagnose = %+v, want one value_function finding from the verdict", got)
@@ -104,7 +110,7 @@ func TestDiagnoseShortRun(t *testing.T) {
 	if got := Diagnose(nil); len(got) != 1 || got[0].Cause != CauseTaskDesign {
 		t.Errorf("Diagnose(nil) = %+v, want task_design", got)
 	}
-	if got := Diagnose(run(3, with(ClipFraction, 0.9, 0))); got[0].Cause != CauseTooFast {
+	if got := Diagnose(run(3, with(metrics.ClipFraction, 0.9, 0))); got[0].Cause != CauseTooFast {
 		t.Errorf("Diagnose(3 records) = %+v, want too_fast", got)
 	}
 }
@@ -113,7 +119,7 @@ func TestDiagnoseShortRun(t *testing.T) {
 // runaway noise first, not by a generic task-design line.
 func TestDiagnoseNoiseRunaway(t *testing.T) {
 	rs := run(400, func(i int) map[string]float64 {
-		return map[string]float64{Reward: 0.01 * math.Sin(float64(i)), ActionStd: 1 + 1.5*float64(i)/400, ValueLoss: 1e-5}
+		return map[string]float64{metrics.Reward: 0.01 * math.Sin(float64(i)), metrics.ActionStd: 1 + 1.5*float64(i)/400, metrics.ValueLoss: 1e-5}
 	})
 	f := Diagnose(rs)
 	if f[0].Cause != CauseNoiseRunaway || f[0].Advice != Advice(RuleNeverLearned) {
@@ -121,7 +127,7 @@ func TestDiagnoseNoiseRunaway(t *testing.T) {
 	}
 	// A run whose std grows while its reward climbs is not running away.
 	rs = run(400, func(i int) map[string]float64 {
-		return map[string]float64{Reward: float64(i), ActionStd: 1 + 1.5*float64(i)/400}
+		return map[string]float64{metrics.Reward: float64(i), metrics.ActionStd: 1 + 1.5*float64(i)/400}
 	})
 	if f := Diagnose(rs); f[0].Cause == CauseNoiseRunaway {
 		t.Errorf("std growing with the reward: got %+v, want no noise_runaway finding", f[0])
@@ -132,7 +138,7 @@ func TestDiagnoseNoiseRunaway(t *testing.T) {
 // value function.
 func TestDiagnoseSolvedTaskHasNoValueFunctionFinding(t *testing.T) {
 	rs := run(100, func(i int) map[string]float64 {
-		return map[string]float64{Reward: 500, ExplainedVariance: -1.53, ValueLoss: 1e-6, Entropy: 0.2, ClipFraction: 0.05}
+		return map[string]float64{metrics.Reward: 500, metrics.ExplainedVariance: -1.53, metrics.ValueLoss: 1e-6, metrics.Entropy: 0.2, metrics.ClipFraction: 0.05}
 	})
 	for _, f := range Diagnose(rs) {
 		if f.Cause == CauseValueFunction {
@@ -144,7 +150,7 @@ func TestDiagnoseSolvedTaskHasNoValueFunctionFinding(t *testing.T) {
 // A value loss that grew from 18 to 1.6e6 is the run's first unhealthy signal, not "task design".
 func TestDiagnoseValueLossGrowth(t *testing.T) {
 	rs := run(200, func(i int) map[string]float64 {
-		return map[string]float64{ValueLoss: 18 * math.Pow(1.6e6/18, float64(i)/199), Reward: -4 - 68*float64(i)}
+		return map[string]float64{metrics.ValueLoss: 18 * math.Pow(1.6e6/18, float64(i)/199), metrics.Reward: -4 - 68*float64(i)}
 	})
 	f := Diagnose(rs)
 	if f[0].Cause != CauseValueFunction || !strings.Contains(f[0].Summary, "value loss blew up") {

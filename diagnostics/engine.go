@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/rlsweep/rlsweep/metrics"
 )
 
 // DefaultPatience is Config.Patience's default (docs/diagnostics.md).
@@ -107,7 +109,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{objective: cfg.Objective, targetKL: cfg.TargetKL, initialStd: math.NaN(), lastObjective: math.NaN()}
 	if e.objective == "" {
-		e.objective = Reward
+		e.objective = metrics.Reward
 	}
 	switch cfg.Goal {
 	case "", "maximize":
@@ -199,14 +201,14 @@ func (e *Engine) WarmupSteps() int64 { return e.warmup }
 // records carrying their metric (a record without the metric neither extends nor breaks the streak).
 // A sustained rule that does not judge the objective itself only warns while the run is doing well
 // (its windowed objective holds most of its best gain): a run near its best return is not diverging.
-func (e *Engine) Observe(r Record) Verdict {
+func (e *Engine) Observe(r metrics.Record) Verdict {
 	inWarmup := r.Step < e.warmup
 	// A Gaussian policy is known from its first record, before entropy_collapse judges that record.
 	e.sawStd = e.sawStd || showsGaussian(r)
 	// The objective's level counts from this record on: a rule judges the run as it stands now.
 	if v, ok := r.Values[e.objective]; ok {
 		length := math.NaN()
-		if l, ok := r.Values[EpisodeLength]; ok && e.objective == Reward {
+		if l, ok := r.Values[metrics.EpisodeLength]; ok && e.objective == metrics.Reward {
 			length = l
 		}
 		e.prog.add(v, length)
@@ -264,22 +266,22 @@ func (e *Engine) mayStop(r *rule) bool {
 // trainers that log entropy alone (CleanRL's and rl_games' continuous PPO), by an entropy below 0, which
 // a categorical policy's cannot be (a Gaussian's differential entropy is negative once σ < 0.24, a
 // healthy late-training value). Such a policy's entropy is not judged by entropy_collapse.
-func showsGaussian(r Record) bool {
-	_, std := r.Values[ActionStd]
-	_, stdMin := r.Values[ActionStdMin]
-	h, ok := r.Values[Entropy]
+func showsGaussian(r metrics.Record) bool {
+	_, std := r.Values[metrics.ActionStd]
+	_, stdMin := r.Values[metrics.ActionStdMin]
+	h, ok := r.Values[metrics.Entropy]
 	return std || stdMin || ok && h < 0
 }
 
 // learn updates what rules judge against: the initial std and the reference value loss. (The
 // objective's progress is updated before the rules judge a record, in Observe.)
-func (e *Engine) learn(r Record) {
-	if v, ok := r.Values[ActionStd]; ok {
+func (e *Engine) learn(r metrics.Record) {
+	if v, ok := r.Values[metrics.ActionStd]; ok {
 		if math.IsNaN(e.initialStd) && v > 0 && !math.IsInf(v, 0) {
 			e.initialStd = v
 		}
 	}
-	if v, ok := r.Values[ValueLoss]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+	if v, ok := r.Values[metrics.ValueLoss]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
 		e.vlMax = max(e.vlMax, v)
 		// The reference is the smallest of the run's first value losses, warm-up included: a value loss
 		// that blows up from the first iterations (23 → 943 by the tenth, 9.4e4 by the 96th) must not

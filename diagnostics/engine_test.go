@@ -6,13 +6,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rlsweep/rlsweep/metrics"
 )
 
 func ptr[T any](v T) *T { return &v }
 
 // rec builds a record at step with alternating names and values.
-func rec(step int64, kv ...any) Record {
-	r := Record{Step: step, Values: map[string]float64{}}
+func rec(step int64, kv ...any) metrics.Record {
+	r := metrics.Record{Step: step, Values: map[string]float64{}}
 	for i := 0; i < len(kv); i += 2 {
 		r.Values[kv[i].(string)] = kv[i+1].(float64)
 	}
@@ -35,7 +37,7 @@ var noWarmup = Config{WarmupSteps: -1, Patience: 1}
 // sees the objective, and a run that never improved, so a sustained rule may stop it.
 func seeFlatReward(e *Engine) {
 	for i, r := range []float64{8, 12, 10, 9, 11} {
-		e.Observe(rec(int64(i-5), Reward, r))
+		e.Observe(rec(int64(i-5), metrics.Reward, r))
 	}
 }
 
@@ -48,23 +50,23 @@ func TestRuleBoundaries(t *testing.T) {
 		fires  float64
 		holds  float64
 		level  Level
-		prefix []Record // records that set the rule's reference first
+		prefix []metrics.Record // records that set the rule's reference first
 	}{
-		{RuleNonFinite, ValueLoss, math.NaN(), 1e300, Stop, nil},
-		{RuleNonFinite, ActionStdMin, math.Inf(-1), -1e300, Stop, nil},
-		{RuleStdNonPositive, ActionStdMin, 0, 1e-12, Stop, nil},
-		{RuleGradExplosion, GradNorm, 1.0001e4, 1e4, Stop, nil},
-		{RuleStdCollapse, ActionStdMin, 0.0099, 0.01, Stop, nil},
-		{RuleStdExplosion, ActionStd, 5.0001, 5, Stop, []Record{rec(0, ActionStd, 0.5)}},
-		{RuleEntropyCollapse, Entropy, 0.0099, 0.01, Stop, nil},
-		{RuleValueAnticorrelated, ExplainedVariance, -0.5001, -0.5, Warn, nil},
-		{RuleClipExcess, ClipFraction, 0.5001, 0.5, Warn, nil},
-		{RuleAdvantageExplosion, AdvantageAbsMax, 100.01, 100, Warn, nil},
-		{RuleKLSpike, ApproxKL, 0.2001, 0.2, Warn, nil},
-		{RuleValueLossBlowup, ValueLoss, 100.01, 100, Stop, valueLossPrefix()},
+		{RuleNonFinite, metrics.ValueLoss, math.NaN(), 1e300, Stop, nil},
+		{RuleNonFinite, metrics.ActionStdMin, math.Inf(-1), -1e300, Stop, nil},
+		{RuleStdNonPositive, metrics.ActionStdMin, 0, 1e-12, Stop, nil},
+		{RuleGradExplosion, metrics.GradNorm, 1.0001e4, 1e4, Stop, nil},
+		{RuleStdCollapse, metrics.ActionStdMin, 0.0099, 0.01, Stop, nil},
+		{RuleStdExplosion, metrics.ActionStd, 5.0001, 5, Stop, []metrics.Record{rec(0, metrics.ActionStd, 0.5)}},
+		{RuleEntropyCollapse, metrics.Entropy, 0.0099, 0.01, Stop, nil},
+		{RuleValueAnticorrelated, metrics.ExplainedVariance, -0.5001, -0.5, Warn, nil},
+		{RuleClipExcess, metrics.ClipFraction, 0.5001, 0.5, Warn, nil},
+		{RuleAdvantageExplosion, metrics.AdvantageAbsMax, 100.01, 100, Warn, nil},
+		{RuleKLSpike, metrics.ApproxKL, 0.2001, 0.2, Warn, nil},
+		{RuleValueLossBlowup, metrics.ValueLoss, 100.01, 100, Stop, valueLossPrefix()},
 		// The window after the prefix is [20 20 20 20 x]: at x = −30 its mean is the start (10), not below it
 		// by the noise; at x = −50 it is 6, below 10 − noise (the mean change per record, 3.5 with that jump).
-		{RulePolicyCollapse, Reward, -50, -30, Stop, rewardPrefix()},
+		{RulePolicyCollapse, metrics.Reward, -50, -30, Stop, rewardPrefix()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule+"/"+tt.metric, func(t *testing.T) {
@@ -104,37 +106,37 @@ func TestRuleBoundaries(t *testing.T) {
 
 // valueLossPrefix: ten records whose smallest value loss is 1, so the blow-up limit is 100, while the reward
 // falls from 10 to 0 (value_loss_blowup stops only once it has fallen).
-func valueLossPrefix() []Record {
-	var out []Record
+func valueLossPrefix() []metrics.Record {
+	var out []metrics.Record
 	for i := range 10 {
-		out = append(out, rec(int64(i), ValueLoss, float64(1+i%3), Reward, 0.0))
+		out = append(out, rec(int64(i), metrics.ValueLoss, float64(1+i%3), metrics.Reward, 0.0))
 	}
 	return out
 }
 
 // rewardPrefix: a start level of 10 (mean of five records, spread 4), then an improvement to 20 held
 // for sustainedImprovement windows and more.
-func rewardPrefix() []Record {
-	out := []Record{}
+func rewardPrefix() []metrics.Record {
+	out := []metrics.Record{}
 	for i, r := range []float64{8, 12, 10, 9, 11} {
-		out = append(out, rec(int64(i), Reward, r))
+		out = append(out, rec(int64(i), metrics.Reward, r))
 	}
 	for i := range 2 * sustainedImprovement {
-		out = append(out, rec(int64(5+i), Reward, 20.0))
+		out = append(out, rec(int64(5+i), metrics.Reward, 20.0))
 	}
 	return out
 }
 
 func TestWarmupSilencesSustainedRulesOnly(t *testing.T) {
 	e := newEngine(t, Config{WarmupSteps: 1000, Patience: 1})
-	if got := e.Observe(rec(999, ClipFraction, 0.9)); got.Level != Continue {
+	if got := e.Observe(rec(999, metrics.ClipFraction, 0.9)); got.Level != Continue {
 		t.Errorf("clip_excess in warm-up: got %v, want continue", got)
 	}
-	if got := e.Observe(rec(999, GradNorm, 1e5)); got.Level != Stop || got.Rule != RuleGradExplosion {
+	if got := e.Observe(rec(999, metrics.GradNorm, 1e5)); got.Level != Stop || got.Rule != RuleGradExplosion {
 		t.Errorf("grad_explosion in warm-up: got %v, want stop", got)
 	}
 	seeFlatReward(e)
-	if got := e.Observe(rec(1000, ActionStdMin, 0.001)); got.Level != Stop {
+	if got := e.Observe(rec(1000, metrics.ActionStdMin, 0.001)); got.Level != Stop {
 		t.Errorf("std_collapse at the end of warm-up: got %v, want stop", got)
 	}
 }
@@ -153,7 +155,7 @@ func TestPatience(t *testing.T) {
 	// Four collapsed records, a healthy one that breaks the streak, one without the metric that does
 	// not, then five in a row: only the fifth consecutive stops.
 	for i, v := range []float64{0.001, 0.001, 0.001, 0.001, 0.5, -1, 0.001, 0.001, 0.001, 0.001, 0.001} {
-		r := rec(int64(i), ActionStdMin, v)
+		r := rec(int64(i), metrics.ActionStdMin, v)
 		if v == -1 {
 			r = rec(int64(i), "custom", 1.0)
 		}
@@ -176,10 +178,10 @@ func TestPatience(t *testing.T) {
 func TestRulePatienceOverride(t *testing.T) {
 	e := newEngine(t, Config{WarmupSteps: -1, Rules: map[string]RuleConfig{RuleStdCollapse: {Patience: ptr(2)}}})
 	seeFlatReward(e)
-	if got := e.Observe(rec(1, ActionStdMin, 0.001)); got.Level != Warn {
+	if got := e.Observe(rec(1, metrics.ActionStdMin, 0.001)); got.Level != Warn {
 		t.Errorf("first: got %v, want warn", got.Level)
 	}
-	if got := e.Observe(rec(2, ActionStdMin, 0.001)); got.Level != Stop {
+	if got := e.Observe(rec(2, metrics.ActionStdMin, 0.001)); got.Level != Stop {
 		t.Errorf("second: got %v, want stop", got.Level)
 	}
 }
@@ -187,7 +189,7 @@ func TestRulePatienceOverride(t *testing.T) {
 func TestNaNExplainedVarianceNeverStops(t *testing.T) {
 	e := newEngine(t, noWarmup)
 	for i := range 100 {
-		if got := e.Observe(rec(int64(i), ExplainedVariance, math.NaN(), Reward, 1.0)); got.Level != Continue {
+		if got := e.Observe(rec(int64(i), metrics.ExplainedVariance, math.NaN(), metrics.Reward, 1.0)); got.Level != Continue {
 			t.Fatalf("record %d: got %v, want continue", i, got)
 		}
 	}
@@ -195,22 +197,22 @@ func TestNaNExplainedVarianceNeverStops(t *testing.T) {
 
 func TestEntropyCollapseOnlyForCategorical(t *testing.T) {
 	e := newEngine(t, noWarmup)
-	e.Observe(rec(0, ActionStd, 0.5))
+	e.Observe(rec(0, metrics.ActionStd, 0.5))
 	// A Gaussian's differential entropy is negative once σ < 0.24: not a collapse.
-	if got := e.Observe(rec(1, Entropy, -3.0, ActionStd, 0.1)); got.Level != Continue {
+	if got := e.Observe(rec(1, metrics.Entropy, -3.0, metrics.ActionStd, 0.1)); got.Level != Continue {
 		t.Errorf("Gaussian policy: got %v, want continue", got)
 	}
-	if got := e.Observe(rec(2, Entropy, -3.0)); got.Level != Continue {
+	if got := e.Observe(rec(2, metrics.Entropy, -3.0)); got.Level != Continue {
 		t.Errorf("Gaussian policy, std not in this record: got %v, want continue", got)
 	}
 }
 
 func TestKLSpikeTarget(t *testing.T) {
 	e := newEngine(t, Config{WarmupSteps: -1, TargetKL: 0.01})
-	if got := e.Observe(rec(1, ApproxKL, 0.1)); got.Level != Continue {
+	if got := e.Observe(rec(1, metrics.ApproxKL, 0.1)); got.Level != Continue {
 		t.Errorf("KL = 10 × target: got %v, want continue", got)
 	}
-	got := e.Observe(rec(2, ApproxKL, 0.11))
+	got := e.Observe(rec(2, metrics.ApproxKL, 0.11))
 	if got.Level != Warn || got.Threshold != 0.1 {
 		t.Errorf("KL > 10 × target: got %v, want warn at threshold 0.1", got)
 	}
@@ -223,10 +225,10 @@ func TestPolicyCollapseNamesKLSpike(t *testing.T) {
 		e.Observe(r)
 	}
 	step := prefix[len(prefix)-1].Step
-	e.Observe(rec(step+1, ApproxKL, 0.5, Reward, 18.0))
+	e.Observe(rec(step+1, metrics.ApproxKL, 0.5, metrics.Reward, 18.0))
 	var got Verdict
 	for i := int64(2); i < 8 && got.Level != Stop; i++ {
-		got = e.Observe(rec(step+i, Reward, 0.0))
+		got = e.Observe(rec(step+i, metrics.Reward, 0.0))
 	}
 	if got.Level != Stop || got.Rule != RulePolicyCollapse {
 		t.Fatalf("got %v, want a policy_collapse stop", got)
@@ -237,7 +239,7 @@ func TestPolicyCollapseNamesKLSpike(t *testing.T) {
 	if got.Threshold != 10 {
 		t.Errorf("Threshold = %g, want the starting level 10", got.Threshold)
 	}
-	if got.Objective != Reward || got.ObjectiveValue >= 10 {
+	if got.Objective != metrics.Reward || got.ObjectiveValue >= 10 {
 		t.Errorf("objective at the stop = %s %g, want reward below its start 10", got.Objective, got.ObjectiveValue)
 	}
 }
@@ -245,7 +247,7 @@ func TestPolicyCollapseNamesKLSpike(t *testing.T) {
 func TestPolicyCollapseNeedsImprovement(t *testing.T) {
 	e := newEngine(t, noWarmup)
 	for i, r := range []float64{10, 10, 10, 10, 10, 10.5, 9, 8, 7, 6, 5, 4, 3, 2} { // never improved by 10%
-		if got := e.Observe(rec(int64(i), Reward, r)); got.Level != Continue {
+		if got := e.Observe(rec(int64(i), metrics.Reward, r)); got.Level != Continue {
 			t.Fatalf("record %d: got %v, want continue", i, got)
 		}
 	}
@@ -260,7 +262,7 @@ func TestPolicyCollapseNeedsAHeldImprovement(t *testing.T) {
 		vals = append(vals, 5)
 	}
 	for i, r := range vals {
-		if got := e.Observe(rec(int64(i), Reward, r)); got.Level == Stop {
+		if got := e.Observe(rec(int64(i), metrics.Reward, r)); got.Level == Stop {
 			t.Fatalf("record %d (%g): got %v, want no stop", i, r, got)
 		}
 	}
@@ -285,7 +287,7 @@ func TestMinimizeObjective(t *testing.T) {
 
 func TestMostSevereWins(t *testing.T) {
 	e := newEngine(t, Config{WarmupSteps: -1, Patience: 3})
-	got := e.Observe(rec(1, ClipFraction, 0.9, GradNorm, 1e6))
+	got := e.Observe(rec(1, metrics.ClipFraction, 0.9, metrics.GradNorm, 1e6))
 	if got.Rule != RuleGradExplosion || got.Level != Stop {
 		t.Errorf("got %v, want grad_explosion stop", got)
 	}
@@ -301,13 +303,13 @@ func TestRuleOverrides(t *testing.T) {
 		RuleKLSpike:       {Level: LevelStop, Patience: ptr(1)},
 	}})
 	seeFlatReward(e)
-	if got := e.Observe(rec(1, GradNorm, 11.0)); got.Level != Warn || got.Threshold != 10 {
+	if got := e.Observe(rec(1, metrics.GradNorm, 11.0)); got.Level != Warn || got.Threshold != 10 {
 		t.Errorf("grad_explosion at warn: got %v, want warn at 10", got)
 	}
-	if got := e.Observe(rec(2, Reward, math.NaN())); got.Level != Continue {
+	if got := e.Observe(rec(2, metrics.Reward, math.NaN())); got.Level != Continue {
 		t.Errorf("non_finite off: got %v, want continue", got)
 	}
-	if got := e.Observe(rec(3, ApproxKL, 0.3)); got.Level != Stop {
+	if got := e.Observe(rec(3, metrics.ApproxKL, 0.3)); got.Level != Stop {
 		t.Errorf("kl_spike at stop: got %v, want stop", got)
 	}
 }
@@ -338,7 +340,7 @@ func TestNewEngineErrors(t *testing.T) {
 }
 
 func TestVerdictJSON(t *testing.T) {
-	v := Verdict{Level: Stop, Rule: RuleNonFinite, Metric: ValueLoss, Value: math.NaN(), Threshold: math.Inf(-1),
+	v := Verdict{Level: Stop, Rule: RuleNonFinite, Metric: metrics.ValueLoss, Value: math.NaN(), Threshold: math.Inf(-1),
 		Step: 42, Advice: Advice(RuleNonFinite), Related: []string{RuleKLSpike}}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -359,17 +361,17 @@ func TestVerdictJSON(t *testing.T) {
 }
 
 func TestRecordJSON(t *testing.T) {
-	r := rec(7, Reward, math.Inf(1), ValueLoss, 0.25)
+	r := rec(7, metrics.Reward, math.Inf(1), metrics.ValueLoss, 0.25)
 	r.Checkpoint = "c/7"
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back Record
+	var back metrics.Record
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
-	if back.Step != 7 || back.Checkpoint != "c/7" || !math.IsInf(back.Values[Reward], 1) || back.Values[ValueLoss] != 0.25 {
+	if back.Step != 7 || back.Checkpoint != "c/7" || !math.IsInf(back.Values[metrics.Reward], 1) || back.Values[metrics.ValueLoss] != 0.25 {
 		t.Errorf("round trip of %s = %+v", b, back)
 	}
 }
@@ -393,7 +395,7 @@ func TestEntropyCollapseIgnoresGaussianFromFirstRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := e.Observe(Record{Step: 1, Values: map[string]float64{Entropy: -4.5, ActionStd: 0.5, ActionStdMin: 0.4}})
+	v := e.Observe(metrics.Record{Step: 1, Values: map[string]float64{metrics.Entropy: -4.5, metrics.ActionStd: 0.5, metrics.ActionStdMin: 0.4}})
 	if v.Level != Continue {
 		t.Errorf("first Gaussian record: got %v, want continue", v)
 	}
@@ -408,14 +410,14 @@ func TestEntropyCollapseIgnoresNegativeEntropyWithoutStd(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, h := range []float64{2.0, 0.5, -1.14, -1.14, -1.2, 0.005, 0.004} {
-		if v := e.Observe(rec(int64(i+1), Entropy, h)); v.Level == Stop {
+		if v := e.Observe(rec(int64(i+1), metrics.Entropy, h)); v.Level == Stop {
 			t.Fatalf("record %d (entropy %g): got %v, want no stop for a Gaussian policy", i, h, v)
 		}
 	}
 	// The doctor agrees: no "policy died" from entropy alone once it has been negative.
-	var rs []Record
+	var rs []metrics.Record
 	for i := int64(1); i <= 20; i++ {
-		rs = append(rs, rec(i, Entropy, -1.14))
+		rs = append(rs, rec(i, metrics.Entropy, -1.14))
 	}
 	if f, ok := checkPolicyDied(rs, rs); ok {
 		t.Errorf("doctor on a Gaussian policy's negative entropy: %+v, want no finding", f)
@@ -426,8 +428,8 @@ func TestEntropyCollapseIgnoresNegativeEntropyWithoutStd(t *testing.T) {
 		t.Fatal(err)
 	}
 	seeFlatReward(c)
-	c.Observe(rec(1, Entropy, 0.005))
-	if v := c.Observe(rec(2, Entropy, 0.004)); v.Level != Stop || v.Rule != RuleEntropyCollapse {
+	c.Observe(rec(1, metrics.Entropy, 0.005))
+	if v := c.Observe(rec(2, metrics.Entropy, 0.004)); v.Level != Stop || v.Rule != RuleEntropyCollapse {
 		t.Errorf("categorical entropy 0.004 twice: got %v, want stop by %s", v, RuleEntropyCollapse)
 	}
 }
@@ -443,7 +445,7 @@ func TestNaNDoesNotBreakAStreak(t *testing.T) {
 	seeFlatReward(e)
 	var last Verdict
 	for i, ev := range []float64{-0.9, math.NaN(), -0.9, math.NaN(), -0.9} {
-		last = e.Observe(rec(int64(i+1), ExplainedVariance, ev))
+		last = e.Observe(rec(int64(i+1), metrics.ExplainedVariance, ev))
 	}
 	if last.Level != Stop || last.Rule != RuleValueAnticorrelated {
 		t.Errorf("three EV -0.9 with NaN between: got %v, want stop by %s", last, RuleValueAnticorrelated)

@@ -3,6 +3,8 @@ package diagnostics
 import (
 	"math"
 	"slices"
+
+	"github.com/rlsweep/rlsweep/metrics"
 )
 
 // Rule names (docs/diagnostics.md). They are wire format: the spec's diagnostics.rules keys and the rule a
@@ -64,7 +66,7 @@ type rule struct {
 	advice    string
 	// check judges r: whether the rule's metric is in the record (ok), whether the condition holds,
 	// the metric it judged, its value and the absolute limit crossed.
-	check func(e *Engine, r Record, threshold float64) (c check)
+	check func(e *Engine, r metrics.Record, threshold float64) (c check)
 }
 
 // check is the outcome of one rule on one record.
@@ -78,12 +80,12 @@ type check struct {
 
 // nonFiniteMetrics are the metrics that stop a run at once when NaN or ±Inf (docs/diagnostics.md). Explained
 // variance is not among them: it is legitimately NaN when returns are constant.
-var nonFiniteMetrics = []string{Reward, EpisodeLength, ValueLoss, PolicyLoss, Entropy, ActionStd, ActionStdMin, GradNorm, ApproxKL}
+var nonFiniteMetrics = []string{metrics.Reward, metrics.EpisodeLength, metrics.ValueLoss, metrics.PolicyLoss, metrics.Entropy, metrics.ActionStd, metrics.ActionStdMin, metrics.GradNorm, metrics.ApproxKL}
 
 // episodeMeans are means over the episodes that finished in a logging window: NaN (or an empty mean)
 // when none finished, as rsl_rl, ML-Agents and SB3 report it early in a run. Only ±Inf is a broken
 // number there.
-var episodeMeans = []string{Reward, EpisodeLength}
+var episodeMeans = []string{metrics.Reward, metrics.EpisodeLength}
 
 // rules holds the default rules in the order docs/diagnostics.md lists them; on one record the most severe
 // verdict wins, and among equals the earlier rule.
@@ -95,18 +97,18 @@ var rules = []rule{
 	{name: RuleStdNonPositive, kind: atOnce, level: Stop, threshold: 0,
 		advice: "action std reached 0 or below: torch.distributions.Normal would crash next — parameterise " +
 			"the std as exp(log_std) or softplus with a floor (e.g. clamp log_std ≥ −5), lower the learning rate",
-		check: func(e *Engine, r Record, th float64) check {
+		check: func(e *Engine, r metrics.Record, th float64) check {
 			name, v, ok := stdMin(r)
 			return check{ok: ok, fired: ok && v <= th, metric: name, value: v, limit: th}
 		}},
 	{name: RuleGradExplosion, kind: atOnce, level: Stop, threshold: 1e4,
 		advice: "gradient norm exploded: clip gradients tighter (max_grad_norm 0.5), lower the learning rate, " +
 			"normalise observations and advantages",
-		check: above(GradNorm)},
+		check: above(metrics.GradNorm)},
 	{name: RuleStdCollapse, kind: sustained, level: Stop, threshold: 0.01,
 		advice: "action std collapsed: the policy stopped exploring — raise ent_coef, floor log_std, " +
 			"lower the learning rate, check that rewards still vary",
-		check: func(e *Engine, r Record, th float64) check {
+		check: func(e *Engine, r metrics.Record, th float64) check {
 			name, v, ok := stdMin(r)
 			return check{ok: ok, fired: ok && v < th, metric: name, value: v, limit: th}
 		}},
@@ -130,11 +132,11 @@ var rules = []rule{
 	{name: RuleClipExcess, kind: sustained, level: Warn, threshold: 0.5,
 		advice: "most samples are clipped: the policy moves too far per update — lower the learning rate, " +
 			"fewer epochs or larger minibatches, set target_kl",
-		check: above(ClipFraction)},
+		check: above(metrics.ClipFraction)},
 	{name: RuleAdvantageExplosion, kind: sustained, level: Warn, threshold: 100,
 		advice: "advantages are huge: the reward scale is off — normalise or scale rewards (returns in " +
 			"[−3, 3]), normalise advantages, check γ and GAE λ",
-		check: above(AdvantageAbsMax)},
+		check: above(metrics.AdvantageAbsMax)},
 	{name: RuleKLSpike, kind: sustained, level: Warn, threshold: 0.2,
 		advice: "KL divergence spiked: one update changed the policy too much — lower the learning rate, " +
 			"set target_kl for early stopping, fewer epochs",
@@ -190,8 +192,8 @@ func DefaultThreshold(rule string) (float64, bool) {
 
 // above fires when metric > threshold. A NaN counts as not reported: it neither extends nor breaks a
 // streak (NaN explained variance is legitimate, docs/diagnostics.md; non_finite judges NaN where it is not).
-func above(metric string) func(*Engine, Record, float64) check {
-	return func(_ *Engine, r Record, th float64) check {
+func above(metric string) func(*Engine, metrics.Record, float64) check {
+	return func(_ *Engine, r metrics.Record, th float64) check {
 		v, ok := r.Values[metric]
 		ok = ok && !math.IsNaN(v)
 		return check{ok: ok, fired: ok && v > th, metric: metric, value: v, limit: th}
@@ -199,8 +201,8 @@ func above(metric string) func(*Engine, Record, float64) check {
 }
 
 // below fires when metric < threshold; a NaN counts as not reported, as in above.
-func below(metric string) func(*Engine, Record, float64) check {
-	return func(_ *Engine, r Record, th float64) check {
+func below(metric string) func(*Engine, metrics.Record, float64) check {
+	return func(_ *Engine, r metrics.Record, th float64) check {
 		v, ok := r.Values[metric]
 		ok = ok && !math.IsNaN(v)
 		return check{ok: ok, fired: ok && v < th, metric: metric, value: v, limit: th}
@@ -209,7 +211,7 @@ func below(metric string) func(*Engine, Record, float64) check {
 
 // checkNonFinite fires on a NaN or ±Inf among nonFiniteMetrics, except a NaN episode mean (episodeMeans):
 // no episode finished in that window, which is no divergence.
-func checkNonFinite(_ *Engine, r Record, _ float64) check {
+func checkNonFinite(_ *Engine, r metrics.Record, _ float64) check {
 	for _, m := range nonFiniteMetrics {
 		v, ok := r.Values[m]
 		if !ok || !(math.IsNaN(v) || math.IsInf(v, 0)) || math.IsNaN(v) && slices.Contains(episodeMeans, m) {
@@ -222,36 +224,36 @@ func checkNonFinite(_ *Engine, r Record, _ float64) check {
 
 // stdMin returns action_std_min, or action_std for trainers that report only the mean (a mean ≤ 0 or
 // below a floor implies a minimum that is too).
-func stdMin(r Record) (string, float64, bool) {
-	if v, ok := r.Values[ActionStdMin]; ok {
-		return ActionStdMin, v, true
+func stdMin(r metrics.Record) (string, float64, bool) {
+	if v, ok := r.Values[metrics.ActionStdMin]; ok {
+		return metrics.ActionStdMin, v, true
 	}
-	v, ok := r.Values[ActionStd]
-	return ActionStd, v, ok
+	v, ok := r.Values[metrics.ActionStd]
+	return metrics.ActionStd, v, ok
 }
 
-func checkStdExplosion(e *Engine, r Record, factor float64) check {
-	v, ok := r.Values[ActionStd]
+func checkStdExplosion(e *Engine, r metrics.Record, factor float64) check {
+	v, ok := r.Values[metrics.ActionStd]
 	if !ok || e.initialStd <= 0 {
 		return check{}
 	}
 	limit := factor * e.initialStd
-	return check{ok: true, fired: v > limit, metric: ActionStd, value: v, limit: limit}
+	return check{ok: true, fired: v > limit, metric: metrics.ActionStd, value: v, limit: limit}
 }
 
-func checkEntropyCollapse(e *Engine, r Record, th float64) check {
-	v, ok := r.Values[Entropy]
+func checkEntropyCollapse(e *Engine, r metrics.Record, th float64) check {
+	v, ok := r.Values[metrics.Entropy]
 	if !ok || e.sawStd {
 		return check{}
 	}
-	return check{ok: true, fired: v < th, metric: Entropy, value: v, limit: th}
+	return check{ok: true, fired: v < th, metric: metrics.Entropy, value: v, limit: th}
 }
 
-func checkKLSpike(e *Engine, r Record, th float64) check {
+func checkKLSpike(e *Engine, r metrics.Record, th float64) check {
 	if e.targetKL > 0 && !e.klThresholdSet {
 		th = 10 * e.targetKL
 	}
-	return above(ApproxKL)(e, r, th)
+	return above(metrics.ApproxKL)(e, r, th)
 }
 
 // checkPolicyCollapse fires in two cases, unless the episodes lengthened and the return per step improved
@@ -264,7 +266,7 @@ func checkKLSpike(e *Engine, r Record, th float64) check {
 //     (a Pendulum run whose KL spikes to 2–7 and whose return falls below the random policy's).
 //
 // It judges only records that carry the objective.
-func checkPolicyCollapse(e *Engine, r Record, _ float64) check {
+func checkPolicyCollapse(e *Engine, r metrics.Record, _ float64) check {
 	v, ok := r.Values[e.objective]
 	p := &e.prog
 	if !ok || math.IsNaN(v) || math.IsInf(v, 0) || !p.ready() {
@@ -282,8 +284,8 @@ func checkPolicyCollapse(e *Engine, r Record, _ float64) check {
 // Policy/mean_noise_std climbing steadily from 1.0 to 2.5 with the reward pinned near 0). A std that
 // rose early and turns back down as the reward takes off is not judged, nor a return that fell because
 // the episodes lengthened (progress.lengthened).
-func checkNeverLearned(e *Engine, r Record, factor float64) check {
-	v, ok := r.Values[ActionStd]
+func checkNeverLearned(e *Engine, r metrics.Record, factor float64) check {
+	v, ok := r.Values[metrics.ActionStd]
 	if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
 		return check{}
 	}
@@ -293,7 +295,7 @@ func checkNeverLearned(e *Engine, r Record, factor float64) check {
 	}
 	limit := factor * e.initialStd
 	fired := v >= limit && v > earlier && !e.prog.holdsGain() && !e.prog.lengthened()
-	return check{ok: true, fired: fired, metric: ActionStd, value: v, limit: limit}
+	return check{ok: true, fired: fired, metric: metrics.ActionStd, value: v, limit: limit}
 }
 
 // stdTrendLag is how many std records back never_learned looks to tell a std still rising.
@@ -318,8 +320,8 @@ func (l *lagRing) push(v float64) (float64, bool) {
 // not when the returns barely vary (a solved task's constant return leaves nothing to explain, and EV is
 // noise) nor when the value loss has fallen below a thousandth of its largest value (the value function
 // has converged on returns that hardly vary).
-func checkValueAnticorrelated(e *Engine, r Record, th float64) check {
-	c := below(ExplainedVariance)(e, r, th)
+func checkValueAnticorrelated(e *Engine, r metrics.Record, th float64) check {
+	c := below(metrics.ExplainedVariance)(e, r, th)
 	if !c.ok {
 		return c
 	}
@@ -327,17 +329,17 @@ func checkValueAnticorrelated(e *Engine, r Record, th float64) check {
 	if e.prog.barelyVaries() {
 		return check{ok: true}
 	}
-	if vl, ok := r.Values[ValueLoss]; ok && e.vlMax > 0 && vl <= 1e-3*e.vlMax {
+	if vl, ok := r.Values[metrics.ValueLoss]; ok && e.vlMax > 0 && vl <= 1e-3*e.vlMax {
 		return check{ok: true}
 	}
 	return c
 }
 
-func checkValueLossBlowup(e *Engine, r Record, factor float64) check {
-	v, ok := r.Values[ValueLoss]
+func checkValueLossBlowup(e *Engine, r metrics.Record, factor float64) check {
+	v, ok := r.Values[metrics.ValueLoss]
 	if !ok || !e.vlRefDone || e.vlRef0 <= 0 {
 		return check{}
 	}
 	limit := factor * e.vlRef0
-	return check{ok: true, fired: v > limit, metric: ValueLoss, value: v, limit: limit}
+	return check{ok: true, fired: v > limit, metric: metrics.ValueLoss, value: v, limit: limit}
 }

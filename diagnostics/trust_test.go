@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/rlsweep/rlsweep/metrics"
 )
 
 // Synthetic runs shaped like the real runs the rules must get right, labelled: each names the runs of
@@ -13,7 +15,7 @@ import (
 // are made here, with fixed seeds.
 
 // feed feeds records to a fresh engine with cfg and returns the first stop, if any.
-func feed(t *testing.T, cfg Config, records []Record) (Verdict, bool) {
+func feed(t *testing.T, cfg Config, records []metrics.Record) (Verdict, bool) {
 	t.Helper()
 	e := newEngine(t, cfg)
 	for _, r := range records {
@@ -25,10 +27,10 @@ func feed(t *testing.T, cfg Config, records []Record) (Verdict, bool) {
 }
 
 // series builds n records at steps i·stepSize, each with the values f returns for iteration i.
-func series(n int, stepSize int64, f func(i int) map[string]float64) []Record {
-	out := make([]Record, n)
+func series(n int, stepSize int64, f func(i int) map[string]float64) []metrics.Record {
+	out := make([]metrics.Record, n)
 	for i := range n {
-		out[i] = Record{Step: int64(i) * stepSize, Values: f(i)}
+		out[i] = metrics.Record{Step: int64(i) * stepSize, Values: f(i)}
 	}
 	return out
 }
@@ -43,8 +45,8 @@ func TestSolvedCartPoleIsNotStopped(t *testing.T) {
 		if i >= 120 {
 			reward, vl = 500, 1e-6*rng.Float64()
 		}
-		return map[string]float64{Reward: reward, ValueLoss: vl, ExplainedVariance: -3 * rng.Float64(),
-			Entropy: 0.3, ClipFraction: 0.05}
+		return map[string]float64{metrics.Reward: reward, metrics.ValueLoss: vl, metrics.ExplainedVariance: -3 * rng.Float64(),
+			metrics.Entropy: 0.3, metrics.ClipFraction: 0.05}
 	})
 	for _, level := range []string{"", LevelStop} {
 		cfg := Config{TotalSteps: 500_000, WarmupSteps: 50_000,
@@ -62,7 +64,7 @@ func TestDoingWellOnlyWarns(t *testing.T) {
 	step := int64(0)
 	obs := func(reward, clip float64) Verdict {
 		step++
-		return e.Observe(rec(step, Reward, reward, ClipFraction, clip))
+		return e.Observe(rec(step, metrics.Reward, reward, metrics.ClipFraction, clip))
 	}
 	for range 5 {
 		obs(10, 0.1)
@@ -100,8 +102,8 @@ func TestEarlyDipThenClimbIsNotStopped(t *testing.T) {
 			reward = -4 + 25*(1-math.Exp(-float64(i-250)/300))
 		}
 		std := 1.0 - 0.5*float64(i)/1400
-		return map[string]float64{Reward: reward + 0.3*rng.NormFloat64(), ActionStd: std,
-			ValueLoss: 0.05 + 0.02*rng.Float64(), EpisodeLength: 20 + float64(i)/2}
+		return map[string]float64{metrics.Reward: reward + 0.3*rng.NormFloat64(), metrics.ActionStd: std,
+			metrics.ValueLoss: 0.05 + 0.02*rng.Float64(), metrics.EpisodeLength: 20 + float64(i)/2}
 	})
 	if v, stopped := feed(t, Config{TotalSteps: 1400 * 24 * 4096}, records); stopped {
 		t.Errorf("stopped %v, want no stop", v)
@@ -109,7 +111,7 @@ func TestEarlyDipThenClimbIsNotStopped(t *testing.T) {
 	// The same run with a std that drifts up to 1.6 during the dip, as exploration grows before it
 	// settles: never_learned must not take the dip for a run that never learned either.
 	for i := range records {
-		records[i].Values[ActionStd] = 1 + 0.6*math.Min(1, float64(i)/250) - 0.5*math.Max(0, float64(i-250)/1150)
+		records[i].Values[metrics.ActionStd] = 1 + 0.6*math.Min(1, float64(i)/250) - 0.5*math.Max(0, float64(i-250)/1150)
 	}
 	if v, stopped := feed(t, Config{TotalSteps: 1400 * 24 * 4096}, records); stopped {
 		t.Errorf("std rising during the dip: stopped %v, want no stop", v)
@@ -124,8 +126,8 @@ func TestNeverLearnedNoiseGrowing(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	cfg := Config{TotalSteps: 1500 * 1000}
 	stuck := series(1500, 1000, func(i int) map[string]float64 {
-		return map[string]float64{Reward: 0.02 * rng.NormFloat64(), ActionStd: 1 + 1.5*float64(i)/1500,
-			ValueLoss: 1e-4}
+		return map[string]float64{metrics.Reward: 0.02 * rng.NormFloat64(), metrics.ActionStd: 1 + 1.5*float64(i)/1500,
+			metrics.ValueLoss: 1e-4}
 	})
 	v, stopped := feed(t, cfg, stuck)
 	if !stopped || v.Rule != RuleNeverLearned {
@@ -136,7 +138,7 @@ func TestNeverLearnedNoiseGrowing(t *testing.T) {
 	}
 	decays := series(1500, 1000, func(i int) map[string]float64 {
 		reward := 2 * math.Exp(-math.Pow(float64(i-150)/80, 2)) // a small peak, then back to 0
-		return map[string]float64{Reward: reward + 0.02*rng.NormFloat64(), ActionStd: 1 + 1.5*float64(i)/1500}
+		return map[string]float64{metrics.Reward: reward + 0.02*rng.NormFloat64(), metrics.ActionStd: 1 + 1.5*float64(i)/1500}
 	})
 	// Its fall below the start is a collapse too: either rule may stop it first.
 	if v, stopped := feed(t, cfg, decays); !stopped || v.Rule != RuleNeverLearned && v.Rule != RulePolicyCollapse {
@@ -144,10 +146,10 @@ func TestNeverLearnedNoiseGrowing(t *testing.T) {
 	}
 	for name, f := range map[string]func(i int) map[string]float64{
 		"std shrinks, reward climbs": func(i int) map[string]float64 {
-			return map[string]float64{Reward: float64(i) / 50, ActionStd: 1 - 0.6*float64(i)/1500}
+			return map[string]float64{metrics.Reward: float64(i) / 50, metrics.ActionStd: 1 - 0.6*float64(i)/1500}
 		},
 		"std grows, reward climbs": func(i int) map[string]float64 {
-			return map[string]float64{Reward: float64(i)/50 + rng.NormFloat64(), ActionStd: 1 + 2*float64(i)/1500}
+			return map[string]float64{metrics.Reward: float64(i)/50 + rng.NormFloat64(), metrics.ActionStd: 1 + 2*float64(i)/1500}
 		},
 	} {
 		if v, stopped := feed(t, cfg, series(1500, 1000, f)); stopped {
@@ -163,15 +165,15 @@ func TestValueLossBlowupStopsWhenReturnFalls(t *testing.T) {
 	cfg := Config{TotalSteps: 300 * 1000, WarmupSteps: 20_000, Rules: map[string]RuleConfig{RulePolicyCollapse: {Level: LevelOff}}}
 	diverging := series(300, 1000, func(i int) map[string]float64 {
 		g := math.Min(1, math.Max(0, float64(i-60)/200))
-		return map[string]float64{ValueLoss: 18 * math.Pow(1.6e6/18, g), Reward: -4 - 13_596*g,
-			EpisodeLength: 13 - 10*g}
+		return map[string]float64{metrics.ValueLoss: 18 * math.Pow(1.6e6/18, g), metrics.Reward: -4 - 13_596*g,
+			metrics.EpisodeLength: 13 - 10*g}
 	})
 	v, stopped := feed(t, cfg, diverging)
 	if !stopped || v.Rule != RuleValueLossBlowup {
 		t.Fatalf("got %v (stopped %v), want a value_loss_blowup stop", v, stopped)
 	}
 	climbing := series(300, 1000, func(i int) map[string]float64 {
-		return map[string]float64{ValueLoss: 18 * math.Pow(1.05, float64(i)), Reward: float64(i)}
+		return map[string]float64{metrics.ValueLoss: 18 * math.Pow(1.05, float64(i)), metrics.Reward: float64(i)}
 	})
 	if v, stopped := feed(t, cfg, climbing); stopped {
 		t.Errorf("value loss growing with the return: stopped %v, want warnings only", v)
@@ -182,17 +184,17 @@ func TestValueLossBlowupStopsWhenReturnFalls(t *testing.T) {
 // no divergence. An infinite value loss is. Stands for: issue_isaaclab1999_inf, issue_unitreerllab107_inf.
 func TestEmptyWindowNaNRewardIsNotDivergence(t *testing.T) {
 	records := series(50, 1000, func(i int) map[string]float64 {
-		return map[string]float64{Reward: math.NaN(), EpisodeLength: math.NaN(), ValueLoss: 0.5}
+		return map[string]float64{metrics.Reward: math.NaN(), metrics.EpisodeLength: math.NaN(), metrics.ValueLoss: 0.5}
 	})
 	if v, stopped := feed(t, Config{TotalSteps: 1e6}, records); stopped {
 		t.Fatalf("NaN mean reward with no finished episode: stopped %v, want no stop", v)
 	}
-	records = append(records, rec(51_000, ValueLoss, math.Inf(1), Reward, math.NaN()))
+	records = append(records, rec(51_000, metrics.ValueLoss, math.Inf(1), metrics.Reward, math.NaN()))
 	v, stopped := feed(t, Config{TotalSteps: 1e6}, records)
-	if !stopped || v.Rule != RuleNonFinite || v.Metric != ValueLoss {
+	if !stopped || v.Rule != RuleNonFinite || v.Metric != metrics.ValueLoss {
 		t.Errorf("infinite value loss: got %v (stopped %v), want non_finite on value_loss", v, stopped)
 	}
-	if v, stopped := feed(t, Config{TotalSteps: 1e6}, []Record{rec(1, Reward, math.Inf(-1))}); !stopped || v.Rule != RuleNonFinite {
+	if v, stopped := feed(t, Config{TotalSteps: 1e6}, []metrics.Record{rec(1, metrics.Reward, math.Inf(-1))}); !stopped || v.Rule != RuleNonFinite {
 		t.Errorf("reward −Inf: got %v (stopped %v), want non_finite", v, stopped)
 	}
 }
@@ -203,7 +205,7 @@ func TestEmptyWindowNaNRewardIsNotDivergence(t *testing.T) {
 // Stands for: no corpus run (none of its logs has KL spikes with such a fall): synthetic only.
 func TestKLSpikesThenWorseThanStartIsACollapse(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	pendulum := func(spikes, fall bool) []Record {
+	pendulum := func(spikes, fall bool) []metrics.Record {
 		return series(150, 2048, func(i int) map[string]float64 {
 			reward, kl := -1200+80*rng.NormFloat64(), 0.01
 			if i >= 40 {
@@ -214,7 +216,7 @@ func TestKLSpikesThenWorseThanStartIsACollapse(t *testing.T) {
 					reward -= 400
 				}
 			}
-			return map[string]float64{Reward: reward, ApproxKL: kl, Entropy: 1 + float64(i)/100}
+			return map[string]float64{metrics.Reward: reward, metrics.ApproxKL: kl, metrics.Entropy: 1 + float64(i)/100}
 		})
 	}
 	cfg := Config{TotalSteps: 150 * 2048}
@@ -222,7 +224,7 @@ func TestKLSpikesThenWorseThanStartIsACollapse(t *testing.T) {
 	if !stopped || v.Rule != RulePolicyCollapse || !slices.Contains(v.Related, RuleKLSpike) {
 		t.Errorf("KL spikes and a fall below the start: got %v (stopped %v), want policy_collapse related to kl_spike", v, stopped)
 	}
-	for name, rs := range map[string][]Record{"a fall without KL spikes": pendulum(false, true), "KL spikes without a fall": pendulum(true, false)} {
+	for name, rs := range map[string][]metrics.Record{"a fall without KL spikes": pendulum(false, true), "KL spikes without a fall": pendulum(true, false)} {
 		if v, stopped := feed(t, cfg, rs); stopped {
 			t.Errorf("%s: stopped %v, want no stop", name, v)
 		}
@@ -238,8 +240,8 @@ func TestValueLossBlowupWithinWarmup(t *testing.T) {
 	cfg := Config{TotalSteps: 1000}
 	diverging := series(1000, 1, func(i int) map[string]float64 {
 		g := math.Min(1, float64(i)/50)
-		return map[string]float64{ValueLoss: 18 * math.Pow(1.2e4/18, g) * (1 + float64(i)/10), Reward: -4 - 2466*g - 11*float64(i),
-			EpisodeLength: math.Max(3, 13-10*g)}
+		return map[string]float64{metrics.ValueLoss: 18 * math.Pow(1.2e4/18, g) * (1 + float64(i)/10), metrics.Reward: -4 - 2466*g - 11*float64(i),
+			metrics.EpisodeLength: math.Max(3, 13-10*g)}
 	})
 	v, stopped := feed(t, cfg, diverging)
 	if !stopped || v.Rule != RuleValueLossBlowup || v.Step > 110 {
@@ -248,7 +250,7 @@ func TestValueLossBlowupWithinWarmup(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	plateau := series(2500, 120, func(i int) map[string]float64 {
 		level := 4 + 76*math.Min(1, float64(i)/300)
-		return map[string]float64{Reward: level + 30*rng.NormFloat64(), ValueLoss: 7 + level*level/3*(1+0.5*rng.Float64())}
+		return map[string]float64{metrics.Reward: level + 30*rng.NormFloat64(), metrics.ValueLoss: 7 + level*level/3*(1+0.5*rng.Float64())}
 	})
 	if v, stopped := feed(t, Config{TotalSteps: 300_000}, plateau); stopped {
 		t.Errorf("value loss growing with a noisy, improving return: stopped %v, want no stop", v)

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+
+	"github.com/rlsweep/rlsweep/metrics"
 )
 
 // Level is how serious a verdict is: Continue, Warn or Stop.
@@ -69,24 +71,24 @@ type Verdict struct {
 
 // verdictJSON is Verdict's wire form.
 type verdictJSON struct {
-	Level     Level    `json:"level"`
-	Rule      string   `json:"rule,omitempty"`
-	Metric    string   `json:"metric,omitempty"`
-	Value     Float    `json:"value"`
-	Threshold Float    `json:"threshold"`
-	Step      int64    `json:"step"`
-	Advice    string   `json:"advice,omitempty"`
-	Related   []string `json:"related,omitempty"`
-	Objective string   `json:"objective,omitempty"`
-	ObjValue  *Float   `json:"objective_value,omitempty"`
+	Level     Level          `json:"level"`
+	Rule      string         `json:"rule,omitempty"`
+	Metric    string         `json:"metric,omitempty"`
+	Value     metrics.Float  `json:"value"`
+	Threshold metrics.Float  `json:"threshold"`
+	Step      int64          `json:"step"`
+	Advice    string         `json:"advice,omitempty"`
+	Related   []string       `json:"related,omitempty"`
+	Objective string         `json:"objective,omitempty"`
+	ObjValue  *metrics.Float `json:"objective_value,omitempty"`
 }
 
 // MarshalJSON encodes the verdict with non-finite numbers as strings.
 func (v Verdict) MarshalJSON() ([]byte, error) {
-	w := verdictJSON{v.Level, v.Rule, v.Metric, Float(v.Value), Float(v.Threshold), v.Step, v.Advice, v.Related,
+	w := verdictJSON{v.Level, v.Rule, v.Metric, metrics.Float(v.Value), metrics.Float(v.Threshold), v.Step, v.Advice, v.Related,
 		v.Objective, nil}
 	if v.Objective != "" {
-		f := Float(v.ObjectiveValue)
+		f := metrics.Float(v.ObjectiveValue)
 		w.ObjValue = &f
 	}
 	return json.Marshal(w)

@@ -22,8 +22,8 @@ import (
 
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/devserver"
+	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/results"
-	"github.com/rlsweep/rlsweep/trainer"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -618,7 +618,7 @@ func checkAttemptLogs(t *testing.T, store artifacts.Store, sweepID string, att m
 func recordsBetween(stream []byte, from, to time.Time) int {
 	n := 0
 	for _, line := range strings.Split(string(stream), "\n") {
-		rec, err := trainer.ParseJSONLine([]byte(line))
+		rec, err := metrics.ParseJSONLine([]byte(line))
 		if err != nil {
 			continue
 		}

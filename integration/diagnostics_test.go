@@ -9,6 +9,7 @@ import (
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/workflows"
 )
@@ -92,9 +93,9 @@ concurrency: 4
 		t.Fatalf("results.json has %d trials, want 4", len(res.Trials))
 	}
 	for _, tr := range res.Trials {
-		metrics := storedMetrics(t, e.store, sweepID, tr.TrialID)
-		if !strings.Contains(string(metrics), `"value_loss":`) || !strings.Contains(string(metrics), `"action_std":0.5`) {
-			t.Errorf("trial %s: stored metrics lack the console's values:\n%.400s", tr.TrialID, metrics)
+		stored := storedMetrics(t, e.store, sweepID, tr.TrialID)
+		if !strings.Contains(string(stored), `"value_loss":`) || !strings.Contains(string(stored), `"action_std":0.5`) {
+			t.Errorf("trial %s: stored metrics lack the console's values:\n%.400s", tr.TrialID, stored)
 		}
 		if at, _ := tr.Params["vf_inf_at"].(float64); at > 40000 {
 			if tr.Outcome != results.OutcomeCompleted || tr.Steps != 40000 {
@@ -108,7 +109,7 @@ concurrency: 4
 		}
 		var dump activities.Divergence
 		e.readJSON(artifacts.DivergenceKey(sweepID, tr.TrialID), &dump)
-		if dump.Verdict.Step != faultAt || dump.Verdict.Metric != diagnostics.ValueLoss {
+		if dump.Verdict.Step != faultAt || dump.Verdict.Metric != metrics.ValueLoss {
 			t.Errorf("trial %s stopped at step %d on %s, want step %d on value_loss", tr.TrialID, dump.Verdict.Step, dump.Verdict.Metric, faultAt)
 		}
 		if !strings.Contains(dump.LogTail, "Learning iteration") {

@@ -25,8 +25,8 @@ import (
 
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/devserver"
+	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/results"
-	"github.com/rlsweep/rlsweep/trainer"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -275,7 +275,7 @@ func TestMinioOutage(t *testing.T) {
 			}
 			checked++
 			for _, raw := range a.records {
-				rec, _ := trainer.ParseJSONLine(raw)
+				rec, _ := metrics.ParseJSONLine(raw)
 				if ns, ok := rec.Values["wall_ns"]; ok && ns > float64(down.UnixNano()) && ns < float64(up.UnixNano()) {
 					during++
 				}
@@ -344,7 +344,7 @@ func (e *s3Env) checkStoredSteps(sweepID, trialID string, last int64) {
 	want := int64(faultStep)
 	sc := bufio.NewScanner(bytes.NewReader(storedMetrics(e.t, e.s3, sweepID, trialID)))
 	for sc.Scan() {
-		rec, err := trainer.ParseJSONLine(sc.Bytes())
+		rec, err := metrics.ParseJSONLine(sc.Bytes())
 		if err != nil || rec.Step != want {
 			e.t.Errorf("trial %s: stored line %q, want step %d (a duplicate or missing step)", trialID, sc.Text(), want)
 			return
@@ -441,7 +441,7 @@ func scanAttempts(t *testing.T, root string) map[string][]attempt {
 		}
 		if raw, err := os.ReadFile(filepath.Join(p, "metrics.jsonl")); err == nil {
 			for _, line := range bytes.Split(raw, []byte{'\n'}) {
-				if rec, err := trainer.ParseJSONLine(line); err == nil {
+				if rec, err := metrics.ParseJSONLine(line); err == nil {
 					a.records = append(a.records, line)
 					a.last = rec.Step
 				}
@@ -483,11 +483,11 @@ func expectedMetrics(t *testing.T, att map[string][]attempt) map[string][]byte {
 	for _, a := range all {
 		var fresh []line
 		for i, raw := range a.records {
-			rec, _ := trainer.ParseJSONLine(raw)
+			rec, _ := metrics.ParseJSONLine(raw)
 			if len(rec.Values) == 0 && i > 0 && len(fresh) > 0 && rec.Step == fresh[len(fresh)-1].step {
 				continue
 			}
-			fresh = append(fresh, line{rec.Step, trainer.AppendRecordJSON(nil, rec)})
+			fresh = append(fresh, line{rec.Step, metrics.AppendRecordJSON(nil, rec)})
 		}
 		if len(fresh) == 0 {
 			continue

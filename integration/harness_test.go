@@ -24,6 +24,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/devserver"
+	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/workflows"
 )
@@ -288,7 +289,7 @@ func (e *env) submit(args ...string) string {
 func storedMetrics(t testing.TB, s artifacts.Store, sweepID, trialID string) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := artifacts.CopyMetrics(context.Background(), s, sweepID, trialID, &b); err != nil {
+	if err := artifacts.CopyMetrics(context.Background(), s, sweepID, trialID, metrics.LineStep, &b); err != nil {
 		t.Fatalf("trial %s: stored metrics: %v", trialID, err)
 	}
 	return b.Bytes()

@@ -12,7 +12,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
-	"github.com/rlsweep/rlsweep/trainer"
+	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -63,7 +63,7 @@ func appendedAt(b *testing.B, d activities.Divergence) time.Time {
 		if err := json.Unmarshal(raw, &line); err != nil {
 			b.Fatal(err)
 		}
-		rec, err := trainer.ParseJSONLine([]byte(line))
+		rec, err := metrics.ParseJSONLine([]byte(line))
 		if err == nil && rec.Step == d.Verdict.Step {
 			return time.Unix(0, int64(rec.Values["wall_ns"]))
 		}

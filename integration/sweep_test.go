@@ -13,8 +13,8 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 
+	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/results"
-	"github.com/rlsweep/rlsweep/trainer"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -92,7 +92,7 @@ func checkSteps(t *testing.T, e *env, sweepID, trialID string, first, last, ever
 	want := first
 	sc := bufio.NewScanner(bytes.NewReader(storedMetrics(t, e.store, sweepID, trialID)))
 	for sc.Scan() {
-		rec, err := trainer.ParseJSONLine(sc.Bytes())
+		rec, err := metrics.ParseJSONLine(sc.Bytes())
 		if err != nil {
 			t.Errorf("trial %s: stored line %q: %v", trialID, sc.Text(), err)
 			return

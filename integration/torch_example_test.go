@@ -16,7 +16,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
-	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/trainer"
 )
@@ -117,12 +117,12 @@ func (e *env) checkTorchTrial(t *testing.T, sweepID, trialID string) {
 	b := storedMetrics(t, e.store, sweepID, trialID)
 	var steps []int64
 	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte{'\n'}) {
-		rec, err := trainer.ParseJSONLine(line)
+		rec, err := metrics.ParseJSONLine(line)
 		if err != nil {
 			t.Fatalf("trial %s: stored metrics: %v: %s", trialID, err, line)
 		}
 		steps = append(steps, rec.Step)
-		if missing := missingCanonical(rec, diagnostics.ActionStd, diagnostics.ActionStdMin); len(missing) > 0 {
+		if missing := missingCanonical(rec, metrics.ActionStd, metrics.ActionStdMin); len(missing) > 0 {
 			t.Errorf("trial %s: step %d lacks %v", trialID, rec.Step, missing)
 		}
 	}
@@ -146,9 +146,9 @@ func (e *env) checkTorchTrial(t *testing.T, sweepID, trialID string) {
 
 // missingCanonical lists the canonical metrics a record lacks, but for those named in except (a
 // categorical policy has no σ); reward and episode_length count once an episode has finished.
-func missingCanonical(rec diagnostics.Record, except ...string) []string {
+func missingCanonical(rec metrics.Record, except ...string) []string {
 	var missing []string
-	for _, name := range diagnostics.CanonicalMetrics {
+	for _, name := range metrics.CanonicalMetrics {
 		if _, ok := rec.Values[name]; !ok && !slices.Contains(except, name) {
 			missing = append(missing, name)
 		}
@@ -179,15 +179,15 @@ func torchBrokenSweep(t *testing.T, e *env, spec string) {
 // record has every canonical metric, action_std and action_std_min included.
 func torchGaussianMetrics(t *testing.T, dir string) {
 	tmp := t.TempDir()
-	metrics := filepath.Join(tmp, "metrics.jsonl")
+	metricsPath := filepath.Join(tmp, "metrics.jsonl")
 	cmd := exec.Command(torchPython, filepath.Join(dir, "train.py"), "--env=Pendulum-v1", "--num-steps=256")
 	cmd.Dir = tmp
-	cmd.Env = append(os.Environ(), trainer.EnvMetricsFile+"="+metrics, trainer.EnvTotalSteps+"=1024",
+	cmd.Env = append(os.Environ(), trainer.EnvMetricsFile+"="+metricsPath, trainer.EnvTotalSteps+"=1024",
 		trainer.EnvCheckpointDir+"="+filepath.Join(tmp, "ckpt"))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("train.py --env=Pendulum-v1: %v\n%s", err, out)
 	}
-	b, err := os.ReadFile(metrics)
+	b, err := os.ReadFile(metricsPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,15 +195,15 @@ func torchGaussianMetrics(t *testing.T, dir string) {
 	if len(lines) != 2 {
 		t.Fatalf("metrics.jsonl has %d lines, want an iteration and a checkpoint:\n%s", len(lines), b)
 	}
-	rec, err := trainer.ParseJSONLine(lines[0])
+	rec, err := metrics.ParseJSONLine(lines[0])
 	if err != nil {
 		t.Fatal(err)
 	}
 	if missing := missingCanonical(rec); len(missing) > 0 {
 		t.Errorf("Pendulum-v1 record lacks %v: %s", missing, lines[0])
 	}
-	if v := rec.Values[diagnostics.ActionStdMin]; v <= 0 || v > rec.Values[diagnostics.ActionStd] {
-		t.Errorf("action_std_min = %g, action_std = %g; want 0 < min ≤ mean", v, rec.Values[diagnostics.ActionStd])
+	if v := rec.Values[metrics.ActionStdMin]; v <= 0 || v > rec.Values[metrics.ActionStd] {
+		t.Errorf("action_std_min = %g, action_std = %g; want 0 < min ≤ mean", v, rec.Values[metrics.ActionStd])
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
@@ -264,18 +265,18 @@ func StepsReached(t TrialSummary, lastMetricStep, divergenceStep int64) int64 {
 // written as the strings "NaN", "+Inf" and "-Inf" (encoding/json rejects them as numbers).
 type Values map[string]float64
 
-// MarshalJSON writes finite values as numbers and non-finite ones as strings (diagnostics.Float).
+// MarshalJSON writes finite values as numbers and non-finite ones as strings (metrics.Float).
 func (v Values) MarshalJSON() ([]byte, error) {
-	m := make(map[string]diagnostics.Float, len(v))
+	m := make(map[string]metrics.Float, len(v))
 	for k, x := range v {
-		m[k] = diagnostics.Float(x)
+		m[k] = metrics.Float(x)
 	}
 	return json.Marshal(m)
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
 func (v *Values) UnmarshalJSON(b []byte) error {
-	var m map[string]diagnostics.Float
+	var m map[string]metrics.Float
 	if err := json.Unmarshal(b, &m); err != nil {
 		return err
 	}

@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/rlsweep/rlsweep/diagnostics"
-	"github.com/rlsweep/rlsweep/trainer"
+	"github.com/rlsweep/rlsweep/metrics"
 )
 
 // SegmentLog is what one attempt of a training segment keeps of the records its trainer writes: each as
@@ -56,7 +56,7 @@ type Added struct {
 }
 
 // Add takes in one record.
-func (l *SegmentLog) Add(rec diagnostics.Record) (Added, error) {
+func (l *SegmentLog) Add(rec metrics.Record) (Added, error) {
 	checkpointOnly := len(rec.Values) == 0 &&
 		(l.records > 0 && rec.Step == l.lastStep || l.firstLine < 0 && rec.Step <= l.resumedAt)
 	var a Added
@@ -71,7 +71,7 @@ func (l *SegmentLog) Add(rec diagnostics.Record) (Added, error) {
 	l.Take(rec)
 	if a.Line {
 		l.lines++
-		line := trainer.AppendRecordJSON(nil, rec)
+		line := metrics.AppendRecordJSON(nil, rec)
 		l.recent.add(line)
 		if _, err := l.w.Write(line); err != nil {
 			return a, fmt.Errorf("write metrics: %w", err)
@@ -83,11 +83,11 @@ func (l *SegmentLog) Add(rec diagnostics.Record) (Added, error) {
 // Take keeps a record's canonical metrics as the last values and its objective, without a line: Add
 // does it for every record; a resumed attempt with no record of its own does it for the stored record
 // of the step it resumed at.
-func (l *SegmentLog) Take(rec diagnostics.Record) {
+func (l *SegmentLog) Take(rec metrics.Record) {
 	if l.last == nil {
 		l.last = map[string]float64{}
 	}
-	for _, name := range diagnostics.CanonicalMetrics {
+	for _, name := range metrics.CanonicalMetrics {
 		if v, ok := rec.Values[name]; ok {
 			l.last[name] = v
 		}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/metrics"
 )
 
 func TestRecentLinesKeepsLast64InOrder(t *testing.T) {
@@ -67,8 +67,8 @@ func TestRecentLinesAreValidJSON(t *testing.T) {
 	}
 }
 
-func rec(step int64, values map[string]float64, ckpt string) diagnostics.Record {
-	return diagnostics.Record{Step: step, Values: values, Checkpoint: ckpt}
+func rec(step int64, values map[string]float64, ckpt string) metrics.Record {
+	return metrics.Record{Step: step, Values: values, Checkpoint: ckpt}
 }
 
 // A resumed attempt: the trainer announces the checkpoint it resumed from again, with no metrics, then
@@ -81,7 +81,7 @@ func TestSegmentLogResumed(t *testing.T) {
 		t.Fatalf("fresh log: last step %d, first line %d; want 2000, -1", l.LastStep(), l.FirstLine())
 	}
 	steps := []struct {
-		r     diagnostics.Record
+		r     metrics.Record
 		added Added
 	}{
 		{rec(2000, nil, "ckpt-2000"), Added{}}, // the resume checkpoint again
@@ -116,7 +116,7 @@ func TestSegmentLogMissingMetric(t *testing.T) {
 	if l.MissingMetric() != nil {
 		t.Errorf("no record: MissingMetric = %v, want nil", l.MissingMetric())
 	}
-	for _, r := range []diagnostics.Record{rec(1, map[string]float64{"rew": 1, "loss": 2}, ""), rec(2, map[string]float64{"len": 3}, "")} {
+	for _, r := range []metrics.Record{rec(1, map[string]float64{"rew": 1, "loss": 2}, ""), rec(2, map[string]float64{"len": 3}, "")} {
 		if _, err := l.Add(r); err != nil {
 			t.Fatal(err)
 		}

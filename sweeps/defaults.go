@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/rlsweep/rlsweep/diagnostics"
-	"github.com/rlsweep/rlsweep/trainer"
+	"github.com/rlsweep/rlsweep/metrics"
 )
 
 // Defaults for the keys a spec may leave out; docs/spec.md lists them for users.
@@ -20,7 +20,7 @@ const (
 	// DefaultMaxInfraRetries: retries of a segment after faults outside the trainer; with the back-off
 	// (1 s doubling to a minute) about 25 minutes of a worker pool, server or store that keeps failing.
 	DefaultMaxInfraRetries = 30
-	DefaultSource          = trainer.SourceJSONL
+	DefaultSource          = metrics.SourceJSONL
 	DefaultStallTimeout    = 10 * time.Minute
 	DefaultGracePeriod     = 30 * time.Second
 	// DefaultASHAEta is asha's reduction factor (Ray Tune's ASHA default); DefaultHyperbandEta is

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/rlsweep/rlsweep/trainer"
+	"github.com/rlsweep/rlsweep/metrics"
 	"gopkg.in/yaml.v3"
 )
 
@@ -43,7 +43,7 @@ func (s *Spec) PruneMode() string {
 		return ""
 	case e.Mode != "":
 		return e.Mode
-	case s.Trainer.Metrics.Source == trainer.SourceJSONL || s.Trainer.Metrics.Source == "":
+	case s.Trainer.Metrics.Source == metrics.SourceJSONL || s.Trainer.Metrics.Source == "":
 		return PrunePause
 	}
 	return PruneStop
@@ -309,7 +309,7 @@ func (c *checker) earlyTerminate() {
 		c.choice(p+"mode", e.Mode, PruneModes, " (or no mode: pause with metrics.source jsonl, stop with the others)")
 		return
 	}
-	if src := t.Metrics.Source; e.Mode == PrunePause && src != "" && src != trainer.SourceJSONL {
+	if src := t.Metrics.Source; e.Mode == PrunePause && src != "" && src != metrics.SourceJSONL {
 		c.add(p+"mode", quote(e.Mode), fmt.Sprintf("stop with trainer.metrics.source %s, or source jsonl: in pause mode a trial resumes after each decision step from the checkpoint its trainer announces in a JSON-lines record, which only source jsonl carries", src))
 		return
 	}

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rlsweep/rlsweep/trainer"
+	"github.com/rlsweep/rlsweep/metrics"
 )
 
 // Explain says, in lines for people, what a valid spec becomes: where it was read from, its name, the
@@ -163,9 +163,9 @@ func describeMetrics(s *Spec) string {
 		where = "the trainer's console output"
 	case "csv":
 		where = "the trainer's progress.csv ($RLSWEEP_METRICS_FILE)"
-	case trainer.SourceWandb:
+	case metrics.SourceWandb:
 		where = "the W&B run file the trainer's wandb.log writes"
-	case trainer.SourceAuto:
+	case metrics.SourceAuto:
 		where = "the W&B run file the trainer's wandb.log writes, or TensorBoard event files under $RLSWEEP_TB_DIR, whichever appears first (rlsweep status SWEEP/TRIAL says which a trial's metrics came from)"
 	default:
 		where = m.Source

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/rlsweep/rlsweep/diagnostics"
-	"github.com/rlsweep/rlsweep/trainer"
+	"github.com/rlsweep/rlsweep/metrics"
 )
 
 // Limits on what a spec may ask for.
@@ -31,10 +31,10 @@ var (
 	Methods       = []string{MethodGrid, MethodRandom, MethodSobol, MethodBayes, MethodPBT}
 	Distributions = append(slices.Clone(rangeDists), shapeDists...)
 	Goals         = []string{GoalMaximize, GoalMinimize}
-	Sources       = trainer.Sources
+	Sources       = metrics.Sources
 	// StdoutPresets are the console formats source stdout reads.
-	StdoutPresets = trainer.StdoutPresets
-	Presets       = trainer.Presets()
+	StdoutPresets = metrics.StdoutPresets
+	Presets       = metrics.Presets()
 	RuleLevels    = diagnostics.RuleLevels
 	PruneTypes    = []string{"median", "asha"}
 
@@ -228,7 +228,7 @@ func (c *checker) trainer() {
 	}
 	c.choice("trainer.metrics.source", t.Metrics.Source, Sources, "")
 	switch {
-	case t.Metrics.Source == trainer.SourceStdout:
+	case t.Metrics.Source == metrics.SourceStdout:
 		c.choice("trainer.metrics.preset", t.Metrics.Preset, StdoutPresets, " (source stdout: the console format to read)")
 	case t.Metrics.Preset != "":
 		c.choice("trainer.metrics.preset", t.Metrics.Preset, Presets, "")
@@ -236,7 +236,7 @@ func (c *checker) trainer() {
 	switch n := t.Metrics.StepsPerIteration; {
 	case n < 0:
 		c.add("trainer.metrics.steps_per_iteration", strconv.FormatInt(n, 10), "an integer ≥ 1 (environment steps per iteration: num_envs × num_steps_per_env)")
-	case n > 0 && t.Metrics.Source != trainer.SourceTensorBoard && !(t.Metrics.Source == trainer.SourceStdout && t.Metrics.Preset == trainer.PresetRSLRL):
+	case n > 0 && t.Metrics.Source != metrics.SourceTensorBoard && !(t.Metrics.Source == metrics.SourceStdout && t.Metrics.Preset == metrics.PresetRSLRL):
 		c.add("trainer.metrics.steps_per_iteration", strconv.FormatInt(n, 10),
 			fmt.Sprintf("no steps_per_iteration with source %s (its steps are environment steps already); it converts iterations for source tensorboard or stdout with preset rsl_rl", t.Metrics.Source))
 	}
@@ -245,7 +245,7 @@ func (c *checker) trainer() {
 		switch src := t.Metrics.Source; {
 		case !slices.Contains(Sources, src):
 			// the source's own error says what to write
-		case src != trainer.SourceWandb && src != trainer.SourceAuto:
+		case src != metrics.SourceWandb && src != metrics.SourceAuto:
 			c.add("trainer.metrics.step_key", quote(k), fmt.Sprintf("no step_key with source %s; it names the W&B history key holding the step, for source wandb or auto (remove it, or set source: wandb)", src))
 		case strings.TrimSpace(k) == "":
 			c.add("trainer.metrics.step_key", quote(k), "a logged key holding the step, such as global_step (or no step_key: W&B's _step)")

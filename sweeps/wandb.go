@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rlsweep/rlsweep/trainer"
+	"github.com/rlsweep/rlsweep/metrics"
 	"gopkg.in/yaml.v3"
 )
 
@@ -124,7 +124,7 @@ func (d *decoder) wandb(root *yaml.Node, s *Spec, filename string) {
 	s.Format = FormatWandB
 	s.Probes.Enabled = false
 	s.Trainer.TotalSteps = DefaultWandBTotalSteps
-	s.Trainer.Metrics = MetricsSource{Source: trainer.SourceAuto}
+	s.Trainer.Metrics = MetricsSource{Source: metrics.SourceAuto}
 	var program, project, name string
 	var programNode *yaml.Node
 	var command []*yaml.Node

@@ -12,11 +12,11 @@ import (
 
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/regression"
 	"github.com/rlsweep/rlsweep/report"
 	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/sweeps"
-	"github.com/rlsweep/rlsweep/trainer"
 	"github.com/rlsweep/rlsweep/trainer/probes"
 )
 
@@ -90,8 +90,8 @@ func readDivergence(ctx context.Context, s artifacts.Store, sweepID, trialID str
 // malformed lines are skipped, as everywhere metrics are read.
 func readCurve(ctx context.Context, s artifacts.Store, sweepID, trialID, metric string, d *trialDetail) error {
 	var curve []report.Point
-	err := artifacts.ReadMetrics(ctx, s, sweepID, trialID, math.MaxInt64, func(line []byte, _ int64) error {
-		rec, err := trainer.ParseJSONLine(line)
+	err := artifacts.ReadMetrics(ctx, s, sweepID, trialID, math.MaxInt64, metrics.LineStep, func(line []byte, _ int64) error {
+		rec, err := metrics.ParseJSONLine(line)
 		if err != nil {
 			return nil
 		}

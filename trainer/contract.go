@@ -1,5 +1,5 @@
-// Package trainer defines the contract between rlsweep and a trainer process (docs/trainer-contract.md) and reads
-// the metrics trainers write: JSON lines, TensorBoard event files, console logs (rsl_rl, SB3) and CSV.
+// Package trainer defines the contract between rlsweep and a trainer process (docs/trainer-contract.md):
+// the environment variables every trainer gets. The metrics trainers write are read by package metrics.
 package trainer
 
 // Environment variables given to every trainer process. They are the whole interface: the built-in

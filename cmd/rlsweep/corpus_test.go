@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlsweep/rlsweep/trainer"
+	"github.com/rlsweep/rlsweep/metrics"
 )
 
 // corpusRun is one row of a corpus manifest (diagnostics/corpus/README.md describes the columns).
@@ -108,7 +108,7 @@ func diagnoseCorpusRun(dir string, r corpusRun) (o corpusOutcome) {
 		}
 	}
 	opts := &DiagnoseOptions{Path: path, WarmupSteps: -1, Patience: 5, Output: "text"}
-	if slices.Contains(trainer.Presets(), r.framework) {
+	if slices.Contains(metrics.Presets(), r.framework) {
 		opts.Preset = r.framework
 	}
 	d, err := readRun(opts)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,17 +11,15 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/sweepstore"
-	"github.com/rlsweep/rlsweep/trainer"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -85,7 +82,7 @@ func diagnoseCmd(f *Factory, runF func(*DiagnoseOptions) error) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Preset, "preset", "", fmt.Sprintf("tag mapping of the trainer that wrote the metrics, one of %q", trainer.Presets()))
+	fl.StringVar(&opts.Preset, "preset", "", fmt.Sprintf("tag mapping of the trainer that wrote the metrics, one of %q", metrics.Presets()))
 	fl.StringVarP(&opts.Output, "output", "o", "text", `output format: "text" or "json"`)
 	fl.Int64Var(&opts.WarmupSteps, "warmup-steps", 0, "steps during which sustained rules are silent (default 10% of --total-steps)")
 	fl.Int64Var(&opts.TotalSteps, "total-steps", 0, "the run's step budget (trainer.total_steps), for the default warm-up as a sweep sets it (default: from the sweep's spec.json when PATH is a trial's metrics in a local artifact store, else the run's last step)")
@@ -97,8 +94,8 @@ func diagnoseCmd(f *Factory, runF func(*DiagnoseOptions) error) *cobra.Command {
 
 func (o *DiagnoseOptions) validate() error {
 	var errs []error
-	if o.Preset != "" && !slices.Contains(trainer.Presets(), o.Preset) {
-		errs = append(errs, fmt.Errorf("--preset: got %q, want one of %q", o.Preset, trainer.Presets()))
+	if o.Preset != "" && !slices.Contains(metrics.Presets(), o.Preset) {
+		errs = append(errs, fmt.Errorf("--preset: got %q, want one of %q", o.Preset, metrics.Presets()))
 	}
 	if !slices.Contains(diagnoseOutputs, o.Output) {
 		errs = append(errs, fmt.Errorf("--output: got %q, want one of %q", o.Output, diagnoseOutputs))
@@ -131,7 +128,7 @@ type diagnosis struct {
 	Stop        *diagnostics.Verdict  `json:"stop"`
 	Warnings    []diagnostics.Verdict `json:"warnings"`
 	Findings    []diagnostics.Finding `json:"findings"`
-	records     []diagnostics.Record
+	records     []metrics.Record
 }
 
 func runDiagnose(f *Factory, opts *DiagnoseOptions) error {
@@ -203,7 +200,7 @@ func fetchStoredTrial(f *Factory, sweepID, trialID string) (path string, total i
 		cleanup()
 		return "", 0, "", nil, err
 	}
-	err = artifacts.CopyMetrics(ctx, store, sweepID, trialID, out)
+	err = artifacts.CopyMetrics(ctx, store, sweepID, trialID, metrics.LineStep, out)
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
@@ -239,8 +236,8 @@ func storedTotalSteps(path string) (int64, string) {
 	return spec.Trainer.TotalSteps, specPath
 }
 
-// readRun reads every record of the metrics at opts.Path, whatever its format (detectSource). Without
-// --preset, the preset of a TensorBoard run is told from its tags (trainer.DetectPreset), so a legged_gym
+// readRun reads every record of the metrics at opts.Path, whatever its format (metrics.Detect). Without
+// --preset, the preset of a TensorBoard run is told from its tags (metrics.DetectPreset), so a legged_gym
 // log is judged on its reward and losses, not on tags no rule knows.
 func readRun(opts *DiagnoseOptions) (*diagnosis, error) {
 	src := opts.Path
@@ -256,8 +253,8 @@ func readRun(opts *DiagnoseOptions) (*diagnosis, error) {
 		return nil, err
 	}
 	d := &diagnosis{Path: opts.Path, Preset: opts.Preset}
-	c := trainer.ReaderConfig{Preset: opts.Preset, StepsPerIteration: opts.StepsPerIteration, StepKey: opts.StepKey}
-	wandb := wandbLayout(src, st)
+	c := metrics.ReaderConfig{Preset: opts.Preset, StepsPerIteration: opts.StepsPerIteration, StepKey: opts.StepKey}
+	wandb := metrics.DetectWandb(src, st)
 	if opts.StepKey != "" && wandb == "" {
 		return nil, invalidInput(fmt.Errorf("--step-key: got %q for %s, want a W&B run file, run directory or $WANDB_DIR (it names a W&B history key)", opts.StepKey, opts.Path))
 	}
@@ -271,26 +268,28 @@ func readRun(opts *DiagnoseOptions) (*diagnosis, error) {
 			return nil, err
 		}
 		defer os.RemoveAll(filepath.Dir(merged))
-		c.Source, c.MetricsFile = trainer.SourceJSONL, merged
-	} else if st.IsDir() || strings.Contains(filepath.Base(opts.Path), "tfevents") {
-		// A directory of event files, or one event file (the reader walks either).
-		c.Source, c.TBDir = trainer.SourceTensorBoard, opts.Path
+		c.Source, c.MetricsFile = metrics.SourceJSONL, merged
 	} else {
+		// A directory of event files or one event file, a CSV, a console log or JSON lines.
 		var preset string
-		if c.Source, preset, err = detectSource(opts.Path); err != nil {
+		if c.Source, preset, err = metrics.Detect(opts.Path); err != nil {
 			return nil, err
 		}
 		if c.Preset == "" {
 			c.Preset = preset
 		}
-		c.MetricsFile, c.StdoutFile = opts.Path, opts.Path
+		if c.Source == metrics.SourceTensorBoard {
+			c.TBDir = opts.Path
+		} else {
+			c.MetricsFile, c.StdoutFile = opts.Path, opts.Path
+		}
 	}
 	recs, stats, err := drain(c)
 	if err != nil {
 		return nil, err
 	}
-	if (c.Source == trainer.SourceTensorBoard || wandb != "") && c.Preset == "" {
-		if preset := trainer.DetectPreset(keysOf(recs)); preset != "" {
+	if (c.Source == metrics.SourceTensorBoard || wandb != "") && c.Preset == "" {
+		if preset := metrics.DetectPreset(keysOf(recs)); preset != "" {
 			c.Preset, d.PresetDetected = preset, true
 			if recs, stats, err = drain(c); err != nil {
 				return nil, err
@@ -307,21 +306,21 @@ func readRun(opts *DiagnoseOptions) (*diagnosis, error) {
 }
 
 // drain opens the reader c describes and reads every record it has.
-func drain(c trainer.ReaderConfig) ([]diagnostics.Record, trainer.ReaderStats, error) {
-	r, err := trainer.Open(c)
+func drain(c metrics.ReaderConfig) ([]metrics.Record, metrics.ReaderStats, error) {
+	r, err := metrics.Open(c)
 	if err != nil {
-		return nil, trainer.ReaderStats{}, invalidInput(err)
+		return nil, metrics.ReaderStats{}, invalidInput(err)
 	}
 	defer r.Close()
-	recs, err := trainer.ReadAll(r)
+	recs, err := metrics.ReadAll(r)
 	if err != nil {
-		return nil, trainer.ReaderStats{}, err
+		return nil, metrics.ReaderStats{}, err
 	}
 	return recs, r.Stats(), nil
 }
 
 // keysOf lists the metric names the records carry.
-func keysOf(recs []diagnostics.Record) []string {
+func keysOf(recs []metrics.Record) []string {
 	seen := map[string]bool{}
 	var keys []string
 	for _, r := range recs {
@@ -374,7 +373,7 @@ func mergeMetricsDir(dir string) (string, error) {
 		return "", err
 	}
 	w := bufio.NewWriter(f)
-	err = artifacts.ReadMetricsDir(context.Background(), dir, math.MaxInt64, func(line []byte, _ int64) error {
+	err = artifacts.ReadMetricsDir(context.Background(), dir, math.MaxInt64, metrics.LineStep, func(line []byte, _ int64) error {
 		w.Write(line)
 		return w.WriteByte('\n')
 	})
@@ -391,73 +390,14 @@ func mergeMetricsDir(dir string) (string, error) {
 	return f.Name(), nil
 }
 
-// wandbLayout tells whether path is a W&B run: a file that starts with the run file's magic ":W&B" or
-// a directory holding a .wandb file (a run directory) give source wandb; a directory holding
-// wandb/run-* or offline-run-* directories (a $WANDB_DIR) gives source auto. "" for anything else.
-func wandbLayout(path string, st os.FileInfo) string {
-	if !st.IsDir() {
-		f, err := os.Open(path)
-		if err != nil {
-			return ""
-		}
-		defer f.Close()
-		b := make([]byte, 4)
-		if n, _ := io.ReadFull(f, b); n == 4 && string(b) == ":W&B" || strings.HasSuffix(path, ".wandb") {
-			return trainer.SourceWandb
-		}
-		return ""
-	}
-	if trainer.IsWandbRunDir(path) {
-		return trainer.SourceWandb
-	}
-	if p, err := trainer.WandbRunFile(path); err == nil && p != "" {
-		return trainer.SourceAuto
-	}
-	return ""
-}
-
-// sniffBytes is how much of a file detectSource looks at.
-const sniffBytes = 64 << 10
-
-// detectSource tells a metrics file's format from its name and first bytes: a .csv file is a CSV
-// (SB3's progress.csv: preset sb3); a file showing rsl_rl's "Learning iteration" header is its console
-// log; one holding an SB3 table row of time/ total_timesteps is SB3's console log; anything else is
-// read as JSON lines.
-func detectSource(path string) (source, preset string, err error) {
-	if strings.EqualFold(filepath.Ext(path), ".csv") {
-		return trainer.SourceCSV, trainer.PresetSB3, nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return "", "", err
-	}
-	defer f.Close()
-	b := make([]byte, sniffBytes)
-	n, err := io.ReadFull(f, b)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return "", "", err
-	}
-	b = b[:n]
-	switch {
-	case bytes.Contains(b, []byte("Learning iteration ")):
-		return trainer.SourceStdout, trainer.PresetRSLRL, nil
-	case sb3TableRow.Match(b):
-		return trainer.SourceStdout, trainer.PresetSB3, nil
-	}
-	return trainer.SourceJSONL, "", nil
-}
-
-// sb3TableRow matches the row of SB3's console table that gives its step.
-var sb3TableRow = regexp.MustCompile(`(?m)^\|\s+total_timesteps\s+\|\s+\d+\s+\|`)
-
 // sourceName is the source as the output names it: with its console format for stdout.
 func sourceName(d *diagnosis) string {
 	switch {
-	case d.Source == trainer.SourceStdout || d.Source == trainer.SourceCSV:
+	case d.Source == metrics.SourceStdout || d.Source == metrics.SourceCSV:
 		return d.Source + " (" + d.Preset + ")"
-	case d.Source == trainer.SourceAuto && d.SourceRead != "":
+	case d.Source == metrics.SourceAuto && d.SourceRead != "":
 		return d.Source + " → " + d.SourceRead
-	case d.Source == trainer.SourceWandb && d.SourceRead != "":
+	case d.Source == metrics.SourceWandb && d.SourceRead != "":
 		return d.SourceRead
 	}
 	return d.Source

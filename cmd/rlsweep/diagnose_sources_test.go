@@ -9,10 +9,10 @@ import (
 	"testing"
 )
 
-// copyFixture copies a file of trainer/testdata (real formats, our own numbers) under a new name.
+// copyFixture copies a file of metrics/testdata (real formats, our own numbers) under a new name.
 func copyFixture(t *testing.T, name, as string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "trainer", "testdata", name))
+	b, err := os.ReadFile(filepath.Join("..", "..", "metrics", "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlsweep/rlsweep/trainer"
+	"github.com/rlsweep/rlsweep/metrics"
 )
 
 // diagnoseJSON runs `rlsweep diagnose -o json` and returns its exit code and document.
@@ -29,15 +29,15 @@ func diagnoseJSON(t *testing.T, args ...string) (int, map[string]any) {
 // mapping, to a file of JSON lines.
 func wandbAsJSONL(t *testing.T, path, stepKey string) string {
 	t.Helper()
-	r := trainer.NewWandbTail(path, stepKey)
-	recs, err := trainer.ReadAll(r)
+	r := metrics.NewWandbTail(path, stepKey)
+	recs, err := metrics.ReadAll(r)
 	r.Close()
 	if err != nil || len(recs) == 0 {
 		t.Fatalf("%s: %d records, %v", path, len(recs), err)
 	}
 	var b []byte
 	for _, rec := range recs {
-		b = append(trainer.AppendRecordJSON(b, rec), '\n')
+		b = append(metrics.AppendRecordJSON(b, rec), '\n')
 	}
 	p := filepath.Join(t.TempDir(), "metrics.jsonl")
 	if err := os.WriteFile(p, b, 0o644); err != nil {
@@ -96,7 +96,7 @@ func TestRunDiagnoseWandb(t *testing.T) {
 			}
 			wcode, w := diagnoseJSON(t, append(wargs, r.path)...)
 			jcode, j := diagnoseJSON(t, append(args, jsonl)...)
-			if w["source"] != trainer.SourceWandb || !strings.HasPrefix(w["source_read"].(string), "wandb (") {
+			if w["source"] != metrics.SourceWandb || !strings.HasPrefix(w["source_read"].(string), "wandb (") {
 				t.Errorf("source %v (%v), want wandb and the file read", w["source"], w["source_read"])
 			}
 			if (wcode == exitDiverged) != r.stop || wcode != jcode {
@@ -118,7 +118,7 @@ func TestRunDiagnoseWandb(t *testing.T) {
 
 func mustRunFile(t *testing.T, dir string) string {
 	t.Helper()
-	p, err := trainer.WandbRunFile(dir)
+	p, err := metrics.WandbRunFile(dir)
 	if err != nil || p == "" {
 		t.Fatalf("%s: no run file (%v)", dir, err)
 	}

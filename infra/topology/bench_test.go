@@ -122,7 +122,7 @@ func freePort(t *testing.T) int {
 type benchResult struct {
 	name                 string
 	wall, lead, tail     time.Duration
-	before, after        metrics
+	before, after        scraped
 	serverCPU, workerCPU time.Duration
 	dbCPU                time.Duration // PostgreSQL's processes (the topology only)
 	longestHistory       int64
@@ -319,16 +319,16 @@ func cpuOf(pid int) time.Duration {
 }
 
 // metrics is one scrape of a Prometheus text endpoint: every sample by its series (name and labels).
-type metrics map[string]float64
+type scraped map[string]float64
 
-func scrape(t *testing.T, url string) metrics {
+func scrape(t *testing.T, url string) scraped {
 	t.Helper()
 	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatalf("metrics %s: %v", url, err)
 	}
 	defer resp.Body.Close()
-	m := metrics{}
+	m := scraped{}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -365,7 +365,7 @@ type stat struct{ count, sum float64 }
 
 // delta sums, over every series of the metric name whose labels pass keep, the growth of its _count
 // and _sum (a histogram), or of the metric itself (a counter: count only), grouped by key(series).
-func delta(before, after metrics, name string, key func(series string) string) map[string]stat {
+func delta(before, after scraped, name string, key func(series string) string) map[string]stat {
 	out := map[string]stat{}
 	for series, v := range after {
 		base, _, _ := strings.Cut(series, "{")

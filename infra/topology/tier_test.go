@@ -26,8 +26,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/results"
-	"github.com/rlsweep/rlsweep/trainer"
 )
 
 // The tier's network: a bridge on the host holding the services' address, and one veth pair per worker
@@ -539,14 +539,14 @@ func (s *sweepRun) check(t *testing.T) (trials []string) {
 			t.Errorf("trial %s: %s at step %d, want completed at %d", tr.TrialID, tr.Outcome, tr.Steps, s.total)
 		}
 		var m bytes.Buffer
-		if err := artifacts.CopyMetrics(ctx, store, s.id, tr.TrialID, &m); err != nil {
+		if err := artifacts.CopyMetrics(ctx, store, s.id, tr.TrialID, metrics.LineStep, &m); err != nil {
 			t.Errorf("trial %s: metrics: %v", tr.TrialID, err)
 			continue
 		}
 		last, n := int64(0), 0
 		sc := bufio.NewScanner(&m)
 		for sc.Scan() {
-			rec, err := trainer.ParseJSONLine(sc.Bytes())
+			rec, err := metrics.ParseJSONLine(sc.Bytes())
 			if err != nil {
 				t.Errorf("trial %s: metrics line %q: %v", tr.TrialID, sc.Text(), err)
 				break
@@ -1027,12 +1027,12 @@ func TestWorkerHostClockSkew(t *testing.T) {
 	future := float64(end.Add(25 * time.Second).UnixNano())
 	for _, trial := range trials {
 		var m bytes.Buffer
-		if err := artifacts.CopyMetrics(context.Background(), store, s.id, trial, &m); err != nil {
+		if err := artifacts.CopyMetrics(context.Background(), store, s.id, trial, metrics.LineStep, &m); err != nil {
 			t.Fatalf("trial %s: %v", trial, err)
 		}
 		sc := bufio.NewScanner(&m)
 		for sc.Scan() {
-			rec, _ := trainer.ParseJSONLine(sc.Bytes())
+			rec, _ := metrics.ParseJSONLine(sc.Bytes())
 			total++
 			if rec.Values["wall_ns"] > future {
 				ahead++

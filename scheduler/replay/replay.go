@@ -15,16 +15,17 @@ import (
 	"sort"
 
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/metrics"
 )
 
 // Run is one recorded run: a configuration on a seed, its reward at every record, and whether a stop
 // rule of rlsweep's diagnostics (with their defaults) would have stopped it, and where.
 type Run struct {
-	Config int                 `json:"config"`
-	Params map[string]float64  `json:"params"`
-	Seed   int64               `json:"seed"`
-	Steps  []int64             `json:"steps"`
-	Reward []diagnostics.Float `json:"reward"`
+	Config int                `json:"config"`
+	Params map[string]float64 `json:"params"`
+	Seed   int64              `json:"seed"`
+	Steps  []int64            `json:"steps"`
+	Reward []metrics.Float    `json:"reward"`
 	Stop   *struct {
 		Rule string `json:"rule"`
 		Step int64  `json:"step"`

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/metrics"
 )
 
 // synthetic makes a grid of configs × seeds whose run (c, s) has reward level(c) + s at every one of its
@@ -24,7 +24,7 @@ func synthetic(configs, seeds, n int, total int64, level func(c int) float64) *G
 			r := &Run{Config: c, Seed: int64(s)}
 			for i := 1; i <= n; i++ {
 				r.Steps = append(r.Steps, int64(i)*total/int64(n))
-				r.Reward = append(r.Reward, diagnostics.Float(level(c)+float64(s)))
+				r.Reward = append(r.Reward, metrics.Float(level(c)+float64(s)))
 			}
 			runs = append(runs, r)
 		}
@@ -34,7 +34,7 @@ func synthetic(configs, seeds, n int, total int64, level func(c int) float64) *G
 }
 
 func TestWindowAndLast(t *testing.T) {
-	r := &Run{Steps: []int64{100, 200, 300, 400, 1000}, Reward: []diagnostics.Float{1, 2, 3, diagnostics.Float(math.NaN()), 10}}
+	r := &Run{Steps: []int64{100, 200, 300, 400, 1000}, Reward: []metrics.Float{1, 2, 3, metrics.Float(math.NaN()), 10}}
 	if v, ok := r.Window(300); !ok || v != 3 {
 		t.Errorf("Window(300) = %v %v, want 3 (the records in (270, 300])", v, ok)
 	}

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/trainer"
 )
 
@@ -80,14 +81,14 @@ func maps(m map[string]float64) map[string]float64 {
 
 // run is one recorded run: a configuration on a seed.
 type run struct {
-	Config   int                 `json:"config"`
-	Params   map[string]float64  `json:"params"`
-	Seed     int64               `json:"seed"`
-	Steps    []int64             `json:"steps"`
-	Reward   []diagnostics.Float `json:"reward"`             // NaN and ±Inf as strings
-	Stop     *stop               `json:"stop,omitempty"`     // the first stop verdict, if a rule would have stopped it
-	Warnings map[string]int64    `json:"warnings,omitempty"` // each warning rule's first step
-	Seconds  float64             `json:"seconds"`
+	Config   int                `json:"config"`
+	Params   map[string]float64 `json:"params"`
+	Seed     int64              `json:"seed"`
+	Steps    []int64            `json:"steps"`
+	Reward   []metrics.Float    `json:"reward"`             // NaN and ±Inf as strings
+	Stop     *stop              `json:"stop,omitempty"`     // the first stop verdict, if a rule would have stopped it
+	Warnings map[string]int64   `json:"warnings,omitempty"` // each warning rule's first step
+	Seconds  float64            `json:"seconds"`
 }
 
 type stop struct {
@@ -188,7 +189,7 @@ func envNames() []string {
 	return out
 }
 
-func last(x []diagnostics.Float) float64 {
+func last(x []metrics.Float) float64 {
 	if len(x) == 0 {
 		return math.NaN()
 	}
@@ -202,13 +203,13 @@ func record(bin string, g grid, params map[string]float64, seed int64) (run, err
 		return run{}, err
 	}
 	defer os.RemoveAll(dir)
-	metrics := filepath.Join(dir, "metrics.jsonl")
+	metricsPath := filepath.Join(dir, "metrics.jsonl")
 	args := []string{"train", "--env", g.Env, "--steps", fmt.Sprint(g.Steps), "--seed", fmt.Sprint(seed)}
 	for k, v := range params {
 		args = append(args, "--set", fmt.Sprintf("%s=%g", k, v))
 	}
 	cmd := exec.CommandContext(context.Background(), bin, args...)
-	cmd.Env = append(os.Environ(), trainer.EnvMetricsFile+"="+metrics, trainer.EnvCheckpointDir+"="+dir)
+	cmd.Env = append(os.Environ(), trainer.EnvMetricsFile+"="+metricsPath, trainer.EnvCheckpointDir+"="+dir)
 	start := time.Now()
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return run{}, fmt.Errorf("%s %s: %v: %s", bin, strings.Join(args, " "), err, b)
@@ -218,7 +219,7 @@ func record(bin string, g grid, params map[string]float64, seed int64) (run, err
 	if err != nil {
 		return run{}, err
 	}
-	f, err := os.Open(metrics)
+	f, err := os.Open(metricsPath)
 	if err != nil {
 		return run{}, err
 	}
@@ -226,7 +227,7 @@ func record(bin string, g grid, params map[string]float64, seed int64) (run, err
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
-		rec, err := trainer.ParseJSONLine(sc.Bytes())
+		rec, err := metrics.ParseJSONLine(sc.Bytes())
 		if err != nil {
 			continue
 		}
@@ -235,7 +236,7 @@ func record(bin string, g grid, params map[string]float64, seed int64) (run, err
 			continue
 		}
 		r.Steps = append(r.Steps, rec.Step)
-		r.Reward = append(r.Reward, diagnostics.Float(round4(reward)))
+		r.Reward = append(r.Reward, metrics.Float(round4(reward)))
 		v := engine.Observe(rec)
 		switch {
 		case v.Level == diagnostics.Stop && r.Stop == nil:

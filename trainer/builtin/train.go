@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/trainer"
 	"github.com/rlsweep/rlsweep/trainer/envs"
 	"github.com/rlsweep/rlsweep/trainer/ppo"
@@ -171,13 +171,13 @@ type Summary struct {
 // as the bare token, as the contract's records write it).
 func (s Summary) AppendJSON(b []byte) []byte {
 	b = append(b, `{"reward":`...)
-	b = trainer.AppendFloatJSON(b, s.Reward)
+	b = metrics.AppendFloatJSON(b, s.Reward)
 	b = append(b, `,"steps":`...)
 	b = strconv.AppendInt(b, s.Steps, 10)
 	b = append(b, `,"steps_per_second":`...)
-	b = trainer.AppendFloatJSON(b, s.StepsPerSecond)
+	b = metrics.AppendFloatJSON(b, s.StepsPerSecond)
 	b = append(b, `,"wall_seconds":`...)
-	b = trainer.AppendFloatJSON(b, s.WallSeconds)
+	b = metrics.AppendFloatJSON(b, s.WallSeconds)
 	return append(b, "}\n"...)
 }
 
@@ -191,25 +191,25 @@ func (r *Run) Train(ctx context.Context) (Summary, error) {
 			return Summary{}, fmt.Errorf("resume from %s: %w", r.resumeFrom, err)
 		}
 	}
-	var metrics *os.File
+	var metricsOut *os.File
 	if r.metricsFile != "" {
 		var err error
-		if metrics, err = os.OpenFile(r.metricsFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err != nil {
+		if metricsOut, err = os.OpenFile(r.metricsFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err != nil {
 			return Summary{}, fmt.Errorf("metrics file: %w", err)
 		}
-		defer metrics.Close()
+		defer metricsOut.Close()
 	}
 	start, startStep := time.Now(), r.tr.Steps()
 	prog := &progress{w: r.progress, total: r.stop}
 	runErr := r.tr.Run(ctx, r.stop, func(m ppo.Metrics) error {
 		prog.report(m)
-		return writeRecord(metrics, record(m))
+		return writeRecord(metricsOut, record(m))
 	})
 	stopped := errors.Is(runErr, context.Canceled) || errors.Is(runErr, context.DeadlineExceeded)
 	if runErr != nil && !stopped {
 		return Summary{}, runErr
 	}
-	if err := r.checkpoint(metrics); err != nil {
+	if err := r.checkpoint(metricsOut); err != nil {
 		return Summary{}, err
 	}
 	prog.done(r.tr, stopped)
@@ -220,19 +220,19 @@ func (r *Run) Train(ctx context.Context) (Summary, error) {
 }
 
 // record converts an iteration's metrics to a contract record.
-func record(m ppo.Metrics) diagnostics.Record {
-	r := diagnostics.Record{Step: m.Step, Values: map[string]float64{}}
+func record(m ppo.Metrics) metrics.Record {
+	r := metrics.Record{Step: m.Step, Values: map[string]float64{}}
 	for _, v := range m.Values() {
 		r.Values[v.Name] = v.Value
 	}
 	return r
 }
 
-func writeRecord(f *os.File, r diagnostics.Record) error {
+func writeRecord(f *os.File, r metrics.Record) error {
 	if f == nil {
 		return nil
 	}
-	if _, err := f.Write(trainer.AppendRecordJSON(nil, r)); err != nil {
+	if _, err := f.Write(metrics.AppendRecordJSON(nil, r)); err != nil {
 		return fmt.Errorf("metrics file: %w", err)
 	}
 	return nil
@@ -240,7 +240,7 @@ func writeRecord(f *os.File, r diagnostics.Record) error {
 
 // checkpoint writes the trainer's state under the checkpoint directory (when set), complete on disk
 // before a record announces it by its path relative to that directory.
-func (r *Run) checkpoint(metrics *os.File) error {
+func (r *Run) checkpoint(metricsOut *os.File) error {
 	if r.ckptDir == "" {
 		return nil
 	}
@@ -251,7 +251,7 @@ func (r *Run) checkpoint(metrics *os.File) error {
 	if err := r.tr.SaveFile(filepath.Join(r.ckptDir, name)); err != nil {
 		return err
 	}
-	return writeRecord(metrics, diagnostics.Record{Step: r.tr.Steps(), Checkpoint: name})
+	return writeRecord(metricsOut, metrics.Record{Step: r.tr.Steps(), Checkpoint: name})
 }
 
 // progress prints a readable line at most once a second.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/trainer"
 )
 
@@ -55,7 +55,7 @@ func TestNewBadInput(t *testing.T) {
 func TestTrainContract(t *testing.T) {
 	dir := t.TempDir()
 	params := `{"num_envs": 2, "num_steps": 64, "hidden": "16,16", "norm_obs": true}`
-	segment := func(name string, stop, resume string) []diagnostics.Record {
+	segment := func(name string, stop, resume string) []metrics.Record {
 		env := map[string]string{
 			trainer.EnvMetricsFile: filepath.Join(dir, name+".jsonl"), trainer.EnvCheckpointDir: filepath.Join(dir, name),
 			trainer.EnvStopAtStep: stop, trainer.EnvTotalSteps: "2048", trainer.EnvSeed: "3", trainer.EnvParams: params,
@@ -132,17 +132,17 @@ func mapEnv(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
 
-func readRecords(t *testing.T, path string) []diagnostics.Record {
+func readRecords(t *testing.T, path string) []metrics.Record {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var recs []diagnostics.Record
+	var recs []metrics.Record
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		r, err := trainer.ParseJSONLine(sc.Bytes())
+		r, err := metrics.ParseJSONLine(sc.Bytes())
 		if err != nil {
 			t.Fatalf("line %q: %v", sc.Text(), err)
 		}

@@ -1,6 +1,8 @@
 package ppo
 
-import "github.com/rlsweep/rlsweep/diagnostics"
+import (
+	"github.com/rlsweep/rlsweep/metrics"
+)
 
 // Metrics is one iteration's report: every canonical metric of docs/trainer-contract.md plus a few custom ones.
 // Losses, entropy, approx KL, clip fraction and grad norm are means over the minibatches of the
@@ -40,19 +42,19 @@ type Value struct {
 func (m Metrics) Values() []Value {
 	vs := make([]Value, 0, 24)
 	if m.Episodes > 0 {
-		vs = append(vs, Value{diagnostics.Reward, m.Reward}, Value{diagnostics.EpisodeLength, m.EpisodeLength})
+		vs = append(vs, Value{metrics.Reward, m.Reward}, Value{metrics.EpisodeLength, m.EpisodeLength})
 	}
-	vs = append(vs, Value{diagnostics.ValueLoss, m.ValueLoss}, Value{diagnostics.PolicyLoss, m.PolicyLoss},
-		Value{diagnostics.Entropy, m.Entropy})
+	vs = append(vs, Value{metrics.ValueLoss, m.ValueLoss}, Value{metrics.PolicyLoss, m.PolicyLoss},
+		Value{metrics.Entropy, m.Entropy})
 	if m.Continuous {
-		vs = append(vs, Value{diagnostics.ActionStd, m.ActionStd}, Value{diagnostics.ActionStdMin, m.ActionStdMin})
+		vs = append(vs, Value{metrics.ActionStd, m.ActionStd}, Value{metrics.ActionStdMin, m.ActionStdMin})
 	}
 	vs = append(vs,
-		Value{diagnostics.ApproxKL, m.ApproxKL}, Value{diagnostics.ClipFraction, m.ClipFraction},
-		Value{diagnostics.ExplainedVariance, m.ExplainedVariance}, Value{diagnostics.GradNorm, m.GradNorm},
-		Value{diagnostics.LearningRate, m.LearningRate}, Value{diagnostics.FPS, m.FPS},
-		Value{diagnostics.AdvantageMean, m.AdvantageMean}, Value{diagnostics.AdvantageStd, m.AdvantageStd},
-		Value{diagnostics.AdvantageAbsMax, m.AdvantageAbsMax},
+		Value{metrics.ApproxKL, m.ApproxKL}, Value{metrics.ClipFraction, m.ClipFraction},
+		Value{metrics.ExplainedVariance, m.ExplainedVariance}, Value{metrics.GradNorm, m.GradNorm},
+		Value{metrics.LearningRate, m.LearningRate}, Value{metrics.FPS, m.FPS},
+		Value{metrics.AdvantageMean, m.AdvantageMean}, Value{metrics.AdvantageStd, m.AdvantageStd},
+		Value{metrics.AdvantageAbsMax, m.AdvantageAbsMax},
 		Value{"iteration", float64(m.Iteration)}, Value{"episodes", float64(m.Episodes)},
 		Value{"kl_early_stop", b2f(m.KLStop)})
 	if m.Continuous {

@@ -31,6 +31,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/trainer"
 )
 
@@ -53,7 +54,7 @@ func run(args []string) error {
 		return fmt.Errorf("--quality: %v", err)
 	}
 	sleep, _ := strconv.Atoi(opt["sleep_ms"])
-	recs, err := trainer.ReadAll(trainer.NewWandbTail(opt["source"], ""))
+	recs, err := metrics.ReadAll(metrics.NewWandbTail(opt["source"], ""))
 	if err != nil {
 		return fmt.Errorf("--source %s: %v", opt["source"], err)
 	}

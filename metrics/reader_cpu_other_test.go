@@ -1,6 +1,6 @@
 //go:build !unix
 
-package trainer
+package metrics
 
 import "time"
 

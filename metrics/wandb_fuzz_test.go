@@ -1,10 +1,8 @@
-package trainer
+package metrics
 
 import (
 	"path/filepath"
 	"testing"
-
-	"github.com/rlsweep/rlsweep/diagnostics"
 )
 
 // FuzzWandbTail feeds arbitrary bytes as a W&B run file, whole and in two pieces, polling after each:
@@ -41,12 +39,12 @@ func FuzzWandbRecord(f *testing.F) {
 }
 
 // readWandbPieces writes data to a run file, whole (cut < 0) or in two pieces, and reads it to the end.
-func readWandbPieces(t *testing.T, data []byte, cut int) ([]diagnostics.Record, ReaderStats) {
+func readWandbPieces(t *testing.T, data []byte, cut int) ([]Record, ReaderStats) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "run-x.wandb")
 	r := NewWandbTail(path, "")
 	defer r.Close()
-	var recs []diagnostics.Record
+	var recs []Record
 	if cut >= 0 {
 		writeFile(t, path, data[:cut])
 		got, _ := r.Poll()

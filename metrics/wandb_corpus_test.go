@@ -1,4 +1,4 @@
-package trainer
+package metrics
 
 import (
 	"encoding/json"
@@ -11,8 +11,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-
-	"github.com/rlsweep/rlsweep/diagnostics"
 )
 
 // wandbCorpusDir is the corpus of real W&B run files beside the repository, resolved from the
@@ -328,7 +326,7 @@ func checkWandbReader(t *testing.T, e wandbExpected, path string) {
 	}
 }
 
-func checkWandbReward(t *testing.T, w wandbReward, recs []diagnostics.Record) {
+func checkWandbReward(t *testing.T, w wandbReward, recs []Record) {
 	t.Helper()
 	var got []float64
 	for _, r := range recs {
@@ -442,12 +440,12 @@ func thinCuts(cuts []int, n int) []int {
 // replayWandb writes data into $WANDB_DIR/wandb/run-…/run-x.wandb up to each cut, polling a
 // WandbTail of $WANDB_DIR after each write and once before the run directory exists, and returns what
 // it read, Finish included.
-func replayWandb(t *testing.T, data []byte, cuts []int) ([]diagnostics.Record, ReaderStats) {
+func replayWandb(t *testing.T, data []byte, cuts []int) ([]Record, ReaderStats) {
 	t.Helper()
 	root := t.TempDir()
 	r := NewWandbTail(root, "")
 	defer r.Close()
-	var got []diagnostics.Record
+	var got []Record
 	poll := func() {
 		recs, err := r.Poll()
 		if err != nil {
@@ -479,12 +477,12 @@ func replayWandb(t *testing.T, data []byte, cuts []int) ([]diagnostics.Record, R
 	return got, r.Stats()
 }
 
-func recordsEqual(a, b []diagnostics.Record) bool {
+func recordsEqual(a, b []Record) bool {
 	return firstDiff(a, b) < 0
 }
 
 // firstDiff is the index of the first record that differs (NaN equals NaN), -1 when none does.
-func firstDiff(a, b []diagnostics.Record) int {
+func firstDiff(a, b []Record) int {
 	for i := range max(len(a), len(b)) {
 		if i >= len(a) || i >= len(b) || a[i].Step != b[i].Step || len(a[i].Values) != len(b[i].Values) {
 			return i
@@ -578,7 +576,7 @@ func TestWandbCorpusDamage(t *testing.T) {
 		t.Fatalf("%d history records, %d rows: the test wants one row per record", len(hist), len(whole))
 	}
 	// Lost: the record holding the flipped byte and every record starting in the rest of its block.
-	var want []diagnostics.Record
+	var want []Record
 	for i, e := range hist {
 		if !(e.end > at && e.start < nextBlock) {
 			want = append(want, whole[i])

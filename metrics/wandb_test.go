@@ -1,4 +1,4 @@
-package trainer
+package metrics
 
 import (
 	"encoding/binary"
@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/rlsweep/rlsweep/diagnostics"
 )
 
 // wbWriter frames records as the W&B SDK writes its run file: the header, then LevelDB log chunks in
@@ -78,7 +76,7 @@ func wbExit(code int32) []byte {
 	return pbBytes(nil, wbRecExit, e)
 }
 
-func readWandbBytes(t *testing.T, data []byte, stepKey string) ([]diagnostics.Record, *WandbTail) {
+func readWandbBytes(t *testing.T, data []byte, stepKey string) ([]Record, *WandbTail) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "run-x.wandb")
 	if err := os.WriteFile(path, data, 0o644); err != nil {
@@ -258,7 +256,7 @@ func TestWandbRunDirs(t *testing.T) {
 	root := t.TempDir()
 	r := NewWandbTail(root, "")
 	defer r.Close()
-	poll := func() []diagnostics.Record {
+	poll := func() []Record {
 		t.Helper()
 		recs, err := r.Poll()
 		if err != nil {

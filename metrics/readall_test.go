@@ -1,11 +1,9 @@
-package trainer
+package metrics
 
 import (
 	"errors"
 	"slices"
 	"testing"
-
-	"github.com/rlsweep/rlsweep/diagnostics"
 )
 
 // scripted is a Reader whose Polls return the given batches in order, then nothing; Finish returns
@@ -16,23 +14,23 @@ type scripted struct {
 	err     error
 }
 
-func (s *scripted) Poll() ([]diagnostics.Record, error) {
+func (s *scripted) Poll() ([]Record, error) {
 	if len(s.batches) == 0 {
 		return nil, s.err
 	}
 	b := s.batches[0]
 	s.batches = s.batches[1:]
-	var recs []diagnostics.Record
+	var recs []Record
 	for _, step := range b {
-		recs = append(recs, diagnostics.Record{Step: step})
+		recs = append(recs, Record{Step: step})
 	}
 	return recs, nil
 }
 
-func (s *scripted) Finish() []diagnostics.Record {
-	var recs []diagnostics.Record
+func (s *scripted) Finish() []Record {
+	var recs []Record
 	for _, step := range s.held {
-		recs = append(recs, diagnostics.Record{Step: step})
+		recs = append(recs, Record{Step: step})
 	}
 	return recs
 }

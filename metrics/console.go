@@ -1,4 +1,4 @@
-package trainer
+package metrics
 
 import (
 	"bytes"
@@ -6,8 +6,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-
-	"github.com/rlsweep/rlsweep/diagnostics"
 )
 
 // Step axes a reader reports in ReaderStats.Steps.
@@ -27,20 +25,20 @@ const (
 // every spelling is mapped. The entropy it prints ("Mean entropy loss") is the policy's mean entropy.
 var consolePresets = map[string]Mapping{
 	PresetRSLRL: {
-		"Mean reward":              {diagnostics.Reward, 1},
-		"Mean episode length":      {diagnostics.EpisodeLength, 1},
-		"Value function loss":      {diagnostics.ValueLoss, 1},
-		"Mean value_function loss": {diagnostics.ValueLoss, 1},
-		"Mean value loss":          {diagnostics.ValueLoss, 1},
-		"Surrogate loss":           {diagnostics.PolicyLoss, 1},
-		"Mean surrogate loss":      {diagnostics.PolicyLoss, 1},
-		"Mean entropy loss":        {diagnostics.Entropy, 1},
-		"Mean action noise std":    {diagnostics.ActionStd, 1},
-		"Mean action std":          {diagnostics.ActionStd, 1},
-		"Computation":              {diagnostics.FPS, 1},
-		"Steps per second":         {diagnostics.FPS, 1},
-		"Learning rate":            {diagnostics.LearningRate, 1},
-		"Learning Rate":            {diagnostics.LearningRate, 1},
+		"Mean reward":              {Reward, 1},
+		"Mean episode length":      {EpisodeLength, 1},
+		"Value function loss":      {ValueLoss, 1},
+		"Mean value_function loss": {ValueLoss, 1},
+		"Mean value loss":          {ValueLoss, 1},
+		"Surrogate loss":           {PolicyLoss, 1},
+		"Mean surrogate loss":      {PolicyLoss, 1},
+		"Mean entropy loss":        {Entropy, 1},
+		"Mean action noise std":    {ActionStd, 1},
+		"Mean action std":          {ActionStd, 1},
+		"Computation":              {FPS, 1},
+		"Steps per second":         {FPS, 1},
+		"Learning rate":            {LearningRate, 1},
+		"Learning Rate":            {LearningRate, 1},
 	},
 }
 
@@ -125,7 +123,7 @@ type RSLRLConsoleTail struct {
 	mapping      Mapping
 	stepsPerIter int64
 	lastStep     int64
-	out          []diagnostics.Record
+	out          []Record
 
 	inBlock  bool
 	iter     int64
@@ -150,7 +148,7 @@ func NewRSLRLConsoleTail(path string, mapping Mapping, stepsPerIteration int64) 
 }
 
 // Poll returns the records of the blocks completed since the previous Poll.
-func (t *RSLRLConsoleTail) Poll() ([]diagnostics.Record, error) {
+func (t *RSLRLConsoleTail) Poll() ([]Record, error) {
 	err := t.tail.poll(t)
 	out := t.out
 	t.out = nil
@@ -158,7 +156,7 @@ func (t *RSLRLConsoleTail) Poll() ([]diagnostics.Record, error) {
 }
 
 // Finish returns the block still open: the trainer has exited.
-func (t *RSLRLConsoleTail) Finish() []diagnostics.Record {
+func (t *RSLRLConsoleTail) Finish() []Record {
 	t.endBlock()
 	out := t.out
 	t.out = nil
@@ -294,7 +292,7 @@ func (t *RSLRLConsoleTail) endBlock() {
 		vals = map[string]float64{}
 	}
 	t.stats.Records++
-	t.out = append(t.out, diagnostics.Record{Step: step, Values: vals})
+	t.out = append(t.out, Record{Step: step, Values: vals})
 }
 
 // SB3ConsoleTail follows the tables Stable-Baselines3's logger prints to stdout:
@@ -316,7 +314,7 @@ type SB3ConsoleTail struct {
 	stats    ReaderStats
 	mapping  Mapping
 	lastStep int64
-	out      []diagnostics.Record
+	out      []Record
 
 	section string
 	values  map[string]float64
@@ -337,7 +335,7 @@ func NewSB3ConsoleTail(path string, mapping Mapping) *SB3ConsoleTail {
 }
 
 // Poll returns the records of the tables completed since the previous Poll.
-func (t *SB3ConsoleTail) Poll() ([]diagnostics.Record, error) {
+func (t *SB3ConsoleTail) Poll() ([]Record, error) {
 	err := t.tail.poll(t)
 	out := t.out
 	t.out = nil
@@ -345,7 +343,7 @@ func (t *SB3ConsoleTail) Poll() ([]diagnostics.Record, error) {
 }
 
 // Finish returns the table still open (its closing line never came): the trainer has exited.
-func (t *SB3ConsoleTail) Finish() []diagnostics.Record {
+func (t *SB3ConsoleTail) Finish() []Record {
 	t.endTable(t.tail.line)
 	out := t.out
 	t.out = nil
@@ -438,5 +436,5 @@ func (t *SB3ConsoleTail) endTable(n int64) {
 	t.lastStep = t.step
 	t.stats.Records++
 	t.stats.Steps = StepsEnv + " (" + sb3StepKey + ")"
-	t.out = append(t.out, diagnostics.Record{Step: t.step, Values: t.values})
+	t.out = append(t.out, Record{Step: t.step, Values: t.values})
 }

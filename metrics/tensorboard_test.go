@@ -1,4 +1,4 @@
-package trainer
+package metrics
 
 import (
 	"encoding/binary"
@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/rlsweep/rlsweep/diagnostics"
 )
 
 // A tiny protobuf and TFRecord encoder, independent of the decoder under test, to write event files.
@@ -126,7 +124,7 @@ func writeFile(t *testing.T, path string, b []byte) {
 	}
 }
 
-func pollOnce(t *testing.T, r Reader) []diagnostics.Record {
+func pollOnce(t *testing.T, r Reader) []Record {
 	t.Helper()
 	recs, err := r.Poll()
 	if err != nil {
@@ -135,7 +133,7 @@ func pollOnce(t *testing.T, r Reader) []diagnostics.Record {
 	return recs
 }
 
-func readAll(t *testing.T, r Reader) []diagnostics.Record {
+func readAll(t *testing.T, r Reader) []Record {
 	t.Helper()
 	recs, err := ReadAll(r)
 	if err != nil {
@@ -173,7 +171,7 @@ func TestTensorBoardValueKinds(t *testing.T) {
 	}
 	want := map[string]float64{"a/simple": 1.5, "a/float_val": 0.25, "a/float_unpacked": 2, "a/double_val": -1.5,
 		"a/content": -1.5, "a/int64": 7, "a/nan": math.NaN()}
-	if !sameRecord(recs[0], diagnostics.Record{Step: 100, Values: want}) {
+	if !sameRecord(recs[0], Record{Step: 100, Values: want}) {
 		t.Errorf("values = %v, want %v", recs[0].Values, want)
 	}
 	if st := r.Stats(); st.Records != 1 || st.Malformed != 0 {
@@ -222,7 +220,7 @@ func TestTensorBoardTailing(t *testing.T) {
 	writeFile(t, path, rec1b[len(rec1b)-3:])
 	writeFile(t, path, rec2)
 	recs := pollOnce(t, r)
-	want := diagnostics.Record{Step: 1, Values: map[string]float64{diagnostics.Reward: 3, diagnostics.ValueLoss: 0.5}}
+	want := Record{Step: 1, Values: map[string]float64{Reward: 3, ValueLoss: 0.5}}
 	if len(recs) != 1 || !sameRecord(recs[0], want) {
 		t.Fatalf("got %v, want [%v]", recs, want)
 	}
@@ -328,7 +326,7 @@ func TestTensorBoardHoldsAStepUntilWhole(t *testing.T) {
 	writeFile(t, path, tfrecord(eventBytes(100, simpleValue("value_loss", 0.5))))
 	writeFile(t, path, tfrecord(eventBytes(200, simpleValue("reward", 2))))
 	recs, _ := r.Poll()
-	want := diagnostics.Record{Step: 100, Values: map[string]float64{"reward": 1, "value_loss": 0.5}}
+	want := Record{Step: 100, Values: map[string]float64{"reward": 1, "value_loss": 0.5}}
 	if len(recs) != 1 || !sameRecord(recs[0], want) {
 		t.Fatalf("got %v, want step 100 whole: %v", recs, want)
 	}

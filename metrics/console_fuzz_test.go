@@ -1,16 +1,14 @@
-package trainer
+package metrics
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/rlsweep/rlsweep/diagnostics"
 )
 
 // readText writes data to a file, whole (cut < 0) or in two pieces with a Poll after each, and reads
 // it to the end with the reader c describes (its file is set here), Finish included.
-func readText(t *testing.T, c ReaderConfig, data []byte, cut int) ([]diagnostics.Record, ReaderStats) {
+func readText(t *testing.T, c ReaderConfig, data []byte, cut int) ([]Record, ReaderStats) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "log")
 	c.StdoutFile, c.MetricsFile = path, path
@@ -19,7 +17,7 @@ func readText(t *testing.T, c ReaderConfig, data []byte, cut int) ([]diagnostics
 		t.Fatal(err)
 	}
 	defer r.Close() // without it a long fuzz run exhausts file descriptors
-	var recs []diagnostics.Record
+	var recs []Record
 	if cut >= 0 {
 		writeFile(t, path, data[:cut])
 		got, _ := r.Poll()

@@ -1,4 +1,4 @@
-package trainer
+package metrics
 
 import (
 	"math"
@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/rlsweep/rlsweep/diagnostics"
 )
 
 // readFixture copies a testdata file into a fresh directory (the readers follow files that grow) and
@@ -35,7 +33,7 @@ func openFixture(t *testing.T, c ReaderConfig) Reader {
 // sameFloat treats NaN as equal to NaN.
 func sameFloat(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
 
-func checkValues(t *testing.T, rec diagnostics.Record, want map[string]float64) {
+func checkValues(t *testing.T, rec Record, want map[string]float64) {
 	t.Helper()
 	for k, w := range want {
 		got, ok := rec.Values[k]
@@ -63,16 +61,16 @@ func TestRSLRLConsoleV1(t *testing.T) {
 	if got := steps(recs); !equalSteps(got, []int64{24576, 49152, 73728, 98304, 122880, 147456}) {
 		t.Fatalf("steps = %v, want Total timesteps of iterations 0-5", got)
 	}
-	checkValues(t, recs[0], map[string]float64{diagnostics.ValueLoss: 0.0213, diagnostics.PolicyLoss: -0.0012,
-		diagnostics.ActionStd: 1, diagnostics.FPS: 52000, "Episode/rew_tracking_lin_vel": 0.0102, "Iteration time": 0.47})
-	if _, ok := recs[0].Values[diagnostics.Reward]; ok {
+	checkValues(t, recs[0], map[string]float64{ValueLoss: 0.0213, PolicyLoss: -0.0012,
+		ActionStd: 1, FPS: 52000, "Episode/rew_tracking_lin_vel": 0.0102, "Iteration time": 0.47})
+	if _, ok := recs[0].Values[Reward]; ok {
 		t.Errorf("iteration 0 has a reward %v; no episode had ended", recs[0].Values)
 	}
-	checkValues(t, recs[2], map[string]float64{diagnostics.Reward: -0.41, diagnostics.EpisodeLength: 21.5})
-	checkValues(t, recs[3], map[string]float64{diagnostics.ValueLoss: math.NaN(), diagnostics.Reward: math.NaN()})
-	checkValues(t, recs[4], map[string]float64{diagnostics.ValueLoss: math.Inf(1), diagnostics.Reward: math.Inf(-1)})
-	if _, ok := recs[5].Values[diagnostics.Reward]; ok {
-		t.Errorf("iteration 5: reward %v from %q", recs[5].Values[diagnostics.Reward], "oops")
+	checkValues(t, recs[2], map[string]float64{Reward: -0.41, EpisodeLength: 21.5})
+	checkValues(t, recs[3], map[string]float64{ValueLoss: math.NaN(), Reward: math.NaN()})
+	checkValues(t, recs[4], map[string]float64{ValueLoss: math.Inf(1), Reward: math.Inf(-1)})
+	if _, ok := recs[5].Values[Reward]; ok {
+		t.Errorf("iteration 5: reward %v from %q", recs[5].Values[Reward], "oops")
 	}
 	st := r.Stats()
 	if st.Records != 6 || st.Malformed != 1 || !strings.Contains(st.LastError, "Mean reward") || !strings.HasPrefix(st.Steps, StepsEnv) {
@@ -87,7 +85,7 @@ func TestRSLRLConsoleV1(t *testing.T) {
 	if len(recs) != 1 || recs[0].Step != 7*24576 {
 		t.Fatalf("Finish = %v, want iteration 6 at step %d", recs, 7*24576)
 	}
-	checkValues(t, recs[0], map[string]float64{diagnostics.PolicyLoss: -0.004, diagnostics.ActionStd: 0.97})
+	checkValues(t, recs[0], map[string]float64{PolicyLoss: -0.004, ActionStd: 0.97})
 }
 
 // rsl_rl 2.x prints its loss dictionary as "Mean <key> loss" and Isaac Lab's extras under their own
@@ -100,8 +98,8 @@ func TestRSLRLConsoleV2(t *testing.T) {
 	if got := steps(recs); !equalSteps(got, []int64{98304, 196608, 294912, 393216}) {
 		t.Fatalf("steps = %v", got)
 	}
-	checkValues(t, recs[1], map[string]float64{diagnostics.ValueLoss: 0.0398, diagnostics.PolicyLoss: -0.0072,
-		diagnostics.Entropy: 8.4977, diagnostics.ActionStd: 1, diagnostics.Reward: -0.92, diagnostics.FPS: 48124,
+	checkValues(t, recs[1], map[string]float64{ValueLoss: 0.0398, PolicyLoss: -0.0072,
+		Entropy: 8.4977, ActionStd: 1, Reward: -0.92, FPS: 48124,
 		"Episode_Reward/track_lin_vel_xy_exp": 0.1034, "Metrics/base_velocity/error_vel_xy": 0.5012})
 	if st := r.Stats(); st.Malformed != 0 {
 		t.Errorf("Stats = %+v", st)
@@ -118,8 +116,8 @@ func TestRSLRLConsoleV4(t *testing.T) {
 	if got := steps(recs); !equalSteps(got, []int64{98304, 196608, 294912}) {
 		t.Fatalf("steps = %v", got)
 	}
-	checkValues(t, recs[2], map[string]float64{diagnostics.ValueLoss: 0.031, diagnostics.Entropy: 11.302,
-		diagnostics.ActionStd: 0.99, diagnostics.Reward: 1.25, diagnostics.FPS: 51002, "Episode_Reward/track_ang_vel_z_exp": 0.0712})
+	checkValues(t, recs[2], map[string]float64{ValueLoss: 0.031, Entropy: 11.302,
+		ActionStd: 0.99, Reward: 1.25, FPS: 51002, "Episode_Reward/track_ang_vel_z_exp": 0.0712})
 	if _, ok := recs[0].Values["Time elapsed"]; ok {
 		t.Errorf("a duration h:mm:ss read as a value: %v", recs[0].Values)
 	}
@@ -176,19 +174,19 @@ func TestSB3Console(t *testing.T) {
 	if got := steps(recs); !equalSteps(got, []int64{2048, 4096, 6144, 8192}) {
 		t.Fatalf("steps = %v", got)
 	}
-	checkValues(t, recs[0], map[string]float64{diagnostics.Reward: 22.4, diagnostics.EpisodeLength: 22.4, diagnostics.FPS: 1830})
-	checkValues(t, recs[1], map[string]float64{diagnostics.ValueLoss: 7.93, diagnostics.Entropy: 0.686,
-		diagnostics.ApproxKL: 0.00871, diagnostics.PolicyLoss: -0.0132, diagnostics.ExplainedVariance: 0.0031,
-		diagnostics.LearningRate: 0.0003, "train/n_updates": 10})
-	checkValues(t, recs[2], map[string]float64{diagnostics.ValueLoss: math.NaN()})
-	checkValues(t, recs[3], map[string]float64{diagnostics.Reward: math.Inf(1), diagnostics.ValueLoss: math.Inf(-1)})
+	checkValues(t, recs[0], map[string]float64{Reward: 22.4, EpisodeLength: 22.4, FPS: 1830})
+	checkValues(t, recs[1], map[string]float64{ValueLoss: 7.93, Entropy: 0.686,
+		ApproxKL: 0.00871, PolicyLoss: -0.0132, ExplainedVariance: 0.0031,
+		LearningRate: 0.0003, "train/n_updates": 10})
+	checkValues(t, recs[2], map[string]float64{ValueLoss: math.NaN()})
+	checkValues(t, recs[3], map[string]float64{Reward: math.Inf(1), ValueLoss: math.Inf(-1)})
 	st := r.Stats()
 	if st.Records != 4 || st.Malformed != 1 || !strings.Contains(st.LastError, "time/total_timesteps") {
 		t.Errorf("Stats = %+v, want 4 records and the table without a step counted", st)
 	}
 	appendFile(t, path, "       |\n| time/              |          |\n|    total_timesteps | 10240    |\n---------------------------------\n")
 	recs, _ = r.Poll()
-	if len(recs) != 1 || recs[0].Step != 10240 || recs[0].Values[diagnostics.Reward] != 44 {
+	if len(recs) != 1 || recs[0].Step != 10240 || recs[0].Values[Reward] != 44 {
 		t.Errorf("the completed last table: got %v", recs)
 	}
 }
@@ -206,12 +204,12 @@ func TestSB3ProgressCSV(t *testing.T) {
 	if got := steps(recs); !equalSteps(got, []int64{2048, 4096, 6144, 8192}) {
 		t.Fatalf("steps = %v", got)
 	}
-	if _, ok := recs[0].Values[diagnostics.ValueLoss]; ok || recs[0].Values[diagnostics.Reward] != -1245.3 {
+	if _, ok := recs[0].Values[ValueLoss]; ok || recs[0].Values[Reward] != -1245.3 {
 		t.Errorf("first row = %v: want the reward and no value loss (an empty cell)", recs[0].Values)
 	}
-	checkValues(t, recs[1], map[string]float64{diagnostics.ValueLoss: 10402.7, diagnostics.ActionStd: 0.998, diagnostics.Entropy: 1.42})
-	checkValues(t, recs[2], map[string]float64{diagnostics.ValueLoss: math.NaN()})
-	checkValues(t, recs[3], map[string]float64{diagnostics.ValueLoss: math.Inf(-1), "train/loss": math.Inf(1)})
+	checkValues(t, recs[1], map[string]float64{ValueLoss: 10402.7, ActionStd: 0.998, Entropy: 1.42})
+	checkValues(t, recs[2], map[string]float64{ValueLoss: math.NaN()})
+	checkValues(t, recs[3], map[string]float64{ValueLoss: math.Inf(-1), "train/loss": math.Inf(1)})
 	st := r.Stats()
 	if st.Records != 4 || st.Malformed != 2 || !strings.Contains(st.LastError, "time/total_timesteps") || !strings.HasPrefix(st.Steps, StepsEnv) {
 		t.Errorf("Stats = %+v, want 4 records, 2 malformed", st)
@@ -241,7 +239,7 @@ func TestCSVRewrittenHeader(t *testing.T) {
 	}
 	f.Close()
 	recs, _ := r.Poll()
-	if !equalSteps(steps(recs), []int64{4096}) || recs[0].Values[diagnostics.ValueLoss] != 0.5 {
+	if !equalSteps(steps(recs), []int64{4096}) || recs[0].Values[ValueLoss] != 0.5 {
 		t.Errorf("after the rewrite: %v, want only step 4096 with its value loss", recs)
 	}
 	if st := r.Stats(); st.Malformed != 0 || st.Records != 2 {
@@ -278,13 +276,13 @@ func TestSB3MonitorCSV(t *testing.T) {
 	if got := steps(recs); !equalSteps(got, []int64{231, 531}) {
 		t.Fatalf("steps = %v, want the running sum of the lengths", got)
 	}
-	checkValues(t, recs[1], map[string]float64{diagnostics.Reward: 5, diagnostics.EpisodeLength: 300})
+	checkValues(t, recs[1], map[string]float64{Reward: 5, EpisodeLength: 300})
 	if _, ok := recs[0].Values["t"]; ok {
 		t.Errorf("record %v holds the wall-clock column", recs[0].Values)
 	}
 	appendFile(t, path, "00.7\n")
 	recs, _ = r.Poll()
-	if len(recs) != 1 || recs[0].Step != 651 || recs[0].Values[diagnostics.Reward] != 7.5 {
+	if len(recs) != 1 || recs[0].Step != 651 || recs[0].Values[Reward] != 7.5 {
 		t.Errorf("the completed last row: got %v", recs)
 	}
 	if st := r.Stats(); st.Records != 3 || st.Malformed != 1 || !strings.HasPrefix(st.Steps, StepsEnv) {

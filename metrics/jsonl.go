@@ -1,4 +1,4 @@
-package trainer
+package metrics
 
 import (
 	"errors"
@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
-
-	"github.com/rlsweep/rlsweep/diagnostics"
 )
 
 // Keys of a JSON line with a meaning of their own; every other numeric key is a metric.
@@ -26,7 +24,7 @@ const (
 //
 // The parser is a small hand-written scanner: it allocates the Values map and its keys, nothing else
 // for a line without escapes.
-func ParseJSONLine(line []byte) (diagnostics.Record, error) {
+func ParseJSONLine(line []byte) (Record, error) {
 	p := lineParser{b: line}
 	return p.record()
 }
@@ -45,8 +43,8 @@ const maxInterned = 4096
 
 var errNoStep = errors.New(`step: got no "step" key, want an integer ≥ 0`)
 
-func (p *lineParser) record() (diagnostics.Record, error) {
-	var rec diagnostics.Record
+func (p *lineParser) record() (Record, error) {
+	var rec Record
 	p.skipSpace()
 	if !p.eat('{') {
 		return rec, p.syntaxErr("a JSON object")
@@ -56,7 +54,7 @@ func (p *lineParser) record() (diagnostics.Record, error) {
 	if !p.eat('}') {
 		for {
 			if err := p.member(&rec, &hasStep); err != nil {
-				return diagnostics.Record{}, err
+				return Record{}, err
 			}
 			p.skipSpace()
 			if p.eat(',') {
@@ -66,21 +64,21 @@ func (p *lineParser) record() (diagnostics.Record, error) {
 			if p.eat('}') {
 				break
 			}
-			return diagnostics.Record{}, p.syntaxErr(`"," or "}"`)
+			return Record{}, p.syntaxErr(`"," or "}"`)
 		}
 	}
 	p.skipSpace()
 	if p.i != len(p.b) {
-		return diagnostics.Record{}, p.syntaxErr("the end of the line")
+		return Record{}, p.syntaxErr("the end of the line")
 	}
 	if !hasStep {
-		return diagnostics.Record{}, errNoStep
+		return Record{}, errNoStep
 	}
 	return rec, nil
 }
 
 // member parses `"key": value` and stores what it means into rec.
-func (p *lineParser) member(rec *diagnostics.Record, hasStep *bool) error {
+func (p *lineParser) member(rec *Record, hasStep *bool) error {
 	raw, escaped, err := p.stringToken()
 	if err != nil {
 		return err

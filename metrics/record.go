@@ -1,8 +1,4 @@
-// Package diagnostics holds the canonical PPO metric names, the streaming rules engine that stops
-// diverging runs, the doctor that explains a finished run, and run statistics.
-//
-// It is a pure package: no Temporal, no network, no files it did not get handed.
-package diagnostics
+package metrics
 
 // Canonical metric names (docs/trainer-contract.md). Trainers report them under these keys in JSON lines, or under a
 // framework's own tags mapped by a preset.

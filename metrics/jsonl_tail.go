@@ -1,4 +1,4 @@
-package trainer
+package metrics
 
 import (
 	"bytes"
@@ -7,8 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-
-	"github.com/rlsweep/rlsweep/diagnostics"
 )
 
 // MaxLineBytes is the longest metrics line a JSONLTail reads; a longer one is skipped and counted as
@@ -48,11 +46,11 @@ func NewJSONLTail(path string) *JSONLTail {
 // Poll returns the records of the complete lines appended since the previous Poll, in file order.
 // Errors are I/O errors other than the file not existing yet; the records read before one are returned
 // with it.
-func (t *JSONLTail) Poll() ([]diagnostics.Record, error) {
+func (t *JSONLTail) Poll() ([]Record, error) {
 	if t.chunk == nil {
 		t.chunk = make([]byte, readChunk)
 	}
-	var recs []diagnostics.Record
+	var recs []Record
 	if t.f != nil {
 		cur, err1 := t.f.Stat()
 		now, err2 := os.Stat(t.path)
@@ -100,7 +98,7 @@ func (t *JSONLTail) Close() error {
 }
 
 // readRest reads the open file from the current offset to its end.
-func (t *JSONLTail) readRest(recs []diagnostics.Record) ([]diagnostics.Record, error) {
+func (t *JSONLTail) readRest(recs []Record) ([]Record, error) {
 	for {
 		n, err := t.f.ReadAt(t.chunk, t.off)
 		t.off += int64(n)
@@ -123,7 +121,7 @@ func (t *JSONLTail) restart() {
 }
 
 // consume splits data into lines, joining the pending partial line, and parses each complete one.
-func (t *JSONLTail) consume(data []byte, recs []diagnostics.Record) []diagnostics.Record {
+func (t *JSONLTail) consume(data []byte, recs []Record) []Record {
 	for len(data) > 0 {
 		nl := bytes.IndexByte(data, '\n')
 		if nl < 0 {
@@ -174,7 +172,7 @@ func (t *JSONLTail) tooLong() {
 }
 
 // parseLine parses one complete line (newline removed) and appends its record when it is well formed.
-func (t *JSONLTail) parseLine(line []byte, recs []diagnostics.Record) []diagnostics.Record {
+func (t *JSONLTail) parseLine(line []byte, recs []Record) []Record {
 	t.line++
 	if len(bytes.TrimSpace(line)) == 0 {
 		return recs

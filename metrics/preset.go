@@ -1,15 +1,13 @@
-package trainer
+package metrics
 
 import (
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
-
-	"github.com/rlsweep/rlsweep/diagnostics"
 )
 
-// Target is where a framework tag's values go: a canonical metric (diagnostics.Reward, ...) and the
+// Target is where a framework tag's values go: a canonical metric (Reward, ...) and the
 // factor the value is multiplied by on the way (SB3 logs train/entropy_loss = −entropy, so −1).
 type Target struct {
 	Metric string
@@ -37,71 +35,71 @@ const (
 // agents/torch/ppo/ppo.py); where a framework renamed a tag across versions, both names are mapped.
 var presets = map[string]Mapping{
 	PresetRSLRL: {
-		"Train/mean_reward":         {diagnostics.Reward, 1},
-		"Train/mean_episode_length": {diagnostics.EpisodeLength, 1},
-		"Loss/value_function":       {diagnostics.ValueLoss, 1},
-		"Loss/value":                {diagnostics.ValueLoss, 1},
-		"Loss/surrogate":            {diagnostics.PolicyLoss, 1},
-		"Loss/entropy":              {diagnostics.Entropy, 1},
-		"Policy/mean_noise_std":     {diagnostics.ActionStd, 1},
-		"Policy/mean_std":           {diagnostics.ActionStd, 1},
-		"Loss/learning_rate":        {diagnostics.LearningRate, 1},
-		"Perf/total_fps":            {diagnostics.FPS, 1},
+		"Train/mean_reward":         {Reward, 1},
+		"Train/mean_episode_length": {EpisodeLength, 1},
+		"Loss/value_function":       {ValueLoss, 1},
+		"Loss/value":                {ValueLoss, 1},
+		"Loss/surrogate":            {PolicyLoss, 1},
+		"Loss/entropy":              {Entropy, 1},
+		"Policy/mean_noise_std":     {ActionStd, 1},
+		"Policy/mean_std":           {ActionStd, 1},
+		"Loss/learning_rate":        {LearningRate, 1},
+		"Perf/total_fps":            {FPS, 1},
 	},
 	PresetSB3: {
-		"rollout/ep_rew_mean":        {diagnostics.Reward, 1},
-		"rollout/ep_len_mean":        {diagnostics.EpisodeLength, 1},
-		"train/value_loss":           {diagnostics.ValueLoss, 1},
-		"train/policy_gradient_loss": {diagnostics.PolicyLoss, 1},
-		"train/entropy_loss":         {diagnostics.Entropy, -1},
-		"train/std":                  {diagnostics.ActionStd, 1},
-		"train/approx_kl":            {diagnostics.ApproxKL, 1},
-		"train/clip_fraction":        {diagnostics.ClipFraction, 1},
-		"train/explained_variance":   {diagnostics.ExplainedVariance, 1},
-		"train/learning_rate":        {diagnostics.LearningRate, 1},
-		"time/fps":                   {diagnostics.FPS, 1},
+		"rollout/ep_rew_mean":        {Reward, 1},
+		"rollout/ep_len_mean":        {EpisodeLength, 1},
+		"train/value_loss":           {ValueLoss, 1},
+		"train/policy_gradient_loss": {PolicyLoss, 1},
+		"train/entropy_loss":         {Entropy, -1},
+		"train/std":                  {ActionStd, 1},
+		"train/approx_kl":            {ApproxKL, 1},
+		"train/clip_fraction":        {ClipFraction, 1},
+		"train/explained_variance":   {ExplainedVariance, 1},
+		"train/learning_rate":        {LearningRate, 1},
+		"time/fps":                   {FPS, 1},
 	},
 	PresetCleanRL: {
-		"charts/episodic_return":    {diagnostics.Reward, 1},
-		"charts/episodic_length":    {diagnostics.EpisodeLength, 1},
-		"losses/value_loss":         {diagnostics.ValueLoss, 1},
-		"losses/policy_loss":        {diagnostics.PolicyLoss, 1},
-		"losses/entropy":            {diagnostics.Entropy, 1},
-		"losses/approx_kl":          {diagnostics.ApproxKL, 1},
-		"losses/clipfrac":           {diagnostics.ClipFraction, 1},
-		"losses/explained_variance": {diagnostics.ExplainedVariance, 1},
-		"charts/learning_rate":      {diagnostics.LearningRate, 1},
-		"charts/SPS":                {diagnostics.FPS, 1},
+		"charts/episodic_return":    {Reward, 1},
+		"charts/episodic_length":    {EpisodeLength, 1},
+		"losses/value_loss":         {ValueLoss, 1},
+		"losses/policy_loss":        {PolicyLoss, 1},
+		"losses/entropy":            {Entropy, 1},
+		"losses/approx_kl":          {ApproxKL, 1},
+		"losses/clipfrac":           {ClipFraction, 1},
+		"losses/explained_variance": {ExplainedVariance, 1},
+		"charts/learning_rate":      {LearningRate, 1},
+		"charts/SPS":                {FPS, 1},
 	},
 	PresetRLGames: {
-		"rewards/step":         {diagnostics.Reward, 1},
-		"episode_lengths/step": {diagnostics.EpisodeLength, 1},
-		"losses/c_loss":        {diagnostics.ValueLoss, 1},
-		"losses/a_loss":        {diagnostics.PolicyLoss, 1},
-		"losses/entropy":       {diagnostics.Entropy, 1},
-		"info/kl":              {diagnostics.ApproxKL, 1},
-		"info/last_lr":         {diagnostics.LearningRate, 1},
-		"performance/step_fps": {diagnostics.FPS, 1},
+		"rewards/step":         {Reward, 1},
+		"episode_lengths/step": {EpisodeLength, 1},
+		"losses/c_loss":        {ValueLoss, 1},
+		"losses/a_loss":        {PolicyLoss, 1},
+		"losses/entropy":       {Entropy, 1},
+		"info/kl":              {ApproxKL, 1},
+		"info/last_lr":         {LearningRate, 1},
+		"performance/step_fps": {FPS, 1},
 	},
 	// Unity ML-Agents (mlagents-learn): its steps are environment steps (summary_freq apart), and its
 	// Environment/Cumulative Reward is NaN-free but absent from a summary in which no episode ended.
 	PresetMLAgents: {
-		"Environment/Cumulative Reward": {diagnostics.Reward, 1},
-		"Environment/Episode Length":    {diagnostics.EpisodeLength, 1},
-		"Losses/Value Loss":             {diagnostics.ValueLoss, 1},
-		"Losses/Policy Loss":            {diagnostics.PolicyLoss, 1},
-		"Policy/Entropy":                {diagnostics.Entropy, 1},
-		"Policy/Learning Rate":          {diagnostics.LearningRate, 1},
+		"Environment/Cumulative Reward": {Reward, 1},
+		"Environment/Episode Length":    {EpisodeLength, 1},
+		"Losses/Value Loss":             {ValueLoss, 1},
+		"Losses/Policy Loss":            {PolicyLoss, 1},
+		"Policy/Entropy":                {Entropy, 1},
+		"Policy/Learning Rate":          {LearningRate, 1},
 	},
 	// skrl logs "Loss / Entropy loss" as −entropy_coef × entropy, so entropy cannot be recovered
 	// without the coefficient: map it with a custom tag if you need it.
 	PresetSKRL: {
-		"Reward / Total reward (mean)":     {diagnostics.Reward, 1},
-		"Episode / Total timesteps (mean)": {diagnostics.EpisodeLength, 1},
-		"Loss / Value loss":                {diagnostics.ValueLoss, 1},
-		"Loss / Policy loss":               {diagnostics.PolicyLoss, 1},
-		"Policy / Standard deviation":      {diagnostics.ActionStd, 1},
-		"Learning / Learning rate":         {diagnostics.LearningRate, 1},
+		"Reward / Total reward (mean)":     {Reward, 1},
+		"Episode / Total timesteps (mean)": {EpisodeLength, 1},
+		"Loss / Value loss":                {ValueLoss, 1},
+		"Loss / Policy loss":               {PolicyLoss, 1},
+		"Policy / Standard deviation":      {ActionStd, 1},
+		"Learning / Learning rate":         {LearningRate, 1},
 	},
 }
 
@@ -194,9 +192,9 @@ func parseTarget(s string) (Target, error) {
 	if name, ok := strings.CutPrefix(s, "-"); ok {
 		t = Target{Metric: name, Scale: -1}
 	}
-	if !slices.Contains(diagnostics.CanonicalMetrics, t.Metric) {
+	if !slices.Contains(CanonicalMetrics, t.Metric) {
 		return Target{}, fmt.Errorf("got %q, want a canonical metric, optionally prefixed by \"-\": one of %q",
-			s, diagnostics.CanonicalMetrics)
+			s, CanonicalMetrics)
 	}
 	return t, nil
 }
@@ -211,7 +209,7 @@ func (m Mapping) Lookup(tag string, v float64) (string, float64) {
 }
 
 // Apply renames r's values through the mapping. r is modified in place and returned.
-func (m Mapping) Apply(r diagnostics.Record) diagnostics.Record {
+func (m Mapping) Apply(r Record) Record {
 	if len(m) == 0 {
 		return r
 	}

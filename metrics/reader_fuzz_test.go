@@ -1,4 +1,4 @@
-package trainer
+package metrics
 
 import (
 	"encoding/json"
@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 	"unicode/utf8"
-
-	"github.com/rlsweep/rlsweep/diagnostics"
 )
 
 var jsonSeeds = []string{
@@ -93,7 +91,7 @@ func FuzzJSONLTail(f *testing.F) {
 	})
 }
 
-func sameRecords(a, b []diagnostics.Record) bool {
+func sameRecords(a, b []Record) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -133,13 +131,13 @@ func FuzzDecodeEvent(f *testing.F) {
 }
 
 // readTB writes data to an events file, whole (cut < 0) or in two pieces, and reads it to the end.
-func readTB(t *testing.T, data []byte, cut int) []diagnostics.Record {
+func readTB(t *testing.T, data []byte, cut int) []Record {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "events.out.tfevents.1")
 	r := NewTensorBoardTail(dir)
 	defer r.Close()
-	var recs []diagnostics.Record
+	var recs []Record
 	if cut >= 0 {
 		writeFile(t, path, data[:cut])
 		got, _ := r.Poll()

@@ -1,4 +1,4 @@
-package trainer
+package metrics
 
 import (
 	"encoding/binary"
@@ -12,8 +12,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/rlsweep/rlsweep/diagnostics"
 )
 
 // castagnoli is the CRC-32C table TFRecord framing checksums with.
@@ -71,7 +69,7 @@ type tbFile struct {
 	off     int64
 	buf     []byte // bytes read but not yet consumed: a partial record
 	dead    bool   // a corrupt length was found; wait for a truncation or replacement
-	group   diagnostics.Record
+	group   Record
 	grouped bool      // group holds values not yet returned
 	lastNew time.Time // when bytes were last appended
 }
@@ -104,12 +102,12 @@ func (t *TensorBoardTail) Close() error {
 
 // Poll returns the records completed since the previous Poll, file by file in name order. A directory
 // that does not exist yet holds no records.
-func (t *TensorBoardTail) Poll() ([]diagnostics.Record, error) {
+func (t *TensorBoardTail) Poll() ([]Record, error) {
 	paths, err := t.eventFiles()
 	if err != nil {
 		return nil, err
 	}
-	var recs []diagnostics.Record
+	var recs []Record
 	for _, p := range paths {
 		f := t.files[p]
 		if f == nil {
@@ -146,7 +144,7 @@ func (t *TensorBoardTail) eventFiles() ([]string, error) {
 }
 
 // pollFile reads what was appended to one file and decodes its complete records.
-func (t *TensorBoardTail) pollFile(f *tbFile, recs []diagnostics.Record) ([]diagnostics.Record, error) {
+func (t *TensorBoardTail) pollFile(f *tbFile, recs []Record) ([]Record, error) {
 	if err := f.open(); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return recs, nil
@@ -168,13 +166,13 @@ func (t *TensorBoardTail) pollFile(f *tbFile, recs []diagnostics.Record) ([]diag
 }
 
 // Finish returns the step each file was still grouping: the trainer has exited, nothing more comes.
-func (t *TensorBoardTail) Finish() []diagnostics.Record {
+func (t *TensorBoardTail) Finish() []Record {
 	paths := make([]string, 0, len(t.files))
 	for p := range t.files {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	var recs []diagnostics.Record
+	var recs []Record
 	for _, p := range paths {
 		recs = t.flush(t.files[p], recs)
 	}
@@ -234,7 +232,7 @@ func (f *tbFile) readNew() (int, error) {
 }
 
 // consume decodes every complete TFRecord in f.buf and keeps the partial one at its end.
-func (t *TensorBoardTail) consume(f *tbFile, recs []diagnostics.Record) []diagnostics.Record {
+func (t *TensorBoardTail) consume(f *tbFile, recs []Record) []Record {
 	b := f.buf
 	for len(b) >= tfrecordHeader && !f.dead {
 		n := binary.LittleEndian.Uint64(b)
@@ -270,7 +268,7 @@ func (t *TensorBoardTail) malformed(f *tbFile, why string) {
 
 // add puts the scalars of the decoded event into f's group, returning the previous group first when
 // the step changed.
-func (t *TensorBoardTail) add(f *tbFile, recs []diagnostics.Record) []diagnostics.Record {
+func (t *TensorBoardTail) add(f *tbFile, recs []Record) []Record {
 	ev := &t.ev
 	for _, v := range ev.values {
 		plugin, seen := t.plugins[string(v.tag)]
@@ -288,7 +286,7 @@ func (t *TensorBoardTail) add(f *tbFile, recs []diagnostics.Record) []diagnostic
 			recs = t.flush(f, recs)
 		}
 		if !f.grouped {
-			f.group = diagnostics.Record{Step: ev.step, Values: make(map[string]float64, 24)}
+			f.group = Record{Step: ev.step, Values: make(map[string]float64, 24)}
 			f.grouped = true
 		}
 		name, x := t.mapping.Lookup(t.tagName(v.tag), v.value)
@@ -310,7 +308,7 @@ func (t *TensorBoardTail) tagName(tag []byte) string {
 }
 
 // flush returns f's pending group as a record.
-func (t *TensorBoardTail) flush(f *tbFile, recs []diagnostics.Record) []diagnostics.Record {
+func (t *TensorBoardTail) flush(f *tbFile, recs []Record) []Record {
 	if !f.grouped {
 		return recs
 	}

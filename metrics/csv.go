@@ -1,4 +1,4 @@
-package trainer
+package metrics
 
 import (
 	"bytes"
@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/rlsweep/rlsweep/diagnostics"
 )
 
 // csvStepColumns are the columns that hold a CSV row's step, in the order they are looked for.
@@ -35,7 +33,7 @@ type CSVTail struct {
 	stats    ReaderStats
 	mapping  Mapping
 	lastStep int64
-	out      []diagnostics.Record
+	out      []Record
 
 	header   []byte   // the header line as written, to notice a rewrite
 	names    []string // each column's metric name, through the mapping
@@ -63,7 +61,7 @@ func NewCSVTail(path string, mapping Mapping) *CSVTail {
 }
 
 // Poll returns the records of the rows appended since the previous Poll.
-func (t *CSVTail) Poll() ([]diagnostics.Record, error) {
+func (t *CSVTail) Poll() ([]Record, error) {
 	if t.header != nil && t.tail.f != nil {
 		buf := make([]byte, len(t.header)+1)
 		n, _ := t.tail.f.ReadAt(buf, 0)
@@ -153,7 +151,7 @@ func (t *CSVTail) line(b []byte, n int64) {
 		}
 		t.monitor = t.comment != nil && slices.Equal(trimAll(cells), []string{monitorReturn, monitorLength, monitorTime})
 		if t.monitor {
-			t.names = []string{diagnostics.Reward, diagnostics.EpisodeLength, ""}
+			t.names = []string{Reward, EpisodeLength, ""}
 			t.lenCol, t.stepName = 1, "the sum of episode lengths (l)"
 			return
 		}
@@ -222,5 +220,5 @@ func (t *CSVTail) line(b []byte, n int64) {
 	if t.stepName == sb3StepKey || t.monitor {
 		t.stats.Steps = StepsEnv + " (" + sb3StepKey + ")"
 	}
-	t.out = append(t.out, diagnostics.Record{Step: step, Values: vals})
+	t.out = append(t.out, Record{Step: step, Values: vals})
 }

@@ -1,4 +1,4 @@
-package trainer
+package metrics
 
 import (
 	"math"
@@ -6,32 +6,30 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/rlsweep/rlsweep/diagnostics"
 )
 
 func TestParseJSONLine(t *testing.T) {
 	tests := []struct {
 		name string
 		line string
-		want diagnostics.Record
+		want Record
 	}{
-		{"minimal", `{"step": 0}`, diagnostics.Record{Step: 0}},
+		{"minimal", `{"step": 0}`, Record{Step: 0}},
 		{"values", `{"step": 2048, "reward": 1.5, "value_loss": -2e-3, "n": 7}`,
-			diagnostics.Record{Step: 2048, Values: map[string]float64{"reward": 1.5, "value_loss": -2e-3, "n": 7}}},
-		{"integral float step", `{"step": 1e6}`, diagnostics.Record{Step: 1000000}},
-		{"float step with zero fraction", `{"step":2048.0}`, diagnostics.Record{Step: 2048}},
-		{"large integer step kept exactly", `{"step": 9007199254740993}`, diagnostics.Record{Step: 9007199254740993}},
+			Record{Step: 2048, Values: map[string]float64{"reward": 1.5, "value_loss": -2e-3, "n": 7}}},
+		{"integral float step", `{"step": 1e6}`, Record{Step: 1000000}},
+		{"float step with zero fraction", `{"step":2048.0}`, Record{Step: 2048}},
+		{"large integer step kept exactly", `{"step": 9007199254740993}`, Record{Step: 9007199254740993}},
 		{"non-numeric ignored", `{"step":1,"ok":true,"no":false,"x":null,"name":"run","nested":{"a":[1,{"b":"}"}]},"arr":[1,2]}`,
-			diagnostics.Record{Step: 1}},
-		{"checkpoint", `{"step": 5, "checkpoint": "ckpt/5.pt"}`, diagnostics.Record{Step: 5, Checkpoint: "ckpt/5.pt"}},
+			Record{Step: 1}},
+		{"checkpoint", `{"step": 5, "checkpoint": "ckpt/5.pt"}`, Record{Step: 5, Checkpoint: "ckpt/5.pt"}},
 		{"escaped key and checkpoint", `{"step": 5, "che\u0063kpoint": "a\"b\\c\u00e9", "r\u00e9": 1}`,
-			diagnostics.Record{Step: 5, Checkpoint: "a\"b\\cé", Values: map[string]float64{"ré": 1}}},
-		{"surrogate pair", `{"step":1,"\ud83d\ude00":2}`, diagnostics.Record{Step: 1, Values: map[string]float64{"😀": 2}}},
-		{"whitespace", " \t{ \"step\" :\t3 , \"a\" : 1 }\r ", diagnostics.Record{Step: 3, Values: map[string]float64{"a": 1}}},
-		{"duplicate key last wins", `{"step":1,"a":1,"a":2}`, diagnostics.Record{Step: 1, Values: map[string]float64{"a": 2}}},
-		{"NaN string is text", `{"step":1,"s":"NaN"}`, diagnostics.Record{Step: 1}},
-		{"overflow is infinite", `{"step":1,"big":1e400}`, diagnostics.Record{Step: 1, Values: map[string]float64{"big": math.Inf(1)}}},
+			Record{Step: 5, Checkpoint: "a\"b\\cé", Values: map[string]float64{"ré": 1}}},
+		{"surrogate pair", `{"step":1,"\ud83d\ude00":2}`, Record{Step: 1, Values: map[string]float64{"😀": 2}}},
+		{"whitespace", " \t{ \"step\" :\t3 , \"a\" : 1 }\r ", Record{Step: 3, Values: map[string]float64{"a": 1}}},
+		{"duplicate key last wins", `{"step":1,"a":1,"a":2}`, Record{Step: 1, Values: map[string]float64{"a": 2}}},
+		{"NaN string is text", `{"step":1,"s":"NaN"}`, Record{Step: 1}},
+		{"overflow is infinite", `{"step":1,"big":1e400}`, Record{Step: 1, Values: map[string]float64{"big": math.Inf(1)}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,7 +99,7 @@ func TestParseJSONLineErrors(t *testing.T) {
 	}
 }
 
-func sameRecord(a, b diagnostics.Record) bool {
+func sameRecord(a, b Record) bool {
 	if a.Step != b.Step || a.Checkpoint != b.Checkpoint || len(a.Values) != len(b.Values) {
 		return false
 	}
@@ -129,7 +127,7 @@ func appendFile(t *testing.T, path, s string) {
 	}
 }
 
-func steps(recs []diagnostics.Record) []int64 {
+func steps(recs []Record) []int64 {
 	out := []int64{}
 	for _, r := range recs {
 		out = append(out, r.Step)
@@ -267,7 +265,7 @@ func TestOpenPreset(t *testing.T) {
 		t.Fatalf("Poll = %v, %v; want one record", recs, err)
 	}
 	want := map[string]float64{"entropy": 0.5, "reward": 3, "grad_norm": -1}
-	if !sameRecord(recs[0], diagnostics.Record{Step: 1, Values: want}) {
+	if !sameRecord(recs[0], Record{Step: 1, Values: want}) {
 		t.Errorf("values = %v, want %v", recs[0].Values, want)
 	}
 }

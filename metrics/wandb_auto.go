@@ -1,9 +1,7 @@
-package trainer
+package metrics
 
 import (
 	"errors"
-
-	"github.com/rlsweep/rlsweep/diagnostics"
 )
 
 // autoTail is source auto: it follows both the W&B run file and the TensorBoard event files, and
@@ -19,7 +17,7 @@ type autoTail struct {
 }
 
 // Poll returns the chosen source's records; before one is chosen, those of the first to yield.
-func (a *autoTail) Poll() ([]diagnostics.Record, error) {
+func (a *autoTail) Poll() ([]Record, error) {
 	if a.chosen != nil {
 		return a.chosen.Poll()
 	}
@@ -47,7 +45,7 @@ func (a *autoTail) choose(r Reader) {
 
 // Finish takes what the chosen source holds back; before one is chosen, TensorBoard's last step if it
 // has one, else it settles on W&B.
-func (a *autoTail) Finish() []diagnostics.Record {
+func (a *autoTail) Finish() []Record {
 	if a.chosen == nil {
 		if recs := a.tb.Finish(); len(recs) > 0 {
 			a.choose(a.tb)

@@ -1,10 +1,8 @@
-package trainer
+package metrics
 
 import (
 	"fmt"
 	"slices"
-
-	"github.com/rlsweep/rlsweep/diagnostics"
 )
 
 // Metric sources a trainer can write (the spec's trainer.metrics.source).
@@ -46,7 +44,7 @@ type ReaderStats struct {
 // complete since the previous Poll; a source that does not exist yet holds no records. Malformed input
 // is counted in Stats, never returned as an error: errors are I/O failures.
 type Reader interface {
-	Poll() ([]diagnostics.Record, error)
+	Poll() ([]Record, error)
 	Stats() ReaderStats
 	Close() error
 }
@@ -55,14 +53,30 @@ type Reader interface {
 // arrive in pieces, as the writer flushes). Finish returns what it holds, once the trainer has exited
 // and nothing more will come.
 type Finisher interface {
-	Finish() []diagnostics.Record
+	Finish() []Record
 }
+
+// Every reader Open returns is a Reader; those that hold a record back are Finishers too.
+var (
+	_ Reader   = (*JSONLTail)(nil)
+	_ Reader   = (*CSVTail)(nil)
+	_ Finisher = (*RSLRLConsoleTail)(nil)
+	_ Reader   = (*RSLRLConsoleTail)(nil)
+	_ Finisher = (*SB3ConsoleTail)(nil)
+	_ Reader   = (*SB3ConsoleTail)(nil)
+	_ Finisher = (*TensorBoardTail)(nil)
+	_ Reader   = (*TensorBoardTail)(nil)
+	_ Finisher = (*WandbTail)(nil)
+	_ Reader   = (*WandbTail)(nil)
+	_ Finisher = (*autoTail)(nil)
+	_ Reader   = (*autoTail)(nil)
+)
 
 // ReadAll reads r to the end, for a run whose trainer has exited: it polls until two Polls in a row
 // return nothing (a TensorBoard reader returns a step's record once its file has gone quiet), then
 // takes what a Finisher still holds (the last step, the last block).
-func ReadAll(r Reader) ([]diagnostics.Record, error) {
-	var recs []diagnostics.Record
+func ReadAll(r Reader) ([]Record, error) {
+	var recs []Record
 	for empty := 0; empty < 2; {
 		got, err := r.Poll()
 		if err != nil {

@@ -1,4 +1,4 @@
-package trainer
+package metrics
 
 import (
 	"errors"
@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-
-	"github.com/rlsweep/rlsweep/diagnostics"
 )
 
 // W&B history keys that are not metrics: the row counter, the seconds since wandb.init and the wall
@@ -125,12 +123,12 @@ func (t *WandbTail) Close() error {
 }
 
 // Poll returns the rows completed since the previous Poll.
-func (t *WandbTail) Poll() ([]diagnostics.Record, error) {
+func (t *WandbTail) Poll() ([]Record, error) {
 	path, err := WandbRunFile(t.root)
 	if err != nil {
 		return nil, err
 	}
-	var recs []diagnostics.Record
+	var recs []Record
 	if t.file != nil && path != "" && path != t.file.path {
 		// A newer run: take in what the current file still holds, then follow the new one.
 		recs, err = t.read(recs)
@@ -152,7 +150,7 @@ func (t *WandbTail) Poll() ([]diagnostics.Record, error) {
 
 // Finish counts a torn tail of the run file as malformed: the trainer has exited, the record it was
 // writing will not be completed. It returns no records: WandbTail holds none back.
-func (t *WandbTail) Finish() []diagnostics.Record {
+func (t *WandbTail) Finish() []Record {
 	t.finishFile()
 	return nil
 }
@@ -178,7 +176,7 @@ func (t *WandbTail) ExitCode() (int64, bool) {
 }
 
 // read decodes what was appended to the current file since the last read.
-func (t *WandbTail) read(recs []diagnostics.Record) ([]diagnostics.Record, error) {
+func (t *WandbTail) read(recs []Record) ([]Record, error) {
 	f := t.file
 	if err := t.open(f); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -237,7 +235,7 @@ func (t *WandbTail) restart(f *wandbFile) {
 }
 
 // decode turns the whole records fed so far into rows.
-func (t *WandbTail) decode(f *wandbFile, recs []diagnostics.Record) []diagnostics.Record {
+func (t *WandbTail) decode(f *wandbFile, recs []Record) []Record {
 	for {
 		b, ok := f.log.next()
 		if !ok {
@@ -271,7 +269,7 @@ func (t *WandbTail) malformed(f *wandbFile, why string) {
 }
 
 // row turns the history record in t.rec into a record; false when it is dropped or has no values.
-func (t *WandbTail) row(f *wandbFile) (diagnostics.Record, bool) {
+func (t *WandbTail) row(f *wandbFile) (Record, bool) {
 	items := t.rec.items
 	clear(t.media)
 	for i := range items {
@@ -286,7 +284,7 @@ func (t *WandbTail) row(f *wandbFile) (diagnostics.Record, bool) {
 	if stepName == "" {
 		stepName = wandbStepKey
 	}
-	rec := diagnostics.Record{Step: -1, Values: make(map[string]float64, len(items))}
+	rec := Record{Step: -1, Values: make(map[string]float64, len(items))}
 	for i := range items {
 		it := &items[i]
 		name := t.intern(it)
@@ -296,7 +294,7 @@ func (t *WandbTail) row(f *wandbFile) (diagnostics.Record, bool) {
 				step, err := t.stepOf(it.value)
 				if err != nil {
 					t.malformed(f, fmt.Sprintf("offset %d: history row: %v; row skipped", f.log.end, err))
-					return diagnostics.Record{}, false
+					return Record{}, false
 				}
 				rec.Step = step
 			}
@@ -321,10 +319,10 @@ func (t *WandbTail) row(f *wandbFile) (diagnostics.Record, bool) {
 	}
 	if rec.Step < t.lastStep {
 		t.malformed(f, fmt.Sprintf("offset %d: history row: %s: got %d, want ≥ %d (the previous row's step); row skipped", f.log.end, stepName, rec.Step, t.lastStep))
-		return diagnostics.Record{}, false
+		return Record{}, false
 	}
 	if len(rec.Values) == 0 {
-		return diagnostics.Record{}, false
+		return Record{}, false
 	}
 	t.lastStep = rec.Step
 	t.stats.Records++

@@ -1,4 +1,4 @@
-package diagnostics
+package metrics
 
 import (
 	"encoding/json"

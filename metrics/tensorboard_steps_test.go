@@ -1,10 +1,8 @@
-package trainer
+package metrics
 
 import (
 	"path/filepath"
 	"testing"
-
-	"github.com/rlsweep/rlsweep/diagnostics"
 )
 
 // rslrlEvents writes what rsl_rl's runner logs for iterations 0..n-1, each about 0.3 s long: losses,
@@ -47,7 +45,7 @@ func TestTensorBoardRSLRLTimeTagsIgnored(t *testing.T) {
 		if rec.Step != int64(i) {
 			t.Fatalf("record %d has step %d, want %d: steps %v", i, rec.Step, i, steps(recs))
 		}
-		_, hasReward := rec.Values[diagnostics.Reward]
+		_, hasReward := rec.Values[Reward]
 		if hasReward != (i >= 3) || len(rec.Values) != map[bool]int{false: 4, true: 6}[i >= 3] {
 			t.Errorf("iteration %d: values %v", i, rec.Values)
 		}
@@ -108,7 +106,7 @@ func TestTensorBoardRLGamesOtherAxesIgnored(t *testing.T) {
 		t.Fatalf("got %d records, want 30 (one per epoch, on the frame axis): steps %v", len(recs), steps(recs))
 	}
 	for i, rec := range recs {
-		if rec.Step != int64(i+1)*16384 || rec.Values[diagnostics.Reward] != float64(i+1) {
+		if rec.Step != int64(i+1)*16384 || rec.Values[Reward] != float64(i+1) {
 			t.Errorf("record %d: step %d, values %v; want step %d, reward %d", i, rec.Step, rec.Values, (i+1)*16384, i+1)
 		}
 	}
