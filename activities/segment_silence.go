@@ -14,6 +14,7 @@ import (
 	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/runner"
+	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/trainer"
 )
 
@@ -284,7 +285,7 @@ func nearestMetric(metric string, keys []string) string {
 	best, bestD := "", max(2, len(want)/3)+1
 	for _, k := range sorted {
 		lk := strings.ToLower(k)
-		d := min(editDistance(want, lk), editDistance(want, lastComponent(lk)))
+		d := min(sweeps.EditDistance(want, lk), sweeps.EditDistance(want, lastComponent(lk)))
 		if d < bestD {
 			best, bestD = k, d
 		}
@@ -297,25 +298,4 @@ func lastComponent(k string) string {
 		return k[i+1:]
 	}
 	return k
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -270,7 +270,7 @@ func unknownKeyWant(path, key string, keys []string) (want, guess string) {
 	}
 	bestDist := 3
 	for _, k := range keys {
-		if dist := editDistance(key, k); dist < bestDist {
+		if dist := EditDistance(key, k); dist < bestDist {
 			guess, bestDist = k, dist
 		}
 	}
@@ -280,8 +280,9 @@ func unknownKeyWant(path, key string, keys []string) (want, guess string) {
 	return want, guess
 }
 
-// editDistance is the Levenshtein distance, for "did you mean" hints on short keys.
-func editDistance(a, b string) int {
+// EditDistance is the Levenshtein distance between a and b in bytes, for "did you mean" hints on short
+// keys: 64 for a string longer than 64 bytes, which no hint is that far from.
+func EditDistance(a, b string) int {
 	if len(a) > 64 || len(b) > 64 {
 		return 64
 	}

@@ -65,12 +65,12 @@ func builtinGuess(name string, names []string, aliases map[string]string) string
 	// Short names are close to too much: "n" is one edit from "lr".
 	guess, best := "", min(3, max(1, len(name)/3)+1)
 	for _, n := range names {
-		if d := editDistance(name, n); d < best {
+		if d := EditDistance(name, n); d < best {
 			guess, best = n, d
 		}
 	}
 	for _, a := range sortedKeys(aliases) {
-		if d := editDistance(name, a); d < best {
+		if d := EditDistance(name, a); d < best {
 			guess, best = aliases[a]+" ("+a+" is called "+aliases[a]+" here)", d
 		}
 	}
