@@ -32,7 +32,6 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/rlsweep/rlsweep/metrics"
-	"github.com/rlsweep/rlsweep/trainer"
 )
 
 func main() {
