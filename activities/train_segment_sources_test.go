@@ -1,6 +1,8 @@
 package activities_test
 
 import (
+	"bytes"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -11,6 +13,7 @@ import (
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/metrics"
+	"github.com/rlsweep/rlsweep/metrics/metricstest"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
@@ -85,8 +88,18 @@ func TestTrainSegmentCSVSource(t *testing.T) {
 // the attempt's scratch directory, and the rows of the run file it writes there are the segment's
 // records, on the step of the logged key step_key names; the result says which file was read.
 func TestTrainSegmentWandbSource(t *testing.T) {
-	fixture, err := filepath.Abs(filepath.Join("testdata", "run-test.wandb"))
-	if err != nil {
+	// The run file a CleanRL script writes with --track: five rows on global_step, and a video.
+	fixture := filepath.Join(t.TempDir(), "run-test.wandb")
+	var run bytes.Buffer
+	w, _ := metricstest.NewWandbWriter(&run)
+	w.Record(metricstest.Run("test"))
+	for i := range 5 {
+		w.Record(metricstest.History(metricstest.Float("_step", float64(i)), metricstest.Float("global_step", float64(1000*(i+1))),
+			metricstest.Float("charts/episodic_return", float64(10+i))))
+	}
+	w.Record(metricstest.History(metricstest.Float("_step", 5), metricstest.Item{Key: "videos", ValueJSON: `{"_type": "videos"}`}))
+	w.Record(metricstest.Exit(0))
+	if err := os.WriteFile(fixture, run.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	f := newFixture(t)

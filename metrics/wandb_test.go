@@ -1,80 +1,54 @@
 package metrics
 
 import (
-	"encoding/binary"
-	"hash/crc32"
+	"bytes"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rlsweep/rlsweep/metrics/metricstest"
 )
 
-// wbWriter frames records as the W&B SDK writes its run file: the header, then LevelDB log chunks in
-// 32 KiB blocks with zero padding, checksummed with plain CRC-32.
-type wbWriter struct{ b []byte }
+// wbWriter is a run file under construction in memory (metricstest.WandbWriter, an encoder written
+// apart from this package's decoder); b holds its bytes so far.
+type wbWriter struct {
+	buf bytes.Buffer
+	w   *metricstest.WandbWriter
+	b   []byte
+}
 
 func newWBWriter() *wbWriter {
-	return &wbWriter{b: []byte{':', 'W', '&', 'B', 0xE1, 0xBE, 0}}
+	w := &wbWriter{}
+	w.w, _ = metricstest.NewWandbWriter(&w.buf)
+	w.b = w.buf.Bytes()
+	return w
 }
 
 func (w *wbWriter) record(rec []byte) *wbWriter {
-	first := true
-	for {
-		left := wandbBlock - len(w.b)%wandbBlock
-		if left < wandbChunkHeader {
-			w.b = append(w.b, make([]byte, left)...)
-			left = wandbBlock
-		}
-		n := min(len(rec), left-wandbChunkHeader)
-		last := n == len(rec)
-		typ := byte(wandbMiddle)
-		switch {
-		case first && last:
-			typ = wandbFull
-		case first:
-			typ = wandbFirst
-		case last:
-			typ = wandbLast
-		}
-		body := append([]byte{typ}, rec[:n]...)
-		w.b = binary.LittleEndian.AppendUint32(w.b, crc32.ChecksumIEEE(body))
-		w.b = binary.LittleEndian.AppendUint16(w.b, uint16(n))
-		w.b = append(w.b, body...)
-		rec, first = rec[n:], false
-		if last {
-			return w
-		}
-	}
+	w.w.Record(rec) // a bytes.Buffer does not fail
+	w.b = w.buf.Bytes()
+	return w
 }
 
-// The records are encoded with tensorboard_test.go's protobuf encoder (pbVarint, pbBytes).
-
-// wbItem is a history item: a key (or, with a "\x00" in it, nested_key elements) and its value_json.
+// wbItem is a history item: a key (or, with a "\x00" in it or a "core:" prefix, nested_key elements
+// as wandb-core writes them) and its value_json.
 type wbItem struct{ key, value string }
 
 func wbHistory(items ...wbItem) []byte {
-	var h []byte
-	for _, it := range items {
-		var m []byte
+	out := make([]metricstest.Item, len(items))
+	for i, it := range items {
+		out[i] = metricstest.Item{Key: it.key, ValueJSON: it.value}
 		if parts := strings.Split(it.key, "\x00"); len(parts) > 1 || strings.HasPrefix(it.key, "core:") {
 			parts[0] = strings.TrimPrefix(parts[0], "core:")
-			for _, p := range parts {
-				m = pbBytes(m, 2, []byte(p))
-			}
-		} else {
-			m = pbBytes(m, 1, []byte(it.key))
+			out[i] = metricstest.Item{Nested: parts, ValueJSON: it.value}
 		}
-		m = pbBytes(m, 16, []byte(it.value))
-		h = pbBytes(h, 1, m)
 	}
-	return pbBytes(pbUint(nil, 1, 0), wbRecHistory, h) // num = 0, then history
+	return metricstest.History(out...)
 }
 
-func wbExit(code int32) []byte {
-	e := pbUint(nil, 1, uint64(int64(code)))
-	return pbBytes(nil, wbRecExit, e)
-}
+func wbExit(code int32) []byte { return metricstest.Exit(code) }
 
 func readWandbBytes(t *testing.T, data []byte, stepKey string) ([]Record, *WandbTail) {
 	t.Helper()

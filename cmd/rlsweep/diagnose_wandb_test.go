@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/rlsweep/rlsweep/metrics"
+	"github.com/rlsweep/rlsweep/metrics/metricstest"
 )
 
 // diagnoseJSON runs `rlsweep diagnose -o json` and returns its exit code and document.
@@ -50,13 +52,23 @@ func wandbAsJSONL(t *testing.T, path, stepKey string) string {
 // same rows written as JSON lines: the same records, stop, warnings and findings, on real runs of the
 // corpus beside the repository and on a run whose value loss turns NaN.
 func TestRunDiagnoseWandb(t *testing.T) {
-	nan, err := filepath.Abs(filepath.Join("testdata", "wandb-nan.wandb"))
-	if err != nil {
-		t.Fatal(err)
+	// A run whose value loss turns NaN at its sixth row, on global_step, with a table beside each row
+	// and exit code 1.
+	var file bytes.Buffer
+	w, _ := metricstest.NewWandbWriter(&file)
+	w.Record(metricstest.Run("nan"))
+	for i, vl := range []float64{0.5, 0.4, 0.35, 0.3, 0.3, math.NaN(), 0.2, 0.2} {
+		w.Record(metricstest.History(metricstest.Float("_step", float64(i)), metricstest.Float("global_step", float64(2048*(i+1))),
+			metricstest.Float("reward", float64(i+1)), metricstest.Float("value_loss", vl),
+			metricstest.Item{Key: "samples", ValueJSON: `{"_type": "table-file"}`}))
 	}
+	w.Record(metricstest.Exit(1))
+	nan := filepath.Join(t.TempDir(), "run-nan.wandb")
 	renamed := filepath.Join(t.TempDir(), "run-file") // told by its magic, not its name
-	if b, err := os.ReadFile(nan); err != nil || os.WriteFile(renamed, b, 0o644) != nil {
-		t.Fatal(err)
+	for _, p := range []string{nan, renamed} {
+		if err := os.WriteFile(p, file.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	type wbCase struct {
 		name, path, preset, stepKey string

@@ -32,6 +32,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/rlsweep/rlsweep/metrics"
+	"github.com/rlsweep/rlsweep/metrics/metricstest"
 )
 
 func main() {
@@ -120,15 +121,12 @@ func sortedKeys(row map[string]float64) []string {
 	return keys
 }
 
-// wandbWriter writes a W&B run file: the 7-byte header, then records framed in 32 KiB blocks, each
-// chunk crc32 (IEEE, over the type byte and the data) | length u16 | type | data.
+// wandbWriter writes a W&B run file as the SDK frames it (metricstest.WandbWriter), record by record.
 type wandbWriter struct {
 	f     *os.File
-	off   int64 // bytes written, the header included
+	w     *metricstest.WandbWriter
 	start time.Time
 }
-
-const blockSize = 32768
 
 func newWandbWriter(dir string) (*wandbWriter, error) {
 	if dir == "" {
@@ -144,98 +142,25 @@ func newWandbWriter(dir string) (*wandbWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &wandbWriter{f: f, start: now}
-	hdr := append([]byte(":W&B"), 0xE1, 0xBE, 0)
-	if _, err := f.Write(hdr); err != nil {
+	w, err := metricstest.NewWandbWriter(f)
+	if err != nil {
 		return nil, err
 	}
-	w.off = int64(len(hdr))
-	// The run record (field 17): its id.
-	runRec := protowire.AppendTag(nil, 17, protowire.BytesType)
-	runRec = protowire.AppendBytes(runRec, protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), id))
-	return w, w.record(runRec)
-}
-
-func item(key, valueJSON string) []byte {
-	b := protowire.AppendTag(nil, 1, protowire.BytesType)
-	b = protowire.AppendString(b, key)
-	b = protowire.AppendTag(b, 16, protowire.BytesType)
-	return protowire.AppendString(b, valueJSON)
-}
-
-func jsonFloat(v float64) string {
-	switch {
-	case math.IsNaN(v):
-		return "NaN"
-	case math.IsInf(v, 1):
-		return "Infinity"
-	case math.IsInf(v, -1):
-		return "-Infinity"
-	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
+	return &wandbWriter{f: f, w: w, start: now}, w.Record(metricstest.Run(id))
 }
 
 func (w *wandbWriter) write(step int64, row map[string]float64) error {
-	var hist []byte
-	add := func(it []byte) {
-		hist = protowire.AppendTag(hist, 1, protowire.BytesType)
-		hist = protowire.AppendBytes(hist, it)
-	}
+	items := []metricstest.Item{metricstest.Float("_step", float64(step)),
+		metricstest.Float("_runtime", time.Since(w.start).Seconds()),
+		metricstest.Float("_timestamp", float64(time.Now().UnixNano())/1e9)}
 	for _, k := range sortedKeys(row) {
-		add(item(k, jsonFloat(row[k])))
+		items = append(items, metricstest.Float(k, row[k]))
 	}
-	add(item("_step", strconv.FormatInt(step, 10)))
-	add(item("_runtime", jsonFloat(time.Since(w.start).Seconds())))
-	add(item("_timestamp", jsonFloat(float64(time.Now().UnixNano())/1e9)))
-	rec := protowire.AppendTag(nil, 2, protowire.BytesType)
-	return w.record(protowire.AppendBytes(rec, hist))
-}
-
-// record frames one Record: FULL when it fits the rest of the block, else FIRST, MIDDLE…, LAST.
-func (w *wandbWriter) record(data []byte) error {
-	var out []byte
-	first := true
-	for {
-		left := blockSize - w.off%blockSize
-		if left < 7 {
-			out = append(out, make([]byte, left)...)
-			w.off += left
-			left = blockSize
-		}
-		n := min(int64(len(data)), left-7)
-		last := n == int64(len(data))
-		typ := byte(1)
-		switch {
-		case first && !last:
-			typ = 2
-		case !first && last:
-			typ = 4
-		case !first && !last:
-			typ = 3
-		}
-		chunk := data[:n]
-		crc := crc32.NewIEEE()
-		crc.Write([]byte{typ})
-		crc.Write(chunk)
-		out = binary.LittleEndian.AppendUint32(out, crc.Sum32())
-		out = binary.LittleEndian.AppendUint16(out, uint16(n))
-		out = append(out, typ)
-		out = append(out, chunk...)
-		w.off += 7 + n
-		data, first = data[n:], false
-		if last {
-			break
-		}
-	}
-	_, err := w.f.Write(out)
-	return err
+	return w.w.Record(metricstest.History(items...))
 }
 
 func (w *wandbWriter) close(exitCode int64) {
-	exit := protowire.AppendTag(nil, 1, protowire.VarintType)
-	exit = protowire.AppendVarint(exit, uint64(exitCode))
-	rec := protowire.AppendTag(nil, 18, protowire.BytesType)
-	w.record(protowire.AppendBytes(rec, exit))
+	w.w.Record(metricstest.Exit(int32(exitCode)))
 	w.f.Close()
 }
 
