@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"sync"
 	"time"
 
@@ -12,8 +11,6 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
-
-	"github.com/rlsweep/rlsweep/artifacts"
 )
 
 // beats heartbeats a running activity from a goroutine of its own, so that nothing the activity waits
@@ -246,8 +243,8 @@ func endingError(err error) bool {
 // checkpoint, a checkpoint's upload, the segment's last metrics) while the store is unreachable.
 const storeRetryBudget = 5 * time.Minute
 
-// retryStore runs op until it succeeds, ctx ends, it fails for a reason a retry cannot change (the
-// object does not exist), or the store stays unreachable past Activities.StoreRetry (storeRetryBudget
+// retryStore runs op until it succeeds, ctx ends, it fails for a reason a retry cannot change
+// (localFault), or the store stays unreachable past Activities.StoreRetry (storeRetryBudget
 // when 0), waiting 1 s, 2 s, 4 s … up to 15 s between tries. The heartbeats go on meanwhile (beats).
 func retryStore[T any](ctx context.Context, a *Activities, what string, op func() (T, error)) (T, error) {
 	budget := a.StoreRetry
@@ -264,7 +261,7 @@ func retryStore[T any](ctx context.Context, a *Activities, what string, op func(
 			return v, nil
 		}
 		left := budget - time.Since(start)
-		if ctx.Err() != nil || errors.Is(err, artifacts.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || left <= 0 {
+		if ctx.Err() != nil || localFault(err) || left <= 0 {
 			return v, err
 		}
 		if !warned {

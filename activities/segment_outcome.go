@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/runner"
 	"github.com/rlsweep/rlsweep/trainer"
@@ -90,9 +91,14 @@ type trainerFault struct{ err error }
 func (e *trainerFault) Error() string { return e.err.Error() }
 func (e *trainerFault) Unwrap() error { return e.err }
 
-// failed turns an error of the running attempt into its failure: a trainerFault counts against the
-// trainer's failures, anything else (the store) is an infrastructure fault.
+// failed turns an error of the running attempt into its failure: a trainerFault or an announced
+// checkpoint that cannot be stored (artifacts.CheckpointError) counts against the trainer's failures,
+// anything else (the store) is an infrastructure fault.
 func (r *segmentRun) failed(err error) error {
+	var ce *artifacts.CheckpointError
+	if errors.As(err, &ce) {
+		return r.checkpointFailed(ce)
+	}
 	var tf *trainerFault
 	if errors.As(err, &tf) {
 		return r.trainerFailed(ErrMetricsUnreadable, fmt.Sprintf("trial %s: %v", r.in.Trial.ID, tf.err))

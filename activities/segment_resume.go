@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"path"
 	"path/filepath"
 	"time"
 
@@ -14,7 +14,8 @@ import (
 )
 
 // resumeCheckpoint downloads the checkpoint this attempt resumes from — the last one a previous attempt
-// heartbeated, else the one the workflow handed over — and returns its local path ("" for none).
+// heartbeated, else the one the workflow handed over — into the checkpoint directory and returns its
+// local path ("" for none): a file, or the directory a directory checkpoint was.
 func (r *segmentRun) resumeCheckpoint(ctx context.Context, prev Heartbeat) (string, error) {
 	key := r.in.ResumeFrom
 	// The counts of earlier attempts, and whether one saw the objective, go on; the step and checkpoint
@@ -46,36 +47,17 @@ func (r *segmentRun) resumeCheckpoint(ctx context.Context, prev Heartbeat) (stri
 		r.resumedAt = r.hb.CheckpointStep
 	}
 	r.result.CheckpointKey, r.result.LastStep = key, r.resumedAt
-	local := filepath.Join(r.dir, "resume", filepath.Base(key))
-	if err := os.MkdirAll(filepath.Dir(local), 0o755); err != nil {
-		return "", err
-	}
-	if _, err := retryStore(ctx, r.a, "download the resume checkpoint", func() (struct{}, error) {
-		return struct{}{}, r.download(ctx, key, local)
+	// Restored into the checkpoint directory under its own name: a file, or a directory checkpoint as
+	// the directory it was (artifacts.GetCheckpoint), only once its manifest is stored.
+	local := filepath.Join(r.ckptDir, path.Base(key))
+	if _, err := retryStore(ctx, r.a, "download the resume checkpoint", func() (bool, error) {
+		return artifacts.GetCheckpoint(ctx, r.a.Store, key, local)
 	}); err != nil {
 		return "", fmt.Errorf("resume checkpoint %s: %w", key, err)
 	}
 	r.result.ResumedFrom = key
 	r.hb.CheckpointKey = key
 	return local, nil
-}
-
-// download copies the stored object key to the local file path.
-func (r *segmentRun) download(ctx context.Context, key, path string) error {
-	rc, err := r.a.Store.Get(ctx, key)
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := f.ReadFrom(rc); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // countRetrained adds to the details what the previous attempt trained past the step this attempt

@@ -2,13 +2,17 @@ package activities
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
-	"path/filepath"
 
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/metrics"
+	"github.com/rlsweep/rlsweep/trainer"
 )
 
 // primeEngine reads the trial's stored metrics from before this attempt's first record — what earlier
@@ -30,32 +34,25 @@ func (r *segmentRun) primeEngine(ctx context.Context) error {
 	return nil
 }
 
-// uploadCheckpoint copies an announced checkpoint into the store and records it in the heartbeat, so
-// a retry on any worker resumes from it.
+// uploadCheckpoint copies an announced checkpoint — a file, or a directory stored as a tree under its
+// key and announced by its manifest (artifacts.PutCheckpoint) — into the store and records it in the
+// heartbeat, so a retry on any worker resumes from it. An announcement that cannot be stored as it is
+// on disk (artifacts.OpenLocalCheckpoint) fails the attempt at once as the trainer's failure; only the
+// store's errors are retried.
 func (r *segmentRun) uploadCheckpoint(ctx context.Context, rec metrics.Record) error {
-	rel, err := artifacts.CleanKey(rec.Checkpoint)
+	c, err := artifacts.OpenLocalCheckpoint(r.ckptDir, rec.Checkpoint)
 	if err != nil {
-		r.log(ctx).Warn("ignoring checkpoint announcement", "error", err)
-		return nil
+		return err
 	}
-	path := filepath.Join(r.ckptDir, filepath.FromSlash(rel))
-	if _, err := os.Stat(path); err != nil {
-		r.log(ctx).Warn("announced checkpoint is not on disk", "checkpoint", rel, "error", err)
-		return nil
-	}
-	key := artifacts.CheckpointKey(r.in.SweepID, r.in.Trial.ID, rel)
+	key := artifacts.CheckpointKey(r.in.SweepID, r.in.Trial.ID, c.Name)
+	tree := fmt.Sprintf("step-%d-%s", rec.Step, randomHex(4)) // a directory's upload: a folder of its own
 	// The metrics up to the checkpoint are stored before the heartbeat names it: a retry resumes after
 	// the checkpoint and overrides the stored records from its own first step on, so lines that were
 	// read but not yet flushed (flushes are 30 s apart) would otherwise be missing from the stream for good.
 	// The trainer trains on while the store is away; the attempt fails (and a retry resumes from the
 	// checkpoint before) only when it stays away past the retry budget.
-	_, err = retryStore(ctx, r.a, "store checkpoint "+rel, func() (struct{}, error) {
-		f, err := os.Open(path)
-		if err != nil {
-			return struct{}{}, err
-		}
-		defer f.Close()
-		if err := r.a.Store.Put(ctx, key, f); err != nil {
+	_, err = retryStore(ctx, r.a, "store checkpoint "+c.Name, func() (struct{}, error) {
+		if err := artifacts.PutCheckpoint(ctx, r.a.Store, key, c, tree); err != nil {
 			return struct{}{}, fmt.Errorf("upload checkpoint: %w", err)
 		}
 		if err := r.flushMetrics(ctx); err != nil {
@@ -70,6 +67,27 @@ func (r *segmentRun) uploadCheckpoint(ctx context.Context, rec metrics.Record) e
 	r.result.CheckpointKey = key
 	r.beats.set(r.hb)
 	return nil
+}
+
+// localFault tells whether err is one no retry of a store operation can change: the object is not
+// stored, or an announced checkpoint cannot be read on disk (artifacts.CheckpointError).
+func localFault(err error) bool {
+	var ce *artifacts.CheckpointError
+	return errors.Is(err, artifacts.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || errors.As(err, &ce)
+}
+
+// checkpointFailed is the error of an attempt whose trainer announced a checkpoint that cannot be
+// stored: the trainer's failure (retries.max_attempts), naming the path and what a checkpoint may be.
+func (r *segmentRun) checkpointFailed(ce *artifacts.CheckpointError) error {
+	msg := fmt.Sprintf("trial %s: the trainer announced a checkpoint that cannot be stored: %s (at step %d); %s (%s=%s)",
+		r.in.Trial.ID, ce.Error(), r.records.LastStep(), artifacts.CheckpointRule, trainer.EnvCheckpointDir, r.ckptDir)
+	return r.trainerFailed(ErrCheckpointUnreadable, msg)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand does not fail
+	return hex.EncodeToString(b)
 }
 
 // flush stores the records read since the last flush as a metrics part, and what stdout.log gained

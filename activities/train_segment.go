@@ -349,7 +349,9 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 	}
 	tick := time.NewTicker(r.a.pollInterval())
 	defer tick.Stop()
-	lastRecord, lastFlush := time.Now(), time.Now()
+	lastFlush := time.Now()
+	var silence stallClock
+	silence.heard(time.Now())
 	for {
 		select {
 		case <-ctx.Done():
@@ -400,8 +402,11 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 				}
 			}
 			return r.finish(p)
-		case now := <-tick.C:
+		case <-tick.C:
+			took := time.Now()
 			n, verdict, err := r.poll(ctx)
+			now := time.Now()
+			silence.worked(now.Sub(took)) // a checkpoint's upload, a flush: the worker's wait, not the trainer's silence
 			if err != nil {
 				r.stopTrainer(ctx, p)
 				return nil, r.failed(err)
@@ -414,10 +419,10 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 				return nil, r.diverged(ctx, *verdict, detected, killed)
 			}
 			if n > 0 {
-				lastRecord = now
+				silence.heard(now)
 			}
 			r.beats.set(r.hb)
-			if st := stallTimeout(r.in); st > 0 && now.Sub(lastRecord) > st {
+			if st := stallTimeout(r.in); st > 0 && silence.silent(now) > st && !exited(p) {
 				r.stopTrainer(ctx, p)
 				r.flush(ctx)
 				msg := fmt.Sprintf("trial %s: no metrics record for %s (last step %d); log tail:\n%s",
@@ -428,9 +433,40 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 				if err := r.flush(ctx); err != nil {
 					r.log(ctx).Warn("flushing metrics failed; will retry", "error", err)
 				}
-				lastFlush = now
+				lastFlush = time.Now()
+				silence.worked(lastFlush.Sub(now))
 			}
 		}
+	}
+}
+
+// stallClock measures a trainer's silence for the stall rule (trainer.stall_timeout): the time since
+// the worker last read a record from it, less the time the worker itself spent meanwhile taking in
+// records and storing them (a checkpoint's upload and the metrics flushes, with every retry while the
+// store is away). While the worker waits on the store it reads nothing, whatever the trainer writes;
+// that wait is the worker's, and the trainer is judged only on the time the worker was watching it.
+type stallClock struct {
+	last time.Time     // when the last record was read
+	busy time.Duration // the worker's own time since then
+}
+
+// heard notes a record read at now: the silence starts again.
+func (c *stallClock) heard(now time.Time) { c.last, c.busy = now, 0 }
+
+// worked notes d spent by the worker on its own work (storing, reading) since the last record.
+func (c *stallClock) worked(d time.Duration) { c.busy += max(d, 0) }
+
+// silent is how long the trainer has been silent while the worker watched it, at now.
+func (c *stallClock) silent(now time.Time) time.Duration { return now.Sub(c.last) - c.busy }
+
+// exited tells whether the trainer has exited: one that has is never stalled; the loop's next turn
+// takes in what it wrote and ends the segment by its exit status.
+func exited(p *runner.Process) bool {
+	select {
+	case <-p.Done():
+		return true
+	default:
+		return false
 	}
 }
 

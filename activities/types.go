@@ -15,6 +15,10 @@ const (
 	// ErrMetricsUnreadable: the trainer's metrics could not be read (a reader error, not a malformed
 	// line, which is skipped): retried like a crash.
 	ErrMetricsUnreadable = "MetricsUnreadable"
+	// ErrCheckpointUnreadable: the trainer announced a checkpoint that cannot be stored as it is on disk
+	// (missing, unreadable, neither a regular file nor a directory of them, or out of its checkpoint
+	// directory): failed at once, never retried as a store outage; retried like a crash.
+	ErrCheckpointUnreadable = "CheckpointUnreadable"
 	// ErrInfraRetries: more attempts of a segment than retries.max_infra_retries were ended by faults
 	// outside the trainer. Never retried.
 	ErrInfraRetries = "InfraRetriesExhausted"

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // Local is a Store in a directory of the local file system: the embedded default.
@@ -78,11 +79,16 @@ func (l *Local) Get(_ context.Context, key string) (io.ReadCloser, error) {
 		return nil, err
 	}
 	f, err := os.Open(p)
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		// ENOTDIR: a folder of the key is an object (a file), so the key names none.
 		return nil, fmt.Errorf("get %s: %w", key, ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("get %s: %w", key, err)
+	}
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		f.Close() // a folder of keys (a directory checkpoint's prefix), not an object
+		return nil, fmt.Errorf("get %s: %w", key, ErrNotFound)
 	}
 	return f, nil
 }
