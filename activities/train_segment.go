@@ -409,6 +409,10 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 			silence.worked(now.Sub(took)) // a checkpoint's upload, a flush: the worker's wait, not the trainer's silence
 			if err != nil {
 				r.stopTrainer(ctx, p)
+				if localFault(err) {
+					// The trainer's fault, not the store's: what it wrote up to here is stored.
+					r.flush(ctx)
+				}
 				return nil, r.failed(err)
 			}
 			if verdict != nil {

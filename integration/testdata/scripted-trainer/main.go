@@ -22,6 +22,13 @@
 //	console           1: print each record as a block of rsl_rl's console table to stdout (ANSI
 //	                  codes included) and write no metrics file and no checkpoint
 //	vf_inf_at         from this step on, value_loss is +Inf
+//	ckpt_dir          1: save each checkpoint as a directory ckpt-<step>/ of several files (state.json,
+//	                  weights/part-0.bin, weights/part-1.bin, a relative symbolic link latest.json to
+//	                  state.json), as orbax, torch DCP or save_pretrained do; a resume from a directory
+//	                  checks every file before it reads its step from state.json
+//	bad_ckpt          (a string) announce one bad checkpoint at the first checkpoint instead: missing (a
+//	                  name not on disk), outside (../<name>), socket (a Unix socket), abslink (a directory
+//	                  holding an absolute symbolic link to /etc/hostname)
 //
 // Every record carries wall_ns, the Unix time in nanoseconds at which it was appended, so latency
 // from a record to its consequences can be measured.
@@ -35,6 +42,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -70,7 +78,7 @@ func run() error {
 		}
 	}
 	s := script{}
-	var pidDir, timeline string
+	var pidDir, timeline, badCkpt string
 	for k, v := range raw {
 		switch v := v.(type) {
 		case float64:
@@ -81,6 +89,8 @@ func run() error {
 				pidDir = v
 			case "timeline":
 				timeline = v
+			case "bad_ckpt":
+				badCkpt = v
 			}
 		}
 	}
@@ -111,7 +121,7 @@ func run() error {
 	}
 	step := int64(0)
 	if from := os.Getenv("RLSWEEP_RESUME_FROM"); from != "" {
-		b, err := os.ReadFile(from)
+		b, err := readCheckpoint(from)
 		if err != nil {
 			return fmt.Errorf("resume: %w", err)
 		}
@@ -122,6 +132,7 @@ func run() error {
 		step = ck.Step
 	}
 	console := s.get("console", 0) == 1
+	dirs := s.get("ckpt_dir", 0) == 1
 	var out *os.File
 	if !console {
 		f, err := os.OpenFile(os.Getenv("RLSWEEP_METRICS_FILE"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -154,7 +165,7 @@ func run() error {
 			if console {
 				return nil
 			}
-			return checkpoint(out, ckptDir, step)
+			return checkpoint(out, ckptDir, step, dirs)
 		case <-time.After(time.Duration(s.get("sleep_ms", 5)) * time.Millisecond):
 		}
 		step += stepSize
@@ -199,10 +210,15 @@ func run() error {
 		}
 		records++
 		if every := int(s.get("checkpoint_every", 10)); !ignoreStop && (step >= stopAt || every > 0 && records%every == 0) {
-			if err := writeCheckpoint(ckptDir, step); err != nil {
+			name, err := saveCheckpoint(ckptDir, step, dirs)
+			if badCkpt != "" {
+				name, err = badCheckpoint(ckptDir, badCkpt, step)
+				badCkpt = ""
+			}
+			if err != nil {
 				return err
 			}
-			text += fmt.Sprintf(`,"checkpoint":"ckpt-%d.json"`, step)
+			text += fmt.Sprintf(`,"checkpoint":%q`, name)
 		}
 		text += fmt.Sprintf(`,"wall_ns":%d`, time.Now().UnixNano())
 		if _, err := fmt.Fprintln(out, text+"}"); err != nil {
@@ -271,12 +287,120 @@ func writeCheckpoint(dir string, step int64) error {
 }
 
 // checkpoint writes a final checkpoint and announces it in a record of its own.
-func checkpoint(out *os.File, dir string, step int64) error {
-	if err := writeCheckpoint(dir, step); err != nil {
+func checkpoint(out *os.File, dir string, step int64, dirs bool) error {
+	name, err := saveCheckpoint(dir, step, dirs)
+	if err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(out, "{\"step\":%d,\"checkpoint\":\"ckpt-%d.json\"}\n", step, step)
+	_, err = fmt.Fprintf(out, "{\"step\":%d,\"checkpoint\":%q}\n", step, name)
 	return err
+}
+
+// saveCheckpoint writes the checkpoint of step, a file or a directory, and returns the name to announce.
+func saveCheckpoint(dir string, step int64, dirs bool) (string, error) {
+	if !dirs {
+		return fmt.Sprintf("ckpt-%d.json", step), writeCheckpoint(dir, step)
+	}
+	name := fmt.Sprintf("ckpt-%d", step)
+	tmp := filepath.Join(dir, name+".tmp")
+	if err := os.MkdirAll(filepath.Join(tmp, "weights"), 0o755); err != nil {
+		return "", err
+	}
+	files := map[string][]byte{"state.json": []byte(fmt.Sprintf(`{"Step":%d}`, step))}
+	for i := range 2 {
+		files[fmt.Sprintf("weights/part-%d.bin", i)] = weights(step, i)
+	}
+	for rel, b := range files {
+		if err := os.WriteFile(filepath.Join(tmp, rel), b, 0o644); err != nil {
+			return "", err
+		}
+	}
+	if err := os.Symlink("state.json", filepath.Join(tmp, "latest.json")); err != nil {
+		return "", err
+	}
+	return name, os.Rename(tmp, filepath.Join(dir, name))
+}
+
+// weights is the content of a directory checkpoint's weights file i at step: 64 KiB that differ by step.
+func weights(step int64, i int) []byte {
+	b := make([]byte, 64<<10)
+	for j := range b {
+		b[j] = byte(int64(j*(i+1)) + step/1000)
+	}
+	return b
+}
+
+// readCheckpoint returns the state of the checkpoint at path: the file, or a directory's state.json
+// once every file of the directory is there as saveCheckpoint wrote it.
+func readCheckpoint(path string) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil || !st.IsDir() {
+		return os.ReadFile(path)
+	}
+	b, err := os.ReadFile(filepath.Join(path, "state.json"))
+	if err != nil {
+		return nil, err
+	}
+	var ck struct{ Step int64 }
+	if err := json.Unmarshal(b, &ck); err != nil {
+		return nil, fmt.Errorf("%s/state.json: %w", path, err)
+	}
+	for i := range 2 {
+		w, err := os.ReadFile(filepath.Join(path, fmt.Sprintf("weights/part-%d.bin", i)))
+		if err != nil {
+			return nil, err
+		}
+		if string(w) != string(weights(ck.Step, i)) {
+			return nil, fmt.Errorf("%s: weights/part-%d.bin is not the one saved at step %d", path, i, ck.Step)
+		}
+	}
+	if l, err := os.ReadFile(filepath.Join(path, "latest.json")); err != nil || string(l) != string(b) {
+		return nil, fmt.Errorf("%s: latest.json %q (%v), want state.json's content", path, l, err)
+	}
+	fmt.Printf("resumed from directory %s at step %d\n", path, ck.Step)
+	return b, nil
+}
+
+// listening keeps the sockets bad_ckpt made open.
+var listening []net.Listener
+
+// badCheckpoint makes what the bad_ckpt script asks for and returns the name to announce.
+func badCheckpoint(dir, kind string, step int64) (string, error) {
+	switch kind {
+	case "missing":
+		return fmt.Sprintf("ckpt-%d-never-written.json", step), nil
+	case "outside":
+		return fmt.Sprintf("../ckpt-%d.json", step), writeCheckpoint(filepath.Dir(dir), step)
+	case "socket":
+		name := fmt.Sprintf("ckpt-%d.sock", step)
+		// Bound by a relative name: a socket's path may not exceed 107 bytes.
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		if err := os.Chdir(dir); err != nil {
+			return "", err
+		}
+		l, err := net.Listen("unix", name)
+		if cerr := os.Chdir(wd); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return "", err
+		}
+		listening = append(listening, l) // open, and so on disk, while the trainer runs
+		return name, nil
+	case "abslink":
+		name := fmt.Sprintf("ckpt-%d", step)
+		if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name, "state.json"), []byte(fmt.Sprintf(`{"Step":%d}`, step)), 0o644); err != nil {
+			return "", err
+		}
+		return name, os.Symlink("/etc/hostname", filepath.Join(dir, name, "host"))
+	}
+	return "", fmt.Errorf("bad_ckpt: got %q, want missing, outside, socket or abslink", kind)
 }
 
 // firstTime reports whether this trial has not crashed on purpose before (across attempts and workers
