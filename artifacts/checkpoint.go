@@ -10,7 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 )
@@ -30,9 +29,6 @@ const CheckpointManifestName = "rlsweep-checkpoint.json"
 
 // checkpointFormat names the manifest's format.
 const checkpointFormat = "rlsweep-checkpoint-dir/1"
-
-// CheckpointManifestKey is the manifest of the directory checkpoint stored under key.
-func CheckpointManifestKey(key string) string { return key + "/" + CheckpointManifestName }
 
 // CheckpointManifest lists a directory checkpoint's files.
 type CheckpointManifest struct {
@@ -258,7 +254,7 @@ func PutCheckpoint(ctx context.Context, s Store, key string, c *LocalCheckpoint,
 		}
 		h := sha256.New()
 		r := &localReader{r: io.TeeReader(f, h)}
-		err = s.Put(ctx, key+"/"+tree+"/"+rel, r)
+		err = s.Put(ctx, CheckpointTreeKey(key, tree, rel), r)
 		f.Close()
 		if err != nil {
 			return r.blame(c, p, err)
@@ -338,7 +334,7 @@ func GetCheckpoint(ctx context.Context, s Store, key, dst string) (dir bool, err
 		return true, err
 	}
 	for _, f := range m.Files {
-		if err := getFile(ctx, s, key+"/"+m.Tree+"/"+f.Path, filepath.Join(dst, filepath.FromSlash(f.Path)), &f); err != nil {
+		if err := getFile(ctx, s, CheckpointTreeKey(key, m.Tree, f.Path), filepath.Join(dst, filepath.FromSlash(f.Path)), &f); err != nil {
 			return true, err
 		}
 	}
@@ -400,7 +396,7 @@ func CopyCheckpoint(ctx context.Context, s Store, src, dst string) error {
 		return err
 	}
 	for _, f := range m.Files {
-		if err := copyStored(ctx, s, path.Join(src, m.Tree, f.Path), path.Join(dst, m.Tree, f.Path)); err != nil {
+		if err := copyStored(ctx, s, CheckpointTreeKey(src, m.Tree, f.Path), CheckpointTreeKey(dst, m.Tree, f.Path)); err != nil {
 			return err
 		}
 	}

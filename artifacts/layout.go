@@ -79,6 +79,14 @@ func CheckpointKey(sweepID, trialID, rel string) string {
 	return TrialDir(sweepID, trialID) + "/checkpoints/" + rel
 }
 
+// CheckpointManifestKey is the manifest of the directory checkpoint stored under key (a CheckpointKey
+// or an ExploitCheckpointKey): the object that announces it (see PutCheckpoint).
+func CheckpointManifestKey(key string) string { return key + "/" + CheckpointManifestName }
+
+// CheckpointTreeKey is the file rel (its slash-separated path in the directory) of the upload tree of
+// the directory checkpoint stored under key.
+func CheckpointTreeKey(key, tree, rel string) string { return key + "/" + tree + "/" + rel }
+
 // ExploitKey is the record of a pbt exploit a trial made at step (or, for a member that replaced a
 // diverged one, the checkpoint it started from): the decision log of method pbt.
 func ExploitKey(sweepID, trialID string, step int64) string {

@@ -37,6 +37,8 @@ func TestLayoutDocumented(t *testing.T) {
 		{"TrialsDir", artifacts.TrialsDir(sweep), "sweeps/<name>/<short-id>/trials"},
 		{"TrialDir", artifacts.TrialDir(sweep, trial), "trials/<trial-id>"},
 		{"CheckpointKey", artifacts.CheckpointKey(sweep, trial, "ckpt-000100.pt"), "checkpoints/<name the trainer announced>"},
+		{"CheckpointManifestKey", artifacts.CheckpointManifestKey(artifacts.CheckpointKey(sweep, trial, "step-100")), "checkpoints/<name>/rlsweep-checkpoint.json"},
+		{"CheckpointTreeKey", artifacts.CheckpointTreeKey(artifacts.CheckpointKey(sweep, trial, "step-100"), "step-100-1a2b3c4d", "model.safetensors"), "checkpoints/<name>/<tree>/<path in the directory>"},
 		{"ExploitKey", artifacts.ExploitKey(sweep, trial, 4000), "exploits/N.json"},
 		{"ExploitCheckpointKey", artifacts.ExploitCheckpointKey(sweep, trial, 4000, "ckpt-000100.pt"), "exploits/N/<name of the source's checkpoint>"},
 		{"ResumePointKey", artifacts.ResumePointKey(sweep, trial), "resume.json"},
