@@ -83,7 +83,7 @@ fuzz:
 
 ## diagnostics-corpus: replay the corpus of real training logs (diagnostics/corpus/README.md) through
 ## `rlsweep diagnose` and print which runs the rules stop; RLSWEEP_CORPUS names its directory (default:
-## the shared corpus beside the clone, ../shared/corpus/diagnostics; a relative path is taken from here)
+## the corpus folder CI keeps beside the clone; a relative path is taken from here)
 RLSWEEP_CORPUS ?= ../shared/corpus/diagnostics
 CORPUS_DIR := $(abspath $(RLSWEEP_CORPUS))
 diagnostics-corpus:

@@ -36,8 +36,8 @@ type corpusOutcome struct {
 // TestDiagnosticsCorpus replays every run of the corpus (a directory holding manifest.tsv and the runs
 // it names) through `rlsweep diagnose`'s reader and engine, as a sweep would have seen it, and prints a
 // table: which runs labelled bad were stopped and when, which runs labelled healthy were stopped (there
-// must be none), and crashes (none). The corpus is $RLSWEEP_CORPUS, else the shared corpus folder beside
-// the repository's clone (../shared/corpus/diagnostics), which is where CI has it; runs whose files are
+// must be none), and crashes (none). The corpus is $RLSWEEP_CORPUS, else the corpus folder CI keeps beside
+// the repository's clone; runs whose files are
 // absent from that copy are skipped and counted. `make diagnostics-corpus` runs it verbosely.
 func TestDiagnosticsCorpus(t *testing.T) {
 	dir, err := corpusDir()
@@ -83,7 +83,7 @@ func corpusDir() (string, error) {
 		}
 		return abs, nil
 	}
-	// The test runs in cmd/rlsweep: the clone's root is ../.., and the shared folder sits beside it.
+	// The test runs in cmd/rlsweep: the clone's root is ../.., and CI's corpus folder sits beside it.
 	abs, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "corpus", "diagnostics"))
 	if err != nil {
 		return "", err
