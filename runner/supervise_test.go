@@ -29,7 +29,7 @@ func TestPlayWorker(t *testing.T) {
 	mode, _ := strconv.Atoi(os.Getenv(playWorkerModeEnv))
 	startMode.Store(int32(mode))
 	log := trainerLog(t, dir)
-	script := `sleep 300 & echo $! > child.pid.tmp; mv child.pid.tmp child.pid; wait`
+	script := `sh -c "` + nested(writePID("child.pid")) + `; exec sleep 300" & wait`
 	if _, err := Start([]string{"/bin/sh", "-c", script}, os.Environ(), dir, log); err != nil {
 		t.Fatal(err)
 	}
@@ -107,9 +107,9 @@ func TestProcessPassesExitStatusThrough(t *testing.T) {
 				t.Fatal(err)
 			}
 			<-p.done
-			ws := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
+			ws := p.waitStatus()
 			if p.ExitCode() != c.code || (c.sig != 0) != ws.Signaled() || (c.sig != 0 && ws.Signal() != c.sig) {
-				t.Errorf("%q: exit code %d, status %v; want exit code %d, signal %v", c.script, p.ExitCode(), p.cmd.ProcessState, c.code, c.sig)
+				t.Errorf("%q: exit code %d, status %#x; want exit code %d, signal %v", c.script, p.ExitCode(), ws, c.code, c.sig)
 			}
 		}
 	})
