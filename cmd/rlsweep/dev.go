@@ -162,6 +162,7 @@ func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 	if err := w.Start(); err != nil {
 		return err
 	}
+	logIsolation(f, "dev")
 	defer func() {
 		if ctx.Err() != nil {
 			fmt.Fprintln(f.ErrOut, "dev: "+stoppingMessage(opts.StopTimeout))

@@ -182,11 +182,18 @@ func runWorker(cmd *cobra.Command, f *Factory, o *WorkerOptions) error {
 	}
 	fmt.Fprintf(f.ErrOut, "worker: control=%v trial queues=%v slots=%d gpus=%q store=%s\n",
 		o.Control, o.Queues, max(o.Slots, slotCount(acts)), o.GPUs, acts.Store.URL(""))
+	logIsolation(f, "worker")
 	<-ctx.Done()
 	fmt.Fprintln(f.ErrOut, "worker: "+stoppingMessage(o.StopTimeout))
 	w.Stop()
 	waitUploads(f, acts, o.StopTimeout, "worker")
 	return nil
+}
+
+// logIsolation says once how trainers are bound to their supervisors here (runner.TrainerIsolation).
+func logIsolation(f *Factory, who string) {
+	iso := runner.TrainerIsolation()
+	fmt.Fprintf(f.ErrOut, "%s: trainer isolation %s: %s\n", who, iso, iso.Guarantee())
 }
 
 // waitUploads gives the logs of attempts that ended while the store was away up to timeout to be
