@@ -160,3 +160,29 @@ func TestKilledWorkerAndSupervisorLeaveNoTrainer(t *testing.T) {
 		})
 	}
 }
+
+// WithoutNamespaces (the worker's --trainer-pid-namespace=false) starts trainers under Subreaper: the
+// trainer's parent is its supervisor's PID as the machine knows it, not 1.
+func TestWithoutNamespaces(t *testing.T) {
+	old := forcedIsolation.Load()
+	t.Cleanup(func() {
+		forcedIsolation.Store(old)
+		CloseIdle()
+	})
+	CloseIdle()
+	WithoutNamespaces()
+	if got := TrainerIsolation(); got != Subreaper {
+		t.Fatalf("TrainerIsolation() = %v after WithoutNamespaces, want subreaper", got)
+	}
+	useMode(t, coldOnly)
+	dir := t.TempDir()
+	log := trainerLog(t, dir)
+	p, err := Start([]string{"/bin/sh", "-c", `echo $PPID`}, []string{}, dir, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-p.Done()
+	if out, _ := os.ReadFile(log.Name()); string(out) != strconv.Itoa(p.cmd.Process.Pid)+"\n" {
+		t.Errorf("the trainer's parent = %q, want its supervisor %d", out, p.cmd.Process.Pid)
+	}
+}

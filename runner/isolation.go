@@ -50,6 +50,11 @@ func (i Isolation) Guarantee() string {
 		"and the supervisors are killed together"
 }
 
+// WithoutNamespaces makes every trainer started from now on run under Subreaper isolation, as where no
+// PID namespace can be created: for trainers that need their PIDs to be the machine's (the worker's
+// --trainer-pid-namespace=false).
+func WithoutNamespaces() { forcedIsolation.Store(int32(Subreaper)) }
+
 // isolation holds the mode found by the first TrainerIsolation; forcedIsolation, when not zero,
 // replaces it (tests).
 var (
