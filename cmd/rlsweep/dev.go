@@ -28,7 +28,9 @@ type DevOptions struct {
 	Exit     bool   // exit once the submitted sweep has ended
 	// StopTimeout: at Ctrl-C, how long the worker waits for running trainers to stop (--stop-timeout).
 	StopTimeout time.Duration
-	Log         LogOptions
+	// TrainerPIDNamespace: each trainer in a PID namespace of its own where one can be created.
+	TrainerPIDNamespace bool
+	Log                 LogOptions
 }
 
 func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
@@ -81,6 +83,7 @@ func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
 	addGPUsFlag(cmd, &opts.GPUs)
 	fl.BoolVar(&opts.Exit, "exit", false, "with FILE: exit once the sweep has ended, stopping the server (make demo passes it when stdin is not a terminal)")
 	fl.DurationVar(&opts.StopTimeout, "stop-timeout", defaultStopTimeout, stopTimeoutUsage)
+	addTrainerPIDNamespaceFlag(cmd, &opts.TrainerPIDNamespace)
 	addLogFlags(cmd, &opts.Log)
 	return cmd
 }
@@ -88,7 +91,8 @@ func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
 // workerOptions are those of dev's in-process worker: both queues, --slots on the CPU or one slot
 // per GPU of --gpus.
 func (o *DevOptions) workerOptions() *WorkerOptions {
-	return &WorkerOptions{Control: true, Queues: []string{workflows.DefaultTrialQueue}, Slots: o.Slots, GPUs: o.GPUs, TrialsPerGPU: 1}
+	return &WorkerOptions{Control: true, Queues: []string{workflows.DefaultTrialQueue}, Slots: o.Slots, GPUs: o.GPUs, TrialsPerGPU: 1,
+		TrainerPIDNamespace: o.TrainerPIDNamespace}
 }
 
 func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
@@ -159,6 +163,7 @@ func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 		return err
 	}
 	reclaimScratch(f, acts, "dev")
+	setIsolation(f, "dev", wopts.TrainerPIDNamespace)
 	if err := w.Start(); err != nil {
 		return err
 	}

@@ -34,7 +34,9 @@ type WorkerOptions struct {
 	SecretEnv []string
 	// KeepScratch keeps each attempt's scratch directory under WorkDir once it has ended.
 	KeepScratch bool
-	Log         LogOptions
+	// TrainerPIDNamespace runs each trainer in a PID namespace of its own where one can be created.
+	TrainerPIDNamespace bool
+	Log                 LogOptions
 }
 
 // defaultStopTimeout is how long a stopping worker waits for its trainers: the default grace period
@@ -85,6 +87,7 @@ func newWorkerCmd(f *Factory, runF func(*WorkerOptions) error) *cobra.Command {
 	fl.IntVar(&opts.TrialsPerGPU, "trials-per-gpu", 1, "trials sharing each GPU")
 	fl.StringVar(&opts.WorkDir, "work-dir", "", "scratch directory for running trials (default: ~/.rlsweep/work)")
 	fl.DurationVar(&opts.StopTimeout, "stop-timeout", defaultStopTimeout, stopTimeoutUsage)
+	addTrainerPIDNamespaceFlag(cmd, &opts.TrainerPIDNamespace)
 	fl.BoolVar(&opts.KeepScratch, "keep-scratch", false, "keep each segment attempt's scratch directory under --work-dir after it ends (default: removed once its log is stored)")
 	addLogFlags(cmd, &opts.Log)
 	fl.StringSliceVar(&opts.SecretEnv, "secret-env", nil, "environment variables whose values are secrets, masked in every trainer output that leaves the worker (adds to "+runner.EnvSecretEnv+"; AWS and Temporal credentials always are)")
@@ -177,6 +180,7 @@ func runWorker(cmd *cobra.Command, f *Factory, o *WorkerOptions) error {
 		return invalidInput(err)
 	}
 	reclaimScratch(f, acts, "worker")
+	setIsolation(f, "worker", o.TrainerPIDNamespace)
 	if err := w.Start(); err != nil {
 		return err
 	}
@@ -187,6 +191,22 @@ func runWorker(cmd *cobra.Command, f *Factory, o *WorkerOptions) error {
 	w.Stop()
 	waitUploads(f, acts, o.StopTimeout, "worker")
 	return nil
+}
+
+// addTrainerPIDNamespaceFlag adds --trainer-pid-namespace (worker and dev).
+func addTrainerPIDNamespaceFlag(cmd *cobra.Command, v *bool) {
+	cmd.Flags().BoolVar(v, "trainer-pid-namespace", true, "run each trainer in a PID namespace of its own where one can be created, so that "+
+		"no trainer process outlives its supervisor (false: process group and child subreaper only, for trainers that need the machine's PIDs; docs/deploy.md)")
+}
+
+// setIsolation applies --trainer-pid-namespace and says once how trainers are bound to their
+// supervisors here (runner.TrainerIsolation), before any trainer starts.
+func setIsolation(f *Factory, who string, pidNamespace bool) {
+	if !pidNamespace {
+		runner.WithoutNamespaces()
+	}
+	iso := runner.TrainerIsolation()
+	fmt.Fprintf(f.ErrOut, "%s: trainer isolation %s: %s\n", who, iso, iso.Guarantee())
 }
 
 // waitUploads gives the logs of attempts that ended while the store was away up to timeout to be

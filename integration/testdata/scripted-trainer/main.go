@@ -12,9 +12,11 @@
 //	crash_at          exit 3 on reaching this step, once per trial (a marker file remembers)
 //	hang_at           stop writing and sleep on reaching this step
 //	ignore_term       1: ignore SIGTERM (the worker must escalate to SIGKILL)
+//	term_delay_ms     on SIGTERM, take this long before writing the checkpoint (a real trainer's save)
 //	fault, fault_at   from step fault_at on: fault 1 = NaN reward and value loss (as nan_at), 2 =
 //	                  action_std_min 0 (as std_zero_at), 3 = grad_norm 1e5 (as grad_at); 0 = healthy
-//	pid_dir           write <pid_dir>/<trial>.pid while running
+//	pid_dir           write <pid_dir>/<trial>.pid while running: the process ID as /proc names it, which
+//	                  is not os.Getpid() when the trainer runs in a PID namespace of its own
 //	timeline          append "start <unix ns> <trial> <step>" to this file when the process starts and
 //	                  "exit <unix ns> <trial> <step>" when it exits after training (the boundary benchmark)
 //	ignore_stop       1: a trainer that knows nothing of segments: it trains to RLSWEEP_TOTAL_STEPS
@@ -97,7 +99,7 @@ func run() error {
 	}
 	if pidDir != "" {
 		pidFile := filepath.Join(pidDir, trial+".pid")
-		_ = os.WriteFile(pidFile, []byte(strconv.Itoa(os.Getpid())), 0o644)
+		_ = os.WriteFile(pidFile, []byte(procPID()), 0o644)
 		defer os.Remove(pidFile)
 	}
 	seed, _ := strconv.ParseInt(os.Getenv("RLSWEEP_SEED"), 10, 64)
@@ -151,6 +153,7 @@ func run() error {
 		select {
 		case <-term:
 			fmt.Println("SIGTERM: checkpoint and exit")
+			time.Sleep(time.Duration(s.get("term_delay_ms", 0)) * time.Millisecond)
 			if console {
 				return nil
 			}
@@ -277,6 +280,15 @@ func checkpoint(out *os.File, dir string, step int64) error {
 	}
 	_, err := fmt.Fprintf(out, "{\"step\":%d,\"checkpoint\":\"ckpt-%d.json\"}\n", step, step)
 	return err
+}
+
+// procPID is this process's ID in /proc: os.Getpid() is the ID in the trainer's PID namespace, if the
+// worker gave it one, and /proc, which the worker does not remount, names processes by their ID outside.
+func procPID() string {
+	if self, err := os.Readlink("/proc/self"); err == nil {
+		return self
+	}
+	return strconv.Itoa(os.Getpid())
 }
 
 // firstTime reports whether this trial has not crashed on purpose before (across attempts and workers
