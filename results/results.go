@@ -55,10 +55,11 @@ type TrialSummary struct {
 	// TrainerFailures: attempts of its segments that the trainer failed (crashed, stalled, unreadable
 	// metrics), which retries.max_attempts bounds; InfraRetries: attempts ended by faults outside the
 	// trainer (worker lost or stopped, Temporal server or store unreachable), which
-	// retries.max_infra_retries bounds; RetrainedSteps: steps trained again after those.
-	TrainerFailures int   `json:"trainer_failures,omitempty"`
-	InfraRetries    int   `json:"infra_retries,omitempty"`
-	RetrainedSteps  int64 `json:"retrained_steps,omitempty"`
+	// retries.max_infra_retries bounds; RetrainedSteps: steps trained again after those. Always
+	// present, 0 when none.
+	TrainerFailures int   `json:"trainer_failures"`
+	InfraRetries    int   `json:"infra_retries"`
+	RetrainedSteps  int64 `json:"retrained_steps"`
 	// ServerOutages: times the Temporal server was away while a trainer of this trial kept training.
 	ServerOutages int `json:"server_outages,omitempty"`
 	// Pruning is the sweep's pruner's decision that stopped the trial (outcome pruned, or diverged
