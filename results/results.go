@@ -158,14 +158,19 @@ type Decision struct {
 	// Segment is the segment after which the decision was made; -1 between boundaries.
 	Segment int    `json:"segment"`
 	Step    int64  `json:"step,omitempty"` // the step the trial's segment reached, at a boundary
-	Action  string `json:"action"`         // stop or exploit
+	Action  string `json:"action"`         // stop, exploit or replace
 	// Outcome is a stop's: pruned, or diverged when another seed of the configuration diverged.
 	Outcome string   `json:"outcome,omitempty"`
 	Reason  string   `json:"reason"`
 	Pruning *Pruning `json:"pruning,omitempty"`
-	// ResumeFrom and Params are an exploit's checkpoint and the parameters the trial goes on with.
+	// ResumeFrom and Params are an exploit's checkpoint and the parameters the trial goes on with; a
+	// replacement's (TrialID, the new member) checkpoint it starts from and its parameters.
 	ResumeFrom string         `json:"resume_from,omitempty"`
 	Params     map[string]any `json:"params,omitempty"`
+	// Replaces and Parent are a replacement's: the diverged member it replaces, and the member whose
+	// checkpoint it starts from ("" when it starts afresh).
+	Replaces string `json:"replaces,omitempty"`
+	Parent   string `json:"parent,omitempty"`
 }
 
 // Scored says whether the trial counts in the statistics: completed with a finite objective.
