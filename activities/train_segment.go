@@ -217,7 +217,7 @@ func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput, prev H
 	if err != nil {
 		return nil, err
 	}
-	r.countRetrained(prev)
+	r.countRetrained(ctx, prev)
 	r.records = runner.NewSegmentLog(r.canon, in.Metric, r.resumedAt)
 	r.rungs = newRungTracker(in)
 	r.argv, err = r.command(resume)
