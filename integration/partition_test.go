@@ -18,6 +18,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/metrics"
+	"github.com/rlsweep/rlsweep/results"
 )
 
 // partitionProxy stands between one worker and the Temporal server: cut makes it a black hole (the
@@ -331,5 +332,66 @@ retries: {max_attempts: 1}
 	e.close()
 	if tr := completedTrials(t, e.results(sweepID), 1, 120000)[0]; tr.InfraRetries != 0 {
 		t.Errorf("trial: infra_retries %d, want 0 (no attempt lost to the outage)", tr.InfraRetries)
+	}
+}
+
+// TestPBTReplacementInDecisionLog: a pbt member that diverges (its NaN rewards from step 6,000) is
+// replaced by a member that starts from a healthy member's checkpoint, and decisions.json logs the
+// replacement (action replace, the member it replaces, its parent) besides the exploits.
+func TestPBTReplacementInDecisionLog(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker("a", "--slots", "4")
+	spec := e.spec("pbtreplace", `
+  total_steps: 16000
+method: pbt
+sampler_seed: 4
+seeds: [1]
+parameters:
+  lr: {min: 1.0e-4, max: 1.0e-2, distribution: log_uniform}
+  nan_at: {values: [6000, 1000000000]}
+  sleep_ms: {value: 100}
+  checkpoint_every: {value: 1}
+pbt: {population: 4, ready_steps: 4000, mutable: [lr]}
+probes: {enabled: false}
+concurrency: 4
+`)
+	sweepID := e.submit(spec)
+	waitSweep(t, e.client, sweepID, 3*time.Minute)
+	res := e.results(sweepID)
+	diverged, replacements := map[string]bool{}, map[string]string{} // replacement -> its parent
+	for _, tr := range res.Trials {
+		if tr.Outcome == "diverged" {
+			diverged[tr.TrialID] = true
+		}
+		if tr.Parent != "" && tr.Config >= 4 {
+			replacements[tr.TrialID] = tr.Parent
+		}
+	}
+	if len(diverged) == 0 || len(replacements) == 0 {
+		t.Fatalf("no member diverged and was replaced (diverged %v, replacements %v): sampler_seed 4 gives member 0-s1 nan_at 6000", diverged, replacements)
+	}
+	var decisions []results.Decision
+	e.readJSON(artifacts.DecisionsKey(sweepID), &decisions)
+	logged := map[string]results.Decision{}
+	for _, d := range decisions {
+		if d.Action == "replace" {
+			if _, dup := logged[d.TrialID]; dup {
+				t.Errorf("replacement %s logged twice", d.TrialID)
+			}
+			logged[d.TrialID] = d
+		}
+	}
+	for id, parent := range replacements {
+		d, ok := logged[id]
+		if !ok {
+			t.Errorf("replacement %s (parent %s) missing from decisions.json: %+v", id, parent, decisions)
+			continue
+		}
+		if d.Parent != parent || !diverged[d.Replaces] || d.ResumeFrom == "" || len(d.Params) == 0 {
+			t.Errorf("decision %+v, want member %s replacing a diverged member from %s's checkpoint", d, id, parent)
+		}
+	}
+	if len(logged) != len(replacements) {
+		t.Errorf("decisions.json logs %d replacements, results.json has %d", len(logged), len(replacements))
 	}
 }
