@@ -226,7 +226,7 @@ func (b *beats) loop(work context.Context) {
 			b.wentAway()
 			b.lastErr = err
 			b.mu.Unlock()
-			if first || giveUp == nil && b.giveUp > 0 && time.Since(heard) >= b.giveUp {
+			if first { // the server answered since the timer was last set: count from its last answer
 				giveUp = b.giveUpTimer()
 			}
 		}
