@@ -59,7 +59,7 @@ func (a *Activities) RunProbe(ctx context.Context, in ProbeInput) (*ProbeResult,
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
 	}
 	// A server away for a moment does not stop a probe (beats).
-	ctx, b := startBeats(ctx, heartbeatEvery, Heartbeat{})
+	ctx, b := startBeats(ctx, heartbeatEvery, Heartbeat{}, 0)
 	defer b.stop()
 	var r probes.Result
 	if in.Trainer.Builtin != "" {

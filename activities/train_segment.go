@@ -40,7 +40,10 @@ func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (*Segmen
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &prev)
 	}
-	work, b := startBeats(ctx, heartbeatEvery, prev)
+	if err := graceFits(ctx, in); err != nil {
+		return nil, err
+	}
+	work, b := startBeats(ctx, heartbeatEvery, prev, in.Trainer.GracePeriod)
 	defer b.stop()
 	if err := infraBound(ctx, in, prev); err != nil {
 		return nil, err
@@ -84,6 +87,7 @@ func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (*Segmen
 		b.final(run.hb) // how far it got and the failures so far, for the next attempt
 	}
 	run.logAttemptFailed(work, err)
+	b.awaitServer(work) // a result handed in while the server is away could be lost
 	return res, err
 }
 
@@ -213,7 +217,7 @@ func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput, prev H
 	if err != nil {
 		return nil, err
 	}
-	r.countRetrained(prev)
+	r.countRetrained(ctx, prev)
 	r.records = runner.NewSegmentLog(r.canon, in.Metric, r.resumedAt)
 	r.rungs = newRungTracker(in)
 	r.argv, err = r.command(resume)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +15,9 @@ import (
 type ValidateOptions struct {
 	Files   []string
 	Explain bool // also print what each file becomes (sweeps.Explain)
+	// HeartbeatTimeout is the --heartbeat-timeout the sweeps are to be submitted with (0: the
+	// default): trainer.grace_period must fit in it (sweeps.CheckGracePeriod).
+	HeartbeatTimeout time.Duration
 }
 
 func newValidateCmd(f *Factory, runF func(*ValidateOptions) error) *cobra.Command {
@@ -36,13 +40,23 @@ argument quoted on its own), where its metrics come from, its objective and the 
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Explain, "explain", false, "print what each file becomes: first trial's argv, metrics source, objective, number of trials")
+	cmd.Flags().DurationVar(&opts.HeartbeatTimeout, "heartbeat-timeout", 0,
+		"the heartbeat timeout the sweeps are to be submitted with (default 1m): trainer.grace_period must end 2s before it")
 	return cmd
 }
 
 func runValidate(f *Factory, opts *ValidateOptions) error {
+	if opts.HeartbeatTimeout < 0 || opts.HeartbeatTimeout > 0 && opts.HeartbeatTimeout < time.Second {
+		return invalidInput(fmt.Errorf("--heartbeat-timeout: got %s, want at least 1s (or 0 for the default)", opts.HeartbeatTimeout))
+	}
 	bad := false
 	for _, file := range opts.Files {
 		spec, trials, err := loadPlanAndCheck(file)
+		if err == nil {
+			if gerr := sweeps.CheckGracePeriod(opts.HeartbeatTimeout, spec.Trainer.GracePeriod); gerr != nil {
+				err = invalidInput(fmt.Errorf("%s: %w", file, gerr))
+			}
+		}
 		if err != nil {
 			bad = true
 			fmt.Fprintln(f.ErrOut, err)

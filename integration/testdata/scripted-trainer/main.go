@@ -24,6 +24,9 @@
 //	console           1: print each record as a block of rsl_rl's console table to stdout (ANSI
 //	                  codes included) and write no metrics file and no checkpoint
 //	vf_inf_at         from this step on, value_loss is +Inf
+//	term_train_ms     on SIGTERM, train on this long (records, no checkpoint) before the checkpoint
+//	                  and exit, as a trainer finishing its iteration: a grace period shorter than it
+//	                  kills the trainer with records past its last checkpoint (timeline: "term" line)
 //
 // Every record carries wall_ns, the Unix time in nanoseconds at which it was appended, so latency
 // from a record to its consequences can be measured.
@@ -149,14 +152,24 @@ func run() error {
 	records := 0
 	fmt.Printf("scripted-trainer %s: from step %d to %d\n", trial, step, stopAt)
 	mark("start", step)
+	var stopping <-chan time.Time // set on SIGTERM with term_train_ms: when to checkpoint and exit
 	for step < stopAt {
 		select {
 		case <-term:
+			mark("term", step)
+			if ms := s.get("term_train_ms", 0); ms > 0 && !console {
+				fmt.Println("SIGTERM: training on for", ms, "ms, then checkpoint and exit")
+				stopping = time.After(time.Duration(ms) * time.Millisecond)
+				s["checkpoint_every"] = 0
+				continue
+			}
 			fmt.Println("SIGTERM: checkpoint and exit")
 			time.Sleep(time.Duration(s.get("term_delay_ms", 0)) * time.Millisecond)
 			if console {
 				return nil
 			}
+			return checkpoint(out, ckptDir, step)
+		case <-stopping:
 			return checkpoint(out, ckptDir, step)
 		case <-time.After(time.Duration(s.get("sleep_ms", 5)) * time.Millisecond):
 		}
