@@ -72,6 +72,39 @@ func WorkerSecrets(environ []string, extra ...string) map[string]string {
 	return out
 }
 
+// SecretEnvNames names the variables of environ (os.Environ's form) whose values WorkerSecrets
+// treats as secrets: the AWS credentials, the Temporal API key, TLS client key data and codec auth,
+// every TEMPORAL_GRPC_META_* header, and the variables named by RLSWEEP_SECRET_ENV and extra. Each
+// is named once, in environ's order, when it is set (even to ""); a file's name
+// (TEMPORAL_TLS_CLIENT_KEY_PATH) is not a secret and is not named.
+func SecretEnvNames(environ []string, extra ...string) []string {
+	marked := map[string]bool{}
+	for _, k := range knownSecretEnv {
+		marked[k] = true
+	}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == EnvSecretEnv {
+			extra = append(strings.Split(v, ","), extra...)
+		}
+	}
+	for _, k := range extra {
+		if k = strings.TrimSpace(k); ValidEnvName(k) {
+			marked[k] = true
+		}
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, kv := range environ {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok || seen[k] || !(marked[k] || strings.HasPrefix(k, "TEMPORAL_GRPC_META_")) {
+			continue
+		}
+		seen[k] = true
+		out = append(out, k)
+	}
+	return out
+}
+
 // Masker replaces secret values in text with "[secret NAME]". The zero Masker masks nothing.
 type Masker struct {
 	secrets []secret // longest first, so a secret holding another is masked whole

@@ -97,6 +97,11 @@ func (o *DevOptions) workerOptions() *WorkerOptions {
 
 func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 	ctx := cmd.Context()
+	if f.HideCredentials {
+		if err := hideCredentials(nil); err != nil {
+			return err
+		}
+	}
 	if err := checkGPUsPresent(ctx, opts.GPUs, nvidiaSMI, f.ErrOut); err != nil {
 		return invalidInput(err)
 	}

@@ -162,6 +162,11 @@ func newActivities(f *Factory, o *WorkerOptions) (*activities.Activities, error)
 
 func runWorker(cmd *cobra.Command, f *Factory, o *WorkerOptions) error {
 	ctx := cmd.Context()
+	if f.HideCredentials {
+		if err := hideCredentials(o.SecretEnv); err != nil {
+			return err
+		}
+	}
 	if err := checkGPUsPresent(ctx, o.GPUs, nvidiaSMI, f.ErrOut); err != nil {
 		return invalidInput(err)
 	}
