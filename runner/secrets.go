@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // EnvSecretEnv names, comma-separated, the worker's environment variables whose values are secrets
@@ -108,7 +110,13 @@ func SecretEnvNames(environ []string, extra ...string) []string {
 // Masker replaces secret values in text with "[secret NAME]". The zero Masker masks nothing.
 type Masker struct {
 	secrets []secret // longest first, so a secret holding another is masked whole
+	names   sync.Map // MaskName's answers: name → masked name
+	nNames  atomic.Int32
 }
+
+// maxNames bounds how many names MaskName remembers: a trainer's metric names are few, but nothing
+// stops one from inventing a name per record.
+const maxNames = 4096
 
 type secret struct {
 	name  string
@@ -194,4 +202,20 @@ func (m *Masker) MaskString(s string) string {
 		return s
 	}
 	return string(m.Mask([]byte(s)))
+}
+
+// MaskName is MaskString of a name a trainer chose (a metric name, a checkpoint's name), remembering
+// the answers for the names seen most: the same names come with every record.
+func (m *Masker) MaskName(name string) string {
+	if m.Len() == 0 {
+		return name
+	}
+	if v, ok := m.names.Load(name); ok {
+		return v.(string)
+	}
+	masked := m.MaskString(name)
+	if m.nNames.Add(1) <= maxNames {
+		m.names.Store(name, masked)
+	}
+	return masked
 }
