@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -238,5 +239,48 @@ probes: {enabled: false}
 	res := e.results(id)
 	if len(res.Trials) != 1 || res.Trials[0].Outcome != "completed" || res.Trials[0].Steps != 2000 {
 		t.Errorf("trials %+v, want one completed at step 2000 (its second segment resumed from the masked checkpoint)", res.Trials)
+	}
+}
+
+// rlsweep dev holding credentials (a Temporal API key, which it ignores, and AWS keys): a trainer that
+// searches every process's environment block for them finds none — neither dev's nor the Temporal
+// server's it started.
+func TestDevProcessesHoldNoCredential(t *testing.T) {
+	dir := t.TempDir()
+	port, uiPort := freePort(t), freePort(t)
+	const apiKey, awsKey = "rlsweep-dev-api-key-canary-0123", "rlsweep-dev-aws-secret-canary-4567"
+	found := filepath.Join(dir, "found")
+	script := fmt.Sprintf(`for f in /proc/[0-9]*/environ; do
+  if grep -qa -e %s -e %s "$f" 2>/dev/null; then echo "$f $(tr '\0' ' ' < "${f%%environ}cmdline")" >> %q; fi
+done
+printf '{"step":1000,"reward":1}\n' >> "$RLSWEEP_METRICS_FILE"`, apiKey, awsKey, found)
+	spec := filepath.Join(dir, "scan.yaml")
+	y := fmt.Sprintf(`name: scan
+trainer:
+  command: ["/bin/sh", "-c", %q]
+  total_steps: 1000
+metric: {name: reward, goal: maximize}
+method: grid
+seeds: [1]
+probes: {enabled: false}
+`, script)
+	if err := os.WriteFile(spec, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(rlsweepBin, "dev", "--exit", "--port", strconv.Itoa(port), "--ui-port", strconv.Itoa(uiPort),
+		"--state-dir", filepath.Join(dir, "state"), "--store", filepath.Join(dir, "artifacts"), spec)
+	cmd.Env = append(os.Environ(), "RLSWEEP_HOME="+filepath.Join(dir, "home"), "TEMPORAL_API_KEY="+apiKey,
+		"AWS_SECRET_ACCESS_KEY="+awsKey)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("rlsweep dev: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "completed: 1 trials (1 completed)") {
+		t.Fatalf("dev output lacks the finished sweep (the trainer's search proves nothing):\n%s", out)
+	}
+	if b, err := os.ReadFile(found); err == nil {
+		t.Errorf("processes whose environment block holds a credential, as a trainer finds them:\n%s", b)
+	} else if !os.IsNotExist(err) {
+		t.Fatal(err)
 	}
 }

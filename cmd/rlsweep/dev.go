@@ -132,7 +132,8 @@ func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 		defer logFile.Close()
 		fmt.Fprintf(f.ErrOut, "dev: starting Temporal dev server on %s (state %s)\n", addr, opts.StateDir)
 		srv, err := devserver.Start(ctx, devserver.Options{DBFile: filepath.Join(opts.StateDir, "temporal.db"),
-			Port: opts.Port, UIPort: opts.UIPort, Namespace: f.Namespace, SearchAttributes: workflows.SearchAttributes(), Log: logFile})
+			Port: opts.Port, UIPort: opts.UIPort, Namespace: f.Namespace, SearchAttributes: workflows.SearchAttributes(), Log: logFile,
+			Env: withoutSecrets(os.Environ())}) // the server needs no credential, and any process of the user reads its environment
 		if err != nil {
 			return err
 		}
