@@ -22,6 +22,21 @@ const envCredentialsFD = "RLSWEEP_CREDENTIALS_FD"
 // maxCredentials bounds what restoreCredentials reads: environment variables, never this much.
 const maxCredentials = 16 << 20
 
+// protectCredentials keeps the credentials of a worker (or dev) out of its trainers' reach, which run
+// as the same user: its environment block holds none (hideCredentials), and the process is not
+// dumpable, so that no process of the user without CAP_SYS_PTRACE may read its memory
+// (/proc/PID/mem, ptrace), its environment block or its descriptors, whatever Yama's ptrace_scope.
+// Its children (supervisors, trainers) are dumpable again: exec resets the flag.
+func protectCredentials(extra []string) error {
+	if err := hideCredentials(extra); err != nil {
+		return err
+	}
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("credentials: make the process non-dumpable (prctl PR_SET_DUMPABLE): %w", err)
+	}
+	return nil
+}
+
 // hideCredentials keeps the worker's credentials out of its environment block, which any process of
 // the same user — a trainer among them — reads at /proc/PID/environ: when that block holds a secret
 // variable (runner.SecretEnvNames of it and extra), the process re-executes itself (the same PID and

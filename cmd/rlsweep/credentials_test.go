@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -22,8 +26,12 @@ func TestCredentialsHelper(t *testing.T) {
 		fmt.Println("restore:", err)
 		os.Exit(1)
 	}
-	if err := hideCredentials([]string{"FLAG_MARKED"}); err != nil {
-		fmt.Println("hide:", err)
+	protect := hideCredentials
+	if os.Getenv(credentialsHelperEnv) == "protect" {
+		protect = protectCredentials
+	}
+	if err := protect([]string{"FLAG_MARKED"}); err != nil {
+		fmt.Println("protect:", err)
 		os.Exit(1)
 	}
 	block, _ := os.ReadFile("/proc/self/environ")
@@ -40,6 +48,7 @@ func TestCredentialsHelper(t *testing.T) {
 	}
 	b, _ := json.Marshal(got)
 	fmt.Println("RESULT " + string(b))
+	_, _ = io.Copy(io.Discard, os.Stdin) // until the test is done with this process
 	os.Exit(0)
 }
 
@@ -108,6 +117,78 @@ func TestWorkerKeepsCredentialsOutOfItsEnvironmentBlock(t *testing.T) {
 	for _, l := range got.FDs {
 		if strings.Contains(l, "rlsweep-credentials") {
 			t.Errorf("the descriptor of the credentials stays open: %q", got.FDs)
+		}
+	}
+}
+
+// The worker is not dumpable: a process of the same user can read neither its environment block nor
+// its memory (/proc/PID/mem), whatever Yama allows; without it, the same reader can. Run as root, which
+// starts both the worker and the reader as nobody.
+func TestWorkerIsNotDumpable(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root, to run a worker and a reader as another user")
+	}
+	dir, err := os.MkdirTemp("", "rlsweep-dumpable-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "worker")
+	if err := os.WriteFile(bin, self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	nobody := &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	for _, mode := range []string{"hide", "protect"} {
+		cmd := exec.Command(bin, "-test.run=^TestCredentialsHelper$", "-test.count=1")
+		cmd.Dir = dir
+		cmd.Env = []string{credentialsHelperEnv + "=" + mode, "AWS_SECRET_ACCESS_KEY=aws-secret-canary-89abcdef", "PATH=/usr/bin:/bin"}
+		cmd.SysProcAttr = nobody
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		ready := false
+		for sc := bufio.NewScanner(stdout); sc.Scan(); {
+			if strings.HasPrefix(sc.Text(), "RESULT ") {
+				ready = true
+				break
+			}
+		}
+		if !ready {
+			stdin.Close()
+			_ = cmd.Wait()
+			t.Fatalf("%s: the helper ended without a result", mode)
+		}
+		pid := cmd.Process.Pid
+		for _, file := range []string{"environ", "mem"} {
+			reader := exec.Command("/bin/dd", fmt.Sprintf("if=/proc/%d/%s", pid, file), "of=/dev/null", "count=1")
+			reader.SysProcAttr = nobody
+			out, err := reader.CombinedOutput()
+			switch {
+			case mode == "protect" && err == nil:
+				t.Errorf("a process of the worker's user opened /proc/%d/%s of the protected worker:\n%s", pid, file, out)
+			case mode == "hide" && file == "environ" && err != nil:
+				t.Errorf("a process of the worker's user could not open /proc/%d/environ of a dumpable worker (the test proves nothing): %v\n%s", pid, err, out)
+			}
+		}
+		stdin.Close()
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("%s: the helper: %v", mode, err)
 		}
 	}
 }

@@ -97,8 +97,8 @@ func (o *DevOptions) workerOptions() *WorkerOptions {
 
 func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 	ctx := cmd.Context()
-	if f.HideCredentials {
-		if err := hideCredentials(nil); err != nil {
+	if f.ProtectCredentials {
+		if err := protectCredentials(nil); err != nil {
 			return err
 		}
 	}

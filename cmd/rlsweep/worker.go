@@ -162,8 +162,8 @@ func newActivities(f *Factory, o *WorkerOptions) (*activities.Activities, error)
 
 func runWorker(cmd *cobra.Command, f *Factory, o *WorkerOptions) error {
 	ctx := cmd.Context()
-	if f.HideCredentials {
-		if err := hideCredentials(o.SecretEnv); err != nil {
+	if f.ProtectCredentials {
+		if err := protectCredentials(o.SecretEnv); err != nil {
 			return err
 		}
 	}
