@@ -471,8 +471,9 @@ func (r *segmentRun) pollRecords(ctx context.Context, final bool) (int, *diagnos
 			recs = append(recs, f.Finish()...)
 		}
 	}
+	m := r.a.masker()
 	for i, rec := range recs {
-		v, err := r.observe(ctx, rec)
+		v, err := r.observe(ctx, rec, m)
 		if err != nil || v != nil {
 			return i + 1, v, err
 		}
@@ -482,10 +483,10 @@ func (r *segmentRun) pollRecords(ctx context.Context, final bool) (int, *diagnos
 
 // observe takes in one record: the rules judge it, it is appended to the canonical metrics, and its
 // checkpoint is uploaded unless the record fired a stop rule (the last healthy checkpoint stays the
-// one before). What is taken in has the worker's secrets masked in its names (maskRecord); the
+// one before). What is taken in has the secrets m knows masked in its names (maskRecord); the
 // checkpoint is read from the file the trainer announced.
-func (r *segmentRun) observe(ctx context.Context, announced metrics.Record) (*diagnostics.Verdict, error) {
-	rec := maskRecord(r.a.masker(), announced)
+func (r *segmentRun) observe(ctx context.Context, announced metrics.Record, m *runner.Masker) (*diagnostics.Verdict, error) {
+	rec := maskRecord(m, announced)
 	added, err := r.records.Add(rec)
 	if err != nil {
 		return nil, err
