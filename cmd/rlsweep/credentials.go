@@ -19,6 +19,9 @@ import (
 // inherited descriptor that holds them (see hideCredentials). It is read and closed at start.
 const envCredentialsFD = "RLSWEEP_CREDENTIALS_FD"
 
+// credentialsMemfd names the memory file the credentials are handed over in.
+const credentialsMemfd = "rlsweep-credentials"
+
 // maxCredentials bounds what restoreCredentials reads: environment variables, never this much.
 const maxCredentials = 16 << 20
 
@@ -82,7 +85,7 @@ func hideCredentials(extra []string) error {
 // credentialsFile returns a descriptor, inherited across exec, of a sealed memfd holding b, read from
 // its start.
 func credentialsFile(b []byte) (int, error) {
-	fd, err := unix.MemfdCreate("rlsweep-credentials", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	fd, err := unix.MemfdCreate(credentialsMemfd, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	if err != nil {
 		return -1, fmt.Errorf("memfd_create: %w", err)
 	}
@@ -127,12 +130,15 @@ func restoreCredentials() error {
 	if err != nil || fd < 3 {
 		return fmt.Errorf("%s: got %q, want the descriptor a worker hands its credentials over in (a number above 2); unset it", envCredentialsFD, v)
 	}
+	if link, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd)); err != nil || !strings.HasPrefix(link, "/memfd:"+credentialsMemfd+" ") {
+		return fmt.Errorf("%s: descriptor %d is not the memory file a worker hands its credentials over in (%q); it is set only by a worker for itself: unset it", envCredentialsFD, fd, link)
+	}
 	syscall.CloseOnExec(fd)
 	f := os.NewFile(uintptr(fd), "credentials")
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, maxCredentials))
 	if err != nil {
-		return fmt.Errorf("%s: read descriptor %d: %w", envCredentialsFD, fd, err)
+		return fmt.Errorf("%s: read descriptor %d: %w; it is set only by a worker for itself: unset it", envCredentialsFD, fd, err)
 	}
 	var pairs [][2]string
 	if err := json.Unmarshal(b, &pairs); err != nil {
