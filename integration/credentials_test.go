@@ -39,12 +39,15 @@ func TestTrainersReadNoCredentialsFromTheirAncestors(t *testing.T) {
 	}
 	// Each ancestor's environment block goes to OUT_DIR/TRAINER-ANCESTOR.environ, its command line
 	// beside it; the walk stops at the worker (beyond it is this test, which holds the credentials).
-	const script = `pid=$$
+	// A trainer in a PID namespace has a $$ of the namespace's; /proc (the machine's), opened by the
+	// shell itself, tells its PID there.
+	const script = `while read -r k v; do [ "$k" = Pid: ] && me=$v; done < /proc/self/status
+pid=$me
 while :; do
   ppid=$(sed -n 's/^PPid:[[:space:]]*//p' /proc/$pid/status)
-  if [ -z "$ppid" ] || [ "$ppid" -le 1 ]; then echo "reached $pid without passing $WORKER_PID" > "$OUT_DIR/$$.lost"; exit 5; fi
-  cat /proc/$ppid/environ > "$OUT_DIR/$$-$ppid.environ" 2>"$OUT_DIR/$$-$ppid.unreadable" && rm "$OUT_DIR/$$-$ppid.unreadable"
-  tr '\0' ' ' < /proc/$ppid/cmdline > "$OUT_DIR/$$-$ppid.cmdline"
+  if [ -z "$ppid" ] || [ "$ppid" -le 1 ]; then echo "reached $pid without passing $WORKER_PID" > "$OUT_DIR/$me.lost"; exit 5; fi
+  cat /proc/$ppid/environ > "$OUT_DIR/$me-$ppid.environ" 2>"$OUT_DIR/$me-$ppid.unreadable" && rm "$OUT_DIR/$me-$ppid.unreadable"
+  tr '\0' ' ' < /proc/$ppid/cmdline > "$OUT_DIR/$me-$ppid.cmdline"
   [ "$ppid" = "$WORKER_PID" ] && break
   pid=$ppid
 done

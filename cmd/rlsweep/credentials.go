@@ -25,15 +25,25 @@ const credentialsMemfd = "rlsweep-credentials"
 // maxCredentials bounds what restoreCredentials reads: environment variables, never this much.
 const maxCredentials = 16 << 20
 
-// protectCredentials keeps the credentials of a worker (or dev) out of its trainers' reach, which run
-// as the same user: its environment block holds none (hideCredentials), and the process is not
-// dumpable, so that no process of the user without CAP_SYS_PTRACE may read its memory
-// (/proc/PID/mem, ptrace), its environment block or its descriptors, whatever Yama's ptrace_scope.
-// Its children (supervisors, trainers) are dumpable again: exec resets the flag.
-func protectCredentials(extra []string) error {
-	if err := hideCredentials(extra); err != nil {
-		return err
+// protectMemory makes a worker (or dev) non-dumpable once its trainers' isolation is known, so that no
+// process of its user without CAP_SYS_PTRACE may read its memory (/proc/PID/mem, ptrace), its
+// environment block or its descriptors, whatever Yama's ptrace_scope. Its children (supervisors,
+// trainers) are dumpable again: exec resets the flag. Under user+pid-namespace isolation it stays
+// dumpable, and says so: a non-dumpable process cannot write the user namespace's ID maps of the
+// supervisors it starts.
+func protectMemory(f *Factory, who string) error {
+	if !f.ProtectCredentials {
+		return nil
 	}
+	if iso := runner.TrainerIsolation(); iso == runner.UserPIDNamespace {
+		fmt.Fprintf(f.ErrOut, "%s: note: trainer isolation %s keeps this process dumpable: where Yama's ptrace_scope is 0, a trainer may read its memory (docs/deploy.md, \"Credentials and trainers\")\n", who, iso)
+		return nil
+	}
+	return notDumpable()
+}
+
+// notDumpable makes this process non-dumpable (prctl PR_SET_DUMPABLE 0).
+func notDumpable() error {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fmt.Errorf("credentials: make the process non-dumpable (prctl PR_SET_DUMPABLE): %w", err)
 	}

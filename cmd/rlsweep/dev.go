@@ -98,7 +98,7 @@ func (o *DevOptions) workerOptions() *WorkerOptions {
 func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 	ctx := cmd.Context()
 	if f.ProtectCredentials {
-		if err := protectCredentials(nil); err != nil {
+		if err := hideCredentials(nil); err != nil {
 			return err
 		}
 	}
@@ -170,6 +170,9 @@ func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 	}
 	reclaimScratch(f, acts, "dev")
 	setIsolation(f, "dev", wopts.TrainerPIDNamespace)
+	if err := protectMemory(f, "dev"); err != nil {
+		return err
+	}
 	if err := w.Start(); err != nil {
 		return err
 	}

@@ -34,7 +34,8 @@ type Factory struct {
 	// settings (TEMPORAL_API_KEY, TLS, profiles) left out. rlsweep dev sets it for the server it runs.
 	Local bool
 	// ProtectCredentials keeps worker's and dev's credentials out of their trainers' reach
-	// (protectCredentials: a re-exec without them in the environment block, and no ptrace access); the
+	// (hideCredentials: a re-exec without them in the environment block; protectMemory: no ptrace
+	// access); the
 	// rlsweep binary sets it, tests running commands in process leave it off.
 	ProtectCredentials bool
 	// Logger is what the Temporal client logs to; nil drops everything (every command but worker and

@@ -163,7 +163,7 @@ func newActivities(f *Factory, o *WorkerOptions) (*activities.Activities, error)
 func runWorker(cmd *cobra.Command, f *Factory, o *WorkerOptions) error {
 	ctx := cmd.Context()
 	if f.ProtectCredentials {
-		if err := protectCredentials(o.SecretEnv); err != nil {
+		if err := hideCredentials(o.SecretEnv); err != nil {
 			return err
 		}
 	}
@@ -186,6 +186,9 @@ func runWorker(cmd *cobra.Command, f *Factory, o *WorkerOptions) error {
 	}
 	reclaimScratch(f, acts, "worker")
 	setIsolation(f, "worker", o.TrainerPIDNamespace)
+	if err := protectMemory(f, "worker"); err != nil {
+		return err
+	}
 	if err := w.Start(); err != nil {
 		return err
 	}
