@@ -33,16 +33,25 @@ func (r *segmentRun) primeEngine(ctx context.Context) error {
 // uploadCheckpoint copies an announced checkpoint into the store and records it in the heartbeat, so
 // a retry on any worker resumes from it.
 func (r *segmentRun) uploadCheckpoint(ctx context.Context, rec metrics.Record) error {
+	m := r.a.masker()
 	rel, err := artifacts.CleanKey(rec.Checkpoint)
 	if err != nil {
-		r.log(ctx).Warn("ignoring checkpoint announcement", "error", err)
+		r.log(ctx).Warn("ignoring checkpoint announcement", "error", m.MaskString(err.Error()))
 		return nil
 	}
 	path := filepath.Join(r.ckptDir, filepath.FromSlash(rel))
+	// The file is the one the trainer named; its key, and every message about it, has the worker's
+	// secrets masked (a masked name is a clean key too: "[secret NAME]" replaces part of a segment).
+	name := m.MaskName(rel)
 	if _, err := os.Stat(path); err != nil {
-		r.log(ctx).Warn("announced checkpoint is not on disk", "checkpoint", rel, "error", err)
+		r.log(ctx).Warn("announced checkpoint is not on disk", "checkpoint", name, "error", m.MaskString(err.Error()))
 		return nil
 	}
+	if _, err := artifacts.CleanKey(name); err != nil {
+		r.log(ctx).Warn("ignoring checkpoint announcement", "error", err)
+		return nil
+	}
+	rel = name
 	key := artifacts.CheckpointKey(r.in.SweepID, r.in.Trial.ID, rel)
 	// The metrics up to the checkpoint are stored before the heartbeat names it: a retry resumes after
 	// the checkpoint and overrides the stored records from its own first step on, so lines that were
@@ -52,6 +61,9 @@ func (r *segmentRun) uploadCheckpoint(ctx context.Context, rec metrics.Record) e
 	_, err = retryStore(ctx, r.a, "store checkpoint "+rel, func() (struct{}, error) {
 		f, err := os.Open(path)
 		if err != nil {
+			if pe, ok := err.(*os.PathError); ok {
+				pe.Path = m.MaskString(pe.Path)
+			}
 			return struct{}{}, err
 		}
 		defer f.Close()

@@ -95,6 +95,8 @@ type Options struct {
 	Namespace        string // default "default"
 	SearchAttributes temporal.SearchAttributes
 	Log              io.Writer // the server's output; nil discards it
+	// Env is the server's environment; nil gives it this process's.
+	Env []string
 }
 
 // Server is a running dev server this process started.
@@ -196,6 +198,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}
 	s.cmd = exec.Command(o.Binary, args...)
 	s.cmd.Stdout, s.cmd.Stderr = o.Log, o.Log
+	s.cmd.Env = o.Env
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := s.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start dev server %s: %w", o.Binary, err)

@@ -97,6 +97,11 @@ func (o *DevOptions) workerOptions() *WorkerOptions {
 
 func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 	ctx := cmd.Context()
+	if f.ProtectCredentials {
+		if err := hideCredentials(nil); err != nil {
+			return err
+		}
+	}
 	if err := checkGPUsPresent(ctx, opts.GPUs, nvidiaSMI, f.ErrOut); err != nil {
 		return invalidInput(err)
 	}
@@ -127,7 +132,8 @@ func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 		defer logFile.Close()
 		fmt.Fprintf(f.ErrOut, "dev: starting Temporal dev server on %s (state %s)\n", addr, opts.StateDir)
 		srv, err := devserver.Start(ctx, devserver.Options{DBFile: filepath.Join(opts.StateDir, "temporal.db"),
-			Port: opts.Port, UIPort: opts.UIPort, Namespace: f.Namespace, SearchAttributes: workflows.SearchAttributes(), Log: logFile})
+			Port: opts.Port, UIPort: opts.UIPort, Namespace: f.Namespace, SearchAttributes: workflows.SearchAttributes(), Log: logFile,
+			Env: withoutSecrets(os.Environ())}) // the server needs no credential, and any process of the user reads its environment
 		if err != nil {
 			return err
 		}
@@ -164,6 +170,9 @@ func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 	}
 	reclaimScratch(f, acts, "dev")
 	setIsolation(f, "dev", wopts.TrainerPIDNamespace)
+	if err := protectMemory(f, "dev"); err != nil {
+		return err
+	}
 	if err := w.Start(); err != nil {
 		return err
 	}

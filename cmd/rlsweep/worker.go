@@ -162,6 +162,11 @@ func newActivities(f *Factory, o *WorkerOptions) (*activities.Activities, error)
 
 func runWorker(cmd *cobra.Command, f *Factory, o *WorkerOptions) error {
 	ctx := cmd.Context()
+	if f.ProtectCredentials {
+		if err := hideCredentials(o.SecretEnv); err != nil {
+			return err
+		}
+	}
 	if err := checkGPUsPresent(ctx, o.GPUs, nvidiaSMI, f.ErrOut); err != nil {
 		return invalidInput(err)
 	}
@@ -181,6 +186,9 @@ func runWorker(cmd *cobra.Command, f *Factory, o *WorkerOptions) error {
 	}
 	reclaimScratch(f, acts, "worker")
 	setIsolation(f, "worker", o.TrainerPIDNamespace)
+	if err := protectMemory(f, "worker"); err != nil {
+		return err
+	}
 	if err := w.Start(); err != nil {
 		return err
 	}
