@@ -1,0 +1,255 @@
+//go:build integration
+
+package integration
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/rlsweep/rlsweep/sweeps"
+	"github.com/rlsweep/rlsweep/workflows"
+)
+
+// `rlsweep dev` is closed to web pages: a cross-origin text/plain POST (no CORS preflight) to the
+// frontend's HTTP API, and a DNS-rebinding page reaching the Web UI under a foreign Host header, both
+// try to start a Sweep whose trainer is `/bin/touch FILE`; neither starts a workflow nor runs the
+// command. The Web UI still serves its own origin, writes included (it starts a workflow there).
+func TestDevRefusesForeignOrigins(t *testing.T) {
+	dir := t.TempDir()
+	port, uiPort := freePort(t), freePort(t)
+	cmd := exec.Command(rlsweepBin, "dev", "--port", strconv.Itoa(port), "--ui-port", strconv.Itoa(uiPort),
+		"--state-dir", filepath.Join(dir, "state"), "--store", filepath.Join(dir, "artifacts"))
+	cmd.Env = append(os.Environ(), "RLSWEEP_HOME="+filepath.Join(dir, "home"))
+	var stderr lockedBuffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	waitFor(t, 2*time.Minute, "dev to serve", func() bool { return strings.Contains(stderr.String(), "Ctrl-C stops the worker") })
+	c, err := client.Dial(client.Options{HostPort: "127.0.0.1:" + strconv.Itoa(port), Logger: quiet{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	// The attack's payload: a Sweep whose trainer touches a file, as a web page would send it (the
+	// HTTP API and the UI take JSON payloads in shorthand).
+	// payloads: "shorthand" JSON values (the HTTP API's form) or the proto JSON form (the Web UI's).
+	sweepBody := func(file string, shorthand bool) string {
+		spec := filepath.Join(dir, filepath.Base(file)+".yaml")
+		y := fmt.Sprintf("name: pwn\ntrainer:\n  command: [/bin/touch, %q]\n  total_steps: 1000\nseeds: [1]\nparameters:\n  x: {value: 1}\nprobes: {enabled: false}\n", file)
+		if err := os.WriteFile(spec, []byte(y), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := sweeps.Load(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := json.Marshal(workflows.SweepInput{SweepID: "sweep/pwn/" + filepath.Base(file), Spec: *s, Submission: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		input := fmt.Sprintf(`[%s]`, in)
+		if !shorthand {
+			input = fmt.Sprintf(`{"payloads":[{"metadata":{"encoding":%q},"data":%q}]}`,
+				base64.StdEncoding.EncodeToString([]byte("json/plain")), base64.StdEncoding.EncodeToString(in))
+		}
+		return fmt.Sprintf(`{"workflowType":{"name":"Sweep"},"taskQueue":{"name":%q},"input":%s}`, workflows.ControlQueue, input)
+	}
+	started := func(id string) bool {
+		_, err := c.DescribeWorkflowExecution(context.Background(), id, "")
+		var nf *serviceerror.NotFound
+		if err != nil && !errors.As(err, &nf) {
+			t.Fatalf("describe %s: %v", id, err)
+		}
+		return err == nil
+	}
+
+	// 1. The HTTP API, wherever the CLI put it: every port the server listens on besides the frontend's.
+	apiFile := filepath.Join(dir, "touched-by-http-api")
+	apiBody := sweepBody(apiFile, true)
+	ports := listeningPorts(t, descendants(cmd.Process.Pid))
+	hostNotAllowed := 0
+	for _, p := range ports {
+		if p == port || p == uiPort {
+			continue
+		}
+		u := fmt.Sprintf("http://127.0.0.1:%d/api/v1/namespaces/default/workflows/%s", p, url.PathEscape("pwn-"+filepath.Base(apiFile)))
+		req, _ := http.NewRequest("POST", u, strings.NewReader(apiBody))
+		req.Header.Set("Content-Type", "text/plain")
+		req.Header.Set("Origin", "http://attacker.example")
+		resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+		if err != nil {
+			continue // not HTTP
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode/100 == 2 {
+			t.Errorf("cross-origin POST to the HTTP API on port %d: %s %s, want refused", p, resp.Status, b)
+		}
+		if resp.StatusCode == http.StatusForbidden && strings.Contains(string(b), "Host not allowed") {
+			hostNotAllowed++
+		}
+	}
+	if hostNotAllowed != 1 {
+		t.Errorf("%d of the server's ports %v answered as the HTTP API refusing the Host, want 1", hostNotAllowed, ports)
+	}
+
+	// 2. The Web UI under a rebound name: the page reads a CSRF token, then starts the sweep.
+	uiFile := filepath.Join(dir, "touched-by-web-ui")
+	rebound := "rebind.attacker.example:" + strconv.Itoa(uiPort)
+	if st, body := uiStart(t, uiPort, rebound, "http://"+rebound, "pwn-"+filepath.Base(uiFile), sweepBody(uiFile, false)); st != http.StatusForbidden {
+		t.Errorf("Web UI under Host %s: start workflow answered %d %s, want 403", rebound, st, body)
+	}
+	// and a page of another origin calling the UI's own address.
+	if st, body := uiStart(t, uiPort, "localhost:"+strconv.Itoa(uiPort), "http://attacker.example", "pwn-cross", sweepBody(uiFile, false)); st != http.StatusForbidden {
+		t.Errorf("Web UI called from another origin: start workflow answered %d %s, want 403", st, body)
+	}
+
+	// 3. The Web UI's own origin works: the page, and a write (a workflow no worker serves).
+	own := "localhost:" + strconv.Itoa(uiPort)
+	resp, err := http.Get("http://" + own + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(strings.ToLower(string(page)), "<html") {
+		t.Errorf("GET %s/: %s, want the Web UI's page", own, resp.Status)
+	}
+	okID := "ui-own-origin-check"
+	okBody := `{"workflowType":{"name":"NoSuchWorkflow"},"taskQueue":{"name":"rlsweep-security-test-idle"}}`
+	if st, body := uiStart(t, uiPort, own, "http://"+own, okID, okBody); st != http.StatusOK {
+		t.Errorf("Web UI from its own origin: start workflow answered %d %s, want 200", st, body)
+	}
+	if !started(okID) {
+		t.Logf("dev's output:\n%s", stderr.String())
+		t.Errorf("the workflow started through the Web UI's own origin does not exist")
+	}
+
+	// Nothing of the attacks started or ran.
+	time.Sleep(5 * time.Second) // a started sweep's trainer runs within a second or two on dev's worker
+	for _, f := range []string{apiFile, uiFile} {
+		if _, err := os.Stat(f); err == nil {
+			t.Errorf("the trainer command ran: %s exists", f)
+		}
+		if started("pwn-" + filepath.Base(f)) {
+			t.Errorf("workflow pwn-%s was started", filepath.Base(f))
+		}
+	}
+}
+
+// uiStart starts a workflow through the Web UI's API as a browser page would: it reads the CSRF token
+// the UI sets, then POSTs with it, under the given Host and Origin headers. It returns the POST's
+// status and body (or the refused GET's).
+func uiStart(t *testing.T, uiPort int, host, origin, id, body string) (int, string) {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	hc := &http.Client{Jar: jar, Timeout: 10 * time.Second}
+	base := fmt.Sprintf("http://127.0.0.1:%d", uiPort)
+	req, _ := http.NewRequest("GET", base+"/api/v1/settings", nil)
+	req.Host = host
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return resp.StatusCode, string(b)
+	}
+	var token string
+	for _, ck := range resp.Cookies() {
+		if ck.Name == "_csrf" {
+			token = ck.Value
+		}
+	}
+	req, _ = http.NewRequest("POST", base+"/api/v1/namespaces/default/workflows/"+url.PathEscape(id), strings.NewReader(body))
+	req.Host = host
+	req.Header.Set("Origin", origin)
+	req.Header.Set("Content-Type", "text/plain")
+	req.Header.Set("X-CSRF-TOKEN", token)
+	req.AddCookie(&http.Cookie{Name: "_csrf", Value: token})
+	resp, err = hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, string(b)
+}
+
+// descendants returns pid and every process below it.
+func descendants(pid int) []int {
+	out := []int{pid}
+	for i := 0; i < len(out); i++ {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", out[i]))
+		for _, f := range tasks {
+			b, _ := os.ReadFile(f)
+			for _, s := range strings.Fields(string(b)) {
+				if n, err := strconv.Atoi(s); err == nil {
+					out = append(out, n)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// listeningPorts returns the TCP ports the processes pids listen on.
+func listeningPorts(t *testing.T, pids []int) []int {
+	t.Helper()
+	inodes := map[string]bool{}
+	for _, pid := range pids {
+		fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", pid))
+		for _, fd := range fds {
+			if l, err := os.Readlink(fd); err == nil && strings.HasPrefix(l, "socket:[") {
+				inodes[strings.TrimSuffix(strings.TrimPrefix(l, "socket:["), "]")] = true
+			}
+		}
+	}
+	var ports []int
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		f, err := os.Open(table)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			fl := strings.Fields(sc.Text())
+			if len(fl) < 10 || fl[3] != "0A" || !inodes[fl[9]] { // 0A: LISTEN
+				continue
+			}
+			i := strings.LastIndex(fl[1], ":")
+			b, err := hex.DecodeString(fl[1][i+1:])
+			if err == nil && len(b) == 2 {
+				ports = append(ports, int(b[0])<<8|int(b[1]))
+			}
+		}
+		f.Close()
+	}
+	if len(ports) == 0 {
+		t.Fatalf("found no listening ports of processes %v", pids)
+	}
+	return ports
+}
