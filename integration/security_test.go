@@ -139,7 +139,16 @@ func TestDevRefusesForeignOrigins(t *testing.T) {
 	}
 	okID := "ui-own-origin-check"
 	okBody := `{"workflowType":{"name":"NoSuchWorkflow"},"taskQueue":{"name":"rlsweep-security-test-idle"}}`
-	if st, body := uiStart(t, uiPort, own, "http://"+own, okID, okBody); st != http.StatusOK {
+	// The UI server's gRPC connection, first tried while the frontend was still starting, may wait out
+	// a reconnect backoff: it answers 503 until then.
+	var st int
+	var body string
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
+		if st, body = uiStart(t, uiPort, own, "http://"+own, okID, okBody); st != http.StatusServiceUnavailable || time.Now().After(deadline) {
+			break
+		}
+	}
+	if st != http.StatusOK {
 		t.Errorf("Web UI from its own origin: start workflow answered %d %s, want 200", st, body)
 	}
 	if !started(okID) {
