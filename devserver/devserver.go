@@ -102,8 +102,8 @@ type Server struct {
 	cmd   *exec.Cmd
 	done  chan struct{}
 	guard *uiGuard // serves the Web UI on UIPort; nil when headless
-	Addr string // host:port of the frontend
-	UI   string // Web UI base URL, "" when disabled
+	Addr  string   // host:port of the frontend
+	UI    string   // Web UI base URL, "" when disabled
 }
 
 // FindBinary returns the temporal executable: $RLSWEEP_TEMPORAL_BIN, the pinned build in

@@ -28,7 +28,9 @@ type DevOptions struct {
 	Exit     bool   // exit once the submitted sweep has ended
 	// StopTimeout: at Ctrl-C, how long the worker waits for running trainers to stop (--stop-timeout).
 	StopTimeout time.Duration
-	Log         LogOptions
+	// AllowTrainers: the only programs the in-process worker runs as trainers (--allow-trainer).
+	AllowTrainers []string
+	Log           LogOptions
 }
 
 func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
@@ -64,6 +66,9 @@ func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
 			if err := opts.Log.validate(); err != nil {
 				return invalidInput(err)
 			}
+			if _, err := allowTrainers(opts.AllowTrainers); err != nil {
+				return invalidInput(err)
+			}
 			if opts.UIPort < 1 || opts.UIPort > 65535 || opts.UIPort == opts.Port {
 				return invalidInput(fmt.Errorf("--ui-port: got %d, want 1 to 65535, other than --port %d", opts.UIPort, opts.Port))
 			}
@@ -81,6 +86,7 @@ func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
 	addGPUsFlag(cmd, &opts.GPUs)
 	fl.BoolVar(&opts.Exit, "exit", false, "with FILE: exit once the sweep has ended, stopping the server (make demo passes it when stdin is not a terminal)")
 	fl.DurationVar(&opts.StopTimeout, "stop-timeout", defaultStopTimeout, stopTimeoutUsage)
+	addAllowTrainerFlag(cmd, &opts.AllowTrainers)
 	addLogFlags(cmd, &opts.Log)
 	return cmd
 }
@@ -88,7 +94,8 @@ func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
 // workerOptions are those of dev's in-process worker: both queues, --slots on the CPU or one slot
 // per GPU of --gpus.
 func (o *DevOptions) workerOptions() *WorkerOptions {
-	return &WorkerOptions{Control: true, Queues: []string{workflows.DefaultTrialQueue}, Slots: o.Slots, GPUs: o.GPUs, TrialsPerGPU: 1}
+	return &WorkerOptions{Control: true, Queues: []string{workflows.DefaultTrialQueue}, Slots: o.Slots, GPUs: o.GPUs, TrialsPerGPU: 1,
+		AllowTrainers: o.AllowTrainers}
 }
 
 func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
@@ -14,6 +16,9 @@ import (
 type ValidateOptions struct {
 	Files   []string
 	Explain bool // also print what each file becomes (sweeps.Explain)
+	// AllowTrainers: refuse a spec whose trainer program a worker with these --allow-trainer
+	// programs would refuse.
+	AllowTrainers []string
 }
 
 func newValidateCmd(f *Factory, runF func(*ValidateOptions) error) *cobra.Command {
@@ -36,16 +41,28 @@ argument quoted on its own), where its metrics come from, its objective and the 
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Explain, "explain", false, "print what each file becomes: first trial's argv, metrics source, objective, number of trials")
+	cmd.Flags().StringArrayVar(&opts.AllowTrainers, "allow-trainer", nil, "check each spec's trainer program (trainer.command[0], probes.command[0]) against a worker's --allow-trainer list, resolved on this machine as that worker resolves it; repeat for several (adds to "+envAllowTrainer+")")
 	return cmd
 }
 
 func runValidate(f *Factory, opts *ValidateOptions) error {
+	allow, err := allowTrainers(opts.AllowTrainers)
+	if err != nil {
+		return invalidInput(err)
+	}
 	bad := false
 	for _, file := range opts.Files {
 		spec, trials, err := loadPlanAndCheck(file)
 		if err != nil {
 			bad = true
 			fmt.Fprintln(f.ErrOut, err)
+			continue
+		}
+		if msgs := refusedTrainers(spec, allow); len(msgs) > 0 {
+			bad = true
+			for _, m := range msgs {
+				fmt.Fprintf(f.ErrOut, "%s: %s\n", file, m)
+			}
 			continue
 		}
 		count := fmt.Sprintf("%d trials", len(trials))
@@ -104,4 +121,26 @@ func loadPlanAndCheck(file string) (*sweeps.Spec, []sweeps.Trial, error) {
 	}
 	spec.ResolveTrainerPath()
 	return spec, trials, nil
+}
+
+// refusedTrainers says which of spec's trainer programs (trainer.command[0], probes.command[0]) allow
+// refuses, each as FIELD: why. A templated program ({{...}}) is rendered only on the worker, and not
+// checked here; the built-in trainer is always allowed.
+func refusedTrainers(spec *sweeps.Spec, allow *activities.TrainerAllowList) []string {
+	if allow == nil || spec.Trainer.Builtin != "" {
+		return nil
+	}
+	var out []string
+	for _, c := range []struct {
+		field string
+		cmd   []string
+	}{{"trainer.command[0]", spec.Trainer.Command}, {"probes.command[0]", spec.Probes.Command}} {
+		if len(c.cmd) == 0 || strings.Contains(c.cmd[0], "{{") {
+			continue
+		}
+		if msg := allow.Refusal(c.cmd[0]); msg != "" {
+			out = append(out, c.field+": "+msg)
+		}
+	}
+	return out
 }
