@@ -262,3 +262,85 @@ func listeningPorts(t *testing.T, pids []int) []int {
 	}
 	return ports
 }
+
+// A worker started with --allow-trainer runs the programs on its list and refuses any other at once:
+// the trial fails on its first attempt (none retried, none charged to the trainer) with a message
+// naming the program and the flag; with probes on, the first probe is refused and the sweep fails with
+// that message before any trial. validate --allow-trainer says the same before submitting.
+func TestWorkerAllowTrainer(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker("w", "--slots", "2", "--allow-trainer", trainerBin)
+	// Another program that would train just as well: a copy of the allowed one (not a link to it).
+	other := filepath.Join(e.dir, "other-trainer")
+	b, err := os.ReadFile(trainerBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	body := "  total_steps: 2000\nmethod: grid\nseeds: [1, 2]\nparameters:\n  sleep_ms: {value: 1}\nprobes: {enabled: false}\n"
+	write := func(name, y string) string {
+		p := filepath.Join(e.dir, name+".yaml")
+		if err := os.WriteFile(p, []byte(y), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	allowed := write("allowed", fmt.Sprintf("name: allowed\ntrainer:\n  command: [%q]\n", trainerBin)+body)
+	refused := write("refused", fmt.Sprintf("name: refused\ntrainer:\n  command: [%q]\n", other)+body)
+	probed := write("probed", fmt.Sprintf("name: probed\ntrainer:\n  command: [%q]\n", other)+
+		strings.Replace(body, "probes: {enabled: false}\n", "", 1))
+
+	wantMsg := func(out string) bool {
+		return strings.Contains(out, fmt.Sprintf("trainer program %q refused by this worker's --allow-trainer list", other)) &&
+			strings.Contains(out, "--allow-trainer "+other)
+	}
+	if out, code := e.cli("validate", "--allow-trainer", trainerBin, refused); code != 2 || !wantMsg(out) {
+		t.Errorf("validate --allow-trainer of the refused spec exited %d, want 2 and the refusal:\n%s", code, out)
+	}
+	if out, code := e.cli("validate", "--allow-trainer", trainerBin, allowed); code != 0 {
+		t.Errorf("validate --allow-trainer of the allowed spec exited %d, want 0:\n%s", code, out)
+	}
+
+	out, code := e.cli("submit", "--watch", allowed)
+	if code != 0 || !strings.Contains(out, "2 completed") {
+		t.Errorf("the allowed trainer's sweep exited %d, want 0 and 2 trials completed:\n%s", code, out)
+	}
+
+	start := time.Now()
+	out, code = e.cli("submit", "--watch", refused)
+	took := time.Since(start)
+	if code == 0 || !wantMsg(out) {
+		t.Errorf("the refused trainer's sweep exited %d, want a failure naming the program and the flag:\n%s", code, out)
+	}
+	if took > 30*time.Second {
+		t.Errorf("the refused sweep took %s to end, want it refused at once", took)
+	}
+	res := e.results(sweepIDFrom(t, out))
+	for _, tr := range res.Trials {
+		if tr.Outcome != "failed" || !wantMsg(tr.Error) || tr.TrainerFailures != 0 || tr.InfraRetries != 0 {
+			t.Errorf("trial %s: outcome %s, error %q, trainer_failures %d, infra_retries %d; want failed with the refusal, nothing charged",
+				tr.TrialID, tr.Outcome, tr.Error, tr.TrainerFailures, tr.InfraRetries)
+		}
+		// Its segment ran one attempt: the server retried nothing.
+		it := e.client.GetWorkflowHistory(context.Background(), workflows.TrialWorkflowID(res.SweepID, tr.TrialID), "", false, 0)
+		for it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a := ev.GetActivityTaskStartedEventAttributes(); a != nil && a.GetAttempt() != 1 {
+				t.Errorf("trial %s: a segment activity ran attempt %d, want 1 only", tr.TrialID, a.GetAttempt())
+			}
+		}
+	}
+	if len(res.Trials) != 2 {
+		t.Errorf("refused sweep: %d trials in results, want 2", len(res.Trials))
+	}
+
+	out, code = e.cli("submit", "--watch", probed)
+	if code == 0 || !wantMsg(out) {
+		t.Errorf("the refused trainer's sweep with probes exited %d, want the sweep failed with the refusal:\n%s", code, out)
+	}
+}
