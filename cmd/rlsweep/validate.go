@@ -4,11 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
@@ -121,26 +119,4 @@ func loadPlanAndCheck(file string) (*sweeps.Spec, []sweeps.Trial, error) {
 	}
 	spec.ResolveTrainerPath()
 	return spec, trials, nil
-}
-
-// refusedTrainers says which of spec's trainer programs (trainer.command[0], probes.command[0]) allow
-// refuses, each as FIELD: why. A templated program ({{...}}) is rendered only on the worker, and not
-// checked here; the built-in trainer is always allowed.
-func refusedTrainers(spec *sweeps.Spec, allow *activities.TrainerAllowList) []string {
-	if allow == nil || spec.Trainer.Builtin != "" {
-		return nil
-	}
-	var out []string
-	for _, c := range []struct {
-		field string
-		cmd   []string
-	}{{"trainer.command[0]", spec.Trainer.Command}, {"probes.command[0]", spec.Probes.Command}} {
-		if len(c.cmd) == 0 || strings.Contains(c.cmd[0], "{{") {
-			continue
-		}
-		if msg := allow.Refusal(c.cmd[0]); msg != "" {
-			out = append(out, c.field+": "+msg)
-		}
-	}
-	return out
 }

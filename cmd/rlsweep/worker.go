@@ -350,3 +350,25 @@ func slotCount(a *activities.Activities) int {
 	}
 	return a.Slots.Len()
 }
+
+// refusedTrainers says which of spec's trainer programs (trainer.command[0], probes.command[0]) allow
+// refuses, each as FIELD: why. A templated program ({{...}}) is rendered only on the worker, and not
+// checked here; the built-in trainer is always allowed.
+func refusedTrainers(spec *sweeps.Spec, allow *activities.TrainerAllowList) []string {
+	if allow == nil || spec.Trainer.Builtin != "" {
+		return nil
+	}
+	var out []string
+	for _, c := range []struct {
+		field string
+		cmd   []string
+	}{{"trainer.command[0]", spec.Trainer.Command}, {"probes.command[0]", spec.Probes.Command}} {
+		if len(c.cmd) == 0 || strings.Contains(c.cmd[0], "{{") {
+			continue
+		}
+		if msg := allow.Refusal(c.cmd[0]); msg != "" {
+			out = append(out, c.field+": "+msg)
+		}
+	}
+	return out
+}
