@@ -51,7 +51,7 @@ func startUIGuard(ip string, port int, upstream string) (*uiGuard, error) {
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))
 	if err != nil {
-		return nil, fmt.Errorf("Web UI on port %d: %w", port, err)
+		return nil, fmt.Errorf("the Web UI's port %d: %w", port, err)
 	}
 	g := &uiGuard{port: port, ln: ln}
 	g.proxy = &httputil.ReverseProxy{
