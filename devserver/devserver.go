@@ -1,5 +1,7 @@
 // Package devserver starts the pinned Temporal CLI dev server that `rlsweep dev` and the integration
-// tests run on: a SQLite file for state, the Web UI, and rlsweep's search attributes registered.
+// tests run on: a SQLite file for state, the Web UI, and rlsweep's search attributes registered. It is
+// closed to web pages (docs/security.md): the frontend's HTTP API refuses every request
+// (ClosedHTTPArgs) and the Web UI is served behind a guard that refuses foreign Host and Origin headers.
 package devserver
 
 import (

@@ -42,7 +42,9 @@ func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
 			"rlsweep's search attributes registered) and an in-process worker. With FILE, submit that sweep, follow\n" +
 			"it, print its best configurations once it has ended, and go on serving (the Web UI included) until\n" +
 			"Ctrl-C; --exit ends instead, saying how to serve the state again. If a server already answers on\n" +
-			"--port, it is reused. Ctrl-C stops what dev started.",
+			"--port, it is reused. Ctrl-C stops what dev started. Everything listens on 127.0.0.1; the server's HTTP API\n" +
+			"refuses every request and the Web UI refuses other sites' pages (foreign Host or Origin headers), but any\n" +
+			"local user can reach the gRPC frontend and so run commands as you: docs/security.md.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
