@@ -270,6 +270,10 @@ func listeningPorts(t *testing.T, pids []int) []int {
 func TestWorkerAllowTrainer(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker("w", "--slots", "2", "--allow-trainer", trainerBin)
+	waitFor(t, time.Minute, "the worker to say which trainers it allows", func() bool {
+		b, _ := os.ReadFile(filepath.Join(e.dir, "worker-w.log"))
+		return strings.Contains(string(b), "worker: trainers allowed: "+trainerBin+" (--allow-trainer)")
+	})
 	// Another program that would train just as well: a copy of the allowed one (not a link to it).
 	other := filepath.Join(e.dir, "other-trainer")
 	b, err := os.ReadFile(trainerBin)
