@@ -224,6 +224,9 @@ func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput, prev H
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
 	}
+	if err := r.a.checkTrainer(in.Trainer, r.argv[0]); err != nil {
+		return nil, err
+	}
 	r.process = r.contract(resume)
 	if r.extraEnv, err = r.wandbEnv(); err != nil {
 		return nil, err

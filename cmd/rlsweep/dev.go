@@ -30,7 +30,9 @@ type DevOptions struct {
 	StopTimeout time.Duration
 	// TrainerPIDNamespace: each trainer in a PID namespace of its own where one can be created.
 	TrainerPIDNamespace bool
-	Log                 LogOptions
+	// AllowTrainers: the only programs the in-process worker runs as trainers (--allow-trainer).
+	AllowTrainers []string
+	Log           LogOptions
 }
 
 func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
@@ -42,7 +44,9 @@ func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
 			"rlsweep's search attributes registered) and an in-process worker. With FILE, submit that sweep, follow\n" +
 			"it, print its best configurations once it has ended, and go on serving (the Web UI included) until\n" +
 			"Ctrl-C; --exit ends instead, saying how to serve the state again. If a server already answers on\n" +
-			"--port, it is reused. Ctrl-C stops what dev started.",
+			"--port, it is reused. Ctrl-C stops what dev started. Everything listens on 127.0.0.1; the server's HTTP API\n" +
+			"refuses every request and the Web UI refuses other sites' pages (foreign Host or Origin headers), but any\n" +
+			"local user can reach the gRPC frontend and so run commands as you: docs/security.md.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -66,6 +70,9 @@ func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
 			if err := opts.Log.validate(); err != nil {
 				return invalidInput(err)
 			}
+			if _, err := allowTrainers(opts.AllowTrainers); err != nil {
+				return invalidInput(err)
+			}
 			if opts.UIPort < 1 || opts.UIPort > 65535 || opts.UIPort == opts.Port {
 				return invalidInput(fmt.Errorf("--ui-port: got %d, want 1 to 65535, other than --port %d", opts.UIPort, opts.Port))
 			}
@@ -84,6 +91,7 @@ func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
 	fl.BoolVar(&opts.Exit, "exit", false, "with FILE: exit once the sweep has ended, stopping the server (make demo passes it when stdin is not a terminal)")
 	fl.DurationVar(&opts.StopTimeout, "stop-timeout", defaultStopTimeout, stopTimeoutUsage)
 	addTrainerPIDNamespaceFlag(cmd, &opts.TrainerPIDNamespace)
+	addAllowTrainerFlag(cmd, &opts.AllowTrainers)
 	addLogFlags(cmd, &opts.Log)
 	return cmd
 }
@@ -92,7 +100,8 @@ func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
 // per GPU of --gpus.
 func (o *DevOptions) workerOptions() *WorkerOptions {
 	return &WorkerOptions{Control: true, Queues: []string{workflows.DefaultTrialQueue}, Slots: o.Slots, GPUs: o.GPUs, TrialsPerGPU: 1,
-		TrainerPIDNamespace: o.TrainerPIDNamespace}
+		TrainerPIDNamespace: o.TrainerPIDNamespace,
+		AllowTrainers:       o.AllowTrainers}
 }
 
 func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
