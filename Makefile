@@ -4,7 +4,7 @@ BIN       := bin/rlsweep
 TOOLS     := scripts/install-tools.sh
 GOBIN_DIR := $(shell $(GO) env GOPATH)/bin
 
-.PHONY: demo build test test-short test-long test-integration test-topology topology-up topology-down lint fuzz bench diagnostics-corpus clean
+.PHONY: demo build test test-short test-long test-corpus test-integration test-topology topology-up topology-down lint fuzz bench diagnostics-corpus clean
 
 ## demo: run a CartPole sweep end to end on a local Temporal dev server and artifact directory, print
 ## its best configurations; at a terminal the server and Web UI then stay up until Ctrl-C, without one
@@ -22,7 +22,7 @@ build:
 ## test: everything CI runs: lint, unit and long tests, integration tests on real components, and the
 ## topology tier (root only: as another user it is skipped with a message, unless CI=true, where that
 ## is an error)
-test: lint test-long test-integration test-topology
+test: lint test-long test-corpus test-integration test-topology
 
 ## test-short: the hermetic, fast tier
 test-short:
@@ -82,11 +82,20 @@ fuzz:
 	$(GO) test ./artifacts -run '^$$' -fuzz '^FuzzKeys$$' -fuzztime $(FUZZTIME)
 
 ## diagnostics-corpus: replay the corpus of real training logs (diagnostics/corpus/README.md) through
-## `rlsweep diagnose` and print which runs the rules stop; RLSWEEP_CORPUS names its directory
+## `rlsweep diagnose` and print which runs the rules stop; RLSWEEP_CORPUS names its directory (default:
+## the corpus folder CI keeps beside the clone; a relative path is taken from here)
+RLSWEEP_CORPUS ?= ../shared/corpus/diagnostics
+CORPUS_DIR := $(abspath $(RLSWEEP_CORPUS))
 diagnostics-corpus:
-	@test -n "$(RLSWEEP_CORPUS)" -a -f "$(RLSWEEP_CORPUS)/manifest.tsv" || { echo "RLSWEEP_CORPUS=$(RLSWEEP_CORPUS): want the corpus directory, holding manifest.tsv and the runs it names (diagnostics/corpus/README.md)"; exit 2; }
-	@out=$$(RLSWEEP_CORPUS=$(RLSWEEP_CORPUS) $(GO) test -count=1 -run '^TestDiagnosticsCorpus$$' -v ./cmd/rlsweep 2>&1); \
+	@test -f "$(CORPUS_DIR)/manifest.tsv" || { echo "RLSWEEP_CORPUS=$(RLSWEEP_CORPUS) ($(CORPUS_DIR)): want the corpus directory, holding manifest.tsv and the runs it names (diagnostics/corpus/README.md)"; exit 2; }
+	@out=$$(RLSWEEP_CORPUS=$(CORPUS_DIR) $(GO) test -count=1 -run '^TestDiagnosticsCorpus$$' -v ./cmd/rlsweep 2>&1); \
 	status=$$?; printf '%s\n' "$$out" | sed -n '/corpus_test.go/,$$p'; exit $$status
+
+## test-corpus: diagnostics-corpus when the corpus is here (CI has it beside the clone), with its
+## counts in the log; otherwise says it skipped
+test-corpus:
+	@if [ -f "$(CORPUS_DIR)/manifest.tsv" ]; then $(MAKE) --no-print-directory diagnostics-corpus; \
+	else echo "test-corpus: SKIPPED, no corpus at $(CORPUS_DIR) (set RLSWEEP_CORPUS; diagnostics/corpus/README.md)"; fi
 
 ## bench: the benchmarks recorded in docs/BENCHMARKS.md
 bench:

@@ -67,6 +67,9 @@ type Activities struct {
 	// KeepScratch keeps each attempt's scratch directory after it ends (its log stored), for
 	// debugging a trainer; by default it is removed.
 	KeepScratch bool
+	// AllowTrainers, when not nil, is the only programs a trial's or a probe's trainer may run
+	// (`worker --allow-trainer`); any other fails the trial or probe at once (ErrTrainerNotAllowed).
+	AllowTrainers *TrainerAllowList
 	// Logger receives what the worker logs outside an activity (the background uploads of ended
 	// attempts' logs); nil drops it. Inside an activity, activity.GetLogger's logger is used.
 	Logger Logger

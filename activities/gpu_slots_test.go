@@ -194,30 +194,31 @@ func TestTrainSegmentHeartbeatsWhileWaitingForATrialSlot(t *testing.T) {
 	waitsHeartbeating(t, f, func() { <-f.acts.TrialLimit })
 }
 
-// waitsHeartbeating runs a segment that must wait for a place, frees the place with release after two
-// heartbeats, and checks that the segment then completes.
+// waitsHeartbeating runs a segment that must wait for a place, frees the place with release after five
+// heartbeats (past the heartbeat timeout of 4 s), and checks that the segment then completes.
 func waitsHeartbeating(t *testing.T, f *fixture, release func()) {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	env.SetTestTimeout(10 * time.Second)
+	env.SetTestTimeout(20 * time.Second)
 	env.RegisterActivity(f.acts.TrainSegment)
 	var beats atomic.Int32
 	env.SetOnActivityHeartbeatListener(func(_ *activity.Info, _ converter.EncodedValues) {
-		if beats.Add(1) == 2 {
+		if beats.Add(1) == 5 {
 			release()
 		}
 	})
 	in := f.input(1000, nil)
+	in.Trainer.GracePeriod = time.Second // fits in the heartbeat timeout (sweeps.CheckGracePeriod)
 	env.ExecuteWorkflow(func(ctx workflow.Context) error {
 		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
-			HeartbeatTimeout: 2 * time.Second, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
+			HeartbeatTimeout: 4 * time.Second, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
 		return workflow.ExecuteActivity(ctx, f.acts.TrainSegment, in).Get(ctx, nil)
 	})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatalf("segment: %v", err)
 	}
-	if n := beats.Load(); n < 2 {
-		t.Errorf("%d heartbeats while waiting for a place, want at least 2", n)
+	if n := beats.Load(); n < 5 {
+		t.Errorf("%d heartbeats while waiting for a place, want at least 5", n)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
+
+	"github.com/rlsweep/rlsweep/sweeps"
 )
 
 // beats heartbeats a running activity from a goroutine of its own, so that nothing the activity waits
@@ -24,36 +26,50 @@ import (
 // it asked to cancel it, the attempt no longer exists (it timed out and was retried), it was paused or
 // reset — or when the worker shuts down. When the SDK's context ends for any other reason (the server is
 // unreachable), beats goes on heartbeating through the client directly; the first answer tells whether
-// the attempt lives on or was cancelled meanwhile. An outage that lasts almost the heartbeat timeout ends
-// the work: by then the server (for the workers that still reach it) times the attempt out and starts a
-// retry elsewhere, and a trainer that went on here would train the same trial twice at once.
+// the attempt lives on or was cancelled meanwhile. An outage that lasts too long ends the work early
+// enough that the trainer's grace period ends before the heartbeat timeout (sweeps.PartitionStop): then
+// the server (for the workers that still reach it) times the attempt out and starts a retry elsewhere,
+// and a trainer still running here would train the same trial twice at once.
 type beats struct {
 	sdk    context.Context // the activity's context as the SDK gives it
 	cancel context.CancelCauseFunc
 	every  time.Duration
-	// giveUp: how long the server may be unreachable before the work stops (the heartbeat timeout less
-	// two seconds: the server heard last from the attempt up to that much before the outage was seen);
-	// 0: never.
-	giveUp time.Duration
-	send   func(context.Context, Heartbeat) error // one heartbeat through the client, past the SDK
-	log    func(msg string, kv ...any)
+	// timeout: the attempt's heartbeat timeout; giveUp: how long the server may go without a heartbeat
+	// of this attempt before the work stops (sweeps.PartitionStop: the heartbeat timeout less the
+	// trainer's grace period and a margin); 0: never.
+	timeout, giveUp time.Duration
+	send            func(context.Context, Heartbeat) error // one heartbeat through the client, past the SDK
+	log             func(msg string, kv ...any)
 
 	mu      sync.Mutex
 	details Heartbeat
 	direct  bool      // the SDK's context ended on a delivery failure: heartbeats go through send
 	away    time.Time // when the server stopped answering; zero while it answers
-	outages int
-	awayFor time.Duration
+	// heard: when the server last took a heartbeat of this attempt, as far as the worker can tell.
+	heard   time.Time
+	lastErr error // the last failed delivery's
+	// finishing: the work is done and the attempt waits for the server to take its result
+	// (awaitServer): an outage no longer stops anything.
+	finishing bool
+	outages   int
+	awayFor   time.Duration
 
 	done, exited chan struct{}
 }
 
+// sdkDeliveryWindow bounds how long before the SDK gives up on a heartbeat the server last took one:
+// the SDK sends at most one a throttle interval (worker.Options.MaxHeartbeatThrottleInterval, a
+// second) and gives each delivery that long (at least a second).
+const sdkDeliveryWindow = 2 * time.Second
+
 // startBeats starts heartbeating details every `every` and returns the context the activity's work
 // runs under (see beats). Outside an activity (a CLI command calling an activity method) nothing is
 // heartbeated and the work runs under ctx.
-func startBeats(ctx context.Context, every time.Duration, details Heartbeat) (context.Context, *beats) {
+// grace is the trainer's grace period: a server unreachable for sweeps.PartitionStop(heartbeat timeout,
+// grace) stops the work.
+func startBeats(ctx context.Context, every time.Duration, details Heartbeat, grace time.Duration) (context.Context, *beats) {
 	work, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	b := &beats{sdk: ctx, cancel: cancel, every: every, details: details,
+	b := &beats{sdk: ctx, cancel: cancel, every: every, details: details, heard: time.Now(),
 		done: make(chan struct{}), exited: make(chan struct{})}
 	if !activity.IsActivity(ctx) {
 		close(b.exited)
@@ -61,8 +77,9 @@ func startBeats(ctx context.Context, every time.Duration, details Heartbeat) (co
 	}
 	b.log = activityLog(ctx).Warn
 	info := activity.GetInfo(ctx)
-	if ht := info.HeartbeatTimeout; ht > 2*time.Second {
-		b.giveUp = ht - 2*time.Second
+	if ht := info.HeartbeatTimeout; ht > 0 {
+		b.timeout = ht
+		b.giveUp = max(0, sweeps.PartitionStop(ht, grace))
 	}
 	token := info.TaskToken
 	b.send = func(c context.Context, h Heartbeat) error {
@@ -145,6 +162,7 @@ func (b *beats) loop(work context.Context) {
 	t := time.NewTicker(b.every)
 	defer t.Stop()
 	sdkDone := b.sdk.Done()
+	var giveUp <-chan time.Time // fires once the server has gone b.giveUp without a heartbeat
 	for {
 		select {
 		case <-b.done:
@@ -156,20 +174,36 @@ func (b *beats) loop(work context.Context) {
 				return
 			}
 			b.mu.Lock()
-			b.direct = true
+			if !b.direct {
+				b.direct = true
+				// The server took the heartbeat before the one the SDK could not deliver.
+				b.heard = later(b.heard, time.Now().Add(-sdkDeliveryWindow))
+			}
 			b.wentAway()
+			b.lastErr = context.Cause(b.sdk)
 			b.mu.Unlock()
+			giveUp = b.giveUpTimer()
 			b.log("Temporal server did not take a heartbeat; the trainer keeps running and heartbeats go on directly",
-				"cause", context.Cause(b.sdk))
+				"cause", context.Cause(b.sdk), "stops_after", b.giveUp.String())
+		case <-giveUp:
+			giveUp = nil
+			if b.stopAway() {
+				return
+			}
 		case <-t.C:
 			b.mu.Lock()
-			h, direct := b.details, b.direct
+			h, direct, heard := b.details, b.direct, b.heard
 			b.mu.Unlock()
 			if !direct {
 				activity.RecordHeartbeat(b.sdk, h)
 				continue
 			}
-			c, cancel := context.WithTimeout(work, 2*b.every)
+			// A delivery waits no longer than the time left before the work stops.
+			wait := 2 * b.every
+			if b.giveUp > 0 {
+				wait = min(wait, max(time.Until(heard.Add(b.giveUp)), 10*time.Millisecond))
+			}
+			c, cancel := context.WithTimeout(work, wait)
 			err := b.send(c, h)
 			cancel()
 			if work.Err() != nil {
@@ -177,6 +211,7 @@ func (b *beats) loop(work context.Context) {
 			}
 			if err == nil {
 				b.cameBack()
+				giveUp = nil
 				continue
 			}
 			if endingError(err) {
@@ -185,17 +220,99 @@ func (b *beats) loop(work context.Context) {
 				return
 			}
 			b.mu.Lock()
+			first := b.away.IsZero()
 			b.wentAway()
-			away := time.Since(b.away)
+			b.lastErr = err
 			b.mu.Unlock()
-			if b.giveUp > 0 && away >= b.giveUp {
-				b.log("stopping the trainer: the Temporal server has been unreachable for about the heartbeat timeout, so the attempt is retried elsewhere",
-					"away", away.Round(time.Second).String())
-				b.cancel(fmt.Errorf("the Temporal server was unreachable for %s, about the heartbeat timeout: %w", away.Round(time.Second), err))
-				return
+			if first { // the server answered since the timer was last set: count from its last answer
+				giveUp = b.giveUpTimer()
 			}
 		}
 	}
+}
+
+// giveUpTimer fires when the server will have gone b.giveUp without a heartbeat; nil: never.
+func (b *beats) giveUpTimer() <-chan time.Time {
+	if b.giveUp <= 0 {
+		return nil
+	}
+	b.mu.Lock()
+	heard := b.heard
+	b.mu.Unlock()
+	return time.After(time.Until(heard.Add(b.giveUp)))
+}
+
+// stopAway ends the work of an attempt whose server has gone b.giveUp without a heartbeat, so that its
+// trainer, stopped now, is gone (its grace period over) before the heartbeat timeout, when the server
+// retries the attempt elsewhere. It reports whether it did: not once the server answered again, nor
+// while the finished work waits to hand in its result (awaitServer).
+func (b *beats) stopAway() bool {
+	b.mu.Lock()
+	away, heard, finishing, cause := !b.away.IsZero(), b.heard, b.finishing, b.lastErr
+	b.mu.Unlock()
+	if !away || finishing {
+		return false
+	}
+	silent := time.Since(heard).Round(100 * time.Millisecond)
+	b.log("stopping the trainer: the Temporal server has not taken a heartbeat for too long; its grace period must end before the heartbeat timeout, when the server retries the attempt elsewhere",
+		"silent", silent.String(), "heartbeat_timeout", b.timeout.String())
+	b.cancel(fmt.Errorf("the Temporal server took no heartbeat for %s, so the trainer was stopped before the heartbeat timeout (%s), when the server retries the attempt elsewhere: %w",
+		silent, b.timeout, cause))
+	return true
+}
+
+// awaitServer holds back the end of an attempt (its result or its failure) while the Temporal server
+// is away, heartbeating until it answers again, so that the SDK hands the result in at once, rather
+// than give up on it during a long outage and leave the server to time the attempt out and retry it
+// (a trial idle for the heartbeat timeout). It waits at most until the heartbeat timeout since the
+// server last took a heartbeat, and not at all when the attempt's work was ended (cancelled, or
+// stopped by an outage).
+func (b *beats) awaitServer(work context.Context) {
+	if b == nil || b.send == nil || work.Err() != nil {
+		return
+	}
+	b.mu.Lock()
+	away := !b.away.IsZero()
+	b.mu.Unlock()
+	if !away {
+		// The server answered the last heartbeat (or the SDK has not seen it go yet, within its
+		// delivery window): the SDK hands the result in, retrying for a minute.
+		return
+	}
+	b.mu.Lock()
+	b.finishing = true
+	deadline := b.heard.Add(b.timeout)
+	b.mu.Unlock()
+	start := time.Now()
+	b.log("the segment ended while the Temporal server is away; waiting for it to hand in the result", "until", deadline.Format(time.RFC3339))
+	for {
+		b.mu.Lock()
+		away := !b.away.IsZero()
+		b.mu.Unlock()
+		if !away {
+			b.log("Temporal server answers again; handing in the segment's result", "waited", time.Since(start).Round(time.Millisecond).String())
+			return
+		}
+		select {
+		case <-b.exited: // the server ended the attempt
+			return
+		case <-activity.GetWorkerStopChannel(b.sdk): // the worker stops: nothing to wait for
+			return
+		case <-work.Done():
+			return
+		case <-time.After(min(100*time.Millisecond, max(time.Until(deadline), 0))):
+		}
+		if !time.Now().Before(deadline) {
+			return
+		}
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // wentAway notes the start of an outage; b.mu is held.
@@ -208,6 +325,7 @@ func (b *beats) wentAway() {
 func (b *beats) cameBack() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.heard = time.Now()
 	if b.away.IsZero() {
 		return
 	}
@@ -237,6 +355,21 @@ func endingError(err error) bool {
 	var nsMissing *serviceerror.NamespaceNotFound
 	return errors.As(err, &canceled) || errors.As(err, &notFound) || errors.As(err, &nsInactive) ||
 		errors.As(err, &nsMissing) || errors.Is(err, activity.ErrActivityPaused) || errors.Is(err, activity.ErrActivityReset)
+}
+
+// graceFits refuses, for good, a segment whose trainer's grace period does not fit in its heartbeat
+// timeout (sweeps.CheckGracePeriod): cut off from the server, the worker could not stop the trainer
+// before the server retries the segment elsewhere. rlsweep submit refuses such a sweep already; this
+// covers one started otherwise.
+func graceFits(ctx context.Context, in SegmentInput) error {
+	if !activity.IsActivity(ctx) {
+		return nil
+	}
+	if err := sweeps.CheckGracePeriod(activity.GetInfo(ctx).HeartbeatTimeout, in.Trainer.GracePeriod); err != nil {
+		msg := fmt.Sprintf("trial %s: %v", in.Trial.ID, err)
+		return temporal.NewNonRetryableApplicationError(msg, ErrInvalidSpec, err)
+	}
+	return nil
 }
 
 // storeRetryBudget is how long a segment retries a store operation it cannot do without (a resume

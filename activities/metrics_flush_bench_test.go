@@ -66,10 +66,11 @@ func BenchmarkSegmentMetricsFlush(b *testing.B) {
 					b.Fatal(err)
 				}
 				r := &segmentRun{a: &Activities{Store: puts}, in: in, attempt: 1, canon: canon, records: runner.NewSegmentLog(canon, "", 0)}
+				m := r.a.masker()
 				b.StartTimer()
 				for s := 1; s <= c.records; s++ {
 					rec.Step = int64(s) * 1000
-					if _, err := r.observe(ctx, rec); err != nil {
+					if _, err := r.observe(ctx, rec, m); err != nil {
 						b.Fatal(err)
 					}
 					if s%c.every == 0 {

@@ -59,7 +59,7 @@ func (a *Activities) RunProbe(ctx context.Context, in ProbeInput) (*ProbeResult,
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
 	}
 	// A server away for a moment does not stop a probe (beats).
-	ctx, b := startBeats(ctx, heartbeatEvery, Heartbeat{})
+	ctx, b := startBeats(ctx, heartbeatEvery, Heartbeat{}, 0)
 	defer b.stop()
 	var r probes.Result
 	if in.Trainer.Builtin != "" {
@@ -68,6 +68,10 @@ func (a *Activities) RunProbe(ctx context.Context, in ProbeInput) (*ProbeResult,
 			return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
 		}
 	} else {
+		if err := a.checkTrainerCommand(in.Trainer, in.Command, sweeps.TemplateData{SweepID: in.SweepID, Seed: in.Seed,
+			Params: in.Params, Env: in.Trainer.Env}); err != nil {
+			return nil, err
+		}
 		r, err = runner.ExternalProbe{Command: in.Command, TrainerEnv: in.Trainer.Env, Environ: os.Environ(),
 			Spec: in.Trainer.Environment, SweepID: in.SweepID, Seed: in.Seed, Params: in.Params,
 			WorkDir: a.WorkDir, Dir: in.Dir, Mask: a.masker()}.Run(ctx, p)

@@ -1,6 +1,7 @@
 package activities_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io/fs"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/runner"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/trainer/probes"
@@ -197,4 +199,42 @@ func TestTrainerGetsNoWorkerAWSSettings(t *testing.T) {
 	if len(aws) != 1 || aws[0] != "AWS_PROFILE=trainer-own" {
 		t.Errorf("the trainer's AWS variables = %q, want only the spec's AWS_PROFILE=trainer-own", aws)
 	}
+}
+
+// A trainer that uses a marked secret as a metric name and as its checkpoint's name: the result, the
+// stored metrics and the object keys hold its masked form.
+func TestTrainSegmentMasksSecretNames(t *testing.T) {
+	vals, _ := canaries(t)
+	f := newFixture(t)
+	in := f.input(1000, nil)
+	in.Trainer.Command = shellTrainer(`mkdir -p "$RLSWEEP_CHECKPOINT_DIR/d-$MY_MARKED_TOKEN" && echo x > "$RLSWEEP_CHECKPOINT_DIR/d-$MY_MARKED_TOKEN/c.pt"
+printf '{"step":1000,"reward":1,"loss/%s":2,"checkpoint":"d-%s/c.pt"}\n' "$MY_MARKED_TOKEN" "$MY_MARKED_TOKEN" >> "$RLSWEEP_METRICS_FILE"`)
+	res, err := f.run(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res)
+	noCanary(t, "the result", string(b), vals)
+	if want := "checkpoints/d-[secret MY_MARKED_TOKEN]/c.pt"; !strings.HasSuffix(res.CheckpointKey, want) {
+		t.Errorf("checkpoint key %q, want it to end in %s", res.CheckpointKey, want)
+	}
+	var stored bytes.Buffer
+	if err := artifacts.CopyMetrics(context.Background(), f.store, in.SweepID, in.Trial.ID, metrics.LineStep, &stored); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stored.String(), `"loss/[secret MY_MARKED_TOKEN]":2`) {
+		t.Errorf("the stored metrics %s lack the masked metric name", stored.String())
+	}
+	if got := f.read(res.CheckpointKey); got != "x\n" {
+		t.Errorf("the stored checkpoint holds %q, want the file the trainer wrote", got)
+	}
+	f.noCanaryStored(t, vals)
+	err = filepath.WalkDir(f.store.Root(), func(p string, _ fs.DirEntry, err error) error {
+		noCanary(t, "a stored key", p, vals)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
 }

@@ -27,6 +27,7 @@ func infraBound(ctx context.Context, in SegmentInput, prev Heartbeat) error {
 	}
 	msg := fmt.Sprintf("trial %s: segment %d: %d attempts were ended by faults outside the trainer (its worker died or was stopped, the Temporal server or the store was unreachable), more than retries.max_infra_retries (%d); the worker logs say why",
 		in.Trial.ID, in.Segment, infra, in.MaxInfraRetries)
+	prev.InfraRetries = infra
 	return temporal.NewNonRetryableApplicationError(msg, ErrInfraRetries, nil, prev)
 }
 func orStart(checkpoint string) string {
@@ -111,6 +112,7 @@ func (r *segmentRun) failed(err error) error {
 // trainer has failed MaxTrainerFailures times (retries.max_attempts).
 func (r *segmentRun) trainerFailed(errType, msg string) error {
 	r.hb.TrainerFailures++
+	r.hb.InfraRetries = max(0, int(r.attempt)-r.hb.TrainerFailures)
 	if limit := r.in.MaxTrainerFailures; limit > 0 {
 		msg += fmt.Sprintf("\n(trainer failure %d of at most %d, retries.max_attempts)", r.hb.TrainerFailures, limit)
 		if r.hb.TrainerFailures >= limit {

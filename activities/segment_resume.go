@@ -61,14 +61,34 @@ func (r *segmentRun) resumeCheckpoint(ctx context.Context, prev Heartbeat) (stri
 }
 
 // countRetrained adds to the details what the previous attempt trained past the step this attempt
-// resumes from (its last heartbeated step: the work a retry trains again), and makes that resume step
-// the details' step.
-func (r *segmentRun) countRetrained(prev Heartbeat) {
+// resumes from (the work a retry trains again), and makes that resume step the details' step. How far
+// the previous attempt got is the later of its last heartbeated step and the last step of the metrics
+// it stored (previousReach): an attempt cut off from the Temporal server, or killed between two
+// heartbeats, trained and stored records its heartbeats never told.
+func (r *segmentRun) countRetrained(ctx context.Context, prev Heartbeat) {
 	from := r.resumedAt
-	if r.attempt > 1 && prev.Step > from {
-		r.hb.Retrained += prev.Step - from
+	if r.attempt > 1 {
+		reached := max(prev.Step, r.previousReach(ctx))
+		if reached > from {
+			r.hb.Retrained += reached - from
+		}
 	}
 	r.hb.Step = from
+}
+
+// previousReach is the last step the metrics of the previous attempt of this segment hold: those of the
+// latest attempt that stored any, unless that is older than the previous one (which stored none; what
+// the older one trained was counted when the previous one started). 0 when unknown.
+func (r *segmentRun) previousReach(ctx context.Context) int64 {
+	attempt, last, err := artifacts.LastAttemptReach(ctx, r.a.Store, r.in.SweepID, r.in.Trial.ID, r.in.Segment, metrics.LineStep)
+	if err != nil {
+		r.log(ctx).Warn("reading how far the previous attempt got failed; the steps it trained again count from its last heartbeat", "error", err)
+		return 0
+	}
+	if attempt < r.attempt-1 {
+		return 0
+	}
+	return last
 }
 
 // resumePoint is what resume.json, beside a trial's checkpoints, records: the segment's last uploaded

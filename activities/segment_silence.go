@@ -194,6 +194,7 @@ func orDefault(s, def string) string {
 // (counted in the details like a crash), never retried (ErrNoMetrics, ErrObjectiveMissing).
 func (r *segmentRun) unusable(errType, msg string) error {
 	r.hb.TrainerFailures++
+	r.hb.InfraRetries = max(0, int(r.attempt)-r.hb.TrainerFailures)
 	return temporal.NewNonRetryableApplicationError(msg, errType, nil, r.hb)
 }
 

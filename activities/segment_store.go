@@ -44,14 +44,21 @@ func (r *segmentRun) uploadCheckpoint(ctx context.Context, rec metrics.Record) e
 	if err != nil {
 		return err
 	}
-	key := artifacts.CheckpointKey(r.in.SweepID, r.in.Trial.ID, c.Name)
+	// The checkpoint is the one the trainer named; its key, and every message about it, has the
+	// worker's secrets masked (a masked name is a clean key too: "[secret NAME]" replaces part of a
+	// segment).
+	name := r.a.masker().MaskName(c.Name)
+	if _, err := artifacts.CleanKey(name); err != nil {
+		return &artifacts.CheckpointError{Name: name, Problem: "its name, the worker's secrets masked, is no store key: " + err.Error()}
+	}
+	key := artifacts.CheckpointKey(r.in.SweepID, r.in.Trial.ID, name)
 	tree := fmt.Sprintf("step-%d-%s", rec.Step, randomHex(4)) // a directory's upload: a folder of its own
 	// The metrics up to the checkpoint are stored before the heartbeat names it: a retry resumes after
 	// the checkpoint and overrides the stored records from its own first step on, so lines that were
 	// read but not yet flushed (flushes are 30 s apart) would otherwise be missing from the stream for good.
 	// The trainer trains on while the store is away; the attempt fails (and a retry resumes from the
 	// checkpoint before) only when it stays away past the retry budget.
-	_, err = retryStore(ctx, r.a, "store checkpoint "+c.Name, func() (struct{}, error) {
+	_, err = retryStore(ctx, r.a, "store checkpoint "+name, func() (struct{}, error) {
 		if err := artifacts.PutCheckpoint(ctx, r.a.Store, key, c, tree); err != nil {
 			return struct{}{}, fmt.Errorf("upload checkpoint: %w", err)
 		}
@@ -81,7 +88,7 @@ func localFault(err error) bool {
 func (r *segmentRun) checkpointFailed(ce *artifacts.CheckpointError) error {
 	msg := fmt.Sprintf("trial %s: the trainer announced a checkpoint that cannot be stored: %s (at step %d); %s (%s=%s)",
 		r.in.Trial.ID, ce.Error(), r.records.LastStep(), artifacts.CheckpointRule, trainer.EnvCheckpointDir, r.ckptDir)
-	return r.trainerFailed(ErrCheckpointUnreadable, msg)
+	return r.trainerFailed(ErrCheckpointUnreadable, r.a.masker().MaskString(msg))
 }
 
 func randomHex(n int) string {

@@ -40,7 +40,10 @@ func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (*Segmen
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &prev)
 	}
-	work, b := startBeats(ctx, heartbeatEvery, prev)
+	if err := graceFits(ctx, in); err != nil {
+		return nil, err
+	}
+	work, b := startBeats(ctx, heartbeatEvery, prev, in.Trainer.GracePeriod)
 	defer b.stop()
 	if err := infraBound(ctx, in, prev); err != nil {
 		return nil, err
@@ -84,6 +87,7 @@ func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (*Segmen
 		b.final(run.hb) // how far it got and the failures so far, for the next attempt
 	}
 	run.logAttemptFailed(work, err)
+	b.awaitServer(work) // a result handed in while the server is away could be lost
 	return res, err
 }
 
@@ -213,12 +217,15 @@ func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput, prev H
 	if err != nil {
 		return nil, err
 	}
-	r.countRetrained(prev)
+	r.countRetrained(ctx, prev)
 	r.records = runner.NewSegmentLog(r.canon, in.Metric, r.resumedAt)
 	r.rungs = newRungTracker(in)
 	r.argv, err = r.command(resume)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
+	}
+	if err := r.a.checkTrainer(in.Trainer, r.argv[0]); err != nil {
+		return nil, err
 	}
 	r.process = r.contract(resume)
 	if r.extraEnv, err = r.wandbEnv(); err != nil {
@@ -503,15 +510,17 @@ func (r *segmentRun) pollFinal(ctx context.Context) (int, *diagnostics.Verdict, 
 func (r *segmentRun) pollRecords(ctx context.Context, final bool) (int, *diagnostics.Verdict, error) {
 	recs, err := r.reader.Poll()
 	if err != nil {
-		return 0, nil, &trainerFault{fmt.Errorf("read metrics: %w", err)}
+		// A reader's error may quote what the trainer wrote.
+		return 0, nil, &trainerFault{errors.New(r.a.masker().MaskString("read metrics: " + err.Error()))}
 	}
 	if final {
 		if f, ok := r.reader.(metrics.Finisher); ok {
 			recs = append(recs, f.Finish()...)
 		}
 	}
+	m := r.a.masker()
 	for i, rec := range recs {
-		v, err := r.observe(ctx, rec)
+		v, err := r.observe(ctx, rec, m)
 		if err != nil || v != nil {
 			return i + 1, v, err
 		}
@@ -521,8 +530,10 @@ func (r *segmentRun) pollRecords(ctx context.Context, final bool) (int, *diagnos
 
 // observe takes in one record: the rules judge it, it is appended to the canonical metrics, and its
 // checkpoint is uploaded unless the record fired a stop rule (the last healthy checkpoint stays the
-// one before).
-func (r *segmentRun) observe(ctx context.Context, rec metrics.Record) (*diagnostics.Verdict, error) {
+// one before). What is taken in has the secrets m knows masked in its names (maskRecord); the
+// checkpoint is read from the file the trainer announced.
+func (r *segmentRun) observe(ctx context.Context, announced metrics.Record, m *runner.Masker) (*diagnostics.Verdict, error) {
+	rec := maskRecord(m, announced)
 	added, err := r.records.Add(rec)
 	if err != nil {
 		return nil, err
@@ -548,8 +559,8 @@ func (r *segmentRun) observe(ctx context.Context, rec metrics.Record) (*diagnost
 			r.result.Warnings[v.Rule]++
 		}
 	}
-	if rec.Checkpoint != "" {
-		return nil, r.uploadCheckpoint(ctx, rec)
+	if announced.Checkpoint != "" {
+		return nil, r.uploadCheckpoint(ctx, announced)
 	}
 	return nil, nil
 }

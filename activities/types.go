@@ -163,6 +163,10 @@ type Heartbeat struct {
 	// next one resumed from.
 	TrainerFailures int   `json:",omitempty"`
 	Retrained       int64 `json:",omitempty"`
+	// InfraRetries is set in the details of a failure that ends the segment for good (the trainer failed
+	// retries.max_attempts times, retries.max_infra_retries ran out): the attempts so far that faults
+	// outside the trainer ended, so that the failed trial reports them.
+	InfraRetries int `json:",omitempty"`
 	// ObjectiveSeen: a record of an attempt of the segment so far carried the objective's metric.
 	ObjectiveSeen bool `json:",omitempty"`
 }

@@ -1,5 +1,7 @@
 // Package devserver starts the pinned Temporal CLI dev server that `rlsweep dev` and the integration
-// tests run on: a SQLite file for state, the Web UI, and rlsweep's search attributes registered.
+// tests run on: a SQLite file for state, the Web UI, and rlsweep's search attributes registered. It is
+// closed to web pages (docs/security.md): the frontend's HTTP API refuses every request
+// (ClosedHTTPArgs) and the Web UI is served behind a guard that refuses foreign Host and Origin headers.
 package devserver
 
 import (
@@ -95,14 +97,17 @@ type Options struct {
 	Namespace        string // default "default"
 	SearchAttributes temporal.SearchAttributes
 	Log              io.Writer // the server's output; nil discards it
+	// Env is the server's environment; nil gives it this process's.
+	Env []string
 }
 
 // Server is a running dev server this process started.
 type Server struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-	Addr string // host:port of the frontend
-	UI   string // Web UI base URL, "" when disabled
+	cmd   *exec.Cmd
+	done  chan struct{}
+	guard *uiGuard // serves the Web UI on UIPort; nil when headless
+	Addr  string   // host:port of the frontend
+	UI    string   // Web UI base URL, "" when disabled
 }
 
 // FindBinary returns the temporal executable: $RLSWEEP_TEMPORAL_BIN, the pinned build in
@@ -175,6 +180,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	args := []string{"server", "start-dev", "--ip", o.IP, "--port", strconv.Itoa(o.Port),
 		"--namespace", o.Namespace, "--log-level", "warn",
 		"--dynamic-config-value", "frontend.enableServerVersionCheck=false"}
+	args = append(args, ClosedHTTPArgs()...)
 	args = append(args, MatchingArgs()...)
 	args = append(args, QueueArgs()...)
 	if o.DBFile != "" {
@@ -186,7 +192,15 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}
 	s := &Server{Addr: addr, done: make(chan struct{})}
 	if o.UIPort > 0 {
-		args = append(args, "--ui-port", strconv.Itoa(o.UIPort))
+		// The UI server runs on a loopback port of its own, behind the guard on UIPort (uiGuard).
+		inner, err := freeLoopbackPort("127.0.0.1")
+		if err != nil {
+			return nil, fmt.Errorf("dev server Web UI: %w", err)
+		}
+		if s.guard, err = startUIGuard(o.IP, o.UIPort, fmt.Sprintf("http://127.0.0.1:%d", inner)); err != nil {
+			return nil, fmt.Errorf("dev server: %w", err)
+		}
+		args = append(args, "--ui-ip", "127.0.0.1", "--ui-port", strconv.Itoa(inner))
 		s.UI = fmt.Sprintf("http://localhost:%d", o.UIPort)
 	} else {
 		args = append(args, "--headless")
@@ -196,8 +210,10 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}
 	s.cmd = exec.Command(o.Binary, args...)
 	s.cmd.Stdout, s.cmd.Stderr = o.Log, o.Log
+	s.cmd.Env = o.Env
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := s.cmd.Start(); err != nil {
+		s.closeGuard()
 		return nil, fmt.Errorf("start dev server %s: %w", o.Binary, err)
 	}
 	go func() { _ = s.cmd.Wait(); close(s.done) }()
@@ -233,6 +249,7 @@ func waitReady(ctx context.Context, s *Server, ns string) error {
 
 // Stop asks the server to shut down (SIGTERM, then SIGKILL after 10 s) and waits for it.
 func (s *Server) Stop() {
+	s.closeGuard()
 	pid := s.cmd.Process.Pid
 	_ = syscall.Kill(-pid, syscall.SIGTERM)
 	select {
@@ -245,8 +262,15 @@ func (s *Server) Stop() {
 
 // Kill stops the server at once with SIGKILL, as a crash would.
 func (s *Server) Kill() {
+	s.closeGuard()
 	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 	<-s.done
+}
+
+func (s *Server) closeGuard() {
+	if s.guard != nil {
+		s.guard.close()
+	}
 }
 
 // Signal sends sig to the server's process group: SIGSTOP and SIGCONT freeze and resume it, as a

@@ -120,7 +120,8 @@ func adaptiveSweepUnderFaults(t *testing.T, name string, slots int, spec string)
 	f := &faultInjector{t: t, e: e.env, srv: srv, minio: e.minio}
 	a := e.startWorker("a", "--slots", fmt.Sprint(slots))
 	e.startWorker("b", "--slots", fmt.Sprint(slots))
-	sweepID := e.submit(e.spec(name, spec), "--heartbeat-timeout", "5s")
+	// A grace period that fits in the 5 s heartbeat timeout (sweeps.CheckGracePeriod).
+	sweepID := e.submit(e.spec(name, "\n  grace_period: 1s"+spec), "--heartbeat-timeout", "5s")
 	if !e.waitTrainers(sweepID, a, 2) {
 		t.Fatal("sweep ended before its trainers ran on worker a")
 	}

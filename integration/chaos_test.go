@@ -274,6 +274,7 @@ func TestInfraFaultsConsumeNoAttempts(t *testing.T) {
 		// 4 one-segment trials of 300 records of 1,000 steps, 5 a second, a checkpoint every 5.
 		spec := e.spec("infra", `
   total_steps: 300000
+  grace_period: 1s
 method: grid
 seeds: [1, 2, 3, 4]
 parameters:
@@ -322,6 +323,7 @@ retries: {max_attempts: 2}
 		e := newS3Env(t, "crashkill")
 		spec := e.spec("crashkill", `
   total_steps: 200000
+  grace_period: 1s
 method: grid
 seeds: [1, 2]
 parameters:
@@ -375,6 +377,7 @@ func TestStoreOutageLosesNothing(t *testing.T) {
 	// 160 records of 1,000 steps, 2 a second, a checkpoint every 5; a segment every 40 records.
 	spec := e.spec("storeoutage", `
   total_steps: 160000
+  grace_period: 1s
   segment_steps: 40000
 method: grid
 seeds: [1, 2, 3, 4]
@@ -712,8 +715,9 @@ func allStopped(pid int) bool {
 }
 
 // TestServerAwayPastHeartbeatTimeoutStopsTrainer: a server unreachable for longer than the heartbeat
-// timeout (8 s here, the server frozen 12 s) makes the worker stop its trainer just before the server
-// times the attempt out, so the retry the server then starts never trains beside it; the trial
+// timeout (8 s here, the server frozen 12 s) makes the worker stop its trainer before the server times
+// the attempt out (once the server has gone 8 s - 1 s grace - 2 s without a heartbeat), so the retry
+// the server then starts never trains beside it; the trial
 // completes, with the lost attempt counted as an infrastructure retry, not a trainer failure.
 func TestServerAwayPastHeartbeatTimeoutStopsTrainer(t *testing.T) {
 	e, srv := newKillableEnv(t)
@@ -725,6 +729,7 @@ func TestServerAwayPastHeartbeatTimeoutStopsTrainer(t *testing.T) {
 	e.startWorker("a", "--slots", "1")
 	spec := e.spec("awaylong", `
   total_steps: 30000
+  grace_period: 1s
 seeds: [1]
 parameters:
   sleep_ms: {value: 1000}

@@ -41,6 +41,7 @@ func faultSpec(total, segment int64, lrs string, seeds string) string {
 	return fmt.Sprintf(`
   total_steps: %d
   segment_steps: %d
+  grace_period: 1s
 method: grid
 seeds: %s
 parameters:
@@ -179,7 +180,8 @@ parameters:
 probes: {enabled: false}
 concurrency: 2
 `)
-	if out, code := e.cli("submit", spec); code != 0 {
+	// A grace period of a minute needs a heartbeat timeout above it (sweeps.CheckGracePeriod).
+	if out, code := e.cli("submit", spec, "--heartbeat-timeout", "2m"); code != 0 {
 		t.Fatalf("submit exited %d:\n%s", code, out)
 	}
 	waitFor(t, 2*time.Minute, "2 trainers running", func() bool { return len(livePIDs(t, pidDir)) == 2 })

@@ -19,6 +19,7 @@ func TestWatchReconnects(t *testing.T) {
 	e.startWorker("a", "--slots", "2")
 	spec := e.spec("watchrestart", `
   total_steps: 60000
+  grace_period: 1s
   segment_steps: 20000
 method: grid
 seeds: [1, 2]

@@ -124,7 +124,13 @@ func (t *TensorBoardTail) Poll() ([]Record, error) {
 // eventFiles lists the event files under the directory, sorted by path.
 func (t *TensorBoardTail) eventFiles() ([]string, error) {
 	var paths []string
-	err := filepath.WalkDir(t.dir, func(p string, d fs.DirEntry, err error) error {
+	// A run directory given as a symbolic link (a shared log folder linked into a sweep's) is read
+	// where it points: WalkDir does not follow its root.
+	root := t.dir
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil

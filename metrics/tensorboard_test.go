@@ -289,6 +289,21 @@ func TestTensorBoardSeveralFiles(t *testing.T) {
 	}
 }
 
+// A run directory given as a symbolic link is read where it points.
+func TestTensorBoardSymlinkedDir(t *testing.T) {
+	real, links := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(real, "events.out.tfevents.1"), tfrecord(eventBytes(7, simpleValue("r", 1))))
+	link := filepath.Join(links, "run")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	r := idleTail(link)
+	recs := append(pollOnce(t, r), pollOnce(t, r)...)
+	if got := steps(recs); !equalSteps(got, []int64{7}) {
+		t.Errorf("steps = %v, want [7]", got)
+	}
+}
+
 func TestTensorBoardGarbageEvent(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "events.out.tfevents.1"), tfrecord([]byte{0x2a, 0xff})) // field 5, truncated

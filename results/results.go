@@ -55,10 +55,11 @@ type TrialSummary struct {
 	// TrainerFailures: attempts of its segments that the trainer failed (crashed, stalled, unreadable
 	// metrics), which retries.max_attempts bounds; InfraRetries: attempts ended by faults outside the
 	// trainer (worker lost or stopped, Temporal server or store unreachable), which
-	// retries.max_infra_retries bounds; RetrainedSteps: steps trained again after those.
-	TrainerFailures int   `json:"trainer_failures,omitempty"`
-	InfraRetries    int   `json:"infra_retries,omitempty"`
-	RetrainedSteps  int64 `json:"retrained_steps,omitempty"`
+	// retries.max_infra_retries bounds; RetrainedSteps: steps trained again after those. Always
+	// present, 0 when none.
+	TrainerFailures int   `json:"trainer_failures"`
+	InfraRetries    int   `json:"infra_retries"`
+	RetrainedSteps  int64 `json:"retrained_steps"`
 	// ServerOutages: times the Temporal server was away while a trainer of this trial kept training.
 	ServerOutages int `json:"server_outages,omitempty"`
 	// Pruning is the sweep's pruner's decision that stopped the trial (outcome pruned, or diverged
@@ -157,14 +158,19 @@ type Decision struct {
 	// Segment is the segment after which the decision was made; -1 between boundaries.
 	Segment int    `json:"segment"`
 	Step    int64  `json:"step,omitempty"` // the step the trial's segment reached, at a boundary
-	Action  string `json:"action"`         // stop or exploit
+	Action  string `json:"action"`         // stop, exploit or replace
 	// Outcome is a stop's: pruned, or diverged when another seed of the configuration diverged.
 	Outcome string   `json:"outcome,omitempty"`
 	Reason  string   `json:"reason"`
 	Pruning *Pruning `json:"pruning,omitempty"`
-	// ResumeFrom and Params are an exploit's checkpoint and the parameters the trial goes on with.
+	// ResumeFrom and Params are an exploit's checkpoint and the parameters the trial goes on with; a
+	// replacement's (TrialID, the new member) checkpoint it starts from and its parameters.
 	ResumeFrom string         `json:"resume_from,omitempty"`
 	Params     map[string]any `json:"params,omitempty"`
+	// Replaces and Parent are a replacement's: the diverged member it replaces, and the member whose
+	// checkpoint it starts from ("" when it starts afresh).
+	Replaces string `json:"replaces,omitempty"`
+	Parent   string `json:"parent,omitempty"`
 }
 
 // Scored says whether the trial counts in the statistics: completed with a finite objective.

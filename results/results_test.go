@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rlsweep/rlsweep/results"
@@ -243,5 +244,19 @@ func TestFormatExploit(t *testing.T) {
 	e.Old = nil
 	if got, want := results.FormatExploit(e), "step 60000 from 3-s1: gamma 0.99, lr 0.0012, num_envs 8"; got != want {
 		t.Errorf("FormatExploit() = %q, want %q", got, want)
+	}
+}
+
+// TestAttemptCountsAlwaysPresent: results.json carries trainer_failures, infra_retries and
+// retrained_steps for every trial, 0 when none, so a reader need not tell "none" from "not reported".
+func TestAttemptCountsAlwaysPresent(t *testing.T) {
+	b, err := json.Marshal(results.TrialSummary{TrialID: "0-s1", Outcome: results.OutcomeCompleted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{`"trainer_failures":0`, `"infra_retries":0`, `"retrained_steps":0`} {
+		if !strings.Contains(string(b), key) {
+			t.Errorf("%s: no %s", b, key)
+		}
 	}
 }

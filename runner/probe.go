@@ -88,6 +88,7 @@ func (e ExternalProbe) Run(ctx context.Context, p probes.Probe) (probes.Result, 
 		return probes.Result{}, ctx.Err()
 	}
 	res := judgeExternal(p, proc.ExitCode(), resultFile, e.Mask.MaskString(log.String()))
+	res.Error = e.Mask.MaskString(res.Error) // it may quote the record the trainer wrote
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
 }

@@ -4,13 +4,14 @@
 package runner
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -19,19 +20,29 @@ import (
 )
 
 // Process is a trainer under its supervisor (see supervise), which leads the trainer's own process
-// group: a stop reaches every process the trainer started, and so does the worker's death.
+// group and, where it can be, a PID namespace of its own (TrainerIsolation): a stop reaches every process
+// the trainer started, and so does the worker's death.
 type Process struct {
-	cmd  *exec.Cmd // the supervisor; its exit status is the trainer's
+	cmd  *exec.Cmd // the supervisor
 	done chan struct{}
 	err  error // the Wait result, valid once done is closed
+
+	mu   sync.Mutex
+	sock int // the worker's end of the supervisor's socket; -1 once closed
+
+	// status is the trainer's wait status as the supervisor reported it, valid once done is closed
+	// and if reported is true (not when the supervisor was killed).
+	status   syscall.WaitStatus
+	reported bool
 }
 
 // Start runs argv directly (never through a shell) with env, in dir, writing stdout and stderr to log.
-// It runs argv under a supervisor, this binary re-executed, which passes the trainer's exit status
-// through and kills the trainer's whole process group if the worker dies. When log is a file and env is
-// not nil, the supervisor is the warm one the worker keeps waiting (warm.go), if there is one, and the
-// next one is started in the background; otherwise, or if that one has died, it is started here. Start
-// is safe for concurrent use: each trainer has a supervisor of its own.
+// It runs argv under a supervisor, this binary re-executed, which reports the trainer's exit status,
+// gives a stopped trainer its grace period even through a wrapper, and kills every process of the
+// trainer if the worker dies. When log is a file and env is not nil, the supervisor is the warm one the
+// worker keeps waiting (warm.go), if there is one, and the next one is started in the background;
+// otherwise, or if that one has died, it is started here. Start is safe for concurrent use: each
+// trainer has a supervisor of its own.
 func Start(argv, env []string, dir string, log io.Writer) (*Process, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("trainer command: got an empty argv, want a program and its arguments")
@@ -60,40 +71,63 @@ func Start(argv, env []string, dir string, log io.Writer) (*Process, error) {
 
 // startCold starts a supervisor for the trainer at path, with the trainer's argv, env and dir.
 func startCold(path string, argv, env []string, dir string, log io.Writer) (*Process, error) {
-	report, reportW, err := os.Pipe()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("start trainer %q: %w", argv[0], err)
 	}
-	defer report.Close()
+	theirs := os.NewFile(uintptr(fds[1]), "supervisor-socket")
 	// /proc/self/exe, not os.Executable: it still runs after the binary on disk is replaced.
-	args := append([]string{os.Args[0], superviseArg, strconv.Itoa(os.Getpid()), path}, argv...)
+	args := append([]string{os.Args[0], superviseArg, path}, argv...)
 	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: args, Env: env, Dir: dir, Stdout: log, Stderr: log}
-	cmd.ExtraFiles = []*os.File{reportW}
-	// Its own process group, so a stop reaches everything it started; SIGTERM when the worker dies,
-	// which the supervisor tells from a stop by its parent having changed, and then kills the group, so
-	// a killed worker leaves no trainer holding a GPU (the retry runs elsewhere from the checkpoint).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	cmd.ExtraFiles = []*os.File{theirs}
+	cmd.SysProcAttr = supervisorAttr(TrainerIsolation())
 	err = cmd.Start()
-	reportW.Close()
+	theirs.Close()
 	if err != nil {
+		unix.Close(fds[0])
 		return nil, fmt.Errorf("start trainer %q: %w", argv[0], err)
 	}
-	// Empty once the trainer runs; why it could not start otherwise.
-	why, _ := io.ReadAll(report)
-	if len(why) > 0 {
+	started, why := startReply(fds[0])
+	if !started {
+		unix.Close(fds[0])
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // not reaped yet: the group is still its own
 		_ = cmd.Wait()
+		if why == "" {
+			why = "its supervisor ended before the trainer started"
+		}
 		return nil, fmt.Errorf("start trainer %q: %s", argv[0], why)
 	}
-	return watch(cmd), nil
+	return watch(cmd, fds[0]), nil
 }
 
-// watch returns the Process of a started supervisor.
-func watch(cmd *exec.Cmd) *Process {
-	p := &Process{cmd: cmd, done: make(chan struct{})}
+// startReply reads a supervisor's answer to a trainer's start on the socket fd: started, or why not
+// ("" when the supervisor ended without an answer).
+func startReply(fd int) (started bool, why string) {
+	var b [1]byte
+	for {
+		n, err := unix.Read(fd, b[:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n == 0 {
+			return false, ""
+		}
+		if b[0] == 0 {
+			return true, ""
+		}
+		rest, _ := readAll(fd)
+		return false, string(rest)
+	}
+}
+
+// watch returns the Process of a started supervisor, whose socket is sock.
+func watch(cmd *exec.Cmd, sock int) *Process {
+	p := &Process{cmd: cmd, done: make(chan struct{}), sock: sock}
 	go func() {
 		// Wait for the supervisor to exit without reaping it: while it is a zombie its PID, which is the
 		// process group's ID, cannot be reused, so the SIGKILL below reaches only what the trainer left
-		// behind in its group (a data loader, a stray subprocess holding the GPU) and nothing else.
+		// behind in its group (a data loader, a stray subprocess holding the GPU) and nothing else. In a
+		// PID namespace nothing is left: the namespace ended with the supervisor.
 		var info unix.Siginfo
 		for {
 			err := unix.Waitid(unix.P_PID, cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
@@ -102,40 +136,77 @@ func watch(cmd *exec.Cmd) *Process {
 			}
 		}
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		p.mu.Lock()
+		// The supervisor has exited: what it wrote is all there, and nothing blocks.
+		var b [4]byte
+		if n, _, err := unix.Recvfrom(p.sock, b[:], unix.MSG_DONTWAIT); err == nil && n == 4 {
+			p.status, p.reported = syscall.WaitStatus(binary.LittleEndian.Uint32(b[:])), true
+		}
+		unix.Close(p.sock)
+		p.sock = -1
+		p.mu.Unlock()
 		p.err = cmd.Wait()
 		close(p.done)
 	}()
 	return p
 }
 
-// Done is closed once the trainer has exited and everything left in its group has been killed.
+// Done is closed once the trainer has exited and everything left of it has been killed.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
-// Stop asks the process group to stop with SIGTERM and sends SIGKILL after grace. It returns once the
-// trainer has exited and everything left in its group has been killed.
+// Stop asks every process of the trainer to stop with SIGTERM (through its supervisor) and kills them
+// all with SIGKILL after grace, unless they have all exited by then: a wrapper (`bash train.sh`) that
+// dies at once leaves the trainer it started its grace period. It returns once the trainer has exited
+// and everything left of it has been killed.
 func (p *Process) Stop(grace time.Duration) {
 	select {
 	case <-p.done:
-		return // exited already; its group was killed then
+		return // exited already; what it left behind was killed then
 	default:
 	}
 	pgid := p.cmd.Process.Pid // the supervisor is not reaped before done closes: the ID is still its group's
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	p.mu.Lock()
+	told := false
+	if p.sock >= 0 {
+		told = unix.Sendto(p.sock, []byte{stopByte}, unix.MSG_NOSIGNAL, nil) == nil
+	}
+	p.mu.Unlock()
+	if !told {
+		_ = syscall.Kill(-pgid, syscall.SIGTERM) // the supervisor is ending: signal the group itself
+	}
 	select {
 	case <-p.done:
 		return
 	case <-time.After(grace):
 	}
+	// The supervisor leads the group: killing it ends its namespace too.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	<-p.done
 }
 
+// waitStatus is the trainer's wait status: as its supervisor reported it, or, if the supervisor was
+// killed before it could, the supervisor's own.
+func (p *Process) waitStatus() syscall.WaitStatus {
+	if p.reported {
+		return p.status
+	}
+	if p.cmd.ProcessState == nil {
+		return 0
+	}
+	ws, _ := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	return ws
+}
+
 // ExitCode is the trainer's exit status; -1 when a signal ended it.
 func (p *Process) ExitCode() int {
-	if p.cmd.ProcessState == nil {
+	if !p.reported && p.cmd.ProcessState == nil {
 		return -1
 	}
-	return p.cmd.ProcessState.ExitCode()
+	ws := p.waitStatus()
+	if !ws.Exited() {
+		return -1
+	}
+	return ws.ExitStatus()
 }
 
 // TailFile returns up to the last n bytes of the file at path, with the secrets m knows masked (m may

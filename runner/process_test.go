@@ -54,6 +54,15 @@ func alive(pid int) bool {
 	return true
 }
 
+// writePID is a shell command writing the PID of the shell that runs it to file, as seen from outside
+// the trainer's PID namespace ($$ is the PID inside; the builtin read opens /proc/self in the shell itself).
+func writePID(file string) string {
+	return `read -r p _ < /proc/self/stat; echo $p > ` + file + `.tmp; mv ` + file + `.tmp ` + file
+}
+
+// nested escapes a shell command to go inside double quotes.
+func nested(cmd string) string { return strings.ReplaceAll(cmd, "$", `\$`) }
+
 func waitFile(t *testing.T, p string) string {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
@@ -72,7 +81,7 @@ func TestProcessStopEscalatesToSIGKILL(t *testing.T) {
 	modes(t, func(t *testing.T) {
 		dir := t.TempDir()
 		log := trainerLog(t, dir)
-		script := `trap '' TERM; sleep 60 & echo $! > child.pid; echo $$ > parent.pid; wait; wait; echo survived`
+		script := `trap '' TERM; sh -c "` + nested(writePID("child.pid")) + `; exec sleep 60" & ` + writePID("parent.pid") + `; wait; wait; echo survived`
 		p, err := Start([]string{"/bin/sh", "-c", script}, os.Environ(), dir, log)
 		if err != nil {
 			t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // EnvSecretEnv names, comma-separated, the worker's environment variables whose values are secrets
@@ -72,10 +74,49 @@ func WorkerSecrets(environ []string, extra ...string) map[string]string {
 	return out
 }
 
+// SecretEnvNames names the variables of environ (os.Environ's form) whose values WorkerSecrets
+// treats as secrets: the AWS credentials, the Temporal API key, TLS client key data and codec auth,
+// every TEMPORAL_GRPC_META_* header, and the variables named by RLSWEEP_SECRET_ENV and extra. Each
+// is named once, in environ's order, when it is set (even to ""); a file's name
+// (TEMPORAL_TLS_CLIENT_KEY_PATH) is not a secret and is not named.
+func SecretEnvNames(environ []string, extra ...string) []string {
+	marked := map[string]bool{}
+	for _, k := range knownSecretEnv {
+		marked[k] = true
+	}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == EnvSecretEnv {
+			extra = append(strings.Split(v, ","), extra...)
+		}
+	}
+	for _, k := range extra {
+		if k = strings.TrimSpace(k); ValidEnvName(k) {
+			marked[k] = true
+		}
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, kv := range environ {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok || seen[k] || !(marked[k] || strings.HasPrefix(k, "TEMPORAL_GRPC_META_")) {
+			continue
+		}
+		seen[k] = true
+		out = append(out, k)
+	}
+	return out
+}
+
 // Masker replaces secret values in text with "[secret NAME]". The zero Masker masks nothing.
 type Masker struct {
 	secrets []secret // longest first, so a secret holding another is masked whole
+	names   sync.Map // MaskName's answers: name → masked name
+	nNames  atomic.Int32
 }
+
+// maxNames bounds how many names MaskName remembers: a trainer's metric names are few, but nothing
+// stops one from inventing a name per record.
+const maxNames = 4096
 
 type secret struct {
 	name  string
@@ -161,4 +202,20 @@ func (m *Masker) MaskString(s string) string {
 		return s
 	}
 	return string(m.Mask([]byte(s)))
+}
+
+// MaskName is MaskString of a name a trainer chose (a metric name, a checkpoint's name), remembering
+// the answers for the names seen most: the same names come with every record.
+func (m *Masker) MaskName(name string) string {
+	if m.Len() == 0 {
+		return name
+	}
+	if v, ok := m.names.Load(name); ok {
+		return v.(string)
+	}
+	masked := m.MaskString(name)
+	if m.nNames.Add(1) <= maxNames {
+		m.names.Store(name, masked)
+	}
+	return masked
 }

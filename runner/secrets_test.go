@@ -107,3 +107,33 @@ func TestTailFileMasksSecrets(t *testing.T) {
 		}
 	}
 }
+
+// SecretEnvNames names the set credential variables, the gRPC headers and the marked ones, each once;
+// not a key file's path, nor unset or unrelated variables.
+func TestSecretEnvNames(t *testing.T) {
+	environ := []string{"PATH=/bin", "AWS_SECRET_ACCESS_KEY=s3cret", "AWS_REGION=us-east-1", "TEMPORAL_API_KEY=",
+		"TEMPORAL_TLS_CLIENT_KEY_PATH=/k.pem", "TEMPORAL_GRPC_META_X_TOKEN=t", "RLSWEEP_SECRET_ENV=HF_TOKEN, WANDB_API_KEY,bad name",
+		"HF_TOKEN=hf", "WANDB_API_KEY=w", "FLAGGED=f", "AWS_SECRET_ACCESS_KEY=again"}
+	got := strings.Join(SecretEnvNames(environ, "FLAGGED", "ABSENT"), ",")
+	want := "AWS_SECRET_ACCESS_KEY,TEMPORAL_API_KEY,TEMPORAL_GRPC_META_X_TOKEN,HF_TOKEN,WANDB_API_KEY,FLAGGED"
+	if got != want {
+		t.Errorf("SecretEnvNames = %s, want %s", got, want)
+	}
+}
+
+// MaskName masks a name as MaskString does, and answers the same from memory.
+func TestMaskName(t *testing.T) {
+	m := NewMasker(map[string]string{"HF_TOKEN": "hf_abcdefghij"})
+	for range 2 {
+		if got := m.MaskName("loss/hf_abcdefghij"); got != "loss/[secret HF_TOKEN]" {
+			t.Errorf("MaskName = %q, want loss/[secret HF_TOKEN]", got)
+		}
+		if got := m.MaskName("reward"); got != "reward" {
+			t.Errorf("MaskName(reward) = %q", got)
+		}
+	}
+	var none *Masker
+	if got := none.MaskName("hf_abcdefghij"); got != "hf_abcdefghij" {
+		t.Errorf("a nil Masker's MaskName = %q, want the name", got)
+	}
+}

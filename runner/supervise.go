@@ -1,94 +1,95 @@
 package runner
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
-	"runtime"
-	"strconv"
+	"sync/atomic"
 	"syscall"
-	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
 // superviseArg marks the worker's own binary re-executed as a trainer's supervisor: the leader of the
-// trainer's process group, which kills that whole group when the worker dies. Any binary that links
-// this package (rlsweep, a test binary) can therefore supervise the trainers it starts.
+// trainer's process group and, where it can be, PID 1 of a PID namespace of its own (isolation.go).
+// Any binary that links this package (rlsweep, a test binary) can therefore supervise the trainers it
+// starts.
 const superviseArg = "__rlsweep_supervise"
+
+// What the worker sends a running supervisor on its socket: stop the trainer (SIGTERM, the grace
+// period being the worker's).
+const stopByte = 's'
 
 func init() {
 	if len(os.Args) > 1 && os.Args[1] == superviseArg {
 		os.Exit(supervise(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == probeArg {
+		if os.Getpid() != 1 {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 }
 
-// supervise runs as `<binary> __rlsweep_supervise WORKER_PID PATH ARGV...`, started by Start in a new
-// process group with SIGTERM as its parent-death signal and the write end of a pipe as fd 3. It starts
-// PATH with ARGV in its own group, writes why on fd 3 if that fails, and closes fd 3 once the trainer
-// runs. Run as `<binary> __rlsweep_supervise WORKER_PID`, it is a warm supervisor (see warm.go): fd 3 is
-// a unix socket on which it writes a zero byte once it is ready, then waits for its trainer (path,
-// directory, argv, environment and the log's descriptor), and answers a zero byte once the trainer runs
-// or a one byte and why it could not start; it ends quietly if the worker closes the socket first. Every catchable signal is
-// left to the trainer (a SIGTERM to the group is a graceful stop and the trainer has its grace period).
-// Once the worker is gone (its parent is no longer WORKER_PID: the death signal says so at once, a poll
-// as a backstop) it kills its whole process group with SIGKILL, so nothing the trainer started outlives
-// the worker. Otherwise it ends as the trainer ended: the same exit code, or killed by the same signal.
+// supervise runs as `<binary> __rlsweep_supervise PATH ARGV...` (a cold supervisor) or as
+// `<binary> __rlsweep_supervise` (a warm one, see warm.go), started by the worker as the leader of a new
+// process group, in a new PID namespace unless the isolation is Subreaper, with fd 3 a unix socket whose
+// other end only the worker holds. A warm one first writes a zero byte once it is ready, then waits for
+// its trainer (path, directory, argv, environment and the log's descriptor); it ends quietly if the
+// worker closes the socket first. Either starts the trainer and answers a zero byte once it runs, or a
+// one byte and why it could not start.
+//
+// While the trainer runs, every catchable signal is left to the trainer. The socket carries the rest:
+// a stop byte from the worker sends SIGTERM to every process of the trainer (all of the namespace, or
+// the process group), and the end of the socket is the worker's death, on which the supervisor kills
+// them all with SIGKILL (in a namespace, by exiting: the kernel kills everything in it). When the
+// trainer exits on its own, what it left behind is killed at once (the namespace goes with the
+// supervisor, the worker kills the group); after a stop the supervisor first waits until every process
+// of the trainer has exited (it reaps the orphans of a wrapper such as `bash train.sh`, as namespace
+// init or as subreaper), so the real trainer under a wrapper has the whole grace period, which the
+// worker ends with SIGKILL. Last, it writes the trainer's wait status (4 bytes, little-endian) on the
+// socket and exits.
 func supervise(args []string) int {
-	report := os.NewFile(3, "start-report")
-	warm := len(args) == 1
+	const sock = 3
+	warm := len(args) == 0
 	fail := func(format string, a ...any) int {
-		if report != nil {
-			if warm {
-				_, _ = report.Write([]byte{1})
-			}
-			fmt.Fprintf(report, format, a...)
-			report.Close()
-		}
+		_, _ = unix.Write(sock, append([]byte{1}, fmt.Sprintf(format, a...)...))
 		return 127
 	}
-	if !warm && len(args) < 3 {
-		return fail("supervisor: got %d arguments, want WORKER_PID [PATH ARGV...]", len(args))
+	if !warm && len(args) < 2 {
+		return fail("supervisor: got %d arguments, want none or PATH ARGV...", len(args))
 	}
-	worker, err := strconv.Atoi(args[0])
-	if err != nil || worker <= 1 {
-		return fail("supervisor: worker pid: got %q, want a process ID above 1", args[0])
-	}
+	// Caught and dropped: as namespace init it would ignore them anyway; a group-wide signal is the
+	// trainer's, and a stop or the worker's death come on the socket.
 	signals := make(chan os.Signal, 16)
-	signal.Notify(signals) // before the check below: a death signal from now on is seen
-	workerGone := func() bool { return os.Getppid() != worker }
-	if workerGone() {
-		_ = syscall.Kill(0, syscall.SIGKILL)
-	}
-	syscall.CloseOnExec(3) // the trainer must not hold the report pipe or the socket open
+	signal.Notify(signals)
 	go func() {
-		poll := time.NewTicker(500 * time.Millisecond)
-		for {
-			select {
-			case <-signals:
-			case <-poll.C:
-			}
-			if workerGone() {
-				_ = syscall.Kill(0, syscall.SIGKILL) // the whole group, this process included
-			}
+		for range signals {
 		}
 	}()
+	inNamespace := os.Getpid() == 1
+	if !inNamespace {
+		// The wrapper's orphans become this process's children, so that a stop can wait for them.
+		_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+	}
+	syscall.CloseOnExec(sock) // the trainer must not hold the socket open
 	cmd := &exec.Cmd{
 		Stdin:  os.Stdin,
 		Stdout: os.Stdout,
 		Stderr: os.Stderr,
-		// Killed if this supervisor is killed alone; the group is shared, so a stop reaches both.
+		// Killed if this supervisor is killed alone outside a namespace; the group is shared, so a stop
+		// reaches both.
 		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 	}
 	if warm {
-		// Ready: from now on a signal is the trainer's and the worker's death is seen.
-		if _, err := report.Write([]byte{0}); err != nil {
+		if _, err := unix.Write(sock, []byte{0}); err != nil {
 			return 0
 		}
-		req, err := receive(3)
+		req, err := receive(sock)
 		if errors.Is(err, errNoTrainer) {
 			return 0
 		}
@@ -105,42 +106,72 @@ func supervise(args []string) int {
 		// Exactly the environment given: an empty one stays empty, not this process's own.
 		cmd.Path, cmd.Args, cmd.Dir, cmd.Env = req.path, req.argv, req.dir, req.env
 	} else {
-		cmd.Path, cmd.Args = args[1], args[2:]
+		cmd.Path, cmd.Args = args[0], args[1:]
 	}
+	// Started, never waited for through cmd: the loop below reaps it with every orphan.
 	if err := cmd.Start(); err != nil {
 		return fail("%v", err)
 	}
-	if warm {
-		_, _ = report.Write([]byte{0})
+	pid := cmd.Process.Pid
+	if _, err := unix.Write(sock, []byte{0}); err != nil {
+		return gone(inNamespace)
 	}
-	report.Close()
-	_ = cmd.Wait()
-	if workerGone() {
-		// Nobody is left to clear the group of what the trainer left behind.
-		_ = syscall.Kill(0, syscall.SIGKILL)
+	var stopping atomic.Bool
+	go func() {
+		var b [1]byte
+		for {
+			n, err := unix.Read(sock, b[:])
+			if err == unix.EINTR {
+				continue
+			}
+			if n == 1 && b[0] == stopByte && !stopping.Swap(true) {
+				if inNamespace {
+					_ = unix.Kill(-1, unix.SIGTERM) // every process in the namespace but this one
+				} else {
+					_ = unix.Kill(0, unix.SIGTERM) // the group; this process drops its own
+				}
+			}
+			if n == 1 {
+				continue
+			}
+			os.Exit(gone(inNamespace))
+		}
+	}()
+	var status unix.WaitStatus
+	for {
+		var ws unix.WaitStatus
+		got, err := unix.Wait4(-1, &ws, 0, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			break // ECHILD: every process of the trainer has exited
+		}
+		if got == pid {
+			status = ws
+			if !stopping.Load() {
+				break // ended on its own: what it left behind is killed at once
+			}
+		}
 	}
-	return endAs(cmd.ProcessState)
+	var b [4]byte
+	binary.LittleEndian.PutUint32(b[:], uint32(status))
+	_, _ = unix.Write(sock, b[:])
+	switch {
+	case status.Exited():
+		return status.ExitStatus()
+	case status.Signaled():
+		return 128 + int(status.Signal())
+	}
+	return 1
 }
 
-// endAs returns the exit code to exit with, or, when a signal ended the trainer, kills this process with
-// the same signal so that the worker sees exactly the trainer's status.
-func endAs(st *os.ProcessState) int {
-	ws, ok := st.Sys().(syscall.WaitStatus)
-	if !ok || !ws.Signaled() {
-		return st.ExitCode()
+// gone kills every process of the trainer once the worker is gone and returns the exit code: in a
+// namespace, exiting is enough (the kernel kills what is left in it); otherwise the whole group is
+// killed, this process included.
+func gone(inNamespace bool) int {
+	if !inNamespace {
+		_ = syscall.Kill(0, syscall.SIGKILL)
 	}
-	sig := ws.Signal()
-	// The Go runtime catches some signals itself (SIGSEGV, SIGABRT, ...) and would turn a raised one
-	// into a panic or ignore it: restore the default action directly, unblock it on this thread, and
-	// send it to this thread. Not dumpable, so a core-dumping signal leaves no core of the supervisor.
-	runtime.LockOSThread()
-	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
-	var dfl [4]uint64 // a kernel sigaction of SIG_DFL, no flags, no mask
-	_, _, _ = unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&dfl)), 0, 8, 0, 0)
-	var set unix.Sigset_t
-	set.Val[(int(sig)-1)/64] |= 1 << ((uint(sig) - 1) % 64)
-	_ = unix.PthreadSigmask(unix.SIG_UNBLOCK, &set, nil)
-	_ = unix.Tgkill(os.Getpid(), unix.Gettid(), sig)
-	time.Sleep(time.Second) // not reached for a terminating signal
-	return 128 + int(sig)
+	return 137
 }

@@ -13,14 +13,18 @@ import (
 
 // playWorkerEnv names the directory in which TestPlayWorker, run as a helper process, starts a trainer;
 // playWorkerModeEnv how it gets the trainer's supervisor (startMode).
+// playWorkerIsolationEnv the isolation it starts it under (0: as TrainerIsolation finds);
+// playWorkerDaemonEnv, when set, has the trainer also start a process in a session of its own.
 const (
-	playWorkerEnv     = "RLSWEEP_TEST_PLAY_WORKER"
-	playWorkerModeEnv = "RLSWEEP_TEST_PLAY_WORKER_MODE"
+	playWorkerEnv          = "RLSWEEP_TEST_PLAY_WORKER"
+	playWorkerModeEnv      = "RLSWEEP_TEST_PLAY_WORKER_MODE"
+	playWorkerIsolationEnv = "RLSWEEP_TEST_PLAY_WORKER_ISOLATION"
+	playWorkerDaemonEnv    = "RLSWEEP_TEST_PLAY_WORKER_DAEMON"
 )
 
 // TestPlayWorker is not a test of its own: run as a helper process it plays a worker that starts a
-// trainer, through a wrapper that forks, keeps a warm supervisor waiting for the next (its PID in
-// warm.pid), and then waits to be killed.
+// trainer, through a wrapper that forks (its supervisor's PID in supervisor.pid), keeps a warm
+// supervisor waiting for the next (its PID in warm.pid), and then waits to be killed.
 func TestPlayWorker(t *testing.T) {
 	dir := os.Getenv(playWorkerEnv)
 	if dir == "" {
@@ -28,9 +32,18 @@ func TestPlayWorker(t *testing.T) {
 	}
 	mode, _ := strconv.Atoi(os.Getenv(playWorkerModeEnv))
 	startMode.Store(int32(mode))
+	iso, _ := strconv.Atoi(os.Getenv(playWorkerIsolationEnv))
+	forcedIsolation.Store(int32(iso))
 	log := trainerLog(t, dir)
-	script := `sleep 300 & echo $! > child.pid.tmp; mv child.pid.tmp child.pid; wait`
-	if _, err := Start([]string{"/bin/sh", "-c", script}, os.Environ(), dir, log); err != nil {
+	script := `sh -c "` + nested(writePID("child.pid")) + `; exec sleep 300" & `
+	if os.Getenv(playWorkerDaemonEnv) != "" {
+		script += `setsid sh -c "` + nested(writePID("daemon.pid")) + `; exec sleep 300" & `
+	}
+	p, err := Start([]string{"/bin/sh", "-c", script + "wait"}, os.Environ(), dir, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "supervisor.pid"), []byte(strconv.Itoa(p.cmd.Process.Pid)+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	startMode.Store(warmIfWaiting)
@@ -107,9 +120,9 @@ func TestProcessPassesExitStatusThrough(t *testing.T) {
 				t.Fatal(err)
 			}
 			<-p.done
-			ws := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
+			ws := p.waitStatus()
 			if p.ExitCode() != c.code || (c.sig != 0) != ws.Signaled() || (c.sig != 0 && ws.Signal() != c.sig) {
-				t.Errorf("%q: exit code %d, status %v; want exit code %d, signal %v", c.script, p.ExitCode(), p.cmd.ProcessState, c.code, c.sig)
+				t.Errorf("%q: exit code %d, status %#x; want exit code %d, signal %v", c.script, p.ExitCode(), ws, c.code, c.sig)
 			}
 		}
 	})

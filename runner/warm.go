@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -18,13 +17,14 @@ import (
 
 // A warm supervisor is a supervisor started before its trainer: the worker keeps one waiting, so that
 // Start hands it the trainer over a unix socket instead of executing this binary on the trainer's path.
-// It is started as a cold one is (its own process group, SIGTERM as its parent-death signal, the check
-// that its parent is the worker), with an empty environment: the worker's credentials never reach it,
-// and the trainer gets exactly the environment Start is given. Each one starts one trainer; once one is
-// taken, the next is started in the background.
+// It is started as a cold one is (its own process group and, where it can be, PID namespace), with an
+// empty environment: the worker's credentials never reach it, and the trainer gets exactly the
+// environment Start is given. Each one starts one trainer; once one is taken, the next is started in the
+// background. The socket stays open while the trainer runs: it carries the stop, and its end tells the
+// supervisor that the worker is gone.
 type warmSupervisor struct {
 	cmd  *exec.Cmd
-	sock int // the worker's end of the socket; closed once the trainer is handed over or the supervisor closed
+	sock int // the worker's end of the socket; the Process's once the trainer runs, closed otherwise
 }
 
 // How Start gets its supervisor: a warm one if one is waiting (the product), always cold, or always warm
@@ -54,14 +54,14 @@ func startWarm() (*warmSupervisor, error) {
 	theirs := os.NewFile(uintptr(fds[1]), "trainer-socket")
 	cmd := &exec.Cmd{
 		Path: "/proc/self/exe", // as in Start
-		Args: []string{os.Args[0], superviseArg, strconv.Itoa(os.Getpid())},
+		Args: []string{os.Args[0], superviseArg},
 		// Empty, not nil (which would be the worker's own): /proc/PID/environ of the supervisor, which
 		// any process of the same user reads, holds nothing of the worker's.
 		Env: []string{},
 		// It holds no directory busy while it waits; the trainer's directory comes with the trainer.
 		Dir:         "/",
 		ExtraFiles:  []*os.File{theirs},
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM},
+		SysProcAttr: supervisorAttr(TrainerIsolation()),
 	}
 	err = cmd.Start()
 	theirs.Close()
@@ -72,7 +72,7 @@ func startWarm() (*warmSupervisor, error) {
 	return &warmSupervisor{cmd: cmd, sock: fds[0]}, nil
 }
 
-// ready waits until s is ready (its runtime started, its signals caught, its parent checked), so that a
+// ready waits until s is ready (its runtime started, its signals caught), so that a
 // trainer handed to it starts at once. It fails if s exits first, or the socket is shut down.
 func (s *warmSupervisor) ready() error {
 	var b [1]byte
@@ -189,26 +189,24 @@ func afterStart(starting chan struct{}) *warmSupervisor {
 // out of memory): s is reaped then and the caller starts the trainer cold. Otherwise err is why the
 // trainer could not start, or nil and p runs it.
 func (s *warmSupervisor) run(path string, argv, env []string, dir string, log *os.File) (p *Process, handed bool, err error) {
-	defer unix.Close(s.sock)
 	msg := encodeRequest(path, dir, argv, env)
 	err = sendAll(s.sock, msg, unix.UnixRights(int(log.Fd())))
 	runtime.KeepAlive(log)
-	var reply []byte
+	started, why := false, ""
 	if err == nil {
-		reply, err = readAll(s.sock)
+		started, why = startReply(s.sock)
 	}
-	if err != nil || len(reply) == 0 {
-		// It died before its answer: kill what it may have started (its ID is still its group's, it is
-		// not reaped) and reap it.
-		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-		_ = s.cmd.Wait()
-		return nil, false, nil
+	if started {
+		return watch(s.cmd, s.sock), true, nil
 	}
-	if reply[0] != 0 {
-		_ = s.cmd.Wait()
-		return nil, true, errors.New(string(reply[1:]))
+	unix.Close(s.sock)
+	// Not reaped yet, so its ID is still its group's: kill what it may have started, and reap it.
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	_ = s.cmd.Wait()
+	if err != nil || why == "" {
+		return nil, false, nil // it died before its answer
 	}
-	return watch(s.cmd), true, nil
+	return nil, true, errors.New(why)
 }
 
 // warmDir is dir made absolute against the worker's working directory, which a cold supervisor starts

@@ -53,17 +53,41 @@ func useMode(t testing.TB, mode int32) {
 	})
 }
 
-// modes runs f once with cold supervisors and once with warm ones.
+// modes runs f with cold supervisors and with warm ones, under each isolation this machine allows.
 func modes(t *testing.T, f func(t *testing.T)) {
-	for _, m := range []struct {
-		name string
-		mode int32
-	}{{"cold", coldOnly}, {"warm", warmAlways}} {
-		t.Run(m.name, func(t *testing.T) {
-			useMode(t, m.mode)
-			f(t)
-		})
+	for _, iso := range isolations() {
+		for _, m := range []struct {
+			name string
+			mode int32
+		}{{"cold", coldOnly}, {"warm", warmAlways}} {
+			t.Run(iso.String()+"/"+m.name, func(t *testing.T) {
+				useIsolation(t, iso)
+				useMode(t, m.mode)
+				f(t)
+			})
+		}
 	}
+}
+
+// isolations lists the isolations a supervisor can be started under here, Subreaper always.
+func isolations() []Isolation {
+	var l []Isolation
+	for _, m := range []Isolation{PIDNamespace, UserPIDNamespace} {
+		if probeIsolation(m) {
+			l = append(l, m)
+		}
+	}
+	return append(l, Subreaper)
+}
+
+// useIsolation starts supervisors under m until the test ends.
+func useIsolation(t testing.TB, m Isolation) {
+	CloseIdle() // one kept waiting was started under another
+	old := forcedIsolation.Swap(int32(m))
+	t.Cleanup(func() {
+		forcedIsolation.Store(old)
+		CloseIdle()
+	})
 }
 
 // waitWarm waits until a warm supervisor is waiting, starting one if none is, and returns its PID.
@@ -161,7 +185,11 @@ func TestConcurrentStartsHaveTheirOwnSupervisors(t *testing.T) {
 			<-p.Done()
 			out, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("log.%d", i)))
 			sup := p.cmd.Process.Pid
-			if want := fmt.Sprintf("%d %d\n", i, sup); string(out) != want || p.ExitCode() != 0 {
+			parent := sup // as the trainer sees it: PID 1 of its namespace, if it has one
+			if TrainerIsolation() != Subreaper {
+				parent = 1
+			}
+			if want := fmt.Sprintf("%d %d\n", i, parent); string(out) != want || p.ExitCode() != 0 {
 				t.Errorf("round %d, trainer %d printed %q (exit %d), want %q", round, i, out, p.ExitCode(), want)
 			}
 			sups = append(sups, sup)

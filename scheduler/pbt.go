@@ -26,6 +26,9 @@ type pbt struct {
 	ends  []int64 // the segment ends
 	ready []int64 // the ready steps, ascending
 	st    PBTState
+	// added: the replacements made since Replacements was last called (not state: the sweep takes
+	// them right after the Finished that made them).
+	added []Replacement
 }
 
 // PBTState is pbt's whole memory: per member its parameters' schedule and one point per ready step it
@@ -392,6 +395,21 @@ func (s *pbt) replace(m *PBTMember) {
 	}
 	s.st.Members = append(s.st.Members, n)
 	s.st.Queue = append(s.st.Queue, len(s.st.Members)-1)
+	r := Replacement{Member: n.ID, Replaces: m.ID, Parent: n.Parent, ResumeFrom: n.ResumeFrom, ResumeStep: n.ResumeStep,
+		Params: maps.Clone(n.Params)}
+	if best == nil {
+		r.Reason = fmt.Sprintf("member %s diverged; %s replaces it afresh with parameters drawn again (no healthy member had a checkpoint)", m.ID, n.ID)
+	} else {
+		r.Reason = fmt.Sprintf("member %s diverged; %s replaces it from member %s's checkpoint at step %d, its parameters explored", m.ID, n.ID, best.ID, n.ResumeStep)
+	}
+	s.added = append(s.added, r)
+}
+
+// Replacements returns the members added in place of diverged ones since the last call (Replacer).
+func (s *pbt) Replacements() []Replacement {
+	r := s.added
+	s.added = nil
+	return r
 }
 
 // PBTReporter is a Scheduler running pbt, for status and watch.

@@ -61,6 +61,23 @@ type RungStatus struct {
 	Stopped int
 }
 
+// Replacer is a Scheduler that adds trials of its own as others end (pbt replaces a diverged member):
+// Replacements returns those added since the last call, once each, for the decision log.
+type Replacer interface {
+	Replacements() []Replacement
+}
+
+// Replacement is a trial a Replacer added in place of one that ended: Member replaces Replaces,
+// starting from Parent's checkpoint ResumeFrom at ResumeStep with Params (afresh, with Parent and
+// ResumeFrom empty, when no member had one).
+type Replacement struct {
+	Member, Replaces, Parent string
+	ResumeFrom               string
+	ResumeStep               int64
+	Params                   map[string]any
+	Reason                   string
+}
+
 // Interrupter is a Scheduler that may stop running trials between their boundaries: a pruner stops
 // the other seeds of a configuration one seed of which diverged. The workflow asks after each
 // Finished and sends each trial returned its decision at once.

@@ -117,7 +117,7 @@ func (c *checker) parameter(p *Parameter, path string) {
 	case "value":
 		if kind := scalarKind(p.Value); kind == "" {
 			c.add(path+".value", fmt.Sprintf("%v", p.Value), "a number, string or bool")
-		} else {
+		} else if c.argSafe(path+".value", p.Value) {
 			c.known(p.Name, path+".value", p.Value)
 		}
 	default:
@@ -138,6 +138,9 @@ func (c *checker) values(p *Parameter, path string) {
 		}
 		if scalarKind(v) == "" {
 			c.add(vp, fmt.Sprintf("%v", v), "a number, string or bool")
+			continue
+		}
+		if !c.argSafe(vp, v) {
 			continue
 		}
 		if j, dup := first[keyOf(v)]; dup && c.s.Format != FormatWandB { // W&B allows repeats: they weigh random draws
@@ -204,6 +207,18 @@ func (c *checker) bounds(p *Parameter, path string) {
 	}
 	c.quantum(p, path)
 	c.knownRange(p, path, lo, hi)
+}
+
+// argSafe refuses a string value holding a NUL byte: a trainer gets its parameters in its argv and
+// environment (RLSWEEP_PARAMS, rendered command arguments), C strings that end at the first NUL, so
+// the value cannot reach it whole (the process would not even start). The value is shown escaped.
+func (c *checker) argSafe(path string, v any) bool {
+	s, ok := v.(string)
+	if !ok || !strings.ContainsRune(s, 0) {
+		return true
+	}
+	c.add(path, quote(s), "a string without a NUL byte (\\x00): a trainer's parameters reach it in its argv and environment, which cannot carry one; remove the NUL from the value")
+	return false
 }
 
 // scalarKind names the kind of a parameter value, or "" when it is not a scalar we accept.

@@ -76,3 +76,15 @@ func (s *sweepRun) logDecision(trialID string, step int64, d scheduler.Decision)
 		ResumeFrom: d.ResumeFrom, Params: d.Params})
 	s.state.DecisionSeq++
 }
+
+// logReplacement adds a trial a scheduler added in place of one that ended (a pbt member replacing a
+// diverged one) to the decision log, as action replace.
+func (s *sweepRun) logReplacement(r scheduler.Replacement) {
+	s.state.Decisions = append(s.state.Decisions, results.Decision{Seq: s.state.DecisionSeq, TrialID: r.Member,
+		Segment: -1, Step: r.ResumeStep, Action: DecisionReplace, Reason: r.Reason, ResumeFrom: r.ResumeFrom, Params: r.Params,
+		Replaces: r.Replaces, Parent: r.Parent})
+	s.state.DecisionSeq++
+}
+
+// DecisionReplace is the action of a decision-log entry for a trial added in place of another.
+const DecisionReplace = "replace"

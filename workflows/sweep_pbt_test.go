@@ -146,6 +146,18 @@ func TestSweepPBTExploits(t *testing.T) {
 	if first.StartStep != rep.StartStep || !strings.HasPrefix(first.ResumeFrom, "copy/4-s1/") {
 		t.Errorf("replacement's first segment %+v, want from step %d resuming from its copy", first, rep.StartStep)
 	}
+	// The replacement is in the decision log (decisions.json), once, with what it replaces and where it
+	// starts from.
+	var replaced []results.Decision
+	for _, d := range res.decisions(t) {
+		if d.Action == workflows.DecisionReplace {
+			replaced = append(replaced, d)
+		}
+	}
+	if len(replaced) != 1 || replaced[0].TrialID != "4-s1" || replaced[0].Replaces != diverging || replaced[0].Parent != rep.Parent ||
+		replaced[0].Step != rep.StartStep || replaced[0].ResumeFrom == "" || replaced[0].Params["lr"] == nil || replaced[0].Reason == "" {
+		t.Errorf("replace decisions %+v, want one for 4-s1 replacing %s from %s's checkpoint at step %d", replaced, diverging, rep.Parent, rep.StartStep)
+	}
 }
 
 // The pbt scheduler's state is carried across a continue-as-new: the next run resumes with every

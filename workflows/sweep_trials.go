@@ -198,6 +198,11 @@ func (s *sweepRun) record(ctx workflow.Context, sum results.TrialSummary) {
 	}
 	sum.HandedOff, sum.Unstarted = false, false
 	s.sched.Finished(sum)
+	if r, ok := s.sched.(scheduler.Replacer); ok {
+		for _, rp := range r.Replacements() {
+			s.logReplacement(rp)
+		}
+	}
 	s.ended = true
 	if in, ok := s.sched.(scheduler.Interrupter); ok {
 		s.interrupt(ctx, in.Interrupt())

@@ -198,6 +198,7 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 			if stopped != nil && temporal.IsCanceledError(err) && ctx.Err() == nil {
 				return stopped.at(sum.Steps)
 			}
+			addFailedCounts(sum, err)
 			return err
 		}
 		sum.Steps, sum.Objective, sum.Last = res.LastStep, res.Objective, res.Last
@@ -236,6 +237,29 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 		}
 	}
 	return nil
+}
+
+// addFailedCounts adds to a trial's counts those of a segment that failed for good: its attempts the
+// trainer failed, those faults outside it ended and the steps re-trained, from the failure's details
+// (activities.Heartbeat).
+func addFailedCounts(sum *results.TrialSummary, err error) {
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || !app.HasDetails() {
+		return
+	}
+	switch app.Type() {
+	case activities.ErrTrainerCrashed, activities.ErrTrialStalled, activities.ErrMetricsUnreadable,
+		activities.ErrNoMetrics, activities.ErrObjectiveMissing, activities.ErrInfraRetries:
+	default:
+		return
+	}
+	var hb activities.Heartbeat
+	if app.Details(&hb) != nil {
+		return
+	}
+	sum.TrainerFailures += hb.TrainerFailures
+	sum.InfraRetries += hb.InfraRetries
+	sum.RetrainedSteps += hb.Retrained
 }
 
 // reportTo is the workflow ID of the sweep a segment tells of the decision points it passes: the

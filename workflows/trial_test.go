@@ -332,3 +332,28 @@ func TestTrialEndsWhenATrainerIgnoresItsStopStep(t *testing.T) {
 		})
 	}
 }
+
+// A trial that fails for good reports the attempts of its failed segment — the trainer's failures,
+// those ended by faults outside it, the steps trained again — from the failure's details, added to its
+// earlier segments'.
+func TestTrialFailedReportsItsAttempts(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.OnActivity(acts.TrainSegment, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.SegmentInput) (*activities.SegmentResult, error) {
+			if in.Segment == 0 {
+				return &activities.SegmentResult{LastStep: 10000, CheckpointKey: "ck/10000", InfraRetries: 1, RetrainedSteps: 300}, nil
+			}
+			return nil, temporal.NewNonRetryableApplicationError("trainer exited with status 1", activities.ErrTrainerCrashed, nil,
+				activities.Heartbeat{Step: 12000, TrainerFailures: 3, InfraRetries: 2, Retrained: 4000})
+		})
+	env.ExecuteWorkflow(workflows.Trial, trialInput(20000, 10000, 3))
+	var sum results.TrialSummary
+	if err := env.GetWorkflowResult(&sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Outcome != results.OutcomeFailed || sum.TrainerFailures != 3 || sum.InfraRetries != 3 || sum.RetrainedSteps != 4300 {
+		t.Errorf("summary: %s, trainer_failures %d, infra_retries %d, retrained_steps %d; want failed, 3, 3 and 4300",
+			sum.Outcome, sum.TrainerFailures, sum.InfraRetries, sum.RetrainedSteps)
+	}
+}

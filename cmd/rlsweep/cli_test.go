@@ -102,12 +102,12 @@ func TestOptionsFromArgv(t *testing.T) {
 			func(f *Factory, got *any) *cobra.Command {
 				return newDevCmd(f, func(o *DevOptions) error { o.StateDir = ""; *got = *o; return nil })
 			},
-			DevOptions{Port: 7233, UIPort: 8233, Slots: 2, StopTimeout: 2 * time.Minute, Log: LogOptions{"warn", "text"}}},
+			DevOptions{Port: 7233, UIPort: 8233, Slots: 2, StopTimeout: 2 * time.Minute, TrainerPIDNamespace: true, Log: LogOptions{"warn", "text"}}},
 		{"dev file", []string{"dev", "--port", "7999", "--ui-port", "8999", "--slots", "4", "--exit", "--stop-timeout", "0", "s.yaml"},
 			func(f *Factory, got *any) *cobra.Command {
 				return newDevCmd(f, func(o *DevOptions) error { o.StateDir = ""; *got = *o; return nil })
 			},
-			DevOptions{File: "s.yaml", Port: 7999, UIPort: 8999, Slots: 4, Exit: true, Log: LogOptions{"warn", "text"}}},
+			DevOptions{File: "s.yaml", Port: 7999, UIPort: 8999, Slots: 4, Exit: true, TrainerPIDNamespace: true, Log: LogOptions{"warn", "text"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,15 +128,17 @@ func TestWorkerOptions(t *testing.T) {
 		args []string
 		want WorkerOptions
 	}{
-		{[]string{"worker"}, WorkerOptions{Control: true, Queues: []string{"rlsweep-gpu"}, Slots: 1, TrialsPerGPU: 1, StopTimeout: 2 * time.Minute, Log: LogOptions{"warn", "text"}}},
+		{[]string{"worker"}, WorkerOptions{Control: true, Queues: []string{"rlsweep-gpu"}, Slots: 1, TrialsPerGPU: 1, StopTimeout: 2 * time.Minute, TrainerPIDNamespace: true, Log: LogOptions{"warn", "text"}}},
 		{[]string{"worker", "--control=false", "--queue", "gpu-a,gpu-b", "--gpus", "0,1,2,3", "--trials-per-gpu", "2", "--work-dir", "/w", "--stop-timeout", "45s"},
-			WorkerOptions{Queues: []string{"gpu-a", "gpu-b"}, Slots: 1, GPUs: "0,1,2,3", TrialsPerGPU: 2, WorkDir: "/w", StopTimeout: 45 * time.Second, Log: LogOptions{"warn", "text"}}},
+			WorkerOptions{Queues: []string{"gpu-a", "gpu-b"}, Slots: 1, GPUs: "0,1,2,3", TrialsPerGPU: 2, WorkDir: "/w", StopTimeout: 45 * time.Second, TrainerPIDNamespace: true, Log: LogOptions{"warn", "text"}}},
 		{[]string{"worker", "--slots", "8", "--queue", "cpu"},
-			WorkerOptions{Control: true, Queues: []string{"cpu"}, Slots: 8, TrialsPerGPU: 1, StopTimeout: 2 * time.Minute, Log: LogOptions{"warn", "text"}}},
+			WorkerOptions{Control: true, Queues: []string{"cpu"}, Slots: 8, TrialsPerGPU: 1, StopTimeout: 2 * time.Minute, TrainerPIDNamespace: true, Log: LogOptions{"warn", "text"}}},
 		{[]string{"worker", "--gpus", "0,1", "--gpu-class", "h100"},
-			WorkerOptions{Control: true, Queues: []string{"rlsweep-gpu-h100"}, Slots: 1, GPUs: "0,1", GPUClass: "h100", TrialsPerGPU: 1, StopTimeout: 2 * time.Minute, Log: LogOptions{"warn", "text"}}},
+			WorkerOptions{Control: true, Queues: []string{"rlsweep-gpu-h100"}, Slots: 1, GPUs: "0,1", GPUClass: "h100", TrialsPerGPU: 1, StopTimeout: 2 * time.Minute, TrainerPIDNamespace: true, Log: LogOptions{"warn", "text"}}},
+		{[]string{"worker", "--trainer-pid-namespace=false"},
+			WorkerOptions{Control: true, Queues: []string{"rlsweep-gpu"}, Slots: 1, TrialsPerGPU: 1, StopTimeout: 2 * time.Minute, Log: LogOptions{"warn", "text"}}},
 		{[]string{"worker", "--queue", "cpu", "--gpu-class", "a100"},
-			WorkerOptions{Control: true, Queues: []string{"cpu", "rlsweep-gpu-a100"}, Slots: 1, GPUClass: "a100", TrialsPerGPU: 1, StopTimeout: 2 * time.Minute, Log: LogOptions{"warn", "text"}}},
+			WorkerOptions{Control: true, Queues: []string{"cpu", "rlsweep-gpu-a100"}, Slots: 1, GPUClass: "a100", TrialsPerGPU: 1, StopTimeout: 2 * time.Minute, TrainerPIDNamespace: true, Log: LogOptions{"warn", "text"}}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -28,16 +30,22 @@ type corpusOutcome struct {
 	err      string // the run could not be read (or diagnose panicked: crash)
 	crash    bool
 	lastStep int64
+	absent   bool // the run's file is not in this copy of the corpus: skipped, counted
 }
 
-// TestDiagnosticsCorpus replays every run of the corpus in $RLSWEEP_CORPUS (a directory holding
-// manifest.tsv and the runs it names) through `rlsweep diagnose`'s reader and engine, as a sweep would
-// have seen it, and prints a table: which runs labelled bad were stopped and when, which runs labelled
-// healthy were stopped (there must be none), and crashes (none). `make diagnostics-corpus` runs it.
+// TestDiagnosticsCorpus replays every run of the corpus (a directory holding manifest.tsv and the runs
+// it names) through `rlsweep diagnose`'s reader and engine, as a sweep would have seen it, and prints a
+// table: which runs labelled bad were stopped and when, which runs labelled healthy were stopped (there
+// must be none), and crashes (none). The corpus is $RLSWEEP_CORPUS, else the corpus folder CI keeps beside
+// the repository's clone; runs whose files are
+// absent from that copy are skipped and counted. `make diagnostics-corpus` runs it verbosely.
 func TestDiagnosticsCorpus(t *testing.T) {
-	dir := os.Getenv("RLSWEEP_CORPUS")
+	dir, err := corpusDir()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if dir == "" {
-		t.Skip("RLSWEEP_CORPUS is not set: the corpus of real logs lives outside the repository (diagnostics/corpus/README.md)")
+		t.Skip("no corpus: RLSWEEP_CORPUS is not set and ../shared/corpus/diagnostics (beside the clone) has no manifest.tsv; the corpus of real logs lives outside the repository (diagnostics/corpus/README.md)")
 	}
 	runs, err := readCorpusManifest(filepath.Join(dir, "manifest.tsv"))
 	if err != nil {
@@ -45,9 +53,13 @@ func TestDiagnosticsCorpus(t *testing.T) {
 	}
 	var outs []corpusOutcome
 	for _, r := range runs {
+		if _, err := os.Stat(filepath.Join(dir, r.path)); err != nil && errors.Is(err, fs.ErrNotExist) {
+			outs = append(outs, corpusOutcome{run: r, absent: true})
+			continue
+		}
 		outs = append(outs, diagnoseCorpusRun(dir, r))
 	}
-	t.Log("\n" + corpusTable(outs))
+	t.Logf("corpus %s: %d runs in its manifest\n%s", dir, len(runs), corpusTable(outs))
 	for _, o := range outs {
 		switch {
 		case o.crash:
@@ -56,6 +68,30 @@ func TestDiagnosticsCorpus(t *testing.T) {
 			t.Errorf("%s: a healthy run was stopped by %s at %.0f%% of its length", o.run.id, o.rule, 100*o.at)
 		}
 	}
+}
+
+// corpusDir returns the corpus directory to replay: $RLSWEEP_CORPUS (made absolute), else the shared
+// corpus beside the repository's clone when it holds a manifest, else "" (none here).
+func corpusDir() (string, error) {
+	if d := os.Getenv("RLSWEEP_CORPUS"); d != "" {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return "", fmt.Errorf("RLSWEEP_CORPUS=%q: %v", d, err)
+		}
+		if _, err := os.Stat(filepath.Join(abs, "manifest.tsv")); err != nil {
+			return "", fmt.Errorf("RLSWEEP_CORPUS=%q: want the corpus directory, holding manifest.tsv and the runs it names (diagnostics/corpus/README.md): %v", d, err)
+		}
+		return abs, nil
+	}
+	// The test runs in cmd/rlsweep: the clone's root is ../.., and CI's corpus folder sits beside it.
+	abs, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "corpus", "diagnostics"))
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(filepath.Join(abs, "manifest.tsv")); err != nil {
+		return "", nil
+	}
+	return abs, nil
 }
 
 func readCorpusManifest(path string) ([]corpusRun, error) {
@@ -128,13 +164,21 @@ func diagnoseCorpusRun(dir string, r corpusRun) (o corpusOutcome) {
 	return o
 }
 
+// corpusBad lists the labels of runs that should be stopped, in the order the summary prints them.
+var corpusBad = []string{"diverged", "collapsed", "never-learned"}
+
 // corpusTable formats the outcomes and the summary lines of docs/BENCHMARKS.md's corpus section.
 func corpusTable(outs []corpusOutcome) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "| run | framework | label | records | verdict |\n|---|---|---|---|---|\n")
-	var bad, badStopped, healthy, healthyStopped, crashes, unread int
+	var bad, badStopped, healthy, healthyStopped, crashes, unread, absent int
+	byLabel, stoppedBy := map[string]int{}, map[string]int{}
 	var fracs []float64
 	for _, o := range outs {
+		if o.absent {
+			absent++
+			continue
+		}
 		verdict := "no stop"
 		switch {
 		case o.crash:
@@ -148,13 +192,17 @@ func corpusTable(outs []corpusOutcome) string {
 		if o.err != "" {
 			continue
 		}
-		switch o.run.label {
-		case "healthy":
+		byLabel[o.run.label]++
+		if o.stopped {
+			stoppedBy[o.run.label]++
+		}
+		switch {
+		case o.run.label == "healthy":
 			healthy++
 			if o.stopped {
 				healthyStopped++
 			}
-		case "diverged", "collapsed", "never-learned":
+		case slices.Contains(corpusBad, o.run.label):
 			bad++
 			if o.stopped {
 				badStopped++
@@ -168,6 +216,10 @@ func corpusTable(outs []corpusOutcome) string {
 		median = fracs[len(fracs)/2]
 	}
 	fmt.Fprintf(&b, "\nbad runs stopped: %d of %d (median stop at %.0f%% of the run)\n", badStopped, bad, 100*median)
-	fmt.Fprintf(&b, "healthy runs stopped: %d of %d\ncrashes: %d; runs not read: %d\n", healthyStopped, healthy, crashes, unread)
+	for _, l := range corpusBad {
+		fmt.Fprintf(&b, "  %s stopped: %d of %d\n", l, stoppedBy[l], byLabel[l])
+	}
+	fmt.Fprintf(&b, "healthy runs stopped: %d of %d\ncrashes: %d; runs not read: %d; runs absent from this copy (skipped): %d\n",
+		healthyStopped, healthy, crashes, unread, absent)
 	return b.String()
 }

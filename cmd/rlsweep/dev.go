@@ -28,7 +28,11 @@ type DevOptions struct {
 	Exit     bool   // exit once the submitted sweep has ended
 	// StopTimeout: at Ctrl-C, how long the worker waits for running trainers to stop (--stop-timeout).
 	StopTimeout time.Duration
-	Log         LogOptions
+	// TrainerPIDNamespace: each trainer in a PID namespace of its own where one can be created.
+	TrainerPIDNamespace bool
+	// AllowTrainers: the only programs the in-process worker runs as trainers (--allow-trainer).
+	AllowTrainers []string
+	Log           LogOptions
 }
 
 func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
@@ -40,7 +44,9 @@ func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
 			"rlsweep's search attributes registered) and an in-process worker. With FILE, submit that sweep, follow\n" +
 			"it, print its best configurations once it has ended, and go on serving (the Web UI included) until\n" +
 			"Ctrl-C; --exit ends instead, saying how to serve the state again. If a server already answers on\n" +
-			"--port, it is reused. Ctrl-C stops what dev started.",
+			"--port, it is reused. Ctrl-C stops what dev started. Everything listens on 127.0.0.1; the server's HTTP API\n" +
+			"refuses every request and the Web UI refuses other sites' pages (foreign Host or Origin headers), but any\n" +
+			"local user can reach the gRPC frontend and so run commands as you: docs/security.md.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -64,6 +70,9 @@ func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
 			if err := opts.Log.validate(); err != nil {
 				return invalidInput(err)
 			}
+			if _, err := allowTrainers(opts.AllowTrainers); err != nil {
+				return invalidInput(err)
+			}
 			if opts.UIPort < 1 || opts.UIPort > 65535 || opts.UIPort == opts.Port {
 				return invalidInput(fmt.Errorf("--ui-port: got %d, want 1 to 65535, other than --port %d", opts.UIPort, opts.Port))
 			}
@@ -81,6 +90,8 @@ func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
 	addGPUsFlag(cmd, &opts.GPUs)
 	fl.BoolVar(&opts.Exit, "exit", false, "with FILE: exit once the sweep has ended, stopping the server (make demo passes it when stdin is not a terminal)")
 	fl.DurationVar(&opts.StopTimeout, "stop-timeout", defaultStopTimeout, stopTimeoutUsage)
+	addTrainerPIDNamespaceFlag(cmd, &opts.TrainerPIDNamespace)
+	addAllowTrainerFlag(cmd, &opts.AllowTrainers)
 	addLogFlags(cmd, &opts.Log)
 	return cmd
 }
@@ -88,11 +99,18 @@ func newDevCmd(f *Factory, runF func(*DevOptions) error) *cobra.Command {
 // workerOptions are those of dev's in-process worker: both queues, --slots on the CPU or one slot
 // per GPU of --gpus.
 func (o *DevOptions) workerOptions() *WorkerOptions {
-	return &WorkerOptions{Control: true, Queues: []string{workflows.DefaultTrialQueue}, Slots: o.Slots, GPUs: o.GPUs, TrialsPerGPU: 1}
+	return &WorkerOptions{Control: true, Queues: []string{workflows.DefaultTrialQueue}, Slots: o.Slots, GPUs: o.GPUs, TrialsPerGPU: 1,
+		TrainerPIDNamespace: o.TrainerPIDNamespace,
+		AllowTrainers:       o.AllowTrainers}
 }
 
 func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 	ctx := cmd.Context()
+	if f.ProtectCredentials {
+		if err := hideCredentials(nil); err != nil {
+			return err
+		}
+	}
 	if err := checkGPUsPresent(ctx, opts.GPUs, nvidiaSMI, f.ErrOut); err != nil {
 		return invalidInput(err)
 	}
@@ -123,7 +141,8 @@ func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 		defer logFile.Close()
 		fmt.Fprintf(f.ErrOut, "dev: starting Temporal dev server on %s (state %s)\n", addr, opts.StateDir)
 		srv, err := devserver.Start(ctx, devserver.Options{DBFile: filepath.Join(opts.StateDir, "temporal.db"),
-			Port: opts.Port, UIPort: opts.UIPort, Namespace: f.Namespace, SearchAttributes: workflows.SearchAttributes(), Log: logFile})
+			Port: opts.Port, UIPort: opts.UIPort, Namespace: f.Namespace, SearchAttributes: workflows.SearchAttributes(), Log: logFile,
+			Env: withoutSecrets(os.Environ())}) // the server needs no credential, and any process of the user reads its environment
 		if err != nil {
 			return err
 		}
@@ -159,6 +178,10 @@ func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 		return err
 	}
 	reclaimScratch(f, acts, "dev")
+	setIsolation(f, "dev", wopts.TrainerPIDNamespace)
+	if err := protectMemory(f, "dev"); err != nil {
+		return err
+	}
 	if err := w.Start(); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -60,7 +61,9 @@ func nvidiaSMI(ctx context.Context) ([]string, bool, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, path, "--query-gpu=index", "--format=csv,noheader").Output()
+	smi := exec.CommandContext(ctx, path, "--query-gpu=index", "--format=csv,noheader")
+	smi.Env = withoutSecrets(os.Environ())
+	out, err := smi.Output()
 	if err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) && len(exit.Stderr) > 0 {

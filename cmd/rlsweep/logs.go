@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +20,8 @@ type LogsOptions struct {
 	Segment int   // -1: the last segment with a stored log
 	Attempt int32 // 0: the segment's last attempt
 	All     bool
+	// Timeout bounds the wait for the artifact store (defaultStoreTimeout unless --timeout).
+	Timeout time.Duration
 }
 
 func newLogsCmd(f *Factory, runF func(*LogsOptions) error) *cobra.Command {
@@ -36,6 +41,9 @@ func newLogsCmd(f *Factory, runF func(*LogsOptions) error) *cobra.Command {
 			if opts.Attempt < 0 {
 				return invalidInput(fmt.Errorf("--attempt: got %d, want an attempt number ≥ 1", opts.Attempt))
 			}
+			if opts.Timeout <= 0 {
+				return invalidInput(fmt.Errorf("--timeout: got %s, want a positive duration, such as 30s", opts.Timeout))
+			}
 			if opts.All && opts.Attempt != 0 {
 				return invalidInput(fmt.Errorf("--attempt: got %d with --all, want one or the other", opts.Attempt))
 			}
@@ -49,6 +57,7 @@ func newLogsCmd(f *Factory, runF func(*LogsOptions) error) *cobra.Command {
 	fl.IntVar(&opts.Segment, "segment", -1, "the segment (from 0; default: the last one with a stored log)")
 	fl.Int32Var(&opts.Attempt, "attempt", 0, "the attempt (from 1; default: the segment's last)")
 	fl.BoolVar(&opts.All, "all", false, "every attempt in order, each after a header line")
+	fl.DurationVar(&opts.Timeout, "timeout", defaultStoreTimeout, "how long to wait for the artifact store before giving up")
 	return cmd
 }
 
@@ -64,7 +73,22 @@ func runLogs(cmd *cobra.Command, f *Factory, opts *LogsOptions) error {
 	if err != nil {
 		return err
 	}
-	ctx := cmd.Context()
+	// The whole read is bounded: a store that does not answer (an outage, a wrong endpoint) fails the
+	// command after --timeout, naming the store, instead of hanging.
+	parent := cmd.Context()
+	ctx, cancel := context.WithTimeout(parent, opts.Timeout)
+	defer cancel()
+	err = printLogs(ctx, f, store, opts, sweepID, trialID)
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && parent.Err() == nil {
+		where := store.URL(artifacts.LogsDir(sweepID, trialID) + "/")
+		return fmt.Errorf("artifact store %s did not answer within %s reading trial %s's logs (raise it with --timeout, or check the store): %w",
+			where, opts.Timeout, trialID, err)
+	}
+	return err
+}
+
+// printLogs prints the attempt logs opts picks.
+func printLogs(ctx context.Context, f *Factory, store artifacts.Store, opts *LogsOptions, sweepID, trialID string) error {
 	logs, err := artifacts.ListLogs(ctx, store, sweepID, trialID)
 	if err != nil {
 		return fmt.Errorf("trial %s: %w", trialID, err)

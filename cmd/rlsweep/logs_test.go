@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"net"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/rlsweep/rlsweep/artifacts"
 )
@@ -63,5 +66,63 @@ func TestLogsCommand(t *testing.T) {
 	}
 	if code, _, errOut := runCLI(t, "--store", dir, "logs", "cartpole/1e114cb9/9-s9"); code != 1 || !strings.Contains(errOut, "no log stored") {
 		t.Errorf("logs of a trial without logs: exit %d, %q", code, errOut)
+	}
+}
+
+// rlsweep logs against an S3 endpoint that accepts connections and never answers gives up after
+// --timeout with exit 1 and an error naming the store and the flag, instead of hanging.
+func TestLogsStoreNotAnswering(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var mu sync.Mutex
+	var held []net.Conn
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c) // read nothing, answer nothing
+			mu.Unlock()
+		}
+	}()
+	t.Setenv("AWS_ENDPOINT_URL_S3", "http://"+ln.Addr().String())
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test-secret")
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("RLSWEEP_S3_PATH_STYLE", "1")
+	done := make(chan struct{})
+	var code int
+	var errOut string
+	start := time.Now()
+	go func() {
+		defer close(done)
+		code, _, errOut = runCLI(t, "--store", "s3://silent-bucket/artifacts", "logs", "cartpole/ab12cd34/0-s1", "--timeout", "1s")
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("logs still waiting 30 s into a store outage with --timeout 1s")
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("logs gave up after %s, want about 1s (--timeout 1s)", took.Round(100*time.Millisecond))
+	}
+	want := "artifact store s3://silent-bucket/artifacts/sweeps/cartpole/ab12cd34/trials/0-s1/logs/ did not answer within 1s reading trial 0-s1's logs (raise it with --timeout"
+	if code != 1 || !strings.Contains(errOut, want) {
+		t.Errorf("exit %d, stderr %q; want exit 1 with %q", code, errOut, want)
+	}
+	if code, _, errOut := runCLI(t, "--store", t.TempDir(), "logs", "cartpole/ab12cd34/0-s1", "--timeout", "0s"); code != 2 || !strings.Contains(errOut, "--timeout: got 0s, want a positive duration") {
+		t.Errorf("--timeout 0s: exit %d, stderr %q; want exit 2 naming --timeout", code, errOut)
 	}
 }

@@ -26,6 +26,10 @@ const (
 )
 
 func main() {
+	if err := restoreCredentials(); err != nil {
+		fmt.Fprintln(os.Stderr, "rlsweep:", err)
+		os.Exit(exitError)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		// The first Ctrl-C or SIGTERM asks for a graceful stop (a worker lets its trainers checkpoint);

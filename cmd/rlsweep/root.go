@@ -33,6 +33,11 @@ type Factory struct {
 	// Local dials Address as a local dev server: plain TCP, no API key, the environment's Temporal
 	// settings (TEMPORAL_API_KEY, TLS, profiles) left out. rlsweep dev sets it for the server it runs.
 	Local bool
+	// ProtectCredentials keeps worker's and dev's credentials out of their trainers' reach
+	// (hideCredentials: a re-exec without them in the environment block; protectMemory: no ptrace
+	// access); the
+	// rlsweep binary sets it, tests running commands in process leave it off.
+	ProtectCredentials bool
 	// Logger is what the Temporal client logs to; nil drops everything (every command but worker and
 	// dev, whose --log-level and --log-format set it).
 	Logger log.Logger
@@ -41,7 +46,7 @@ type Factory struct {
 }
 
 func newFactory() *Factory {
-	return &Factory{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+	return &Factory{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, ProtectCredentials: true}
 }
 
 // Home is rlsweep's state directory: $RLSWEEP_HOME, else ~/.rlsweep.

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -78,6 +79,9 @@ func runSubmit(cmd *cobra.Command, f *Factory, opts *SubmitOptions) error {
 	}
 	if opts.HeartbeatTimeout < 0 || opts.HeartbeatTimeout > 0 && opts.HeartbeatTimeout < time.Second {
 		return invalidInput(fmt.Errorf("--heartbeat-timeout: got %s, want at least 1s (or 0 for the default)", opts.HeartbeatTimeout))
+	}
+	if err := sweeps.CheckGracePeriod(opts.HeartbeatTimeout, spec.Trainer.GracePeriod); err != nil {
+		return invalidInput(fmt.Errorf("%s: %w", opts.File, err))
 	}
 	sweepID := workflows.SweepWorkflowID(spec.Name, opts.ID)
 	if explicitID {

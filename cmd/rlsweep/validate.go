@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +15,12 @@ import (
 type ValidateOptions struct {
 	Files   []string
 	Explain bool // also print what each file becomes (sweeps.Explain)
+	// HeartbeatTimeout is the --heartbeat-timeout the sweeps are to be submitted with (0: the
+	// default): trainer.grace_period must fit in it (sweeps.CheckGracePeriod).
+	HeartbeatTimeout time.Duration
+	// AllowTrainers: refuse a spec whose trainer program a worker with these --allow-trainer
+	// programs would refuse.
+	AllowTrainers []string
 }
 
 func newValidateCmd(f *Factory, runF func(*ValidateOptions) error) *cobra.Command {
@@ -36,16 +43,38 @@ argument quoted on its own), where its metrics come from, its objective and the 
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Explain, "explain", false, "print what each file becomes: first trial's argv, metrics source, objective, number of trials")
+	cmd.Flags().DurationVar(&opts.HeartbeatTimeout, "heartbeat-timeout", 0,
+		"the heartbeat timeout the sweeps are to be submitted with (default 1m): trainer.grace_period must end 2s before it")
+	cmd.Flags().StringArrayVar(&opts.AllowTrainers, "allow-trainer", nil, "check each spec's trainer program (trainer.command[0], probes.command[0]) against a worker's --allow-trainer list, resolved on this machine as that worker resolves it; repeat for several (adds to "+envAllowTrainer+")")
 	return cmd
 }
 
 func runValidate(f *Factory, opts *ValidateOptions) error {
+	if opts.HeartbeatTimeout < 0 || opts.HeartbeatTimeout > 0 && opts.HeartbeatTimeout < time.Second {
+		return invalidInput(fmt.Errorf("--heartbeat-timeout: got %s, want at least 1s (or 0 for the default)", opts.HeartbeatTimeout))
+	}
+	allow, err := allowTrainers(opts.AllowTrainers)
+	if err != nil {
+		return invalidInput(err)
+	}
 	bad := false
 	for _, file := range opts.Files {
 		spec, trials, err := loadPlanAndCheck(file)
+		if err == nil {
+			if gerr := sweeps.CheckGracePeriod(opts.HeartbeatTimeout, spec.Trainer.GracePeriod); gerr != nil {
+				err = invalidInput(fmt.Errorf("%s: %w", file, gerr))
+			}
+		}
 		if err != nil {
 			bad = true
 			fmt.Fprintln(f.ErrOut, err)
+			continue
+		}
+		if msgs := refusedTrainers(spec, allow); len(msgs) > 0 {
+			bad = true
+			for _, m := range msgs {
+				fmt.Fprintf(f.ErrOut, "%s: %s\n", file, m)
+			}
 			continue
 		}
 		count := fmt.Sprintf("%d trials", len(trials))

@@ -34,7 +34,43 @@ type WorkerOptions struct {
 	SecretEnv []string
 	// KeepScratch keeps each attempt's scratch directory under WorkDir once it has ended.
 	KeepScratch bool
-	Log         LogOptions
+	// TrainerPIDNamespace runs each trainer in a PID namespace of its own where one can be created.
+	TrainerPIDNamespace bool
+	// AllowTrainers are the only programs trials and probes may run (--allow-trainer, and
+	// RLSWEEP_ALLOW_TRAINER's); empty: any.
+	AllowTrainers []string
+	Log           LogOptions
+}
+
+// envAllowTrainer lists programs a worker allows as trainers, separated by ':' as PATH is; they add
+// to --allow-trainer's.
+const envAllowTrainer = "RLSWEEP_ALLOW_TRAINER"
+
+// allowTrainerUsage is the --allow-trainer help of worker, dev and validate.
+const allowTrainerUsage = "run only trainers whose program (trainer.command[0], a name looked up on PATH, symbolic links resolved) is this file; repeat for several (adds to " + envAllowTrainer + ", a ':'-separated list); any other trial or probe fails at once. Default: any program"
+
+// addAllowTrainerFlag adds --allow-trainer to cmd.
+func addAllowTrainerFlag(cmd *cobra.Command, dst *[]string) {
+	cmd.Flags().StringArrayVar(dst, "allow-trainer", nil, allowTrainerUsage)
+}
+
+// allowTrainers is the worker's allow-list: --allow-trainer's programs and RLSWEEP_ALLOW_TRAINER's,
+// resolved; nil when both are empty.
+func allowTrainers(flag []string) (*activities.TrainerAllowList, error) {
+	progs := slices.Clone(flag)
+	if v := os.Getenv(envAllowTrainer); v != "" {
+		for _, p := range filepath.SplitList(v) {
+			if p == "" {
+				return nil, fmt.Errorf("%s: got %q with an empty entry, want programs separated by ':' (e.g. /opt/train/bin/train:/usr/local/bin/ppo)", envAllowTrainer, v)
+			}
+			progs = append(progs, p)
+		}
+	}
+	l, err := activities.NewTrainerAllowList(progs)
+	if err != nil && len(flag) < len(progs) {
+		return nil, fmt.Errorf("%w (--allow-trainer and %s=%q)", err, envAllowTrainer, os.Getenv(envAllowTrainer))
+	}
+	return l, err
 }
 
 // defaultStopTimeout is how long a stopping worker waits for its trainers: the default grace period
@@ -85,6 +121,8 @@ func newWorkerCmd(f *Factory, runF func(*WorkerOptions) error) *cobra.Command {
 	fl.IntVar(&opts.TrialsPerGPU, "trials-per-gpu", 1, "trials sharing each GPU")
 	fl.StringVar(&opts.WorkDir, "work-dir", "", "scratch directory for running trials (default: ~/.rlsweep/work)")
 	fl.DurationVar(&opts.StopTimeout, "stop-timeout", defaultStopTimeout, stopTimeoutUsage)
+	addTrainerPIDNamespaceFlag(cmd, &opts.TrainerPIDNamespace)
+	addAllowTrainerFlag(cmd, &opts.AllowTrainers)
 	fl.BoolVar(&opts.KeepScratch, "keep-scratch", false, "keep each segment attempt's scratch directory under --work-dir after it ends (default: removed once its log is stored)")
 	addLogFlags(cmd, &opts.Log)
 	fl.StringSliceVar(&opts.SecretEnv, "secret-env", nil, "environment variables whose values are secrets, masked in every trainer output that leaves the worker (adds to "+runner.EnvSecretEnv+"; AWS and Temporal credentials always are)")
@@ -118,6 +156,9 @@ func (o *WorkerOptions) validate() error {
 	if err := checkSecretEnv(o.SecretEnv); err != nil {
 		return err
 	}
+	if _, err := allowTrainers(o.AllowTrainers); err != nil {
+		return err
+	}
 	if !o.Control && len(o.Queues) == 0 {
 		return fmt.Errorf("--control=false and --queue empty: want at least one queue to serve")
 	}
@@ -149,6 +190,9 @@ func newActivities(f *Factory, o *WorkerOptions) (*activities.Activities, error)
 		fmt.Fprintf(f.ErrOut, "worker: warning: %s is marked secret but its value is shorter than %d characters: it is not masked in trainer output\n",
 			name, runner.MinSecretLen)
 	}
+	if a.AllowTrainers, err = allowTrainers(o.AllowTrainers); err != nil {
+		return nil, err
+	}
 	if gpus := o.gpuList(); len(gpus) > 0 {
 		if a.Slots, err = activities.NewSlots(gpus, o.TrialsPerGPU); err != nil {
 			return nil, err
@@ -159,6 +203,11 @@ func newActivities(f *Factory, o *WorkerOptions) (*activities.Activities, error)
 
 func runWorker(cmd *cobra.Command, f *Factory, o *WorkerOptions) error {
 	ctx := cmd.Context()
+	if f.ProtectCredentials {
+		if err := hideCredentials(o.SecretEnv); err != nil {
+			return err
+		}
+	}
 	if err := checkGPUsPresent(ctx, o.GPUs, nvidiaSMI, f.ErrOut); err != nil {
 		return invalidInput(err)
 	}
@@ -177,16 +226,39 @@ func runWorker(cmd *cobra.Command, f *Factory, o *WorkerOptions) error {
 		return invalidInput(err)
 	}
 	reclaimScratch(f, acts, "worker")
+	setIsolation(f, "worker", o.TrainerPIDNamespace)
+	if err := protectMemory(f, "worker"); err != nil {
+		return err
+	}
 	if err := w.Start(); err != nil {
 		return err
 	}
 	fmt.Fprintf(f.ErrOut, "worker: control=%v trial queues=%v slots=%d gpus=%q store=%s\n",
 		o.Control, o.Queues, max(o.Slots, slotCount(acts)), o.GPUs, acts.Store.URL(""))
+	if progs := acts.AllowTrainers.Programs(); len(progs) > 0 {
+		fmt.Fprintf(f.ErrOut, "worker: trainers allowed: %s (--allow-trainer); any other program is refused\n", strings.Join(progs, ", "))
+	}
 	<-ctx.Done()
 	fmt.Fprintln(f.ErrOut, "worker: "+stoppingMessage(o.StopTimeout))
 	w.Stop()
 	waitUploads(f, acts, o.StopTimeout, "worker")
 	return nil
+}
+
+// addTrainerPIDNamespaceFlag adds --trainer-pid-namespace (worker and dev).
+func addTrainerPIDNamespaceFlag(cmd *cobra.Command, v *bool) {
+	cmd.Flags().BoolVar(v, "trainer-pid-namespace", true, "run each trainer in a PID namespace of its own where one can be created, so that "+
+		"no trainer process outlives its supervisor (false: process group and child subreaper only, for trainers that need the machine's PIDs; docs/deploy.md)")
+}
+
+// setIsolation applies --trainer-pid-namespace and says once how trainers are bound to their
+// supervisors here (runner.TrainerIsolation), before any trainer starts.
+func setIsolation(f *Factory, who string, pidNamespace bool) {
+	if !pidNamespace {
+		runner.WithoutNamespaces()
+	}
+	iso := runner.TrainerIsolation()
+	fmt.Fprintf(f.ErrOut, "%s: trainer isolation %s: %s\n", who, iso, iso.Guarantee())
 }
 
 // waitUploads gives the logs of attempts that ended while the store was away up to timeout to be
@@ -305,4 +377,26 @@ func slotCount(a *activities.Activities) int {
 		return 0
 	}
 	return a.Slots.Len()
+}
+
+// refusedTrainers says which of spec's trainer programs (trainer.command[0], probes.command[0]) allow
+// refuses, each as FIELD: why. A templated program ({{...}}) is rendered only on the worker, and not
+// checked here; the built-in trainer is always allowed.
+func refusedTrainers(spec *sweeps.Spec, allow *activities.TrainerAllowList) []string {
+	if allow == nil || spec.Trainer.Builtin != "" {
+		return nil
+	}
+	var out []string
+	for _, c := range []struct {
+		field string
+		cmd   []string
+	}{{"trainer.command[0]", spec.Trainer.Command}, {"probes.command[0]", spec.Probes.Command}} {
+		if len(c.cmd) == 0 || strings.Contains(c.cmd[0], "{{") {
+			continue
+		}
+		if msg := allow.Refusal(c.cmd[0]); msg != "" {
+			out = append(out, c.field+": "+msg)
+		}
+	}
+	return out
 }

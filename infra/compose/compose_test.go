@@ -31,20 +31,30 @@ const (
 
 var root = filepath.Join("..", "..")
 
-// load reads docker-compose.yml as `docker compose` would, with an empty environment so that every
-// ${VAR:-default} takes its default.
+// credentials are the variables docker-compose.yml requires (it ships no default credentials), with
+// values for the tests.
+var credentials = []string{"MINIO_ROOT_USER=test-minio-user", "MINIO_ROOT_PASSWORD=test-minio-password",
+	"POSTGRES_PASSWORD=test-postgres-password"}
+
+// load reads docker-compose.yml as `docker compose` would, with only the required credentials in the
+// environment so that every ${VAR:-default} takes its default.
 func load(t *testing.T) *types.Project {
 	t.Helper()
-	opts, err := cli.NewProjectOptions([]string{filepath.Join(root, "docker-compose.yml")},
-		cli.WithWorkingDirectory(root), cli.WithEnv(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := opts.LoadProject(context.Background())
+	p, err := loadWith(credentials)
 	if err != nil {
 		t.Fatalf("load docker-compose.yml: %v", err)
 	}
 	return p
+}
+
+// loadWith reads docker-compose.yml with environ as the whole environment.
+func loadWith(environ []string) (*types.Project, error) {
+	opts, err := cli.NewProjectOptions([]string{filepath.Join(root, "docker-compose.yml")},
+		cli.WithWorkingDirectory(root), cli.WithEnv(environ))
+	if err != nil {
+		return nil, err
+	}
+	return opts.LoadProject(context.Background())
 }
 
 func service(t *testing.T, p *types.Project, name string) types.ServiceConfig {

@@ -165,3 +165,89 @@ func TestWorkersConfigured(t *testing.T) {
 		}
 	}
 }
+
+// The manifests expose nothing and ship no credential: no Service, host port or host network; the S3
+// Secret holds placeholders; a NetworkPolicy refuses all ingress to the workers and one lets only
+// rlsweep's workers (and Temporal's own pods) reach the frontend's gRPC port. docs/security.md and
+// docs/deploy.md say so.
+func TestClosedByDefault(t *testing.T) {
+	files, _ := filepath.Glob("*.yaml")
+	var policies []map[string]any
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bad := range []string{"hostPort:", "hostNetwork: true", "NodePort", "LoadBalancer", "kind: Service\n"} {
+			if strings.Contains(string(b), bad) {
+				t.Errorf("%s: %q: the workers serve nothing, and nothing here should be reachable from outside", f, bad)
+			}
+		}
+		dec := yaml.NewDecoder(strings.NewReader(string(b)))
+		for {
+			var o map[string]any
+			if err := dec.Decode(&o); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if o["kind"] == "NetworkPolicy" {
+				policies = append(policies, o)
+			}
+		}
+	}
+	for _, o := range load(t) {
+		if o.Kind != "Secret" {
+			continue
+		}
+		for k, v := range o.StringData {
+			if v != "REPLACE_ME" {
+				t.Errorf("Secret %s: %s = %q, want the placeholder REPLACE_ME (no credential in the repository)", o.Metadata.Name, k, v)
+			}
+		}
+	}
+	get := func(m any, path ...string) any {
+		for _, p := range path {
+			mm, ok := m.(map[string]any)
+			if !ok {
+				return nil
+			}
+			m = mm[p]
+		}
+		return m
+	}
+	var workersClosed, frontendLimited bool
+	for _, p := range policies {
+		sel := get(p, "spec", "podSelector", "matchLabels")
+		ingress, _ := get(p, "spec", "ingress").([]any)
+		switch {
+		case get(sel, "app.kubernetes.io/name") == "rlsweep":
+			workersClosed = len(ingress) == 0
+		case get(sel, "app.kubernetes.io/component") == "frontend":
+			frontendLimited = len(ingress) == 1
+			for _, from := range get(ingress[0], "from").([]any) {
+				name := get(from, "podSelector", "matchLabels", "app.kubernetes.io/name")
+				if name != "rlsweep" && name != "temporal" {
+					t.Errorf("NetworkPolicy %v lets %v reach the frontend, want rlsweep's workers and Temporal's pods only", get(p, "metadata", "name"), from)
+				}
+			}
+		}
+	}
+	if !workersClosed {
+		t.Errorf("no NetworkPolicy refuses all ingress to the rlsweep workers")
+	}
+	if !frontendLimited {
+		t.Errorf("no NetworkPolicy limits who reaches the Temporal frontend")
+	}
+	for _, doc := range []string{"security.md", "deploy.md"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "docs", doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"infra/k8s/networkpolicy.yaml", "TEMPORAL_TLS_CLIENT_CERT_PATH", "RLSWEEP_ALLOW_TRAINER"} {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("docs/%s does not mention %s", doc, want)
+			}
+		}
+	}
+}

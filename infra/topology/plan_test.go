@@ -35,7 +35,7 @@ type service struct {
 func plan(t *testing.T, settings ...string) (names []string, svcs map[string]service) {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(root, "scripts", "topology.sh"), "plan")
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=/home/someone"}, settings...)
+	cmd.Env = append(append([]string{"PATH=" + os.Getenv("PATH"), "HOME=/home/someone"}, credentials...), settings...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -76,11 +76,16 @@ func parsePlan(out []byte) (names []string, svcs map[string]service) {
 	return names, svcs
 }
 
+// credentials are the variables docker-compose.yml requires (it ships no default credentials), with
+// values for the tests; plan gives scripts/topology.sh the same.
+var credentials = []string{"MINIO_ROOT_USER=test-minio-user", "MINIO_ROOT_PASSWORD=test-minio-password",
+	"POSTGRES_PASSWORD=test-postgres-password"}
+
 // loadCompose reads docker-compose.yml with every ${VAR:-default} at its default.
 func loadCompose(t *testing.T) *types.Project {
 	t.Helper()
 	opts, err := cli.NewProjectOptions([]string{filepath.Join(root, "docker-compose.yml")},
-		cli.WithWorkingDirectory(root), cli.WithEnv(nil))
+		cli.WithWorkingDirectory(root), cli.WithEnv(credentials))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -450,6 +450,7 @@ trainer:
   command: [%q]
   total_steps: %d
   segment_steps: %d
+  grace_period: 3s
 seeds: [%s]
 parameters:
   sleep_ms: {value: %d}
@@ -834,8 +835,9 @@ func logCost(t *testing.T, d time.Duration) {
 // A GPU-class worker host cut off the network for 2 minutes (its link down), then restored. Its two
 // trials, one 4-minute segment each, fail over to an idle host from their last checkpoint once the
 // heartbeat timeout (10 s) passes; the cut-off host, which cannot reach the server for as long, stops its
-// own trainers 2 s before that timeout runs out, so no trial trains on two hosts at once (past a few
-// seconds of sampling), and the stored metrics hold every step once.
+// own trainers once the server has gone 10 s - 3 s grace period - 2 s without a heartbeat, so their grace
+// period ends before the retry, no trial trains on two hosts at once (past a few seconds of sampling),
+// and the stored metrics hold every step once.
 func TestWorkerHostPartition(t *testing.T) {
 	startHost(t, 1, "rlsweep-control")
 	g1 := startHost(t, 2, "rlsweep-gpu")

@@ -12,9 +12,11 @@
 //	crash_at          exit 3 on reaching this step, once per trial (a marker file remembers)
 //	hang_at           stop writing and sleep on reaching this step
 //	ignore_term       1: ignore SIGTERM (the worker must escalate to SIGKILL)
+//	term_delay_ms     on SIGTERM, take this long before writing the checkpoint (a real trainer's save)
 //	fault, fault_at   from step fault_at on: fault 1 = NaN reward and value loss (as nan_at), 2 =
 //	                  action_std_min 0 (as std_zero_at), 3 = grad_norm 1e5 (as grad_at); 0 = healthy
-//	pid_dir           write <pid_dir>/<trial>.pid while running
+//	pid_dir           write <pid_dir>/<trial>.pid while running: the process ID as /proc names it, which
+//	                  is not os.Getpid() when the trainer runs in a PID namespace of its own
 //	timeline          append "start <unix ns> <trial> <step>" to this file when the process starts and
 //	                  "exit <unix ns> <trial> <step>" when it exits after training (the boundary benchmark)
 //	ignore_stop       1: a trainer that knows nothing of segments: it trains to RLSWEEP_TOTAL_STEPS
@@ -29,6 +31,9 @@
 //	bad_ckpt          (a string) announce one bad checkpoint at the first checkpoint instead: missing (a
 //	                  name not on disk), outside (../<name>), socket (a Unix socket), abslink (a directory
 //	                  holding an absolute symbolic link to /etc/hostname)
+//	term_train_ms     on SIGTERM, train on this long (records, no checkpoint) before the checkpoint
+//	                  and exit, as a trainer finishing its iteration: a grace period shorter than it
+//	                  kills the trainer with records past its last checkpoint (timeline: "term" line)
 //
 // Every record carries wall_ns, the Unix time in nanoseconds at which it was appended, so latency
 // from a record to its consequences can be measured.
@@ -107,7 +112,7 @@ func run() error {
 	}
 	if pidDir != "" {
 		pidFile := filepath.Join(pidDir, trial+".pid")
-		_ = os.WriteFile(pidFile, []byte(strconv.Itoa(os.Getpid())), 0o644)
+		_ = os.WriteFile(pidFile, []byte(procPID()), 0o644)
 		defer os.Remove(pidFile)
 	}
 	seed, _ := strconv.ParseInt(os.Getenv("RLSWEEP_SEED"), 10, 64)
@@ -158,13 +163,24 @@ func run() error {
 	records := 0
 	fmt.Printf("scripted-trainer %s: from step %d to %d\n", trial, step, stopAt)
 	mark("start", step)
+	var stopping <-chan time.Time // set on SIGTERM with term_train_ms: when to checkpoint and exit
 	for step < stopAt {
 		select {
 		case <-term:
+			mark("term", step)
+			if ms := s.get("term_train_ms", 0); ms > 0 && !console {
+				fmt.Println("SIGTERM: training on for", ms, "ms, then checkpoint and exit")
+				stopping = time.After(time.Duration(ms) * time.Millisecond)
+				s["checkpoint_every"] = 0
+				continue
+			}
 			fmt.Println("SIGTERM: checkpoint and exit")
+			time.Sleep(time.Duration(s.get("term_delay_ms", 0)) * time.Millisecond)
 			if console {
 				return nil
 			}
+			return checkpoint(out, ckptDir, step, dirs)
+		case <-stopping:
 			return checkpoint(out, ckptDir, step, dirs)
 		case <-time.After(time.Duration(s.get("sleep_ms", 5)) * time.Millisecond):
 		}
@@ -401,6 +417,15 @@ func badCheckpoint(dir, kind string, step int64) (string, error) {
 		return name, os.Symlink("/etc/hostname", filepath.Join(dir, name, "host"))
 	}
 	return "", fmt.Errorf("bad_ckpt: got %q, want missing, outside, socket or abslink", kind)
+}
+
+// procPID is this process's ID in /proc: os.Getpid() is the ID in the trainer's PID namespace, if the
+// worker gave it one, and /proc, which the worker does not remount, names processes by their ID outside.
+func procPID() string {
+	if self, err := os.Readlink("/proc/self"); err == nil {
+		return self
+	}
+	return strconv.Itoa(os.Getpid())
 }
 
 // firstTime reports whether this trial has not crashed on purpose before (across attempts and workers
