@@ -105,6 +105,7 @@ func TestDirectoryCheckpointResumed(t *testing.T) {
 	spec := e.spec("dirckpt", `
   total_steps: 30000
   segment_steps: 15000
+  grace_period: 1s
 method: grid
 seeds: [1, 2]
 parameters:
