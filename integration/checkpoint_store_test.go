@@ -117,15 +117,13 @@ concurrency: 2
 retries: {max_attempts: 2}
 `)
 	sweepID := e.submit(spec, "--heartbeat-timeout", "4s")
-	// Kill the worker once both trials stored a directory checkpoint of their second segment.
-	waitFor(t, 2*time.Minute, "a directory checkpoint of each trial's second segment", func() bool {
+	// Kill the worker once both trials committed a directory checkpoint of their second segment
+	// (resume.json names it: stored, manifest last, then the metrics up to it).
+	waitFor(t, 2*time.Minute, "a committed directory checkpoint of each trial's second segment", func() bool {
 		n := 0
-		for _, trial := range []string{"0-s1", "0-s2"} {
-			for _, step := range []int64{20000, 25000} {
-				if ok, _ := artifacts.CheckpointStored(context.Background(), e.s3, artifacts.CheckpointKey(sweepID, trial, fmt.Sprintf("ckpt-%d", step))); ok {
-					n++
-					break
-				}
+		for _, p := range e.resumePoints(sweepID) {
+			if p.Step >= 20000 {
+				n++
 			}
 		}
 		return n == 2
