@@ -49,6 +49,9 @@ type Config struct {
 	Objective string
 	// Goal is "maximize" (the default when "") or "minimize", as the spec's metric.goal.
 	Goal string
+	// Actions is a categorical policy's number of actions, when known (0 when not): never_learned_entropy
+	// then measures the entropy against its maximum, log(Actions), instead of against its own start.
+	Actions int
 }
 
 // RuleConfig overrides one rule. Nil fields keep the rule's default.
@@ -80,9 +83,16 @@ type Engine struct {
 	klThresholdSet bool
 	initialStd     float64 // first finite, positive action_std
 	sawStd         bool    // some record showed a Gaussian policy (showsGaussian)
-	stdTrend       lagRing // recent action_std values, for never_learned
-	records        int     // records observed
-	klSpikes       []int   // the record numbers of the last kl_spike conditions (at most klSpikeMemory)
+	stdTrend       lagRing // recent action_std values, for never_learned and std_runaway
+	stdEarlier     float64 // the action_std stdTrendLag std records before this record's
+	stdRising      bool    // this record's action_std is finite and above stdEarlier
+	totalSteps     int64
+	maxEntropy     float64   // log(Config.Actions), or the largest of the first entropyWindow entropies; NaN before
+	entropyFirst   []float64 // the first entropyWindow finite entropies
+	entropyLast    lagRing   // the last entropies, for their windowed mean
+	partialHeld    int       // consecutive objective records on which half the gain was lost
+	records        int       // records observed
+	klSpikes       []int     // the record numbers of the last kl_spike conditions (at most klSpikeMemory)
 	prog           progress
 	lastObjective  float64 // the objective's last finite value, NaN before one
 	vlRef          []float64
@@ -107,7 +117,8 @@ func NewEngine(cfg Config) (*Engine, error) {
 	case patience < 0:
 		bad("diagnostics.patience: got %d, want an integer ≥ 1", patience)
 	}
-	e := &Engine{objective: cfg.Objective, targetKL: cfg.TargetKL, initialStd: math.NaN(), lastObjective: math.NaN()}
+	e := &Engine{objective: cfg.Objective, targetKL: cfg.TargetKL, initialStd: math.NaN(), lastObjective: math.NaN(),
+		totalSteps: cfg.TotalSteps, maxEntropy: math.NaN()}
 	if e.objective == "" {
 		e.objective = metrics.Reward
 	}
@@ -118,6 +129,12 @@ func NewEngine(cfg Config) (*Engine, error) {
 		e.prog.minimize = true
 	default:
 		bad("metric.goal: got %q, want \"maximize\" or \"minimize\"", cfg.Goal)
+	}
+	switch {
+	case cfg.Actions < 0 || cfg.Actions == 1:
+		bad("actions: got %d, want the categorical policy's number of actions (≥ 2), or 0 when unknown", cfg.Actions)
+	case cfg.Actions > 1:
+		e.maxEntropy = math.Log(float64(cfg.Actions))
 	}
 	if cfg.TargetKL < 0 || math.IsNaN(cfg.TargetKL) {
 		bad("target_kl: got %g, want a number ≥ 0", cfg.TargetKL)
@@ -217,6 +234,21 @@ func (e *Engine) Observe(r metrics.Record) Verdict {
 		}
 	}
 	e.records++
+	e.stdRising = false
+	if v, ok := r.Values[metrics.ActionStd]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+		var had bool
+		e.stdEarlier, had = e.stdTrend.push(v)
+		e.stdRising = had && v > e.stdEarlier
+	}
+	if v, ok := r.Values[metrics.Entropy]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+		e.entropyLast.push(v)
+		if len(e.entropyFirst) < entropyWindow {
+			e.entropyFirst = append(e.entropyFirst, v)
+			if len(e.entropyFirst) == entropyWindow && e.maxEntropy != e.maxEntropy {
+				e.maxEntropy = slices.Max(e.entropyFirst)
+			}
+		}
+	}
 	var fired []Verdict
 	for _, ar := range e.rules {
 		c := ar.check(e, r, ar.threshold)
@@ -256,7 +288,7 @@ func (e *Engine) mayStop(r *rule) bool {
 	if r.judgesObjective {
 		return true
 	}
-	if !e.prog.ready() || e.prog.doingWell() {
+	if !e.prog.ready() || e.prog.doingWell() || r.longView && e.prog.doingWellAny() {
 		return false
 	}
 	return !r.needsFall || e.prog.fallen() && !e.prog.lengthened()

@@ -33,6 +33,14 @@ type progress struct {
 	heldFor int
 	// frac is the fraction of |start| an improvement must reach to count (policy_collapse's threshold).
 	frac float64
+
+	long longTrack
+	// firstSum and firstN sum the first longWindow values, a start that a noisy beginning cannot swing.
+	firstSum float64
+	firstN   int
+	// repeated says the last value equals the one before it exactly: a logger that reports the mean of its
+	// last 100 episodes repeats it while no episode ends (a stale buffer), which says nothing new.
+	repeated bool
 }
 
 // add takes the objective's next value and the episode length reported beside it (NaN when none);
@@ -54,6 +62,11 @@ func (p *progress) add(v, length float64) {
 		p.startSum += v
 		p.startN++
 	}
+	if p.firstN < longWindow {
+		p.firstSum += v
+		p.firstN++
+	}
+	p.repeated = p.n > 0 && v == p.prev
 	if p.n > 0 {
 		p.absDiffSum += math.Abs(v - p.prev)
 		p.absDiffN++
@@ -62,6 +75,7 @@ func (p *progress) add(v, length float64) {
 	p.last[p.n%progressWindow] = v
 	p.lens[p.n%progressWindow] = length
 	p.n++
+	p.long.add(v, p.start(), p.noise(), p.frac)
 	if !p.ready() {
 		return
 	}
@@ -187,4 +201,156 @@ func (p *progress) raw(v float64) float64 {
 		return -v
 	}
 	return v
+}
+
+// longWindow is how many records of the objective each mean of the long track averages: a per-episode
+// return (SB3's monitor.csv) moves by half its range from one episode to the next, and five of them say
+// little; fifty average that noise down by a factor of seven.
+const longWindow = 50
+
+// longTrack follows the objective's means over longWindow records, for the rules that measure a loss of
+// gain (policy_collapse's loss of the gain, partial_collapse): on a noisy curve the five-record windows of
+// progress swing by more than the gain, on a smooth one the long track only lags. It keeps the last
+// 2 × longWindow values, so it can tell whether the last window is below the one before it.
+type longTrack struct {
+	vals             [2 * longWindow]float64
+	n                int
+	sumLast, sumPrev float64 // sums of the last longWindow values and of the longWindow before them
+	start            float64 // the mean of the first longWindow values
+	best             float64 // the best mean so far
+	// heldFor counts the records whose mean stood above the improvement bar (longTrack.bar).
+	heldFor int
+}
+
+// add takes the objective's next value (already in the goal's direction), with the run's start and noise
+// for the improvement bar.
+func (l *longTrack) add(v, start, noise, frac float64) {
+	i := l.n % (2 * longWindow)
+	if l.n >= longWindow {
+		// The value leaving the last window enters the one before it.
+		out := l.vals[(l.n-longWindow)%(2*longWindow)]
+		l.sumLast -= out
+		l.sumPrev += out
+		if l.n >= 2*longWindow {
+			l.sumPrev -= l.vals[i]
+		}
+	}
+	l.vals[i] = v
+	l.sumLast += v
+	l.n++
+	if l.n%(2*longWindow) == 0 {
+		// Sums kept by adding and taking away drift on values that span orders of magnitude: recount them.
+		l.sumLast, l.sumPrev = 0, 0
+		for j := range longWindow {
+			l.sumPrev += l.vals[j]
+			l.sumLast += l.vals[longWindow+j]
+		}
+	}
+	if l.n < longWindow {
+		return
+	}
+	m := l.recent()
+	if l.n == longWindow {
+		l.start, l.best = m, m
+	}
+	l.best = max(l.best, m)
+	if m > l.bar(start, noise, frac) {
+		l.heldFor++
+	}
+}
+
+// ready reports whether a full window exists.
+func (l *longTrack) ready() bool { return l.n >= longWindow }
+
+// recent is the mean of the last longWindow values; previous that of the longWindow before them (valid
+// once n ≥ 2 × longWindow).
+func (l *longTrack) recent() float64   { return l.sumLast / longWindow }
+func (l *longTrack) previous() float64 { return l.sumPrev / longWindow }
+
+// margin is how far a mean of longWindow values moves by chance: three standard errors, taking the
+// record-to-record noise for the values' spread.
+func (l *longTrack) margin(noise float64) float64 { return 3 * noise / math.Sqrt(longWindow) }
+
+// bar is the level a long mean must exceed to count as improved: the run's start plus frac of its
+// magnitude, and at least plus the long mean's own margin.
+func (l *longTrack) bar(start, noise, frac float64) float64 {
+	return start + max(frac*math.Abs(start), l.margin(noise))
+}
+
+// floor is the starting level the long track measures gains from: the lower of the run's start (its
+// first five values) and the long track's first mean. The lower start makes the gain larger and a loss
+// of it harder to reach.
+func (p *progress) floor() float64 { return min(p.start(), p.long.start) }
+
+// longGain is how far the best long mean rose above floor.
+func (p *progress) longGain() float64 { return p.long.best - p.floor() }
+
+// lostGain reports whether the objective held an improvement (for sustainedImprovement records) and has
+// since lost at least share of its best gain, by more than the noise, judged on the five-record windows
+// (their noise: the early spread, the record-to-record change) or on the long track (its margin). A run
+// whose start is its floor (a return that cannot go below where a random policy starts) collapses
+// without falling below the start: this measures the fall against the gain instead.
+func (p *progress) lostGain(share float64) bool {
+	if !p.ready() {
+		return false
+	}
+	short := p.improved(sustainedImprovement) &&
+		p.recent() < p.start()+(1-share)*p.gain()-max(p.spread(), p.noise())
+	return short || p.longLost(share)
+}
+
+// longLost reports whether the long track held an improvement (for sustainedImprovement records) and its
+// mean has since lost at least share of the long gain, by more than its margin.
+func (p *progress) longLost(share float64) bool {
+	l := &p.long
+	return l.ready() && l.heldFor >= sustainedImprovement &&
+		l.recent() < p.floor()+(1-share)*p.longGain()-l.margin(p.noise())
+}
+
+// longRising reports whether the long track's last mean is above the one before it by more than chance:
+// a run recovering from a fall.
+func (p *progress) longRising() bool {
+	l := &p.long
+	return l.n >= 2*longWindow && l.recent() > l.previous()+math.Sqrt2*l.margin(p.noise())
+}
+
+// everImproved reports whether the objective ever rose above its start by more than chance: a
+// five-record window above the improvement bar, a long mean above its bar, or the mean of its last h
+// values above the mean of its first h by three standard errors of their difference (h: half the values
+// so far, at most longWindow). The last test sees a climb out of a noisy start, whose spread puts the
+// bars out of reach (an ML-Agents car from −317 to −20 in steps of ±60).
+func (p *progress) everImproved() bool {
+	if p.improved(1) || p.long.heldFor > 0 {
+		return true
+	}
+	h := min(p.n/2, longWindow)
+	if h < progressWindow {
+		return false
+	}
+	var first float64
+	if p.n <= 2*longWindow {
+		for _, v := range p.long.vals[:h] {
+			first += v
+		}
+		first /= float64(h)
+	} else {
+		first = p.firstSum / float64(p.firstN)
+	}
+	var last float64
+	for i := p.n - h; i < p.n; i++ {
+		last += p.long.vals[i%(2*longWindow)]
+	}
+	last /= float64(h)
+	return last > first+3*p.noise()*math.Sqrt(2/float64(h))
+}
+
+// doingWellAny reports whether the run is doing well by its five-record windows or by its long track
+// (improved, and the long mean holds doingWellShare of the long gain): the rules that judge a loss of
+// gain stop neither.
+func (p *progress) doingWellAny() bool {
+	if p.doingWell() {
+		return true
+	}
+	l := &p.long
+	return l.ready() && l.heldFor > 0 && l.recent() >= p.floor()+doingWellShare*p.longGain()
 }

@@ -23,6 +23,9 @@ const (
 	RuleKLSpike             = "kl_spike"
 	RulePolicyCollapse      = "policy_collapse"
 	RuleValueLossBlowup     = "value_loss_blowup"
+	RulePartialCollapse     = "partial_collapse"
+	RuleNeverLearnedEntropy = "never_learned_entropy"
+	RuleStdRunaway          = "std_runaway"
 	// RuleStalled is judged by time, not by records: the TrainSegment activity fires it when no record
 	// arrives for stall_timeout. It is named here so its advice and name live with the others; the
 	// engine does not evaluate it, and its only level is a kill and a retry.
@@ -63,7 +66,10 @@ type rule struct {
 	judgesObjective bool
 	// needsFall marks a sustained rule that stops only once the objective has fallen (progress.fallen).
 	needsFall bool
-	advice    string
+	// longView marks a sustained rule that does not judge the objective and stops only a run that is not
+	// doing well by its long track either (progress.doingWellAny), not merely by its last five records.
+	longView bool
+	advice   string
 	// check judges r: whether the rule's metric is in the record (ok), whether the condition holds,
 	// the metric it judged, its value and the absolute limit crossed.
 	check func(e *Engine, r metrics.Record, threshold float64) (c check)
@@ -149,6 +155,20 @@ var rules = []rule{
 		advice: "value loss blew up against its early level: returns grew out of scale — normalise " +
 			"rewards or returns, clip the value loss, lower the learning rate",
 		check: checkValueLossBlowup},
+	{name: RulePartialCollapse, kind: sustained, level: Stop, threshold: 0.5, judgesObjective: true,
+		advice: "the objective gave back half of what it gained and is still falling, or has stayed down for a " +
+			"fifth of the run: the policy is unlearning — lower the learning rate, set target_kl, anneal the " +
+			"learning rate, keep the best checkpoint",
+		check: checkPartialCollapse},
+	{name: RuleNeverLearnedEntropy, kind: sustained, level: Stop, threshold: 0.9, judgesObjective: true,
+		advice: "the policy never learned: its entropy stays at its maximum and the objective never improved — " +
+			"check that the reward reaches the agent and varies (a constant return gives zero advantages), " +
+			"that observations reach the policy, raise the learning rate, lower ent_coef",
+		check: checkNeverLearnedEntropy},
+	{name: RuleStdRunaway, kind: sustained, level: Stop, threshold: 3, longView: true,
+		advice: "action std keeps growing, several-fold its initial value, while the objective gives back its " +
+			"gain: the entropy bonus outweighs the reward — lower ent_coef, bound log_std, lower the learning rate",
+		check: checkStdRunaway},
 }
 
 // stalledAdvice is RuleStalled's advice; the activity reports it with the retryable TrialStalled.
@@ -241,13 +261,23 @@ func checkStdExplosion(e *Engine, r metrics.Record, factor float64) check {
 	return check{ok: true, fired: v > limit, metric: metrics.ActionStd, value: v, limit: limit}
 }
 
+// checkEntropyCollapse fires on a categorical policy's entropy below the threshold, or below
+// entropyCollapseShare of its reference maximum (Engine.maxEntropy): a policy over thousands of actions
+// (a maximum of 7.5) that sits at 0.03 is as deterministic as a two-action one at 0.01.
 func checkEntropyCollapse(e *Engine, r metrics.Record, th float64) check {
 	v, ok := r.Values[metrics.Entropy]
 	if !ok || e.sawStd {
 		return check{}
 	}
+	if e.maxEntropy > 0 {
+		th = max(th, entropyCollapseShare*e.maxEntropy)
+	}
 	return check{ok: true, fired: v < th, metric: metrics.Entropy, value: v, limit: th}
 }
+
+// entropyCollapseShare is the share of its maximum below which entropy_collapse counts a categorical
+// policy's entropy as collapsed, whatever the threshold.
+const entropyCollapseShare = 0.01
 
 func checkKLSpike(e *Engine, r metrics.Record, th float64) check {
 	if e.targetKL > 0 && !e.klThresholdSet {
@@ -273,8 +303,14 @@ func checkPolicyCollapse(e *Engine, r metrics.Record, _ float64) check {
 		return check{}
 	}
 	fell := p.improved(sustainedImprovement) && p.recent() < p.start()-p.noise()
+	lost := p.longLost(collapseShare) && !p.doingWellAny()
 	jumped := e.recentKLSpikes() >= 2 && p.recent() < p.start()-max(2*p.noise(), 0.2*math.Abs(p.start()))
-	fired := (fell || jumped) && !p.lengthened()
+	if p.repeated && lost && !fell && !jumped {
+		// A repeated value is a stale logging buffer, no new level: the loss of gain neither extends
+		// nor breaks the streak on it.
+		return check{}
+	}
+	fired := (fell || lost || jumped) && !p.lengthened()
 	return check{ok: true, fired: fired, metric: e.objective, value: p.raw(p.recent()), limit: p.raw(p.start())}
 }
 
@@ -289,12 +325,11 @@ func checkNeverLearned(e *Engine, r metrics.Record, factor float64) check {
 	if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
 		return check{}
 	}
-	earlier, rising := e.stdTrend.push(v)
-	if !(e.initialStd > 0) || !e.prog.ready() || !rising {
+	if !(e.initialStd > 0) || !e.prog.ready() || e.stdTrend.n <= stdTrendLag {
 		return check{}
 	}
 	limit := factor * e.initialStd
-	fired := v >= limit && v > earlier && !e.prog.holdsGain() && !e.prog.lengthened()
+	fired := v >= limit && e.stdRising && !e.prog.holdsGain() && !e.prog.lengthened()
 	return check{ok: true, fired: fired, metric: metrics.ActionStd, value: v, limit: limit}
 }
 
@@ -342,4 +377,85 @@ func checkValueLossBlowup(e *Engine, r metrics.Record, factor float64) check {
 	}
 	limit := factor * e.vlRef0
 	return check{ok: true, fired: v > limit, metric: metrics.ValueLoss, value: v, limit: limit}
+}
+
+// mean returns the mean of the values the ring holds (the last stdTrendLag, fewer early on); NaN when empty.
+func (l *lagRing) mean() float64 {
+	k := min(l.n, stdTrendLag)
+	if k == 0 {
+		return math.NaN()
+	}
+	var s float64
+	for _, v := range l.vals[:k] {
+		s += v
+	}
+	return s / float64(k)
+}
+
+// collapseShare is the share of its best gain whose loss policy_collapse counts as a collapse even when
+// the objective stays above its start (a return whose start is the task's floor cannot fall below it).
+const collapseShare = 0.9
+
+// entropyWindow is how many of the run's first entropies make up its reference maximum (when the number
+// of actions is not known): the largest of them.
+const entropyWindow = 5
+
+// checkPartialCollapse fires once the objective lost at least the threshold share of its best gain
+// (progress.lostGain: on the five-record windows or on the long track, by more than the noise) and
+// either is still falling (the long track's last mean below the one before by more than chance) or has
+// stayed down for a fifth of the objective's records so far, unless the run is doing well by either
+// track or the fall is explained by longer episodes. It judges only records that carry the objective.
+func checkPartialCollapse(e *Engine, r metrics.Record, share float64) check {
+	v, ok := r.Values[e.objective]
+	p := &e.prog
+	if !ok || math.IsNaN(v) || math.IsInf(v, 0) || !p.ready() {
+		return check{}
+	}
+	lost := p.longLost(share) && !p.doingWellAny() && !p.lengthened()
+	if lost {
+		e.partialHeld++
+	} else {
+		e.partialHeld = 0
+	}
+	fired := lost && e.partialHeld >= max(longWindow, p.n/3) && !p.longRising()
+	limit := p.floor() + (1-share)*p.longGain()
+	return check{ok: true, fired: fired, metric: e.objective, value: p.raw(p.long.recent()), limit: p.raw(limit)}
+}
+
+// checkNeverLearnedEntropy fires on a policy whose entropy stays near its maximum — its windowed mean
+// at least the threshold share of log(Config.Actions), or of the largest of its first entropies when the
+// number of actions is not known (a fresh policy starts near uniform) — while the objective never
+// improved (neither its five-record windows nor its long track ever passed their improvement bars),
+// once the run is a quarter through its total steps (when known): a sparse-reward task can sit flat
+// for a while before its first success. A Gaussian policy whose entropy is negative is not judged (a
+// share of a negative maximum means nothing); one with a positive entropy is, like a categorical one.
+func checkNeverLearnedEntropy(e *Engine, r metrics.Record, share float64) check {
+	h, ok := r.Values[metrics.Entropy]
+	p := &e.prog
+	if !ok || math.IsNaN(h) || math.IsInf(h, 0) || !(e.maxEntropy > 0) || !p.ready() || e.entropyLast.n < stdTrendLag {
+		return check{}
+	}
+	if e.totalSteps > 0 && r.Step < e.totalSteps/2 {
+		return check{}
+	}
+	limit := share * e.maxEntropy
+	now := e.entropyLast.mean()
+	fired := now >= limit && !p.everImproved()
+	return check{ok: true, fired: fired, metric: metrics.Entropy, value: now, limit: limit}
+}
+
+// checkStdRunaway fires on a Gaussian policy whose action std, still rising (above its value
+// stdTrendLag std records before), has grown to the threshold factor of its initial value, unless the
+// fall is explained by longer episodes. It does not judge the objective itself: like the other such
+// rules it stops only a run that is not doing well (Engine.mayStop), which a run that improved early and
+// gave back more than a quarter of its gain is not. never_learned judges a std that grows with no gain
+// held, from 1.5-fold; std_explosion any std at 10-fold.
+func checkStdRunaway(e *Engine, r metrics.Record, factor float64) check {
+	v, ok := r.Values[metrics.ActionStd]
+	if !ok || math.IsNaN(v) || math.IsInf(v, 0) || !(e.initialStd > 0) || e.stdTrend.n <= stdTrendLag {
+		return check{}
+	}
+	limit := factor * e.initialStd
+	fired := v >= limit && e.stdRising && !e.prog.lengthened()
+	return check{ok: true, fired: fired, metric: metrics.ActionStd, value: v, limit: limit}
 }

@@ -224,6 +224,9 @@ func TestKLSpikesThenWorseThanStartIsACollapse(t *testing.T) {
 	if !stopped || v.Rule != RulePolicyCollapse || !slices.Contains(v.Related, RuleKLSpike) {
 		t.Errorf("KL spikes and a fall below the start: got %v (stopped %v), want policy_collapse related to kl_spike", v, stopped)
 	}
+	// Neither run ever improves while its entropy climbs: never_learned_entropy stops both from half the
+	// run (that is its test's business); here only policy_collapse is judged.
+	cfg.Rules = map[string]RuleConfig{RuleNeverLearnedEntropy: {Level: LevelOff}}
 	for name, rs := range map[string][]metrics.Record{"a fall without KL spikes": pendulum(false, true), "KL spikes without a fall": pendulum(true, false)} {
 		if v, stopped := feed(t, cfg, rs); stopped {
 			t.Errorf("%s: stopped %v, want no stop", name, v)
