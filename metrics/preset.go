@@ -103,14 +103,39 @@ var presets = map[string]Mapping{
 	},
 }
 
+// signatures are tags each framework's logger writes that its preset does not map (they have no canonical
+// metric, or the same value on another step axis), but that tell which framework wrote a run: rl_games
+// writes rewards/iter and rewards/time beside rewards/step (the mean return against epochs and seconds),
+// skrl its Loss / Entropy loss (−entropy_coef × entropy), SB3 train/loss and train/clip_range, ML-Agents
+// Policy/Extrinsic Reward.
+var signatures = map[string][]string{
+	PresetRSLRL: {"Perf/collection time", "Perf/learning_time", "Train/mean_reward/time", "Train/mean_episode_length/time"},
+	PresetSB3: {"train/loss", "train/clip_range", "train/n_updates", "time/iterations", "time/time_elapsed",
+		"time/total_timesteps"},
+	PresetCleanRL: {"losses/old_approx_kl"},
+	PresetRLGames: {"rewards/iter", "rewards/time", "episode_lengths/iter", "episode_lengths/time", "info/e_clip",
+		"info/lr_mul", "losses/bounds_loss", "performance/step_inference_rl_update_fps", "performance/rl_update_time"},
+	PresetSKRL: {"Loss / Entropy loss", "Reward / Instantaneous reward (mean)", "Reward / Instantaneous reward (max)",
+		"Reward / Instantaneous reward (min)", "Reward / Total reward (max)", "Reward / Total reward (min)",
+		"Episode / Total timesteps (max)", "Episode / Total timesteps (min)"},
+	PresetMLAgents: {"Policy/Extrinsic Reward", "Policy/Extrinsic Value Estimate", "Policy/Epsilon", "Policy/Beta",
+		"Environment/Lesson Number", "Is Training"},
+}
+
 // DetectPreset names the preset whose tags a run's metrics carry (keys, read with no preset): the one
-// with the most of its tags among keys, at least two of them. It returns "" when no preset has two, or
-// when two presets tie (CleanRL and rl_games share losses/entropy, for one).
+// with the most of its tags (those it maps and its signatures) among keys, at least two of them. It
+// returns "" when no preset has two, or when two presets tie (CleanRL and rl_games share losses/entropy,
+// for one).
 func DetectPreset(keys []string) string {
 	best, bestN, tie := "", 1, false
 	for _, name := range Presets() {
 		n := 0
 		for tag := range presets[name] {
+			if slices.Contains(keys, tag) {
+				n++
+			}
+		}
+		for _, tag := range signatures[name] {
 			if slices.Contains(keys, tag) {
 				n++
 			}

@@ -128,6 +128,13 @@ func TestDetectPreset(t *testing.T) {
 		{[]string{"Train/mean_reward"}, ""}, // one tag is no evidence
 		{[]string{"my/return", "loss"}, ""},
 		{[]string{"losses/entropy", "charts/SPS", "rewards/step"}, ""}, // cleanrl 2, rl_games 2: no guess
+		// Tags a framework writes that its preset does not map still tell it.
+		{[]string{"rewards/iter", "losses/entropy", "info/kl"}, "rl_games"},
+		{[]string{"rewards/step", "rewards/iter", "rewards/time", "losses/entropy", "charts/SPS"}, "rl_games"},
+		{[]string{"Loss / Entropy loss", "Reward / Instantaneous reward (mean)"}, "skrl"},
+		{[]string{"train/entropy_loss", "train/loss", "train/clip_range"}, "sb3"}, // before any episode ended
+		{[]string{"Environment/Cumulative Reward", "Policy/Extrinsic Reward"}, "mlagents"},
+		{[]string{"charts/episodic_return", "losses/old_approx_kl"}, "cleanrl"},
 	} {
 		if got := DetectPreset(c.keys); got != c.want {
 			t.Errorf("DetectPreset(%q) = %q, want %q", c.keys, got, c.want)
