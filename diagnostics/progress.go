@@ -285,26 +285,13 @@ func (p *progress) floor() float64 { return min(p.start(), p.long.start) }
 // longGain is how far the best long mean rose above floor.
 func (p *progress) longGain() float64 { return p.long.best - p.floor() }
 
-// lostGain reports whether the objective held an improvement (for sustainedImprovement records) and has
-// since lost at least share of its best gain, by more than the noise, judged on the five-record windows
-// (their noise: the early spread, the record-to-record change) or on the long track (its margin). A run
-// whose start is its floor (a return that cannot go below where a random policy starts) collapses
-// without falling below the start: this measures the fall against the gain instead.
-func (p *progress) lostGain(share float64) bool {
-	if !p.ready() {
-		return false
-	}
-	short := p.improved(sustainedImprovement) &&
-		p.recent() < p.start()+(1-share)*p.gain()-max(p.spread(), p.noise())
-	return short || p.longLost(share)
-}
-
 // longLost reports whether the long track held an improvement (for sustainedImprovement records) and its
-// mean has since lost at least share of the long gain, by more than its margin.
-func (p *progress) longLost(share float64) bool {
+// mean has since lost at least share of the long gain, by more than sigmas standard errors of a long mean
+// (its margin is three).
+func (p *progress) longLost(share, sigmas float64) bool {
 	l := &p.long
 	return l.ready() && l.heldFor >= sustainedImprovement &&
-		l.recent() < p.floor()+(1-share)*p.longGain()-l.margin(p.noise())
+		l.recent() < p.floor()+(1-share)*p.longGain()-sigmas/3*l.margin(p.noise())
 }
 
 // longRising reports whether the long track's last mean is above the one before it by more than chance:

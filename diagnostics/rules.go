@@ -303,7 +303,7 @@ func checkPolicyCollapse(e *Engine, r metrics.Record, _ float64) check {
 		return check{}
 	}
 	fell := p.improved(sustainedImprovement) && p.recent() < p.start()-p.noise()
-	lost := p.longLost(collapseShare) && !p.doingWellAny()
+	lost := p.longLost(collapseShare, 3) && !p.doingWellAny()
 	jumped := e.recentKLSpikes() >= 2 && p.recent() < p.start()-max(2*p.noise(), 0.2*math.Abs(p.start()))
 	if p.repeated && lost && !fell && !jumped {
 		// A repeated value is a stale logging buffer, no new level: the loss of gain neither extends
@@ -400,18 +400,18 @@ const collapseShare = 0.9
 // of actions is not known): the largest of them.
 const entropyWindow = 5
 
-// checkPartialCollapse fires once the objective lost at least the threshold share of its best gain
-// (progress.lostGain: on the five-record windows or on the long track, by more than the noise) and
-// either is still falling (the long track's last mean below the one before by more than chance) or has
-// stayed down for a fifth of the objective's records so far, unless the run is doing well by either
-// track or the fall is explained by longer episodes. It judges only records that carry the objective.
+// checkPartialCollapse fires once the objective's long mean lost at least the threshold share of its
+// best long gain (progress.longLost, by more than one standard error of a long mean) and has stayed down
+// for a third of the objective's records so far (at least longWindow of them), unless it is climbing back
+// (progress.longRising), the run is doing well by either track, or the fall is explained by longer
+// episodes. It judges only records that carry the objective.
 func checkPartialCollapse(e *Engine, r metrics.Record, share float64) check {
 	v, ok := r.Values[e.objective]
 	p := &e.prog
 	if !ok || math.IsNaN(v) || math.IsInf(v, 0) || !p.ready() {
 		return check{}
 	}
-	lost := p.longLost(share) && !p.doingWellAny() && !p.lengthened()
+	lost := p.longLost(share, 1) && !p.doingWellAny() && !p.lengthened()
 	if lost {
 		e.partialHeld++
 	} else {
