@@ -79,7 +79,9 @@ func TestEntropyCollapseAgainstItsMaximum(t *testing.T) {
 
 // floorCollapse is a return that starts at the task's floor (0: a random policy's score), climbs to 100
 // by a quarter of the run, holds, and from fallAt falls to what is left × 100 (never below 0). noise is
-// the per-record noise: 2 for a smoothed mean (progress.csv), 40 for per-episode returns (monitor.csv).
+// the per-record noise at the top: 2 for a smoothed mean (progress.csv), 40 for per-episode returns
+// (monitor.csv), whose spread grows with the level (a random Breakout policy scores 0–3, a trained one
+// 5–25); it is a tenth of that at the floor.
 func floorCollapse(seed uint64, n int, fallAt int, left, noise float64) []metrics.Record {
 	rng := rand.New(rand.NewPCG(seed, seed+1))
 	return series(n, 1000, func(i int) map[string]float64 {
@@ -87,7 +89,8 @@ func floorCollapse(seed uint64, n int, fallAt int, left, noise float64) []metric
 		if fallAt > 0 && i >= fallAt {
 			level = 100 * (left + (1-left)*math.Max(0, 1-float64(i-fallAt)/20))
 		}
-		return map[string]float64{metrics.Reward: math.Max(0, level+noise*rng.NormFloat64()), metrics.ValueLoss: 1}
+		sd := noise * (0.1 + 0.9*level/100)
+		return map[string]float64{metrics.Reward: math.Max(0, level+sd*rng.NormFloat64()), metrics.ValueLoss: 1}
 	})
 }
 

@@ -287,11 +287,16 @@ func (p *progress) longGain() float64 { return p.long.best - p.floor() }
 
 // longLost reports whether the long track held an improvement (for sustainedImprovement records) and its
 // mean has since lost at least share of the long gain, by more than sigmas standard errors of a long mean
-// (its margin is three).
+// (its margin is three), without falling below the floor: a loss of the gain is
+// measured where the start is the floor; a fall below the start is policy_collapse's original case,
+// judged with the run's own noise (a CleanRL DQN on CartPole whose per-episode return dips from 50 to 12,
+// below its start of 18, for 400 episodes before it learns to 200 is not stopped by it).
 func (p *progress) longLost(share, sigmas float64) bool {
 	l := &p.long
-	return l.ready() && l.heldFor >= sustainedImprovement &&
-		l.recent() < p.floor()+(1-share)*p.longGain()-sigmas/3*l.margin(p.noise())
+	if !l.ready() || l.heldFor < sustainedImprovement || l.recent() < p.floor() {
+		return false
+	}
+	return l.recent() < p.floor()+(1-share)*p.longGain()-sigmas/3*l.margin(p.noise())
 }
 
 // longRising reports whether the long track's last mean is above the one before it by more than chance:
