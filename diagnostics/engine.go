@@ -87,12 +87,13 @@ type Engine struct {
 	stdEarlier     float64 // the action_std stdTrendLag std records before this record's
 	stdRising      bool    // this record's action_std is finite and above stdEarlier
 	totalSteps     int64
-	maxEntropy     float64   // log(Config.Actions), or the largest of the first entropyWindow entropies; NaN before
-	entropyFirst   []float64 // the first entropyWindow finite entropies
-	entropyLast    lagRing   // the last entropies, for their windowed mean
-	partialHeld    int       // consecutive objective records on which half the gain was lost
-	records        int       // records observed
-	klSpikes       []int     // the record numbers of the last kl_spike conditions (at most klSpikeMemory)
+	maxEntropy     float64                // log(Config.Actions), or the largest of the first entropyWindow entropies; NaN before
+	entropyFirst   [entropyWindow]float64 // the first entropyWindow finite entropies
+	entropyFirstN  int
+	entropyLast    lagRing // the last entropies, for their windowed mean
+	partialHeld    int     // consecutive objective records on which half the gain was lost
+	records        int     // records observed
+	klSpikes       []int   // the record numbers of the last kl_spike conditions (at most klSpikeMemory)
 	prog           progress
 	lastObjective  float64 // the objective's last finite value, NaN before one
 	vlRef          []float64
@@ -242,10 +243,11 @@ func (e *Engine) Observe(r metrics.Record) Verdict {
 	}
 	if v, ok := r.Values[metrics.Entropy]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
 		e.entropyLast.push(v)
-		if len(e.entropyFirst) < entropyWindow {
-			e.entropyFirst = append(e.entropyFirst, v)
-			if len(e.entropyFirst) == entropyWindow && e.maxEntropy != e.maxEntropy {
-				e.maxEntropy = slices.Max(e.entropyFirst)
+		if e.entropyFirstN < entropyWindow {
+			e.entropyFirst[e.entropyFirstN] = v
+			e.entropyFirstN++
+			if e.entropyFirstN == entropyWindow && math.IsNaN(e.maxEntropy) {
+				e.maxEntropy = slices.Max(e.entropyFirst[:])
 			}
 		}
 	}
