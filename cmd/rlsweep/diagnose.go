@@ -35,6 +35,8 @@ type DiagnoseOptions struct {
 	StepsPerIteration int64
 	// StepKey names the W&B history key holding the step ("" for _step); W&B runs only.
 	StepKey string
+	// Actions is a categorical policy's number of actions (0: unknown), for diagnostics.Config.Actions.
+	Actions int
 }
 
 var diagnoseOutputs = []string{"text", "json"}
@@ -89,6 +91,7 @@ func diagnoseCmd(f *Factory, runF func(*DiagnoseOptions) error) *cobra.Command {
 	fl.IntVar(&opts.Patience, "patience", diagnostics.DefaultPatience, "consecutive records a sustained rule must hold to stop")
 	fl.StringVar(&opts.StepKey, "step-key", "", "W&B runs: the logged key that holds the step, such as global_step (default _step, the count of wandb.log calls); as trainer.metrics.step_key")
 	fl.Int64Var(&opts.StepsPerIteration, "steps-per-iteration", 0, "environment steps per iteration (num_envs × num_steps_per_env) to convert an rsl_rl run's iterations; as trainer.metrics.steps_per_iteration")
+	fl.IntVar(&opts.Actions, "actions", 0, "a categorical policy's number of actions: entropy is then judged against its maximum, log(N) (default: unknown, the run's first entropies stand for it)")
 	return cmd
 }
 
@@ -102,6 +105,9 @@ func (o *DiagnoseOptions) validate() error {
 	}
 	if o.Patience < 1 {
 		errs = append(errs, fmt.Errorf("--patience: got %d, want an integer ≥ 1", o.Patience))
+	}
+	if o.Actions < 0 || o.Actions == 1 {
+		errs = append(errs, fmt.Errorf("--actions: got %d, want the categorical policy's number of actions (≥ 2), or leave it out when unknown", o.Actions))
 	}
 	return errors.Join(errs...)
 }
@@ -412,7 +418,7 @@ func orNone(s string) string {
 
 // judge replays the records through the engine and asks the doctor.
 func judge(d *diagnosis, opts *DiagnoseOptions) error {
-	cfg := diagnostics.Config{WarmupSteps: opts.WarmupSteps, Patience: opts.Patience}
+	cfg := diagnostics.Config{WarmupSteps: opts.WarmupSteps, Patience: opts.Patience, Actions: opts.Actions}
 	switch opts.WarmupSteps {
 	case -1:
 		cfg.WarmupSteps, cfg.TotalSteps = 0, d.records[len(d.records)-1].Step

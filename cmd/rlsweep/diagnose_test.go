@@ -32,6 +32,9 @@ func TestDiagnoseFlags(t *testing.T) {
 		{[]string{"m", "--total-steps", "0"}, DiagnoseOptions{}, "--total-steps: got 0, want an integer ≥ 1"},
 		{[]string{"m", "--total-steps", "-3"}, DiagnoseOptions{}, "--total-steps: got -3, want an integer ≥ 1"},
 		{[]string{"m", "--total-steps", "10", "--warmup-steps", "1"}, DiagnoseOptions{}, "--total-steps: got 10 with --warmup-steps 1, want one of the two"},
+		{[]string{"m", "--actions", "3"}, DiagnoseOptions{Path: "m", Output: "text", WarmupSteps: -1, Patience: 5, Actions: 3}, ""},
+		{[]string{"m", "--actions", "1"}, DiagnoseOptions{}, "--actions: got 1, want the categorical policy's number of actions (≥ 2)"},
+		{[]string{"m", "--actions", "-2"}, DiagnoseOptions{}, "--actions: got -2, want"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -245,5 +248,29 @@ func TestRunDiagnoseJSON(t *testing.T) {
 	}
 	if len(got.Findings) == 0 || got.Findings[0].Cause != diagnostics.CausePolicyDied {
 		t.Errorf("findings = %+v, want policy_died first", got.Findings)
+	}
+}
+
+// --actions reaches the engine: a categorical policy's flat return with its entropy at 1.1 is a policy
+// at its maximum entropy for 3 actions (log 3 = 1.10), stopped by never_learned_entropy, and far below
+// it for 16 (log 16 = 2.77), not stopped.
+func TestDiagnoseActions(t *testing.T) {
+	var b strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&b, `{"step":%d,"reward":-200,"entropy":1.1}`+"\n", (i+1)*1000)
+	}
+	p := filepath.Join(t.TempDir(), "metrics.jsonl")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		actions string
+		stop    bool
+	}{{"3", true}, {"16", false}} {
+		code, doc := diagnoseJSON(t, "--actions", tt.actions, p)
+		stop, _ := doc["stop"].(map[string]any)
+		if (code == exitDiverged) != tt.stop || tt.stop && stop["rule"] != "never_learned_entropy" {
+			t.Errorf("--actions %s: exit %d, stop %v; want a never_learned_entropy stop: %v", tt.actions, code, stop, tt.stop)
+		}
 	}
 }
