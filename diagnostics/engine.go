@@ -50,7 +50,8 @@ type Config struct {
 	// Goal is "maximize" (the default when "") or "minimize", as the spec's metric.goal.
 	Goal string
 	// Actions is a categorical policy's number of actions, when known (0 when not): never_learned_entropy
-	// then measures the entropy against its maximum, log(Actions), instead of against its own start.
+	// and entropy_collapse then measure the entropy against its maximum, log(Actions), instead of against
+	// the largest of its first values.
 	Actions int
 }
 
@@ -284,7 +285,7 @@ func (e *Engine) Observe(r metrics.Record) Verdict {
 // mayStop says whether a sustained rule's stop stands given how the objective is doing: rules that judge
 // the objective decide for themselves; the others stop only a run whose objective they can see (without
 // it a collapsed entropy cannot be told from a solved task's deterministic policy), never one that is
-// doing well, and those that need the objective to have fallen (value_loss_blowup) only once it has, and
+// doing well (by either track, for a rule with longView), and those that need the objective to have fallen (value_loss_blowup) only once it has, and
 // not because its episodes lengthened (a legged robot learning to stay up).
 func (e *Engine) mayStop(r *rule) bool {
 	if r.judgesObjective {

@@ -156,9 +156,9 @@ var rules = []rule{
 			"rewards or returns, clip the value loss, lower the learning rate",
 		check: checkValueLossBlowup},
 	{name: RulePartialCollapse, kind: sustained, level: Stop, threshold: 0.5, judgesObjective: true,
-		advice: "the objective gave back half of what it gained and is still falling, or has stayed down for a " +
-			"fifth of the run: the policy is unlearning — lower the learning rate, set target_kl, anneal the " +
-			"learning rate, keep the best checkpoint",
+		advice: "the objective gave back half of what it gained and has stayed down for a third of the run: " +
+			"the policy is unlearning — lower the learning rate, set target_kl, anneal the learning rate, keep " +
+			"the best checkpoint",
 		check: checkPartialCollapse},
 	{name: RuleNeverLearnedEntropy, kind: sustained, level: Stop, threshold: 0.9, judgesObjective: true,
 		advice: "the policy never learned: its entropy stays at its maximum and the objective never improved — " +
@@ -198,9 +198,10 @@ func Advice(rule string) string {
 }
 
 // DefaultThreshold returns the named rule's default threshold and whether it has one. For
-// std_explosion, never_learned and value_loss_blowup it is a factor (of the initial std, of the early
-// median value loss); for kl_spike it is the KL used when no target is set; for policy_collapse it is the fraction of
-// |starting level| the objective must first improve by.
+// std_explosion, never_learned, std_runaway and value_loss_blowup it is a factor (of the initial std, of
+// the early median value loss); for kl_spike it is the KL used when no target is set; for policy_collapse
+// it is the fraction of |starting level| the objective must first improve by; for partial_collapse the
+// share of the gain lost; for never_learned_entropy the share of the entropy's maximum.
 func DefaultThreshold(rule string) (float64, bool) {
 	for _, r := range rules {
 		if r.name == rule {
@@ -425,9 +426,8 @@ func checkPartialCollapse(e *Engine, r metrics.Record, share float64) check {
 // checkNeverLearnedEntropy fires on a policy whose entropy stays near its maximum — its windowed mean
 // at least the threshold share of log(Config.Actions), or of the largest of its first entropies when the
 // number of actions is not known (a fresh policy starts near uniform) — while the objective never
-// improved (neither its five-record windows nor its long track ever passed their improvement bars),
-// once the run is a quarter through its total steps (when known): a sparse-reward task can sit flat
-// for a while before its first success. A Gaussian policy whose entropy is negative is not judged (a
+// improved (progress.everImproved), once the run is half through its total steps (when known): a
+// sparse-reward task can sit flat for a while before its first success. A Gaussian policy whose entropy is negative is not judged (a
 // share of a negative maximum means nothing); one with a positive entropy is, like a categorical one.
 func checkNeverLearnedEntropy(e *Engine, r metrics.Record, share float64) check {
 	h, ok := r.Values[metrics.Entropy]
@@ -446,10 +446,10 @@ func checkNeverLearnedEntropy(e *Engine, r metrics.Record, share float64) check 
 
 // checkStdRunaway fires on a Gaussian policy whose action std, still rising (above its value
 // stdTrendLag std records before), has grown to the threshold factor of its initial value, unless the
-// fall is explained by longer episodes. It does not judge the objective itself: like the other such
-// rules it stops only a run that is not doing well (Engine.mayStop), which a run that improved early and
-// gave back more than a quarter of its gain is not. never_learned judges a std that grows with no gain
-// held, from 1.5-fold; std_explosion any std at 10-fold.
+// episodes lengthened. It does not judge the objective itself: like the other such rules it stops only
+// a run that is not doing well (Engine.mayStop), here by neither track (rule.longView): one that improved
+// early and has given back more than a quarter of its gain. never_learned judges a std that grows with
+// less than half of the gain held, from 1.5-fold; std_explosion any std at 10-fold.
 func checkStdRunaway(e *Engine, r metrics.Record, factor float64) check {
 	v, ok := r.Values[metrics.ActionStd]
 	if !ok || math.IsNaN(v) || math.IsInf(v, 0) || !(e.initialStd > 0) || e.stdTrend.n <= stdTrendLag {
