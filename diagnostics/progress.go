@@ -35,7 +35,7 @@ type progress struct {
 	frac float64
 
 	long longTrack
-	// firstSum and firstN sum the first longWindow values, a start that a noisy beginning cannot swing.
+	// firstSum and firstN sum the first longWindow/2 values, the start everImproved compares with.
 	firstSum float64
 	firstN   int
 	// repeated says the last value equals the one before it exactly: a logger that reports the mean of its
@@ -62,7 +62,7 @@ func (p *progress) add(v, length float64) {
 		p.startSum += v
 		p.startN++
 	}
-	if p.firstN < longWindow {
+	if p.firstN < longWindow/2 {
 		p.firstSum += v
 		p.firstN++
 	}
@@ -192,6 +192,14 @@ func (p *progress) barelyVaries() bool {
 	return p.ready() && p.recentSpread() <= 0.01*math.Abs(p.recent())+1e-9
 }
 
+// creeping reports whether the objective is improving without having passed the improvement bar yet:
+// no five-record window passed it, but the run improved by everImproved's test (its last values above
+// its first by more than chance). A return that climbs steadily from −7,990 to −7,650 in a fifth of the
+// run (an SB3 Acrobot that ends at −6,270) has not passed a bar of 10 % of |start| and is learning.
+func (p *progress) creeping() bool {
+	return !p.improved(1) && p.everImproved()
+}
+
 // doingWellShare is the share of its best gain a run must still hold to count as doing well.
 const doingWellShare = 0.75
 
@@ -272,9 +280,11 @@ func (l *longTrack) previous() float64 { return l.sumPrev / longWindow }
 func (l *longTrack) margin(noise float64) float64 { return 3 * noise / math.Sqrt(longWindow) }
 
 // bar is the level a long mean must exceed to count as improved: the run's start plus frac of its
-// magnitude, and at least plus the long mean's own margin.
+// magnitude, and at least plus three standard errors of the difference between a long mean and the
+// start (the mean of progressWindow values, itself noisy: a start that came out low by chance must not
+// make a flat run's long means count as improved).
 func (l *longTrack) bar(start, noise, frac float64) float64 {
-	return start + max(frac*math.Abs(start), l.margin(noise))
+	return start + max(frac*math.Abs(start), 3*noise*math.Sqrt(1.0/progressWindow+1.0/longWindow))
 }
 
 // floor is the starting level the long track measures gains from: the lower of the run's start (its
@@ -308,9 +318,12 @@ func (p *progress) longRising() bool {
 
 // everImproved reports whether the objective ever rose above its start by more than chance: a
 // five-record window above the improvement bar, a long mean above its bar, or the mean of its last h
-// values above the mean of its first h by three standard errors of their difference (h: half the values
-// so far, at most longWindow). The last test sees a climb out of a noisy start, whose spread puts the
-// bars out of reach (an ML-Agents car from −317 to −20 in steps of ±60).
+// values above the mean of its first k by two standard errors of their difference (h: half the values so
+// far, at most longWindow; k: half of h, at least progressWindow). The last test sees a climb out of a
+// noisy start, whose spread puts the bars out of reach (an ML-Agents car from −317 to −20 in steps of
+// ±60); the first k values are the start before most of any climb. Two standard errors, not three: the
+// rules that ask whether a run never improved stop it when it did not, so a doubt counts as an
+// improvement.
 func (p *progress) everImproved() bool {
 	if p.improved(1) || p.long.heldFor > 0 {
 		return true
@@ -319,12 +332,13 @@ func (p *progress) everImproved() bool {
 	if h < progressWindow {
 		return false
 	}
+	k := max(progressWindow, h/2)
 	var first float64
 	if p.n <= 2*longWindow {
-		for _, v := range p.long.vals[:h] {
+		for _, v := range p.long.vals[:k] {
 			first += v
 		}
-		first /= float64(h)
+		first /= float64(k)
 	} else {
 		first = p.firstSum / float64(p.firstN)
 	}
@@ -333,7 +347,7 @@ func (p *progress) everImproved() bool {
 		last += p.long.vals[i%(2*longWindow)]
 	}
 	last /= float64(h)
-	return last > first+3*p.noise()*math.Sqrt(2/float64(h))
+	return last > first+2*p.noise()*math.Sqrt(1/float64(k)+1/float64(h))
 }
 
 // doingWellAny reports whether the run is doing well by its five-record windows or by its long track

@@ -330,7 +330,7 @@ func checkNeverLearned(e *Engine, r metrics.Record, factor float64) check {
 		return check{}
 	}
 	limit := factor * e.initialStd
-	fired := v >= limit && e.stdRising && !e.prog.holdsGain() && !e.prog.lengthened()
+	fired := v >= limit && e.stdRising && !e.prog.holdsGain() && !e.prog.creeping() && !e.prog.lengthened()
 	return check{ok: true, fired: fired, metric: metrics.ActionStd, value: v, limit: limit}
 }
 
