@@ -175,3 +175,32 @@ func TestConfigActions(t *testing.T) {
 		t.Errorf("Actions 2: %v", err)
 	}
 }
+
+// A return that climbs steadily but slowly from a large negative level (an SB3 continuous Acrobot from
+// −7,990 to −6,270, +340 by a fifth of the run) while its std grows 1 → 4.3 is learning: never_learned,
+// whose bar is 10 % of |start| (800), must not stop it before the return passes the bar, nor
+// std_runaway while it is at its best.
+func TestSlowClimbWithGrowingStdIsNotStopped(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	const n = 350
+	run := series(n, 1000, func(i int) map[string]float64 {
+		return map[string]float64{metrics.Reward: -7990 + 1720*float64(i)/n + 8*rng.NormFloat64(),
+			metrics.ActionStd: 1 + 3.3*float64(i)/n, metrics.Entropy: 1.4 + 1.4*float64(i)/n, metrics.ValueLoss: 2}
+	})
+	wantStop(t, "slow climb, std 1 → 4.3", Config{TotalSteps: n * 1000}, run, "")
+}
+
+// An ML-Agents run whose per-summary return swings by ±2 around a climb from −2 to +3 while its
+// entropy stays near its start (1.4 → 1.3) improved, though no five-record window passes a bar of
+// three times that noise: never_learned_entropy must not stop it.
+func TestNoisyClimbAtHighEntropyIsNotStopped(t *testing.T) {
+	for seed := uint64(51); seed < 56; seed++ {
+		rng := rand.New(rand.NewPCG(seed, seed+1))
+		const n = 100
+		run := series(n, 50_000, func(i int) map[string]float64 {
+			return map[string]float64{metrics.Reward: -2 + 5*float64(i)/n + 1.8*rng.NormFloat64(),
+				metrics.Entropy: 1.4 - 0.1*float64(i)/n, metrics.ValueLoss: 0.5}
+		})
+		wantStop(t, "noisy climb at high entropy", Config{TotalSteps: n * 50_000}, run, "")
+	}
+}
