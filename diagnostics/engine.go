@@ -121,6 +121,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{objective: cfg.Objective, targetKL: cfg.TargetKL, initialStd: math.NaN(), lastObjective: math.NaN(),
 		totalSteps: cfg.TotalSteps, maxEntropy: math.NaN()}
+	e.prog.long.w = longWindow
 	if e.objective == "" {
 		e.objective = metrics.Reward
 	}

@@ -216,15 +216,16 @@ func (p *progress) raw(v float64) float64 {
 // little; fifty average that noise down by a factor of seven.
 const longWindow = 50
 
-// longTrack follows the objective's means over longWindow records, for the rules that measure a loss of
-// gain (policy_collapse's loss of the gain, partial_collapse): on a noisy curve the five-record windows of
-// progress swing by more than the gain, on a smooth one the long track only lags. It keeps the last
-// 2 × longWindow values, so it can tell whether the last window is below the one before it.
+// longTrack follows the objective's means over w records (longWindow for progress.long), for the rules that measure a loss of gain (policy_collapse's loss of the gain,
+// partial_collapse): on a noisy curve the five-record windows of progress swing by more than the gain, on
+// a smooth one the long track only lags. It keeps the last 2 × w values, so it can tell whether the last
+// window is below the one before it.
 type longTrack struct {
-	vals             [2 * longWindow]float64
+	w                int
+	vals             []float64 // a ring of 2 × w values
 	n                int
-	sumLast, sumPrev float64 // sums of the last longWindow values and of the longWindow before them
-	start            float64 // the mean of the first longWindow values
+	sumLast, sumPrev float64 // sums of the last w values and of the w before them
+	start            float64 // the mean of the first w values
 	best             float64 // the best mean so far
 	// heldFor counts the records whose mean stood above the improvement bar (longTrack.bar).
 	heldFor int
@@ -233,32 +234,35 @@ type longTrack struct {
 // add takes the objective's next value (already in the goal's direction), with the run's start and noise
 // for the improvement bar.
 func (l *longTrack) add(v, start, noise, frac float64) {
-	i := l.n % (2 * longWindow)
-	if l.n >= longWindow {
+	if l.vals == nil {
+		l.vals = make([]float64, 2*l.w)
+	}
+	i := l.n % (2 * l.w)
+	if l.n >= l.w {
 		// The value leaving the last window enters the one before it.
-		out := l.vals[(l.n-longWindow)%(2*longWindow)]
+		out := l.vals[(l.n-l.w)%(2*l.w)]
 		l.sumLast -= out
 		l.sumPrev += out
-		if l.n >= 2*longWindow {
+		if l.n >= 2*l.w {
 			l.sumPrev -= l.vals[i]
 		}
 	}
 	l.vals[i] = v
 	l.sumLast += v
 	l.n++
-	if l.n%(2*longWindow) == 0 {
+	if l.n%(2*l.w) == 0 {
 		// Sums kept by adding and taking away drift on values that span orders of magnitude: recount them.
 		l.sumLast, l.sumPrev = 0, 0
-		for j := range longWindow {
+		for j := range l.w {
 			l.sumPrev += l.vals[j]
-			l.sumLast += l.vals[longWindow+j]
+			l.sumLast += l.vals[l.w+j]
 		}
 	}
-	if l.n < longWindow {
+	if l.n < l.w {
 		return
 	}
 	m := l.recent()
-	if l.n == longWindow {
+	if l.n == l.w {
 		l.start, l.best = m, m
 	}
 	l.best = max(l.best, m)
@@ -268,52 +272,52 @@ func (l *longTrack) add(v, start, noise, frac float64) {
 }
 
 // ready reports whether a full window exists.
-func (l *longTrack) ready() bool { return l.n >= longWindow }
+func (l *longTrack) ready() bool { return l.n >= l.w }
 
-// recent is the mean of the last longWindow values; previous that of the longWindow before them (valid
-// once n ≥ 2 × longWindow).
-func (l *longTrack) recent() float64   { return l.sumLast / longWindow }
-func (l *longTrack) previous() float64 { return l.sumPrev / longWindow }
+// recent is the mean of the last w values; previous that of the w before them (valid once n ≥ 2 × w).
+func (l *longTrack) recent() float64   { return l.sumLast / float64(l.w) }
+func (l *longTrack) previous() float64 { return l.sumPrev / float64(l.w) }
 
-// margin is how far a mean of longWindow values moves by chance: three standard errors, taking the
+// margin is how far a mean of w values moves by chance: three standard errors, taking the
 // record-to-record noise for the values' spread.
-func (l *longTrack) margin(noise float64) float64 { return 3 * noise / math.Sqrt(longWindow) }
+func (l *longTrack) margin(noise float64) float64 { return 3 * noise / math.Sqrt(float64(l.w)) }
 
 // bar is the level a long mean must exceed to count as improved: the run's start plus frac of its
 // magnitude, and at least plus three standard errors of the difference between a long mean and the
 // start (the mean of progressWindow values, itself noisy: a start that came out low by chance must not
 // make a flat run's long means count as improved).
 func (l *longTrack) bar(start, noise, frac float64) float64 {
-	return start + max(frac*math.Abs(start), 3*noise*math.Sqrt(1.0/progressWindow+1.0/longWindow))
+	return start + max(frac*math.Abs(start), 3*noise*math.Sqrt(1.0/progressWindow+1.0/float64(l.w)))
 }
 
-// floor is the starting level the long track measures gains from: the lower of the run's start (its
-// first five values) and the long track's first mean. The lower start makes the gain larger and a loss
-// of it harder to reach.
-func (p *progress) floor() float64 { return min(p.start(), p.long.start) }
+// falling reports whether the last mean is below the one before it by more than chance; rising whether
+// it is above it.
+func (l *longTrack) falling(noise float64) bool {
+	return l.n >= 2*l.w && l.recent() < l.previous()-math.Sqrt2*l.margin(noise)
+}
+func (l *longTrack) rising(noise float64) bool {
+	return l.n >= 2*l.w && l.recent() > l.previous()+math.Sqrt2*l.margin(noise)
+}
 
-// longGain is how far the best long mean rose above floor.
-func (p *progress) longGain() float64 { return p.long.best - p.floor() }
+// floor is the starting level a track measures gains from: the lower of the run's start (its first
+// five values) and the track's first mean. The lower start makes the gain larger and a loss of it harder
+// to reach.
+func (p *progress) floor(l *longTrack) float64 { return min(p.start(), l.start) }
 
-// longLost reports whether the long track held an improvement (for sustainedImprovement records) and its
-// mean has since lost at least share of the long gain, by more than sigmas standard errors of a long mean
-// (its margin is three), without falling below the floor: a loss of the gain is
-// measured where the start is the floor; a fall below the start is policy_collapse's original case,
-// judged with the run's own noise (a CleanRL DQN on CartPole whose per-episode return dips from 50 to 12,
-// below its start of 18, for 400 episodes before it learns to 200 is not stopped by it).
-func (p *progress) longLost(share, sigmas float64) bool {
-	l := &p.long
-	if !l.ready() || l.heldFor < sustainedImprovement || l.recent() < p.floor() {
+// trackGain is how far a track's best mean rose above its floor.
+func (p *progress) trackGain(l *longTrack) float64 { return l.best - p.floor(l) }
+
+// trackLost reports whether a track held an improvement (for sustainedImprovement records) and its mean
+// has since lost at least share of its gain, by more than sigmas standard errors of its mean (its margin
+// is three), without falling below the floor: a loss of the gain is measured where the start is the
+// floor; a fall below the start is policy_collapse's original case, judged with the run's own noise (a
+// CleanRL DQN on CartPole whose per-episode return dips from 50 to 12, below its start of 18, for 400
+// episodes before it learns to 200 is not stopped by it).
+func (p *progress) trackLost(l *longTrack, share, sigmas float64) bool {
+	if !l.ready() || l.heldFor < sustainedImprovement || l.recent() < p.floor(l) {
 		return false
 	}
-	return l.recent() < p.floor()+(1-share)*p.longGain()-sigmas/3*l.margin(p.noise())
-}
-
-// longRising reports whether the long track's last mean is above the one before it by more than chance:
-// a run recovering from a fall.
-func (p *progress) longRising() bool {
-	l := &p.long
-	return l.n >= 2*longWindow && l.recent() > l.previous()+math.Sqrt2*l.margin(p.noise())
+	return l.recent() < p.floor(l)+(1-share)*p.trackGain(l)-sigmas/3*l.margin(p.noise())
 }
 
 // everImproved reports whether the objective ever rose above its start by more than chance: a
@@ -358,5 +362,5 @@ func (p *progress) doingWellAny() bool {
 		return true
 	}
 	l := &p.long
-	return l.ready() && l.heldFor > 0 && l.recent() >= p.floor()+doingWellShare*p.longGain()
+	return l.ready() && l.heldFor > 0 && l.recent() >= p.floor(l)+doingWellShare*p.trackGain(l)
 }

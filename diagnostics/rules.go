@@ -304,7 +304,7 @@ func checkPolicyCollapse(e *Engine, r metrics.Record, _ float64) check {
 		return check{}
 	}
 	fell := p.improved(sustainedImprovement) && p.recent() < p.start()-p.noise()
-	lost := p.longLost(collapseShare, 3) && !p.doingWellAny()
+	lost := p.trackLost(&p.long, collapseShare, 3) && !p.doingWellAny()
 	jumped := e.recentKLSpikes() >= 2 && p.recent() < p.start()-max(2*p.noise(), 0.2*math.Abs(p.start()))
 	if p.repeated && lost && !fell && !jumped {
 		// A repeated value is a stale logging buffer, no new level: the loss of gain neither extends
@@ -402,9 +402,9 @@ const collapseShare = 0.9
 const entropyWindow = 5
 
 // checkPartialCollapse fires once the objective's long mean lost at least the threshold share of its
-// best long gain (progress.longLost, by more than one standard error of a long mean) and has stayed down
+// best long gain (progress.trackLost, by more than one standard error of a long mean) and has stayed down
 // for a third of the objective's records so far (at least longWindow of them), unless it is climbing back
-// (progress.longRising), the run is doing well by either track, or the fall is explained by longer
+// (longTrack.rising), the run is doing well by either track, or the fall is explained by longer
 // episodes. It judges only records that carry the objective.
 func checkPartialCollapse(e *Engine, r metrics.Record, share float64) check {
 	v, ok := r.Values[e.objective]
@@ -412,14 +412,14 @@ func checkPartialCollapse(e *Engine, r metrics.Record, share float64) check {
 	if !ok || math.IsNaN(v) || math.IsInf(v, 0) || !p.ready() {
 		return check{}
 	}
-	lost := p.longLost(share, 1) && !p.doingWellAny() && !p.lengthened()
+	lost := p.trackLost(&p.long, share, 1) && !p.doingWellAny() && !p.lengthened()
 	if lost {
 		e.partialHeld++
 	} else {
 		e.partialHeld = 0
 	}
-	fired := lost && e.partialHeld >= max(longWindow, p.n/3) && !p.longRising()
-	limit := p.floor() + (1-share)*p.longGain()
+	fired := lost && e.partialHeld >= max(longWindow, p.n/3) && !p.long.rising(p.noise())
+	limit := p.floor(&p.long) + (1-share)*p.trackGain(&p.long)
 	return check{ok: true, fired: fired, metric: e.objective, value: p.raw(p.long.recent()), limit: p.raw(limit)}
 }
 
