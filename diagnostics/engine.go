@@ -93,14 +93,20 @@ type Engine struct {
 	entropyFirstN  int
 	entropyLast    lagRing // the last entropies, for their windowed mean
 	partialHeld    int     // consecutive objective records on which half the gain was lost
-	records        int     // records observed
-	klSpikes       []int   // the record numbers of the last kl_spike conditions (at most klSpikeMemory)
-	prog           progress
-	lastObjective  float64 // the objective's last finite value, NaN before one
-	vlRef          []float64
-	vlRef0         float64 // value_loss_blowup's reference (see vlRefWindow)
-	vlRefDone      bool
-	vlMax          float64 // the largest finite value loss so far
+	// cur holds this record's objective, action_std and entropy, looked up once for the rules that
+	// need them (ok: the record carries a finite value).
+	cur struct {
+		objective, std, entropy       float64
+		objectiveOK, stdOK, entropyOK bool
+	}
+	records       int   // records observed
+	klSpikes      []int // the record numbers of the last kl_spike conditions (at most klSpikeMemory)
+	prog          progress
+	lastObjective float64 // the objective's last finite value, NaN before one
+	vlRef         []float64
+	vlRef0        float64 // value_loss_blowup's reference (see vlRefWindow)
+	vlRefDone     bool
+	vlMax         float64 // the largest finite value loss so far
 
 	recent   [][]string // rules that fired on each of the last relatedWindow records
 	warnings []Verdict
@@ -226,7 +232,9 @@ func (e *Engine) Observe(r metrics.Record) Verdict {
 	// A Gaussian policy is known from its first record, before entropy_collapse judges that record.
 	e.sawStd = e.sawStd || showsGaussian(r)
 	// The objective's level counts from this record on: a rule judges the run as it stands now.
+	e.cur.objectiveOK = false
 	if v, ok := r.Values[e.objective]; ok {
+		e.cur.objective, e.cur.objectiveOK = v, !math.IsNaN(v) && !math.IsInf(v, 0)
 		length := math.NaN()
 		if l, ok := r.Values[metrics.EpisodeLength]; ok && e.objective == metrics.Reward {
 			length = l
@@ -238,12 +246,16 @@ func (e *Engine) Observe(r metrics.Record) Verdict {
 	}
 	e.records++
 	e.stdRising = false
-	if v, ok := r.Values[metrics.ActionStd]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+	v, ok := r.Values[metrics.ActionStd]
+	e.cur.std, e.cur.stdOK = v, ok && !math.IsNaN(v) && !math.IsInf(v, 0)
+	if e.cur.stdOK {
 		var had bool
 		e.stdEarlier, had = e.stdTrend.push(v)
 		e.stdRising = had && v > e.stdEarlier
 	}
-	if v, ok := r.Values[metrics.Entropy]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+	v, ok = r.Values[metrics.Entropy]
+	e.cur.entropy, e.cur.entropyOK = v, ok && !math.IsNaN(v) && !math.IsInf(v, 0)
+	if e.cur.entropyOK {
 		e.entropyLast.push(v)
 		if e.entropyFirstN < entropyWindow {
 			e.entropyFirst[e.entropyFirstN] = v

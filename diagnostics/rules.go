@@ -321,9 +321,9 @@ func checkPolicyCollapse(e *Engine, r metrics.Record, _ float64) check {
 // Policy/mean_noise_std climbing steadily from 1.0 to 2.5 with the reward pinned near 0). A std that
 // rose early and turns back down as the reward takes off is not judged, nor a return that fell because
 // the episodes lengthened (progress.lengthened).
-func checkNeverLearned(e *Engine, r metrics.Record, factor float64) check {
-	v, ok := r.Values[metrics.ActionStd]
-	if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
+func checkNeverLearned(e *Engine, _ metrics.Record, factor float64) check {
+	v := e.cur.std
+	if !e.cur.stdOK {
 		return check{}
 	}
 	if !(e.initialStd > 0) || !e.prog.ready() || e.stdTrend.n <= stdTrendLag {
@@ -406,10 +406,9 @@ const entropyWindow = 5
 // for a third of the objective's records so far (at least longWindow of them), unless it is climbing back
 // (longTrack.rising), the run is doing well by either track, or the fall is explained by longer
 // episodes. It judges only records that carry the objective.
-func checkPartialCollapse(e *Engine, r metrics.Record, share float64) check {
-	v, ok := r.Values[e.objective]
+func checkPartialCollapse(e *Engine, _ metrics.Record, share float64) check {
 	p := &e.prog
-	if !ok || math.IsNaN(v) || math.IsInf(v, 0) || !p.ready() {
+	if !e.cur.objectiveOK || !p.ready() {
 		return check{}
 	}
 	lost := p.trackLost(&p.long, share, 1) && !p.doingWellAny() && !p.lengthened()
@@ -430,9 +429,8 @@ func checkPartialCollapse(e *Engine, r metrics.Record, share float64) check {
 // sparse-reward task can sit flat for a while before its first success. A Gaussian policy whose entropy is negative is not judged (a
 // share of a negative maximum means nothing); one with a positive entropy is, like a categorical one.
 func checkNeverLearnedEntropy(e *Engine, r metrics.Record, share float64) check {
-	h, ok := r.Values[metrics.Entropy]
 	p := &e.prog
-	if !ok || math.IsNaN(h) || math.IsInf(h, 0) || !(e.maxEntropy > 0) || !p.ready() || e.entropyLast.n < stdTrendLag {
+	if !e.cur.entropyOK || !(e.maxEntropy > 0) || !p.ready() || e.entropyLast.n < stdTrendLag {
 		return check{}
 	}
 	if e.totalSteps > 0 && r.Step < e.totalSteps/2 {
@@ -450,9 +448,9 @@ func checkNeverLearnedEntropy(e *Engine, r metrics.Record, share float64) check 
 // a run that is not doing well (Engine.mayStop), here by neither track (rule.longView): one that improved
 // early and has given back more than a quarter of its gain. never_learned judges a std that grows with
 // less than half of the gain held, from 1.5-fold; std_explosion any std at 10-fold.
-func checkStdRunaway(e *Engine, r metrics.Record, factor float64) check {
-	v, ok := r.Values[metrics.ActionStd]
-	if !ok || math.IsNaN(v) || math.IsInf(v, 0) || !(e.initialStd > 0) || e.stdTrend.n <= stdTrendLag {
+func checkStdRunaway(e *Engine, _ metrics.Record, factor float64) check {
+	v := e.cur.std
+	if !e.cur.stdOK || !(e.initialStd > 0) || e.stdTrend.n <= stdTrendLag {
 		return check{}
 	}
 	limit := factor * e.initialStd
