@@ -290,11 +290,8 @@ func (l *longTrack) bar(start, noise, frac float64) float64 {
 	return start + max(frac*math.Abs(start), 3*noise*math.Sqrt(1.0/progressWindow+1.0/float64(l.w)))
 }
 
-// falling reports whether the last mean is below the one before it by more than chance; rising whether
-// it is above it.
-func (l *longTrack) falling(noise float64) bool {
-	return l.n >= 2*l.w && l.recent() < l.previous()-math.Sqrt2*l.margin(noise)
-}
+// rising reports whether the last mean is above the one before it by more than chance: a run climbing
+// back from a fall.
 func (l *longTrack) rising(noise float64) bool {
 	return l.n >= 2*l.w && l.recent() > l.previous()+math.Sqrt2*l.margin(noise)
 }
