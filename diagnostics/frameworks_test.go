@@ -204,3 +204,27 @@ func TestNoisyClimbAtHighEntropyIsNotStopped(t *testing.T) {
 		wantStop(t, "noisy climb at high entropy", Config{TotalSteps: n * 50_000}, run, "")
 	}
 }
+
+// A logger's 100-episode buffer repeats its mean while no episode ends: a Go2 run (5,000-step episodes)
+// reports exactly 0.5888 for 60 iterations after 17–43, then climbs to 52. A repeated value is no new
+// level: policy_collapse's loss of the gain does not count it, and the run is not stopped; the same fall
+// with values that move is a collapse.
+func TestStaleRepeatedReturnIsNotACollapse(t *testing.T) {
+	run := func(stale bool) []metrics.Record {
+		return series(400, 1000, func(i int) map[string]float64 {
+			level := math.Min(40, float64(i)/4)
+			switch {
+			case i >= 200 && i < 330 && stale:
+				level = 0.5888
+			case i >= 200 && i < 330:
+				level = 0.5888 + 0.2*math.Sin(float64(i))
+			case i >= 330:
+				level = 50
+			}
+			return map[string]float64{metrics.Reward: level, metrics.ValueLoss: 1}
+		})
+	}
+	cfg := Config{TotalSteps: 400 * 1000, Rules: map[string]RuleConfig{RulePartialCollapse: {Level: LevelOff}}}
+	wantStop(t, "a stale, repeated return", cfg, run(true), "")
+	wantStop(t, "the same fall, moving", cfg, run(false), RulePolicyCollapse)
+}

@@ -148,8 +148,8 @@ var rules = []rule{
 			"set target_kl for early stopping, fewer epochs",
 		check: checkKLSpike},
 	{name: RulePolicyCollapse, kind: sustained, level: Stop, threshold: 0.1, judgesObjective: true,
-		advice: "the objective improved, then fell back below where it started and stayed there: the policy " +
-			"collapsed — lower the learning rate, set target_kl, keep the last good checkpoint",
+		advice: "the objective improved, then fell back to where it started, or below, and stayed there: the " +
+			"policy collapsed — lower the learning rate, set target_kl, keep the last good checkpoint",
 		check: checkPolicyCollapse},
 	{name: RuleValueLossBlowup, kind: sustained, level: Stop, threshold: 100, needsFall: true,
 		advice: "value loss blew up against its early level: returns grew out of scale — normalise " +
