@@ -38,7 +38,7 @@ test-integration:
 	$(TOOLS) minio >/dev/null
 	scripts/install-python-deps.sh
 	$(TOOLS) chromium >/dev/null
-	$(GO) test -tags integration -timeout 30m -count=1 ./integration/...
+	$(GO) test -tags integration -timeout 45m -count=1 ./integration/...
 
 ## topology-up / topology-down: docker-compose.yml's topology as plain processes on this machine
 ## (PostgreSQL, the Temporal server and Web UI, MinIO, a control and a GPU-class worker; docs/deploy.md)
