@@ -49,7 +49,7 @@ type beats struct {
 	heard   time.Time
 	lastErr error // the last failed delivery's
 	// finishing: the work is done and the attempt waits for the server to take its result
-	// (awaitServer): an outage no longer stops anything.
+	// (awaitServer): from then on an outage stops nothing.
 	finishing bool
 	outages   int
 	awayFor   time.Duration

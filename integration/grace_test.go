@@ -170,7 +170,7 @@ probes: {enabled: false}
 
 // `kill -9` of the worker and all its supervisors together (as `pkill -9 rlsweep` or an OOM kill of
 // its cgroup) leaves no process of any trainer: not the wrappers' trainers, not what the wrappers
-// started beside them, not one in a session of its own. Trainer processes are told by a marker in
+// started beside them, not one detached with setsid. Trainer processes are told by a marker in
 // their environment.
 func TestKilledWorkerAndSupervisorsLeaveNoTrainer(t *testing.T) {
 	e := newEnv(t)

@@ -100,7 +100,7 @@ func TestTrainerExitKillsLeftoversAtOnce(t *testing.T) {
 			t.Errorf("the trainer's leftover child %d outlived it", child)
 		}
 		if TrainerIsolation() != Subreaper && waitDead(daemon, 2*time.Second) {
-			t.Errorf("the trainer's leftover daemon %d (its own session) outlived it in a PID namespace", daemon)
+			t.Errorf("the trainer's leftover daemon %d (detached with setsid) outlived it in a PID namespace", daemon)
 		}
 	})
 }

@@ -14,7 +14,7 @@ import (
 // playWorkerEnv names the directory in which TestPlayWorker, run as a helper process, starts a trainer;
 // playWorkerModeEnv how it gets the trainer's supervisor (startMode).
 // playWorkerIsolationEnv the isolation it starts it under (0: as TrainerIsolation finds);
-// playWorkerDaemonEnv, when set, has the trainer also start a process in a session of its own.
+// playWorkerDaemonEnv, when set, has the trainer also start a process detached with setsid.
 const (
 	playWorkerEnv          = "RLSWEEP_TEST_PLAY_WORKER"
 	playWorkerModeEnv      = "RLSWEEP_TEST_PLAY_WORKER_MODE"
