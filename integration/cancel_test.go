@@ -84,7 +84,7 @@ concurrency: 8
 }
 
 // livePIDs reads the pid files the scripted trainers write and keeps the processes still alive.
-func livePIDs(t *testing.T, dir string) []int {
+func livePIDs(t testing.TB, dir string) []int {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)

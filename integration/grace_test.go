@@ -45,7 +45,7 @@ func (e *env) wrappedSpec(name, wrapper, body string) string {
 
 // checkWrapped fails the test unless the trainer pid runs under the wrapper (a shell running it), not
 // directly under its supervisor.
-func checkWrapped(t *testing.T, pid int, wrapper string) {
+func checkWrapped(t testing.TB, pid int, wrapper string) {
 	t.Helper()
 	cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", parentOf(pid)))
 	if !bytes.Contains(cmdline, []byte(wrapper)) {
@@ -66,18 +66,31 @@ func lastStoredStep(t *testing.T, e *env, sweepID, trialID string) int64 {
 	return last
 }
 
+// startWrappedTrainer submits a one-trial sweep (spec body as wrappedSpec takes it; the trainer's
+// pid_dir is added) whose trainer runs under a `sh train.sh` wrapper, and returns its ID once the
+// trainer has run two seconds under the wrapper.
+func (e *env) startWrappedTrainer(name, body string) string {
+	e.t.Helper()
+	pidDir := filepath.Join(e.dir, "pids-"+name)
+	if err := os.MkdirAll(pidDir, 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	wrapper := e.wrapper("train.sh")
+	body = strings.Replace(body, "parameters:\n", "parameters:\n  pid_dir: {value: "+strconv.Quote(pidDir)+"}\n", 1)
+	sweepID := e.submit(e.wrappedSpec(name, wrapper, body))
+	waitFor(e.t, 2*time.Minute, "the trainer running", func() bool { return len(livePIDs(e.t, pidDir)) == 1 })
+	checkWrapped(e.t, livePIDs(e.t, pidDir)[0], wrapper)
+	time.Sleep(2 * time.Second)
+	return sweepID
+}
+
 // A trainer started through a wrapper (`sh train.sh` running it as a child) checkpoints on a cancel:
 // its SIGTERM checkpoint, which takes it a second to write, is stored, at the step the cancelled
 // trial reports. The wrapper dies at SIGTERM at once; the trainer under it still has its grace period.
 func TestWrappedTrainerCheckpointsOnCancel(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker("a")
-	pidDir := filepath.Join(e.dir, "pids")
-	if err := os.MkdirAll(pidDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	wrapper := e.wrapper("train.sh")
-	spec := e.wrappedSpec("wrapcancel", wrapper, `
+	sweepID := e.startWrappedTrainer("wrapcancel", `
   total_steps: 100000000
   grace_period: 30s
 seeds: [1]
@@ -85,13 +98,8 @@ parameters:
   sleep_ms: {value: 10}
   checkpoint_every: {value: 0}
   term_delay_ms: {value: 1000}
-  pid_dir: {value: `+strconv.Quote(pidDir)+`}
 probes: {enabled: false}
 `)
-	sweepID := e.submit(spec)
-	waitFor(t, 2*time.Minute, "the trainer running", func() bool { return len(livePIDs(t, pidDir)) == 1 })
-	checkWrapped(t, livePIDs(t, pidDir)[0], wrapper)
-	time.Sleep(2 * time.Second)
 	if out, code := e.cli("cancel", sweepID); code != 0 {
 		t.Fatalf("cancel exited %d:\n%s", code, out)
 	}
@@ -128,14 +136,9 @@ probes: {enabled: false}
 func TestWrappedTrainerCheckpointsOnWorkerStop(t *testing.T) {
 	e := newEnv(t)
 	a := e.startWorker("a")
-	pidDir := filepath.Join(e.dir, "pids")
-	if err := os.MkdirAll(pidDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	wrapper := e.wrapper("train.sh")
 	// 400 records of 1,000 steps, 50 a second; no periodic checkpoint, so only the SIGTERM one can
 	// spare the retry from training again from step 0.
-	spec := e.wrappedSpec("wrapstop", wrapper, `
+	sweepID := e.startWrappedTrainer("wrapstop", `
   total_steps: 400000
   grace_period: 30s
 seeds: [1]
@@ -143,13 +146,8 @@ parameters:
   sleep_ms: {value: 20}
   checkpoint_every: {value: 0}
   term_delay_ms: {value: 1000}
-  pid_dir: {value: `+strconv.Quote(pidDir)+`}
 probes: {enabled: false}
 `)
-	sweepID := e.submit(spec)
-	waitFor(t, 2*time.Minute, "the trainer running", func() bool { return len(livePIDs(t, pidDir)) == 1 })
-	checkWrapped(t, livePIDs(t, pidDir)[0], wrapper)
-	time.Sleep(2 * time.Second)
 	if err := a.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
