@@ -125,7 +125,13 @@ func (e *env) close() {
 // startWorker runs `rlsweep worker` as a process of its own and returns it.
 func (e *env) startWorker(name string, args ...string) *exec.Cmd {
 	e.t.Helper()
-	argv := append([]string{"worker", "--address", e.addr, "--store", e.store.Root(),
+	return e.startWorkerVia(name, e.addr, args...)
+}
+
+// startWorkerVia is startWorker with the worker reaching the server at addr (a proxy in between).
+func (e *env) startWorkerVia(name, addr string, args ...string) *exec.Cmd {
+	e.t.Helper()
+	argv := append([]string{"worker", "--address", addr, "--store", e.store.Root(),
 		"--work-dir", filepath.Join(e.dir, "work-"+name)}, args...)
 	cmd := exec.Command(rlsweepBin, argv...)
 	log := logFile(e.t, filepath.Join(e.dir, "worker-"+name+".log"))

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -114,21 +113,6 @@ func (p *partitionProxy) heal() {
 		c.Close()
 	}
 	p.conns = nil
-}
-
-// startWorkerVia is startWorker with the worker reaching the server at addr.
-func (e *env) startWorkerVia(name, addr string, args ...string) *exec.Cmd {
-	e.t.Helper()
-	argv := append([]string{"worker", "--address", addr, "--store", e.store.Root(),
-		"--work-dir", filepath.Join(e.dir, "work-"+name)}, args...)
-	cmd := exec.Command(rlsweepBin, argv...)
-	log := logFile(e.t, filepath.Join(e.dir, "worker-"+name+".log"))
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
-	e.workers = append(e.workers, cmd)
-	return cmd
 }
 
 // timelineEvent is one line the scripted trainer appends to its timeline file.
