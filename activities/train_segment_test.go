@@ -793,7 +793,11 @@ func TestTrainSegmentKillsWhatTheTrainerLeftBehind(t *testing.T) {
 			f := newFixture(t)
 			in := f.input(1000, nil)
 			pidFile := filepath.Join(t.TempDir(), "child.pid")
-			in.Trainer.Command = shellTrainer(fmt.Sprintf(`sleep 300 & echo $! > %s; printf '{"step":1000,"reward":1}\n' >> "$RLSWEEP_METRICS_FILE"; exit %d`, pidFile, exit))
+			// The child writes its PID as seen from outside the trainer's PID namespace ($! is the PID
+			// inside; the builtin read opens /proc/self in the subshell itself, which then becomes sleep).
+			in.Trainer.Command = shellTrainer(fmt.Sprintf(`(read -r p _ < /proc/self/stat; echo $p > %[1]s.tmp; mv %[1]s.tmp %[1]s; exec sleep 300) &
+while [ ! -e %[1]s ]; do sleep 0.01; done
+printf '{"step":1000,"reward":1}\n' >> "$RLSWEEP_METRICS_FILE"; exit %[2]d`, pidFile, exit))
 			_, _ = f.run(in)
 			b, err := os.ReadFile(pidFile)
 			if err != nil {
