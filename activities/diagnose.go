@@ -44,7 +44,7 @@ func newEngine(in SegmentInput) (*diagnostics.Engine, error) {
 		return nil, nil
 	}
 	cfg := diagnostics.Config{WarmupSteps: d.WarmupSteps, Patience: d.Patience, TotalSteps: in.Trainer.TotalSteps,
-		Objective: in.Metric, Goal: in.Goal, TargetKL: targetKL(in.Trial.Params), Rules: map[string]diagnostics.RuleConfig{}}
+		Actions: d.Actions, Objective: in.Metric, Goal: in.Goal, TargetKL: targetKL(in.Trial.Params), Rules: map[string]diagnostics.RuleConfig{}}
 	for name, o := range d.Rules {
 		if name == diagnostics.RuleStalled {
 			continue // judged by time in the activity

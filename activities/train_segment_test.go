@@ -1133,3 +1133,31 @@ func TestTrainSegmentHandsItsPlaceOver(t *testing.T) {
 		t.Errorf("released %v, want no release for the crash", h.trials)
 	}
 }
+
+// diagnostics.actions reaches the rules engine: a categorical policy whose return sits at −200 while its
+// entropy stays at log(3) is stopped by never_learned_entropy when the sweep says it has 3 actions, and
+// not when it says 16 (log 16 = 2.77: an entropy of 1.1 is far from its maximum).
+func TestTrainSegmentJudgesEntropyAgainstTheSweepsActionCount(t *testing.T) {
+	for _, tt := range []struct {
+		actions int
+		stop    bool
+	}{{3, true}, {16, false}} {
+		t.Run(fmt.Sprint(tt.actions, " actions"), func(t *testing.T) {
+			f := newFixture(t)
+			in := f.input(100000, nil)
+			in.Diagnostics.Actions = tt.actions
+			in.Trainer.Command = shellTrainer(`i=1; while [ $i -le 100 ]; do printf '{"step":%d,"reward":-200,"entropy":1.0986}\n' $((i*1000)); i=$((i+1)); done >> "$RLSWEEP_METRICS_FILE"`)
+			res, err := f.run(in)
+			if !tt.stop {
+				if err != nil {
+					t.Fatalf("TrainSegment = %+v, %v; want no stop with log(16) as the entropy's maximum", res, err)
+				}
+				return
+			}
+			ae := appError(t, err, activities.ErrTrialDiverged)
+			if !strings.Contains(ae.Error(), diagnostics.RuleNeverLearnedEntropy) {
+				t.Errorf("stopped by %v, want %s", ae, diagnostics.RuleNeverLearnedEntropy)
+			}
+		})
+	}
+}

@@ -103,10 +103,12 @@ type Engine struct {
 	klSpikes      []int // the record numbers of the last kl_spike conditions (at most klSpikeMemory)
 	prog          progress
 	lastObjective float64 // the objective's last finite value, NaN before one
-	vlRef         []float64
-	vlRef0        float64 // value_loss_blowup's reference (see vlRefWindow)
-	vlRefDone     bool
-	vlMax         float64 // the largest finite value loss so far
+	// objectiveMaxAbs is the largest magnitude of the objective's finite values so far.
+	objectiveMaxAbs float64
+	vlRef           []float64
+	vlRef0          float64 // value_loss_blowup's reference (see vlRefWindow)
+	vlRefDone       bool
+	vlMax           float64 // the largest finite value loss so far
 
 	recent   [][]string // rules that fired on each of the last relatedWindow records
 	warnings []Verdict
@@ -242,6 +244,7 @@ func (e *Engine) Observe(r metrics.Record) Verdict {
 		e.prog.add(v, length)
 		if !math.IsNaN(v) && !math.IsInf(v, 0) {
 			e.lastObjective = v
+			e.objectiveMaxAbs = max(e.objectiveMaxAbs, math.Abs(v))
 		}
 	}
 	e.records++

@@ -228,3 +228,34 @@ func TestStaleRepeatedReturnIsNotACollapse(t *testing.T) {
 	wantStop(t, "a stale, repeated return", cfg, run(true), "")
 	wantStop(t, "the same fall, moving", cfg, run(false), RulePolicyCollapse)
 }
+
+// A return that is numerically zero for the whole run (an rl_games task whose mean return sat between
+// 3e-12 and 2.5e-11 for 149 epochs while its entropy fell from 12.8 to 9.1) never learned: zero_return
+// stops it once half the run is behind it. A sparse task whose first successes come at 40 % of the run,
+// a return that is small but real (1e-4), and a minimised objective at zero (a loss at its best) are not
+// stopped by it.
+func TestZeroReturn(t *testing.T) {
+	const n, step = 150, 65536
+	run := func(reward func(i int) float64) []metrics.Record {
+		return series(n, step, func(i int) map[string]float64 {
+			return map[string]float64{metrics.Reward: reward(i), metrics.Entropy: 12.8 - 3.7*float64(i)/n,
+				metrics.ValueLoss: 1e-5}
+		})
+	}
+	cfg := Config{TotalSteps: n * step}
+	tiny := func(i int) float64 { return 3e-12 + 2e-11*float64(i%7)/7 }
+	v := wantStop(t, "return ~1e-11 for the whole run", cfg, run(tiny), RuleZeroReturn)
+	if v.Step < n*step/2 {
+		t.Errorf("zero_return stopped at step %d, before half the run (%d)", v.Step, n*step/2)
+	}
+	wantStop(t, "first successes at 40 %", cfg, run(func(i int) float64 {
+		if i >= 60 && i%3 == 0 {
+			return 0.05 * float64(i-59)
+		}
+		return 0
+	}), "")
+	wantStop(t, "a small but real return", cfg, run(func(i int) float64 { return 1e-4 * (1 + float64(i%5)) }), "")
+	cfg.Objective, cfg.Goal = "loss", "minimize"
+	flat := series(n, step, func(int) map[string]float64 { return map[string]float64{"loss": 0} })
+	wantStop(t, "a minimised objective at zero", cfg, flat, "")
+}

@@ -26,6 +26,7 @@ const (
 	RulePartialCollapse     = "partial_collapse"
 	RuleNeverLearnedEntropy = "never_learned_entropy"
 	RuleStdRunaway          = "std_runaway"
+	RuleZeroReturn          = "zero_return"
 	// RuleStalled is judged by time, not by records: the TrainSegment activity fires it when no record
 	// arrives for stall_timeout. It is named here so its advice and name live with the others; the
 	// engine does not evaluate it, and its only level is a kill and a retry.
@@ -169,6 +170,11 @@ var rules = []rule{
 		advice: "action std keeps growing, several-fold its initial value, while the objective gives back its " +
 			"gain: the entropy bonus outweighs the reward — lower ent_coef, bound log_std, lower the learning rate",
 		check: checkStdRunaway},
+	{name: RuleZeroReturn, kind: sustained, level: Stop, threshold: 1e-9, judgesObjective: true,
+		advice: "the objective has been zero for the whole run: no reward reaches the agent, so every advantage " +
+			"is zero and nothing is learned — check the reward function and its scale (a sparse task that never " +
+			"succeeds: shape the reward, shorten the task, start closer to the goal)",
+		check: checkZeroReturn},
 }
 
 // stalledAdvice is RuleStalled's advice; the activity reports it with the retryable TrialStalled.
@@ -201,7 +207,8 @@ func Advice(rule string) string {
 // std_explosion, never_learned, std_runaway and value_loss_blowup it is a factor (of the initial std, of
 // the early median value loss); for kl_spike it is the KL used when no target is set; for policy_collapse
 // it is the fraction of |starting level| the objective must first improve by; for partial_collapse the
-// share of the gain lost; for never_learned_entropy the share of the entropy's maximum.
+// share of the gain lost; for never_learned_entropy the share of the entropy's maximum; for zero_return
+// the largest magnitude that counts as zero.
 func DefaultThreshold(rule string) (float64, bool) {
 	for _, r := range rules {
 		if r.name == rule {
@@ -456,4 +463,19 @@ func checkStdRunaway(e *Engine, _ metrics.Record, factor float64) check {
 	limit := factor * e.initialStd
 	fired := v >= limit && e.stdRising && !e.prog.lengthened()
 	return check{ok: true, fired: fired, metric: metrics.ActionStd, value: v, limit: limit}
+}
+
+// checkZeroReturn fires on a maximised objective whose every finite value so far, over at least
+// progressWindow records, has a magnitude of at most the threshold (1e-9: numerically zero; an rl_games
+// run whose mean return sat at 3e-12 to 2.5e-11 for 149 epochs), once the run is half through its total
+// steps (when known): a sparse task may take a while to its first success. A minimised objective at zero
+// is at its best and is not judged.
+func checkZeroReturn(e *Engine, r metrics.Record, th float64) check {
+	if !e.cur.objectiveOK || e.minimize || !e.prog.ready() {
+		return check{}
+	}
+	if e.totalSteps > 0 && r.Step < e.totalSteps/2 {
+		return check{}
+	}
+	return check{ok: true, fired: e.objectiveMaxAbs <= th, metric: e.objective, value: e.cur.objective, limit: th}
 }

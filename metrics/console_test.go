@@ -289,3 +289,21 @@ func TestSB3MonitorCSV(t *testing.T) {
 		t.Errorf("Stats = %+v, want 3 records, 1 malformed, environment steps", st)
 	}
 }
+
+// A hand-rolled SB3-style logger writes "time/total timesteps" (a space for the underscore): it is the
+// step column all the same, matched without regard to case, spaces or hyphens.
+func TestCSVStepColumnSpelledLoosely(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "progress.csv")
+	appendFile(t, path, "train/value_loss,Progress,rollout/ep_rew_mean,time/total timesteps\n0.05,1.15%,0.96,12800\n0.04,2.43%,1.43,25600\n")
+	r := openFixture(t, ReaderConfig{Source: SourceCSV, Preset: "sb3", MetricsFile: path})
+	recs, err := r.Poll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalSteps(steps(recs), []int64{12800, 25600}) || recs[1].Values[Reward] != 1.43 {
+		t.Errorf("records = %v, want steps 12800 and 25600 with their rewards", recs)
+	}
+	if st := r.Stats(); st.Malformed != 0 {
+		t.Errorf("Stats = %+v, want no malformed row", st)
+	}
+}

@@ -13,10 +13,17 @@ import (
 // csvStepColumns are the columns that hold a CSV row's step, in the order they are looked for.
 var csvStepColumns = []string{sb3StepKey, "step", "global_step"}
 
+// csvColumnKey is a header cell as the step columns are matched: trimmed, lower case, with spaces and
+// hyphens as underscores ("time/total timesteps", written by a hand-rolled SB3-style logger, is
+// time/total_timesteps).
+func csvColumnKey(c string) string {
+	return strings.NewReplacer(" ", "_", "-", "_").Replace(strings.ToLower(strings.TrimSpace(c)))
+}
+
 // CSVTail follows a CSV metrics file such as Stable-Baselines3's progress.csv: a header row of keys
 // ("rollout/ep_rew_mean,time/total_timesteps,train/value_loss,..."), then one row per logging call,
 // with an empty cell for a key not logged that time. Each row is one record; its step is the
-// time/total_timesteps column (else "step", else "global_step"). Cells that are empty or not numbers
+// time/total_timesteps column (else "step", else "global_step"; matched by csvColumnKey). Cells that are empty or not numbers
 // are left out of the record; "nan", "inf" and "-inf" are values. It is not safe for concurrent use.
 //
 // The header is the first line. SB3 rewrites the whole file, header first, when a key appears for the first time (train/ keys
@@ -157,8 +164,8 @@ func (t *CSVTail) line(b []byte, n int64) {
 		}
 		for _, want := range csvStepColumns {
 			for i, c := range cells {
-				if t.stepCol < 0 && strings.TrimSpace(c) == want {
-					t.stepCol, t.stepName = i, want
+				if t.stepCol < 0 && csvColumnKey(c) == want {
+					t.stepCol, t.stepName = i, strings.TrimSpace(c)
 				}
 			}
 		}

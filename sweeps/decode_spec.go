@@ -83,6 +83,7 @@ func (d *decoder) diagnostics(n *yaml.Node, path string, g *Diagnostics) {
 		{"enabled", d.flag(&g.Enabled)},
 		{"warmup_steps", d.bigInt(&g.WarmupSteps)},
 		{"patience", d.smallInt(&g.Patience)},
+		{"actions", d.smallInt(&g.Actions)},
 		{"rules", func(p string, v *yaml.Node) {
 			g.Rules = map[string]RuleOverride{}
 			d.each(v, p, "a mapping of rule names to overrides", func(name, rp string, _, rv *yaml.Node) {

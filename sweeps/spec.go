@@ -150,10 +150,13 @@ type Probes struct {
 
 // Diagnostics configures the early-stopping rules (docs/diagnostics.md).
 type Diagnostics struct {
-	Enabled     bool                    `json:"enabled"`
-	WarmupSteps int64                   `json:"warmup_steps"` // 0 means 10% of total_steps
-	Patience    int                     `json:"patience"`     // consecutive records for "sustained"
-	Rules       map[string]RuleOverride `json:"rules,omitempty"`
+	Enabled     bool  `json:"enabled"`
+	WarmupSteps int64 `json:"warmup_steps"` // 0 means 10% of total_steps
+	Patience    int   `json:"patience"`     // consecutive records for "sustained"
+	// Actions is a categorical policy's number of actions (0: unknown or not categorical): the entropy
+	// rules then measure entropy against its maximum, log(Actions).
+	Actions int                     `json:"actions,omitempty"`
+	Rules   map[string]RuleOverride `json:"rules,omitempty"`
 }
 
 // RuleOverride changes one rule's defaults for a sweep.

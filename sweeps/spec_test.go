@@ -252,6 +252,8 @@ func TestValidateCases(t *testing.T) {
 		{"artifacts refused", "artifacts: /data/rlsweep\n", "t.yaml:6: artifacts: got \"/data/rlsweep\", want no artifacts key: a sweep's artifacts go to the workers' store (rlsweep worker --store or RLSWEEP_STORE"},
 		{"duplicate trainer mapping", "trainer:\n  builtin: ppo\n  env: E\n  total_steps: 10\n  stall_timeout: 10ms\n", "t.yaml:6: trainer: got a second definition (the first is on line 2)"},
 		{"big int", "seeds: [99999999999999999999]\n", "seeds[0]: got 99999999999999999999, want an integer"},
+		{"actions", "diagnostics: {actions: 4}\n", ""},
+		{"actions 1", "diagnostics: {actions: 1}\n", "diagnostics.actions: got 1, want a categorical policy's number of actions (>= 2), or 0"},
 		{"rule patience 0", "diagnostics: {rules: {stalled: {patience: 0}}}\n", "diagnostics.rules.stalled.patience: got 0, want an integer >= 1"},
 		{"NUL in a value", "parameters:\n  tag: {value: \"a\\0b\"}\n", `t.yaml:7: parameters.tag.value: got "a\x00b", want a string without a NUL byte (\x00)`},
 		{"NUL in values", "parameters:\n  tag: {values: [ok, \"x\\x00\"]}\n", `t.yaml:7: parameters.tag.values[1]: got "x\x00", want a string without a NUL byte (\x00)`},

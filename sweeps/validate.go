@@ -391,6 +391,10 @@ func (c *checker) diagnostics() {
 	if g.Patience < 1 {
 		c.add("diagnostics.patience", strconv.Itoa(g.Patience), "an integer >= 1 (consecutive records)")
 	}
+	if g.Actions < 0 || g.Actions == 1 {
+		c.add("diagnostics.actions", strconv.Itoa(g.Actions),
+			"a categorical policy's number of actions (>= 2), or 0 when it is not known or the policy is Gaussian")
+	}
 	for _, name := range sortedKeys(g.Rules) {
 		r, p := g.Rules[name], "diagnostics.rules."+name
 		if !slices.Contains(RuleNames, name) {
