@@ -47,6 +47,10 @@ EXIT_DECLINE = 3  # the probe protocol's exit status for "this trainer does not 
 
 _RESERVED = ("step", "checkpoint")  # keys of a metrics record with a meaning of their own
 
+# Called before a checkpoint is announced: writers that hold a step's values back (rlsweep.tensorboard)
+# write them first, so the records stay in step order.
+_before_checkpoint = []
+
 
 def _env(name):
     v = os.environ.get(name, "")
@@ -248,6 +252,7 @@ class _Writer:
             if self._f is not None:
                 self._f.close()
             self._f, self._path = open(path, "a", encoding="utf-8"), path
+            self._last_step = None
         return self._f
 
     def write(self, step, values, checkpoint=None):
@@ -479,6 +484,8 @@ def checkpoint(step, save_fn, name=None, ext=".pt"):
     directory = _env(ENV_CHECKPOINT_DIR)
     if directory is None:
         return None
+    for flush in list(_before_checkpoint):
+        flush()
     if name is None:
         name = "ckpt-%012d%s" % (step, ext)
     if os.path.isabs(name) or ".." in name.replace("\\", "/").split("/"):
