@@ -22,7 +22,7 @@ import sys
 import threading
 
 __all__ = [
-    "params", "log", "segment", "checkpoint", "probe", "report_probe", "in_sweep",
+    "params", "log", "segment", "checkpoint", "resume", "probe", "report_probe", "in_sweep",
     "Params", "ParamError", "Segment", "Probe", "ProbeEnv", "Discrete", "Box", "PROBES", "EXIT_DECLINE",
 ]
 
@@ -172,7 +172,8 @@ def params(defaults=None, strict=False):
     defaults: a dict, a dataclass instance or an argparse.Namespace; the result is of the same kind
     (a Params dict, dataclasses.replace(defaults, ...), a new Namespace). Ints stay ints (64.0 → 64),
     floats take ints, bools read true/false/1/0/yes/no/on/off, lists and tuples read JSON arrays or
-    "64,64". A value that does not fit raises ParamError naming the parameter. A parameter the
+    "64,64". A default named seed takes the trial's seed (RLSWEEP_SEED) unless a parameter sets it.
+    A value that does not fit raises ParamError naming the parameter. A parameter the
     defaults lack is kept as given, with a warning on stderr naming it (strict=True: an error),
     since a sweep parameter the script never reads is usually a typo. Outside a sweep: the defaults.
     """
@@ -201,6 +202,9 @@ def params(defaults=None, strict=False):
         raise TypeError("rlsweep.params: defaults must be a dict, a dataclass instance or an argparse.Namespace, got %s"
                         % type(defaults).__name__)
 
+    seed = _env_int(ENV_SEED)
+    if seed is not None and "seed" in base and "seed" not in given:
+        given = dict(given, seed=seed)  # the trial's seed, where the script has one
     merged = dict(base)
     unknown = []
     for k, v in given.items():
@@ -471,7 +475,7 @@ def _fsync_tree(path):
             os.fsync(f.fileno())
 
 
-def checkpoint(step, save_fn, name=None, ext=".pt"):
+def checkpoint(step, save_fn=None, name=None, ext=".pt", **objects):
     """Writes a checkpoint atomically and announces it; returns its name (relative to
     RLSWEEP_CHECKPOINT_DIR), or None outside a sweep (save_fn is then not called).
 
@@ -479,8 +483,18 @@ def checkpoint(step, save_fn, name=None, ext=".pt"):
     (model.save_pretrained(path), orbax). It writes a temporary name beside the final one; rlsweep's
     package then fsyncs it, renames it to ckpt-<step, 12 digits><ext> (or name), fsyncs the
     directory, and only then appends {"step": step, "checkpoint": name} to the metrics: the contract
-    uploads what is announced, so a half-written checkpoint is never announced."""
+    uploads what is announced, so a half-written checkpoint is never announced.
+
+    Without save_fn, objects with a state_dict() (torch modules, optimisers, schedulers) are saved
+    with torch.save as {"step": step, "<keyword>": obj.state_dict(), ...}: checkpoint(step, net=net,
+    opt=opt); resume(net=net, opt=opt) loads them back."""
     step = _step(step)
+    if save_fn is None:
+        if not objects:
+            raise TypeError("rlsweep.checkpoint(step, save_fn) or checkpoint(step, net=net, opt=opt): nothing to save")
+        save_fn = _torch_saver(step, objects)
+    elif objects:
+        raise TypeError("rlsweep.checkpoint: got save_fn and objects (%s); pass one or the other" % ", ".join(sorted(objects)))
     directory = _env(ENV_CHECKPOINT_DIR)
     if directory is None:
         return None
@@ -515,6 +529,47 @@ def checkpoint(step, save_fn, name=None, ext=".pt"):
     _fsync_dir(parent)
     _writer.write(step, {}, checkpoint=name.replace(os.sep, "/"))
     return name
+
+
+def _torch_saver(step, objects):
+    bad = [k for k, o in objects.items() if not hasattr(o, "state_dict")]
+    if bad:
+        raise TypeError("rlsweep.checkpoint: %s has no state_dict(); pass torch modules and optimisers, or a save_fn"
+                        % ", ".join(bad))
+    state = {"step": step}
+    state.update((k, o.state_dict()) for k, o in objects.items())
+
+    def save(path):
+        import torch
+
+        torch.save(state, path)
+
+    return save
+
+
+def resume(**objects):
+    """Loads the checkpoint checkpoint(step, **objects) wrote into the same objects when this segment
+    resumes (RLSWEEP_RESUME_FROM), and returns its step; returns 0 otherwise. An optimiser keeps its
+    current hyperparameters (lr, betas, ...: the trial's parameters, which PBT changes at an exploit);
+    only its state (moments, counters) comes from the checkpoint."""
+    seg = segment()
+    if not seg.resume_from:
+        return 0
+    import torch
+
+    state = torch.load(seg.resume_from, map_location="cpu")
+    missing = [k for k in objects if k not in state]
+    if missing:
+        raise ValueError("rlsweep.resume: the checkpoint %s holds %s, not %s" % (
+            seg.resume_from, ", ".join(sorted(k for k in state if k != "step")), ", ".join(missing)))
+    for k, o in objects.items():
+        groups = getattr(o, "param_groups", None)
+        keep = [{h: v for h, v in g.items() if h != "params"} for g in groups] if groups is not None else None
+        o.load_state_dict(state[k])
+        if keep is not None:
+            for g, h in zip(o.param_groups, keep):
+                g.update(h)
+    return int(state["step"])
 
 
 # ---------------------------------------------------------------------------------------------------
