@@ -22,8 +22,8 @@ import (
 // (python/tests/fixtures/user_ppo.py, on the rlsweep package of python/) under the real runner: the
 // probe stage judges it on probes 1–5 (1c–5c declined), then an asha sweep over lr prunes the
 // configuration that barely learns (lr 1e-7) at the first rung, while the other runs three segments
-// (1024, 2048, 4096), each resuming from the checkpoint the one before announced. Needs torch for
-// /usr/bin/python3, as TestTorchExample.
+// (1024, 2048, 4096), each resuming from the checkpoint the one before announced; then a pbt sweep of
+// two members in which one exploits the other. Needs torch for /usr/bin/python3, as TestTorchExample.
 func TestPythonPackageUserScript(t *testing.T) {
 	if out, err := exec.Command(torchPython, "-c", "import torch").CombinedOutput(); err != nil {
 		t.Fatalf("%s cannot import torch (run scripts/install-python-deps.sh, which installs Debian's python3-torch): %v\n%s",
@@ -89,6 +89,49 @@ concurrency: 1
 		}
 	}
 	t.Logf("user script: probes and asha sweep in %s", time.Since(start).Round(time.Millisecond))
+
+	t.Run("pbt", func(t *testing.T) { userScriptPBT(t, e, python) })
+}
+
+// userScriptPBT runs the same script as a population of two, ready at 1024 of 2048 steps: the worse
+// member exploits the better one, resuming from its checkpoint with a perturbed lr (rlsweep.resume
+// keeps the optimiser's new lr), and both complete.
+func userScriptPBT(t *testing.T, e *env, python string) {
+	spec := fmt.Sprintf(`name: user-ppo-pbt
+trainer:
+  command: [%q, %q]
+  environment: {PYTHONPATH: %q}
+  total_steps: 2048
+metric: {name: reward, goal: maximize}
+method: pbt
+sampler_seed: 1
+seeds: [1]
+parameters:
+  lr: {min: 1.0e-7, max: 0.003, distribution: log_uniform}
+pbt: {population: 2, ready_steps: 1024, quantile: 0.5}
+probes: {enabled: false}
+concurrency: 2
+`, torchPython, filepath.Join(python, "tests", "fixtures", "user_ppo.py"), python)
+	start := time.Now()
+	out, code := e.cli("submit", e.writeSpecFile("user-ppo-pbt", spec), "--watch")
+	if code != 0 {
+		t.Fatalf("submit --watch exited %d:\n%s", code, out)
+	}
+	res := e.results(sweepIDFrom(t, out))
+	exploits := 0
+	for _, tr := range res.Trials {
+		if tr.Outcome != results.OutcomeCompleted || tr.Steps != 2048 {
+			t.Errorf("member %s: %s at step %d, want completed at 2048 (%s)", tr.TrialID, tr.Outcome, tr.Steps, tr.Error)
+		}
+		for _, x := range tr.Exploits {
+			exploits++
+			t.Logf("member %s: %s", tr.TrialID, results.FormatExploit(x))
+		}
+	}
+	if len(res.Trials) != 2 || exploits != 1 {
+		t.Errorf("results.json: %d members, %d exploits; want 2 and 1 (the worse exploits the better at step 1024)", len(res.Trials), exploits)
+	}
+	t.Logf("user script: pbt sweep in %s", time.Since(start).Round(time.Millisecond))
 }
 
 // checkUserTrial checks that the trial's stored records run 256…4096, each iteration once across its
