@@ -8,7 +8,6 @@ fake of SB3's callback API instead, as neither can be installed where they run.
     rlsweep submit examples/frameworks/sb3.yaml --watch   # a sweep (edit the script's path first)
 """
 
-import gymnasium as gym
 from stable_baselines3 import PPO
 from stable_baselines3.common.env_util import make_vec_env
 
@@ -20,4 +19,3 @@ env = make_vec_env("CartPole-v1", n_envs=4, seed=cfg["seed"])  # make_vec_env ad
 model = rlsweep.sb3.resume(PPO, env, **cfg) or PPO("MlpPolicy", env, verbose=1, **cfg)  # rlsweep: was PPO("MlpPolicy", env, ...)
 rlsweep.sb3.learn(model, total_timesteps=100_000)  # rlsweep: was model.learn(total_timesteps=100_000)
 env.close()
-assert gym  # imported for make_vec_env's registry

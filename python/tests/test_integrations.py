@@ -10,7 +10,7 @@ import sys
 import tempfile
 import unittest
 
-from helpers import PYTHON_DIR, read_jsonl, rlsweep, sweep_env
+from helpers import read_jsonl, rlsweep, sweep_env
 
 FAKES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fakes")
 if FAKES not in sys.path:

@@ -131,8 +131,12 @@ class InstallTest(unittest.TestCase):
     def test_pip_install_offline(self):
         """pip install --no-build-isolation --no-index ./python into a venv (Debian's python3-setuptools
         builds it; no network)."""
-        if subprocess.run([sys.executable, "-c", "import setuptools, pip, venv"], capture_output=True).returncode:
-            self.skipTest("%s lacks setuptools, pip or venv" % sys.executable)
+        # setuptools builds wheels with the wheel package, or by itself from 70.1 on.
+        check = ("import setuptools, pip, venv, ensurepip\n"
+                 "try:\n    import wheel\nexcept ImportError:\n    import setuptools.command.bdist_wheel")
+        if subprocess.run([sys.executable, "-c", check], capture_output=True).returncode:
+            self.skipTest("%s lacks setuptools with wheel support, pip or venv (Debian: python3-setuptools, "
+                          "python3-wheel, python3-pip, python3-venv; scripts/install-python-deps.sh)" % sys.executable)
         with tempfile.TemporaryDirectory() as tmp:
             venv = os.path.join(tmp, "venv")
             subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", venv], check=True, capture_output=True)
