@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -42,6 +43,10 @@ func (r *segmentRun) finish(p *runner.Process) (*SegmentResult, error) {
 	r.result.WallSeconds = time.Since(r.started).Seconds()
 	st := r.reader.Stats()
 	r.result.Malformed, r.result.MetricsSource = st.Malformed, st.Source
+	if st.Preset != "" {
+		// Told from the tags: say so, so that a mapping the user did not choose is visible.
+		r.result.MetricsSource = strings.TrimSpace(st.Source + " (preset " + st.Preset + ", told from its tags; trainer.metrics.preset sets it)")
+	}
 	r.takeLog()
 	if code := p.ExitCode(); code != 0 {
 		msg := fmt.Sprintf("trial %s: trainer exited with status %d at step %d; log tail:\n%s",

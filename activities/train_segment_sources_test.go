@@ -84,6 +84,32 @@ func TestTrainSegmentCSVSource(t *testing.T) {
 	}
 }
 
+// The same progress.csv with no trainer.metrics.preset: the preset is told from its tags, so the
+// objective "reward" is found and a NaN value loss stops the trial by non_finite; the result says the
+// preset was told.
+func TestTrainSegmentCSVSourceTellsThePreset(t *testing.T) {
+	f := newFixture(t)
+	in := f.input(8192, nil)
+	in.Trainer.Metrics = sweeps.MetricsSource{Source: "csv"}
+	in.Trainer.Command = shellTrainer(`printf 'rollout/ep_rew_mean,time/total_timesteps,time/iterations,train/value_loss\n10.5,2048,1,0.5\n12.5,4096,2,0.25\n' > progress.csv; ` +
+		`printf '13,6144,3,nan\n' >> progress.csv`)
+	_, err := f.run(in)
+	ae := appError(t, err, activities.ErrTrialDiverged)
+	if !strings.Contains(ae.Error(), "non_finite") || !strings.Contains(ae.Error(), metrics.ValueLoss) {
+		t.Errorf("stopped by %v, want non_finite on %s", ae, metrics.ValueLoss)
+	}
+	in.Trainer.Command = shellTrainer(`printf 'rollout/ep_rew_mean,time/total_timesteps,time/iterations,train/value_loss\n10.5,2048,1,0.5\n12.5,4096,2,0.25\n' > progress.csv`)
+	in.StopAtStep = 4096
+	f2 := newFixture(t)
+	res, err := f2.run(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Objective == nil || *res.Objective != 12.5 || !strings.Contains(res.MetricsSource, "preset sb3, told from its tags") {
+		t.Errorf("result objective %v, metrics source %q; want 12.5 and the preset told", res.Objective, res.MetricsSource)
+	}
+}
+
 // A trainer that logs with wandb.log (an rlsweep spec with source wandb): it finds WANDB_DIR set to
 // the attempt's scratch directory, and the rows of the run file it writes there are the segment's
 // records, on the step of the logged key step_key names; the result says which file was read.

@@ -307,3 +307,35 @@ func TestCSVStepColumnSpelledLoosely(t *testing.T) {
 		t.Errorf("Stats = %+v, want no malformed row", st)
 	}
 }
+
+// A reader opened without metrics.preset tells the preset from the tags, as `rlsweep diagnose` does: an
+// SB3 progress.csv has its reward, value loss and entropy read as such, and metrics.tags keeps its
+// mapping (here the reward comes from an evaluation column instead).
+func TestPresetToldFromTheTags(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "progress.csv")
+	appendFile(t, path, "rollout/ep_rew_mean,eval/mean_reward,time/total_timesteps,time/iterations,train/value_loss,train/entropy_loss\n"+
+		"10,12,2048,1,0.5,-1.2\n20,25,4096,2,0.4,-1.1\n")
+	r := openFixture(t, ReaderConfig{Source: SourceCSV, MetricsFile: path})
+	recs, err := r.Poll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 {
+		t.Fatalf("records = %v, want 2", recs)
+	}
+	checkValues(t, recs[1], map[string]float64{Reward: 20, ValueLoss: 0.4, Entropy: 1.1})
+	if st := r.Stats(); st.Preset != PresetSB3 {
+		t.Errorf("Stats().Preset = %q, want %q", st.Preset, PresetSB3)
+	}
+	r2 := openFixture(t, ReaderConfig{Source: SourceCSV, MetricsFile: path, Tags: map[string]string{"eval/mean_reward": Reward}})
+	recs, _ = r2.Poll()
+	if len(recs) != 2 || recs[1].Values[Reward] != 25 || recs[1].Values["rollout/ep_rew_mean"] != 20 {
+		t.Errorf("with metrics.tags eval/mean_reward: reward: %v, want 25 from the evaluation column and the rollout mean kept under its tag", recs)
+	}
+	plain := filepath.Join(t.TempDir(), "metrics.csv")
+	appendFile(t, plain, "step,my_return\n1,3\n")
+	r3 := openFixture(t, ReaderConfig{Source: SourceCSV, MetricsFile: plain})
+	if recs, _ := r3.Poll(); len(recs) != 1 || recs[0].Values["my_return"] != 3 || r3.Stats().Preset != "" {
+		t.Errorf("a CSV of no framework: %v, preset %q; want its own names and no preset", recs, r3.Stats().Preset)
+	}
+}

@@ -38,6 +38,9 @@ type ReaderStats struct {
 	// Source is the source read and its path, as "wandb (/…/run-<id>.wandb)", for the readers that
 	// find their file themselves (wandb, auto once it has settled); "" for the others.
 	Source string
+	// Preset is the preset told from the records' tags when none was set (presetDetector); "" when one
+	// was set or none is told yet.
+	Preset string
 }
 
 // Reader follows the metrics a trainer writes while it runs. Poll returns the records that became
@@ -121,6 +124,15 @@ type ReaderConfig struct {
 // under WandbDir and the event files under TBDir, settling on whichever yields records first (autoTail).
 // Nothing is opened until the first Poll.
 func Open(c ReaderConfig) (Reader, error) {
+	r, err := open(c)
+	if err != nil || c.Preset != "" || c.Source == SourceStdout {
+		return r, err
+	}
+	return detectPreset(r, c.Tags), nil
+}
+
+// open is Open without telling the preset from the tags.
+func open(c ReaderConfig) (Reader, error) {
 	if c.StepsPerIteration < 0 {
 		return nil, fmt.Errorf("metrics.steps_per_iteration: got %d, want an integer ≥ 0", c.StepsPerIteration)
 	}

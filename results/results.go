@@ -50,7 +50,9 @@ type TrialSummary struct {
 	// unparsable, too long, failed CRC, step going backwards (docs/diagnostics.md).
 	Malformed int `json:"malformed,omitempty"`
 	// MetricsSource is the source and file its metrics were read from, for the sources that find their
-	// file themselves (wandb; auto once it settled, as "wandb (PATH)" or "tensorboard (PATH)").
+	// file themselves (wandb; auto once it settled, as "wandb (PATH)" or "tensorboard (PATH)"), and the
+	// preset told from the tags when trainer.metrics.preset is not set ("(preset sb3, told from its
+	// tags; ...)").
 	MetricsSource string `json:"metrics_source,omitempty"`
 	// TrainerFailures: attempts of its segments that the trainer failed (crashed, stalled, unreadable
 	// metrics), which retries.max_attempts bounds; InfraRetries: attempts ended by faults outside the

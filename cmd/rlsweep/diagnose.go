@@ -294,12 +294,12 @@ func readRun(opts *DiagnoseOptions) (*diagnosis, error) {
 	if err != nil {
 		return nil, err
 	}
-	if (c.Source == metrics.SourceTensorBoard || wandb != "") && c.Preset == "" {
-		if preset := metrics.DetectPreset(keysOf(recs)); preset != "" {
-			c.Preset, d.PresetDetected = preset, true
-			if recs, stats, err = drain(c); err != nil {
-				return nil, err
-			}
+	if c.Preset == "" && stats.Preset != "" {
+		// Told from the run's tags (metrics.Open does, as a sweep's reader does); read again with it
+		// set, so that what the preset implies beyond names (rsl_rl's iterations) applies too.
+		c.Preset, d.PresetDetected = stats.Preset, true
+		if recs, stats, err = drain(c); err != nil {
+			return nil, err
 		}
 	}
 	d.Source, d.Preset, d.records = c.Source, c.Preset, recs
@@ -323,21 +323,6 @@ func drain(c metrics.ReaderConfig) ([]metrics.Record, metrics.ReaderStats, error
 		return nil, metrics.ReaderStats{}, err
 	}
 	return recs, r.Stats(), nil
-}
-
-// keysOf lists the metric names the records carry.
-func keysOf(recs []metrics.Record) []string {
-	seen := map[string]bool{}
-	var keys []string
-	for _, r := range recs {
-		for k := range r.Values {
-			if !seen[k] {
-				seen[k] = true
-				keys = append(keys, k)
-			}
-		}
-	}
-	return keys
 }
 
 // storedMetricsDir is the metrics folder a trial's metrics.jsonl in a local artifact store stands for
