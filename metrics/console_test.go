@@ -309,8 +309,8 @@ func TestCSVStepColumnSpelledLoosely(t *testing.T) {
 }
 
 // A reader opened without metrics.preset tells the preset from the tags, as `rlsweep diagnose` does: an
-// SB3 progress.csv has its reward, value loss and entropy read as such, and metrics.tags keeps its
-// mapping (here the reward comes from an evaluation column instead).
+// SB3 progress.csv has its reward, value loss and entropy read as such, each column keeping its own
+// name too, and metrics.tags keeps its mapping (here the reward comes from an evaluation column).
 func TestPresetToldFromTheTags(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "progress.csv")
 	appendFile(t, path, "rollout/ep_rew_mean,eval/mean_reward,time/total_timesteps,time/iterations,train/value_loss,train/entropy_loss\n"+
@@ -323,7 +323,7 @@ func TestPresetToldFromTheTags(t *testing.T) {
 	if len(recs) != 2 {
 		t.Fatalf("records = %v, want 2", recs)
 	}
-	checkValues(t, recs[1], map[string]float64{Reward: 20, ValueLoss: 0.4, Entropy: 1.1})
+	checkValues(t, recs[1], map[string]float64{Reward: 20, ValueLoss: 0.4, Entropy: 1.1, "rollout/ep_rew_mean": 20, "train/value_loss": 0.4})
 	if st := r.Stats(); st.Preset != PresetSB3 {
 		t.Errorf("Stats().Preset = %q, want %q", st.Preset, PresetSB3)
 	}

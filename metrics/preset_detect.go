@@ -2,14 +2,16 @@ package metrics
 
 import "sort"
 
-// presetDetector maps the records of a reader opened without metrics.preset through the preset their
-// tags name (DetectPreset): a Stable-Baselines3 script that writes TensorBoard, progress.csv or logs to
-// W&B with its usual tags (rollout/ep_rew_mean, train/entropy_loss, ...) has its reward, entropy and
-// losses read as such, as `rlsweep diagnose` reads them, with no trainer.metrics.preset to set. The
-// preset is told once, from the keys of the records read so far, at the first Poll whose records name
-// one; records before that pass as they are. Tags mapped by metrics.tags, and the canonical metrics they
-// map to, keep their mapping. Steps are not converted: an rsl_rl run's iterations stay iterations
-// unless its preset is set.
+// presetDetector adds to the records of a reader opened without metrics.preset the canonical metrics
+// the preset their tags name (DetectPreset) maps them to: a Stable-Baselines3 script that writes
+// TensorBoard, progress.csv or logs to W&B with its usual tags (rollout/ep_rew_mean,
+// train/entropy_loss, ...) has its reward, entropy and losses read as such, as `rlsweep diagnose` reads
+// them, with no trainer.metrics.preset to set. Each tag also keeps its own name: a metric.name, an
+// early_terminate metric or a report that names the tag the trainer logs (charts/episodic_return)
+// still finds it. The preset is told once, from the keys of the records read so far, at the first Poll
+// whose records name one; records before that pass as they are. Tags mapped by metrics.tags, and the
+// canonical metrics they map to, keep their mapping. Steps are not converted: an rsl_rl run's
+// iterations stay iterations unless its preset is set.
 type presetDetector struct {
 	Reader
 	custom  map[string]string // metrics.tags: tag → canonical name ("-" prefix for a negated one)
@@ -59,9 +61,20 @@ func (d *presetDetector) apply(recs []Record) []Record {
 			d.preset, d.mapping = p, d.presetMapping(p)
 		}
 	}
-	if d.mapping != nil {
-		for i := range recs {
-			recs[i] = d.mapping.Apply(recs[i])
+	for _, r := range recs {
+		var added map[string]float64
+		for k, v := range r.Values {
+			if t, ok := d.mapping[k]; ok {
+				if _, has := r.Values[t.Metric]; !has {
+					if added == nil {
+						added = map[string]float64{}
+					}
+					added[t.Metric] = v * t.Scale
+				}
+			}
+		}
+		for k, v := range added {
+			r.Values[k] = v
 		}
 	}
 	return recs
