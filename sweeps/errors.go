@@ -59,10 +59,20 @@ func (es Errors) Unwrap() []error {
 	return out
 }
 
-// sortErrors orders problems by line, keeping the order they were found in within a line.
+// sortErrors orders problems by line, keeping the order they were found in within a line, except that
+// unknown keys come first: a misspelt key (parametres:) is the cause of the problems its absence brings
+// (no parameters, a template naming none), so it is the first thing to fix.
 func sortErrors(es Errors) {
-	sort.SliceStable(es, func(i, j int) bool { return es[i].Line < es[j].Line })
+	sort.SliceStable(es, func(i, j int) bool {
+		if ui, uj := es[i].Got == unknownKey, es[j].Got == unknownKey; ui != uj {
+			return ui
+		}
+		return es[i].Line < es[j].Line
+	})
 }
+
+// unknownKey is the Got of the problem with a key the spec does not know.
+const unknownKey = "an unknown key"
 
 // quote renders a user-given string for a message.
 func quote(s string) string {
