@@ -51,7 +51,7 @@ func newResultsCmd(f *Factory, runF func(*ResultsOptions) error) *cobra.Command 
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Sweep = args[0]
 			if !contains(resultsOutputs, opts.Output) {
-				return invalidInput(fmt.Errorf("--output: got %q, want one of %q", opts.Output, resultsOutputs))
+				return invalidInput(fmt.Errorf("--output: got %q, want one of %s", opts.Output, quotedList(resultsOutputs)))
 			}
 			if opts.Top < 0 || opts.Top > 0 && opts.Output != "table" {
 				return invalidInput(fmt.Errorf("--top: got %d with --output %s, want a positive number of configurations with --output table", opts.Top, opts.Output))
