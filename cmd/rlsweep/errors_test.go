@@ -172,3 +172,20 @@ func TestAddressErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestScheduleCreateAllProblems: schedule create with several bad flags, a bad spec and a baseline that
+// does not exist reports every problem at once, before reaching any server.
+func TestScheduleCreateAllProblems(t *testing.T) {
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(spec, []byte("name: s\ntrainer:\n  command: [python, train.py, \"{{.seed}}\"]\n  total_steps: 1000\nparametres:\n  lr: {values: [0.1]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, "--address", "127.0.0.1:1", "--store", filepath.Join(dir, "store"),
+		"schedule", "create", "bad/name", spec, "--cron", "0 3 * *", "--baseline", "nightly", "--overlap", "sometimes",
+		"--catchup-window", "5", "--tolerance", "abc", "--webhook", "ftp://x")
+	if code != exitInvalid || stdout != "" {
+		t.Errorf("exit %d, stdout %q, want exit %d and nothing", code, stdout, exitInvalid)
+	}
+	golden(t, "errors/schedule-create-all.golden", strings.ReplaceAll(stderr, dir, "DIR"))
+}
