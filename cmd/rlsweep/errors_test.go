@@ -189,3 +189,40 @@ func TestScheduleCreateAllProblems(t *testing.T) {
 	}
 	golden(t, "errors/schedule-create-all.golden", strings.ReplaceAll(stderr, dir, "DIR"))
 }
+
+// TestValidateExplainSearch: validate --explain says what the search will do (start-up and guided
+// configurations, re-run trials, the total; the rungs of early_terminate), and validate warns, naming
+// the field, its value and the fix, where a bayes budget leaves nothing to the guided search.
+func TestValidateExplainSearch(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"train.py": "",
+		"wandb-bayes-run-cap-8.yaml": "program: train.py\nmethod: bayes\nrun_cap: 8\nmetric: {name: reward, goal: maximize}\n" +
+			"parameters:\n  lr: {min: 0.0001, max: 0.01}\n",
+		"bayes-guided.yaml": "name: guided\ntrainer: {builtin: ppo, env: CartPole-v1, total_steps: 50000}\nmetric: {name: reward, goal: maximize}\n" +
+			"method: bayes\ntrials: 24\nseeds: [1, 2]\nbayes: {startup_trials: 8, rerun_top: 2}\nparameters:\n  lr: {min: 0.0001, max: 0.01, distribution: log_uniform}\n",
+		"bayes-trials-6.yaml": "name: small\ntrainer: {builtin: ppo, env: CartPole-v1, total_steps: 50000}\nmetric: {name: reward, goal: maximize}\n" +
+			"method: bayes\ntrials: 6\nparameters:\n  lr: {min: 0.0001, max: 0.01, distribution: log_uniform}\n",
+		"median.yaml": "name: med\ntrainer: {builtin: ppo, env: CartPole-v1, total_steps: 80000, segment_steps: 20000}\nmetric: {name: reward, goal: maximize}\n" +
+			"method: random\ntrials: 12\nparameters:\n  lr: {min: 0.0001, max: 0.01, distribution: log_uniform}\nearly_terminate: {type: median, min_trials: 3}\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"wandb-bayes-run-cap-8.yaml", "bayes-guided.yaml", "bayes-trials-6.yaml", "median.yaml", "asha"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(dir, name)
+			if name == "asha" {
+				path = filepath.Join("..", "..", "examples", "asha.yaml")
+			}
+			code, stdout, stderr := runCLI(t, "validate", "--explain", path)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			golden(t, "explain/"+strings.TrimSuffix(name, ".yaml")+".golden",
+				strings.ReplaceAll(stdout+"--- stderr\n"+stderr, dir, "DIR"))
+		})
+	}
+}
