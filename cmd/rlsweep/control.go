@@ -53,7 +53,7 @@ func runCancel(cmd *cobra.Command, f *Factory, opts *CancelOptions) error {
 	desc, err := c.DescribeWorkflowExecution(cmd.Context(), sweepID, "")
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
-		return fmt.Errorf("cancel %s: the sweep does not exist (rlsweep list shows the sweeps)", sweepID)
+		return fmt.Errorf("cancel %s: the sweep does not exist; list the sweeps with: %s", sweepID, f.commandLine("list"))
 	}
 	if err != nil {
 		return fmt.Errorf("cancel %s: %w", sweepID, err)

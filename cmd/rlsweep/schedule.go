@@ -194,7 +194,9 @@ func checkCron(expr string) error {
 		return fmt.Errorf("--cron: got %q, %d fields; want %s", expr, len(fields), cronWant)
 	}
 	for _, fl := range fields {
-		if strings.Trim(fl, "0123456789*/,-?LW#ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") != "" {
+		if strings.ContainsFunc(fl, func(r rune) bool {
+			return !('0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || strings.ContainsRune("*/,-?#", r))
+		}) {
 			return fmt.Errorf("--cron: got %q, whose field %q is not a cron field; want %s", expr, fl, cronWant)
 		}
 	}
