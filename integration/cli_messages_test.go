@@ -50,6 +50,12 @@ probes: {enabled: false}
 		strings.Contains(out, "cancel requested") {
 		t.Errorf("cancel of a completed sweep exited %d, want 1 and that it already ended, completed:\n%s", code, out)
 	}
+	if out, code := e.cli("pause", sweepID); code != 1 || !strings.Contains(out, "pause: sweep "+sweepID+" has ended (completed)") {
+		t.Errorf("pause of a completed sweep exited %d, want 1 and that it has ended:\n%s", code, out)
+	}
+	if out, code := e.cli("pause", missing); code != 1 || !strings.Contains(out, missing+" does not exist") {
+		t.Errorf("pause of a missing sweep exited %d, want 1 and that it does not exist:\n%s", code, out)
+	}
 	want := "trial 9-s1 of sweep " + sweepID + " does not exist; want one of its 1 trials: 0-s1"
 	if out, code := e.cli("status", sweepID+"/9-s1"); code != 1 || !strings.Contains(out, want) {
 		t.Errorf("status of a trial the sweep does not have exited %d, want 1 and %q in:\n%s", code, want, out)

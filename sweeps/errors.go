@@ -32,7 +32,8 @@ func (e *FieldError) Error() string {
 	return b.String()
 }
 
-// Errors is every problem found in a sweep spec, in file order. Decode, Validate, Load and Plan return it
+// Errors is every problem found in a sweep spec: unknown keys first (the likely cause of the rest), then
+// the others in file order. Decode, Validate, Load and Plan return it
 // (as a value, never wrapped) for invalid input, so callers tell bad input from other failures with
 //
 //	var errs sweeps.Errors

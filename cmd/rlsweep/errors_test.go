@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -25,6 +26,7 @@ import (
 type fakeTemporal struct {
 	client.Client
 	sweeps map[string][]string
+	ended  map[string]bool // sweeps that have completed
 }
 
 func (c *fakeTemporal) known(id string) bool {
@@ -45,7 +47,22 @@ func (c *fakeTemporal) DescribeWorkflowExecution(_ context.Context, id, _ string
 	if !c.known(id) {
 		return nil, serviceerror.NewNotFound("workflow not found for ID: " + id)
 	}
-	return &workflowservice.DescribeWorkflowExecutionResponse{WorkflowExecutionInfo: &workflowpb.WorkflowExecutionInfo{}}, nil
+	st := enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
+	if c.ended[id] {
+		st = enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED
+	}
+	return &workflowservice.DescribeWorkflowExecutionResponse{WorkflowExecutionInfo: &workflowpb.WorkflowExecutionInfo{Status: st}}, nil
+}
+
+// UpdateWorkflow answers as Temporal does for a workflow that does not exist or has ended.
+func (c *fakeTemporal) UpdateWorkflow(_ context.Context, o client.UpdateWorkflowOptions) (client.WorkflowUpdateHandle, error) {
+	if !c.known(o.WorkflowID) {
+		return nil, serviceerror.NewNotFound("workflow not found for ID: " + o.WorkflowID)
+	}
+	if c.ended[o.WorkflowID] {
+		return nil, serviceerror.NewNotFound("workflow execution already completed")
+	}
+	return nil, errors.New("fakeTemporal: no updates")
 }
 
 func (c *fakeTemporal) QueryWorkflow(_ context.Context, id, _ string, _ string, _ ...any) (converter.EncodedValue, error) {
@@ -91,7 +108,8 @@ func TestUnknownSweepAndTrialErrors(t *testing.T) {
 		"sweep/cartpole/ab12": {"10-s1", "2-s1", "0-s1", "1-s1", "0-s2"},
 		"sweep/big/cd34":      many,
 		"sweep/new/ef56":      nil,
-	}}
+		"sweep/done/aa11":     {"0-s1"},
+	}, ended: map[string]bool{"sweep/done/aa11": true}}
 	store := t.TempDir()
 	for _, k := range []string{"sweeps/cartpole/ab12/spec.json", "sweeps/cartpole/ab12/trials/0-s1/logs/0/1/log.txt",
 		"sweeps/cartpole/ab12/trials/1-s1/metrics/0.jsonl"} {
@@ -118,6 +136,9 @@ func TestUnknownSweepAndTrialErrors(t *testing.T) {
 		{"status-unknown-trial-none-started", []string{"status", "new/ef56/0-s1"}, exitError},
 		{"status-trial-of-unknown-sweep", []string{"status", "cartpole/zz99/0-s1"}, exitError},
 		{"logs-unknown-trial", []string{"logs", "cartpole/ab12/7-s1"}, exitError},
+		{"pause-unknown-sweep", []string{"pause", "cartpole/zz99"}, exitError},
+		{"set-concurrency-unknown-sweep", []string{"set-concurrency", "cartpole/zz99", "2"}, exitError},
+		{"pause-ended-sweep", []string{"pause", "done/aa11"}, exitError},
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {

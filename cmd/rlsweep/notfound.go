@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -29,12 +30,19 @@ func parseSweepRef(f *Factory, ref string) (sweepID, trialID string, err error) 
 	return sweepID, trialID, nil
 }
 
-// sweepError rewrites Temporal's answer for a sweep ID it does not know: the sweep given, where it was
-// looked for and how to list the sweeps. Other errors are wrapped with the sweep's ID.
-func sweepError(f *Factory, sweepID string, err error) error {
+// sweepError rewrites Temporal's NotFound for a sweep: a sweep ID it does not know gets the sweep given,
+// where it was looked for and how to list the sweeps; a sweep that has ended (an update to it is not
+// found either) says so. Other errors are wrapped with the sweep's ID.
+func sweepError(ctx context.Context, f *Factory, c client.Client, sweepID string, err error) error {
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
-		return noSuchSweep(f, sweepID)
+		desc, derr := c.DescribeWorkflowExecution(ctx, sweepID, "")
+		switch {
+		case errors.As(derr, &nf):
+			return noSuchSweep(f, sweepID)
+		case derr == nil && desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+			return fmt.Errorf("sweep %s has ended (%s): %w", sweepID, workflowState(desc.GetWorkflowExecutionInfo().GetStatus()), err)
+		}
 	}
 	return fmt.Errorf("sweep %s: %w", sweepID, err)
 }
@@ -52,8 +60,10 @@ func trialError(ctx context.Context, f *Factory, c client.Client, sweepID, trial
 	if !errors.As(err, &nf) {
 		return fmt.Errorf("trial %s: %w", workflows.TrialWorkflowID(sweepID, trialID), err)
 	}
-	if _, err := c.DescribeWorkflowExecution(ctx, sweepID, ""); err != nil {
-		return sweepError(f, sweepID, err)
+	if _, err := c.DescribeWorkflowExecution(ctx, sweepID, ""); errors.As(err, &nf) {
+		return noSuchSweep(f, sweepID)
+	} else if err != nil {
+		return fmt.Errorf("sweep %s: %w", sweepID, err)
 	}
 	ids, err := startedTrials(ctx, c, sweepID)
 	if err != nil {

@@ -51,7 +51,7 @@ func runStatus(cmd *cobra.Command, f *Factory, opts *StatusOptions) error {
 	}
 	st, err := queryStatus(ctx, c, sweepID)
 	if err != nil {
-		return sweepError(f, sweepID, err)
+		return sweepError(ctx, f, c, sweepID, err)
 	}
 	if opts.JSON {
 		return json.NewEncoder(f.Out).Encode(st)

@@ -86,7 +86,7 @@ func runWatch(cmd *cobra.Command, f *Factory, opts *WatchOptions) error {
 			continue
 		}
 		if err != nil {
-			return sweepError(f, sweepID, err)
+			return sweepError(ctx, f, c, sweepID, err)
 		}
 		rc.back()
 		if st := desc.WorkflowExecutionInfo.Status; st != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
