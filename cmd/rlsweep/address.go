@@ -61,10 +61,13 @@ func webUIAddress(source, addr string) error {
 		source, addr, what, frontendPort, fix)
 }
 
-// setting is how to set source to value on a command line.
+// setting is how to set source to value: a flag, an environment variable or the profile's address.
 func setting(source, value string) string {
-	if strings.HasPrefix(source, "--") {
+	switch {
+	case strings.HasPrefix(source, "--"):
 		return source + " " + value
+	case source == "TEMPORAL_ADDRESS":
+		return source + "=" + value
 	}
-	return source + "=" + value
+	return "set it to " + value + " (or give --address " + value + ")"
 }
