@@ -327,8 +327,8 @@ func TestNewEngineErrors(t *testing.T) {
 	for _, want := range []string{
 		"diagnostics.patience: got -1, want an integer ≥ 1",
 		`metric.goal: got "up"`,
-		`diagnostics.rules: got "nan", want one of ["non_finite" "std_nonpositive"`,
-		`diagnostics.rules.clip_excess.level: got "kill", want one of ["off" "warn" "stop"]`,
+		`diagnostics.rules: got "nan", want one of "non_finite", "std_nonpositive"`,
+		`diagnostics.rules.clip_excess.level: got "kill", want one of "off", "warn", "stop"`,
 		"diagnostics.rules.clip_excess.patience: got 0, want an integer ≥ 1",
 		"diagnostics.rules.non_finite.threshold: got 1, want none",
 		"diagnostics.rules.std_collapse.threshold: got +Inf, want a finite number",

@@ -21,9 +21,10 @@ func TestCLIMissingAndEndedSweeps(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker("w", "--slots", "2")
 	const missing = "sweep/nosuch/abc123"
-	for _, cmd := range [][]string{{"results", missing}, {"report", "-o", e.dir + "/r.html", missing}} {
+	for _, cmd := range [][]string{{"results", missing}, {"report", "-o", e.dir + "/r.html", missing}, {"status", missing},
+		{"watch", missing}, {"status", missing + "/0-s1"}} {
 		out, code := e.cli(cmd...)
-		if code != 1 || !strings.Contains(out, missing+" does not exist") {
+		if code != 1 || !strings.Contains(out, missing+" does not exist") || strings.Contains(out, "workflow not found") {
 			t.Errorf("%s of a missing sweep exited %d, want 1 and %q in:\n%s", cmd[0], code, missing+" does not exist", out)
 		}
 	}
@@ -48,6 +49,16 @@ probes: {enabled: false}
 	if code != 1 || !strings.Contains(out, "the sweep already ended at ") || !strings.Contains(out, ", completed: nothing to cancel") ||
 		strings.Contains(out, "cancel requested") {
 		t.Errorf("cancel of a completed sweep exited %d, want 1 and that it already ended, completed:\n%s", code, out)
+	}
+	if out, code := e.cli("pause", sweepID); code != 1 || !strings.Contains(out, "pause: sweep "+sweepID+" has ended (completed)") {
+		t.Errorf("pause of a completed sweep exited %d, want 1 and that it has ended:\n%s", code, out)
+	}
+	if out, code := e.cli("pause", missing); code != 1 || !strings.Contains(out, missing+" does not exist") {
+		t.Errorf("pause of a missing sweep exited %d, want 1 and that it does not exist:\n%s", code, out)
+	}
+	want := "trial 9-s1 of sweep " + sweepID + " does not exist; want one of its 1 trials: 0-s1"
+	if out, code := e.cli("status", sweepID+"/9-s1"); code != 1 || !strings.Contains(out, want) {
+		t.Errorf("status of a trial the sweep does not have exited %d, want 1 and %q in:\n%s", code, want, out)
 	}
 }
 

@@ -276,9 +276,9 @@ func TestOpenErrors(t *testing.T) {
 		tags                 map[string]string
 		wantErr              string
 	}{
-		{"source", "ray", "", nil, `metrics.source: got "ray", want one of ["jsonl" "tensorboard" "stdout" "csv" "wandb" "auto"]`},
-		{"stdout preset", "stdout", "cleanrl", nil, `metrics.preset: got "cleanrl" with source "stdout", want one of ["rsl_rl" "sb3"]`},
-		{"preset", "jsonl", "ray", nil, `metrics.preset: got "ray", want one of ["cleanrl" "mlagents" "rl_games" "rsl_rl" "sb3" "skrl"]`},
+		{"source", "ray", "", nil, `metrics.source: got "ray", want one of "jsonl", "tensorboard", "stdout", "csv", "wandb", "auto"`},
+		{"stdout preset", "stdout", "cleanrl", nil, `metrics.preset: got "cleanrl" with source "stdout", want one of "rsl_rl", "sb3"`},
+		{"preset", "jsonl", "ray", nil, `metrics.preset: got "ray", want one of "cleanrl", "mlagents", "rl_games", "rsl_rl", "sb3", "skrl"`},
 		{"tag", "jsonl", "", map[string]string{"x": "rewards"}, `metrics.tags["x"]: got "rewards", want a canonical metric`},
 	}
 	for _, tt := range tests {

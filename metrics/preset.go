@@ -183,7 +183,7 @@ func newMapping(table map[string]Mapping, preset string, custom map[string]strin
 				names = append(names, n)
 			}
 			sort.Strings(names)
-			errs = append(errs, fmt.Sprintf("metrics.preset: got %q, want one of %q", preset, names))
+			errs = append(errs, fmt.Sprintf("metrics.preset: got %q, want one of %s", preset, quotedList(names)))
 		}
 		for tag, t := range p {
 			m[tag] = t
@@ -218,8 +218,8 @@ func parseTarget(s string) (Target, error) {
 		t = Target{Metric: name, Scale: -1}
 	}
 	if !slices.Contains(CanonicalMetrics, t.Metric) {
-		return Target{}, fmt.Errorf("got %q, want a canonical metric, optionally prefixed by \"-\": one of %q",
-			s, CanonicalMetrics)
+		return Target{}, fmt.Errorf("got %q, want a canonical metric, optionally prefixed by \"-\": one of %s",
+			s, quotedList(CanonicalMetrics))
 	}
 	return t, nil
 }

@@ -36,7 +36,7 @@ func TestBayesWandBExplain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "search: TPE, 10 start-up, up to 30 configurations × 1 seeds; then the best 3 run again on seeds [2]"
+	want := "search: TPE over 30 configurations: 10 random start-up ones (bayes.startup_trials 10), then 20 proposed by TPE from the results so far; then the best 3 run again on seeds [2] to confirm them (3 trials)"
 	if !slices.Contains(lines, want) {
 		t.Errorf("explain:\n%s\nwant the line %q", strings.Join(lines, "\n"), want)
 	}

@@ -92,7 +92,7 @@ func decode(data []byte, filename string) (*Spec, Errors) {
 			Got: "only comments", Want: "a sweep spec (a YAML mapping with at least name, trainer)"})
 		return nil, d.errs
 	} else if err != nil {
-		d.errs = append(d.errs, syntaxError(filename, err))
+		d.errs = append(d.errs, syntaxError(filename, data, err))
 		return nil, d.errs
 	}
 	var extra yaml.Node
@@ -101,7 +101,7 @@ func decode(data []byte, filename string) (*Spec, Errors) {
 			Got: "a second YAML document", Want: "exactly one document (no --- separators)"})
 		return nil, d.errs
 	} else if !errors.Is(err, io.EOF) {
-		d.errs = append(d.errs, syntaxError(filename, err))
+		d.errs = append(d.errs, syntaxError(filename, data, err))
 		return nil, d.errs
 	}
 	if len(doc.Content) == 0 {
@@ -136,8 +136,11 @@ func decode(data []byte, filename string) (*Spec, Errors) {
 	return s, d.errs
 }
 
-// syntaxError turns a yaml.v3 parse error into a FieldError with the line it names.
-func syntaxError(filename string, err error) *FieldError {
+// syntaxError turns a yaml.v3 parse error into a FieldError with the line it names. yaml.v3 counts the
+// lines of its parser's errors (as opposed to its scanner's) from 0 where it names one: those get 1
+// added. A line with ${ inside a flow sequence or mapping gets a hint: YAML reads { there as the start
+// of a mapping, so ${...} must be quoted.
+func syntaxError(filename string, data []byte, err error) *FieldError {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	line := 1
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
@@ -146,8 +149,61 @@ func syntaxError(filename string, err error) *FieldError {
 		}
 		msg = strings.TrimSpace(yamlLine.ReplaceAllString(msg, ""))
 		msg = strings.TrimPrefix(msg, ": ")
+		if yamlParserError(msg) {
+			line++
+		}
 	}
-	return &FieldError{File: filename, Line: line, Field: "yaml", Got: quote(msg), Want: "valid YAML"}
+	fe := &FieldError{File: filename, Line: line, Field: "yaml", Got: quote(msg), Want: "valid YAML"}
+	if n, ref := flowDollar(data, line, msg); n > 0 {
+		fe.Line = n
+		fe.Want += fmt.Sprintf("; ${...} inside [...] or {...} must be quoted (YAML reads { there as the start of a mapping): write %q", ref)
+	}
+	return fe
+}
+
+// flowDollar finds, for an error inside a flow sequence or mapping that starts on line, the first ${...}
+// of that flow (on line or the more indented lines after it): its line and text; 0 when there is none.
+func flowDollar(data []byte, line int, msg string) (int, string) {
+	if !strings.Contains(msg, "',' or ']'") && !strings.Contains(msg, "',' or '}'") {
+		return 0, ""
+	}
+	lines := strings.Split(string(data), "\n")
+	if line < 1 || line > len(lines) {
+		return 0, ""
+	}
+	indent := func(s string) int { return len(s) - len(strings.TrimLeft(s, " ")) }
+	base := indent(lines[line-1])
+	for i := line - 1; i < len(lines); i++ {
+		text := lines[i]
+		if i > line-1 && strings.TrimSpace(text) != "" && indent(text) <= base {
+			break
+		}
+		if j := strings.Index(text, "${"); j >= 0 {
+			ref := text[j:]
+			if k := strings.IndexByte(ref, '}'); k >= 0 {
+				ref = ref[:k+1]
+			}
+			return i + 1, ref
+		}
+	}
+	return 0, ""
+}
+
+// yamlParserErrors are the messages of yaml.v3's parser (not its scanner), whose line it gives 0-based.
+var yamlParserErrors = []string{
+	"did not find expected <stream-start>", "did not find expected <document start>",
+	"found undefined tag handle", "did not find expected node content", "did not find expected '-' indicator",
+	"did not find expected key", "did not find expected ',' or ']'", "did not find expected ',' or '}'",
+	"found duplicate %YAML directive", "found incompatible YAML document", "found duplicate %TAG directive",
+}
+
+func yamlParserError(msg string) bool {
+	for _, m := range yamlParserErrors {
+		if msg == m {
+			return true
+		}
+	}
+	return false
 }
 
 // decoder walks the YAML node tree, collecting problems and field positions.
@@ -244,7 +300,7 @@ func (d *decoder) mapping(n *yaml.Node, path string, fields []field) {
 			}
 		}
 		want, guess := unknownKeyWant(path, key, keys)
-		d.fail(k, p, "an unknown key", want)
+		d.fail(k, p, unknownKey, want)
 		if guess != "" {
 			d.bad[join(path, guess)] = true // a typo, not also a missing key
 		}

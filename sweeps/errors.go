@@ -32,7 +32,8 @@ func (e *FieldError) Error() string {
 	return b.String()
 }
 
-// Errors is every problem found in a sweep spec, in file order. Decode, Validate, Load and Plan return it
+// Errors is every problem found in a sweep spec: unknown keys first (the likely cause of the rest), then
+// the others in file order. Decode, Validate, Load and Plan return it
 // (as a value, never wrapped) for invalid input, so callers tell bad input from other failures with
 //
 //	var errs sweeps.Errors
@@ -59,10 +60,20 @@ func (es Errors) Unwrap() []error {
 	return out
 }
 
-// sortErrors orders problems by line, keeping the order they were found in within a line.
+// sortErrors orders problems by line, keeping the order they were found in within a line, except that
+// unknown keys come first: a misspelt key (parametres:) is the cause of the problems its absence brings
+// (no parameters, a template naming none), so it is the first thing to fix.
 func sortErrors(es Errors) {
-	sort.SliceStable(es, func(i, j int) bool { return es[i].Line < es[j].Line })
+	sort.SliceStable(es, func(i, j int) bool {
+		if ui, uj := es[i].Got == unknownKey, es[j].Got == unknownKey; ui != uj {
+			return ui
+		}
+		return es[i].Line < es[j].Line
+	})
 }
+
+// unknownKey is the Got of the problem with a key the spec does not know.
+const unknownKey = "an unknown key"
 
 // quote renders a user-given string for a message.
 func quote(s string) string {

@@ -39,10 +39,11 @@ func Explain(s *Spec, trials []Trial) ([]string, error) {
 	add("objective: %s, %s", s.Metric.Name, s.Metric.Goal)
 	out = append(out, describeEarlyTerminate(s)...)
 	n, configs := len(trials), len(trials)/max(len(s.Seeds), 1)
-	if s.Method == MethodBayes { // the plan holds the start-up configurations only
-		n, configs = s.Trials*len(s.Seeds), s.Trials
-	}
 	count := fmt.Sprintf("trials: %d (%d configurations × %d seeds, method %s", n, configs, len(s.Seeds), s.Method)
+	if s.Method == MethodBayes { // the plan holds the start-up configurations only
+		count = fmt.Sprintf("trials: up to %d (%d configurations × %d seeds and %d re-run trials, method %s",
+			s.Budget(), s.Trials, len(s.Seeds), s.rerunTrials(), s.Method)
+	}
 	if s.Method != MethodGrid {
 		count += fmt.Sprintf(", sampler_seed %d", s.SamplerSeed)
 	}
@@ -64,9 +65,13 @@ func Explain(s *Spec, trials []Trial) ([]string, error) {
 	add("%s)", count)
 	if s.Method == MethodBayes {
 		b := s.BayesSettings()
-		line := fmt.Sprintf("search: TPE, %d start-up, up to %d configurations × %d seeds", min(b.StartupTrials, s.Trials), s.Trials, len(s.Seeds))
+		startup := min(b.StartupTrials, s.Trials)
+		line := fmt.Sprintf("search: TPE over %d configurations: %d random start-up ones (bayes.startup_trials %d), then %d proposed by TPE from the results so far",
+			s.Trials, startup, b.StartupTrials, s.Trials-startup)
 		if b.RerunTop > 0 {
-			line += fmt.Sprintf("; then the best %d run again on seeds %s", b.RerunTop, formatSeeds(b.RerunSeeds))
+			line += fmt.Sprintf("; then the best %d run again on seeds %s to confirm them (%d trials)", b.RerunTop, formatSeeds(b.RerunSeeds), s.rerunTrials())
+		} else {
+			line += "; no re-run (bayes.rerun_top 0)"
 		}
 		add("%s", line)
 	}
@@ -148,6 +153,14 @@ func describeEarlyTerminate(s *Spec) []string {
 	} else {
 		out = append(out, fmt.Sprintf("early_terminate: %s, pause mode: segments end at %s, where each trial checkpoints and resumes once its configuration is decided", e.Type, where))
 	}
+	switch e.Type {
+	case PrunerASHA, PrunerHyperband:
+		out = append(out, fmt.Sprintf("early_terminate: %d rungs; at a rung reached by n configurations so far, one goes on only if it is in the top ⌊n / %d⌋ (eta), the best so far while fewer than %d have reached it; those that pass every rung train for the full %d steps",
+			len(points), e.Eta, e.Eta, s.Trainer.TotalSteps))
+	case PrunerMedian:
+		out = append(out, fmt.Sprintf("early_terminate: %d decision steps; at each, a configuration below the median of the others there stops, once %d others (min_trials) have a value there",
+			len(points), e.MinTrials))
+	}
 	return out
 }
 
@@ -177,6 +190,35 @@ func describeMetrics(s *Spec) string {
 		out += ", each tag under its own name"
 	}
 	return out
+}
+
+// Warnings are what a valid spec does that its author most likely did not mean, each naming the field,
+// its value and the fix: a bayes budget no larger than its start-up trials leaves nothing to the guided
+// search. `validate` and `submit` print them.
+func (s *Spec) Warnings() []string {
+	var out []string
+	if s.Method == MethodBayes {
+		b := s.BayesSettings()
+		if field := s.budgetField(); s.Trials <= b.StartupTrials {
+			want := fmt.Sprintf("%s above %d (bayes.startup_trials), e.g. %d", field, b.StartupTrials, 2*b.StartupTrials)
+			if s.Trials > 1 {
+				want += fmt.Sprintf(", or bayes.startup_trials below %d, e.g. %d", s.Trials, max(s.Trials/3, 1))
+			}
+			out = append(out, fmt.Sprintf("%s: got %d with method bayes, whose first %d configurations are random start-up ones: all %d are, none is proposed by TPE, so this is a random search of %d trials with the re-run; want %s (or method random, if a random search is meant)",
+				field, s.Trials, b.StartupTrials, s.Trials, s.Budget(), want))
+		}
+
+	}
+	return out
+}
+
+// budgetField names the field that sets a random, sobol or bayes sweep's number of configurations:
+// run_cap in a W&B config, trials in an rlsweep spec.
+func (s *Spec) budgetField() string {
+	if s.wandb != nil {
+		return "run_cap"
+	}
+	return "trials"
 }
 
 // Notices are what a user should know about how a valid spec was read that is not an error: the keys of

@@ -198,7 +198,8 @@ func (c *checker) pbt() {
 		return // filled by the defaults
 	}
 	const pre = "pbt."
-	if p.Population < 2 || p.Population > MaxPBTPopulation {
+	// With a schedule, the population is one member per seed (pbtSchedule checks it), one seed included.
+	if len(p.Schedule) == 0 && (p.Population < 2 || p.Population > MaxPBTPopulation) {
 		c.add(pre+"population", strconv.Itoa(p.Population), fmt.Sprintf("an integer in [2, %d]", MaxPBTPopulation))
 	}
 	if !(p.Quantile > 0 && p.Quantile <= 0.5) {

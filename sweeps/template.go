@@ -2,6 +2,7 @@ package sweeps
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"text/template"
 	"text/template/parse"
@@ -122,18 +123,80 @@ func (c *checker) command(path string, argv []string, data TemplateData) {
 			err = t.Execute(discard{}, data)
 		}
 		if err != nil {
-			c.add(p, quote(arg)+" ("+templateProblem(err)+")", want)
+			c.add(p, quote(arg)+" ("+templateProblem(err, names)+")", want)
 		}
 	}
 }
 
-// templateProblem shortens a text/template error to what the user needs.
-func templateProblem(err error) string {
+// templateFields are the fields a command template may name, as TemplateData has them.
+var templateFields = []string{"SweepID", "TrialID", "Seed", "Params", "TotalSteps", "StopAtStep",
+	"CheckpointDir", "MetricsFile", "ResumeFrom", "Env"}
+
+// templateFieldErr and templateKeyErr find the name in text/template's errors for a field
+// TemplateData lacks and a parameter Params lacks.
+var (
+	templateFieldErr = regexp.MustCompile(`can't evaluate field (\w+) in type `)
+	templateKeyErr   = regexp.MustCompile(`map has no entry for key "([^"]*)"`)
+)
+
+// templateProblem shortens a text/template error to what the user needs, with a "did you mean" for a
+// field or parameter name that is a case or spelling slip away from one that exists (params: the
+// spec's parameter names).
+func templateProblem(err error, params []string) string {
 	msg := err.Error()
+	if m := templateFieldErr.FindStringSubmatch(msg); m != nil {
+		name := m[1]
+		field := func(guess string) string {
+			if strings.EqualFold(name, guess) {
+				return fmt.Sprintf(".%s is not a field (fields are case-sensitive); did you mean {{.%s}}?", name, guess)
+			}
+			return fmt.Sprintf(".%s is not a field; did you mean {{.%s}}?", name, guess)
+		}
+		param := func(guess string) string {
+			return fmt.Sprintf(".%s is not a field; did you mean the parameter {{.Params.%s}}?", name, guess)
+		}
+		switch {
+		case nearestName(name, templateFields, true) != "":
+			return field(nearestName(name, templateFields, true))
+		case nearestName(name, params, true) != "":
+			return param(nearestName(name, params, true))
+		case nearestName(name, templateFields, false) != "":
+			return field(nearestName(name, templateFields, false))
+		case nearestName(name, params, false) != "":
+			return param(nearestName(name, params, false))
+		}
+		return fmt.Sprintf(".%s is not a field; parameters are {{.Params.NAME}}", name)
+	}
+	if m := templateKeyErr.FindStringSubmatch(msg); m != nil {
+		if guess := nearestName(m[1], params, false); guess != "" {
+			return fmt.Sprintf("no parameter %q; did you mean {{.Params.%s}}?", m[1], guess)
+		}
+		return fmt.Sprintf("no parameter %q", m[1])
+	}
 	if i := strings.LastIndex(msg, ": "); i >= 0 {
 		msg = msg[i+2:]
 	}
 	return msg
+}
+
+// nearestName is the name in names that name differs from only in case (or is one of), else, unless
+// caseOnly, the one at the smallest edit distance under 3; "" when none is that close.
+func nearestName(name string, names []string, caseOnly bool) string {
+	for _, n := range names {
+		if strings.EqualFold(n, name) {
+			return n
+		}
+	}
+	if caseOnly {
+		return ""
+	}
+	guess, best := "", 3
+	for _, n := range names {
+		if d := EditDistance(strings.ToLower(name), strings.ToLower(n)); d < best {
+			guess, best = n, d
+		}
+	}
+	return guess
 }
 
 // sampleData holds every template field, with each parameter set to a value it can take.

@@ -189,7 +189,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{[]string{"watch", "--interval", "5", "a/b"}, []string{`--interval: got "5", want a duration`}},
 		{[]string{"watch", "--interval", "-1s", "a/b"}, []string{"--interval: got -1s, want a positive duration"}},
 		{[]string{"watch", "a"}, []string{`sweep: got "a"`}},
-		{[]string{"results", "-o", "yaml", "a/b"}, []string{`--output: got "yaml", want one of ["table" "json" "csv"]`}},
+		{[]string{"results", "-o", "yaml", "a/b"}, []string{`--output: got "yaml", want one of "table", "json", "csv"`}},
 		{[]string{"results", "a/b/c/d"}, []string{`sweep: got "a/b/c/d"`}},
 		{[]string{"cancel"}, []string{"cancel: accepts 1 arg(s), received 0"}},
 		{[]string{"cancel", "--wait=sometimes", "a/b"}, []string{`--wait: got "sometimes", want true or false`}},

@@ -41,9 +41,9 @@ func newCancelCmd(f *Factory, runF func(*CancelOptions) error) *cobra.Command {
 }
 
 func runCancel(cmd *cobra.Command, f *Factory, opts *CancelOptions) error {
-	sweepID, _, err := workflows.ParseSweepRef(opts.Sweep)
+	sweepID, _, err := parseSweepRef(f, opts.Sweep)
 	if err != nil {
-		return invalidInput(err)
+		return err
 	}
 	c, err := f.Client(cmd.Context())
 	if err != nil {
@@ -53,7 +53,7 @@ func runCancel(cmd *cobra.Command, f *Factory, opts *CancelOptions) error {
 	desc, err := c.DescribeWorkflowExecution(cmd.Context(), sweepID, "")
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
-		return fmt.Errorf("cancel %s: the sweep does not exist (rlsweep list shows the sweeps)", sweepID)
+		return fmt.Errorf("cancel %s: the sweep does not exist; list the sweeps with: %s", sweepID, f.commandLine("list"))
 	}
 	if err != nil {
 		return fmt.Errorf("cancel %s: %w", sweepID, err)
@@ -115,9 +115,9 @@ func newConcurrencyCmd(f *Factory) *cobra.Command {
 }
 
 func runUpdate(cmd *cobra.Command, f *Factory, ref, name string, args ...any) error {
-	sweepID, _, err := workflows.ParseSweepRef(ref)
+	sweepID, _, err := parseSweepRef(f, ref)
 	if err != nil {
-		return invalidInput(err)
+		return err
 	}
 	c, err := f.Client(cmd.Context())
 	if err != nil {
@@ -127,7 +127,7 @@ func runUpdate(cmd *cobra.Command, f *Factory, ref, name string, args ...any) er
 		WorkflowID: sweepID, UpdateName: name, Args: args, WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", name, sweepID, err)
+		return fmt.Errorf("%s: %w", name, sweepError(cmd.Context(), f, c, sweepID, err))
 	}
 	var st workflows.SweepStatus
 	if err := h.Get(cmd.Context(), &st); err != nil {

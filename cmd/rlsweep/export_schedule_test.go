@@ -89,3 +89,78 @@ pbt: {population: 4, ready_steps: 10000}
 		t.Errorf("exporting over an existing file exited %d (%s), want 2", code, errOut)
 	}
 }
+
+// TestExportScheduleExamples: every example that advertises results --export-schedule gets, from a
+// sweep of it (its members as planned, the best having exploited another at the first ready step), a
+// replay spec that rlsweep validate accepts.
+func TestExportScheduleExamples(t *testing.T) {
+	examples, err := filepath.Glob("../../examples/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, path := range examples {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(raw), "--export-schedule") {
+			continue
+		}
+		n++
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			spec, trials, err := loadAndPlan(path)
+			if err != nil {
+				t.Fatalf("the example: %v", err)
+			}
+			dir := t.TempDir()
+			store, err := artifacts.NewLocal(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			sweepID := "sweep/" + spec.Name + "/abc123"
+			if err := store.Put(ctx, artifacts.SpecYAMLKey(sweepID), bytes.NewReader(raw)); err != nil {
+				t.Fatal(err)
+			}
+			res := results.SweepResults{SweepID: sweepID, Name: spec.Name, Metric: spec.Metric, Params: sweeps.ParamNames(spec)}
+			for i, tr := range trials {
+				obj := float64(i)
+				res.Trials = append(res.Trials, results.TrialSummary{TrialID: tr.ID, Seed: tr.Seed, Outcome: results.OutcomeCompleted,
+					Objective: &obj, Params: tr.Params})
+			}
+			if len(trials) < 2 || spec.PBT == nil {
+				t.Fatalf("the example plans %d members, method %s: want a pbt population", len(trials), spec.Method)
+			}
+			best, from := &res.Trials[len(trials)-1], res.Trials[0]
+			best.Exploits = []results.Exploit{{Member: best.TrialID, From: from.TrialID, Step: spec.PBT.ReadySteps,
+				Old: best.Params, New: from.Params}}
+			best.Params = from.Params
+			b, _ := json.Marshal(res)
+			if err := store.Put(ctx, artifacts.ResultsKey(sweepID), bytes.NewReader(b)); err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(t.TempDir(), "replay.yaml")
+			code, out, errOut := runCLI(t, "--store", dir, "results", sweepID, "--export-schedule", file)
+			if code != exitOK {
+				t.Fatalf("results --export-schedule exited %d: %s%s", code, out, errOut)
+			}
+			code, out, errOut = runCLI(t, "validate", file)
+			if code != exitOK {
+				b, _ := os.ReadFile(file)
+				t.Fatalf("validate of the exported spec exited %d: %s%s\n%s", code, out, errOut, b)
+			}
+			replay, err := sweeps.Load(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := replay.PBT.Schedule; len(got) != 2 || got[1].Step != spec.PBT.ReadySteps || replay.PBT.Population != len(spec.Seeds) {
+				t.Errorf("the replay's schedule %+v, population %d: want 2 entries, the second at step %d, one member per seed (%d)",
+					got, replay.PBT.Population, spec.PBT.ReadySteps, len(spec.Seeds))
+			}
+		})
+	}
+	if n == 0 {
+		t.Fatal("no example advertises --export-schedule")
+	}
+}

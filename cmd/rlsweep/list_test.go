@@ -20,7 +20,7 @@ func TestListRejectsBadFlags(t *testing.T) {
 	}{
 		{[]string{"list", "--limit", "0"}, `--limit: got 0, want an integer from 1 to 1000`},
 		{[]string{"list", "--limit", "1001"}, `--limit: got 1001, want an integer from 1 to 1000`},
-		{[]string{"list", "--state", "done"}, `--state: got "done", want one of ["all" "running" "completed" "cancelled" "failed" "probe_failed" "terminated"]`},
+		{[]string{"list", "--state", "done"}, `--state: got "done", want one of "all", "running", "completed", "cancelled", "failed", "probe_failed", "terminated"`},
 		// A name that could change the visibility query is refused before it reaches one.
 		{[]string{"list", "--name", "x' OR RlsweepKind = 'trial"}, `--name: got "x' OR RlsweepKind = 'trial", want a sweep name`},
 		{[]string{"list", "extra"}, `list`},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -11,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rlsweep/rlsweep/artifacts"
-	"github.com/rlsweep/rlsweep/workflows"
 )
 
 // LogsOptions are logs's inputs.
@@ -62,9 +62,9 @@ func newLogsCmd(f *Factory, runF func(*LogsOptions) error) *cobra.Command {
 }
 
 func runLogs(cmd *cobra.Command, f *Factory, opts *LogsOptions) error {
-	sweepID, trialID, err := workflows.ParseSweepRef(opts.Ref)
+	sweepID, trialID, err := parseSweepRef(f, opts.Ref)
 	if err != nil {
-		return invalidInput(err)
+		return err
 	}
 	if trialID == "" {
 		return invalidInput(fmt.Errorf("logs: got %q, want SWEEP/TRIAL (a trial, e.g. cartpole/1e114cb9/0-s1)", opts.Ref))
@@ -94,8 +94,7 @@ func printLogs(ctx context.Context, f *Factory, store artifacts.Store, opts *Log
 		return fmt.Errorf("trial %s: %w", trialID, err)
 	}
 	if len(logs) == 0 {
-		return fmt.Errorf("trial %s of %s: no log stored under %s (has a segment of it started?)", trialID, sweepID,
-			store.URL(artifacts.LogsDir(sweepID, trialID)))
+		return noLogs(ctx, f, store, sweepID, trialID)
 	}
 	seg := opts.Segment
 	if seg < 0 {
@@ -154,4 +153,31 @@ func segmentList(logs []artifacts.LogRef) string {
 		}
 	}
 	return strings.Join(out, ", ")
+}
+
+// noLogs says why a trial has no stored log: the store holds nothing of the sweep, the sweep has no
+// such trial (naming those it has), or the trial has not started a segment yet.
+func noLogs(ctx context.Context, f *Factory, store artifacts.Store, sweepID, trialID string) error {
+	keys, err := store.List(ctx, artifacts.SweepDir(sweepID)+"/")
+	if err != nil {
+		return err
+	}
+	if len(keys) == 0 {
+		return fmt.Errorf("sweep %s: %s holds nothing of it: the sweep does not exist, or --store (or RLSWEEP_STORE) is not the store its workers write to; list the sweeps with: %s",
+			sweepID, store.URL(artifacts.SweepDir(sweepID)+"/"), f.commandLine("list"))
+	}
+	ids, err := storedTrials(ctx, store, sweepID)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(ids, trialID) {
+		if len(ids) == 0 {
+			return fmt.Errorf("trial %s of sweep %s: no trial of the sweep has stored anything yet (%s follows it)",
+				trialID, sweepID, f.commandLine("watch", sweepID))
+		}
+		return fmt.Errorf("trial %s of sweep %s has nothing in %s; want one of its %d trials with stored files: %s",
+			trialID, sweepID, store.URL(artifacts.TrialsDir(sweepID)+"/"), len(ids), listTrialIDs(f, sweepID, ids))
+	}
+	return fmt.Errorf("trial %s of %s: no log stored under %s (has a segment of it started?)", trialID, sweepID,
+		store.URL(artifacts.LogsDir(sweepID, trialID)))
 }

@@ -64,8 +64,8 @@ func TestLogsCommand(t *testing.T) {
 	if code, _, errOut := runCLI(t, "--store", dir, "logs", "cartpole/1e114cb9"); code != 2 || !strings.Contains(errOut, "want SWEEP/TRIAL") {
 		t.Errorf("logs without a trial: exit %d, %q", code, errOut)
 	}
-	if code, _, errOut := runCLI(t, "--store", dir, "logs", "cartpole/1e114cb9/9-s9"); code != 1 || !strings.Contains(errOut, "no log stored") {
-		t.Errorf("logs of a trial without logs: exit %d, %q", code, errOut)
+	if code, _, errOut := runCLI(t, "--store", dir, "logs", "cartpole/1e114cb9/9-s9"); code != 1 || !strings.Contains(errOut, "want one of its 1 trials with stored files: 0-s1") {
+		t.Errorf("logs of a trial the sweep does not have: exit %d, %q", code, errOut)
 	}
 }
 

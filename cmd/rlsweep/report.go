@@ -17,7 +17,6 @@ import (
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/sweepstore"
-	"github.com/rlsweep/rlsweep/workflows"
 )
 
 // ReportOptions are report's inputs.
@@ -50,9 +49,9 @@ func newReportCmd(f *Factory, runF func(*ReportOptions) error) *cobra.Command {
 }
 
 func runReport(cmd *cobra.Command, f *Factory, opts *ReportOptions) error {
-	sweepID, _, err := workflows.ParseSweepRef(opts.Sweep)
+	sweepID, _, err := parseSweepRef(f, opts.Sweep)
 	if err != nil {
-		return invalidInput(err)
+		return err
 	}
 	store, err := f.Store()
 	if err != nil {

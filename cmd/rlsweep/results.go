@@ -23,7 +23,6 @@ import (
 	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/sweepstore"
-	"github.com/rlsweep/rlsweep/workflows"
 )
 
 // ResultsOptions are results's inputs.
@@ -53,7 +52,7 @@ func newResultsCmd(f *Factory, runF func(*ResultsOptions) error) *cobra.Command 
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Sweep = args[0]
 			if !contains(resultsOutputs, opts.Output) {
-				return invalidInput(fmt.Errorf("--output: got %q, want one of %q", opts.Output, resultsOutputs))
+				return invalidInput(fmt.Errorf("--output: got %q, want one of %s", opts.Output, quotedList(resultsOutputs)))
 			}
 			if opts.Top < 0 || opts.Top > 0 && opts.Output != "table" {
 				return invalidInput(fmt.Errorf("--top: got %d with --output %s, want a positive number of configurations with --output table", opts.Top, opts.Output))
@@ -75,9 +74,9 @@ func newResultsCmd(f *Factory, runF func(*ResultsOptions) error) *cobra.Command 
 }
 
 func runResults(cmd *cobra.Command, f *Factory, opts *ResultsOptions) error {
-	sweepID, _, err := workflows.ParseSweepRef(opts.Sweep)
+	sweepID, _, err := parseSweepRef(f, opts.Sweep)
 	if err != nil {
-		return invalidInput(err)
+		return err
 	}
 	store, err := f.Store()
 	if err != nil {
@@ -260,7 +259,8 @@ func noResults(cmd *cobra.Command, f *Factory, store artifacts.Store, sweepID st
 	case err == nil:
 		return fmt.Errorf("sweep %s is %s, but %s holds nothing of it: is --store (or RLSWEEP_STORE) the store its workers write to?", sweepID, state, where)
 	case errors.Is(err, errSweepNotFound):
-		return fmt.Errorf("sweep %s does not exist: Temporal has no workflow of that ID and %s holds nothing (rlsweep list shows the sweeps)", sweepID, where)
+		return fmt.Errorf("sweep %s does not exist: Temporal (namespace %s) has no sweep of that ID and %s holds nothing of it; list the sweeps with: %s",
+			sweepID, f.namespace(), where, f.commandLine("list"))
 	}
 	return fmt.Errorf("sweep %s does not exist in the artifact store: %s holds nothing of it (Temporal could not be asked whether it has just started: %v)", sweepID, where, err)
 }

@@ -74,8 +74,15 @@ func (f *Factory) Client(ctx context.Context) (client.Client, error) {
 			return nil, fmt.Errorf("temporal connection settings: %w", err)
 		}
 	}
+	source := "TEMPORAL_ADDRESS"
+	if os.Getenv(source) == "" {
+		source = "the Temporal env config profile's address"
+	}
 	if f.Address != "" {
-		opts.HostPort = f.Address
+		opts.HostPort, source = f.Address, "--address"
+	}
+	if err := checkAddress(source, opts.HostPort); err != nil {
+		return nil, err
 	}
 	if f.Namespace != "" {
 		opts.Namespace = f.Namespace
@@ -89,6 +96,9 @@ func (f *Factory) Client(ctx context.Context) (client.Client, error) {
 		addr := opts.HostPort
 		if addr == "" {
 			addr = client.DefaultHostPort
+		}
+		if speaksHTTP1(err) {
+			return nil, invalidInput(webUIAddress(source, addr))
 		}
 		return nil, fmt.Errorf("connect to Temporal at %s: %w (is a server running? try `rlsweep dev`)", addr, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -68,6 +69,9 @@ type ScheduleCreateOptions struct {
 	Tolerance    float64
 	ToleranceSet bool
 	Paused       bool
+	// badFlags are --catchup-window and --tolerance values that did not parse, reported by check with
+	// every other problem rather than alone by the flag parser.
+	badFlags []error
 }
 
 // ScheduleOptions are the inputs of the schedule commands that act on one schedule by name.
@@ -112,10 +116,10 @@ func newScheduleCreateCmd(f *Factory, runF func(*ScheduleCreateOptions) error) *
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name, opts.File = args[0], args[1]
 			opts.ToleranceSet = cmd.Flags().Changed("tolerance")
-			if err := opts.check(); err != nil {
-				return invalidInput(err)
-			}
 			if runF != nil {
+				if err := opts.check(); err != nil {
+					return invalidInput(err)
+				}
 				return runF(opts)
 			}
 			return runScheduleCreate(cmd, f, opts)
@@ -125,21 +129,98 @@ func newScheduleCreateCmd(f *Factory, runF func(*ScheduleCreateOptions) error) *
 	fl.StringVar(&opts.Cron, "cron", "", `cron expression, e.g. "0 3 * * *" (required)`)
 	fl.StringVar(&opts.Baseline, "baseline", "", "a sweep (sweep/<name>/<id>) or a baseline stored with `rlsweep baseline set` (required)")
 	fl.StringVar(&opts.Overlap, "overlap", "skip", "what to do when a run is still going: "+overlapNames())
-	fl.DurationVar(&opts.CatchupWindow, "catchup-window", time.Hour, "how late a missed run may still start (at least 10s)")
+	opts.CatchupWindow = time.Hour
+	fl.Var(&lenientDuration{v: &opts.CatchupWindow, flag: "catchup-window", errs: &opts.badFlags}, "catchup-window", "how late a missed run may still start (at least 10s)")
 	fl.StringVar(&opts.Webhook, "webhook", "", "URL that receives regression.json as a JSON POST, or env:NAME to read it on the worker")
-	fl.Float64Var(&opts.Tolerance, "tolerance", 0, "override the spec's regression.tolerance, the relative IQM change that counts (default: the spec's, 0.05 without one)")
+	fl.Var(&lenientFloat{v: &opts.Tolerance, flag: "tolerance", errs: &opts.badFlags}, "tolerance", "override the spec's regression.tolerance, the relative IQM change that counts (default: the spec's, 0.05 without one)")
 	fl.BoolVar(&opts.Paused, "paused", false, "create the schedule paused")
 	return cmd
 }
 
+// lenientDuration is a duration flag whose bad value is kept as a problem for check to report with the
+// others, instead of ending the parse at the first bad flag.
+type lenientDuration struct {
+	v    *time.Duration
+	flag string
+	errs *[]error
+}
+
+func (d *lenientDuration) String() string { return d.v.String() }
+func (d *lenientDuration) Type() string   { return "duration" }
+func (d *lenientDuration) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		*d.errs = append(*d.errs, fmt.Errorf("--%s: got %q, want %s", d.flag, s, flagWant("duration")))
+		return nil
+	}
+	*d.v = v
+	return nil
+}
+
+// lenientFloat is lenientDuration for a number.
+type lenientFloat struct {
+	v    *float64
+	flag string
+	errs *[]error
+}
+
+func (x *lenientFloat) String() string { return strconv.FormatFloat(*x.v, 'g', -1, 64) }
+func (x *lenientFloat) Type() string   { return "float" }
+func (x *lenientFloat) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		*x.errs = append(*x.errs, fmt.Errorf("--%s: got %q, want %s", x.flag, s, flagWant("float64")))
+		return nil
+	}
+	*x.v = v
+	return nil
+}
+
+// checkCron is the shape check of a cron expression that needs no server: 5 to 7 fields of digits and
+// cron's symbols (the server checks the values), or an @ name the server checks.
+func checkCron(expr string) error {
+	e := strings.TrimSpace(expr)
+	if e == "" {
+		return fmt.Errorf(`--cron: got "", want %s`, cronWant)
+	}
+	if strings.HasPrefix(e, "@") {
+		return nil
+	}
+	fields := strings.Fields(e)
+	if len(fields) > 0 && (strings.HasPrefix(fields[0], "CRON_TZ=") || strings.HasPrefix(fields[0], "TZ=")) {
+		fields = fields[1:]
+	}
+	if len(fields) < 5 || len(fields) > 7 {
+		return fmt.Errorf("--cron: got %q, %d fields; want %s", expr, len(fields), cronWant)
+	}
+	for _, fl := range fields {
+		if strings.ContainsFunc(fl, func(r rune) bool {
+			return !('0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || strings.ContainsRune("*/,-?#", r))
+		}) {
+			return fmt.Errorf("--cron: got %q, whose field %q is not a cron field; want %s", expr, fl, cronWant)
+		}
+	}
+	return nil
+}
+
+// flagUnparsed tells whether --name was given a value that did not parse (and so was reported as such).
+func (o *ScheduleCreateOptions) flagUnparsed(name string) bool {
+	for _, err := range o.badFlags {
+		if strings.HasPrefix(err.Error(), "--"+name+":") {
+			return true
+		}
+	}
+	return false
+}
+
 // check reports every problem with the options at once.
 func (o *ScheduleCreateOptions) check() error {
-	var errs []error
+	errs := append([]error(nil), o.badFlags...)
 	if err := checkName("name", o.Name); err != nil {
 		errs = append(errs, err)
 	}
-	if strings.TrimSpace(o.Cron) == "" {
-		errs = append(errs, errors.New(`--cron: got "", want a cron expression such as "0 3 * * *"`))
+	if err := checkCron(o.Cron); err != nil {
+		errs = append(errs, err)
 	}
 	if o.Baseline == "" {
 		errs = append(errs, errors.New(`--baseline: got "", want a sweep ID or a stored baseline's name`))
@@ -147,10 +228,10 @@ func (o *ScheduleCreateOptions) check() error {
 	if _, err := parseOverlap("--overlap", o.Overlap); err != nil {
 		errs = append(errs, err)
 	}
-	if o.CatchupWindow < 10*time.Second {
+	if o.CatchupWindow < 10*time.Second && !o.flagUnparsed("catchup-window") {
 		errs = append(errs, fmt.Errorf("--catchup-window: got %s, want at least 10s", o.CatchupWindow))
 	}
-	if o.ToleranceSet && !(o.Tolerance > 0 && o.Tolerance <= 1) {
+	if o.ToleranceSet && !o.flagUnparsed("tolerance") && !(o.Tolerance > 0 && o.Tolerance <= 1) {
 		errs = append(errs, fmt.Errorf("--tolerance: got %g, want a relative IQM change in (0, 1], such as 0.05 for 5%%", o.Tolerance))
 	}
 	if o.Webhook != "" && !strings.HasPrefix(o.Webhook, "http://") && !strings.HasPrefix(o.Webhook, "https://") &&
@@ -212,19 +293,47 @@ const cronWant = `a cron expression of 5 fields, minute hour day-of-month month 
 // schedule again, so a refused create leaves nothing behind.
 func runScheduleCreate(cmd *cobra.Command, f *Factory, opts *ScheduleCreateOptions) error {
 	ctx := cmd.Context()
-	spec, trials, err := loadAndPlan(opts.File)
-	if err != nil {
-		return err
+	// Every problem of the flags, the spec and the baseline at once.
+	var problems []error
+	if err := opts.check(); err != nil {
+		problems = append(problems, err)
 	}
-	raw, err := os.ReadFile(opts.File)
-	if err != nil {
+	spec, trials, err := loadAndPlan(opts.File)
+	var ec *exitCodeError
+	switch {
+	case err != nil && errors.As(err, &ec) && ec.code == exitInvalid:
+		problems = append(problems, ec.err)
+	case err != nil:
 		return err
 	}
 	store, err := f.Store()
 	if err != nil {
 		return err
 	}
-	if err := checkBaseline(ctx, store, opts, spec, trials); err != nil {
+	if spec == nil && opts.Baseline != "" {
+		// Without a spec to compare it with, the baseline is checked for existence only.
+		key := artifacts.BaselineKey(opts.Baseline)
+		rc, err := store.Get(ctx, key)
+		if errors.Is(err, artifacts.ErrNotFound) {
+			problems = append(problems, baselineNotFound(ctx, store, opts.Baseline, key))
+		} else if err == nil {
+			rc.Close()
+		}
+	}
+	if spec != nil && opts.Baseline != "" {
+		err := checkBaseline(ctx, store, opts, spec, trials)
+		switch {
+		case err != nil && errors.As(err, &ec) && ec.code == exitInvalid:
+			problems = append(problems, ec.err)
+		case err != nil:
+			return err
+		}
+	}
+	if len(problems) > 0 {
+		return invalidInput(errors.Join(problems...))
+	}
+	raw, err := os.ReadFile(opts.File)
+	if err != nil {
 		return err
 	}
 	c, err := f.Client(ctx)

@@ -37,9 +37,9 @@ func newStatusCmd(f *Factory, runF func(*StatusOptions) error) *cobra.Command {
 }
 
 func runStatus(cmd *cobra.Command, f *Factory, opts *StatusOptions) error {
-	sweepID, trialID, err := workflows.ParseSweepRef(opts.Ref)
+	sweepID, trialID, err := parseSweepRef(f, opts.Ref)
 	if err != nil {
-		return invalidInput(err)
+		return err
 	}
 	ctx := cmd.Context()
 	c, err := f.Client(ctx)
@@ -51,7 +51,7 @@ func runStatus(cmd *cobra.Command, f *Factory, opts *StatusOptions) error {
 	}
 	st, err := queryStatus(ctx, c, sweepID)
 	if err != nil {
-		return fmt.Errorf("sweep %s: %w", sweepID, err)
+		return sweepError(ctx, f, c, sweepID, err)
 	}
 	if opts.JSON {
 		return json.NewEncoder(f.Out).Encode(st)
@@ -67,7 +67,7 @@ func trialStatus(cmd *cobra.Command, f *Factory, sweepID, trialID string, asJSON
 	wid := workflows.TrialWorkflowID(sweepID, trialID)
 	desc, err := c.DescribeWorkflowExecution(ctx, wid, "")
 	if err != nil {
-		return fmt.Errorf("trial %s: %w", wid, err)
+		return trialError(ctx, f, c, sweepID, trialID, err)
 	}
 	out := map[string]any{"trial": wid, "status": desc.WorkflowExecutionInfo.Status.String()}
 	for _, pa := range desc.PendingActivities {

@@ -120,7 +120,14 @@ func runSubmit(cmd *cobra.Command, f *Factory, opts *SubmitOptions) error {
 	for _, n := range spec.Notices() {
 		fmt.Fprintf(f.ErrOut, "note: %s\n", n)
 	}
-	fmt.Fprintf(f.Out, "submitted %s (%d trials)\n", sweepID, len(trials))
+	for _, w := range spec.Warnings() {
+		fmt.Fprintf(f.ErrOut, "warning: %s\n", w)
+	}
+	count := fmt.Sprintf("%d trials", len(trials))
+	if spec.Method == sweeps.MethodBayes { // the plan holds the start-up configurations only
+		count = fmt.Sprintf("up to %d trials", spec.Budget())
+	}
+	fmt.Fprintf(f.Out, "submitted %s (%s)\n", sweepID, count)
 	fmt.Fprintf(f.Out, "web ui:   %s\n", f.WorkflowURL(sweepID))
 	if !opts.Watch {
 		fmt.Fprintf(f.Out, "follow:   rlsweep watch %s\n", sweepID)

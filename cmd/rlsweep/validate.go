@@ -85,6 +85,9 @@ func runValidate(f *Factory, opts *ValidateOptions) error {
 		for _, n := range spec.Notices() {
 			fmt.Fprintf(f.ErrOut, "%s: note: %s\n", file, n)
 		}
+		for _, w := range spec.Warnings() {
+			fmt.Fprintf(f.ErrOut, "%s: warning: %s\n", file, w)
+		}
 		if opts.Explain {
 			lines, err := sweeps.Explain(spec, trials)
 			if err != nil {

@@ -64,9 +64,9 @@ func newWatchCmd(f *Factory, runF func(*WatchOptions) error) *cobra.Command {
 }
 
 func runWatch(cmd *cobra.Command, f *Factory, opts *WatchOptions) error {
-	sweepID, _, err := workflows.ParseSweepRef(opts.Sweep)
+	sweepID, _, err := parseSweepRef(f, opts.Sweep)
 	if err != nil {
-		return invalidInput(err)
+		return err
 	}
 	ctx := cmd.Context()
 	c, err := f.Client(ctx)
@@ -89,7 +89,7 @@ func runWatch(cmd *cobra.Command, f *Factory, opts *WatchOptions) error {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("sweep %s: %w", sweepID, err)
+			return sweepError(ctx, f, c, sweepID, err)
 		}
 		rc.back()
 		if st := desc.WorkflowExecutionInfo.Status; st != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
