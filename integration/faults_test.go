@@ -60,7 +60,11 @@ func TestWorkerKillsLoseNoSteps(t *testing.T) {
 	e := newS3Env(t, "kills")
 	workers := map[string]*exec.Cmd{"a": e.startWorker("a", "--slots", "4", "--keep-scratch"), "b": e.startWorker("b", "--slots", "4", "--keep-scratch")}
 	spec := e.spec("kills", faultSpec(40000, 20000, "[1.0e-4, 3.0e-4, 1.0e-3, 3.0e-3, 1.0e-2]", "[1, 2, 3, 4]"))
-	sweepID := e.submit(spec, "--heartbeat-timeout", "4s")
+	// 10 s, not less: on a loaded machine a worker that is alive but starved can miss a shorter
+	// heartbeat timeout, and the server then retries its segment while the first attempt still runs
+	// and still stores checkpoints; such a retry is no kill's and resumes from what was stored when it
+	// started, which the losses below do not measure.
+	sweepID := e.submit(spec, "--heartbeat-timeout", "10s")
 	stored := map[string]map[string]resumePoint{}
 	for i, victim := range []string{"a", "b", "a2"} {
 		w := workers[victim]
