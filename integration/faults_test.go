@@ -105,8 +105,12 @@ func TestWorkerKillsLoseNoSteps(t *testing.T) {
 			}
 			t.Logf("trial %s segment %d: attempt %d reached step %d, attempt %d resumed from %d (last committed checkpoint %d): %d steps lost",
 				cur.trial, cur.segment, prev.attempt, prev.last, cur.attempt, cur.from, ckpt, lost)
-			if lost < 0 || lost > faultInterval {
-				t.Errorf("trial %s segment %d lost %d steps, want 0…%d (the checkpoint interval)", cur.trial, cur.segment, lost, faultInterval)
+			// What is lost is what the trainer trained past its last committed checkpoint: at most one
+			// interval, and one more while the checkpoint of the interval's end was still uploading when
+			// the worker died (a loaded machine's store answers in seconds). That a retry resumes from
+			// exactly the committed checkpoint is checked next.
+			if lost < 0 || lost > 2*faultInterval {
+				t.Errorf("trial %s segment %d lost %d steps, want 0…%d (two checkpoint intervals)", cur.trial, cur.segment, lost, 2*faultInterval)
 			}
 			if ckpt >= 0 && cur.from != ckpt {
 				t.Errorf("trial %s segment %d resumed from step %d, want its last committed checkpoint %d", cur.trial, cur.segment, cur.from, ckpt)
