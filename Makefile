@@ -4,7 +4,7 @@ BIN       := bin/rlsweep
 TOOLS     := scripts/install-tools.sh
 GOBIN_DIR := $(shell $(GO) env GOPATH)/bin
 
-.PHONY: demo build test test-short test-long test-corpus test-integration test-topology topology-up topology-down lint fuzz bench diagnostics-corpus clean
+.PHONY: demo build test test-python test-short test-long test-corpus test-integration test-topology topology-up topology-down lint fuzz bench diagnostics-corpus clean
 
 ## demo: run a CartPole sweep end to end on a local Temporal dev server and artifact directory, print
 ## its best configurations; at a terminal the server and Web UI then stay up until Ctrl-C, without one
@@ -19,10 +19,17 @@ demo: build
 build:
 	$(GO) build -o $(BIN) ./cmd/rlsweep
 
-## test: everything CI runs: lint, unit and long tests, integration tests on real components, and the
+## test: everything CI runs: lint, the Python package's tests, unit and long tests, integration tests on real components, and the
 ## topology tier (root only: as another user it is skipped with a message, unless CI=true, where that
 ## is an error)
-test: lint test-long test-corpus test-integration test-topology
+test: lint test-python test-long test-corpus test-integration test-topology
+
+## test-python: the rlsweep Python package's tests (python/tests) and examples/torch-ppo's, under Debian's
+## /usr/bin/python3 with python3-torch (scripts/install-python-deps.sh installs what is missing)
+test-python:
+	scripts/install-python-deps.sh
+	/usr/bin/python3 -m unittest discover -s python/tests
+	cd examples/torch-ppo && /usr/bin/python3 -m unittest test_torch_ppo
 
 ## test-short: the hermetic, fast tier
 test-short:

@@ -46,3 +46,25 @@ func TestEndsAttempt(t *testing.T) {
 		t.Error("endsAttempt(a context past its deadline) = false, want true: the activity's StartToClose passed")
 	}
 }
+
+// The live view's trend spans the whole segment in at most TrendPoints values: 1,000 records leave
+// fewer than TrendPoints points, the first record's among them and the latest ones near the end.
+func TestHeartbeatTrendSpansTheSegment(t *testing.T) {
+	var hb Heartbeat
+	every := 0
+	for n := 1; n <= 1000; n++ {
+		hb.addTrend(float64(n), n, &every)
+	}
+	if len(hb.Trend) == 0 || len(hb.Trend) >= TrendPoints {
+		t.Fatalf("%d trend points, want 1…%d", len(hb.Trend), TrendPoints-1)
+	}
+	if hb.Trend[0] != 1 || hb.Trend[len(hb.Trend)-1] < 900 {
+		t.Errorf("trend %v, want it to start at the first record and reach past 900", hb.Trend)
+	}
+	for i := 1; i < len(hb.Trend); i++ {
+		if hb.Trend[i] <= hb.Trend[i-1] {
+			t.Errorf("trend %v is not in record order", hb.Trend)
+			break
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,10 +155,13 @@ type segmentRun struct {
 	engine   *diagnostics.Engine // nil when diagnostics are off
 	// records: the records this attempt took in (their canonical lines go to canon).
 	records *runner.SegmentLog
-	hb      Heartbeat
-	result  SegmentResult
-	beats   *beats
-	started time.Time
+	// trendSeen counts the windowed objectives taken into the heartbeat's trend; trendEvery is how many
+	// each trend point stands for (Heartbeat.addTrend).
+	trendSeen, trendEvery int
+	hb                    Heartbeat
+	result                SegmentResult
+	beats                 *beats
+	started               time.Time
 	// flushed: how many bytes of this attempt's records the stored metrics parts already hold.
 	flushed int64
 	// parts: how many metrics parts this attempt has stored; the next one's seq.
@@ -549,7 +553,12 @@ func (r *segmentRun) observe(ctx context.Context, announced metrics.Record, m *r
 		}
 	}
 	r.result.Records, r.result.LastStep = r.records.Records(), r.records.LastStep()
-	r.hb.Step = rec.Step
+	r.hb.Step, r.hb.TotalSteps = rec.Step, r.in.Trainer.TotalSteps
+	if w, ok := r.records.Windowed(); ok && !math.IsNaN(w) && !math.IsInf(w, 0) {
+		r.hb.Windowed = &w
+		r.trendSeen++
+		r.hb.addTrend(w, r.trendSeen, &r.trendEvery)
+	}
 	if r.rungs != nil {
 		r.reportPasses(ctx, r.rungs.observe(rec, r.records.Windowed))
 	}

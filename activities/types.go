@@ -169,6 +169,36 @@ type Heartbeat struct {
 	InfraRetries int `json:",omitempty"`
 	// ObjectiveSeen: a record of an attempt of the segment so far carried the objective's metric.
 	ObjectiveSeen bool `json:",omitempty"`
+	// For the live view (rlsweep watch): the trial's step budget, its objective's windowed mean at the
+	// last record (nil before one), and Trend, at most TrendPoints windowed means spread over the
+	// segment's records so far, oldest first.
+	TotalSteps int64     `json:",omitempty"`
+	Windowed   *float64  `json:",omitempty"`
+	Trend      []float64 `json:",omitempty"`
+}
+
+// TrendPoints bounds Heartbeat.Trend: once full, every other point is dropped and points are taken half
+// as often, so the trend spans the whole segment in at most TrendPoints values.
+const TrendPoints = 24
+
+// addTrend adds a windowed mean to the heartbeat's trend; every is how many records each point stands
+// for, and n counts the records seen.
+func (h *Heartbeat) addTrend(v float64, n int, every *int) {
+	if *every < 1 {
+		*every = 1
+	}
+	if n%*every != 0 {
+		return
+	}
+	h.Trend = append(h.Trend, v)
+	if len(h.Trend) >= TrendPoints {
+		kept := h.Trend[:0]
+		for i := 0; i < len(h.Trend); i += 2 {
+			kept = append(kept, h.Trend[i])
+		}
+		h.Trend = kept
+		*every *= 2
+	}
 }
 
 // finite returns a pointer to x, or nil when x is NaN or ±Inf.

@@ -93,6 +93,7 @@ type Engine struct {
 	entropyFirstN  int
 	entropyLast    lagRing // the last entropies, for their windowed mean
 	partialHeld    int     // consecutive objective records on which half the gain was lost
+	lostHeld       int     // consecutive objective records on which the long track lost collapseShare of its gain
 	// cur holds this record's objective, action_std and entropy, looked up once for the rules that
 	// need them (ok: the record carries a finite value).
 	cur struct {

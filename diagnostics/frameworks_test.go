@@ -259,3 +259,43 @@ func TestZeroReturn(t *testing.T) {
 	flat := series(n, step, func(int) map[string]float64 { return map[string]float64{"loss": 0} })
 	wantStop(t, "a minimised objective at zero", cfg, flat, "")
 }
+
+// A volatile run whose return falls to 4 % of its gain for 75 records and climbs back (an rl_games
+// Bicopter run: 10,400 → 460 → 6,000, its long mean down for 41 records) is not stopped:
+// policy_collapse's loss of the gain must hold for a whole long window. The same fall that stays down
+// is stopped.
+func TestDeepDipThatRecoversIsNotACollapse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(61, 62))
+	const n = 600
+	run := func(recovers bool) []metrics.Record {
+		return series(n, 65536, func(i int) map[string]float64 {
+			level := math.Min(10000, 100*float64(i))
+			switch {
+			case i >= 250 && (i < 325 || !recovers):
+				level = 400
+			case i >= 325:
+				level = 6000
+			}
+			return map[string]float64{metrics.Reward: level * (1 + 0.05*rng.NormFloat64()), metrics.ValueLoss: 1}
+		})
+	}
+	cfg := Config{TotalSteps: n * 65536}
+	wantStop(t, "a 75-record dip that recovers", cfg, run(true), "")
+	wantStop(t, "the same fall, staying down", cfg, run(false), RulePolicyCollapse)
+}
+
+// A policy at its maximum entropy whose return sits flat for 55 % of the run and then climbs (an
+// rl_games AllegroHand run flat at −13 for 60 % of its epochs) is not stopped by never_learned_entropy,
+// which judges from 60 % of the run on.
+func TestLateTakeOffAtMaximumEntropy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(71, 72))
+	const n = 200
+	run := series(n, 1600, func(i int) map[string]float64 {
+		reward := -13 + 0.5*rng.NormFloat64()
+		if i >= 110 {
+			reward += 0.3 * float64(i-110)
+		}
+		return map[string]float64{metrics.Reward: reward, metrics.Entropy: 22.7 - 0.001*float64(i), metrics.ValueLoss: 1}
+	})
+	wantStop(t, "flat for 55 %, then climbing", Config{TotalSteps: n * 1600}, run, "")
+}

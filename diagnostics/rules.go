@@ -312,6 +312,14 @@ func checkPolicyCollapse(e *Engine, r metrics.Record, _ float64) check {
 	}
 	fell := p.improved(sustainedImprovement) && p.recent() < p.start()-p.noise()
 	lost := p.trackLost(&p.long, collapseShare, 3) && !p.doingWellAny()
+	if lost {
+		e.lostHeld++
+	} else {
+		e.lostHeld = 0
+	}
+	// A loss of the gain counts once it has held for a whole long window: its evidence is then a mean
+	// of records that all came after the fall, not a dip the window straddles.
+	lost = lost && e.lostHeld >= longWindow
 	jumped := e.recentKLSpikes() >= 2 && p.recent() < p.start()-max(2*p.noise(), 0.2*math.Abs(p.start()))
 	if p.repeated && lost && !fell && !jumped {
 		// A repeated value is a stale logging buffer, no new level: the loss of gain neither extends
@@ -432,15 +440,17 @@ func checkPartialCollapse(e *Engine, _ metrics.Record, share float64) check {
 // checkNeverLearnedEntropy fires on a policy whose entropy stays near its maximum — its windowed mean
 // at least the threshold share of log(Config.Actions), or of the largest of its first entropies when the
 // number of actions is not known (a fresh policy starts near uniform) — while the objective never
-// improved (progress.everImproved), once the run is half through its total steps (when known): a
-// sparse-reward task can sit flat for a while before its first success. A Gaussian policy whose entropy is negative is not judged (a
-// share of a negative maximum means nothing); one with a positive entropy is, like a categorical one.
+// improved (progress.everImproved), once the run is three fifths through its total steps (when known): a
+// sparse-reward task can sit flat for a while before its first success (an SB3 run flat for 60 % of
+// its steps, an rl_games AllegroHand run flat at −13 for 60 % of its 47 epochs, both of which then
+// climb; at half the run the second was stopped). A Gaussian policy whose entropy is negative is not judged (a share of a negative maximum
+// means nothing); one with a positive entropy is, like a categorical one.
 func checkNeverLearnedEntropy(e *Engine, r metrics.Record, share float64) check {
 	p := &e.prog
 	if !e.cur.entropyOK || !(e.maxEntropy > 0) || !p.ready() || e.entropyLast.n < stdTrendLag {
 		return check{}
 	}
-	if e.totalSteps > 0 && r.Step < e.totalSteps/2 {
+	if e.totalSteps > 0 && r.Step < 3*e.totalSteps/5 {
 		return check{}
 	}
 	limit := share * e.maxEntropy

@@ -123,7 +123,7 @@ var FigureIDs = []string{"plot-leaderboard", "plot-learning-curves", "plot-paral
 // Render writes the report of in as one self-contained HTML page.
 func Render(w io.Writer, in *Input) error {
 	res := in.Results
-	pg := page{In: in, Title: "rlsweep report: " + res.SweepID, Rows: Leaderboard(res.Trials, in.maximize()),
+	pg := page{In: in, Title: "rlsweep report: " + res.SweepID, Rows: Leaderboard(res),
 		Sensitivities: Sensitivities(res.Trials, res.Params), Savings: ComputeSavings(res.Trials, in.totalSteps()),
 		Budget: in.totalSteps()}
 	trials := in.trials()
@@ -210,11 +210,33 @@ var funcs = template.FuncMap{
 		return fmt.Sprintf("%.4g", x)
 	},
 	"ci": func(r Row) string {
-		if math.IsNaN(r.Lo) {
-			return "—"
+		switch {
+		case !math.IsNaN(r.Lo):
+			return fmt.Sprintf("[%.4g, %.4g]", r.Lo, r.Hi)
+		case r.Scored > 0:
+			return "too few seeds"
 		}
-		return fmt.Sprintf("[%.4g, %.4g]", r.Lo, r.Hi)
+		return "—"
 	},
+	"confirmed": func(r Row) string {
+		switch {
+		case !r.Confirmed:
+			return "—"
+		case r.Fresh == nil:
+			return "no score on " + FreshSeeds(r.FreshSeeds)
+		}
+		return fmt.Sprintf("confirmed: %.4g on %s", *r.Fresh, FreshSeeds(r.FreshSeeds))
+	},
+	"inside": func(b *bool) template.HTML {
+		switch {
+		case b == nil:
+			return "—"
+		case *b:
+			return "yes"
+		}
+		return "<b>no</b>"
+	},
+	"rankingRule": RankingRule,
 	"obj": func(p *float64) string {
 		if p == nil {
 			return "—"
@@ -367,17 +389,17 @@ tr.regressed td { background: #fdecea; }
 
 <h2 id="leaderboard">Leaderboard</h2>
 <table id="leaderboard-table">
-<tr><th>#</th><th>config</th><th>parameters</th><th>mean {{.In.Results.Metric.Name}}</th><th>95% CI</th><th>IQM</th><th>seeds scored</th><th>outcomes</th></tr>
-{{range $i, $r := .Rows}}<tr><td class="n">{{inc $i}}</td><td class="n">{{$r.Config}}</td><td>{{params $.In.Results.Params $r.Params}}</td><td class="n">{{if $r.Scored}}{{num $r.Mean}}{{else}}—{{end}}</td><td class="n">{{ci $r}}</td><td class="n">{{if $r.Scored}}{{num $r.IQM}}{{else}}—{{end}}</td><td class="n">{{$r.Scored}}/{{$r.Trials}}</td><td>{{outcomes $r.Outcomes}}</td></tr>
+<tr><th>#</th><th>config</th><th>parameters</th><th>mean {{.In.Results.Metric.Name}}</th><th>95% CI</th><th>IQM</th><th>seeds scored</th><th>outcomes</th>{{if .In.Results.Confirmations}}<th>fresh seeds</th>{{end}}</tr>
+{{range $i, $r := .Rows}}<tr><td class="n">{{inc $i}}</td><td class="n">{{$r.Config}}</td><td>{{params $.In.Results.Params $r.Params}}</td><td class="n">{{if $r.Scored}}{{num $r.Mean}}{{else}}—{{end}}</td><td class="n">{{ci $r}}</td><td class="n">{{if $r.Scored}}{{num $r.IQM}}{{else}}—{{end}}</td><td class="n">{{$r.Scored}}/{{$r.Trials}}</td><td>{{outcomes $r.Outcomes}}</td>{{if $.In.Results.Confirmations}}<td>{{confirmed $r}}</td>{{end}}</tr>
 {{end}}</table>
-<p class="muted">Only completed trials are scored; a configuration's diverged seeds show under outcomes.</p>
+<p class="muted">Only completed trials are scored; a configuration's diverged seeds show under outcomes. The table is {{rankingRule .In.Results}}{{with .In.Results.Metric.Bounds}}, clipped to metric.bounds [{{num (index . 0)}}, {{num (index . 1)}}]{{end}}.</p>
 {{with .In.Results.Confirmations}}
 <h2 id="rerun">Re-run of the best configurations</h2>
 <table id="rerun-table">
 <tr><th>config</th><th>parameters</th><th>search score (IQM)</th><th>95% prediction interval</th><th>re-run score (IQM)</th><th>seeds search / re-run</th><th>inside</th></tr>
-{{range .}}<tr><td class="n">{{.Config}}</td><td>{{params $.In.Results.Params .Params}}</td><td class="n">{{if .SearchScore}}{{num (deref .SearchScore)}}{{else}}infeasible{{end}}</td><td class="n">{{if .SearchLow}}[{{num (deref .SearchLow)}}, {{num (deref .SearchHigh)}}]{{else}}—{{end}}</td><td class="n">{{if .RerunScore}}{{num (deref .RerunScore)}}{{else}}—{{end}}</td><td class="n">{{.SearchSeeds}} / {{.RerunSeeds}}</td><td>{{if .Inside}}yes{{else}}<b>no</b>{{end}}</td></tr>
+{{range .}}<tr><td class="n">{{.Config}}</td><td>{{params $.In.Results.Params .Params}}</td><td class="n">{{if .SearchScore}}{{num (deref .SearchScore)}}{{else}}infeasible{{end}}</td><td class="n">{{if .SearchLow}}[{{num (deref .SearchLow)}}, {{num (deref .SearchHigh)}}]{{else}}—{{end}}</td><td class="n">{{if .RerunScore}}{{num (deref .RerunScore)}}{{else}}—{{end}}</td><td class="n">{{.SearchSeeds}} / {{.RerunSeeds}}</td><td>{{inside .Inside}}</td></tr>
 {{end}}</table>
-<p class="muted">The search's best configurations, run again on seeds the search did not use (bayes.rerun_top). The interval is where the re-run's mean should land if the search-time score reproduces: the 95% Student-t prediction interval from the search's n seeds for the mean of the re-run's m seeds, mean ± t(0.975, n−1)·s·√(1/n + 1/m) (wider than the leaderboard's interval of the mean, which is not where new seeds land). A re-run score outside it says the search-time score did not reproduce.</p>
+<p class="muted">The search's best configurations, run again on seeds the search did not use (bayes.rerun_top). The interval is where the re-run's mean should land if the search-time score reproduces: the 95% Student-t prediction interval from the search's n seeds for the mean of the re-run's m seeds, mean ± t(0.975, n−1)·s·√(1/n + 1/m) (wider than the leaderboard's interval of the mean, which is not where new seeds land), given from 3 search seeds on and clipped to metric.bounds. A re-run score outside it says the search-time score did not reproduce.</p>
 {{end}}
 
 {{range .Figures}}<figure id="{{.ID}}">{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>

@@ -15,6 +15,8 @@ import (
 
 func ptr(x float64) *float64 { return &x }
 
+func boolPtr(b bool) *bool { return &b }
+
 func TestMeanCI(t *testing.T) {
 	tests := []struct {
 		name           string
@@ -68,7 +70,11 @@ func TestLeaderboard(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rows := Leaderboard(trials, tt.maximize)
+			goal := "maximize"
+			if !tt.maximize {
+				goal = "minimize"
+			}
+			rows := Leaderboard(&results.SweepResults{Metric: sweeps.Metric{Goal: goal}, Trials: trials})
 			var got []int
 			for _, r := range rows {
 				got = append(got, r.Config)
@@ -78,7 +84,7 @@ func TestLeaderboard(t *testing.T) {
 			}
 		})
 	}
-	rows := Leaderboard(trials, true)
+	rows := Leaderboard(&results.SweepResults{Trials: trials})
 	if r := rows[0]; r.Scored != 1 || r.Trials != 2 || r.Mean != 50 || r.Outcomes[results.OutcomeDiverged] != 1 {
 		t.Errorf("config 1: scored %d of %d, mean %v, outcomes %v; want 1 of 2, 50, one diverged", r.Scored, r.Trials, r.Mean, r.Outcomes)
 	}
@@ -463,7 +469,9 @@ func TestRenderRerun(t *testing.T) {
 	in := sampleInput()
 	in.Results.Confirmations = []results.Confirmation{
 		{Config: 3, Params: map[string]any{"lr": 1e-3, "clip": 0.2}, SearchScore: ptr(97.5), SearchLow: ptr(90), SearchHigh: ptr(105),
-			SearchSeeds: 2, RerunScore: ptr(99), RerunSeeds: 2, Inside: true},
+			SearchSeeds: 2, RerunScore: ptr(99), RerunSeeds: 2, Inside: boolPtr(true)},
+		{Config: 2, Params: map[string]any{"lr": 3e-4, "clip": 0.2}, SearchScore: ptr(95), SearchLow: ptr(93), SearchHigh: ptr(97),
+			SearchSeeds: 3, RerunScore: ptr(80), RerunSeeds: 2, Inside: boolPtr(false)},
 		{Config: 1, Params: map[string]any{"lr": 1e-4, "clip": 0.2}, SearchScore: ptr(96), SearchSeeds: 2, RerunSeeds: 2},
 	}
 	var b bytes.Buffer
@@ -477,9 +485,10 @@ func TestRenderRerun(t *testing.T) {
 	}
 	table := html[start : start+strings.Index(html[start:], "</table>")]
 	rows := strings.Split(table, "<tr>")[2:]
-	if len(rows) != 2 || !strings.Contains(rows[0], "97.5") || !strings.Contains(rows[0], "[90, 105]") || !strings.Contains(rows[0], "99") ||
-		!strings.Contains(rows[0], "yes") || !strings.Contains(rows[1], "—") || !strings.Contains(rows[1], "<b>no</b>") {
-		t.Errorf("re-run rows = %q, want configuration 3 (97.5 in [90, 105], re-run 99, inside) and configuration 1 (no interval, not re-scored)", rows)
+	if len(rows) != 3 || !strings.Contains(rows[0], "97.5") || !strings.Contains(rows[0], "[90, 105]") || !strings.Contains(rows[0], "99") ||
+		!strings.Contains(rows[0], "yes") || !strings.Contains(rows[1], "<b>no</b>") ||
+		!strings.Contains(rows[2], "—") || strings.Contains(rows[2], "<b>no</b>") || strings.Contains(rows[2], "yes") {
+		t.Errorf("re-run rows = %q, want configuration 3 (97.5 in [90, 105], re-run 99, inside), configuration 2 (outside) and configuration 1 (no interval, not re-scored, no verdict)", rows)
 	}
 	in.Results.Confirmations = nil
 	b.Reset()
@@ -488,5 +497,35 @@ func TestRenderRerun(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "rerun-table") {
 		t.Error("a sweep without a re-run shows the re-run table")
+	}
+}
+
+// A bayes sweep's leaderboard ranks the configurations confirmed on fresh seeds first, by their score
+// there: configuration 0 topped the search on two seeds and fell on fresh ones (the winner's curse),
+// configuration 1 held; configuration 2, never re-run, has the highest mean over its two seeds but
+// ranks after both, and neither two-seed configuration gets an interval.
+func TestLeaderboardRanksConfirmedFirst(t *testing.T) {
+	tr := func(c int, seed int64, v float64) results.TrialSummary {
+		return results.TrialSummary{Config: c, Seed: seed, Outcome: results.OutcomeCompleted, Objective: ptr(v)}
+	}
+	res := &results.SweepResults{Metric: sweeps.Metric{Goal: "maximize", Bounds: &[2]float64{0, 500}},
+		Trials: []results.TrialSummary{tr(0, 1, 480), tr(0, 2, 470), tr(0, 7, 200), tr(0, 8, 220), tr(0, 9, 210),
+			tr(1, 1, 400), tr(1, 2, 410), tr(1, 7, 395), tr(1, 8, 405), tr(1, 9, 400),
+			tr(2, 1, 450), tr(2, 2, 460), tr(3, 1, 100)},
+		Confirmations: []results.Confirmation{{Config: 0, RerunScore: ptr(210), RerunSeeds: 3}, {Config: 1, RerunScore: ptr(400), RerunSeeds: 3}}}
+	rows := Leaderboard(res)
+	var order []int
+	for _, r := range rows {
+		order = append(order, r.Config)
+	}
+	if !equalInts(order, []int{1, 0, 2, 3}) {
+		t.Fatalf("order = %v, want [1 0 2 3]: confirmed by their fresh-seed score, then the others by mean", order)
+	}
+	if !rows[0].Confirmed || *rows[0].Fresh != 400 || rows[2].Confirmed {
+		t.Errorf("rows = %+v, want configurations 1 and 0 confirmed, 2 not", rows)
+	}
+	if !math.IsNaN(rows[2].Lo) || math.IsNaN(rows[0].Lo) || rows[1].Hi > 500 {
+		t.Errorf("intervals: config 2 [%v, %v] (two seeds: none), config 1 [%v, %v], config 0 [%v, %v] (within [0, 500])",
+			rows[2].Lo, rows[2].Hi, rows[0].Lo, rows[0].Hi, rows[1].Lo, rows[1].Hi)
 	}
 }

@@ -16,28 +16,43 @@ import (
 
 // Row is one configuration of the leaderboard.
 type Row struct {
-	Config    int
-	Params    map[string]any
-	Trials    int            // trials of this configuration (one per seed)
-	Scored    int            // completed trials with a finite objective: the seeds the statistics use
-	Outcomes  map[string]int // trials per outcome
-	Mean      float64        // mean objective over the scored seeds; NaN when none
-	Lo, Hi    float64        // 95% confidence interval of the mean; NaN with fewer than two scored seeds
-	IQM       float64        // interquartile mean over the scored seeds (rliable's aggregate); NaN when none
-	Objective []float64      // the scored seeds' objectives
+	Config   int
+	Params   map[string]any
+	Trials   int            // trials of this configuration (one per seed)
+	Scored   int            // completed trials with a finite objective: the seeds the statistics use
+	Outcomes map[string]int // trials per outcome
+	Mean     float64        // mean objective over the scored seeds; NaN when none
+	// Lo and Hi are the 95% confidence interval of the mean, clipped to metric.bounds; NaN with fewer
+	// than results.MinIntervalSeeds scored seeds (the table says "too few seeds").
+	Lo, Hi    float64
+	IQM       float64   // interquartile mean over the scored seeds (rliable's aggregate); NaN when none
+	Objective []float64 // the scored seeds' objectives
+	// Confirmed: the configuration ran again on seeds the search did not use (a bayes sweep's
+	// bayes.rerun_top). Fresh is its score there (results.Confirmation.RerunScore), nil when infeasible
+	// there or not ended; FreshSeeds how many fresh seeds it ran on.
+	Confirmed  bool
+	Fresh      *float64
+	FreshSeeds int
 }
 
-// Leaderboard groups trials by configuration and ranks the configurations by their mean objective
-// over seeds, best first; configurations with no scored seed come last, in configuration order.
+// Leaderboard groups a sweep's trials by configuration and ranks the configurations, best first:
+//
+//  1. confirmed configurations (re-run on fresh seeds, results.SweepResults.Confirmations) with a score
+//     there, by that score: the fresh seeds were not chosen by the search, so their score is free of
+//     the optimism of picking the best of many noisy scores (the winner's curse);
+//  2. every other configuration with a scored seed, by its mean objective over its seeds;
+//  3. configurations with no scored seed, in configuration order.
 //
 // Only completed trials are scored: the last objective of a diverged or cancelled run is not its
 // result, and a configuration that diverged on some seeds says so in Outcomes. The interval is
-// Student's t: mean ± t(0.975, n−1)·s/√n, with s the sample standard deviation — with the 2 to 5 seeds
-// RL sweeps run, a bootstrap interval would be far too narrow.
-func Leaderboard(trials []results.TrialSummary, maximize bool) []Row {
+// Student's t: mean ± t(0.975, n−1)·s/√n, with s the sample standard deviation — with the 3 to 5 seeds
+// RL sweeps run, a bootstrap interval would be far too narrow — from results.MinIntervalSeeds seeds
+// on, clipped to metric.bounds.
+func Leaderboard(res *results.SweepResults) []Row {
+	maximize := res.Maximize()
 	byConfig := map[int]*Row{}
 	var order []int
-	for _, t := range trials {
+	for _, t := range res.Trials {
 		r := byConfig[t.Config]
 		if r == nil {
 			r = &Row{Config: t.Config, Params: t.Params, Outcomes: map[string]int{}}
@@ -55,20 +70,64 @@ func Leaderboard(trials []results.TrialSummary, maximize bool) []Row {
 		r := byConfig[c]
 		r.Scored = len(r.Objective)
 		r.Mean, r.Lo, r.Hi = meanCI(r.Objective, 0.95)
+		if r.Scored >= results.MinIntervalSeeds {
+			r.Lo, r.Hi = results.ClipToBounds(r.Lo, r.Hi, res.Metric.Bounds)
+		} else {
+			r.Lo, r.Hi = math.NaN(), math.NaN()
+		}
 		r.IQM = diagnostics.IQM(r.Objective)
 		rows = append(rows, *r)
 	}
+	confirmed := map[int]results.Confirmation{}
+	for _, c := range res.Confirmations {
+		confirmed[c.Config] = c
+	}
+	for i := range rows {
+		if c, ok := confirmed[rows[i].Config]; ok {
+			rows[i].Confirmed, rows[i].Fresh, rows[i].FreshSeeds = true, c.RerunScore, c.RerunSeeds
+		}
+	}
+	tier := func(r Row) int {
+		switch {
+		case r.Fresh != nil:
+			return 0
+		case r.Scored > 0:
+			return 1
+		}
+		return 2
+	}
+	better := func(x, y float64) bool { return (x > y) == maximize }
 	sort.SliceStable(rows, func(i, j int) bool {
 		a, b := rows[i], rows[j]
-		if (a.Scored > 0) != (b.Scored > 0) {
-			return a.Scored > 0
+		if ta, tb := tier(a), tier(b); ta != tb {
+			return ta < tb
 		}
-		if a.Scored == 0 || a.Mean == b.Mean {
-			return a.Config < b.Config
+		switch {
+		case a.Fresh != nil && *a.Fresh != *b.Fresh:
+			return better(*a.Fresh, *b.Fresh)
+		case a.Fresh == nil && a.Scored > 0 && a.Mean != b.Mean:
+			return better(a.Mean, b.Mean)
 		}
-		return (a.Mean > b.Mean) == maximize
+		return a.Config < b.Config
 	})
 	return rows
+}
+
+// FreshSeeds says "n fresh seeds", singular for one.
+func FreshSeeds(n int) string {
+	if n == 1 {
+		return "1 fresh seed"
+	}
+	return fmt.Sprintf("%d fresh seeds", n)
+}
+
+// RankingRule says in a sentence how Leaderboard ranks res's configurations, for the tables that show it.
+func RankingRule(res *results.SweepResults) string {
+	if len(res.Confirmations) == 0 {
+		return fmt.Sprintf("ranked by the mean over seeds; 95%% intervals from %d seeds on", results.MinIntervalSeeds)
+	}
+	return fmt.Sprintf("ranked by: configurations confirmed on fresh seeds first, by their score there; then the "+
+		"others by their mean over seeds; 95%% intervals from %d seeds on", results.MinIntervalSeeds)
 }
 
 // meanCI returns the mean of xs and its Student-t confidence interval at the given level; NaN for what

@@ -214,7 +214,7 @@ func New(sweepID string, spec *sweeps.Spec, status string, trials []TrialSummary
 	r := &SweepResults{SweepID: sweepID, Name: spec.Name, Status: status, Metric: spec.Metric,
 		Params: sweeps.ParamNames(spec), Trials: trials}
 	if spec.Method == sweeps.MethodBayes {
-		r.Confirmations = Confirmations(trials, spec.Seeds, r.Maximize())
+		r.Confirmations = Confirmations(trials, spec.Seeds, r.Maximize(), spec.Metric.Bounds)
 	}
 	return r
 }
@@ -338,8 +338,9 @@ type Confirmation struct {
 	// SearchScore is the configuration's score on the search's seeds (ConfigScore); nil when
 	// infeasible there. SearchLow and SearchHigh are the 95% Student-t prediction interval, from the
 	// search's seeds, of the mean objective over as many fresh seeds as the re-run has: mean ±
-	// t(0.975, n−1)·s·√(1/n + 1/m), n scored search seeds, m re-run seeds; where the re-run should
-	// land if the search-time score reproduces. Nil with fewer than two scored seeds.
+	// t(0.975, n−1)·s·√(1/n + 1/m), n scored search seeds, m re-run seeds, clipped to metric.bounds;
+	// where the re-run should land if the search-time score reproduces. Nil with fewer than
+	// MinIntervalSeeds scored seeds (too few seeds for an interval that says anything).
 	SearchScore *float64 `json:"search_score"`
 	SearchLow   *float64 `json:"search_low"`
 	SearchHigh  *float64 `json:"search_high"`
@@ -348,13 +349,27 @@ type Confirmation struct {
 	// (a fresh seed diverged, or none completed) or not ended yet.
 	RerunScore *float64 `json:"rerun_score"`
 	RerunSeeds int      `json:"rerun_seeds"`
-	// Inside: the re-run score lies in the search's interval.
-	Inside bool `json:"inside"`
+	// Inside: the re-run score lies in the search's interval; nil when there is no interval or no
+	// re-run score to judge.
+	Inside *bool `json:"inside"`
+}
+
+// MinIntervalSeeds is the fewest scored seeds an interval of a configuration's score is given for:
+// from two seeds, t(0.975, 1) = 12.7 makes a 95% interval of [−288, 1064] on a task scored 0 to 500,
+// which says nothing; such a configuration shows "too few seeds" instead.
+const MinIntervalSeeds = 3
+
+// ClipToBounds narrows [lo, hi] to the objective's possible range, when the spec gives one (nil: none).
+func ClipToBounds(lo, hi float64, bounds *[2]float64) (float64, float64) {
+	if bounds == nil {
+		return lo, hi
+	}
+	return max(lo, bounds[0]), min(hi, bounds[1])
 }
 
 // Confirmations lists the configurations that ran on seeds other than searchSeeds (a bayes sweep's
-// re-run), best search score first.
-func Confirmations(trials []TrialSummary, searchSeeds []int64, maximize bool) []Confirmation {
+// re-run), best search score first; bounds is metric.bounds (nil: none).
+func Confirmations(trials []TrialSummary, searchSeeds []int64, maximize bool, bounds *[2]float64) []Confirmation {
 	type split struct{ search, rerun []TrialSummary }
 	byConfig := map[int]*split{}
 	params := map[int]map[string]any{}
@@ -386,12 +401,16 @@ func Confirmations(trials []TrialSummary, searchSeeds []int64, maximize bool) []
 				xs = append(xs, *t.Objective)
 			}
 		}
-		if lo, hi, ok := diagnostics.PredictionInterval(xs, len(sp.rerun), 0.95); ok {
+		if lo, hi, ok := diagnostics.PredictionInterval(xs, len(sp.rerun), 0.95); ok && len(xs) >= MinIntervalSeeds {
+			lo, hi = ClipToBounds(lo, hi, bounds)
 			cf.SearchLow, cf.SearchHigh = &lo, &hi
 		}
 		if v, ok := ConfigScore(sp.rerun); ok {
 			cf.RerunScore = &v
-			cf.Inside = cf.SearchLow != nil && v >= *cf.SearchLow && v <= *cf.SearchHigh
+			if cf.SearchLow != nil {
+				inside := v >= *cf.SearchLow && v <= *cf.SearchHigh
+				cf.Inside = &inside
+			}
 		}
 		out = append(out, cf)
 	}

@@ -203,9 +203,10 @@ func TestConfigScore(t *testing.T) {
 }
 
 // A bayes sweep's results list its re-run configurations with the search's score and interval and
-// the fresh seeds' score, best search score first.
+// the fresh seeds' score, best search score first. The interval needs MinIntervalSeeds scored search
+// seeds and is clipped to metric.bounds; with fewer there is no interval and no inside verdict.
 func TestConfirmations(t *testing.T) {
-	spec, err := sweeps.Decode(bytes.NewReader([]byte("name: b\ntrainer: {command: [t], total_steps: 10}\nmethod: bayes\ntrials: 4\nseeds: [1, 2]\nparameters:\n  x: {min: 0.0, max: 1.0}\n")), "b.yaml")
+	spec, err := sweeps.Decode(bytes.NewReader([]byte("name: b\ntrainer: {command: [t], total_steps: 10}\nmethod: bayes\ntrials: 4\nseeds: [1, 2, 3]\nmetric: {name: reward, bounds: [0, 500]}\nparameters:\n  x: {min: 0.0, max: 1.0}\n")), "b.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,19 +214,29 @@ func TestConfirmations(t *testing.T) {
 		return results.TrialSummary{TrialID: sweeps.TrialID(c, seed), Config: c, Seed: seed, Params: map[string]any{"x": float64(c)},
 			Outcome: results.OutcomeCompleted, Objective: fp(v)}
 	}
-	trials := []results.TrialSummary{tr(0, 1, 10), tr(0, 2, 12), tr(0, 3, 40), tr(1, 1, 20), tr(1, 2, 22), tr(1, 3, 21), tr(2, 1, 5), tr(2, 2, 6)}
+	trials := []results.TrialSummary{tr(0, 1, 10), tr(0, 2, 12), tr(0, 3, 11), tr(0, 4, 40), tr(1, 1, 20), tr(1, 2, 22), tr(1, 3, 21), tr(1, 4, 21),
+		tr(2, 1, 5), tr(2, 2, 6), tr(2, 3, 7), tr(3, 1, 300), tr(3, 2, 2), tr(3, 3, 400), tr(3, 5, 100), tr(4, 1, 30), tr(4, 2, 31), tr(4, 5, 30)}
+	// Configuration 4 ran on two of the search's seeds only (its third failed).
 	r := results.New("s", spec, "completed", trials)
-	if len(r.Confirmations) != 2 {
-		t.Fatalf("%d confirmations, want configurations 0 and 1", len(r.Confirmations))
+	if len(r.Confirmations) != 4 {
+		t.Fatalf("%d confirmations, want configurations 3, 4, 1 and 0", len(r.Confirmations))
 	}
 	c := r.Confirmations[0]
-	// Configuration 1: mean 21, s = √2, t(0.975, 1) = 12.706, one re-run seed: 21 ± 12.706·√2·√(1/2 + 1) = 21 ± 22.007.
-	if c.Config != 1 || *c.SearchScore != 21 || math.Abs(*c.SearchLow-(21-22.0075)) > 1e-3 || math.Abs(*c.SearchHigh-(21+22.0075)) > 1e-3 ||
-		*c.RerunScore != 21 || !c.Inside || c.SearchSeeds != 2 || c.RerunSeeds != 1 {
-		t.Errorf("first confirmation = %+v, want configuration 1, search 21 in [−1.01, 43.01], re-run 21 inside", c)
+	// Configuration 3: mean 234, s = 206.0, t(0.975, 2) = 4.303, one re-run seed:
+	// 234 ± 4.303·206.0·√(1/3 + 1) = 234 ± 1023.4, clipped to [0, 500].
+	if c.Config != 3 || *c.SearchLow != 0 || *c.SearchHigh != 500 || c.Inside == nil || !*c.Inside {
+		t.Errorf("first confirmation = %+v, want configuration 3 with [0, 500] (clipped), re-run 100 inside", c)
 	}
-	if c := r.Confirmations[1]; c.Config != 0 || *c.RerunScore != 40 || c.Inside {
-		t.Errorf("second confirmation = %+v, want configuration 0, re-run 40 outside [−11.0, 33.0]", c)
+	if c := r.Confirmations[1]; c.Config != 4 || c.SearchLow != nil || c.Inside != nil || *c.RerunScore != 30 {
+		t.Errorf("second confirmation = %+v, want configuration 4 with no interval (two search seeds) and no verdict", c)
+	}
+	// Configuration 1: mean 21, s = 1, t(0.975, 2) = 4.303, one re-run seed: 21 ± 4.303·√(4/3) = 21 ± 4.969.
+	if c := r.Confirmations[2]; c.Config != 1 || *c.SearchScore != 21 || math.Abs(*c.SearchLow-(21-4.969)) > 1e-3 ||
+		math.Abs(*c.SearchHigh-(21+4.969)) > 1e-3 || *c.RerunScore != 21 || c.Inside == nil || !*c.Inside || c.SearchSeeds != 3 || c.RerunSeeds != 1 {
+		t.Errorf("third confirmation = %+v, want configuration 1, search 21 in [16.03, 25.97], re-run 21 inside", c)
+	}
+	if c := r.Confirmations[3]; c.Config != 0 || *c.RerunScore != 40 || c.Inside == nil || *c.Inside {
+		t.Errorf("fourth confirmation = %+v, want configuration 0, re-run 40 outside [6.03, 15.97]", c)
 	}
 	b, _ := json.Marshal(r)
 	for _, name := range []string{`"confirmations"`, `"search_score"`, `"search_low"`, `"search_high"`, `"rerun_score"`, `"rerun_seeds"`, `"inside"`} {

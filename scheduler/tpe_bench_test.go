@@ -290,10 +290,10 @@ func benchGrid(t *testing.T, env string) {
 			sums = append(sums, sum)
 		}
 		plo, phi := math.NaN(), math.NaN()
-		for _, c := range results.Confirmations(sums, s.Seeds, true) {
+		for _, c := range results.Confirmations(sums, s.Seeds, true, nil) {
 			if c.Config == top.Config && c.SearchLow != nil {
 				plo, phi = *c.SearchLow, *c.SearchHigh
-				if c.Inside {
+				if c.Inside != nil && *c.Inside {
 					pIn++
 				}
 			}

@@ -11,7 +11,8 @@ func (d *decoder) spec(n *yaml.Node, s *Spec) {
 		{"description", d.text(&s.Description)},
 		{"trainer", func(p string, v *yaml.Node) { d.trainer(v, p, &s.Trainer) }},
 		{"metric", func(p string, v *yaml.Node) {
-			d.mapping(v, p, []field{{"name", d.text(&s.Metric.Name)}, {"goal", d.text(&s.Metric.Goal)}})
+			d.mapping(v, p, []field{{"name", d.text(&s.Metric.Name)}, {"goal", d.text(&s.Metric.Goal)},
+				{"bounds", func(bp string, bv *yaml.Node) { d.bounds(bv, bp, &s.Metric.Bounds) }}})
 		}},
 		{"method", d.text(&s.Method)},
 		{"trials", d.smallInt(&s.Trials)},
@@ -175,5 +176,26 @@ func (d *decoder) metricsSource(m *MetricsSource) func(string, *yaml.Node) {
 			{"steps_per_iteration", d.bigInt(&m.StepsPerIteration)},
 			{"step_key", d.text(&m.StepKey)},
 		})
+	}
+}
+
+// boundsWant is what metric.bounds allows.
+const boundsWant = "[lowest, highest], two finite numbers with lowest < highest: the objective's possible " +
+	"range (CartPole-v1's return: [0, 500]); leave it out when the task has none"
+
+// bounds decodes a list of two numbers into dst.
+func (d *decoder) bounds(v *yaml.Node, path string, dst **[2]float64) {
+	var xs []float64
+	ok := true
+	d.list(v, path, boundsWant, func(_ int, ep string, e *yaml.Node) {
+		f, good := d.number(e, ep)
+		xs, ok = append(xs, f), ok && good
+	})
+	switch {
+	case v.Kind != yaml.SequenceNode || !ok:
+	case len(xs) != 2:
+		d.fail(v, path, formatFloats(xs), boundsWant)
+	default:
+		*dst = &[2]float64{xs[0], xs[1]}
 	}
 }

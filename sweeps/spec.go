@@ -115,6 +115,9 @@ type Metric struct {
 	// Target is W&B's metric.target: once a trial completes with its objective at or beyond it, the
 	// sweep starts no new trial (those running finish).
 	Target *float64 `json:"target,omitempty"`
+	// Bounds is the objective's possible range, [lowest, highest], when the task has one (CartPole-v1's
+	// return: [0, 500]); nil when unknown. Intervals of a configuration's score are clipped to it.
+	Bounds *[2]float64 `json:"bounds,omitempty"`
 }
 
 // Parameter is one swept parameter: a list of values, a constant, or a range with a distribution.

@@ -270,6 +270,18 @@ func (c *checker) metric() {
 		c.add("metric.name", quote(c.s.Metric.Name), "a metric name such as reward")
 	}
 	c.choice("metric.goal", c.s.Metric.Goal, Goals, "")
+	if b := c.s.Metric.Bounds; b != nil && !(b[0] < b[1]) {
+		c.add("metric.bounds", formatFloats(b[:]), boundsWant)
+	}
+}
+
+// formatFloats writes xs as a YAML flow list.
+func formatFloats(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 func (c *checker) method() {

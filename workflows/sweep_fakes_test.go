@@ -232,13 +232,13 @@ func (r *resultsRecorder) best(spec sweeps.Spec) *activities.BestConfig {
 	for _, p := range r.parts {
 		trials = append(trials, p.Trials...)
 	}
-	rows := report.Leaderboard(trials, spec.Metric.Goal != "minimize")
+	rows := report.Leaderboard(results.New("sweep/unit/abc", &spec, "", trials))
 	if len(rows) == 0 || rows[0].Scored == 0 {
 		return nil
 	}
 	b := rows[0]
 	return &activities.BestConfig{Config: b.Config, Params: b.Params, Metric: spec.Metric.Name, Goal: spec.Metric.Goal,
-		Objective: b.Mean, Seeds: b.Scored, Trials: b.Trials}
+		Objective: b.Mean, Seeds: b.Scored, Trials: b.Trials, Confirmed: b.Confirmed, Fresh: b.Fresh, FreshSeeds: b.FreshSeeds}
 }
 
 // decisions returns every decision handed to RecordResults, in the order of their parts, checking

@@ -40,8 +40,9 @@ func (s *sweepRun) upsertEndMemo(ctx workflow.Context, summary string, best *act
 }
 
 // endSummary is a finished sweep's summary line: "completed: 4 trials (3 completed, 1 pruned); best
-// config 2 (lr=0.001 clip=0.2): reward 215.7, mean over 3 seeds", or with no trial scored the last
-// failure: "failed: all 2 trials failed; last failure: trial 1-s1: trainer exited with status 2 ...".
+// config 2 (lr=0.001 clip=0.2): reward 215.7, mean over 3 seeds" (with ", confirmed: 210.2 on 2 fresh
+// seeds" for a configuration re-run on fresh seeds), or with no trial scored the last failure:
+// "failed: all 2 trials failed; last failure: trial 1-s1: trainer exited with status 2 ...".
 func endSummary(res *SweepResult, paramNames []string) string {
 	var b strings.Builder
 	done := 0
@@ -72,6 +73,9 @@ func endSummary(res *SweepResult, paramNames []string) string {
 		}
 		fmt.Fprintf(&b, "; best config %d (%s): %s %.4g, mean over %d %s", best.Config,
 			formatParams(paramNames, best.Params), metric, best.Objective, best.Seeds, seeds)
+		if best.Confirmed && best.Fresh != nil {
+			fmt.Fprintf(&b, ", confirmed: %.4g on %d fresh seeds", *best.Fresh, best.FreshSeeds)
+		}
 	case lf != nil:
 		fmt.Fprintf(&b, "; last failure: %s", clip(lf.ErrorLine(), maxSummaryError))
 	}

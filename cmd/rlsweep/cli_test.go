@@ -293,9 +293,10 @@ func TestResultsTop(t *testing.T) {
 	trial := func(id string, config int, lr float64, outcome string, o *float64) results.TrialSummary {
 		return results.TrialSummary{TrialID: id, Config: config, Params: map[string]any{"lr": lr}, Outcome: outcome, Objective: o}
 	}
-	res := results.SweepResults{SweepID: "sweep/top/abc", Name: "top", Metric: sweeps.Metric{Name: "loss", Goal: "minimize"},
+	res := results.SweepResults{SweepID: "sweep/top/abc", Name: "top", Metric: sweeps.Metric{Name: "loss", Goal: "minimize", Bounds: &[2]float64{0, 10}},
 		Params: []string{"lr"}, Trials: []results.TrialSummary{
-			trial("0-s1", 0, 0.1, results.OutcomeCompleted, obj(3)), trial("0-s2", 0, 0.1, results.OutcomeCompleted, obj(5)),
+			trial("0-s1", 0, 0.1, results.OutcomeCompleted, obj(1)), trial("0-s2", 0, 0.1, results.OutcomeCompleted, obj(5)),
+			trial("0-s3", 0, 0.1, results.OutcomeCompleted, obj(3)),
 			trial("1-s1", 1, 0.2, results.OutcomeCompleted, obj(1)), trial("1-s2", 1, 0.2, results.OutcomeDiverged, obj(0)),
 			trial("2-s1", 2, 0.3, results.OutcomeFailed, nil), trial("2-s2", 2, 0.3, results.OutcomeFailed, nil),
 		}}
@@ -307,10 +308,13 @@ func TestResultsTop(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("results --top exited %d: %s", code, errOut)
 	}
-	want := "RANK  lr   MEAN loss  95% CI             SEEDS\n" +
-		"1     0.2  1          -                  1/2 (1 completed, 1 diverged)\n" +
-		"2     0.1  4          [-8.7062, 16.706]  2/2\n" +
-		"(1 more configurations)\n"
+	// Configuration 0: mean 3, s = 2, 3 ± 4.303·2/√3 = [−1.97, 7.97], clipped to metric.bounds [0, 10];
+	// configuration 1 has one scored seed, too few for an interval.
+	want := "RANK  lr   MEAN loss  95% CI         SEEDS\n" +
+		"1     0.2  1          too few seeds  1/2 (1 completed, 1 diverged)\n" +
+		"2     0.1  3          [0, 7.9683]    3/3\n" +
+		"(1 more configurations)\n" +
+		"(ranked by the mean over seeds; 95% intervals from 3 seeds on)\n"
 	if out != want {
 		t.Errorf("results --top 2:\n%s\nwant:\n%s", out, want)
 	}

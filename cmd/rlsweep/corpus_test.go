@@ -156,7 +156,7 @@ func diagnoseCorpusRun(dir string, r corpusRun) (o corpusOutcome) {
 		o.err = err.Error()
 		return o
 	}
-	o.records, o.lastStep = d.Records, d.records[len(d.records)-1].Step
+	o.records, o.lastStep = d.Records, lastStep(d.records)
 	if d.Stop != nil {
 		o.stopped, o.rule = true, d.Stop.Rule
 		o.at = float64(d.Stop.Step) / math.Max(1, float64(o.lastStep))

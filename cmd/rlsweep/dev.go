@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -205,11 +204,6 @@ func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 		if ctx.Err() != nil {
 			return nil // Ctrl-C: the deferred stops say what happens
 		}
-		var ec *exitCodeError
-		if sub.sweepID != "" && (err == nil || errors.As(err, &ec) && ec.code == exitFailed) {
-			// The sweep has ended: its answer, as `rlsweep results --top` and the report rank it.
-			printTopConfigs(cmd, f, sub.sweepID)
-		}
 		if opts.Exit || err != nil {
 			if started {
 				fmt.Fprintf(f.ErrOut, "dev: the sweep has ended; the server stops now and its Web UI with it. `%s` serves this state again at %s\n",
@@ -223,24 +217,24 @@ func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 	return nil
 }
 
-// demoTop is how many configurations dev prints once its sweep has ended.
+// demoTop is how many configurations `submit --watch` (and dev) print once the sweep has ended.
 const demoTop = 5
 
 // printTopConfigs prints the ended sweep's best configurations and the commands that show the rest.
 func printTopConfigs(cmd *cobra.Command, f *Factory, sweepID string) {
 	store, err := f.Store()
 	if err != nil {
-		fmt.Fprintf(f.ErrOut, "dev: leaderboard: %v\n", err)
+		fmt.Fprintf(f.ErrOut, "leaderboard: %v\n", err)
 		return
 	}
 	res, err := loadResults(cmd, f, store, sweepID)
 	if err != nil {
-		fmt.Fprintf(f.ErrOut, "dev: leaderboard: %v\n", err)
+		fmt.Fprintf(f.ErrOut, "leaderboard: %v\n", err)
 		return
 	}
-	fmt.Fprintf(f.Out, "\nbest configurations of %s (%s %s, mean over seeds):\n", sweepID, res.Metric.Goal, res.Metric.Name)
+	fmt.Fprintf(f.Out, "\nbest configurations of %s (%s %s):\n", sweepID, res.Metric.Goal, res.Metric.Name)
 	if err := writeLeaderboard(f.Out, res, demoTop); err != nil {
-		fmt.Fprintf(f.ErrOut, "dev: leaderboard: %v\n", err)
+		fmt.Fprintf(f.ErrOut, "leaderboard: %v\n", err)
 		return
 	}
 	fmt.Fprintf(f.Out, "every trial: %s\nthe report: %s\n", f.commandLine("results", sweepID), f.commandLine("report", sweepID, "--open"))

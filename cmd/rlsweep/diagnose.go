@@ -421,7 +421,7 @@ func judge(d *diagnosis, opts *DiagnoseOptions) error {
 	cfg := diagnostics.Config{WarmupSteps: opts.WarmupSteps, Patience: opts.Patience, Actions: opts.Actions}
 	switch opts.WarmupSteps {
 	case -1:
-		cfg.WarmupSteps, cfg.TotalSteps = 0, d.records[len(d.records)-1].Step
+		cfg.WarmupSteps, cfg.TotalSteps = 0, lastStep(d.records)
 		if opts.TotalSteps > 0 {
 			cfg.TotalSteps = opts.TotalSteps
 		}
@@ -488,4 +488,15 @@ func writeDiagnosis(w io.Writer, d *diagnosis) {
 		}
 		fmt.Fprintf(w, "   advice: %s\n", f.Advice)
 	}
+}
+
+// lastStep is the highest step of records: a run's length when no budget is given. Not the last
+// record's step: a TensorBoard run may log tags on other axes after its steps (rl_games writes each
+// scalar against frames, epochs and seconds; Isaac Gym tasks their episode sums against epochs).
+func lastStep(records []metrics.Record) int64 {
+	var last int64
+	for _, r := range records {
+		last = max(last, r.Step)
+	}
+	return last
 }

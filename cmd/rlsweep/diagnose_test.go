@@ -13,6 +13,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/metrics"
 )
 
 func TestDiagnoseFlags(t *testing.T) {
@@ -272,5 +273,16 @@ func TestDiagnoseActions(t *testing.T) {
 		if (code == exitDiverged) != tt.stop || tt.stop && stop["rule"] != "never_learned_entropy" {
 			t.Errorf("--actions %s: exit %d, stop %v; want a never_learned_entropy stop: %v", tt.actions, code, stop, tt.stop)
 		}
+	}
+}
+
+// A run's length when no budget is given is its highest step, not its last record's: rl_games writes
+// each scalar against frames, epochs and seconds, and an Isaac Gym task's episode sums against epochs
+// come last (an Aliengo run: frames up to 129,024, then epochs 1 to 22), which made the warm-up 2
+// steps and judged every rule from the first record.
+func TestLastStepIsTheHighest(t *testing.T) {
+	recs := []metrics.Record{{Step: 0}, {Step: 1}, {Step: 65536}, {Step: 2}, {Step: 129024}, {Step: 21}, {Step: 22}}
+	if got := lastStep(recs); got != 129024 {
+		t.Errorf("lastStep = %d, want 129024", got)
 	}
 }

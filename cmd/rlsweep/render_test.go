@@ -14,6 +14,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/report"
 	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/scheduler"
 	"github.com/rlsweep/rlsweep/sweeps"
@@ -58,44 +59,74 @@ func midSweepStatus() *workflows.SweepStatus {
 	}
 }
 
+// training is a running trial's live state: its heartbeat at step of total, with a windowed objective
+// and its trend.
+func training(step, total int64, windowed float64, trend ...float64) liveTrial {
+	return liveTrial{Training: true, Beat: true, Heartbeat: activities.Heartbeat{Step: step, TotalSteps: total,
+		Windowed: f64(windowed), Trend: trend}}
+}
+
 func TestRenderStatus(t *testing.T) {
+	bestRow := report.Row{Config: 4, Params: map[string]any{"lr": 0.001, "clip": 0.2}, Trials: 3, Scored: 3, IQM: 481.33333333}
 	tests := []struct {
-		name  string
-		st    *workflows.SweepStatus
-		steps map[string]int64
+		name string
+		st   *workflows.SweepStatus
+		live map[string]liveTrial
+		best *bestConfig
 	}{
-		{"status-running.golden", midSweepStatus(), map[string]int64{"9-s1": 120000, "10-s2": 4000}}, // 8-s3: no heartbeat yet
+		// 8-s3: started, no heartbeat yet.
+		{"status-running.golden", midSweepStatus(), map[string]liveTrial{"9-s1": training(120000, 500000, 312.456, 20, 45, 80, 150, 240, 312),
+			"10-s2": training(4000, 500000, 21.5, 21.5), "8-s3": {Training: true}}, nil},
+		{"status-best.golden", func() *workflows.SweepStatus {
+			st := midSweepStatus()
+			st.Running = []string{"9-s1", "10-s2", "8-s3", "11-s1"}
+			st.Standby = []string{"12-s1"}
+			return st
+		}(), map[string]liveTrial{"9-s1": training(120000, 500000, 312.456, 20, 45, 80, 150, 240, 312),
+			"10-s2": training(4000, 500000, 21.5), "8-s3": {}, "11-s1": {}}, &bestConfig{Row: bestRow, Previous: 1}},
 		{"status-paused.golden", func() *workflows.SweepStatus {
 			st := midSweepStatus()
 			st.Paused, st.Running, st.Leader = true, nil, nil
 			return st
-		}(), nil},
+		}(), nil, nil},
 		{"status-pruning.golden", func() *workflows.SweepStatus {
 			st := midSweepStatus()
 			st.Counts["pruned"] = 9
 			st.Pruning = &scheduler.PruningStatus{Rule: "asha", Rungs: []scheduler.RungStatus{
 				{Step: 4000, Reached: 5, Stopped: 3}, {Step: 12000, Reached: 2, Stopped: 1}, {Step: 36000}}}
 			return st
-		}(), map[string]int64{"9-s1": 120000}},
+		}(), map[string]liveTrial{"9-s1": training(120000, 500000, 312.456)}, nil},
 		{"status-pbt.golden", func() *workflows.SweepStatus {
 			st := midSweepStatus()
 			st.PBT = &scheduler.PBTStatus{Members: 9, Exploits: 14, Replaced: 1, ReadyStep: 120000}
 			return st
-		}(), map[string]int64{"9-s1": 120000}},
-		{"status-planning.golden", &workflows.SweepStatus{SweepID: "sweep/x/1", Phase: workflows.PhasePlanning, Counts: map[string]int{}}, nil},
+		}(), map[string]liveTrial{"9-s1": training(120000, 500000, 312.456)}, nil},
+		{"status-planning.golden", &workflows.SweepStatus{SweepID: "sweep/x/1", Phase: workflows.PhasePlanning, Counts: map[string]int{}}, nil, nil},
 		{"status-completed.golden", &workflows.SweepStatus{SweepID: "sweep/x/1", Phase: workflows.PhaseCompleted, Total: 4,
 			Counts: map[string]int{"completed": 3, "cancelled": 1}, Concurrency: 8,
 			Leader: &results.TrialSummary{TrialID: "2-s1", Objective: f64(-0.0123), Params: map[string]any{"gamma": 0.99}},
-			Metric: sweeps.Metric{Name: "loss", Goal: "minimize"}}, nil},
+			Metric: sweeps.Metric{Name: "loss", Goal: "minimize"}}, nil, nil},
 		{"status-failed.golden", &workflows.SweepStatus{SweepID: "sweep/x/1", Phase: workflows.PhaseFailed, Total: 2,
 			Counts: map[string]int{"failed": 2}, Concurrency: 4,
 			LastFailure: &results.TrialSummary{TrialID: "1-s1", Outcome: "failed",
-				Error: "trial 1-s1: trainer exited with status 2 at step 0; log tail:\nTraceback (most recent call last):\nValueError: bad config"}}, nil},
+				Error: "trial 1-s1: trainer exited with status 2 at step 0; log tail:\nTraceback (most recent call last):\nValueError: bad config"}}, nil, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			golden(t, tt.name, renderStatus(tt.st, tt.steps))
+			golden(t, tt.name, renderStatus(tt.st, tt.live, tt.best))
 		})
+	}
+}
+
+func TestSparkline(t *testing.T) {
+	if got := sparkline([]float64{0, 1, 2, 3, 4, 5, 6, 7}); got != "▁▂▃▄▅▆▇█" {
+		t.Errorf("sparkline(0…7) = %q", got)
+	}
+	if got := sparkline([]float64{5, 5}); got != "▁▁" {
+		t.Errorf("sparkline of a constant = %q, want the lowest ticks", got)
+	}
+	if got := sparkline(nil); got != "" {
+		t.Errorf("sparkline(nil) = %q", got)
 	}
 }
 

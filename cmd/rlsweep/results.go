@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -109,10 +110,11 @@ func runResults(cmd *cobra.Command, f *Factory, opts *ResultsOptions) error {
 }
 
 // writeLeaderboard prints the n best configurations as the report's leaderboard ranks them
-// (report.Leaderboard: mean objective over the completed seeds, best first), with their parameters,
-// the 95% interval of the mean and how many seeds it is over.
+// (report.Leaderboard: confirmed configurations first by their fresh-seed score, then the mean
+// objective over the completed seeds), with their parameters, the 95% interval of the mean (from
+// results.MinIntervalSeeds seeds), how many seeds it is over and whether it was confirmed on fresh seeds.
 func writeLeaderboard(w io.Writer, res *results.SweepResults, n int) error {
-	rows := report.Leaderboard(res.Trials, res.Maximize())
+	rows := report.Leaderboard(res)
 	metric := res.Metric.Name
 	if metric == "" {
 		metric = "objective"
@@ -122,7 +124,12 @@ func writeLeaderboard(w io.Writer, res *results.SweepResults, n int) error {
 	for _, p := range res.Params {
 		fmt.Fprint(tw, "\t"+p)
 	}
-	fmt.Fprintf(tw, "\tMEAN %s\t95%% CI\tSEEDS\n", metric)
+	anyConfirmed := len(res.Confirmations) > 0
+	fmt.Fprintf(tw, "\tMEAN %s\t95%% CI\tSEEDS", metric)
+	if anyConfirmed {
+		fmt.Fprint(tw, "\tCONFIRMED")
+	}
+	fmt.Fprintln(tw)
 	for i, r := range rows {
 		if i == n {
 			break
@@ -135,19 +142,30 @@ func writeLeaderboard(w io.Writer, res *results.SweepResults, n int) error {
 		if r.Scored > 0 {
 			mean = strconv.FormatFloat(r.Mean, 'g', 5, 64)
 		}
-		if r.Scored > 1 {
+		switch {
+		case !math.IsNaN(r.Lo):
 			ci = fmt.Sprintf("[%.5g, %.5g]", r.Lo, r.Hi)
+		case r.Scored > 0:
+			ci = "too few seeds"
 		}
 		seeds := fmt.Sprintf("%d/%d", r.Scored, r.Trials)
 		if r.Scored < r.Trials {
 			seeds += " (" + formatCounts(r.Outcomes) + ")"
 		}
-		fmt.Fprintf(tw, "\t%s\t%s\t%s\n", mean, ci, seeds)
+		fmt.Fprintf(tw, "\t%s\t%s\t%s", mean, ci, seeds)
+		if anyConfirmed {
+			fmt.Fprint(tw, "\t"+confirmedCell(r))
+		}
+		fmt.Fprintln(tw)
 	}
 	if len(rows) > n {
 		fmt.Fprintf(tw, "(%d more configurations)\n", len(rows)-n)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "(%s)\n", report.RankingRule(res))
+	return err
 }
 
 // statusPartial is the status of results read from the stored parts, results.json not being there.
@@ -342,4 +360,15 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// confirmedCell says whether a leaderboard row was confirmed on fresh seeds, and its score there.
+func confirmedCell(r report.Row) string {
+	switch {
+	case !r.Confirmed:
+		return "-"
+	case r.Fresh == nil:
+		return "no score on " + report.FreshSeeds(r.FreshSeeds)
+	}
+	return fmt.Sprintf("yes: %.5g on %s", *r.Fresh, report.FreshSeeds(r.FreshSeeds))
 }

@@ -56,7 +56,7 @@ func runStatus(cmd *cobra.Command, f *Factory, opts *StatusOptions) error {
 	if opts.JSON {
 		return json.NewEncoder(f.Out).Encode(st)
 	}
-	fmt.Fprint(f.Out, renderStatus(st, trialSteps(ctx, c, st)))
+	fmt.Fprint(f.Out, renderStatus(st, liveTrials(ctx, c, st), liveBest(cmd, f, sweepID, nil)))
 	fmt.Fprintf(f.Out, "web ui: %s\n", f.WorkflowURL(sweepID))
 	return nil
 }

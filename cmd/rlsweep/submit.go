@@ -126,7 +126,13 @@ func runSubmit(cmd *cobra.Command, f *Factory, opts *SubmitOptions) error {
 		fmt.Fprintf(f.Out, "follow:   rlsweep watch %s\n", sweepID)
 		return nil
 	}
-	return runWatch(cmd, f, &WatchOptions{Sweep: sweepID, Interval: defaultWatchInterval, inDev: opts.inDev})
+	err = runWatch(cmd, f, &WatchOptions{Sweep: sweepID, Interval: defaultWatchInterval, inDev: opts.inDev})
+	var ec *exitCodeError
+	if cmd.Context().Err() == nil && (err == nil || errors.As(err, &ec) && ec.code == exitFailed) {
+		// The sweep has ended: its answer, as `rlsweep results --top` and the report rank it.
+		printTopConfigs(cmd, f, sweepID)
+	}
+	return err
 }
 
 // sweepIDTaken refuses a sweep ID that names an existing sweep: its data is never overwritten.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/report"
 	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/scheduler"
 	"github.com/rlsweep/rlsweep/workflows"
@@ -73,6 +75,7 @@ func runWatch(cmd *cobra.Command, f *Factory, opts *WatchOptions) error {
 	}
 	tty := isTerminal(f.Out)
 	last := ""
+	lastFinished, best := -1, (*bestConfig)(nil)
 	rc := &reconnect{w: f.ErrOut}
 	for {
 		desc, err := c.DescribeWorkflowExecution(ctx, sweepID, "")
@@ -98,7 +101,11 @@ func runWatch(cmd *cobra.Command, f *Factory, opts *WatchOptions) error {
 		}
 		status, err := queryStatus(ctx, c, sweepID)
 		if err == nil {
-			frame := renderStatus(status, trialSteps(ctx, c, status))
+			if n := finished(status.Counts); n != lastFinished {
+				// The results recorded so far change only when a trial finishes: read them then.
+				lastFinished, best = n, liveBest(cmd, f, sweepID, best)
+			}
+			frame := renderStatus(status, liveTrials(ctx, c, status), best)
 			switch {
 			case tty:
 				fmt.Fprint(f.Out, "\033[H\033[2J"+frame)
@@ -232,11 +239,23 @@ func finishWatch(ctx context.Context, f *Factory, c client.Client, sweepID strin
 	return nil
 }
 
-// trialSteps asks Temporal for the last heartbeated step of each running trial (at most 32).
-func trialSteps(ctx context.Context, c client.Client, st *workflows.SweepStatus) map[string]int64 {
-	steps := map[string]int64{}
+// liveTrial is what the live view shows of a running trial: from its segment's last heartbeat, and
+// whether a worker has started the segment (Training) or it waits for a worker's slot.
+type liveTrial struct {
+	Training  bool
+	Heartbeat activities.Heartbeat
+	Beat      bool // a heartbeat was recorded
+}
+
+// maxLiveTrials bounds the running trials the live view asks Temporal about, one call each.
+const maxLiveTrials = 32
+
+// liveTrials asks Temporal for the state and last heartbeat of each running trial's segment (at most
+// maxLiveTrials).
+func liveTrials(ctx context.Context, c client.Client, st *workflows.SweepStatus) map[string]liveTrial {
+	live := map[string]liveTrial{}
 	for i, id := range st.Running {
-		if i == 32 {
+		if i == maxLiveTrials {
 			break
 		}
 		desc, err := c.DescribeWorkflowExecution(ctx, workflows.TrialWorkflowID(st.SweepID, id), "")
@@ -244,12 +263,41 @@ func trialSteps(ctx context.Context, c client.Client, st *workflows.SweepStatus)
 			continue
 		}
 		for _, pa := range desc.PendingActivities {
-			if hb, ok := heartbeatOf(pa); ok {
-				steps[id] = hb.Step
-			}
+			lt := liveTrial{Training: pa.State == enumspb.PENDING_ACTIVITY_STATE_STARTED}
+			lt.Heartbeat, lt.Beat = heartbeatOf(pa)
+			live[id] = lt
 		}
 	}
-	return steps
+	return live
+}
+
+// bestConfig is the live view's best configuration so far: the leaderboard's first row over the
+// trials recorded so far (report.Leaderboard), and whether it replaced another since the last frame.
+type bestConfig struct {
+	Row      report.Row
+	Previous int // the configuration that led before, -1 when none or the same
+}
+
+// liveBest reads the results recorded so far and returns the best configuration (nil when none is
+// scored or the store cannot be read: the view then shows the best trial the workflow knows).
+func liveBest(cmd *cobra.Command, f *Factory, sweepID string, prev *bestConfig) *bestConfig {
+	store, err := f.Store()
+	if err != nil {
+		return prev
+	}
+	res, err := loadResults(cmd, f, store, sweepID)
+	if err != nil {
+		return prev
+	}
+	rows := report.Leaderboard(res)
+	if len(rows) == 0 || rows[0].Scored == 0 {
+		return nil
+	}
+	b := &bestConfig{Row: rows[0], Previous: -1}
+	if prev != nil && prev.Row.Config != b.Row.Config {
+		b.Previous = prev.Row.Config
+	}
+	return b
 }
 
 func finished(counts map[string]int) int {
@@ -274,8 +322,55 @@ func formatCounts(counts map[string]int) string {
 }
 
 func progressLine(st *workflows.SweepStatus) string {
-	return fmt.Sprintf("%s %s %d/%d finished, %d running%s (%s)%s", st.SweepID, st.Phase, finished(st.Counts), st.Total,
-		len(st.Running), standbyNote(st), formatCounts(st.Counts), pausedNote(st))
+	best := ""
+	if l := st.Leader; l != nil && l.Objective != nil {
+		best = fmt.Sprintf("; best trial %s %s=%s", l.TrialID, st.Metric.Name, num(*l.Objective))
+	}
+	return fmt.Sprintf("%s %s %d/%d finished, %d running%s (%s)%s%s", st.SweepID, st.Phase, finished(st.Counts), st.Total,
+		len(st.Running), standbyNote(st), formatCounts(st.Counts), pausedNote(st), best)
+}
+
+// num formats a metric's value with four significant digits.
+func num(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }
+
+// formatParams writes parameters as name=value pairs in name order, values with four significant digits.
+func formatParams(params map[string]any) string {
+	names := make([]string, 0, len(params))
+	for n := range params {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		v := params[n]
+		if x, ok := v.(float64); ok {
+			v = num(x)
+		}
+		parts[i] = fmt.Sprintf("%s=%v", n, v)
+	}
+	return strings.Join(parts, " ")
+}
+
+// sparkline draws values as a line of block characters scaled between their minimum and maximum.
+func sparkline(values []float64) string {
+	const ticks = "▁▂▃▄▅▆▇█"
+	runes := []rune(ticks)
+	if len(values) == 0 {
+		return ""
+	}
+	lo, hi := values[0], values[0]
+	for _, v := range values {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	var b strings.Builder
+	for _, v := range values {
+		i := 0
+		if hi > lo {
+			i = int((v - lo) / (hi - lo) * float64(len(runes)-1))
+		}
+		b.WriteRune(runes[min(max(i, 0), len(runes)-1)])
+	}
+	return b.String()
 }
 
 // standbyNote counts the trials started and waiting for a place (docs/architecture.md, "Slot hand-off").
@@ -293,35 +388,81 @@ func pausedNote(st *workflows.SweepStatus) string {
 	return ""
 }
 
-// renderStatus draws the watch screen: a progress bar, counts, the leader and the running trials.
-func renderStatus(st *workflows.SweepStatus, steps map[string]int64) string {
+// renderStatus draws the watch screen: a progress bar, counts, the best configuration (best, when the
+// results recorded so far were read; else the best trial the workflow knows) and the running trials
+// with their step, windowed objective and its trend (live).
+func renderStatus(st *workflows.SweepStatus, live map[string]liveTrial, best *bestConfig) string {
 	var b strings.Builder
 	done := finished(st.Counts)
 	fmt.Fprintf(&b, "sweep %s  %s%s  concurrency %d\n", st.SweepID, st.Phase, pausedNote(st), st.Concurrency)
 	fmt.Fprintf(&b, "%s %d/%d\n", bar(done, st.Total, 40), done, st.Total)
-	fmt.Fprintf(&b, "running %d%s · %s\n", len(st.Running), standbyNote(st), formatCounts(st.Counts))
+	waiting := 0
+	for _, id := range st.Running {
+		if lt, ok := live[id]; ok && !lt.Training {
+			waiting++
+		}
+	}
+	training := ""
+	if waiting > 0 {
+		training = fmt.Sprintf(" (%d training, %d waiting for a worker's slot)", len(st.Running)-waiting, waiting)
+	}
+	fmt.Fprintf(&b, "running %d%s%s · %s\n", len(st.Running), training, standbyNote(st), formatCounts(st.Counts))
 	if p := st.Pruning; p != nil {
 		b.WriteString(pruningLine(p))
 	}
 	if p := st.PBT; p != nil {
 		fmt.Fprintf(&b, "pbt     %d members · %d exploits · %d replaced · ready step %d reached\n", p.Members, p.Exploits, p.Replaced, p.ReadyStep)
 	}
-	if l := st.Leader; l != nil && l.Objective != nil {
-		fmt.Fprintf(&b, "leader  %s  %s=%.4g  %v\n", l.TrialID, st.Metric.Name, *l.Objective, l.Params)
+	switch l := st.Leader; {
+	case best != nil:
+		r := best.Row
+		note := ""
+		if r.Confirmed {
+			note = ", confirmed on " + report.FreshSeeds(r.FreshSeeds)
+		}
+		if best.Previous >= 0 {
+			note += fmt.Sprintf("; new, config %d led before", best.Previous)
+		}
+		fmt.Fprintf(&b, "best    config %d  %s  IQM %s=%s over %d of %d seeds%s\n", r.Config, formatParams(r.Params),
+			st.Metric.Name, num(r.IQM), r.Scored, r.Trials, note)
+	case l != nil && l.Objective != nil:
+		fmt.Fprintf(&b, "leader  %s  %s=%s  %s\n", l.TrialID, st.Metric.Name, num(*l.Objective), formatParams(l.Params))
 	}
 	if f := st.LastFailure; f != nil {
 		b.WriteString(failureLines("last failure", f))
 	}
 	if len(st.Running) > 0 {
-		fmt.Fprintf(&b, "\n%-16s %12s\n", "TRIAL", "STEP")
+		metric := st.Metric.Name
+		if metric == "" {
+			metric = "objective"
+		}
+		fmt.Fprintf(&b, "\n%-16s %21s %5s %12s  %s\n", "TRIAL", "STEP / TOTAL", "", strings.ToUpper(metric), "TREND")
 		ids := append([]string(nil), st.Running...)
 		sort.Strings(ids)
 		for _, id := range ids {
-			step := "-"
-			if s, ok := steps[id]; ok {
-				step = fmt.Sprint(s)
+			lt, ok := live[id]
+			switch {
+			case !ok || !lt.Beat && lt.Training:
+				fmt.Fprintf(&b, "%-16s %21s\n", id, "starting")
+				continue
+			case !lt.Training:
+				fmt.Fprintf(&b, "%-16s %21s\n", id, "waiting for a worker's slot")
+				continue
 			}
-			fmt.Fprintf(&b, "%-16s %12s\n", id, step)
+			hb := lt.Heartbeat
+			step, pct := fmt.Sprint(hb.Step), ""
+			if hb.TotalSteps > 0 {
+				step += " / " + fmt.Sprint(hb.TotalSteps)
+				pct = fmt.Sprintf("%d%%", min(100, hb.Step*100/hb.TotalSteps))
+			}
+			obj := "-"
+			if hb.Windowed != nil {
+				obj = num(*hb.Windowed)
+			}
+			b.WriteString(strings.TrimRight(fmt.Sprintf("%-16s %21s %5s %12s  %s", id, step, pct, obj, sparkline(hb.Trend)), " ") + "\n")
+		}
+		if len(st.Running) > maxLiveTrials {
+			fmt.Fprintf(&b, "(the first %d of %d running trials are shown)\n", maxLiveTrials, len(st.Running))
 		}
 	}
 	return b.String()

@@ -12,7 +12,6 @@ RLSWEEP_SEED and RLSWEEP_TOTAL_STEPS.
 
 import argparse
 import dataclasses
-import os
 from dataclasses import dataclass
 
 from bugs import NAMES as BUG_NAMES
@@ -152,14 +151,3 @@ def validate(cfg):
     if cfg.minibatches >= 1 and batch % cfg.minibatches:
         problems.append("--minibatches: got %d, want a divisor of num_envs × num_steps = %d" % (cfg.minibatches, batch))
     return problems
-
-
-def env_int(name, default):
-    """An integer contract variable, or default when it is unset or empty."""
-    v = os.environ.get(name, "").strip()
-    if not v:
-        return default
-    try:
-        return int(v)
-    except ValueError:
-        raise ValueError("%s: got %r, want an integer" % (name, v)) from None

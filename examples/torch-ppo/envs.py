@@ -1,5 +1,5 @@
 """CartPole-v1 and Pendulum-v1 vectorised in torch, with Gymnasium's semantics, and the probe
-environments of examples/probes behind the same interface.
+environments of the rlsweep package behind the same interface.
 
 There is no gymnasium here: the two classic-control tasks are ported from Gymnasium's sources
 (gymnasium/envs/classic_control/cartpole.py and pendulum.py, the constants, integrators and reset
@@ -21,8 +21,6 @@ Semantics, as Gymnasium 0.29's SyncVectorEnv (and SB3) with the TimeLimit wrappe
 """
 
 import math
-import os
-import sys
 
 import torch
 
@@ -154,37 +152,25 @@ def angle_normalize(x):
     return torch.remainder(x + math.pi, 2 * math.pi) - math.pi
 
 
-def probe_module():
-    """examples/probes/rlsweep_probe.py, the probe environments rlsweep ships for external trainers."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    path = os.path.join(here, "..", "probes")
-    if path not in sys.path:
-        sys.path.insert(0, path)
-    import rlsweep_probe
-
-    return rlsweep_probe
-
-
 class ProbeVec:
-    """num_envs copies of one rlsweep probe (RLSWEEP_PROBE), with the VecEnv interface.
+    """num_envs copies of one rlsweep probe (an rlsweep.Probe, RLSWEEP_PROBE), with the VecEnv interface.
 
-    The probes are rlsweep_probe.ProbeEnv objects stepped one by one in Python: they are tiny, and
-    using rlsweep's own module means the trainer is judged on exactly the environment rlsweep defines.
+    The probes are rlsweep.ProbeEnv objects stepped one by one in Python: they are tiny, and using
+    rlsweep's own environments means the trainer is judged on exactly the environment rlsweep defines.
     """
 
-    def __init__(self, name, num_envs, device, seed):
-        rp = probe_module()
+    def __init__(self, probe, num_envs, device, seed):
         self.device = torch.device(device)
-        self.envs = [rp.ProbeEnv(name) for _ in range(num_envs)]
+        self.envs = [probe.env() for _ in range(num_envs)]
         self.num_envs = num_envs
-        first = self.envs[0]
-        self.discrete = not first.continuous
+        self.discrete = probe.discrete
         self.obs_dim = 1
+        space = self.envs[0].action_space
         if self.discrete:
-            self.n_actions = first.action_space["n"]
+            self.n_actions = space.n
         else:
             self.act_dim = 1
-            self.act_low, self.act_high = first.action_space["low"], first.action_space["high"]
+            self.act_low, self.act_high = space.low, space.high
         self._seed = seed
 
     def reset(self):

@@ -1,6 +1,6 @@
 """The learner: one PPO iteration is collect (rollout.py) → GAE (gae.py) → update (update.py), and
 the metrics of DESIGN §4. Its whole state — parameters, Adam's moments, the generators, the environments
-mid-episode, the normalisers, the counters — is one dict for checkpoints (contract.py), so a resumed run
+mid-episode, the normalisers, the counters — is one dict for checkpoints (rlsweep.checkpoint), so a resumed run
 continues bit for bit on the same device.
 """
 

@@ -1,10 +1,10 @@
-"""rlsweep's probe protocol (docs/probes.md), as examples/probes/numpy_ppo.py speaks it.
+"""rlsweep's probe protocol (docs/probes.md), through the rlsweep package.
 
 When RLSWEEP_PROBE names a probe, train.py trains this same PPO on that probe environment
-(examples/probes/rlsweep_probe.py) for RLSWEEP_TOTAL_STEPS steps with γ = RLSWEEP_PROBE_GAMMA, then
-writes V and π at the probe's evaluation observations to RLSWEEP_PROBE_RESULT and exits 0. rlsweep
-judges the record. A probe of the other action space is declined with exit 3 (by train.py, before torch
-is imported): --env CartPole-v1 runs the discrete ladder (1–5) with its categorical policy, --env
+(rlsweep.ProbeEnv) for RLSWEEP_TOTAL_STEPS steps with γ = RLSWEEP_PROBE_GAMMA, then writes V and π at
+the probe's evaluation observations to RLSWEEP_PROBE_RESULT and exits 0. rlsweep judges the record. A
+probe of the other action space is declined with exit 3 (by rlsweep.probe in train.py, before torch is
+imported): --env CartPole-v1 runs the discrete ladder (1–5) with its categorical policy, --env
 Pendulum-v1 the Gaussian one (1c–5c).
 
 The probes run on the CPU with probe_config (config.py), not with the sweep's hyperparameters: they
@@ -17,28 +17,22 @@ import torch
 
 import config
 import envs
+import rlsweep
 from bugs import Bug
-from contract import MetricsWriter
 from ppo import PPO
 
 
-def run(args, contract):
-    """Trains on the probe and writes the result record; returns the exit status."""
-    rp = envs.probe_module()
-    name = contract.probe
-    discrete = not name.endswith("c")
+def run(args, probe):
+    """Trains on the probe (an rlsweep.Probe) and writes the result record; returns the exit status."""
     torch.set_num_threads(1)
-    cfg = config.probe_config(discrete, rp.gamma())
-    seed = args.seed if args.seed is not None else (contract.seed if contract.seed is not None else 1)
-    budget = rp.budget()
-    env = envs.ProbeVec(name, cfg.num_envs, "cpu", seed)
-    learner = PPO(cfg, env, "cpu", seed, budget, Bug(args.inject_bug))
-    metrics = MetricsWriter(contract.metrics_file)
-    while learner.step < budget:
-        metrics.write(learner.step, learner.iterate())
-    metrics.close()
-    rp.write_result(evaluate(learner, rp.eval_observations()), cfg.gamma, learner.step)
-    print("probe %s: trained %d steps, result written" % (name, learner.step), file=sys.stderr)
+    cfg = config.probe_config(probe.discrete, probe.gamma)
+    seed = args.seed if args.seed is not None else (probe.seed if probe.seed is not None else 1)
+    env = envs.ProbeVec(probe, cfg.num_envs, "cpu", seed)
+    learner = PPO(cfg, env, "cpu", seed, probe.budget, Bug(args.inject_bug))
+    while learner.step < probe.budget:
+        rlsweep.log(learner.step, **learner.iterate())
+    rlsweep.report_probe(evaluate(learner, probe.eval_observations), learner.step, cfg.gamma, probe.name)
+    print("probe %s: trained %d steps, result written" % (probe.name, learner.step), file=sys.stderr)
     return 0
 
 

@@ -4,43 +4,42 @@ contract (DESIGN §4) and the probe protocol (docs/probes.md). See README.md.
 
     /usr/bin/python3 train.py --env CartPole-v1 --steps 100000 --lr 1e-3     # standalone: progress on stderr
 
-Where things are: flags and hyperparameters in config.py, the contract's I/O in contract.py, the
-training loop in training.py, the probe protocol in probe.py; PPO itself in ppo.py (one iteration and
+Where things are: flags and hyperparameters in config.py, the contract's I/O in the rlsweep package
+(python/rlsweep in this repository, found from here), the training loop in training.py, the probe protocol in probe.py; PPO itself in ppo.py (one iteration and
 the checkpointed state), model.py (the network), rollout.py (collecting experience), gae.py and
 update.py (the clipped-surrogate update), and the environments in envs.py.
 """
 
+import os
 import sys
 
-import config
-from contract import Contract
+# The rlsweep package of this checkout (python/rlsweep), before any installed copy.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
-EXIT_UNSUPPORTED = 3  # the probe protocol's "this trainer does not have that action space" (rlsweep_probe.py)
+import config  # noqa: E402
+import rlsweep  # noqa: E402
 
 
 def main(argv=None):
     p = config.parser()
     args = p.parse_args(argv)
+    # torch is imported only past the cheap checks: it takes seconds, and half of a sweep's probe runs
+    # are declined (exit 3: a categorical policy skips the Gaussian ladder and vice versa).
     try:
-        contract = Contract.from_environ()
+        pr = rlsweep.probe("discrete" if config.DISCRETE[args.env] else "continuous")
+        seg = None if pr else rlsweep.Segment()
     except ValueError as e:
         p.error(str(e))
-    # torch is imported only past the cheap checks: it takes seconds, and half of a sweep's probe runs
-    # are declined (a categorical policy skips the Gaussian ladder and vice versa).
-    if contract.probe:
-        if config.DISCRETE[args.env] == contract.probe.endswith("c"):
-            space = "discrete" if config.DISCRETE[args.env] else "continuous"
-            print("probe %s: declined, %s has a %s action space" % (contract.probe, args.env, space), file=sys.stderr)
-            return EXIT_UNSUPPORTED
+    if pr:
         import probe
 
-        return probe.run(args, contract)
+        return probe.run(args, pr)
     cfg, problems = config.resolve(args, config.defaults(config.DISCRETE[args.env]))
     if problems:
         p.error("; ".join(problems))
     import training
 
-    return training.run(p, args, cfg, contract)
+    return training.run(p, args, cfg, seg)
 
 
 if __name__ == "__main__":

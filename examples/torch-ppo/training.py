@@ -1,6 +1,6 @@
 """The training loop under rlsweep's trainer contract: resume, iterate to RLSWEEP_STOP_AT_STEP (or a
-SIGTERM), one metrics record per iteration, then checkpoint and exit 0. contract.py says what each
-variable means.
+SIGTERM), one metrics record per iteration, then checkpoint and exit 0, each through the rlsweep package
+(docs/trainer-contract.md says what each variable means).
 """
 
 import os
@@ -10,19 +10,20 @@ import time
 import torch
 
 import envs
+import rlsweep
 from bugs import Bug
-from contract import MetricsWriter, StopFlag, write_checkpoint
 from ppo import PPO
 
 DEFAULT_STEPS = 500_000
 ENV_SEED_OFFSET = 1_000_003  # the environments draw from a generator of their own, seeded apart
 
 
-def run(p, args, cfg, contract):
-    """Trains one segment with the hyperparameters cfg; p reports bad input (exit 2, naming the flag)."""
-    seed = first(args.seed, contract.seed, 1)
-    total = first(args.steps, contract.total_steps, DEFAULT_STEPS)
-    stop_at = first(contract.stop_at_step, total)
+def run(p, args, cfg, seg):
+    """Trains one segment (seg: an rlsweep.Segment) with the hyperparameters cfg; p reports bad input
+    (exit 2, naming the flag)."""
+    seed = first(args.seed, seg.seed, 1)
+    total = first(args.steps, seg.total_steps, DEFAULT_STEPS)
+    stop_at = first(seg.stop_at, total)
     if total <= 0:
         p.error("--steps: got %d, want > 0" % total)
     device = pick_device(p, args.device)
@@ -30,54 +31,51 @@ def run(p, args, cfg, contract):
 
     env = envs.make(args.env, cfg.num_envs, device, seed + ENV_SEED_OFFSET)
     learner = PPO(cfg, env, device, seed, total, Bug(args.inject_bug))
-    if contract.resume_from:
+    if seg.resume_from:
         try:
             # weights_only=False: the checkpoint holds plain Python numbers besides tensors, which torch
             # 1.13's restricted unpickler refuses; it is this trainer's own file from the sweep's store.
-            warnings = learner.load_state_dict(torch.load(contract.resume_from, map_location="cpu", weights_only=False))
+            warnings = learner.load_state_dict(torch.load(seg.resume_from, map_location="cpu", weights_only=False))
         except ValueError as e:
-            log("resume from %s: %s" % (contract.resume_from, e))
+            log("resume from %s: %s" % (seg.resume_from, e))
             return 1
         for w in warnings:
             log("resume: " + w)
-        log("resumed from %s at step %d" % (contract.resume_from, learner.step))
+        log("resumed from %s at step %d" % (seg.resume_from, learner.step))
     log("%s on %s, seed %d, steps %d → %d of %d; %s" % (args.env, device, seed, learner.step, stop_at, total, cfg))
 
-    metrics = MetricsWriter(contract.metrics_file)
-    stop = StopFlag()
     start_step = learner.step
-    train(learner, stop_at, metrics, contract.checkpoint_dir, args.checkpoint_every, stop)
+    train(learner, stop_at, args.checkpoint_every, seg)
     # A resumed run that had nothing left to do has nothing new to save: its checkpoint is the one it
     # resumed from, and announcing another at the same step would repeat that step in the metrics.
-    if learner.step > start_step or not contract.resume_from:
-        checkpoint(learner, contract.checkpoint_dir, metrics)
-    metrics.close()
-    log("%s at step %d" % ("stopped by " + stop.signal if stop.requested else "done", learner.step))
+    if learner.step > start_step or not seg.resume_from:
+        checkpoint(learner)
+    log("%s at step %d" % ("stopped by " + seg.stop_signal if seg.stop_signal else "done", learner.step))
     return 0
 
 
-def train(learner, stop_at, metrics, checkpoint_dir, checkpoint_every, stop):
-    """Iterates until stop_at or a stop signal, one metrics record per iteration."""
+def train(learner, stop_at, checkpoint_every, seg):
+    """Iterates until stop_at or rlsweep's stop signal (seg.stop_signal), one metrics record per
+    iteration."""
     progress = Progress(stop_at)
     begin, begin_step = time.perf_counter(), learner.step
-    while learner.step < stop_at and not stop.requested:
+    while learner.step < stop_at and seg.stop_signal is None:
         before = learner.step
         values = learner.iterate()
         values["steps_per_second"] = (learner.step - begin_step) / (time.perf_counter() - begin)
-        metrics.write(learner.step, values)
+        rlsweep.log(learner.step, **values)
         progress.report(learner.step, values)
         if checkpoint_every and learner.step // checkpoint_every > before // checkpoint_every and learner.step < stop_at:
-            checkpoint(learner, checkpoint_dir, metrics)
+            checkpoint(learner)
 
 
-def checkpoint(learner, directory, metrics):
-    """Saves the learner's whole state, then announces it: a record with only step and checkpoint."""
-    if not directory:
-        return
+def checkpoint(learner):
+    """Saves the learner's whole state atomically, then announces it (a record with only step and
+    checkpoint); nothing outside a sweep."""
     state = learner.state_dict()
-    name = write_checkpoint(directory, learner.step, lambda f: torch.save(state, f))
-    metrics.write(learner.step, checkpoint=name)
-    log("checkpoint %s" % name)
+    name = rlsweep.checkpoint(learner.step, lambda path: torch.save(state, path))
+    if name:
+        log("checkpoint %s" % name)
 
 
 def pick_device(p, choice):
