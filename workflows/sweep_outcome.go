@@ -63,18 +63,14 @@ func endSummary(res *SweepResult, paramNames []string) string {
 	}
 	switch best, lf := res.Best, res.LastFailure; {
 	case best != nil:
-		seeds := "seeds"
-		if best.Seeds == 1 {
-			seeds = "seed"
-		}
 		metric := best.Metric
 		if metric == "" {
 			metric = "objective"
 		}
 		fmt.Fprintf(&b, "; best config %d (%s): %s %.4g, mean over %d %s", best.Config,
-			formatParams(paramNames, best.Params), metric, best.Objective, best.Seeds, seeds)
+			formatParams(paramNames, best.Params), metric, best.Objective, best.Seeds, plural(best.Seeds, "seed"))
 		if best.Confirmed && best.Fresh != nil {
-			fmt.Fprintf(&b, ", confirmed: %.4g on %d fresh seeds", *best.Fresh, best.FreshSeeds)
+			fmt.Fprintf(&b, ", confirmed: %.4g on %d fresh %s", *best.Fresh, best.FreshSeeds, plural(best.FreshSeeds, "seed"))
 		}
 	case lf != nil:
 		fmt.Fprintf(&b, "; last failure: %s", clip(lf.ErrorLine(), maxSummaryError))
@@ -111,6 +107,14 @@ func countsLine(counts map[string]int) string {
 		return "none finished"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// plural is word, with an s unless n is 1.
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
 
 // clip cuts s to at most n bytes on a rune boundary, marking the cut with "…".
