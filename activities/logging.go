@@ -77,15 +77,22 @@ func (discard) Info(string, ...any)  {}
 func (discard) Warn(string, ...any)  {}
 func (discard) Error(string, ...any) {}
 
-// logAttemptFailed logs an Error for a segment attempt that failed: its error type and message with
-// the worker's secrets masked. A cancelled attempt is no failure: it logs at Info.
-func (r *segmentRun) logAttemptFailed(ctx context.Context, err error) {
+// logAttemptFailed logs an Error for a segment attempt that failed, whatever failed it (the trainer,
+// preparing the segment, the infrastructure retries spent): its error type and message with the
+// worker's secrets masked. A cancelled attempt is no failure: it logs at Info, with the step it reached
+// when it trained (run, nil when none did).
+func (a *Activities) logAttemptFailed(ctx context.Context, run *segmentRun, err error) {
 	if err == nil {
 		return
 	}
+	log := activityLog(ctx)
 	var canceled *temporal.CanceledError
 	if errors.As(err, &canceled) || errors.Is(err, context.Canceled) && ctx.Err() != nil {
-		r.log(ctx).Info("segment attempt cancelled", "step", r.result.LastStep)
+		kv := []any{}
+		if run != nil {
+			kv = append(kv, "step", run.result.LastStep)
+		}
+		log.Info("segment attempt cancelled", kv...)
 		return
 	}
 	typ := "error"
@@ -93,7 +100,7 @@ func (r *segmentRun) logAttemptFailed(ctx context.Context, err error) {
 	if errors.As(err, &app) && app.Type() != "" {
 		typ = app.Type()
 	}
-	r.log(ctx).Error("segment attempt failed", "error_type", typ, "error", r.a.masker().MaskString(err.Error()))
+	log.Error("segment attempt failed", "error_type", typ, "error", a.masker().MaskString(err.Error()))
 }
 
 // log is the segment's logger: its trialLogger.

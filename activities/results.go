@@ -53,6 +53,38 @@ type WriteResultsResult struct {
 	ReportKey    string // report.html; "" when it could not be drawn (ReportError says why)
 	ReportError  string
 	Trials       int
+	// Best is the best configuration as `rlsweep results --top` and the report's leaderboard rank it;
+	// nil when no trial has a score (every trial failed, diverged or was cancelled before its first
+	// objective).
+	Best *BestConfig `json:",omitempty"`
+}
+
+// BestConfig is a sweep's best configuration, for the sweep's result and memo (docs/webui.md).
+type BestConfig struct {
+	Config int            `json:"config"` // its plan index
+	Params map[string]any `json:"params"`
+	Metric string         `json:"metric"`
+	Goal   string         `json:"goal"` // maximize or minimize
+	// Objective is the mean objective over its scored seeds.
+	Objective float64 `json:"objective"`
+	Seeds     int     `json:"seeds"`  // scored seeds: completed trials with a finite objective
+	Trials    int     `json:"trials"` // its trials, one per seed
+	// Confirmed: it ran again on seeds the search did not use (bayes.rerun_top), and ranks by its score
+	// there, Fresh, over FreshSeeds seeds (report.Leaderboard's rule).
+	Confirmed  bool     `json:"confirmed,omitempty"`
+	Fresh      *float64 `json:"fresh,omitempty"`
+	FreshSeeds int      `json:"fresh_seeds,omitempty"`
+}
+
+// bestConfig is the first configuration of the leaderboard (report.Leaderboard), nil when none scored.
+func bestConfig(res *results.SweepResults) *BestConfig {
+	rows := report.Leaderboard(res)
+	if len(rows) == 0 || rows[0].Scored == 0 {
+		return nil
+	}
+	r := rows[0]
+	return &BestConfig{Config: r.Config, Params: r.Params, Metric: res.Metric.Name, Goal: res.Metric.Goal,
+		Objective: r.Mean, Seeds: r.Scored, Trials: r.Trials, Confirmed: r.Confirmed, Fresh: r.Fresh, FreshSeeds: r.FreshSeeds}
 }
 
 // WriteResults merges the stored result parts into results.json and results.csv, and draws
@@ -77,7 +109,7 @@ func (a *Activities) WriteResults(ctx context.Context, in WriteResultsInput) (*W
 		return nil, err
 	}
 	out := &WriteResultsResult{ResultsKey: artifacts.ResultsKey(in.SweepID),
-		CSVKey: artifacts.ResultsCSVKey(in.SweepID), Trials: len(trials)}
+		CSVKey: artifacts.ResultsCSVKey(in.SweepID), Trials: len(trials), Best: bestConfig(res)}
 	if err := sweepstore.PutJSON(ctx, a.Store, out.ResultsKey, res); err != nil {
 		return nil, err
 	}

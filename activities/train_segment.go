@@ -35,8 +35,13 @@ const heartbeatEvery = time.Second
 // trainer. Only failures of the trainer itself (it crashed, stalled, or wrote what cannot be read) count
 // against SegmentInput.MaxTrainerFailures; the other attempts ended by faults outside the trainer (its
 // worker died or was stopped, the server or the store was unreachable) against MaxInfraRetries.
-func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (*SegmentResult, error) {
+//
+// Each attempt that fails is logged once, here (logAttemptFailed): the worker's client logs the SDK's
+// own line for TrainSegment at Debug (worker.Logger).
+func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (_ *SegmentResult, err error) {
 	ctx = withTrialLog(ctx, in) // every line it logs names the trial
+	var run *segmentRun
+	defer func() { a.logAttemptFailed(ctx, run, err) }()
 	var prev Heartbeat
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &prev)
@@ -51,6 +56,7 @@ func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (*Segmen
 	}
 	run, release, err := a.prepareAndTakePlace(work, in, prev, b)
 	if err != nil {
+		run = nil // none ran
 		return nil, err
 	}
 	places := a.Places[activity.GetInfo(ctx).TaskQueue]
@@ -87,7 +93,6 @@ func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (*Segmen
 	if err != nil && !temporal.IsCanceledError(err) {
 		b.final(run.hb) // how far it got and the failures so far, for the next attempt
 	}
-	run.logAttemptFailed(work, err)
 	b.awaitServer(work) // a result handed in while the server is away could be lost
 	return res, err
 }

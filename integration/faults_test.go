@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/devserver"
@@ -329,7 +331,8 @@ func TestMinioOutage(t *testing.T) {
 		during, checked, retried)
 }
 
-// waitSweep waits for the sweep workflow (its last run) to complete.
+// waitSweep waits for the sweep workflow (its last run) to complete, or to fail because every trial
+// failed (the test then reads its results).
 func waitSweep(t *testing.T, c client.Client, sweepID string, timeout time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -337,7 +340,7 @@ func waitSweep(t *testing.T, c client.Client, sweepID string, timeout time.Durat
 	start := time.Now()
 	for {
 		err := c.GetWorkflow(ctx, sweepID, "").Get(ctx, nil)
-		if err == nil {
+		if err == nil || everyTrialFailed(err) {
 			t.Logf("sweep %s done %s after the waiting began", sweepID, time.Since(start).Round(100*time.Millisecond))
 			return
 		}
@@ -610,4 +613,11 @@ func (e *s3Env) checkAllCompleted(sweepID string, trials int, steps int64) {
 		}
 		e.checkStoredSteps(sweepID, tr.TrialID, steps)
 	}
+}
+
+// everyTrialFailed says whether a sweep's workflow ended failed because every trial failed
+// (workflows.ErrAllTrialsFailed): it has ended, its results written.
+func everyTrialFailed(err error) bool {
+	var app *temporal.ApplicationError
+	return errors.As(err, &app) && app.Type() == workflows.ErrAllTrialsFailed
 }

@@ -78,6 +78,19 @@ const (
 	MemoSubmitted = "submitted" // when the sweep was submitted (a time.Time)
 )
 
+// The memo keys a sweep sets as it ends, which the Web UI shows beside the ones submit set
+// (docs/webui.md). The sweep's result carries the same (SweepResult).
+const (
+	MemoOutcome = "outcome" // the sweep's final phase: completed, failed, cancelled, probe_failed
+	MemoSummary = "summary" // one line: the outcome, the counts, the best configuration or the failure
+	MemoBest    = "best"    // the best configuration and its objective (activities.BestConfig); absent when none scored
+	MemoTook    = "took"    // how long the sweep ran, as "1h2m3s"
+)
+
+// ErrAllTrialsFailed is the failure type of a sweep whose every trial failed; never retried. Its details
+// are the sweep's SweepResult (counts, last failure, where its results were written).
+const ErrAllTrialsFailed = "AllTrialsFailed"
+
 // Search attributes, registered on the namespace (rlsweep dev does it; see docs/webui.md).
 var (
 	AttrSweepID   = temporal.NewSearchAttributeKeyKeyword("RlsweepSweepId")

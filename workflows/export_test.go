@@ -14,3 +14,6 @@ func SetScheduler(f func(*sweeps.Spec, scheduler.State) (scheduler.Scheduler, er
 
 // WaitForPlace is what a standby Trial waits with (waitForPlace), for the tests' stand-in trials.
 var WaitForPlace = waitForPlace
+
+// EndSummary is a finished sweep's summary line (endSummary).
+var EndSummary = endSummary

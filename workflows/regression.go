@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"errors"
 	"strings"
 	"time"
 
@@ -44,7 +45,8 @@ type RegressionResult struct {
 
 // Regression runs a pinned sweep as a child Sweep workflow, compares its objective with the baseline
 // (activities.CompareBaseline) and records the verdict in the RlsweepVerdict search attribute. A sweep
-// that does not complete fails the regression, with verdict "failed".
+// that does not complete fails the regression, with verdict "failed"; one that failed because every
+// trial failed (ErrAllTrialsFailed) has its results written and is compared like any other.
 func Regression(ctx workflow.Context, in RegressionInput) (*RegressionResult, error) {
 	var spec activities.LoadSpecResult
 	err := workflow.ExecuteActivity(regressionOptions(ctx, "load spec "+in.SpecKey), (*activities.Activities).LoadSpec,
@@ -61,7 +63,7 @@ func Regression(ctx workflow.Context, in RegressionInput) (*RegressionResult, er
 			AttrSweepName.ValueSet(spec.Spec.Name), AttrKind.ValueSet("sweep")),
 		StaticSummary: "regression " + in.Name + ": pinned sweep " + spec.Spec.Name,
 	}), WorkflowTypeSweep, SweepInput{SweepID: sweepID, Spec: spec.Spec, SpecYAML: spec.SpecYAML}).Get(ctx, &sweep)
-	if err != nil {
+	if err != nil && !everyTrialFailed(err) {
 		return nil, failRegression(ctx, err)
 	}
 	var cmp activities.CompareBaselineResult
@@ -77,6 +79,14 @@ func Regression(ctx workflow.Context, in RegressionInput) (*RegressionResult, er
 	return &RegressionResult{SweepID: sweepID, Verdict: cmp.Verdict, RegressionKey: cmp.RegressionKey,
 		Regressed: cmp.Regressed, Improved: cmp.Improved, New: cmp.New, Missing: cmp.Missing,
 		WebhookError: cmp.WebhookError, ReportKey: cmp.ReportKey}, nil
+}
+
+// everyTrialFailed says whether a pinned sweep failed because every trial failed (ErrAllTrialsFailed):
+// its results are written, and the comparison goes on, for a trainer that now fails on every seed is
+// the regression to report (each configuration's new failures, max_new_failures).
+func everyTrialFailed(err error) bool {
+	var app *temporal.ApplicationError
+	return errors.As(err, &app) && app.Type() == ErrAllTrialsFailed
 }
 
 // VerdictFailed is the verdict of a regression whose sweep or comparison did not complete.

@@ -109,3 +109,37 @@ func TestRegressionInvalidSpec(t *testing.T) {
 	}
 	env.AssertExpectations(t)
 }
+
+// A pinned sweep whose every trial failed fails (AllTrialsFailed) with its results written: the
+// regression compares them all the same, for a trainer that now fails on every seed is the regression
+// to report (and to post to the webhook), not a regression run that could not complete.
+func TestRegressionEveryTrialFailedIsCompared(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.OnActivity(acts.LoadSpec, mock.Anything, mock.Anything).Return(
+		&activities.LoadSpecResult{Spec: sweepSpec(t, []float64{1}, 1, "maximize")}, nil)
+	env.RegisterWorkflowWithOptions(func(ctx workflow.Context, in workflows.SweepInput) (*workflows.SweepResult, error) {
+		res := &workflows.SweepResult{SweepID: in.SweepID, Status: workflows.PhaseFailed, Total: 1,
+			Counts: map[string]int{"failed": 1}, ResultsKey: "sweeps/" + in.SweepID + "/results.json"}
+		return nil, temporal.NewNonRetryableApplicationError("failed: its 1 trial failed", workflows.ErrAllTrialsFailed, nil, res)
+	}, workflow.RegisterOptions{Name: "Sweep"})
+	compared := 0
+	env.OnActivity(acts.CompareBaseline, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.CompareBaselineInput) (*activities.CompareBaselineResult, error) {
+			compared++
+			return &activities.CompareBaselineResult{Verdict: regression.VerdictRegressed, Regressed: 1}, nil
+		})
+	env.OnUpsertTypedSearchAttributes(verdictIs(regression.VerdictRegressed)).Return(nil).Once()
+	env.ExecuteWorkflow(workflows.Regression, workflows.RegressionInput{Name: "nightly", SpecKey: "k", Baseline: "b"})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatalf("regression error %v, want the failed sweep compared", err)
+	}
+	var got workflows.RegressionResult
+	if err := env.GetWorkflowResult(&got); err != nil {
+		t.Fatal(err)
+	}
+	if compared != 1 || got.Verdict != regression.VerdictRegressed {
+		t.Errorf("CompareBaseline ran %d times, verdict %q; want it run once and verdict regressed", compared, got.Verdict)
+	}
+	env.AssertExpectations(t)
+}

@@ -106,6 +106,16 @@ type SweepResult struct {
 	CSVKey     string
 	// LastFailure is the trial that failed last, with its whole error; nil when none has.
 	LastFailure *results.TrialSummary `json:",omitempty"`
+	// Summary says in one line how the sweep ended: its outcome, the counts, and its best configuration
+	// or, when no trial scored, the last failure (the memo's summary).
+	Summary string `json:",omitempty"`
+	// Best is the best configuration and its objective, as `rlsweep results --top` ranks it; nil when no
+	// trial scored.
+	Best *activities.BestConfig `json:",omitempty"`
+	// Took is how long the sweep ran, from its start to its end, as "1h2m3s"; TookSeconds the same in
+	// seconds.
+	Took        string  `json:",omitempty"`
+	TookSeconds float64 `json:",omitempty"`
 }
 
 // Sweep plans a sweep, runs its probe stage, keeps a sliding window of Trial children running until
@@ -264,6 +274,10 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 	if err != nil {
 		return s.endAfterStore(ctx, err)
 	}
+	if phase == PhaseFailed {
+		// The workflow fails too (the Web UI shows it failed), its result in the failure's details.
+		return nil, temporal.NewNonRetryableApplicationError(res.Summary, ErrAllTrialsFailed, nil, res)
+	}
 	return res, nil
 }
 
@@ -364,6 +378,7 @@ func (s *sweepRun) fail(ctx workflow.Context, err error) (*SweepResult, error) {
 	if uerr := workflow.UpsertTypedSearchAttributes(ctx, AttrOutcome.ValueSet(s.state.Phase)); uerr != nil {
 		workflow.GetLogger(ctx).Warn("search attributes not updated", "error", uerr)
 	}
+	s.upsertEndMemo(ctx, failureSummary(s.state.Phase, err), nil, s.took(ctx))
 	return nil, err
 }
 

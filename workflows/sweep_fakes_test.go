@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/report"
 	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/scheduler"
 	"github.com/rlsweep/rlsweep/sweeps"
@@ -220,8 +221,24 @@ func (r *resultsRecorder) mock(env *testsuite.TestWorkflowEnvironment, total int
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			r.writes = append(r.writes, in)
-			return &activities.WriteResultsResult{ResultsKey: "r.json", CSVKey: "r.csv"}, nil
+			return &activities.WriteResultsResult{ResultsKey: "r.json", CSVKey: "r.csv", Best: r.best(in.Spec)}, nil
 		})
+}
+
+// best is the best configuration of the trials recorded so far, as WriteResults ranks them
+// (report.Leaderboard's first row); nil when none scored.
+func (r *resultsRecorder) best(spec sweeps.Spec) *activities.BestConfig {
+	var trials []results.TrialSummary
+	for _, p := range r.parts {
+		trials = append(trials, p.Trials...)
+	}
+	rows := report.Leaderboard(results.New("sweep/unit/abc", &spec, "", trials))
+	if len(rows) == 0 || rows[0].Scored == 0 {
+		return nil
+	}
+	b := rows[0]
+	return &activities.BestConfig{Config: b.Config, Params: b.Params, Metric: spec.Metric.Name, Goal: spec.Metric.Goal,
+		Objective: b.Mean, Seeds: b.Scored, Trials: b.Trials, Confirmed: b.Confirmed, Fresh: b.Fresh, FreshSeeds: b.FreshSeeds}
 }
 
 // decisions returns every decision handed to RecordResults, in the order of their parts, checking

@@ -6,6 +6,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/sweeps"
 )
 
 // resultsBatch is how many finished trials the sweep holds before storing them.
@@ -78,6 +79,11 @@ func (s *sweepRun) finish(ctx workflow.Context, phase string) (*SweepResult, err
 	if err := workflow.UpsertTypedSearchAttributes(ctx, AttrOutcome.ValueSet(phase)); err != nil {
 		workflow.GetLogger(ctx).Warn("search attributes not updated", "error", err)
 	}
-	return &SweepResult{SweepID: s.in.SweepID, Status: phase, Total: s.sched.Total(), Counts: s.state.Counts,
-		ResultsKey: wr.ResultsKey, CSVKey: wr.CSVKey, LastFailure: s.state.LastFailure}, nil
+	took := s.took(ctx)
+	res := &SweepResult{SweepID: s.in.SweepID, Status: phase, Total: s.sched.Total(), Counts: s.state.Counts,
+		ResultsKey: wr.ResultsKey, CSVKey: wr.CSVKey, LastFailure: s.state.LastFailure, Best: wr.Best,
+		Took: took.String(), TookSeconds: took.Seconds()}
+	res.Summary = endSummary(res, sweeps.ParamNames(&s.in.Spec))
+	s.upsertEndMemo(ctx, res.Summary, res.Best, took)
+	return res, nil
 }

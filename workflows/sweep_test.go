@@ -160,7 +160,9 @@ func TestSweepParamsAttributeBounded(t *testing.T) {
 	res := resultsRecorder{paramsAttribute: true}
 	res.mock(env, 1)
 	env.ExecuteWorkflow(workflows.Sweep, sweepInput(*spec))
-	if err := env.GetWorkflowError(); err != nil {
+	// The fake trial has no q to score, so it fails, and so does the sweep: the attribute was set at its start.
+	var app *temporal.ApplicationError
+	if err := env.GetWorkflowError(); err != nil && !(errors.As(err, &app) && app.Type() == workflows.ErrAllTrialsFailed) {
 		t.Fatalf("sweep error: %v", err)
 	}
 	kws := fakes.params["0-s1"]
@@ -175,9 +177,11 @@ func TestSweepParamsAttributeBounded(t *testing.T) {
 	}
 }
 
-// A sweep in which every trial failed ends failed, not completed, its results written all the same;
-// status and the result carry the last failure's whole error. One trial that did not fail is enough
-// for completed.
+// A sweep in which every trial failed ends failed, not completed, its results written all the same:
+// the workflow fails too (the Web UI shows it failed) with a non-retryable AllTrialsFailed error whose
+// message says why and whose details are the result; status, the result and the memo carry the
+// outcome and the last failure's error. One trial that did not fail is enough for completed, with the
+// best configuration and its objective in the result and the memo.
 func TestSweepEveryTrialFailedFails(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
@@ -200,17 +204,44 @@ func TestSweepEveryTrialFailedFails(t *testing.T) {
 			fakes.register(env)
 			var res resultsRecorder
 			res.mock(env, 3)
+			memo := map[string]any{}
+			env.OnUpsertMemo(mock.Anything).Run(func(args mock.Arguments) {
+				for k, v := range args.Get(0).(map[string]any) {
+					memo[k] = v
+				}
+			}).Return(nil)
 			env.ExecuteWorkflow(workflows.Sweep, sweepInput(sweepSpec(t, []float64{1, 2, 3}, 3, "maximize")))
-			if err := env.GetWorkflowError(); err != nil {
-				t.Fatal(err)
-			}
 			var out workflows.SweepResult
-			if err := env.GetWorkflowResult(&out); err != nil {
-				t.Fatal(err)
+			werr := env.GetWorkflowError()
+			if tt.want == workflows.PhaseFailed {
+				var app *temporal.ApplicationError
+				if !errors.As(werr, &app) || app.Type() != workflows.ErrAllTrialsFailed || !app.NonRetryable() {
+					t.Fatalf("sweep error %v, want a non-retryable %s failure", werr, workflows.ErrAllTrialsFailed)
+				}
+				if !strings.Contains(app.Message(), "all 3 trials failed") || !strings.Contains(app.Message(), "trial 2-s1: trainer exited with status 2") {
+					t.Errorf("failure message %q, want the count and the last failure", app.Message())
+				}
+				if err := app.Details(&out); err != nil {
+					t.Fatalf("failure details: %v, want the sweep's result", err)
+				}
+			} else {
+				if werr != nil {
+					t.Fatal(werr)
+				}
+				if err := env.GetWorkflowResult(&out); err != nil {
+					t.Fatal(err)
+				}
 			}
 			st := queryStatus(t, env)
 			if out.Status != tt.want || st.Phase != tt.want || len(res.writes) != 1 || res.writes[0].Status != tt.want {
 				t.Errorf("result %q, status %q, WriteResults %+v; want %s", out.Status, st.Phase, res.writes, tt.want)
+			}
+			if memo[workflows.MemoOutcome] != tt.want || memo[workflows.MemoSummary] != out.Summary || out.Summary == "" {
+				t.Errorf("memo %v, result summary %q; want outcome %s and the result's summary", memo, out.Summary, tt.want)
+			}
+			// Workflow time: the last trial ends at 3 minutes.
+			if out.Took != "3m0s" || out.TookSeconds != 180 || memo[workflows.MemoTook] != "3m0s" {
+				t.Errorf("took %q (%v s), memo %v; want 3m0s, 180 s", out.Took, out.TookSeconds, memo[workflows.MemoTook])
 			}
 			// Trial 2 ends last (3 minutes).
 			const cause = "trial 2-s1: trainer exited with status 2 at step 0; log tail:\ncause of 2-s1"
@@ -219,8 +250,28 @@ func TestSweepEveryTrialFailedFails(t *testing.T) {
 					t.Errorf("%s's last failure = %+v, want 2-s1 with %q", what, lf, cause)
 				}
 			}
+			switch tt.want {
+			case workflows.PhaseFailed:
+				const want = "failed: all 3 trials failed; last failure: trial 2-s1: trainer exited with status 2 at step 0; log tail:"
+				if out.Summary != want || out.Best != nil || memo[workflows.MemoBest] != nil {
+					t.Errorf("summary %q, best %+v, memo best %v; want %q and no best", out.Summary, out.Best, memo[workflows.MemoBest], want)
+				}
+			default:
+				const want = "completed: 3 trials (1 completed, 2 failed); best config 1 (q=2): reward 2, mean over 1 seed"
+				b := out.Best
+				if out.Summary != want || b == nil || b.Config != 1 || b.Objective != 2 || b.Seeds != 1 || b.Metric != "reward" || !bestIs(memo[workflows.MemoBest], b) {
+					t.Errorf("summary %q, best %+v, memo best %v; want %q and config 1 best", out.Summary, b, memo[workflows.MemoBest], want)
+				}
+			}
 		})
 	}
+}
+
+// bestIs says whether a memo's best configuration is want.
+func bestIs(memo any, want *activities.BestConfig) bool {
+	got, ok := memo.(*activities.BestConfig)
+	return ok && got != nil && want != nil && got.Config == want.Config && got.Objective == want.Objective &&
+		got.Seeds == want.Seeds && fmt.Sprint(got.Params) == fmt.Sprint(want.Params)
 }
 
 // A trial workflow that ends without its report (terminated by hand) counts as failed, whether trials

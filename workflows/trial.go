@@ -60,6 +60,7 @@ type TrialInput struct {
 // continue-as-new: the next run has no future for it) or when it was cancelled (a cancelled trial's
 // result does not reach the future).
 func Trial(ctx workflow.Context, in TrialInput) (*results.TrialSummary, error) {
+	defer drainLateSignals(ctx)
 	reportCh := workflow.GetSignalChannel(ctx, SignalReportToSweep)
 	sum := results.TrialSummary{TrialID: in.Trial.ID, Config: in.Trial.Config, Seed: in.Trial.Seed,
 		Params: in.Trial.Params, Outcome: results.OutcomeCompleted}
@@ -110,6 +111,19 @@ func Trial(ctx workflow.Context, in TrialInput) (*results.TrialSummary, error) {
 		return &sum, err
 	}
 	return &sum, nil
+}
+
+// drainLateSignals takes the signals that came too late to matter as the trial ends, so that they are
+// not reported as unhandled (the SDK warns of each): a stop (SignalStopTrial) the sweep sent as the
+// segment it meant to stop ended, a release (SignalRelease, SignalHold) from a worker's hand-off after
+// the sweep had released the trial, a second request to report. None asks for anything once the
+// trial has ended.
+func drainLateSignals(ctx workflow.Context) {
+	for _, name := range []string{SignalStopTrial, SignalRelease, SignalHold, SignalReportToSweep} {
+		ch := workflow.GetSignalChannel(ctx, name)
+		for ch.ReceiveAsync(nil) {
+		}
+	}
 }
 
 // waitForPlace waits until the standby trial is released (SignalRelease): by the worker whose trainer

@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/log"
+
+	"github.com/rlsweep/rlsweep/worker"
 )
 
 // LogOptions are the worker's logging flags (worker and dev): what the Temporal SDK and the
@@ -36,12 +38,13 @@ func (o LogOptions) validate() error {
 	return nil
 }
 
-// logger is the structured logger the worker's Temporal client and activities write to w with.
+// logger is the structured logger the worker's Temporal client and activities write to w with: one
+// line per failure, expected cancellations below Warn (worker.Logger).
 func (o LogOptions) logger(w io.Writer) log.Logger {
 	opts := &slog.HandlerOptions{Level: logLevels[o.Level]}
 	var h slog.Handler = slog.NewTextHandler(w, opts)
 	if o.Format == "json" {
 		h = slog.NewJSONHandler(w, opts)
 	}
-	return log.NewStructuredLogger(slog.New(h))
+	return worker.Logger(log.NewStructuredLogger(slog.New(h)))
 }

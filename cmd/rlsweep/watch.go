@@ -208,12 +208,16 @@ func finishWatch(ctx context.Context, f *Factory, c client.Client, sweepID strin
 	}
 	rc.back()
 	var canceled *temporal.CanceledError
+	var app *temporal.ApplicationError
 	switch {
 	case errors.As(err, &canceled):
 		if canceled.HasDetails() {
 			_ = canceled.Details(&res)
 		}
 		res.Status = workflows.PhaseCancelled
+	case errors.As(err, &app) && app.Type() == workflows.ErrAllTrialsFailed && app.HasDetails() && app.Details(&res) == nil:
+		// Every trial failed: the sweep's result is the failure's details.
+		res.Status = workflows.PhaseFailed
 	case err != nil:
 		fmt.Fprintf(f.Out, "sweep %s failed: %v\n", sweepID, err)
 		return withExitCode(exitFailed, nil)
