@@ -176,7 +176,7 @@ func trainedUnder(m Member, names []string, logParam map[string]bool) map[string
 	}
 	out := make(map[string]any, len(names))
 	for _, n := range names {
-		var sum, weight float64
+		var sum, weight, total float64
 		numeric := true
 		longest := map[string]float64{}
 		values := map[string]any{}
@@ -186,6 +186,7 @@ func trainedUnder(m Member, names []string, logParam map[string]bool) map[string
 				continue
 			}
 			w := span(i)
+			total += w
 			k := formatValue(v)
 			longest[k] += w
 			values[k] = v
@@ -201,8 +202,12 @@ func trainedUnder(m Member, names []string, logParam map[string]bool) map[string
 			weight += w
 		}
 		switch {
-		case weight == 0:
+		case total == 0:
 			if v, ok := last[n]; ok {
+				out[n] = v
+			}
+		case len(values) == 1: // one value throughout: itself, exactly
+			for _, v := range values {
 				out[n] = v
 			}
 		case numeric:

@@ -263,10 +263,68 @@ func logScale(spec *sweeps.Spec, name string, xs []float64) bool {
 	return lo > 0 && hi/lo >= 10
 }
 
-// parallelCoordinates draws one polyline per trial across an axis per parameter and a last axis for the
-// objective, coloured by the objective (blue worst, red best). A pruned trial goes on to its last
-// windowed value at the rung it was stopped at, dashed in the pruned colour; other trials without a
-// finite objective are dashed in their outcome's colour and stop at the last parameter axis.
+// pcLine is one trial's polyline on the parallel-coordinates plot.
+type pcLine struct {
+	TrialID string
+	XY      plotter.XYs // one point per axis; the last on the objective axis when the trial has a value
+	Color   color.Color
+	Dashed  bool
+	Pruned  bool // ends at its last windowed value at a rung
+}
+
+// parallelLines lays out each trial's polyline across axes and a last axis for the objective, scaled
+// to [objMin, objMax]: a completed trial coloured by its objective (blue worst, red best); a pruned
+// trial going on to its last windowed value at the rung it was stopped at, dashed in the pruned
+// colour; any other trial without a finite objective dashed in its outcome's colour, stopping at the
+// last parameter axis.
+func parallelLines(in *Input, trials []Trial, axes []axis) (lines []pcLine, objMin, objMax float64) {
+	value := func(t Trial) (float64, bool, bool) {
+		if t.Objective != nil && isFinite(*t.Objective) {
+			return *t.Objective, true, false
+		}
+		v, ok := prunedValue(t)
+		return v, ok, ok
+	}
+	objMin, objMax = math.Inf(1), math.Inf(-1)
+	for _, t := range trials {
+		if v, ok, _ := value(t); ok {
+			objMin, objMax = math.Min(objMin, v), math.Max(objMax, v)
+		}
+	}
+	cmap := moreland.SmoothBlueRed()
+	cmap.SetMin(0)
+	cmap.SetMax(1)
+	k := float64(len(axes))
+	for _, t := range trials {
+		ln := pcLine{TrialID: t.TrialID, Color: fade(colorOf(t.Outcome), 0xc0), Dashed: true}
+		for i, a := range axes {
+			ln.XY = append(ln.XY, plotter.XY{X: float64(i), Y: a.pos(t.Params[a.name])})
+		}
+		if v, ok, pruned := value(t); ok {
+			y := 0.5
+			if objMax > objMin {
+				y = (v - objMin) / (objMax - objMin)
+			}
+			ln.XY = append(ln.XY, plotter.XY{X: k, Y: y})
+			ln.Pruned = pruned
+			if t.Outcome == results.OutcomeCompleted {
+				score := y
+				if !in.maximize() {
+					score = 1 - y
+				}
+				ln.Color, _ = cmap.At(score) // score is within [0, 1]
+				ln.Dashed = false
+			}
+		}
+		if len(ln.XY) >= 2 {
+			lines = append(lines, ln)
+		}
+	}
+	return lines, objMin, objMax
+}
+
+// parallelCoordinates draws parallelLines over an axis per swept parameter and the objective's axis,
+// with a legend for the dashed lines.
 func parallelCoordinates(in *Input, trials []Trial) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = "Parallel coordinates: parameters against " + in.Results.Metric.Name + " (blue worse, red better)"
@@ -276,72 +334,29 @@ func parallelCoordinates(in *Input, trials []Trial) *plot.Plot {
 			axes = append(axes, a)
 		}
 	}
-	value := func(t Trial) (float64, bool) {
-		if t.Objective != nil && isFinite(*t.Objective) {
-			return *t.Objective, true
-		}
-		return prunedValue(t)
-	}
-	objMin, objMax := math.Inf(1), math.Inf(-1)
-	for _, t := range trials {
-		if v, ok := value(t); ok {
-			objMin, objMax = math.Min(objMin, v), math.Max(objMax, v)
-		}
-	}
-	cmap := moreland.SmoothBlueRed()
-	cmap.SetMin(0)
-	cmap.SetMax(1)
-	k := float64(len(axes))
+	lines, objMin, objMax := parallelLines(in, trials, axes)
 	dash := []vg.Length{vg.Points(4), vg.Points(2)}
-	var prunedLine, noValueLine *plotter.Line
-	for _, t := range trials {
-		var xy plotter.XYs
-		for i, a := range axes {
-			xy = append(xy, plotter.XY{X: float64(i), Y: a.pos(t.Params[a.name])})
-		}
-		var c color.Color = fade(colorOf(t.Outcome), 0xc0)
-		dashed := true
-		if v, ok := value(t); ok {
-			y := 0.5
-			if objMax > objMin {
-				y = (v - objMin) / (objMax - objMin)
-			}
-			xy = append(xy, plotter.XY{X: k, Y: y})
-			if t.Outcome == results.OutcomeCompleted {
-				score := y
-				if !in.maximize() {
-					score = 1 - y
-				}
-				c, _ = cmap.At(score) // score is within [0, 1]
-				dashed = false
-			}
-		}
-		if len(xy) < 2 {
-			continue
-		}
-		l, _ := plotter.NewLine(xy)
-		l.Color, l.Width = c, vg.Points(1)
-		if dashed {
+	var anyPruned, anyNoValue bool
+	for _, ln := range lines {
+		l, _ := plotter.NewLine(ln.XY)
+		l.Color, l.Width = ln.Color, vg.Points(1)
+		if ln.Dashed {
 			l.Dashes = dash
 		}
 		p.Add(l)
-		switch _, ok := prunedValue(t); {
-		case ok:
-			prunedLine = l
-		case dashed:
-			noValueLine = l
-		}
+		anyPruned = anyPruned || ln.Pruned
+		anyNoValue = anyNoValue || ln.Dashed && !ln.Pruned
 	}
 	addAxes(p, axes, in.Results.Metric.Name, objMin, objMax)
-	if prunedLine != nil || noValueLine != nil {
+	if anyPruned || anyNoValue {
 		p.Y.Max = 1.3 // room for the legend above the axes
 		p.Legend.Top, p.Legend.Left = true, true
-		if prunedLine != nil {
+		if anyPruned {
 			l, _ := plotter.NewLine(plotter.XYs{{}})
 			l.Color, l.Width, l.Dashes = colorOf(results.OutcomePruned), vg.Points(1.5), dash
 			p.Legend.Add("pruned: last windowed value at its rung", l)
 		}
-		if noValueLine != nil {
+		if anyNoValue {
 			l, _ := plotter.NewLine(plotter.XYs{{}})
 			l.Color, l.Width, l.Dashes = colorOf(results.OutcomeDiverged), vg.Points(1.5), dash
 			p.Legend.Add("no final value (diverged, failed, cancelled)", l)

@@ -36,7 +36,7 @@ type page struct {
 	// SensitivityNote says what the sensitivity analysis counts beyond the completed trials (pruned
 	// trials, pbt schedules); "" when nothing more.
 	SensitivityNote string
-	Diverged      []Trial
+	Diverged        []Trial
 	// BestObjective is the best value of the objective any trial's curve reached (NaN when none), the
 	// yardstick for where a stopped trial stood.
 	BestObjective float64
