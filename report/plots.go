@@ -711,6 +711,14 @@ func historyPlot(in *Input, points []historyPoint, startup int) *plot.Plot {
 		p.Add(l)
 		p.Legend.Add("TPE starts", l)
 	}
-	p.X.Min, p.X.Max = -0.5, float64(points[len(points)-1].Config)+0.5
+	last := points[len(points)-1].Config
+	p.X.Min, p.X.Max = -0.5, float64(last)+0.5
+	if last < 40 { // a tick per configuration: indices are whole numbers
+		var ticks []plot.Tick
+		for c := 0; c <= last; c++ {
+			ticks = append(ticks, plot.Tick{Value: float64(c), Label: fmt.Sprint(c)})
+		}
+		p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	}
 	return p
 }
