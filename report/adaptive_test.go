@@ -38,7 +38,8 @@ early_terminate: {type: asha, min_steps: 1000, eta: 3}
 		if tr.Config > 1 {
 			continue
 		}
-		tr.Outcome, tr.Steps, tr.Objective = results.OutcomePruned, 1000, nil
+		// A pruned trial keeps the objective of its last segment end, here one ending at step 500.
+		tr.Outcome, tr.Steps, tr.Objective = results.OutcomePruned, 1000, ptr(0.9)
 		tr.Pruning = &results.Pruning{Rule: "asha", Rung: 0, Step: 1000, Value: ptr(1.5), Cutoff: ptr(5), Peers: 5}
 		var curve []Point
 		for s := int64(100); s <= 1000; s += 100 {
@@ -63,6 +64,10 @@ func TestPrunedValue(t *testing.T) {
 	noCurve.Curve = nil
 	if v, ok := prunedValue(noCurve); !ok || v != 1.5 {
 		t.Errorf("prunedValue without a curve = %v, %v; want the pruner's 1.5", v, ok)
+	}
+	noCurve.Pruning = nil
+	if v, ok := prunedValue(noCurve); !ok || v != 0.9 {
+		t.Errorf("prunedValue without a curve or the pruner's value = %v, %v; want its summary's 0.9", v, ok)
 	}
 	if _, ok := prunedValue(trials[len(trials)-1]); ok {
 		t.Errorf("a completed trial has a pruned value")

@@ -279,11 +279,13 @@ type pcLine struct {
 // last parameter axis.
 func parallelLines(in *Input, trials []Trial, axes []axis) (lines []pcLine, objMin, objMax float64) {
 	value := func(t Trial) (float64, bool, bool) {
+		if v, ok := prunedValue(t); ok {
+			return v, true, true
+		}
 		if t.Objective != nil && isFinite(*t.Objective) {
 			return *t.Objective, true, false
 		}
-		v, ok := prunedValue(t)
-		return v, ok, ok
+		return 0, false, false
 	}
 	objMin, objMax = math.Inf(1), math.Inf(-1)
 	for _, t := range trials {

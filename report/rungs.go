@@ -165,9 +165,9 @@ func rungPlot(in *Input, trials []Trial, steps []int64) *plot.Plot {
 }
 
 // prunedValue is a pruned trial's last windowed value at a rung: its curve's windowed objective (as a
-// worker computes it) at the decision step it was stopped at, or, without a stored curve, the value
-// the pruner compared there (its configuration's IQM over the seeds). false for a trial that was not
-// pruned or has neither.
+// worker computes it) at the decision step it was stopped at; without a stored curve, the value the
+// pruner compared there (its configuration's IQM over the seeds); without either, the objective its
+// summary kept from its last segment. false for a trial that was not pruned or has none of them.
 func prunedValue(t Trial) (float64, bool) {
 	if t.Outcome != results.OutcomePruned {
 		return 0, false
@@ -183,6 +183,9 @@ func prunedValue(t Trial) (float64, bool) {
 	}
 	if t.Pruning != nil && t.Pruning.Value != nil && isFinite(*t.Pruning.Value) {
 		return *t.Pruning.Value, true
+	}
+	if t.Objective != nil && isFinite(*t.Objective) {
+		return *t.Objective, true
 	}
 	return 0, false
 }
