@@ -312,7 +312,7 @@ pbt: {population: 3, ready_steps: 1000}
 	in := &Input{Results: &results.SweepResults{SweepID: "sweep/p/1", Name: "p", Status: "completed",
 		Metric: spec.Metric, Params: []string{"lr", "opt"}}, Spec: spec, Curves: map[string][]Point{}}
 	member := func(id string, obj float64, final map[string]any, ex ...results.Exploit) {
-		in.Results.Trials = append(in.Results.Trials, results.TrialSummary{TrialID: id, Outcome: results.OutcomeCompleted,
+		in.Results.Trials = append(in.Results.Trials, results.TrialSummary{TrialID: id, Config: len(in.Results.Trials), Outcome: results.OutcomeCompleted,
 			Objective: ptr(obj), Steps: 4000, Seed: 1, Params: final, Exploits: ex})
 		var curve []Point
 		for s := int64(250); s <= 4000; s += 250 {
