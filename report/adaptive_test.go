@@ -145,6 +145,20 @@ func TestParallelCoordinatesPruned(t *testing.T) {
 	if !strings.Contains(s, "pruned: last windowed value at its rung") {
 		t.Errorf("parallel coordinates lack the pruned legend")
 	}
+	var b bytes.Buffer
+	if err := Render(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "A pruned trial&#39;s line ends at its last windowed value at the rung it was stopped at, dashed orange") {
+		t.Errorf("the parallel coordinates' caption does not say how pruned trials are drawn")
+	}
+	b.Reset()
+	if err := Render(&b, sampleInputCompleted()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "dashed orange") {
+		t.Errorf("a sweep with no pruned trial has the pruned caption")
+	}
 }
 
 // Stopped trials that reached at most half the budget get a second learning-curve figure zoomed to

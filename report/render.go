@@ -185,7 +185,11 @@ func Render(w io.Writer, in *Input) error {
 	if reach := earlyReach(in, trials); reach > 0 {
 		figs = append(figs, fig{FigureEarlyCurves, fmt.Sprintf("The same curves with the step axis zoomed to the first %s steps, the most any pruned or diverged trial reached (the budget is %s steps, on which their curves fill a corner), and the value axis fitted to that range: how the stopped trials compared with the survivors at the same steps. Dotted grey lines are early_terminate's decision steps; colours, dashes and crosses as above.", groupDigits(reach), groupDigits(max(in.totalSteps(), reach))), earlyCurves(in, trials, reach), 22 * vg.Centimeter, 12 * vg.Centimeter})
 	}
-	figs = append(figs, fig{FigureIDs[2], "One line per trial through its parameter values to its objective. Log-scaled axes are labelled with their real ends. A pruned trial's line ends at its last windowed value at the rung it was stopped at, dashed orange: that value is from fewer steps than a completed trial's objective. Other dashed lines have no final value and stop at the last parameter.", parallelCoordinates(in, trials), 22 * vg.Centimeter, 11 * vg.Centimeter})
+	pcCaption := "One line per trial through its parameter values to its objective. Log-scaled axes are labelled with their real ends; dashed lines have no final value and stop at the last parameter."
+	if slices.ContainsFunc(trials, func(t Trial) bool { _, ok := prunedValue(t); return ok }) {
+		pcCaption = "One line per trial through its parameter values to its objective. Log-scaled axes are labelled with their real ends. A pruned trial's line ends at its last windowed value at the rung it was stopped at, dashed orange: that value is from fewer steps than a completed trial's objective. Other dashed lines have no final value and stop at the last parameter."
+	}
+	figs = append(figs, fig{FigureIDs[2], pcCaption, parallelCoordinates(in, trials), 22 * vg.Centimeter, 11 * vg.Centimeter})
 	for _, f := range figs {
 		s, err := svg(f.p, f.w, f.h)
 		if err != nil {
