@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"image/color"
+	"math"
 	"slices"
 	"strings"
 
@@ -155,4 +156,75 @@ func lineagePlot(lin []Member) *plot.Plot {
 	p.Y.Min, p.Y.Max = -0.5, float64(len(lin))-0.5
 	p.X.Min = 0
 	return p
+}
+
+// trainedUnder is the parameters a member trained under over its whole schedule, each weighted by the
+// steps it trained with it: a number's step-weighted mean (geometric for a parameter in logParam,
+// whose values are all positive), any other value the one it trained with longest. A member with one
+// schedule step, or none of whose steps has a length, gets its last schedule step's parameters.
+func trainedUnder(m Member, names []string, logParam map[string]bool) map[string]any {
+	if len(m.Schedule) == 0 {
+		return nil
+	}
+	last := m.Schedule[len(m.Schedule)-1].Params
+	span := func(i int) float64 {
+		end := m.Steps
+		if i+1 < len(m.Schedule) {
+			end = m.Schedule[i+1].Step
+		}
+		return float64(max(end-m.Schedule[i].Step, 0))
+	}
+	out := make(map[string]any, len(names))
+	for _, n := range names {
+		var sum, weight, total float64
+		numeric := true
+		longest := map[string]float64{}
+		values := map[string]any{}
+		for i, st := range m.Schedule {
+			v, ok := st.Params[n]
+			if !ok {
+				continue
+			}
+			w := span(i)
+			total += w
+			k := formatValue(v)
+			longest[k] += w
+			values[k] = v
+			x, isNum := toFloat(v)
+			if !isNum || logParam[n] && x <= 0 {
+				numeric = false
+				continue
+			}
+			if logParam[n] {
+				x = math.Log(x)
+			}
+			sum += w * x
+			weight += w
+		}
+		switch {
+		case total == 0:
+			if v, ok := last[n]; ok {
+				out[n] = v
+			}
+		case len(values) == 1: // one value throughout: itself, exactly
+			for _, v := range values {
+				out[n] = v
+			}
+		case numeric:
+			x := sum / weight
+			if logParam[n] {
+				x = math.Exp(x)
+			}
+			out[n] = x
+		default:
+			best, bestW := "", -1.0
+			for k, w := range longest {
+				if w > bestW || w == bestW && k < best {
+					best, bestW = k, w
+				}
+			}
+			out[n] = values[best]
+		}
+	}
+	return out
 }

@@ -1,12 +1,11 @@
 package report
 
 import (
-	"github.com/rlsweep/rlsweep/results"
-
 	"bytes"
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -17,6 +16,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
@@ -179,11 +180,16 @@ type axis struct {
 }
 
 func newAxis(in *Input, name string) axis {
-	a := axis{name: name}
 	var vals []any
 	for _, t := range in.Results.Trials {
 		vals = append(vals, t.Params[name])
 	}
+	return axisOf(in.Spec, name, vals)
+}
+
+// axisOf is the axis of one parameter taking the values vals.
+func axisOf(spec *sweeps.Spec, name string, vals []any) axis {
+	a := axis{name: name}
 	num, ok := numbers(vals)
 	if !ok {
 		seen := map[string]bool{}
@@ -196,7 +202,7 @@ func newAxis(in *Input, name string) axis {
 		sort.Strings(a.levels)
 		return a
 	}
-	a.log = logScale(in.Spec, name, num)
+	a.log = logScale(spec, name, num)
 	a.min, a.max = math.Inf(1), math.Inf(-1)
 	for _, x := range num {
 		if a.log {
@@ -257,10 +263,71 @@ func logScale(spec *sweeps.Spec, name string, xs []float64) bool {
 	return lo > 0 && hi/lo >= 10
 }
 
-// parallelCoordinates draws one polyline per trial across an axis per parameter and a last axis for the
-// objective, coloured by the objective (blue worst, red best); trials without a finite objective are
-// dashed in their outcome's colour and stop at the last parameter axis.
-func parallelCoordinates(in *Input) *plot.Plot {
+// pcLine is one trial's polyline on the parallel-coordinates plot.
+type pcLine struct {
+	TrialID string
+	XY      plotter.XYs // one point per axis; the last on the objective axis when the trial has a value
+	Color   color.Color
+	Dashed  bool
+	Pruned  bool // ends at its last windowed value at a rung
+}
+
+// parallelLines lays out each trial's polyline across axes and a last axis for the objective, scaled
+// to [objMin, objMax]: a completed trial coloured by its objective (blue worst, red best); a pruned
+// trial going on to its last windowed value at the rung it was stopped at, dashed in the pruned
+// colour; any other trial without a finite objective dashed in its outcome's colour, stopping at the
+// last parameter axis.
+func parallelLines(in *Input, trials []Trial, axes []axis) (lines []pcLine, objMin, objMax float64) {
+	value := func(t Trial) (float64, bool, bool) {
+		if v, ok := prunedValue(t); ok {
+			return v, true, true
+		}
+		if t.Objective != nil && isFinite(*t.Objective) {
+			return *t.Objective, true, false
+		}
+		return 0, false, false
+	}
+	objMin, objMax = math.Inf(1), math.Inf(-1)
+	for _, t := range trials {
+		if v, ok, _ := value(t); ok {
+			objMin, objMax = math.Min(objMin, v), math.Max(objMax, v)
+		}
+	}
+	cmap := moreland.SmoothBlueRed()
+	cmap.SetMin(0)
+	cmap.SetMax(1)
+	k := float64(len(axes))
+	for _, t := range trials {
+		ln := pcLine{TrialID: t.TrialID, Color: fade(colorOf(t.Outcome), 0xc0), Dashed: true}
+		for i, a := range axes {
+			ln.XY = append(ln.XY, plotter.XY{X: float64(i), Y: a.pos(t.Params[a.name])})
+		}
+		if v, ok, pruned := value(t); ok {
+			y := 0.5
+			if objMax > objMin {
+				y = (v - objMin) / (objMax - objMin)
+			}
+			ln.XY = append(ln.XY, plotter.XY{X: k, Y: y})
+			ln.Pruned = pruned
+			if t.Outcome == results.OutcomeCompleted {
+				score := y
+				if !in.maximize() {
+					score = 1 - y
+				}
+				ln.Color, _ = cmap.At(score) // score is within [0, 1]
+				ln.Dashed = false
+			}
+		}
+		if len(ln.XY) >= 2 {
+			lines = append(lines, ln)
+		}
+	}
+	return lines, objMin, objMax
+}
+
+// parallelCoordinates draws parallelLines over an axis per swept parameter and the objective's axis,
+// with a legend for the dashed lines.
+func parallelCoordinates(in *Input, trials []Trial) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = "Parallel coordinates: parameters against " + in.Results.Metric.Name + " (blue worse, red better)"
 	var axes []axis // swept parameters only: a constant's axis carries no information
@@ -269,49 +336,34 @@ func parallelCoordinates(in *Input) *plot.Plot {
 			axes = append(axes, a)
 		}
 	}
-	objMin, objMax := math.Inf(1), math.Inf(-1)
-	for _, t := range in.Results.Trials {
-		if t.Objective != nil && isFinite(*t.Objective) {
-			objMin, objMax = math.Min(objMin, *t.Objective), math.Max(objMax, *t.Objective)
-		}
-	}
-	cmap := moreland.SmoothBlueRed()
-	cmap.SetMin(0)
-	cmap.SetMax(1)
-	k := float64(len(axes))
-	for _, t := range in.Results.Trials {
-		var xy plotter.XYs
-		for i, a := range axes {
-			xy = append(xy, plotter.XY{X: float64(i), Y: a.pos(t.Params[a.name])})
-		}
-		var c color.Color = fade(colorOf(t.Outcome), 0xc0)
-		dashed := true
-		if t.Objective != nil && isFinite(*t.Objective) {
-			y := 0.5
-			if objMax > objMin {
-				y = (*t.Objective - objMin) / (objMax - objMin)
-			}
-			xy = append(xy, plotter.XY{X: k, Y: y})
-			if t.Outcome == results.OutcomeCompleted {
-				score := y
-				if !in.maximize() {
-					score = 1 - y
-				}
-				c, _ = cmap.At(score) // score is within [0, 1]
-				dashed = false
-			}
-		}
-		if len(xy) < 2 {
-			continue
-		}
-		l, _ := plotter.NewLine(xy)
-		l.Color, l.Width = c, vg.Points(1)
-		if dashed {
-			l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+	lines, objMin, objMax := parallelLines(in, trials, axes)
+	dash := []vg.Length{vg.Points(4), vg.Points(2)}
+	var anyPruned, anyNoValue bool
+	for _, ln := range lines {
+		l, _ := plotter.NewLine(ln.XY)
+		l.Color, l.Width = ln.Color, vg.Points(1)
+		if ln.Dashed {
+			l.Dashes = dash
 		}
 		p.Add(l)
+		anyPruned = anyPruned || ln.Pruned
+		anyNoValue = anyNoValue || ln.Dashed && !ln.Pruned
 	}
 	addAxes(p, axes, in.Results.Metric.Name, objMin, objMax)
+	if anyPruned || anyNoValue {
+		p.Y.Max = 1.3 // room for the legend above the axes
+		p.Legend.Top, p.Legend.Left = true, true
+		if anyPruned {
+			l, _ := plotter.NewLine(plotter.XYs{{}})
+			l.Color, l.Width, l.Dashes = colorOf(results.OutcomePruned), vg.Points(1.5), dash
+			p.Legend.Add("pruned: last windowed value at its rung", l)
+		}
+		if anyNoValue {
+			l, _ := plotter.NewLine(plotter.XYs{{}})
+			l.Color, l.Width, l.Dashes = colorOf(results.OutcomeDiverged), vg.Points(1.5), dash
+			p.Legend.Add("no final value (diverged, failed, cancelled)", l)
+		}
+	}
 	return p
 }
 
@@ -350,25 +402,82 @@ func addAxes(p *plot.Plot, axes []axis, metric string, objMin, objMax float64) {
 	p.Y.LineStyle.Width = 0
 }
 
-// sensitivityPlot shows the objective of every completed trial against one parameter, with the mean of
-// each value (or each quintile) joined by a line.
-func sensitivityPlot(in *Input, s Sensitivity) *plot.Plot {
+// sensitivitySamples are the trials the sensitivity analysis counts: every completed trial with a
+// finite objective, and every pruned trial by its last windowed value at the rung it was stopped at
+// (marked Pruned). A pbt member counts with the parameters it trained under over its schedule
+// (trainedUnder), not only those it ended with.
+func sensitivitySamples(in *Input, trials []Trial, lineage []Member) []Sample {
+	params := map[string]map[string]any{}
+	if len(lineage) > 0 {
+		all := map[string][]float64{}
+		positive := map[string]bool{}
+		for _, n := range in.Results.Params {
+			positive[n] = true
+		}
+		for _, m := range lineage {
+			for _, st := range m.Schedule {
+				for _, n := range in.Results.Params {
+					x, ok := toFloat(st.Params[n])
+					if !ok {
+						continue
+					}
+					all[n] = append(all[n], x)
+					positive[n] = positive[n] && x > 0
+				}
+			}
+		}
+		logParam := map[string]bool{}
+		for n, xs := range all {
+			logParam[n] = positive[n] && logScale(in.Spec, n, xs)
+		}
+		for _, m := range lineage {
+			params[m.TrialID] = trainedUnder(m, in.Results.Params, logParam)
+		}
+	}
+	var out []Sample
+	for _, t := range trials {
+		ps := t.Params
+		if q, ok := params[t.TrialID]; ok && q != nil {
+			ps = q
+		}
+		switch v, ok := prunedValue(t); {
+		case t.Scored():
+			out = append(out, Sample{TrialID: t.TrialID, Params: ps, Value: *t.Objective})
+		case ok:
+			out = append(out, Sample{TrialID: t.TrialID, Params: ps, Value: v, Pruned: true})
+		}
+	}
+	return out
+}
+
+// sensitivityPlot shows the value of every sample against one parameter, completed trials as dots and
+// pruned ones as rings in the pruned colour, with the mean of each value (or each quintile) joined by
+// a line.
+func sensitivityPlot(in *Input, s Sensitivity, samples []Sample) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s: η² %s, Spearman ρ %s", s.Param, fmtNum(s.EtaSquared, 2), fmtNum(s.Spearman, 2))
 	p.X.Label.Text, p.Y.Label.Text = s.Param, in.Results.Metric.Name
-	a := newAxis(in, s.Param)
-	var pts plotter.XYs
+	var vals []any
+	for _, sm := range samples {
+		vals = append(vals, sm.Params[s.Param])
+	}
+	a := axisOf(in.Spec, s.Param, vals)
+	var done, pruned plotter.XYs
 	groups := map[float64][]float64{}
-	for _, t := range in.Results.Trials {
-		if t.Outcome != results.OutcomeCompleted || t.Objective == nil || !isFinite(*t.Objective) {
+	for _, sm := range samples {
+		if !isFinite(sm.Value) {
 			continue
 		}
-		x, ok := toFloat(t.Params[s.Param])
+		x, ok := toFloat(sm.Params[s.Param])
 		if a.levels != nil || !ok {
-			x = float64(sort.SearchStrings(a.levels, formatValue(t.Params[s.Param])))
+			x = float64(sort.SearchStrings(a.levels, formatValue(sm.Params[s.Param])))
 		}
-		pts = append(pts, plotter.XY{X: x, Y: *t.Objective})
-		groups[x] = append(groups[x], *t.Objective)
+		if sm.Pruned {
+			pruned = append(pruned, plotter.XY{X: x, Y: sm.Value})
+		} else {
+			done = append(done, plotter.XY{X: x, Y: sm.Value})
+		}
+		groups[x] = append(groups[x], sm.Value)
 	}
 	if a.levels != nil {
 		var ticks []plot.Tick
@@ -379,12 +488,23 @@ func sensitivityPlot(in *Input, s Sensitivity) *plot.Plot {
 	} else if a.log {
 		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
 	}
-	if len(pts) == 0 {
+	if len(done)+len(pruned) == 0 {
 		return p
 	}
-	dots, _ := plotter.NewScatter(pts)
-	dots.Color, dots.Radius = fade(outcomeColor[results.OutcomeCompleted], 0x90), vg.Points(2.5)
-	p.Add(dots)
+	if len(done) > 0 {
+		dots, _ := plotter.NewScatter(done)
+		dots.Color, dots.Radius = fade(outcomeColor[results.OutcomeCompleted], 0x90), vg.Points(2.5)
+		p.Add(dots)
+		if len(pruned) > 0 {
+			p.Legend.Add("completed", dots)
+		}
+	}
+	if len(pruned) > 0 {
+		rings, _ := plotter.NewScatter(pruned)
+		rings.Color, rings.Shape, rings.Radius = colorOf(results.OutcomePruned), draw.RingGlyph{}, vg.Points(3)
+		p.Add(rings)
+		p.Legend.Add("pruned (value at its rung)", rings)
+	}
 	if len(groups) <= 10 {
 		var mean plotter.XYs
 		for x, ys := range groups {
@@ -408,4 +528,199 @@ func fmtNum(x float64, prec int) string {
 		return "—"
 	}
 	return fmt.Sprintf("%.*f", prec, x)
+}
+
+// earlyReach is the zoom of the stopped trials' curves: the most steps a pruned or diverged trial with
+// a curve reached, when that is at most half the budget (on the full axis their curves fill a corner);
+// 0 when no zoom is needed.
+func earlyReach(in *Input, trials []Trial) int64 {
+	var reach, full int64
+	for _, t := range trials {
+		if n := len(t.Curve); n > 0 {
+			full = max(full, t.Curve[n-1].Step)
+			if t.Outcome == results.OutcomePruned || t.Outcome == results.OutcomeDiverged {
+				reach = max(reach, t.Curve[n-1].Step, t.Steps)
+			}
+		}
+	}
+	full = max(full, in.totalSteps())
+	if reach <= 0 || 2*reach > full {
+		return 0
+	}
+	return reach
+}
+
+// earlyCurves draws every trial's curve on an x axis zoomed to the steps the stopped trials reached
+// (reach, plus a tenth), the y axis fitted to the values in that range; dotted grey lines mark the
+// decision steps of early_terminate there.
+func earlyCurves(in *Input, trials []Trial, reach int64) *plot.Plot {
+	p := plot.New()
+	xmax := float64(reach) * 1.1
+	p.Title.Text = fmt.Sprintf("Learning curves up to step %s, where the stopped trials ended", groupDigits(int64(xmax)))
+	p.X.Label.Text, p.Y.Label.Text = "environment steps", in.Results.Metric.Name
+	p.Legend.Top, p.Legend.Left = true, true
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, o := range results.Outcomes {
+		n := 0
+		for _, t := range trials {
+			if t.Outcome != o || len(t.Curve) == 0 {
+				continue
+			}
+			n++
+			addCurve(p, t)
+			for _, pt := range t.Curve {
+				if float64(pt.Step) <= xmax && isFinite(pt.Value) {
+					lo, hi = math.Min(lo, pt.Value), math.Max(hi, pt.Value)
+				}
+			}
+		}
+		if n > 0 {
+			l, _ := plotter.NewLine(plotter.XYs{{}}) // a legend swatch only
+			l.Color, l.Width = colorOf(o), vg.Points(2)
+			p.Legend.Add(fmt.Sprintf("%s (%d)", o, n), l)
+		}
+	}
+	if lo > hi {
+		lo, hi = 0, 1
+	} else if lo == hi {
+		lo, hi = lo-0.5, hi+0.5
+	}
+	pad := (hi - lo) * 0.05
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, xmax, lo-pad, hi+pad
+	if in.Spec != nil && in.Spec.EarlyTerminate != nil && in.Spec.RungUnit() == sweeps.RungSteps {
+		var drew *plotter.Line
+		for _, s := range in.Spec.DecisionSteps() {
+			if float64(s) > xmax {
+				break
+			}
+			l, _ := plotter.NewLine(plotter.XYs{{X: float64(s), Y: lo - pad}, {X: float64(s), Y: hi + pad}})
+			l.Color, l.Width, l.Dashes = color.RGBA{0x90, 0x90, 0x90, 0xff}, vg.Points(0.8), []vg.Length{vg.Points(1), vg.Points(2)}
+			p.Add(l)
+			drew = l
+		}
+		if drew != nil {
+			p.Legend.Add("decision step", drew)
+		}
+	}
+	return p
+}
+
+// historyPoint is one configuration of a bayes sweep on its optimisation history.
+type historyPoint struct {
+	Config  int
+	Value   float64
+	Startup bool // a start-up draw (method random's), not a TPE proposal
+	Pruned  bool // Value is its last windowed value at a rung (IQM over its seeds), not a score
+}
+
+// optimizationHistory returns each configuration of a bayes sweep in the order the search proposed it
+// (its configuration index) with its score, the IQM of its search seeds' objectives (seeds re-run by
+// bayes.rerun_top are left out); a pruned configuration by the IQM of its seeds' last windowed values
+// at their rungs; and how many configurations had neither (a seed diverged, or none scored).
+func optimizationHistory(spec *sweeps.Spec, trials []Trial) (points []historyPoint, infeasible int) {
+	startup := len(sweeps.StartupConfigs(spec, min(spec.BayesSettings().StartupTrials, spec.Trials)))
+	byConfig := map[int][]Trial{}
+	var configs []int
+	for _, t := range trials {
+		if !slices.Contains(spec.Seeds, t.Seed) {
+			continue
+		}
+		if _, ok := byConfig[t.Config]; !ok {
+			configs = append(configs, t.Config)
+		}
+		byConfig[t.Config] = append(byConfig[t.Config], t)
+	}
+	sort.Ints(configs)
+	for _, c := range configs {
+		var sums []results.TrialSummary
+		var pruned []float64
+		for _, t := range byConfig[c] {
+			sums = append(sums, t.TrialSummary)
+			if v, ok := prunedValue(t); ok {
+				pruned = append(pruned, v)
+			}
+		}
+		hp := historyPoint{Config: c, Startup: c < startup}
+		if v, ok := results.ConfigScore(sums); ok {
+			hp.Value = v
+		} else if len(pruned) > 0 && !slices.ContainsFunc(sums, func(t results.TrialSummary) bool { return t.Outcome == results.OutcomeDiverged }) {
+			hp.Value, hp.Pruned = diagnostics.IQM(pruned), true
+		} else {
+			infeasible++
+			continue
+		}
+		points = append(points, hp)
+	}
+	return points, infeasible
+}
+
+// historyPlot draws the optimisation history: start-up draws as grey circles, TPE proposals as blue
+// triangles, pruned configurations as rings at their rung value, the best score so far as a black
+// step line, and a dashed line where TPE took over.
+func historyPlot(in *Input, points []historyPoint, startup int) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = "Optimisation history: " + in.Results.Metric.Name + " by configuration, in the order proposed"
+	p.X.Label.Text, p.Y.Label.Text = "configuration (order proposed)", in.Results.Metric.Name
+	var start, tpe, pruned, best plotter.XYs
+	cur := math.NaN()
+	for _, hp := range points {
+		xy := plotter.XY{X: float64(hp.Config), Y: hp.Value}
+		switch {
+		case hp.Pruned:
+			pruned = append(pruned, xy)
+		case hp.Startup:
+			start = append(start, xy)
+		default:
+			tpe = append(tpe, xy)
+		}
+		if !hp.Pruned && (math.IsNaN(cur) || in.maximize() && hp.Value > cur || !in.maximize() && hp.Value < cur) {
+			cur = hp.Value
+		}
+		if !math.IsNaN(cur) {
+			best = append(best, plotter.XY{X: float64(hp.Config), Y: cur})
+		}
+	}
+	p.Legend.Top = !in.maximize()
+	if len(best) > 0 {
+		l, _ := plotter.NewLine(best)
+		l.Color, l.Width, l.StepStyle = color.Black, vg.Points(1.5), plotter.PostStep
+		p.Add(l)
+		p.Legend.Add("best so far", l)
+	}
+	add := func(xy plotter.XYs, c color.Color, g draw.GlyphDrawer, label string) {
+		if len(xy) == 0 {
+			return
+		}
+		s, _ := plotter.NewScatter(xy)
+		s.Color, s.Shape, s.Radius = c, g, vg.Points(3.5)
+		p.Add(s)
+		p.Legend.Add(label, s)
+	}
+	add(start, color.RGBA{0x70, 0x70, 0x70, 0xff}, draw.CircleGlyph{}, "start-up draw (random)")
+	add(tpe, outcomeColor[results.OutcomeCompleted], draw.TriangleGlyph{}, "TPE proposal")
+	add(pruned, colorOf(results.OutcomePruned), draw.RingGlyph{}, "pruned (value at its rung)")
+	if len(points) == 0 {
+		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1
+		return p
+	}
+	if startup > 0 && points[len(points)-1].Config >= startup {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, hp := range points {
+			lo, hi = math.Min(lo, hp.Value), math.Max(hi, hp.Value)
+		}
+		l, _ := plotter.NewLine(plotter.XYs{{X: float64(startup) - 0.5, Y: lo}, {X: float64(startup) - 0.5, Y: hi}})
+		l.Color, l.Width, l.Dashes = color.RGBA{0x90, 0x90, 0x90, 0xff}, vg.Points(1), []vg.Length{vg.Points(3), vg.Points(2)}
+		p.Add(l)
+		p.Legend.Add("TPE starts", l)
+	}
+	last := points[len(points)-1].Config
+	p.X.Min, p.X.Max = -0.5, float64(last)+0.5
+	if last < 40 { // a tick per configuration: indices are whole numbers
+		var ticks []plot.Tick
+		for c := 0; c <= last; c++ {
+			ticks = append(ticks, plot.Tick{Value: float64(c), Label: fmt.Sprint(c)})
+		}
+		p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	}
+	return p
 }

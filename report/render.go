@@ -33,7 +33,10 @@ type page struct {
 	Figures       []Figure
 	Sensitivity   []Figure
 	Sensitivities []Sensitivity
-	Diverged      []Trial
+	// SensitivityNote says what the sensitivity analysis counts beyond the completed trials (pruned
+	// trials, pbt schedules); "" when nothing more.
+	SensitivityNote string
+	Diverged        []Trial
 	// BestObjective is the best value of the objective any trial's curve reached (NaN when none), the
 	// yardstick for where a stopped trial stood.
 	BestObjective float64
@@ -120,12 +123,19 @@ func bestOfCurves(trials []Trial, maximize bool) float64 {
 // "plot-sensitivity-<parameter>".
 var FigureIDs = []string{"plot-leaderboard", "plot-learning-curves", "plot-parallel-coordinates"}
 
+// The element IDs of the plots Render draws for some sweeps: the learning curves zoomed to the steps the
+// stopped trials reached (when that is at most half the budget) and a bayes sweep's optimisation
+// history.
+const (
+	FigureEarlyCurves = "plot-learning-curves-early"
+	FigureHistory     = "plot-optimization-history"
+)
+
 // Render writes the report of in as one self-contained HTML page.
 func Render(w io.Writer, in *Input) error {
 	res := in.Results
 	pg := page{In: in, Title: "rlsweep report: " + res.SweepID, Rows: Leaderboard(res),
-		Sensitivities: Sensitivities(res.Trials, res.Params), Savings: ComputeSavings(res.Trials, in.totalSteps()),
-		Budget: in.totalSteps()}
+		Savings: ComputeSavings(res.Trials, in.totalSteps()), Budget: in.totalSteps()}
 	trials := in.trials()
 	for _, o := range results.Outcomes {
 		n := 0
@@ -141,6 +151,9 @@ func Render(w io.Writer, in *Input) error {
 	}
 	pg.Warnings = warnings(res.Trials)
 	pg.Lineage = Lineage(res.Trials)
+	samples := sensitivitySamples(in, trials, pg.Lineage)
+	pg.Sensitivities = Sensitivities(samples, res.Params)
+	pg.SensitivityNote = sensitivityNote(samples, pg.Lineage != nil)
 	if pg.Lineage != nil {
 		h := vg.Length(3+len(pg.Lineage)) * 0.6 * vg.Centimeter
 		out, err := svg(lineagePlot(pg.Lineage), 22*vg.Centimeter, min(h, 40*vg.Centimeter))
@@ -155,15 +168,28 @@ func Render(w io.Writer, in *Input) error {
 		}
 	}
 	pg.BestObjective = bestOfCurves(trials, in.maximize())
-	figs := []struct {
+	type fig struct {
 		id, caption string
 		p           *plot.Plot
 		w, h        vg.Length
-	}{
-		{FigureIDs[0], "The best configurations (at most 25): mean objective over the completed seeds with its 95% Student-t interval; each dot beside it is one seed.", leaderboardPlot(in, pg.Rows), 22 * vg.Centimeter, 10 * vg.Centimeter},
-		{FigureIDs[1], "Every trial's objective against environment steps. Dashed lines ended early; a cross marks where a rule stopped the trial; a gap is a NaN or infinite value.", learningCurves(in, trials), 22 * vg.Centimeter, 12 * vg.Centimeter},
-		{FigureIDs[2], "One line per trial through its parameter values to its objective. Log-scaled axes are labelled with their real ends; dashed lines have no final objective.", parallelCoordinates(in), 22 * vg.Centimeter, 11 * vg.Centimeter},
 	}
+	figs := []fig{
+		{FigureIDs[0], "The best configurations (at most 25): mean objective over the completed seeds with its 95% Student-t interval; each dot beside it is one seed.", leaderboardPlot(in, pg.Rows), 22 * vg.Centimeter, 10 * vg.Centimeter},
+	}
+	if in.Spec != nil && in.Spec.Method == sweeps.MethodBayes {
+		points, infeasible := optimizationHistory(in.Spec, trials)
+		startup := len(sweeps.StartupConfigs(in.Spec, min(in.Spec.BayesSettings().StartupTrials, in.Spec.Trials)))
+		figs = append(figs, fig{FigureHistory, historyCaption(startup, infeasible), historyPlot(in, points, startup), 22 * vg.Centimeter, 10 * vg.Centimeter})
+	}
+	figs = append(figs, fig{FigureIDs[1], "Every trial's objective against environment steps. Dashed lines ended early; a cross marks where a rule stopped the trial; a gap is a NaN or infinite value.", learningCurves(in, trials), 22 * vg.Centimeter, 12 * vg.Centimeter})
+	if reach := earlyReach(in, trials); reach > 0 {
+		figs = append(figs, fig{FigureEarlyCurves, fmt.Sprintf("The same curves with the step axis zoomed to the first %s steps, the most any pruned or diverged trial reached (the budget is %s steps, on which their curves fill a corner), and the value axis fitted to that range: how the stopped trials compared with the survivors at the same steps. Dotted grey lines are early_terminate's decision steps; colours, dashes and crosses as above.", groupDigits(reach), groupDigits(max(in.totalSteps(), reach))), earlyCurves(in, trials, reach), 22 * vg.Centimeter, 12 * vg.Centimeter})
+	}
+	pcCaption := "One line per trial through its parameter values to its objective. Log-scaled axes are labelled with their real ends; dashed lines have no final value and stop at the last parameter."
+	if slices.ContainsFunc(trials, func(t Trial) bool { _, ok := prunedValue(t); return ok }) {
+		pcCaption = "One line per trial through its parameter values to its objective. Log-scaled axes are labelled with their real ends. A pruned trial's line ends at its last windowed value at the rung it was stopped at, dashed orange: that value is from fewer steps than a completed trial's objective. Other dashed lines have no final value and stop at the last parameter."
+	}
+	figs = append(figs, fig{FigureIDs[2], pcCaption, parallelCoordinates(in, trials), 22 * vg.Centimeter, 11 * vg.Centimeter})
 	for _, f := range figs {
 		s, err := svg(f.p, f.w, f.h)
 		if err != nil {
@@ -172,7 +198,7 @@ func Render(w io.Writer, in *Input) error {
 		pg.Figures = append(pg.Figures, Figure{f.id, f.caption, template.HTML(s)})
 	}
 	for _, s := range pg.Sensitivities {
-		out, err := svg(sensitivityPlot(in, s), 11*vg.Centimeter, 8*vg.Centimeter)
+		out, err := svg(sensitivityPlot(in, s, samples), 11*vg.Centimeter, 8*vg.Centimeter)
 		if err != nil {
 			return err
 		}
@@ -316,6 +342,40 @@ var funcs = template.FuncMap{
 	"probeValues": probeValues,
 }
 
+// historyCaption says what the optimisation history shows.
+func historyCaption(startup, infeasible int) string {
+	c := fmt.Sprintf("Each configuration's score (IQM over its search seeds; seeds of the re-run are left out) in the order the search proposed it, its configuration index. Configurations 0–%d are the start-up draws (bayes.startup_trials, drawn as method random), grey circles; the later ones TPE's proposals, blue triangles. The black line is the best score so far. A pruned configuration is an orange ring at its seeds' last windowed value at the rung it was stopped at, not counted in the best so far.", max(startup-1, 0))
+	if startup == 0 {
+		c = "Each configuration's score (IQM over its search seeds) in the order the search proposed it; every configuration is a TPE proposal. The black line is the best score so far; orange rings are pruned configurations at their value at the rung they were stopped at."
+	}
+	if infeasible > 0 {
+		c += fmt.Sprintf(" %d configuration%s with no score (a seed diverged, or none completed or was pruned with a value) %s left out.", infeasible, plural(infeasible), map[bool]string{true: "is", false: "are"}[infeasible == 1])
+	}
+	return c
+}
+
+// sensitivityNote says what the sensitivity analysis counts beyond the completed trials.
+func sensitivityNote(samples []Sample, pbt bool) string {
+	pruned := 0
+	for _, s := range samples {
+		if s.Pruned {
+			pruned++
+		}
+	}
+	var parts []string
+	if pruned > 0 {
+		parts = append(parts, fmt.Sprintf("pruned trials (%d) count by the last windowed value at the rung where each was stopped (orange rings in the plots): a value from fewer steps than a completed trial's objective, so a parameter that gets trials pruned shows the lower values they had", pruned))
+	}
+	if pbt {
+		parts = append(parts, "each population-based training member counts with the parameters it trained under over its whole schedule, weighted by the steps it trained with each (a number's step-weighted mean, geometric on a log-scaled parameter; any other value the one it trained with longest), not only the parameters it ended with")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	s := strings.Join(parts, "; ") + "."
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
 // groupDigits writes n with thin spaces between groups of three digits.
 func groupDigits(n int64) string {
 	s := fmt.Sprint(n)
@@ -414,11 +474,12 @@ tr.regressed td { background: #fdecea; }
 {{end}}
 <h2 id="sensitivity">Per-parameter sensitivity</h2>
 {{if .Sensitivities}}<table id="sensitivity-table">
-<tr><th>parameter</th><th>η² (variance explained)</th><th>Spearman ρ</th><th>groups</th><th>trials scored</th></tr>
-{{range .Sensitivities}}<tr><td>{{.Param}}</td><td class="n">{{fix .EtaSquared 3}}</td><td class="n">{{fix .Spearman 3}}</td><td class="n">{{.Groups}}</td><td class="n">{{.Scored}}</td></tr>
+<tr><th>parameter</th><th>η² (variance explained)</th><th>Spearman ρ</th><th>groups</th><th>trials counted</th><th>of them pruned</th></tr>
+{{range .Sensitivities}}<tr><td>{{.Param}}</td><td class="n">{{fix .EtaSquared 3}}</td><td class="n">{{fix .Spearman 3}}</td><td class="n">{{.Groups}}</td><td class="n">{{.Scored}}</td><td class="n">{{.Pruned}}</td></tr>
 {{end}}</table>
+{{if .SensitivityNote}}<p id="sensitivity-note" class="muted">{{.SensitivityNote}}</p>{{end}}
 <div class="grid">{{range .Sensitivity}}<figure id="{{.ID}}">{{.SVG}}</figure>{{end}}</div>
-{{else}}<p>No parameter took two values among the completed trials.</p>{{end}}
+{{else}}<p>No parameter took two values among the completed and pruned trials.</p>{{end}}
 
 <h2 id="divergences">Diverged and stopped trials</h2>
 {{if .Diverged}}<table id="divergence-table">

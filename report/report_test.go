@@ -118,7 +118,13 @@ func TestRanksAndSensitivity(t *testing.T) {
 		}
 	}
 	trials = append(trials, results.TrialSummary{Outcome: results.OutcomeDiverged, Params: map[string]any{"lr": 1.0, "clip": 0.3}})
-	got := Sensitivities(trials, []string{"lr", "clip", "env", "opt"})
+	var samples []Sample
+	for _, tr := range trials {
+		if tr.Scored() {
+			samples = append(samples, Sample{TrialID: tr.TrialID, Params: tr.Params, Value: *tr.Objective})
+		}
+	}
+	got := Sensitivities(samples, []string{"lr", "clip", "env", "opt"})
 	if len(got) != 3 {
 		t.Fatalf("got %d sensitivities, want lr, clip and opt (env is constant): %+v", len(got), got)
 	}

@@ -163,3 +163,29 @@ func rungPlot(in *Input, trials []Trial, steps []int64) *plot.Plot {
 	}
 	return p
 }
+
+// prunedValue is a pruned trial's last windowed value at a rung: its curve's windowed objective (as a
+// worker computes it) at the decision step it was stopped at; without a stored curve, the value the
+// pruner compared there (its configuration's IQM over the seeds); without either, the objective its
+// summary kept from its last segment. false for a trial that was not pruned or has none of them.
+func prunedValue(t Trial) (float64, bool) {
+	if t.Outcome != results.OutcomePruned {
+		return 0, false
+	}
+	step := t.Steps
+	if t.Pruning != nil && t.Pruning.Step > 0 {
+		step = t.Pruning.Step
+	}
+	if len(t.Curve) > 0 {
+		if v, ok := windowAt(t.Curve, step); ok && isFinite(v) {
+			return v, true
+		}
+	}
+	if t.Pruning != nil && t.Pruning.Value != nil && isFinite(*t.Pruning.Value) {
+		return *t.Pruning.Value, true
+	}
+	if t.Objective != nil && isFinite(*t.Objective) {
+		return *t.Objective, true
+	}
+	return 0, false
+}

@@ -146,7 +146,8 @@ func meanCI(xs []float64, level float64) (mean, lo, hi float64) {
 	return mean, mean - half, mean + half
 }
 
-// Sensitivity says how much one parameter explains the objective across the completed trials.
+// Sensitivity says how much one parameter explains the objective across the scored trials and the
+// pruned ones (by their value at the rung they were stopped at).
 type Sensitivity struct {
 	Param string
 	// Spearman is the rank correlation of the parameter with the objective; NaN for a non-numeric
@@ -156,18 +157,34 @@ type Sensitivity struct {
 	// value, or quintiles of a continuous parameter): 0 means the parameter explains nothing, 1 all of it.
 	EtaSquared float64
 	Groups     int
-	Scored     int // completed trials with a finite objective
+	Scored     int // samples: completed trials with a finite objective and pruned trials with a rung value
+	Pruned     int // of them, pruned trials
 }
 
-// Sensitivities computes a Sensitivity per swept parameter (a parameter with one value is skipped).
-func Sensitivities(trials []results.TrialSummary, params []string) []Sensitivity {
+// Sample is one trial as the sensitivity analysis sees it: the parameters it trained under and its
+// value, the final objective of a completed trial or the last windowed value at a rung of a pruned one.
+type Sample struct {
+	TrialID string
+	Params  map[string]any
+	Value   float64
+	Pruned  bool
+}
+
+// Sensitivities computes a Sensitivity per swept parameter over samples (a parameter with one value
+// among them is skipped).
+func Sensitivities(samples []Sample, params []string) []Sensitivity {
 	var out []Sensitivity
 	for _, p := range params {
 		var xs []any
 		var ys []float64
-		for _, t := range trials {
-			if t.Scored() {
-				xs, ys = append(xs, t.Params[p]), append(ys, *t.Objective)
+		pruned := 0
+		for _, s := range samples {
+			if !isFinite(s.Value) {
+				continue
+			}
+			xs, ys = append(xs, s.Params[p]), append(ys, s.Value)
+			if s.Pruned {
+				pruned++
 			}
 		}
 		groups := groupKeys(xs)
@@ -175,7 +192,7 @@ func Sensitivities(trials []results.TrialSummary, params []string) []Sensitivity
 			continue
 		}
 		s := Sensitivity{Param: p, Spearman: math.NaN(), EtaSquared: etaSquared(groups, ys),
-			Groups: distinct(groups), Scored: len(ys)}
+			Groups: distinct(groups), Scored: len(ys), Pruned: pruned}
 		if num, ok := numbers(xs); ok {
 			s.Spearman = spearman(num, ys)
 		}
