@@ -74,7 +74,7 @@ const (
 
 // The sweep workflow's memo, set by submit; the server carries it over a continue-as-new.
 const (
-	MemoTrials    = "trials"    // how many trials the plan has
+	MemoTrials    = "trials"    // how many trials the plan has; once the sweep has ended, how many it ran
 	MemoSubmitted = "submitted" // when the sweep was submitted (a time.Time)
 )
 

@@ -26,11 +26,19 @@ func (s *sweepRun) took(ctx workflow.Context) time.Duration {
 	return max(0, workflow.Now(ctx).Sub(s.state.Started).Round(time.Second))
 }
 
-// upsertEndMemo records how the sweep ended in its memo, for the Web UI: the outcome (its phase), the
-// summary line, the best configuration when one scored, and how long it ran. A memo that cannot be
-// updated does not fail the sweep.
+// upsertEndMemo records how the sweep ended in its memo, for the Web UI and `rlsweep list`: the outcome
+// (its phase), the summary line, the best configuration when one scored, how long it ran, and the
+// trials it ran (MemoTrials: a bayes sweep's plan holds only its start-up trials). A memo that cannot
+// be updated does not fail the sweep.
 func (s *sweepRun) upsertEndMemo(ctx workflow.Context, summary string, best *activities.BestConfig, took time.Duration) {
+	ran := 0
+	for _, n := range s.state.Counts {
+		ran += n
+	}
 	memo := map[string]any{MemoOutcome: s.state.Phase, MemoSummary: summary, MemoTook: took.String()}
+	if ran > 0 {
+		memo[MemoTrials] = ran
+	}
 	if best != nil {
 		memo[MemoBest] = best
 	}

@@ -240,6 +240,10 @@ func TestSweepEveryTrialFailedFails(t *testing.T) {
 				t.Errorf("memo %v, result summary %q; want outcome %s and the result's summary", memo, out.Summary, tt.want)
 			}
 			// Workflow time: the last trial ends at 3 minutes.
+			// The memo's trial count is the trials the sweep ran, for `rlsweep list`.
+			if memo[workflows.MemoTrials] != 3 {
+				t.Errorf("memo trials %v, want 3 (the trials run)", memo[workflows.MemoTrials])
+			}
 			if out.Took != "3m0s" || out.TookSeconds != 180 || memo[workflows.MemoTook] != "3m0s" {
 				t.Errorf("took %q (%v s), memo %v; want 3m0s, 180 s", out.Took, out.TookSeconds, memo[workflows.MemoTook])
 			}

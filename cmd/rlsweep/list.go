@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/workflows"
 )
@@ -95,13 +96,16 @@ func (o *ListOptions) query() string {
 
 // SweepListing is one sweep as list prints it.
 type SweepListing struct {
-	SweepID string     `json:"sweep_id"`
-	Name    string     `json:"name"`
-	State   string     `json:"state"`
-	Trials  int        `json:"trials,omitempty"`
-	Started time.Time  `json:"started"`
-	Ended   *time.Time `json:"ended,omitempty"`
-	WebUI   string     `json:"web_ui"`
+	SweepID string `json:"sweep_id"`
+	Name    string `json:"name"`
+	State   string `json:"state"`
+	Trials  int    `json:"trials,omitempty"`
+	// Best is the best configuration of an ended sweep (its memo's), nil while it runs or when none
+	// scored.
+	Best    *activities.BestConfig `json:"best,omitempty"`
+	Started time.Time              `json:"started"`
+	Ended   *time.Time             `json:"ended,omitempty"`
+	WebUI   string                 `json:"web_ui"`
 }
 
 func runList(cmd *cobra.Command, f *Factory, opts *ListOptions) error {
@@ -159,6 +163,12 @@ func listing(ex *workflowpb.WorkflowExecutionInfo) SweepListing {
 	if p := ex.GetMemo().GetFields()[workflows.MemoTrials]; p != nil {
 		_ = dc.FromPayload(p, &l.Trials)
 	}
+	if p := ex.GetMemo().GetFields()[workflows.MemoBest]; p != nil {
+		var b activities.BestConfig
+		if dc.FromPayload(p, &b) == nil && b.Metric != "" {
+			l.Best = &b
+		}
+	}
 	switch st := ex.GetStatus(); {
 	case st == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
 		l.State = "running"
@@ -189,7 +199,7 @@ func writeListing(w io.Writer, ls []SweepListing, now time.Time) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SWEEP\tSTATE\tTRIALS\tSTARTED\tTOOK")
+	fmt.Fprintln(tw, "SWEEP\tSTATE\tTRIALS\tSTARTED\tTOOK\tBEST")
 	for _, l := range ls {
 		took := now.Sub(l.Started)
 		if l.Ended != nil {
@@ -199,8 +209,15 @@ func writeListing(w io.Writer, ls []SweepListing, now time.Time) error {
 		if l.Trials > 0 {
 			trials = fmt.Sprint(l.Trials)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", l.SweepID, l.State, trials,
-			l.Started.Local().Format("2006-01-02 15:04:05"), took.Round(time.Second))
+		best := "-"
+		if b := l.Best; b != nil {
+			best = fmt.Sprintf("%s=%s (config %d)", b.Metric, num(b.Objective), b.Config)
+			if b.Confirmed && b.Fresh != nil {
+				best = fmt.Sprintf("%s=%s (config %d, confirmed)", b.Metric, num(*b.Fresh), b.Config)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", l.SweepID, l.State, trials,
+			l.Started.Local().Format("2006-01-02 15:04:05"), took.Round(time.Second), best)
 	}
 	return tw.Flush()
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"github.com/rlsweep/rlsweep/activities"
 	"strings"
 	"testing"
 	"time"
@@ -112,19 +113,25 @@ func TestWriteListing(t *testing.T) {
 	ls := []SweepListing{
 		{SweepID: "sweep/a/1", State: "running", Trials: 8, Started: now.Add(-90 * time.Second)},
 		{SweepID: "sweep/b/2", State: "completed", Started: now.Add(-time.Hour), Ended: &end},
+		{SweepID: "sweep/c/3", State: "completed", Trials: 26, Started: now.Add(-time.Hour), Ended: &end,
+			Best: &activities.BestConfig{Config: 7, Metric: "reward", Objective: 451.5833}},
 	}
 	if err := writeListing(&b, ls, now); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if len(lines) != 3 || !strings.HasPrefix(lines[0], "SWEEP") {
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "SWEEP") || !strings.HasSuffix(lines[0], "BEST") {
 		t.Fatalf("listing:\n%s", b.String())
 	}
 	// A running sweep's duration runs to now; an ended one's to its end. Unknown trial counts show "-".
-	if f := strings.Fields(lines[1]); f[0] != "sweep/a/1" || f[1] != "running" || f[2] != "8" || f[len(f)-1] != "1m30s" {
+	// The best configuration of an ended sweep, from its memo; "-" while running or when none scored.
+	if f := strings.Fields(lines[1]); f[0] != "sweep/a/1" || f[1] != "running" || f[2] != "8" || f[len(f)-2] != "1m30s" || f[len(f)-1] != "-" {
 		t.Errorf("running row %q", lines[1])
 	}
-	if f := strings.Fields(lines[2]); f[0] != "sweep/b/2" || f[2] != "-" || f[len(f)-1] != "59m0s" {
+	if f := strings.Fields(lines[2]); f[0] != "sweep/b/2" || f[2] != "-" || f[len(f)-2] != "59m0s" {
 		t.Errorf("ended row %q", lines[2])
+	}
+	if !strings.HasSuffix(lines[3], "reward=451.6 (config 7)") || strings.Fields(lines[3])[2] != "26" {
+		t.Errorf("ended row with its best %q", lines[3])
 	}
 }
