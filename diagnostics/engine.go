@@ -162,7 +162,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	sort.Strings(names)
 	for _, n := range names {
 		if !slices.ContainsFunc(rules, func(r rule) bool { return r.name == n }) {
-			bad("diagnostics.rules: got %q, want one of %s", n, quotedList(RuleNames()[:len(rules)]))
+			bad("diagnostics.rules: got %q, want one of %s", n, metrics.QuotedList(RuleNames()[:len(rules)]))
 		}
 	}
 	for i := range rules {
@@ -198,7 +198,7 @@ func configure(r *rule, rc RuleConfig, patience int) (*activeRule, []string) {
 	case LevelStop:
 		ar.level = Stop
 	default:
-		errs = append(errs, fmt.Sprintf("%s.level: got %q, want one of %s", field, rc.Level, quotedList(RuleLevels)))
+		errs = append(errs, fmt.Sprintf("%s.level: got %q, want one of %s", field, rc.Level, metrics.QuotedList(RuleLevels)))
 	}
 	if t := rc.Threshold; t != nil {
 		switch {

@@ -31,7 +31,7 @@ func (l Level) String() string {
 // MarshalText encodes the level by name, so JSON carries "stop", not 2.
 func (l Level) MarshalText() ([]byte, error) {
 	if l < 0 || int(l) >= len(levelNames) {
-		return nil, fmt.Errorf("level: got %d, want one of %s", int(l), quotedList(levelNames[:]))
+		return nil, fmt.Errorf("level: got %d, want one of %s", int(l), metrics.QuotedList(levelNames[:]))
 	}
 	return []byte(levelNames[l]), nil
 }
@@ -44,7 +44,7 @@ func (l *Level) UnmarshalText(b []byte) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("level: got %q, want one of %s", b, quotedList(levelNames[:]))
+	return fmt.Errorf("level: got %q, want one of %s", b, metrics.QuotedList(levelNames[:]))
 }
 
 // Verdict is the engine's judgement of one record: Continue, or the rule that fired, on which metric,

@@ -188,7 +188,7 @@ func (t *CSVTail) line(b []byte, n int64) {
 		t.malformed(n, fmt.Sprintf("got %d cells, want %d (the header's)", len(cells), len(t.names)))
 		return
 	case t.stepCol < 0 && !t.monitor:
-		t.malformed(n, fmt.Sprintf("no step column: the header has none of %s", quotedList(csvStepColumns)))
+		t.malformed(n, fmt.Sprintf("no step column: the header has none of %s", QuotedList(csvStepColumns)))
 		return
 	}
 	stepCell := ""

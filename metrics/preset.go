@@ -183,7 +183,7 @@ func newMapping(table map[string]Mapping, preset string, custom map[string]strin
 				names = append(names, n)
 			}
 			sort.Strings(names)
-			errs = append(errs, fmt.Sprintf("metrics.preset: got %q, want one of %s", preset, quotedList(names)))
+			errs = append(errs, fmt.Sprintf("metrics.preset: got %q, want one of %s", preset, QuotedList(names)))
 		}
 		for tag, t := range p {
 			m[tag] = t
@@ -219,7 +219,7 @@ func parseTarget(s string) (Target, error) {
 	}
 	if !slices.Contains(CanonicalMetrics, t.Metric) {
 		return Target{}, fmt.Errorf("got %q, want a canonical metric, optionally prefixed by \"-\": one of %s",
-			s, quotedList(CanonicalMetrics))
+			s, QuotedList(CanonicalMetrics))
 	}
 	return t, nil
 }

@@ -194,7 +194,7 @@ func open(c ReaderConfig) (Reader, error) {
 		return NewCSVTail(c.MetricsFile, m), nil
 	case SourceStdout:
 		if !slices.Contains(StdoutPresets, c.Preset) {
-			return nil, fmt.Errorf("metrics.preset: got %q with source %q, want one of %s (the console format)", c.Preset, SourceStdout, quotedList(StdoutPresets))
+			return nil, fmt.Errorf("metrics.preset: got %q with source %q, want one of %s (the console format)", c.Preset, SourceStdout, QuotedList(StdoutPresets))
 		}
 		if c.StdoutFile == "" {
 			return nil, fmt.Errorf("stdout file: got \"\", want a path for source %q", SourceStdout)
@@ -213,7 +213,7 @@ func open(c ReaderConfig) (Reader, error) {
 			}
 			return NewSB3ConsoleTail(c.StdoutFile, m), nil
 		}
-		return nil, fmt.Errorf("metrics.preset: got %q with source %q, want one of %s (the console format)", c.Preset, SourceStdout, quotedList(StdoutPresets))
+		return nil, fmt.Errorf("metrics.preset: got %q with source %q, want one of %s (the console format)", c.Preset, SourceStdout, QuotedList(StdoutPresets))
 	}
-	return nil, fmt.Errorf("metrics.source: got %q, want one of %s", c.Source, quotedList(Sources))
+	return nil, fmt.Errorf("metrics.source: got %q, want one of %s", c.Source, QuotedList(Sources))
 }

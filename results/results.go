@@ -430,3 +430,18 @@ func Confirmations(trials []TrialSummary, searchSeeds []int64, maximize bool, bo
 	})
 	return out
 }
+
+// CountsLine is "3 completed, 1 pruned": each outcome with trials, in Outcomes order; "none finished"
+// when there are none.
+func CountsLine(counts map[string]int) string {
+	var parts []string
+	for _, o := range Outcomes {
+		if n := counts[o]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, o))
+		}
+	}
+	if len(parts) == 0 {
+		return "none finished"
+	}
+	return strings.Join(parts, ", ")
+}

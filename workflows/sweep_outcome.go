@@ -65,9 +65,9 @@ func endSummary(res *SweepResult, paramNames []string) string {
 			fmt.Fprintf(&b, "%s: all %d trials failed", res.Status, res.Total)
 		}
 	case done < res.Total:
-		fmt.Fprintf(&b, "%s: %d of %d trials finished (%s)", res.Status, done, res.Total, countsLine(res.Counts))
+		fmt.Fprintf(&b, "%s: %d of %d trials finished (%s)", res.Status, done, res.Total, results.CountsLine(res.Counts))
 	default:
-		fmt.Fprintf(&b, "%s: %d trials (%s)", res.Status, res.Total, countsLine(res.Counts))
+		fmt.Fprintf(&b, "%s: %d trials (%s)", res.Status, res.Total, results.CountsLine(res.Counts))
 	}
 	switch best, lf := res.Best, res.LastFailure; {
 	case best != nil:
@@ -101,20 +101,6 @@ func failureSummary(phase string, err error) string {
 		msg = msg[:i]
 	}
 	return phase + ": " + clip(msg, maxSummaryError)
-}
-
-// countsLine is "3 completed, 1 pruned": each outcome with trials, in results.Outcomes order.
-func countsLine(counts map[string]int) string {
-	var parts []string
-	for _, o := range results.Outcomes {
-		if n := counts[o]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, o))
-		}
-	}
-	if len(parts) == 0 {
-		return "none finished"
-	}
-	return strings.Join(parts, ", ")
 }
 
 // plural is word, with an s unless n is 1.

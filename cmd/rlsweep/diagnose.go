@@ -84,7 +84,7 @@ func diagnoseCmd(f *Factory, runF func(*DiagnoseOptions) error) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Preset, "preset", "", fmt.Sprintf("tag mapping of the trainer that wrote the metrics, one of %s", quotedList(metrics.Presets())))
+	fl.StringVar(&opts.Preset, "preset", "", fmt.Sprintf("tag mapping of the trainer that wrote the metrics, one of %s", metrics.QuotedList(metrics.Presets())))
 	fl.StringVarP(&opts.Output, "output", "o", "text", `output format: "text" or "json"`)
 	fl.Int64Var(&opts.WarmupSteps, "warmup-steps", 0, "steps during which sustained rules are silent (default 10% of --total-steps)")
 	fl.Int64Var(&opts.TotalSteps, "total-steps", 0, "the run's step budget (trainer.total_steps), for the default warm-up as a sweep sets it (default: from the sweep's spec.json when PATH is a trial's metrics in a local artifact store, else the run's last step)")
@@ -98,10 +98,10 @@ func diagnoseCmd(f *Factory, runF func(*DiagnoseOptions) error) *cobra.Command {
 func (o *DiagnoseOptions) validate() error {
 	var errs []error
 	if o.Preset != "" && !slices.Contains(metrics.Presets(), o.Preset) {
-		errs = append(errs, fmt.Errorf("--preset: got %q, want one of %s", o.Preset, quotedList(metrics.Presets())))
+		errs = append(errs, fmt.Errorf("--preset: got %q, want one of %s", o.Preset, metrics.QuotedList(metrics.Presets())))
 	}
 	if !slices.Contains(diagnoseOutputs, o.Output) {
-		errs = append(errs, fmt.Errorf("--output: got %q, want one of %s", o.Output, quotedList(diagnoseOutputs)))
+		errs = append(errs, fmt.Errorf("--output: got %q, want one of %s", o.Output, metrics.QuotedList(diagnoseOutputs)))
 	}
 	if o.Patience < 1 {
 		errs = append(errs, fmt.Errorf("--patience: got %d, want an integer ≥ 1", o.Patience))

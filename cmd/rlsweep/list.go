@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/workflows"
 )
@@ -66,7 +67,7 @@ func (o *ListOptions) validate() error {
 		return fmt.Errorf("--name: got %q, want a sweep name as in a spec's name: field (%s)", o.Name, sweeps.NameRule)
 	}
 	if !contains(listStates, o.State) {
-		return fmt.Errorf("--state: got %q, want one of %s", o.State, quotedList(listStates))
+		return fmt.Errorf("--state: got %q, want one of %s", o.State, metrics.QuotedList(listStates))
 	}
 	if o.Limit < 1 || o.Limit > maxListLimit {
 		return fmt.Errorf("--limit: got %d, want an integer from 1 to %d", o.Limit, maxListLimit)

@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/report"
 	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/sweeps"
@@ -52,7 +53,7 @@ func newResultsCmd(f *Factory, runF func(*ResultsOptions) error) *cobra.Command 
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Sweep = args[0]
 			if !contains(resultsOutputs, opts.Output) {
-				return invalidInput(fmt.Errorf("--output: got %q, want one of %s", opts.Output, quotedList(resultsOutputs)))
+				return invalidInput(fmt.Errorf("--output: got %q, want one of %s", opts.Output, metrics.QuotedList(resultsOutputs)))
 			}
 			if opts.Top < 0 || opts.Top > 0 && opts.Output != "table" {
 				return invalidInput(fmt.Errorf("--top: got %d with --output %s, want a positive number of configurations with --output table", opts.Top, opts.Output))
@@ -149,7 +150,7 @@ func writeLeaderboard(w io.Writer, res *results.SweepResults, n int) error {
 		}
 		seeds := fmt.Sprintf("%d/%d", r.Scored, r.Trials)
 		if r.Scored < r.Trials {
-			seeds += " (" + formatCounts(r.Outcomes) + ")"
+			seeds += " (" + results.CountsLine(r.Outcomes) + ")"
 		}
 		fmt.Fprintf(tw, "\t%s\t%s\t%s", mean, ci, seeds)
 		if anyConfirmed {

@@ -222,7 +222,7 @@ func finishWatch(ctx context.Context, f *Factory, c client.Client, sweepID strin
 		fmt.Fprintf(f.Out, "sweep %s failed: %v\n", sweepID, err)
 		return withExitCode(exitFailed, nil)
 	}
-	fmt.Fprintf(f.Out, "sweep %s %s: %d trials (%s)\n", sweepID, res.Status, res.Total, formatCounts(res.Counts))
+	fmt.Fprintf(f.Out, "sweep %s %s: %d trials (%s)\n", sweepID, res.Status, res.Total, results.CountsLine(res.Counts))
 	if res.LastFailure != nil {
 		fmt.Fprint(f.Out, failureLines("last failure", res.LastFailure))
 	}
@@ -308,18 +308,6 @@ func finished(counts map[string]int) int {
 	return n
 }
 
-func formatCounts(counts map[string]int) string {
-	var parts []string
-	for _, o := range results.Outcomes {
-		if n := counts[o]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, o))
-		}
-	}
-	if len(parts) == 0 {
-		return "none finished"
-	}
-	return strings.Join(parts, ", ")
-}
 
 func progressLine(st *workflows.SweepStatus) string {
 	best := ""
@@ -327,7 +315,7 @@ func progressLine(st *workflows.SweepStatus) string {
 		best = fmt.Sprintf("; best trial %s %s=%s", l.TrialID, st.Metric.Name, num(*l.Objective))
 	}
 	return fmt.Sprintf("%s %s %d/%d finished, %d running%s (%s)%s%s", st.SweepID, st.Phase, finished(st.Counts), st.Total,
-		len(st.Running), standbyNote(st), formatCounts(st.Counts), pausedNote(st), best)
+		len(st.Running), standbyNote(st), results.CountsLine(st.Counts), pausedNote(st), best)
 }
 
 // num formats a metric's value with four significant digits.
@@ -406,7 +394,7 @@ func renderStatus(st *workflows.SweepStatus, live map[string]liveTrial, best *be
 	if waiting > 0 {
 		training = fmt.Sprintf(" (%d training, %d waiting for a worker's slot)", len(st.Running)-waiting, waiting)
 	}
-	fmt.Fprintf(&b, "running %d%s%s · %s\n", len(st.Running), training, standbyNote(st), formatCounts(st.Counts))
+	fmt.Fprintf(&b, "running %d%s%s · %s\n", len(st.Running), training, standbyNote(st), results.CountsLine(st.Counts))
 	if p := st.Pruning; p != nil {
 		b.WriteString(pruningLine(p))
 	}
