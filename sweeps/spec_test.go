@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -412,5 +413,28 @@ func TestBuiltinParamNames(t *testing.T) {
 		t.Errorf("Decode(command trainer) = %v", err)
 	} else if err := s.Validate(); err != nil {
 		t.Errorf("Validate(command trainer) = %v, want nil", err)
+	}
+}
+
+// Every sweep spec shipped under examples/ loads and validates, those of the PyTorch and framework
+// examples too (their /opt/rlsweep paths are where a worker image puts them).
+func TestEveryExampleValidates(t *testing.T) {
+	var files []string
+	err := filepath.WalkDir("../examples", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".yaml") && !strings.Contains(p, "/wandb/") {
+			files = append(files, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 9 {
+		t.Fatalf("found %d example specs, want the 5 of examples/ and those of torch-ppo and frameworks: %v", len(files), files)
+	}
+	for _, f := range files {
+		if _, err := Load(f); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
 	}
 }

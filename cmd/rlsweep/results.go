@@ -136,7 +136,7 @@ func writeLeaderboard(w io.Writer, res *results.SweepResults, n int) error {
 		}
 		fmt.Fprintf(tw, "%d", i+1)
 		for _, p := range res.Params {
-			fmt.Fprintf(tw, "\t%v", r.Params[p])
+			fmt.Fprint(tw, "\t"+paramValue(r.Params[p]))
 		}
 		mean, ci := "-", "-"
 		if r.Scored > 0 {

@@ -330,13 +330,18 @@ func formatParams(params map[string]any) string {
 	sort.Strings(names)
 	parts := make([]string, len(names))
 	for i, n := range names {
-		v := params[n]
-		if x, ok := v.(float64); ok {
-			v = num(x)
-		}
-		parts[i] = fmt.Sprintf("%s=%v", n, v)
+		parts[i] = n + "=" + paramValue(params[n])
 	}
 	return strings.Join(parts, " ")
+}
+
+// paramValue writes a parameter's value for a table: a float with four significant digits (a sampled
+// learning rate of 0.0006510434506021258 is 0.000651), anything else as it is.
+func paramValue(v any) string {
+	if x, ok := v.(float64); ok {
+		return num(x)
+	}
+	return fmt.Sprint(v)
 }
 
 // sparkline draws values as a line of block characters scaled between their minimum and maximum.
