@@ -308,7 +308,6 @@ func finished(counts map[string]int) int {
 	return n
 }
 
-
 func progressLine(st *workflows.SweepStatus) string {
 	best := ""
 	if l := st.Leader; l != nil && l.Objective != nil {
