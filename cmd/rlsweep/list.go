@@ -14,7 +14,6 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/workflows"
@@ -103,10 +102,20 @@ type SweepListing struct {
 	Trials  int    `json:"trials,omitempty"`
 	// Best is the best configuration of an ended sweep (its memo's), nil while it runs or when none
 	// scored.
-	Best    *activities.BestConfig `json:"best,omitempty"`
-	Started time.Time              `json:"started"`
-	Ended   *time.Time             `json:"ended,omitempty"`
-	WebUI   string                 `json:"web_ui"`
+	Best    *ListedBest `json:"best,omitempty"`
+	Started time.Time   `json:"started"`
+	Ended   *time.Time  `json:"ended,omitempty"`
+	WebUI   string      `json:"web_ui"`
+}
+
+// ListedBest is what `list` reads of a sweep's best configuration from its memo (workflows.MemoBest, the
+// JSON of the sweep's activities.BestConfig).
+type ListedBest struct {
+	Config    int      `json:"config"`
+	Metric    string   `json:"metric"`
+	Objective float64  `json:"objective"`
+	Confirmed bool     `json:"confirmed,omitempty"`
+	Fresh     *float64 `json:"fresh,omitempty"`
 }
 
 func runList(cmd *cobra.Command, f *Factory, opts *ListOptions) error {
@@ -165,7 +174,7 @@ func listing(ex *workflowpb.WorkflowExecutionInfo) SweepListing {
 		_ = dc.FromPayload(p, &l.Trials)
 	}
 	if p := ex.GetMemo().GetFields()[workflows.MemoBest]; p != nil {
-		var b activities.BestConfig
+		var b ListedBest
 		if dc.FromPayload(p, &b) == nil && b.Metric != "" {
 			l.Best = &b
 		}

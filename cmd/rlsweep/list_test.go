@@ -2,7 +2,7 @@ package main
 
 import (
 	"bytes"
-	"github.com/rlsweep/rlsweep/activities"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +12,8 @@ import (
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/converter"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/rlsweep/rlsweep/activities"
 )
 
 func TestListRejectsBadFlags(t *testing.T) {
@@ -114,7 +116,7 @@ func TestWriteListing(t *testing.T) {
 		{SweepID: "sweep/a/1", State: "running", Trials: 8, Started: now.Add(-90 * time.Second)},
 		{SweepID: "sweep/b/2", State: "completed", Started: now.Add(-time.Hour), Ended: &end},
 		{SweepID: "sweep/c/3", State: "completed", Trials: 26, Started: now.Add(-time.Hour), Ended: &end,
-			Best: &activities.BestConfig{Config: 7, Metric: "reward", Objective: 451.5833}},
+			Best: &ListedBest{Config: 7, Metric: "reward", Objective: 451.5833}},
 	}
 	if err := writeListing(&b, ls, now); err != nil {
 		t.Fatal(err)
@@ -133,5 +135,21 @@ func TestWriteListing(t *testing.T) {
 	}
 	if !strings.HasSuffix(lines[3], "reward=451.6 (config 7)") || strings.Fields(lines[3])[2] != "26" {
 		t.Errorf("ended row with its best %q", lines[3])
+	}
+}
+
+// list reads the memo's best configuration, which the sweep writes as activities.BestConfig, into its
+// own ListedBest: the JSON names agree.
+func TestListedBestReadsTheMemo(t *testing.T) {
+	fresh := 420.5
+	b, err := json.Marshal(activities.BestConfig{Config: 3, Metric: "reward", Goal: "maximize", Objective: 451.25, Seeds: 3, Trials: 3,
+		Confirmed: true, Fresh: &fresh, FreshSeeds: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got ListedBest
+	if err := json.Unmarshal(b, &got); err != nil || got.Config != 3 || got.Metric != "reward" || got.Objective != 451.25 ||
+		!got.Confirmed || got.Fresh == nil || *got.Fresh != 420.5 {
+		t.Errorf("ListedBest from %s = %+v, %v", b, got, err)
 	}
 }
