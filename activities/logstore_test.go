@@ -114,7 +114,11 @@ func TestTrainSegmentLogUploadedOnce(t *testing.T) {
 		t.Errorf("log bytes uploaded = %d, want %d (each byte once)", got, size)
 	}
 	t.Logf("allocated %d KB, %d log parts", (after.TotalAlloc-before.TotalAlloc)>>10, countParts(t, f))
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 {
+	// Held whole, the log alone would allocate its 50 MB. Each flush allocates a little of its own (the
+	// copy buffers of a log part's and a metrics part's Put, attempt.json), and a slow machine flushes
+	// more often: 28 parts and 3 MB on a quiet one, 125 parts and 12 MB on a loaded CI run. Half the
+	// log's size tells the two apart.
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > size/2 {
 		t.Errorf("allocated %d MB while storing a %d MB log, want well under its size", alloc>>20, mb)
 	}
 	var n countWriter
