@@ -198,7 +198,7 @@ func checkBadCron(t *testing.T, e *env, spec string) {
 	t.Helper()
 	for _, cron := range []string{"0 3 * *", "61 3 * * *", "nightly"} {
 		out, code := e.cli("schedule", "create", "nightly", spec, "--cron", cron, "--baseline", "nightly")
-		if code != 2 || !strings.Contains(out, fmt.Sprintf("--cron: got %q, want a cron expression of 5 fields", cron)) {
+		if code != 2 || !strings.Contains(out, fmt.Sprintf("--cron: got %q", cron)) || !strings.Contains(out, "want a cron expression of 5 fields") {
 			t.Errorf("schedule create --cron %q exited %d, want 2 and a --cron error:\n%s", cron, code, out)
 		}
 		t.Logf("schedule create --cron %q: %s", cron, out)
