@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/results"
@@ -56,20 +55,7 @@ concurrency: 1
 	}
 	sweepID := sweepIDFrom(t, out)
 
-	var rep activities.ProbeReport
-	e.readJSON(artifacts.ProbesKey(sweepID), &rep)
-	var passed, skipped []string
-	for _, r := range rep.Results {
-		switch {
-		case r.Passed:
-			passed = append(passed, string(r.Probe))
-		case r.Skipped:
-			skipped = append(skipped, string(r.Probe))
-		}
-	}
-	if !rep.Passed || !slices.Equal(passed, []string{"1", "2", "3", "4", "5"}) || len(skipped) != 5 {
-		t.Errorf("probes.json: passed %v (%v), skipped %v; want 1–5 passed, 1c–5c skipped: %s", rep.Passed, passed, skipped, rep.Diagnosis)
-	}
+	e.checkDiscreteProbesPassed(sweepID)
 
 	res := e.results(sweepID)
 	if len(res.Trials) != 2 {

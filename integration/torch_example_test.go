@@ -81,20 +81,7 @@ func torchSweep(t *testing.T, e *env, spec string) {
 		t.Fatalf("submit --watch exited %d:\n%s", code, out)
 	}
 	sweepID := sweepIDFrom(t, out)
-	var rep activities.ProbeReport
-	e.readJSON(artifacts.ProbesKey(sweepID), &rep)
-	var passed, skipped []string
-	for _, r := range rep.Results {
-		switch {
-		case r.Passed:
-			passed = append(passed, string(r.Probe))
-		case r.Skipped:
-			skipped = append(skipped, string(r.Probe))
-		}
-	}
-	if !rep.Passed || !slices.Equal(passed, []string{"1", "2", "3", "4", "5"}) || len(skipped) != 5 {
-		t.Errorf("probes.json: passed %v (%v), skipped %v; want 1–5 passed, 1c–5c skipped: %s", rep.Passed, passed, skipped, rep.Diagnosis)
-	}
+	e.checkDiscreteProbesPassed(sweepID)
 	_, children, stage := e.probeStage(sweepID)
 	res := e.results(sweepID)
 	if len(res.Trials) != 4 || children != 4 {
@@ -228,4 +215,24 @@ func (e *env) writeSpecFile(name, spec string) string {
 		e.t.Fatal(err)
 	}
 	return p
+}
+
+// checkDiscreteProbesPassed checks a sweep's probes.json: a discrete-action trainer passed probes 1–5
+// and declined the five continuous ones.
+func (e *env) checkDiscreteProbesPassed(sweepID string) {
+	e.t.Helper()
+	var rep activities.ProbeReport
+	e.readJSON(artifacts.ProbesKey(sweepID), &rep)
+	var passed, skipped []string
+	for _, r := range rep.Results {
+		switch {
+		case r.Passed:
+			passed = append(passed, string(r.Probe))
+		case r.Skipped:
+			skipped = append(skipped, string(r.Probe))
+		}
+	}
+	if !rep.Passed || !slices.Equal(passed, []string{"1", "2", "3", "4", "5"}) || len(skipped) != 5 {
+		e.t.Errorf("probes.json: passed %v (%v), skipped %v; want 1–5 passed, 1c–5c skipped: %s", rep.Passed, passed, skipped, rep.Diagnosis)
+	}
 }

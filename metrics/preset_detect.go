@@ -47,10 +47,18 @@ func (d *presetDetector) Stats() ReaderStats {
 
 func (d *presetDetector) apply(recs []Record) []Record {
 	if d.preset == "" && len(recs) > 0 {
+		grew := false
 		for _, r := range recs {
 			for k := range r.Values {
-				d.keys[k] = true
+				if !d.keys[k] {
+					d.keys[k], grew = true, true
+				}
 			}
+		}
+		if !grew {
+			// The same keys as before name no preset: a trainer writing canonical names (JSON lines)
+			// costs its records nothing more than this look-up.
+			return recs
 		}
 		keys := make([]string, 0, len(d.keys))
 		for k := range d.keys {
