@@ -46,6 +46,10 @@ type TrialSummary struct {
 	// Warnings are problems the trial ran despite, each once: the trainer ignored RLSWEEP_STOP_AT_STEP,
 	// an objective metric no record carries. Shown by `rlsweep status` and the report.
 	Warnings []string `json:"warnings,omitempty"`
+	// End is the verdict of the end-of-run rule that judged the trial bad once it was over
+	// (collapsed_at_end: it ran its budget but ended having lost most of its gain); nil when none did.
+	// The outcome stays completed, and Warnings carries End.Warning().
+	End *EndVerdict `json:"end,omitempty"`
 	// Malformed counts the metric lines (or records) its segments' readers dropped as malformed:
 	// unparsable, too long, failed CRC, step going backwards (docs/diagnostics.md).
 	Malformed int `json:"malformed,omitempty"`
@@ -444,4 +448,18 @@ func CountsLine(counts map[string]int) string {
 		return "none finished"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// EndVerdict is what an end-of-run diagnostics rule found in a trial that ran its budget: the rule, the
+// trial's last step, what it measured and what to do.
+type EndVerdict struct {
+	Rule   string `json:"rule"`
+	Step   int64  `json:"step"`
+	Detail string `json:"detail"`
+	Advice string `json:"advice"`
+}
+
+// Warning is the verdict as one warning line.
+func (v EndVerdict) Warning() string {
+	return fmt.Sprintf("%s at step %d: %s; %s", v.Rule, v.Step, v.Detail, v.Advice)
 }

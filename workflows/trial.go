@@ -226,6 +226,10 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 		sum.RetrainedSteps += res.RetrainedSteps
 		sum.ServerOutages += res.ServerOutages
 		noteMissingMetric(sum, in.Metric.Name, seg, res)
+		if v := res.EndVerdict; v != nil {
+			sum.End = v
+			sum.Warnings = append(sum.Warnings, v.Warning())
+		}
 		objectiveSeen = objectiveSeen || res.Objective != nil || res.Records > 0 && res.MetricMissing == nil
 		if stopped != nil {
 			return stopped.at(sum.Steps) // the segment ended before the stop reached it

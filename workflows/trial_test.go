@@ -357,3 +357,31 @@ func TestTrialFailedReportsItsAttempts(t *testing.T) {
 			sum.Outcome, sum.TrainerFailures, sum.InfraRetries, sum.RetrainedSteps)
 	}
 }
+
+// A trial whose last segment comes back with an end-of-run verdict completes, carrying the verdict and
+// its warning line.
+func TestTrialCarriesTheEndVerdict(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	end := &results.EndVerdict{Rule: "collapsed_at_end", Step: 25000, Detail: "reward of the last tenth 3, best 90", Advice: "use the best checkpoint"}
+	env.OnActivity(acts.TrainSegment, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.SegmentInput) (*activities.SegmentResult, error) {
+			res := &activities.SegmentResult{LastStep: in.StopAtStep, Objective: ptr(3), CheckpointKey: fmt.Sprintf("ck/%d", in.StopAtStep)}
+			if in.StopAtStep == 25000 {
+				res.EndVerdict = end
+			}
+			return res, nil
+		})
+	env.ExecuteWorkflow(workflows.Trial, trialInput(25000, 10000, 2))
+	var sum results.TrialSummary
+	if err := env.GetWorkflowResult(&sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Outcome != results.OutcomeCompleted || sum.End == nil || *sum.End != *end {
+		t.Errorf("summary outcome %q, end %+v; want completed with %+v", sum.Outcome, sum.End, end)
+	}
+	if want := []string{end.Warning()}; fmt.Sprint(sum.Warnings) != fmt.Sprint(want) ||
+		!strings.Contains(want[0], "collapsed_at_end at step 25000: reward of the last tenth 3, best 90; use the best checkpoint") {
+		t.Errorf("warnings = %q, want %q", sum.Warnings, want)
+	}
+}
