@@ -2,15 +2,14 @@ package activities
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/runner"
+	"github.com/rlsweep/rlsweep/sweepstore"
 )
 
 // DivergedDetails rides on a TrialDiverged failure: the verdict and where the dump is.
@@ -18,22 +17,6 @@ type DivergedDetails struct {
 	Rule    string
 	Verdict diagnostics.Verdict
 	DumpKey string
-}
-
-// Divergence is divergence.json: everything needed to see why a trial was stopped, kept even though
-// the run ended (unlike a NaN guard that writes nothing).
-type Divergence struct {
-	SweepID           string                `json:"sweep_id"`
-	TrialID           string                `json:"trial_id"`
-	Verdict           diagnostics.Verdict   `json:"verdict"`
-	Warnings          []diagnostics.Verdict `json:"warnings,omitempty"`
-	LastHealthyCkpt   string                `json:"last_healthy_checkpoint,omitempty"`
-	LastHealthyStep   int64                 `json:"last_healthy_checkpoint_step,omitempty"`
-	Records           []json.RawMessage     `json:"records"` // the last records, as JSON lines with bare NaN
-	LogTail           string                `json:"log_tail"`
-	DetectedAt        time.Time             `json:"detected_at"` // the stop verdict was reached
-	KilledAt          time.Time             `json:"killed_at"`   // the trainer process had exited
-	DetectionToKillMS float64               `json:"detection_to_kill_ms"`
 }
 
 // newEngine builds the rules engine for a segment from the sweep's diagnostics settings; nil when
@@ -79,16 +62,12 @@ func stallTimeout(in SegmentInput) time.Duration {
 // diverged writes divergence.json and returns the non-retryable TrialDiverged failure.
 func (r *segmentRun) diverged(ctx context.Context, v diagnostics.Verdict, detected, killed time.Time) error {
 	m := r.a.masker()
-	d := Divergence{SweepID: r.in.SweepID, TrialID: r.in.Trial.ID, Verdict: v, Warnings: r.engine.Warnings(),
+	d := &sweepstore.Divergence{SweepID: r.in.SweepID, TrialID: r.in.Trial.ID, Verdict: v, Warnings: r.engine.Warnings(),
 		LastHealthyCkpt: r.hb.CheckpointKey, LastHealthyStep: r.hb.CheckpointStep, Records: r.records.Recent(m),
 		LogTail: runner.TailFile(r.logPath, 8192, m), DetectedAt: detected.UTC(), KilledAt: killed.UTC(),
 		DetectionToKillMS: float64(killed.Sub(detected).Microseconds()) / 1000}
-	key := artifacts.DivergenceKey(r.in.SweepID, r.in.Trial.ID)
-	b, err := json.MarshalIndent(d, "", "  ")
+	key, err := r.a.sweepStore().WriteDivergence(ctx, d)
 	if err != nil {
-		return fmt.Errorf("encode divergence dump: %w", err)
-	}
-	if err := putBytes(ctx, r.a.Store, key, b); err != nil {
 		return err
 	}
 	r.result.DumpKey = key

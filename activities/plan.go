@@ -1,18 +1,16 @@
 package activities
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/sweeps"
+	"github.com/rlsweep/rlsweep/sweepstore"
 )
 
 // Plan expands the spec into trials and stores spec.yaml, spec.json and plan.json. The Sweep workflow
@@ -22,42 +20,22 @@ func (a *Activities) Plan(ctx context.Context, in PlanInput) (*PlanResult, error
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)
 	}
-	specJSON, err := json.MarshalIndent(in.Spec, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encode spec: %w", err)
-	}
-	planJSON, err := json.MarshalIndent(struct {
-		SweepID string         `json:"sweep_id"`
-		Params  []string       `json:"params"`
-		Trials  []sweeps.Trial `json:"trials"`
-	}{in.SweepID, sweeps.ParamNames(&in.Spec), trials}, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encode plan: %w", err)
-	}
 	if err := a.claimSweep(ctx, in); err != nil {
 		return nil, err
 	}
-	planKey := artifacts.PlanKey(in.SweepID)
-	for key, body := range map[string][]byte{
-		artifacts.SpecYAMLKey(in.SweepID): []byte(in.SpecYAML),
-		artifacts.SpecJSONKey(in.SweepID): specJSON,
-		planKey:                           planJSON,
-	} {
-		if err := a.Store.Put(ctx, key, strings.NewReader(string(body))); err != nil {
-			return nil, err
-		}
+	ss := a.sweepStore()
+	if err := ss.WriteSpec(ctx, in.SweepID, []byte(in.SpecYAML), &in.Spec); err != nil {
+		return nil, err
+	}
+	planKey, err := ss.WritePlan(ctx, &sweepstore.Plan{SweepID: in.SweepID, Params: sweeps.ParamNames(&in.Spec), Trials: trials})
+	if err != nil {
+		return nil, err
 	}
 	params, err := a.paramsAttribute(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return &PlanResult{PlanKey: planKey, Trials: len(trials), ParamsAttribute: params}, nil
-}
-
-// sweepOwner is owner.json: which submission a sweep's stored files belong to.
-type sweepOwner struct {
-	SweepID    string `json:"sweep_id"`
-	Submission string `json:"submission"`
 }
 
 // claimSweep makes the sweep's files this submission's, or refuses: a sweep's stored files are never
@@ -69,28 +47,23 @@ func (a *Activities) claimSweep(ctx context.Context, in PlanInput) error {
 	if me == "" && activity.IsActivity(ctx) {
 		me = "run:" + activity.GetInfo(ctx).WorkflowExecution.RunID
 	}
-	ownerKey := artifacts.OwnerKey(in.SweepID)
-	var owner sweepOwner
-	switch err := getJSON(ctx, a.Store, ownerKey, &owner); {
+	ss := a.sweepStore()
+	owner, err := ss.ReadOwner(ctx, in.SweepID)
+	switch {
 	case err == nil && owner.Submission == me:
 		return nil
 	case err == nil:
-		return sweepExists(in.SweepID, a.Store.URL(ownerKey))
+		return sweepExists(in.SweepID, ss.OwnerURL(in.SweepID))
 	case !errors.Is(err, artifacts.ErrNotFound):
 		return err
 	}
-	for _, key := range []string{artifacts.SpecYAMLKey(in.SweepID), artifacts.PlanKey(in.SweepID)} {
-		rc, err := a.Store.Get(ctx, key)
-		if err == nil {
-			rc.Close()
-			return sweepExists(in.SweepID, a.Store.URL(key))
-		}
-		if !errors.Is(err, artifacts.ErrNotFound) {
-			return err
-		}
+	// Without owner.json, a stored spec.yaml or plan.json still makes the ID taken.
+	if where, err := ss.Occupied(ctx, in.SweepID); err != nil {
+		return err
+	} else if where != "" {
+		return sweepExists(in.SweepID, where)
 	}
-	body, _ := json.Marshal(sweepOwner{SweepID: in.SweepID, Submission: me}) // strings: cannot fail
-	return a.Store.Put(ctx, ownerKey, bytes.NewReader(body))
+	return ss.WriteOwner(ctx, sweepstore.Owner{SweepID: in.SweepID, Submission: me})
 }
 
 func sweepExists(sweepID, where string) error {

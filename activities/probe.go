@@ -1,16 +1,12 @@
 package activities
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/runner"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/trainer/builtin"
@@ -89,11 +85,7 @@ func (a *Activities) RunProbe(ctx context.Context, in ProbeInput) (*ProbeResult,
 // in the sweep's artifact prefix.
 func (a *Activities) RecordProbes(ctx context.Context, in RecordProbesInput) (*ProbeReport, error) {
 	rep := probes.Diagnose(in.Results)
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encode probes.json: %w", err)
-	}
-	if err := a.Store.Put(ctx, artifacts.ProbesKey(in.SweepID), bytes.NewReader(b)); err != nil {
+	if err := a.sweepStore().WriteProbes(ctx, in.SweepID, &rep); err != nil {
 		return nil, err
 	}
 	return &rep, nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,7 +18,6 @@ import (
 	"github.com/rlsweep/rlsweep/regression"
 	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/sweeps"
-	"github.com/rlsweep/rlsweep/sweepstore"
 )
 
 // ErrNoComparableConfigs is the error type of a comparison in which no configuration of the sweep has
@@ -58,12 +58,12 @@ type CompareBaselineResult struct {
 // baseline's, it writes regression.json (the new and missing configurations, verdict failed) and
 // returns a non-retryable ErrNoComparableConfigs.
 func (a *Activities) CompareBaseline(ctx context.Context, in CompareBaselineInput) (*CompareBaselineResult, error) {
-	cand, err := sweepstore.LoadSweepResults(ctx, a.Store, in.SweepID)
+	ss := a.sweepStore()
+	cand, err := ss.ReadResults(ctx, in.SweepID)
 	if err != nil {
 		return nil, err
 	}
-	bkey := artifacts.BaselineKey(in.Baseline)
-	base, err := sweepstore.LoadResults(ctx, a.Store, bkey)
+	base, bkey, err := ss.ReadBaseline(ctx, in.Baseline)
 	if err != nil {
 		return nil, fmt.Errorf("baseline %q: %w", in.Baseline, err)
 	}
@@ -76,12 +76,12 @@ func (a *Activities) CompareBaseline(ctx context.Context, in CompareBaselineInpu
 		rep.Webhook = postWebhook(ctx, in.WebhookURL, rep)
 	}
 	n := rep.Counts()
-	out := &CompareBaselineResult{Verdict: rep.Verdict, RegressionKey: artifacts.RegressionKey(in.SweepID),
+	out := &CompareBaselineResult{Verdict: rep.Verdict,
 		Regressed: n.Regressed, Improved: n.Improved, New: n.New, Missing: n.Missing}
 	if rep.Webhook != nil {
 		out.WebhookError = rep.Webhook.Error
 	}
-	if err := sweepstore.PutJSON(ctx, a.Store, out.RegressionKey, rep); err != nil {
+	if out.RegressionKey, err = ss.WriteRegression(ctx, rep); err != nil {
 		return nil, err
 	}
 	if err := a.redrawReport(ctx, cand, rep, out); err != nil {
@@ -96,17 +96,21 @@ func (a *Activities) CompareBaseline(ctx context.Context, in CompareBaselineInpu
 // redrawReport draws report.html again with the regression section. A report that cannot be drawn does
 // not fail the comparison: out.ReportError says why. Store errors are returned, to be retried.
 func (a *Activities) redrawReport(ctx context.Context, res *results.SweepResults, rep *regression.Report, out *CompareBaselineResult) error {
-	spec, err := sweepstore.LoadSpec(ctx, a.Store, res.SweepID)
+	ss := a.sweepStore()
+	spec, err := ss.ReadSpec(ctx, res.SweepID)
+	if errors.Is(err, artifacts.ErrNotFound) {
+		spec, err = nil, nil // the report goes without the spec's section
+	}
 	if err != nil {
 		return err
 	}
-	html, err := sweepstore.RenderReport(ctx, a.Store, res, spec, rep, time.Now())
+	html, err := ss.RenderReport(ctx, res, spec, rep, time.Now())
 	if err != nil {
 		out.ReportError = err.Error()
 		return nil
 	}
-	key := artifacts.ReportKey(res.SweepID)
-	if err := putBytes(ctx, a.Store, key, html); err != nil {
+	key, err := ss.WriteReport(ctx, res.SweepID, html)
+	if err != nil {
 		return err
 	}
 	out.ReportKey = key
@@ -160,7 +164,7 @@ type LoadSpecResult struct {
 // LoadSpec reads a spec stored in the artifact store (a schedule's pinned spec) and validates it. An
 // invalid spec is ErrInvalidSpec: it will not become valid by retrying.
 func (a *Activities) LoadSpec(ctx context.Context, in LoadSpecInput) (*LoadSpecResult, error) {
-	raw, err := getBytes(ctx, a.Store, in.Key)
+	raw, err := a.sweepStore().ReadScheduleSpec(ctx, in.Key)
 	if err != nil {
 		return nil, err
 	}

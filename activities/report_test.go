@@ -11,6 +11,7 @@ import (
 	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/sweeps"
+	"github.com/rlsweep/rlsweep/sweepstore"
 )
 
 // WriteResults draws report.html beside results.json, with the diverged trial's curve, its verdict and
@@ -40,7 +41,7 @@ func TestWriteResultsDrawsReport(t *testing.T) {
 	put(artifacts.MetricsPartKey(sweepID, "0-s1", 0, 1, 0), "{\"step\":1000,\"reward\":10}\n")
 	put(artifacts.MetricsPartKey(sweepID, "0-s1", 0, 1, 1), "{\"step\":4000,\"reward\":42}\n")
 	put(artifacts.MetricsPartKey(sweepID, "1-s1", 0, 1, 0), "{\"step\":1000,\"reward\":5}\nnot json\n{\"step\":3000,\"reward\":NaN}\n")
-	dump, _ := json.Marshal(activities.Divergence{SweepID: sweepID, TrialID: "1-s1", Verdict: diagnostics.Verdict{
+	dump, _ := json.Marshal(sweepstore.Divergence{SweepID: sweepID, TrialID: "1-s1", Verdict: diagnostics.Verdict{
 		Level: diagnostics.Stop, Rule: "non_finite", Metric: "reward", Step: 3000, Advice: "check the reward scale"}})
 	put(artifacts.DivergenceKey(sweepID, "1-s1"), string(dump))
 	probesJSON, _ := json.Marshal(activities.ProbeReport{Results: []activities.ProbeResult{{Probe: "1", Level: 1, Passed: true},

@@ -3,13 +3,13 @@ package activities
 import (
 	"bytes"
 	"context"
+	"errors"
 	"time"
 
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/report"
 	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/sweeps"
-	"github.com/rlsweep/rlsweep/sweepstore"
 )
 
 // RecordResultsInput is a batch of finished trials the Sweep workflow hands over for storage.
@@ -27,14 +27,14 @@ type RecordResultsInput struct {
 // only counts in its own state, so a sweep of any size continues-as-new with a small history.
 func (a *Activities) RecordResults(ctx context.Context, in RecordResultsInput) error {
 	if len(in.Decisions) > 0 {
-		if err := sweepstore.WriteDecisionsPart(ctx, a.Store, in.SweepID, in.DecisionPart, in.Decisions); err != nil {
+		if err := a.sweepStore().WriteDecisionsPart(ctx, in.SweepID, in.DecisionPart, in.Decisions); err != nil {
 			return err
 		}
 	}
 	if len(in.Trials) == 0 {
 		return nil
 	}
-	return sweepstore.WriteResultsPart(ctx, a.Store, in.SweepID, in.Part, in.Trials)
+	return a.sweepStore().WriteResultsPart(ctx, in.SweepID, in.Part, in.Trials)
 }
 
 // WriteResultsInput asks for the sweep's results files.
@@ -91,38 +91,36 @@ func bestConfig(res *results.SweepResults) *BestConfig {
 // report.html beside them. A report that cannot be drawn does not fail the results: the result says
 // why, and `rlsweep report` can draw it again later; a store that cannot be read does fail (and retry).
 func (a *Activities) WriteResults(ctx context.Context, in WriteResultsInput) (*WriteResultsResult, error) {
-	trials, err := sweepstore.LoadTrialSummaries(ctx, a.Store, in.SweepID)
+	ss := a.sweepStore()
+	trials, err := ss.ReadTrialSummaries(ctx, in.SweepID)
 	if err != nil {
 		return nil, err
 	}
-	reg, err := sweepstore.LoadRegression(ctx, a.Store, in.SweepID)
+	reg, err := ss.ReadRegression(ctx, in.SweepID)
+	if errors.Is(err, artifacts.ErrNotFound) {
+		reg, err = nil, nil // a sweep that ran as no regression
+	}
 	if err != nil {
 		return nil, err
 	}
-	rin, err := sweepstore.ReportInput(ctx, a.Store, results.New(in.SweepID, &in.Spec, in.Status, trials), &in.Spec, reg, time.Now())
+	rin, err := ss.ReportInput(ctx, results.New(in.SweepID, &in.Spec, in.Status, trials), &in.Spec, reg, time.Now())
 	if err != nil {
 		return nil, err
 	}
 	res := rin.Results // each stopped trial with the steps it reached
-	var csvBuf bytes.Buffer
-	if err := results.WriteCSV(&csvBuf, res); err != nil {
+	out := &WriteResultsResult{Trials: len(trials), Best: bestConfig(res)}
+	if out.ResultsKey, err = ss.WriteResults(ctx, res); err != nil {
 		return nil, err
 	}
-	out := &WriteResultsResult{ResultsKey: artifacts.ResultsKey(in.SweepID),
-		CSVKey: artifacts.ResultsCSVKey(in.SweepID), Trials: len(trials), Best: bestConfig(res)}
-	if err := sweepstore.PutJSON(ctx, a.Store, out.ResultsKey, res); err != nil {
+	if out.CSVKey, err = ss.WriteResultsCSV(ctx, res); err != nil {
 		return nil, err
 	}
-	if err := putBytes(ctx, a.Store, out.CSVKey, csvBuf.Bytes()); err != nil {
-		return nil, err
-	}
-	decisions, err := sweepstore.LoadDecisions(ctx, a.Store, in.SweepID)
+	decisions, err := ss.ReadDecisionsParts(ctx, in.SweepID)
 	if err != nil {
 		return nil, err
 	}
 	if len(decisions) > 0 {
-		out.DecisionsKey = artifacts.DecisionsKey(in.SweepID)
-		if err := sweepstore.PutJSON(ctx, a.Store, out.DecisionsKey, decisions); err != nil {
+		if out.DecisionsKey, err = ss.WriteDecisions(ctx, in.SweepID, decisions); err != nil {
 			return nil, err
 		}
 	}
@@ -131,6 +129,6 @@ func (a *Activities) WriteResults(ctx context.Context, in WriteResultsInput) (*W
 		out.ReportError = err.Error()
 		return out, nil
 	}
-	out.ReportKey = artifacts.ReportKey(in.SweepID)
-	return out, putBytes(ctx, a.Store, out.ReportKey, html.Bytes())
+	out.ReportKey, err = ss.WriteReport(ctx, in.SweepID, html.Bytes())
+	return out, err
 }

@@ -44,7 +44,7 @@ func TestLoadTrialSummariesDedupesAndSorts(t *testing.T) {
 		Trials: []results.TrialSummary{{TrialID: "9-s9", Config: 9, Seed: 9}}}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := sweepstore.LoadTrialSummaries(ctx, store, sweepID)
+	got, err := sweepstore.New(store).ReadTrialSummaries(ctx, sweepID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestLoadTrialSummariesDedupesAndSorts(t *testing.T) {
 			t.Errorf("1-s2 = %+v, want the last record (completed, objective 3)", tr)
 		}
 	}
-	none, err := sweepstore.LoadTrialSummaries(ctx, store, "sweep/none/x")
+	none, err := sweepstore.New(store).ReadTrialSummaries(ctx, "sweep/none/x")
 	if err != nil || len(none) != 0 {
 		t.Errorf("LoadTrialSummaries of a sweep without results = %v, %v, want none", none, err)
 	}
@@ -88,7 +88,7 @@ func TestLoadTrialSummariesFillsFromThePlan(t *testing.T) {
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := sweepstore.LoadTrialSummaries(ctx, store, sweepID)
+	got, err := sweepstore.New(store).ReadTrialSummaries(ctx, sweepID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/runner"
 	"github.com/rlsweep/rlsweep/sweeps"
+	"github.com/rlsweep/rlsweep/sweepstore"
 	"github.com/rlsweep/rlsweep/trainer/probes"
 )
 
@@ -130,7 +131,7 @@ func TestTrainSegmentMasksWorkerSecrets(t *testing.T) {
 				if err := ae.Details(&det); err != nil {
 					t.Fatal(err)
 				}
-				var dump activities.Divergence
+				var dump sweepstore.Divergence
 				if err := json.Unmarshal([]byte(f.read(det.DumpKey)), &dump); err != nil {
 					t.Fatal(err)
 				}

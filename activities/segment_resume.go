@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/metrics"
+	"github.com/rlsweep/rlsweep/sweepstore"
 )
 
 // resumeCheckpoint downloads the checkpoint this attempt resumes from — the last one a previous attempt
@@ -28,7 +28,7 @@ func (r *segmentRun) resumeCheckpoint(ctx context.Context, prev Heartbeat) (stri
 	if r.attempt > 1 {
 		// A resume point of this segment past its stop step is a checkpoint of the iteration that
 		// crossed it (trainers finish the iteration they are in): the segment's work is done.
-		p, err := retryStore(ctx, r.a, "read the resume point", func() (*resumePoint, error) { return r.loadResumePoint(ctx) })
+		p, err := retryStore(ctx, r.a, "read the resume point", func() (*sweepstore.ResumePoint, error) { return r.loadResumePoint(ctx) })
 		if err != nil {
 			return "", err
 		} else if p != nil && p.Segment == r.in.Segment && p.Step > r.hb.CheckpointStep {
@@ -91,38 +91,24 @@ func (r *segmentRun) previousReach(ctx context.Context) int64 {
 	return last
 }
 
-// resumePoint is what resume.json, beside a trial's checkpoints, records: the segment's last uploaded
-// checkpoint. The SDK sends heartbeats at most once a second, so a worker that dies within a second of
-// an upload takes the heartbeat naming it along; the store keeps it, and the retry resumes from it.
-type resumePoint struct {
-	Segment int    `json:"segment"`
-	Step    int64  `json:"step"`
-	Key     string `json:"key"`
-}
-
+// storeResumePoint records the segment's last uploaded checkpoint in resume.json (sweepstore.ResumePoint).
 func (r *segmentRun) storeResumePoint(ctx context.Context, key string, step int64) error {
-	b, _ := json.Marshal(resumePoint{Segment: r.in.Segment, Step: step, Key: key}) // cannot fail
-	return putBytes(ctx, r.a.Store, artifacts.ResumePointKey(r.in.SweepID, r.in.Trial.ID), b)
+	return r.a.sweepStore().WriteResumePoint(ctx, r.in.SweepID, r.in.Trial.ID, sweepstore.ResumePoint{Segment: r.in.Segment, Step: step, Key: key})
 }
 
 // loadResumePoint reads resume.json; nil when there is none or it is unreadable (the heartbeat then decides).
-func (r *segmentRun) loadResumePoint(ctx context.Context) (*resumePoint, error) {
-	rc, err := r.a.Store.Get(ctx, artifacts.ResumePointKey(r.in.SweepID, r.in.Trial.ID))
-	if errors.Is(err, artifacts.ErrNotFound) {
+func (r *segmentRun) loadResumePoint(ctx context.Context) (*sweepstore.ResumePoint, error) {
+	p, err := r.a.sweepStore().ReadResumePoint(ctx, r.in.SweepID, r.in.Trial.ID)
+	if errors.Is(err, artifacts.ErrNotFound) || errors.Is(err, sweepstore.ErrMalformed) || err == nil && p.Key == "" {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("resume point: %w", err)
 	}
-	defer rc.Close()
-	var p resumePoint
-	if err := json.NewDecoder(rc).Decode(&p); err != nil || p.Key == "" {
-		return nil, nil
-	}
 	if _, err := artifacts.CleanKey(p.Key); err != nil {
 		return nil, nil
 	}
-	return &p, nil
+	return p, nil
 }
 
 // lastStoredRecord takes the last metrics and the objective of a segment whose attempt wrote no record

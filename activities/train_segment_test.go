@@ -34,6 +34,7 @@ import (
 	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/sweeps"
+	"github.com/rlsweep/rlsweep/sweepstore"
 )
 
 const sweepID = "sweep/unit/abc123"
@@ -513,7 +514,7 @@ func TestTrainSegmentDiverged(t *testing.T) {
 			if want := artifacts.DivergenceKey(sweepID, "0-s1"); det.DumpKey != want {
 				t.Errorf("DumpKey = %q, want %q", det.DumpKey, want)
 			}
-			var dump activities.Divergence
+			var dump sweepstore.Divergence
 			if err := json.Unmarshal([]byte(f.read(det.DumpKey)), &dump); err != nil {
 				t.Fatalf("divergence.json: %v", err)
 			}
@@ -737,7 +738,7 @@ func TestTrainSegmentDivergedOddMetricName(t *testing.T) {
 	if err := ae.Details(&det); err != nil || det.Rule != diagnostics.RuleNonFinite {
 		t.Fatalf("details = %+v, %v, want non_finite", det, err)
 	}
-	var dump activities.Divergence
+	var dump sweepstore.Divergence
 	if err := json.Unmarshal([]byte(f.read(det.DumpKey)), &dump); err != nil {
 		t.Fatalf("divergence.json: %v", err)
 	}

@@ -144,8 +144,11 @@ func LogPartKey(sweepID, trialID string, segment int, attempt int32, seq int) st
 	return LogDir(sweepID, trialID, segment, attempt) + "/" + fmt.Sprintf("%08d.log", seq)
 }
 
+// BaselinesDir is the folder of the stored baselines.
+func BaselinesDir() string { return "baselines" }
+
 // StoredBaselineKey is where `rlsweep baseline set` stores the baseline called name.
-func StoredBaselineKey(name string) string { return "baselines/" + Segment(name) + ".json" }
+func StoredBaselineKey(name string) string { return BaselinesDir() + "/" + Segment(name) + ".json" }
 
 // BaselineKey resolves a baseline reference: a sweep ID ("sweep/<name>/<id>") means that sweep's
 // results.json; a bare name means the stored baseline baselines/<name>.json; anything else is a key.
@@ -158,3 +161,7 @@ func BaselineKey(ref string) string {
 	}
 	return ref
 }
+
+// ScheduleSpecKey is where `rlsweep schedule create` stores the spec the schedule called name pins; its
+// regression runs read it from there.
+func ScheduleSpecKey(name string) string { return "schedules/" + Segment(name) + "/spec.yaml" }

@@ -50,6 +50,8 @@ func TestLayoutDocumented(t *testing.T) {
 		{"LogPartKey", artifacts.LogPartKey(sweep, trial, 1, 2, 17), "logs/segment-N-attempt-M/<seq>.log"},
 		{"StoredBaselineKey", artifacts.StoredBaselineKey("nightly"), "baselines/<name>.json"},
 		{"BaselineKey", artifacts.BaselineKey("nightly"), "baselines/<name>.json"},
+		{"BaselinesDir", artifacts.BaselinesDir(), "baselines"},
+		{"ScheduleSpecKey", artifacts.ScheduleSpecKey("nightly"), "schedules/<name>/spec.yaml"},
 	}
 	f, err := parser.ParseFile(token.NewFileSet(), "layout.go", nil, 0)
 	if err != nil {

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/results"
+	"github.com/rlsweep/rlsweep/sweepstore"
 )
 
 // The built-in PPO with a setting that really diverges (lr 1.0 on Pendulum) is stopped by a rule
@@ -37,7 +37,7 @@ probes: {enabled: false}
 		t.Fatalf("results %+v, want one diverged trial", res.Trials)
 	}
 	tr := res.Trials[0]
-	var dump activities.Divergence
+	var dump sweepstore.Divergence
 	e.readJSON(artifacts.DivergenceKey(sweepID, tr.TrialID), &dump)
 	t.Logf("lr 1.0 on Pendulum stopped by %s at step %d: %s = %g (threshold %g); %s",
 		dump.Verdict.Rule, dump.Verdict.Step, dump.Verdict.Metric, dump.Verdict.Value, dump.Verdict.Threshold, dump.Verdict.Advice)

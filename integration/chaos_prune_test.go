@@ -15,7 +15,6 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/scheduler"
 	"github.com/rlsweep/rlsweep/sweepstore"
@@ -65,7 +64,7 @@ concurrency: 8
 			t.Errorf("trial %s of the best configuration: %s at step %d, want completed at 36000", id, tr.Outcome, tr.Steps)
 		}
 	}
-	log, err := sweepstore.LoadDecisions(context.Background(), e.s3, sweepID)
+	log, err := sweepstore.New(e.s3).ReadDecisionsParts(context.Background(), sweepID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,8 +219,7 @@ concurrency: 6
 		}
 		for _, x := range tr.Exploits {
 			exploits[tr.TrialID]++
-			var rec results.Exploit
-			if err := sweepstore.GetJSON(context.Background(), e.s3, artifacts.ExploitKey(sweepID, tr.TrialID, x.Step), &rec); err != nil || rec.From != x.From {
+			if rec, err := sweepstore.New(e.s3).ReadExploit(context.Background(), sweepID, tr.TrialID, x.Step); err != nil || rec.From != x.From {
 				t.Errorf("member %s's exploit at step %d: record %+v (%v), want one from %s", tr.TrialID, x.Step, rec, err, x.From)
 			}
 			if keys, err := e.s3.List(context.Background(), x.Checkpoint); err != nil || len(keys) == 0 || keys[0] != x.Checkpoint {
@@ -232,7 +230,7 @@ concurrency: 6
 	if len(res.Trials) < 6 {
 		t.Fatalf("results.json has %d members, want 6", len(res.Trials))
 	}
-	log, err := sweepstore.LoadDecisions(context.Background(), e.s3, sweepID)
+	log, err := sweepstore.New(e.s3).ReadDecisionsParts(context.Background(), sweepID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/results"
+	"github.com/rlsweep/rlsweep/sweepstore"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -51,7 +51,7 @@ concurrency: 6
 			t.Errorf("trial %s (fault %v) ended %s by %q, want diverged by %q", tr.TrialID, fault, tr.Outcome, tr.StopRule, rule)
 			continue
 		}
-		var dump activities.Divergence
+		var dump sweepstore.Divergence
 		e.readJSON(artifacts.DivergenceKey(sweepID, tr.TrialID), &dump)
 		if dump.Verdict.Step < faultAt || dump.Verdict.Step > faultAt+1000 {
 			t.Errorf("trial %s stopped at step %d, want within one record of %d", tr.TrialID, dump.Verdict.Step, faultAt)
@@ -107,7 +107,7 @@ concurrency: 4
 			t.Errorf("trial %s ended %s by %q, want diverged by non_finite", tr.TrialID, tr.Outcome, tr.StopRule)
 			continue
 		}
-		var dump activities.Divergence
+		var dump sweepstore.Divergence
 		e.readJSON(artifacts.DivergenceKey(sweepID, tr.TrialID), &dump)
 		if dump.Verdict.Step != faultAt || dump.Verdict.Metric != metrics.ValueLoss {
 			t.Errorf("trial %s stopped at step %d on %s, want step %d on value_loss", tr.TrialID, dump.Verdict.Step, dump.Verdict.Metric, faultAt)

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/metrics"
+	"github.com/rlsweep/rlsweep/sweepstore"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -44,7 +44,7 @@ concurrency: 16
 		}
 		var lat []float64
 		for s := 1; s <= 100; s++ {
-			var d activities.Divergence
+			var d sweepstore.Divergence
 			e.readJSON(artifacts.DivergenceKey(sweepID, fmt.Sprintf("0-s%d", s)), &d)
 			appended := appendedAt(b, d)
 			lat = append(lat, float64(d.KilledAt.Sub(appended).Microseconds())/1000)
@@ -57,7 +57,7 @@ concurrency: 16
 }
 
 // appendedAt is when the trainer appended the record that fired the stop.
-func appendedAt(b *testing.B, d activities.Divergence) time.Time {
+func appendedAt(b *testing.B, d sweepstore.Divergence) time.Time {
 	for _, raw := range d.Records {
 		var line string
 		if err := json.Unmarshal(raw, &line); err != nil {

@@ -3,7 +3,6 @@ package sweepstore
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -37,7 +36,7 @@ type trialDetail struct {
 
 // loadTrialDetails reads the divergence verdict of every stopped trial and the learning curve (the
 // objective metric) of as many trials as the limit allows, stopped trials first.
-func loadTrialDetails(ctx context.Context, s artifacts.Store, sweepID, metric string, trials []results.TrialSummary) (map[string]*trialDetail, int, error) {
+func (st *Store) loadTrialDetails(ctx context.Context, sweepID, metric string, trials []results.TrialSummary) (map[string]*trialDetail, int, error) {
 	order := make([]int, len(trials))
 	for i := range order {
 		order[i] = i
@@ -52,7 +51,7 @@ func loadTrialDetails(ctx context.Context, s artifacts.Store, sweepID, metric st
 		d := &trialDetail{}
 		details[t.TrialID] = d
 		if t.Outcome == results.OutcomeDiverged || t.Outcome == results.OutcomePruned {
-			if err := readDivergence(ctx, s, sweepID, t.TrialID, d); err != nil {
+			if err := st.readDivergence(ctx, sweepID, t.TrialID, d); err != nil {
 				return nil, 0, err
 			}
 		}
@@ -60,27 +59,21 @@ func loadTrialDetails(ctx context.Context, s artifacts.Store, sweepID, metric st
 			omitted++
 			continue
 		}
-		if err := readCurve(ctx, s, sweepID, t.TrialID, metric, d); err != nil {
+		if err := st.readCurve(ctx, sweepID, t.TrialID, metric, d); err != nil {
 			return nil, 0, err
 		}
 	}
 	return details, omitted, nil
 }
 
-// readDivergence reads a trial's divergence.json, if it has one.
-func readDivergence(ctx context.Context, s artifacts.Store, sweepID, trialID string, d *trialDetail) error {
-	b, err := GetBytes(ctx, s, artifacts.DivergenceKey(sweepID, trialID))
+// readDivergence reads a trial's divergence verdict, if it has one.
+func (st *Store) readDivergence(ctx context.Context, sweepID, trialID string, d *trialDetail) error {
+	dump, err := st.ReadDivergence(ctx, sweepID, trialID)
 	if errors.Is(err, artifacts.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
-	}
-	var dump struct {
-		Verdict diagnostics.Verdict `json:"verdict"`
-	}
-	if err := json.Unmarshal(b, &dump); err != nil {
-		return fmt.Errorf("trial %s: decode divergence.json: %w", trialID, err)
 	}
 	d.divergence = &dump.Verdict
 	return nil
@@ -88,9 +81,9 @@ func readDivergence(ctx context.Context, s artifacts.Store, sweepID, trialID str
 
 // readCurve reads the objective metric from a trial's stored metrics (artifacts.ReadMetrics);
 // malformed lines are skipped, as everywhere metrics are read.
-func readCurve(ctx context.Context, s artifacts.Store, sweepID, trialID, metric string, d *trialDetail) error {
+func (st *Store) readCurve(ctx context.Context, sweepID, trialID, metric string, d *trialDetail) error {
 	var curve []report.Point
-	err := artifacts.ReadMetrics(ctx, s, sweepID, trialID, math.MaxInt64, metrics.LineStep, func(line []byte, _ int64) error {
+	err := artifacts.ReadMetrics(ctx, st.s, sweepID, trialID, math.MaxInt64, metrics.LineStep, func(line []byte, _ int64) error {
 		rec, err := metrics.ParseJSONLine(line)
 		if err != nil {
 			return nil
@@ -109,32 +102,25 @@ func readCurve(ctx context.Context, s artifacts.Store, sweepID, trialID, metric 
 }
 
 // readProbes reads probes.json; a sweep without one (probes off) has none.
-func readProbes(ctx context.Context, s artifacts.Store, sweepID string) (*probes.Report, error) {
-	b, err := GetBytes(ctx, s, artifacts.ProbesKey(sweepID))
+func (st *Store) readProbes(ctx context.Context, sweepID string) (*probes.Report, error) {
+	rep, err := st.ReadProbes(ctx, sweepID)
 	if errors.Is(err, artifacts.ErrNotFound) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	var rep probes.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		return nil, fmt.Errorf("probes.json: %w", err)
-	}
-	return &rep, nil
+	return rep, err
 }
 
 // ReportInput assembles a sweep's report: its results with the curves, divergence verdicts and probe
 // results the store holds, and reg, the regression comparison (nil: none). res is not modified: the
 // input's Results is a copy in which each trial stopped inside a segment has the steps it reached
 // (results.StepsReached), which is what results.json and results.csv record too.
-func ReportInput(ctx context.Context, s artifacts.Store, res *results.SweepResults, spec *sweeps.Spec,
+func (st *Store) ReportInput(ctx context.Context, res *results.SweepResults, spec *sweeps.Spec,
 	reg *regression.Report, now time.Time) (*report.Input, error) {
-	details, omitted, err := loadTrialDetails(ctx, s, res.SweepID, res.Metric.Name, res.Trials)
+	details, omitted, err := st.loadTrialDetails(ctx, res.SweepID, res.Metric.Name, res.Trials)
 	if err != nil {
 		return nil, err
 	}
-	probeReport, err := readProbes(ctx, s, res.SweepID)
+	probeReport, err := st.readProbes(ctx, res.SweepID)
 	if err != nil {
 		return nil, err
 	}
@@ -160,9 +146,9 @@ func ReportInput(ctx context.Context, s artifacts.Store, res *results.SweepResul
 }
 
 // RenderReport renders report.html for a sweep (ReportInput, then report.Render).
-func RenderReport(ctx context.Context, s artifacts.Store, res *results.SweepResults, spec *sweeps.Spec,
+func (st *Store) RenderReport(ctx context.Context, res *results.SweepResults, spec *sweeps.Spec,
 	reg *regression.Report, now time.Time) ([]byte, error) {
-	in, err := ReportInput(ctx, s, res, spec, reg, now)
+	in, err := st.ReportInput(ctx, res, spec, reg, now)
 	if err != nil {
 		return nil, err
 	}

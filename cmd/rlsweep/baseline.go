@@ -1,9 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -11,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rlsweep/rlsweep/artifacts"
-	"github.com/rlsweep/rlsweep/results"
+	"github.com/rlsweep/rlsweep/sweepstore"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -67,19 +66,13 @@ func runBaselineSet(ctx context.Context, store artifacts.Store, out io.Writer, o
 	if err != nil {
 		return invalidInput(err)
 	}
-	key := artifacts.ResultsKey(sweepID)
-	rc, err := store.Get(ctx, key)
-	if err != nil {
+	ss := sweepstore.New(store)
+	res, err := ss.ReadResults(ctx, sweepID)
+	if errors.Is(err, artifacts.ErrNotFound) {
 		return fmt.Errorf("baseline from %s (has the sweep finished?): %w", sweepID, err)
 	}
-	raw, err := io.ReadAll(rc)
-	rc.Close()
 	if err != nil {
-		return fmt.Errorf("read %s: %w", key, err)
-	}
-	var res results.SweepResults
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return fmt.Errorf("decode %s: %w", key, err)
+		return err
 	}
 	name := opts.Name
 	if name == "" {
@@ -88,8 +81,8 @@ func runBaselineSet(ctx context.Context, store artifacts.Store, out io.Writer, o
 	if err := checkName("--name", name); err != nil {
 		return invalidInput(err)
 	}
-	dst := artifacts.StoredBaselineKey(name)
-	if err := store.Put(ctx, dst, bytes.NewReader(raw)); err != nil {
+	dst, err := ss.WriteBaseline(ctx, name, sweepID)
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "baseline %s: %s (%d trials) stored as %s\n", name, sweepID, len(res.Trials), dst)

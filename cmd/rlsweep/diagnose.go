@@ -194,7 +194,8 @@ func fetchStoredTrial(f *Factory, sweepID, trialID string) (path string, total i
 		return "", 0, "", nil, err
 	}
 	ctx := context.Background()
-	spec, err := sweepstore.LoadSpec(ctx, store, sweepID)
+	ss := sweepstore.New(store)
+	spec, err := ss.ReadSpec(ctx, sweepID)
 	if err != nil {
 		return "", 0, "", nil, fmt.Errorf("PATH %s/%s: %w", sweepID, trialID, err)
 	}
@@ -222,7 +223,7 @@ func fetchStoredTrial(f *Factory, sweepID, trialID string) (path string, total i
 		cleanup()
 		return "", 0, "", nil, invalidInput(fmt.Errorf("PATH: got %q (sweep %s, trial %s): %w", sweepID+"/"+trialID, sweepID, trialID, err))
 	}
-	return path, spec.Trainer.TotalSteps, store.URL(artifacts.SpecJSONKey(sweepID)), cleanup, nil
+	return path, spec.Trainer.TotalSteps, ss.SpecURL(sweepID), cleanup, nil
 }
 
 // storedTotalSteps finds the step budget of a trial whose metrics lie in a local artifact store

@@ -232,6 +232,33 @@ func TestRunDiagnoseStoredTrialByReference(t *testing.T) {
 	}
 }
 
+// SWEEP/TRIAL of a sweep whose spec.json is not stored (its metrics are) fails naming the missing file
+// and the sweep.
+func TestRunDiagnoseStoredTrialWithoutSpec(t *testing.T) {
+	body, err := os.ReadFile(writeRun(t, 50, func(int) string { return "" }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	store, err := artifacts.NewLocal(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sweepID = "sweep/cartpole/5pec1e55"
+	ctx := context.Background()
+	if err := store.Put(ctx, artifacts.MetricsPartKey(sweepID, "0-s1", 0, 1, 0), bytes.NewReader(body)); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+	f := &Factory{In: strings.NewReader(""), Out: out, ErrOut: errOut}
+	if code := run(ctx, []string{"--store", root, "diagnose", "cartpole/5pec1e55/0-s1"}, f); code == exitOK {
+		t.Errorf("exit = %d, want a failure; stdout %s", code, out)
+	}
+	if !strings.Contains(errOut.String(), "sweep "+sweepID+"'s spec.json is not stored") {
+		t.Errorf("stderr = %q, want it to name the sweep's missing spec.json", errOut)
+	}
+}
+
 func TestRunDiagnoseJSON(t *testing.T) {
 	path := writeRun(t, 50, func(i int) string {
 		if i >= 20 {

@@ -40,7 +40,7 @@ func exportSchedule(ctx context.Context, store artifacts.Store, sweepID string, 
 	}
 	member := res.Trials[best]
 	schedule := memberSchedule(res.Trials, member.TrialID)
-	raw, err := sweepstore.GetBytes(ctx, store, artifacts.SpecYAMLKey(sweepID))
+	raw, err := sweepstore.New(store).ReadSpecYAML(ctx, sweepID)
 	if err != nil {
 		return "", fmt.Errorf("--export-schedule: the sweep's spec.yaml: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/sweepstore"
 )
 
 // LogsOptions are logs's inputs.
@@ -158,13 +159,14 @@ func segmentList(logs []artifacts.LogRef) string {
 // noLogs says why a trial has no stored log: the store holds nothing of the sweep, the sweep has no
 // such trial (naming those it has), or the trial has not started a segment yet.
 func noLogs(ctx context.Context, f *Factory, store artifacts.Store, sweepID, trialID string) error {
-	keys, err := store.List(ctx, artifacts.SweepDir(sweepID)+"/")
+	ss := sweepstore.New(store)
+	holds, err := ss.HoldsSweep(ctx, sweepID)
 	if err != nil {
 		return err
 	}
-	if len(keys) == 0 {
+	if !holds {
 		return fmt.Errorf("sweep %s: %s holds nothing of it: the sweep does not exist, or --store (or RLSWEEP_STORE) is not the store its workers write to; list the sweeps with: %s",
-			sweepID, store.URL(artifacts.SweepDir(sweepID)+"/"), f.commandLine("list"))
+			sweepID, ss.SweepURL(sweepID), f.commandLine("list"))
 	}
 	ids, err := storedTrials(ctx, store, sweepID)
 	if err != nil {
@@ -176,7 +178,7 @@ func noLogs(ctx context.Context, f *Factory, store artifacts.Store, sweepID, tri
 				trialID, sweepID, f.commandLine("watch", sweepID))
 		}
 		return fmt.Errorf("trial %s of sweep %s has nothing in %s; want one of its %d trials with stored files: %s",
-			trialID, sweepID, store.URL(artifacts.TrialsDir(sweepID)+"/"), len(ids), listTrialIDs(f, sweepID, ids))
+			trialID, sweepID, ss.TrialsURL(sweepID), len(ids), listTrialIDs(f, sweepID, ids))
 	}
 	return fmt.Errorf("trial %s of %s: no log stored under %s (has a segment of it started?)", trialID, sweepID,
 		store.URL(artifacts.LogsDir(sweepID, trialID)))

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/sweepstore"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -122,19 +123,9 @@ func startedTrials(ctx context.Context, c client.Client, sweepID string) ([]stri
 
 // storedTrials lists the IDs of the trials of a sweep that have anything in the artifact store.
 func storedTrials(ctx context.Context, store artifacts.Store, sweepID string) ([]string, error) {
-	prefix := artifacts.TrialsDir(sweepID) + "/"
-	keys, err := store.List(ctx, prefix)
+	ids, err := sweepstore.New(store).StoredTrials(ctx, sweepID)
 	if err != nil {
 		return nil, err
-	}
-	seen := map[string]bool{}
-	var ids []string
-	for _, k := range keys {
-		id, _, _ := strings.Cut(strings.TrimPrefix(k, prefix), "/")
-		if id != "" && !seen[id] {
-			seen[id] = true
-			ids = append(ids, id)
-		}
 	}
 	sortTrialIDs(ids)
 	return ids, nil

@@ -70,11 +70,15 @@ func runReport(cmd *cobra.Command, f *Factory, opts *ReportOptions) error {
 		// A running sweep's results come from the parts, which do not know the spec.
 		res.Name, res.Metric, res.Params = spec.Name, spec.Metric, sweeps.ParamNames(spec)
 	}
-	reg, err := sweepstore.LoadRegression(ctx, store, sweepID)
+	ss := sweepstore.New(store)
+	reg, err := ss.ReadRegression(ctx, sweepID)
+	if errors.Is(err, artifacts.ErrNotFound) {
+		reg, err = nil, nil // a sweep that ran as no regression
+	}
 	if err != nil {
 		return err
 	}
-	html, err := sweepstore.RenderReport(ctx, store, res, spec, reg, time.Now())
+	html, err := ss.RenderReport(ctx, res, spec, reg, time.Now())
 	if err != nil {
 		return fmt.Errorf("report of %s: %w", sweepID, err)
 	}
@@ -95,11 +99,11 @@ func runReport(cmd *cobra.Command, f *Factory, opts *ReportOptions) error {
 
 // loadSpec reads the spec.json the Plan activity stored; nil when the sweep has none.
 func loadSpec(cmd *cobra.Command, store artifacts.Store, sweepID string) (*sweeps.Spec, error) {
-	spec, err := sweepstore.LoadSpec(cmd.Context(), store, sweepID)
-	if err != nil {
-		return nil, fmt.Errorf("spec.json of %s: %w", sweepID, err)
+	spec, err := sweepstore.New(store).ReadSpec(cmd.Context(), sweepID)
+	if errors.Is(err, artifacts.ErrNotFound) {
+		return nil, nil
 	}
-	return spec, nil
+	return spec, err
 }
 
 // openWait is how long openFile waits for the opener to fail: xdg-open exits at once when it finds no

@@ -181,7 +181,7 @@ func loadResultsBounded(cmd *cobra.Command, f *Factory, store artifacts.Store, s
 	defer cancel()
 	cmd.SetContext(ctx)
 	defer cmd.SetContext(parent)
-	where := store.URL(artifacts.SweepDir(sweepID) + "/")
+	where := sweepstore.New(store).SweepURL(sweepID)
 	done := make(chan struct{})
 	waited := make(chan struct{})
 	go func() {
@@ -209,14 +209,15 @@ func loadResultsBounded(cmd *cobra.Command, f *Factory, store artifacts.Store, s
 
 func loadResults(cmd *cobra.Command, f *Factory, store artifacts.Store, sweepID string) (*results.SweepResults, error) {
 	ctx := cmd.Context()
-	res, err := sweepstore.LoadSweepResults(ctx, store, sweepID)
+	ss := sweepstore.New(store)
+	res, err := ss.ReadResults(ctx, sweepID)
 	if err == nil {
 		return res, nil
 	}
 	if !errors.Is(err, artifacts.ErrNotFound) {
 		return nil, err
 	}
-	trials, err := sweepstore.LoadTrialSummaries(ctx, store, sweepID)
+	trials, err := ss.ReadTrialSummaries(ctx, sweepID)
 	if err != nil {
 		return nil, err
 	}
@@ -243,12 +244,13 @@ func loadResults(cmd *cobra.Command, f *Factory, store artifacts.Store, sweepID 
 // stored): Temporal, when it answers within a few seconds, says which.
 func noResults(cmd *cobra.Command, f *Factory, store artifacts.Store, sweepID string) error {
 	ctx := cmd.Context()
-	where := store.URL(artifacts.SweepDir(sweepID) + "/")
-	keys, err := store.List(ctx, artifacts.SweepDir(sweepID)+"/")
+	ss := sweepstore.New(store)
+	where := ss.SweepURL(sweepID)
+	holds, err := ss.HoldsSweep(ctx, sweepID)
 	if err != nil {
 		return err
 	}
-	if len(keys) > 0 {
+	if holds {
 		return fmt.Errorf("sweep %s: no results in %s yet", sweepID, where)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)

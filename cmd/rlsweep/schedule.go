@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +24,7 @@ import (
 	"github.com/rlsweep/rlsweep/regression"
 	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/sweeps"
+	"github.com/rlsweep/rlsweep/sweepstore"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -241,9 +240,6 @@ func (o *ScheduleCreateOptions) check() error {
 	return errors.Join(errs...)
 }
 
-// ScheduleSpecKey is where a schedule's pinned spec is stored.
-func ScheduleSpecKey(name string) string { return "schedules/" + name + "/spec.yaml" }
-
 // overrides are the thresholds the schedule sets over the spec's: only those given as flags.
 func (o *ScheduleCreateOptions) overrides() regression.Thresholds {
 	if !o.ToleranceSet {
@@ -258,7 +254,7 @@ func regressionAction(o *ScheduleCreateOptions) *client.ScheduleWorkflowAction {
 		ID:        workflows.RegressionIDPrefix + o.Name,
 		Workflow:  workflows.WorkflowTypeRegression,
 		TaskQueue: workflows.ControlQueue,
-		Args: []any{workflows.RegressionInput{Name: o.Name, SpecKey: ScheduleSpecKey(o.Name), Baseline: o.Baseline,
+		Args: []any{workflows.RegressionInput{Name: o.Name, SpecKey: artifacts.ScheduleSpecKey(o.Name), Baseline: o.Baseline,
 			Thresholds: o.overrides(), WebhookURL: o.Webhook}},
 	}
 }
@@ -312,12 +308,8 @@ func runScheduleCreate(cmd *cobra.Command, f *Factory, opts *ScheduleCreateOptio
 	}
 	if spec == nil && opts.Baseline != "" {
 		// Without a spec to compare it with, the baseline is checked for existence only.
-		key := artifacts.BaselineKey(opts.Baseline)
-		rc, err := store.Get(ctx, key)
-		if errors.Is(err, artifacts.ErrNotFound) {
+		if _, key, err := sweepstore.New(store).ReadBaseline(ctx, opts.Baseline); errors.Is(err, artifacts.ErrNotFound) {
 			problems = append(problems, baselineNotFound(ctx, store, opts.Baseline, key))
-		} else if err == nil {
-			rc.Close()
 		}
 	}
 	if spec != nil && opts.Baseline != "" {
@@ -372,7 +364,8 @@ func runScheduleCreate(cmd *cobra.Command, f *Factory, opts *ScheduleCreateOptio
 		}
 		return cause
 	}
-	if err := store.Put(ctx, ScheduleSpecKey(opts.Name), bytes.NewReader(raw)); err != nil {
+	specKey, err := sweepstore.New(store).WriteScheduleSpec(ctx, opts.Name, raw)
+	if err != nil {
 		return undo(fmt.Errorf("store the spec of schedule %s: %w", opts.Name, err))
 	}
 	if !opts.Paused {
@@ -381,7 +374,7 @@ func runScheduleCreate(cmd *cobra.Command, f *Factory, opts *ScheduleCreateOptio
 		}
 	}
 	fmt.Fprintf(f.Out, "schedule %s: %q, spec stored as %s, baseline %s\nthresholds: %s\n", opts.Name, opts.Cron,
-		ScheduleSpecKey(opts.Name), opts.Baseline, describeThresholds(spec, opts))
+		specKey, opts.Baseline, describeThresholds(spec, opts))
 	return nil
 }
 
@@ -389,22 +382,15 @@ func runScheduleCreate(cmd *cobra.Command, f *Factory, opts *ScheduleCreateOptio
 // sweep: that the baseline exists, measured the same objective, and has at least one configuration
 // with the parameter values of one of the spec's (the comparison is by parameter values).
 func checkBaseline(ctx context.Context, store artifacts.Store, opts *ScheduleCreateOptions, spec *sweeps.Spec, trials []sweeps.Trial) error {
-	ref, key := opts.Baseline, artifacts.BaselineKey(opts.Baseline)
-	rc, err := store.Get(ctx, key)
-	if errors.Is(err, artifacts.ErrNotFound) {
+	ref := opts.Baseline
+	base, key, err := sweepstore.New(store).ReadBaseline(ctx, ref)
+	switch {
+	case errors.Is(err, artifacts.ErrNotFound):
 		return invalidInput(baselineNotFound(ctx, store, ref, key))
-	}
-	if err != nil {
+	case errors.Is(err, sweepstore.ErrMalformed):
+		return invalidInput(fmt.Errorf("--baseline: got %q, but it is not a sweep's results: %v", ref, err))
+	case err != nil:
 		return fmt.Errorf("--baseline %s: %w", store.URL(key), err)
-	}
-	b, err := io.ReadAll(rc)
-	rc.Close()
-	if err != nil {
-		return fmt.Errorf("--baseline %s: %w", store.URL(key), err)
-	}
-	var base results.SweepResults
-	if err := json.Unmarshal(b, &base); err != nil {
-		return invalidInput(fmt.Errorf("--baseline: got %q, but %s is not a sweep's results: %v", ref, store.URL(key), err))
 	}
 	if m := base.Metric; m.Name != "" && (m.Name != spec.Metric.Name || m.Goal != "" && m.Goal != spec.Metric.Goal) {
 		return invalidInput(fmt.Errorf("--baseline: got %q, whose objective is %s %s; %s's is %s %s: they cannot be compared",
@@ -443,12 +429,9 @@ func baselineNotFound(ctx context.Context, store artifacts.Store, ref, key strin
 		return fmt.Errorf("--baseline: got %q, but %s does not exist: the sweep has not ended, or does not exist (rlsweep list --state completed shows ended sweeps)",
 			ref, store.URL(key))
 	}
-	stored := "none is stored in " + store.URL("baselines/")
-	if keys, err := store.List(ctx, "baselines/"); err == nil && len(keys) > 0 {
-		names := make([]string, len(keys))
-		for i, k := range keys {
-			names[i] = strings.TrimSuffix(strings.TrimPrefix(k, "baselines/"), ".json")
-		}
+	ss := sweepstore.New(store)
+	stored := "none is stored in " + ss.BaselinesURL()
+	if names, err := ss.Baselines(ctx); err == nil && len(names) > 0 {
 		stored = "stored: " + strings.Join(names, ", ")
 	}
 	hint := ""

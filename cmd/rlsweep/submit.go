@@ -17,8 +17,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/sweeps"
+	"github.com/rlsweep/rlsweep/sweepstore"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -154,15 +154,12 @@ func checkStoreFree(ctx context.Context, f *Factory, sweepID string) error {
 	if err != nil {
 		return err
 	}
-	for _, key := range []string{artifacts.OwnerKey(sweepID), artifacts.SpecYAMLKey(sweepID), artifacts.PlanKey(sweepID)} {
-		rc, err := store.Get(ctx, key)
-		if err == nil {
-			rc.Close()
-			return sweepIDTaken(path.Base(sweepID), sweepID, "the artifact store holds "+store.URL(key))
-		}
-		if !errors.Is(err, artifacts.ErrNotFound) {
-			return fmt.Errorf("check the store for sweep %s: %w", sweepID, err)
-		}
+	where, err := sweepstore.New(store).Occupied(ctx, sweepID)
+	if err != nil {
+		return fmt.Errorf("check the store for sweep %s: %w", sweepID, err)
+	}
+	if where != "" {
+		return sweepIDTaken(path.Base(sweepID), sweepID, "the artifact store holds "+where)
 	}
 	return nil
 }

@@ -22,10 +22,10 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/rlsweep/rlsweep/activities"
-	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/report"
 	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/scheduler"
+	"github.com/rlsweep/rlsweep/sweepstore"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -229,8 +229,9 @@ func finishWatch(ctx context.Context, f *Factory, c client.Client, sweepID strin
 	if store, serr := f.Store(); serr == nil && res.ResultsKey != "" {
 		fmt.Fprintf(f.Out, "results:  %s\n", store.URL(res.ResultsKey))
 		fmt.Fprintf(f.Out, "csv:      %s\n", store.URL(res.CSVKey))
-		fmt.Fprintf(f.Out, "report:   %s\n", store.URL(artifacts.ReportKey(sweepID)))
-		fmt.Fprintf(f.Out, "trials:   %s\n", store.URL(artifacts.TrialsDir(sweepID)))
+		ss := sweepstore.New(store)
+		fmt.Fprintf(f.Out, "report:   %s\n", ss.ReportURL(sweepID))
+		fmt.Fprintf(f.Out, "trials:   %s\n", ss.TrialsURL(sweepID))
 	}
 	fmt.Fprintf(f.Out, "web ui:   %s\n", f.WorkflowURL(sweepID))
 	if res.Status != workflows.PhaseCompleted {
