@@ -517,7 +517,9 @@ func (st *Store) HoldsSweep(ctx context.Context, sweepID string) (bool, error) {
 }
 
 // TrialsURL names the folder of a sweep's trials for people.
-func (st *Store) TrialsURL(sweepID string) string { return st.s.URL(artifacts.TrialsDir(sweepID) + "/") }
+func (st *Store) TrialsURL(sweepID string) string {
+	return st.s.URL(artifacts.TrialsDir(sweepID) + "/")
+}
 
 // StoredTrials lists the IDs of the trials of a sweep that have anything in the store, each once, in
 // the order of their keys.
