@@ -10,7 +10,7 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"flag"
 	"fmt"
 	"math"
@@ -23,6 +23,7 @@ import (
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/results"
+	"github.com/rlsweep/rlsweep/sweepstore"
 	"github.com/rlsweep/rlsweep/trainer/envs"
 	"github.com/rlsweep/rlsweep/trainer/ppo"
 )
@@ -49,17 +50,14 @@ func main() {
 	}
 }
 
-func readJSON(store, key string, v any) error {
-	b, err := os.ReadFile(filepath.Join(store, key))
+func evalSweep(store, sweep string, newEnv func() envs.Env, episodes int) error {
+	local, err := artifacts.NewLocal(store)
 	if err != nil {
 		return err
 	}
-	return json.Unmarshal(b, v)
-}
-
-func evalSweep(store, sweep string, newEnv func() envs.Env, episodes int) error {
-	var res results.SweepResults
-	if err := readJSON(store, artifacts.ResultsKey(sweep), &res); err != nil {
+	ss, ctx := sweepstore.New(local), context.Background()
+	res, err := ss.ReadResults(ctx, sweep)
+	if err != nil {
 		return err
 	}
 	fmt.Printf("sweep %s (%s)\n", sweep, res.Name)
@@ -70,8 +68,8 @@ func evalSweep(store, sweep string, newEnv func() envs.Env, episodes int) error 
 	}
 	var rows []row
 	for _, t := range res.Trials {
-		var rp struct{ Key string }
-		if err := readJSON(store, artifacts.ResumePointKey(sweep, t.TrialID), &rp); err != nil || rp.Key == "" {
+		rp, err := ss.ReadResumePoint(ctx, sweep, t.TrialID)
+		if err != nil || rp.Key == "" {
 			fmt.Printf("  %-6s %-9s no checkpoint\n", t.TrialID, t.Outcome)
 			continue
 		}
