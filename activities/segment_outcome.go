@@ -60,6 +60,7 @@ func (r *segmentRun) finish(p *runner.Process) (*SegmentResult, error) {
 		return nil, err
 	}
 	r.result.SegmentWarning = r.segmentWarning()
+	r.judgeEnd()
 	r.account()
 	return &r.result, nil
 }
@@ -77,6 +78,21 @@ func (r *segmentRun) takeLog() {
 		}
 	} else {
 		r.result.MetricMissing = r.records.MissingMetric()
+	}
+}
+
+// judgeEnd judges the whole trial with the end-of-run rules when this segment was its last: the trainer
+// ran to the trial's budget, or ended on its own in a segment that had no earlier stop.
+func (r *segmentRun) judgeEnd() {
+	if r.engine == nil || r.in.StopAtStep < r.in.Trainer.TotalSteps && r.result.LastStep < r.in.Trainer.TotalSteps {
+		return
+	}
+	if v, ok := r.engine.Finish(); ok {
+		r.result.EndVerdict = &results.Verdict{Rule: v.Rule, Step: v.Step, Detail: v.Detail, Advice: v.Advice}
+		if r.result.Warnings == nil {
+			r.result.Warnings = map[string]int{}
+		}
+		r.result.Warnings[v.Rule]++
 	}
 }
 

@@ -1161,3 +1161,33 @@ func TestTrainSegmentJudgesEntropyAgainstTheSweepsActionCount(t *testing.T) {
 		})
 	}
 }
+
+// A trial whose reward collapses in the last eighth of its run to a level above its start — too late and
+// too high for a stop rule — ends with
+// the end-of-run verdict on its last segment; a healthy one, and a segment that is not the trial's last,
+// with none.
+func TestTrainSegmentCollapsedAtEnd(t *testing.T) {
+	f := newFixture(t)
+	in := f.input(100000, map[string]any{"collapse_at": 88000.0, "collapse_to": 0.3, "quality": 100.0, "noise": 1.0, "sleep_ms": 1.0, "checkpoint_every": 0.0})
+	res, err := f.run(in)
+	if err != nil {
+		t.Fatalf("TrainSegment: %v", err)
+	}
+	v := res.EndVerdict
+	if v == nil || v.Rule != diagnostics.RuleCollapsedAtEnd || v.Step != 100000 || !strings.Contains(v.Detail, "of the gain lost") || v.Advice == "" {
+		t.Fatalf("EndVerdict = %+v, want collapsed_at_end at step 100000 with what it measured and the advice", v)
+	}
+	if res.Warnings[diagnostics.RuleCollapsedAtEnd] != 1 {
+		t.Errorf("Warnings = %v, want collapsed_at_end once", res.Warnings)
+	}
+	f = newFixture(t)
+	if res, err := f.run(f.input(100000, map[string]any{"quality": 100.0, "noise": 1.0, "sleep_ms": 1.0, "checkpoint_every": 0.0})); err != nil || res.EndVerdict != nil {
+		t.Errorf("healthy trial: EndVerdict, err = %+v, %v; want none", res.EndVerdict, err)
+	}
+	f = newFixture(t)
+	in = f.input(100000, map[string]any{"collapse_at": 88000.0, "collapse_to": 0.3, "quality": 100.0, "noise": 1.0, "sleep_ms": 1.0, "checkpoint_every": 0.0})
+	in.Trainer.TotalSteps = 200000
+	if res, err := f.run(in); err != nil || res.EndVerdict != nil {
+		t.Errorf("a segment that is not the trial's last: EndVerdict, err = %+v, %v; want none", res.EndVerdict, err)
+	}
+}

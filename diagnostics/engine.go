@@ -111,6 +111,10 @@ type Engine struct {
 	vlRefDone       bool
 	vlMax           float64 // the largest finite value loss so far
 
+	// run keeps the objective's values over the whole run, for the rules that judge it once it is over
+	// (Finish).
+	run runTrack
+
 	recent   [][]string // rules that fired on each of the last relatedWindow records
 	warnings []Verdict
 	stopped  *Verdict
@@ -197,6 +201,9 @@ func configure(r *rule, rc RuleConfig, patience int) (*activeRule, []string) {
 		ar.level = Warn
 	case LevelStop:
 		ar.level = Stop
+		if r.kind == atEnd {
+			errs = append(errs, fmt.Sprintf("%s.level: got %q, want %q or %q (the rule judges a run that is over: there is nothing left to stop)", field, rc.Level, LevelOff, LevelWarn))
+		}
 	default:
 		errs = append(errs, fmt.Sprintf("%s.level: got %q, want one of %s", field, rc.Level, metrics.QuotedList(RuleLevels)))
 	}
@@ -206,12 +213,16 @@ func configure(r *rule, rc RuleConfig, patience int) (*activeRule, []string) {
 			errs = append(errs, fmt.Sprintf("%s.threshold: got %g, want none (the rule has no threshold)", field, *t))
 		case math.IsNaN(*t) || math.IsInf(*t, 0):
 			errs = append(errs, fmt.Sprintf("%s.threshold: got %g, want a finite number", field, *t))
+		case r.kind == atEnd && !(*t > 0 && *t <= 1):
+			errs = append(errs, fmt.Sprintf("%s.threshold: got %g, want the share of its best gain a run must have lost by its end, in (0, 1]", field, *t))
 		default:
 			ar.threshold = *t
 		}
 	}
 	if p := rc.Patience; p != nil {
-		if *p < 1 {
+		if r.kind == atEnd {
+			errs = append(errs, fmt.Sprintf("%s.patience: got %d, want none (the rule judges the whole run once, when it is over)", field, *p))
+		} else if *p < 1 {
 			errs = append(errs, fmt.Sprintf("%s.patience: got %d, want an integer ≥ 1", field, *p))
 		} else {
 			ar.patience = *p
@@ -244,6 +255,7 @@ func (e *Engine) Observe(r metrics.Record) Verdict {
 		}
 		e.prog.add(v, length)
 		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			e.run.add(e.prog.goal(v), r.Step)
 			e.lastObjective = v
 			e.objectiveMaxAbs = max(e.objectiveMaxAbs, math.Abs(v))
 		}
@@ -271,6 +283,9 @@ func (e *Engine) Observe(r metrics.Record) Verdict {
 	}
 	var fired []Verdict
 	for _, ar := range e.rules {
+		if ar.kind == atEnd {
+			continue
+		}
 		c := ar.check(e, r, ar.threshold)
 		if ar.name == RuleKLSpike && c.fired {
 			e.noteKLSpike()

@@ -378,8 +378,8 @@ func TestRecordJSON(t *testing.T) {
 
 func TestRuleNamesHaveAdvice(t *testing.T) {
 	names := RuleNames()
-	if len(names) != 18 || names[len(names)-1] != RuleStalled {
-		t.Errorf("RuleNames = %v, want the 17 record rules and stalled", names)
+	if len(names) != 19 || names[len(names)-1] != RuleStalled {
+		t.Errorf("RuleNames = %v, want the 17 record rules, collapsed_at_end and stalled", names)
 	}
 	for _, n := range names {
 		if Advice(n) == "" {

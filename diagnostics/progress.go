@@ -203,6 +203,14 @@ func (p *progress) creeping() bool {
 // doingWellShare is the share of its best gain a run must still hold to count as doing well.
 const doingWellShare = 0.75
 
+// goal converts an objective's value to the goal's direction (higher is better).
+func (p *progress) goal(v float64) float64 {
+	if p.minimize {
+		return -v
+	}
+	return v
+}
+
 // raw converts a goal-direction level back to the objective's own sign.
 func (p *progress) raw(v float64) float64 {
 	if p.minimize {

@@ -27,6 +27,7 @@ const (
 	RuleNeverLearnedEntropy = "never_learned_entropy"
 	RuleStdRunaway          = "std_runaway"
 	RuleZeroReturn          = "zero_return"
+	RuleCollapsedAtEnd      = "collapsed_at_end"
 	// RuleStalled is judged by time, not by records: the TrainSegment activity fires it when no record
 	// arrives for stall_timeout. It is named here so its advice and name live with the others; the
 	// engine does not evaluate it, and its only level is a kill and a retry.
@@ -53,6 +54,10 @@ const (
 	// sustained rules warn on each record that meets the condition after warm-up and stop when it
 	// holds for patience consecutive records carrying the metric.
 	sustained
+	// atEnd rules judge the whole run once it is over (Engine.Finish), not record by record: what a run
+	// shows only in its last records (a collapse in its final tenth) cannot stop it, but must not end
+	// it as a silent success either. Their levels are off and warn.
+	atEnd
 )
 
 // rule is one default rule: what it judges, how, and what to tell the user.
@@ -175,6 +180,10 @@ var rules = []rule{
 			"is zero and nothing is learned — check the reward function and its scale (a sparse task that never " +
 			"succeeds: shape the reward, shorten the task, start closer to the goal)",
 		check: checkZeroReturn},
+	{name: RuleCollapsedAtEnd, kind: atEnd, level: Warn, threshold: 0.75, judgesObjective: true,
+		advice: "the run ended having lost most of what it gained: its final policy is worse than one it had " +
+			"earlier — use the best checkpoint, not the last; lower or anneal the learning rate, set target_kl",
+		check: func(*Engine, metrics.Record, float64) check { return check{} }},
 }
 
 // stalledAdvice is RuleStalled's advice; the activity reports it with the retryable TrialStalled.
@@ -206,8 +215,8 @@ func Advice(rule string) string {
 // DefaultThreshold returns the named rule's default threshold and whether it has one. For
 // std_explosion, never_learned, std_runaway and value_loss_blowup it is a factor (of the initial std, of
 // the early median value loss); for kl_spike it is the KL used when no target is set; for policy_collapse
-// it is the fraction of |starting level| the objective must first improve by; for partial_collapse the
-// share of the gain lost; for never_learned_entropy the share of the entropy's maximum; for zero_return
+// it is the fraction of |starting level| the objective must first improve by; for partial_collapse and
+// collapsed_at_end the share of the gain lost; for never_learned_entropy the share of the entropy's maximum; for zero_return
 // the largest magnitude that counts as zero.
 func DefaultThreshold(rule string) (float64, bool) {
 	for _, r := range rules {

@@ -67,6 +67,9 @@ type Verdict struct {
 	// judged beside it: a run near its best return is not diverging.
 	Objective      string
 	ObjectiveValue float64
+	// Detail says in words what an end-of-run rule measured (the run's start, best and final levels);
+	// "" for the rules that judge one record.
+	Detail string
 }
 
 // verdictJSON is Verdict's wire form.
@@ -81,12 +84,13 @@ type verdictJSON struct {
 	Related   []string       `json:"related,omitempty"`
 	Objective string         `json:"objective,omitempty"`
 	ObjValue  *metrics.Float `json:"objective_value,omitempty"`
+	Detail    string         `json:"detail,omitempty"`
 }
 
 // MarshalJSON encodes the verdict with non-finite numbers as strings.
 func (v Verdict) MarshalJSON() ([]byte, error) {
 	w := verdictJSON{v.Level, v.Rule, v.Metric, metrics.Float(v.Value), metrics.Float(v.Threshold), v.Step, v.Advice, v.Related,
-		v.Objective, nil}
+		v.Objective, nil, v.Detail}
 	if v.Objective != "" {
 		f := metrics.Float(v.ObjectiveValue)
 		w.ObjValue = &f
@@ -101,7 +105,7 @@ func (v *Verdict) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*v = Verdict{w.Level, w.Rule, w.Metric, float64(w.Value), float64(w.Threshold), w.Step, w.Advice, w.Related,
-		w.Objective, math.NaN()}
+		w.Objective, math.NaN(), w.Detail}
 	if w.ObjValue != nil {
 		v.ObjectiveValue = float64(*w.ObjValue)
 	}
@@ -116,6 +120,9 @@ func (v Verdict) String() string {
 	at := ""
 	if v.Objective != "" && !math.IsNaN(v.ObjectiveValue) {
 		at = fmt.Sprintf(", %s %.4g", v.Objective, v.ObjectiveValue)
+	}
+	if v.Detail != "" {
+		return fmt.Sprintf("%s %s at step %d: %s — %s", v.Level, v.Rule, v.Step, v.Detail, v.Advice)
 	}
 	return fmt.Sprintf("%s %s at step %d: %s = %g (threshold %g%s) — %s", v.Level, v.Rule, v.Step, v.Metric,
 		v.Value, v.Threshold, at, v.Advice)

@@ -37,9 +37,7 @@ type SweepInput struct {
 
 // SweepState is what a sweep carries across continue-as-new: counts and references, never metrics.
 type SweepState struct {
-	Phase   string
-	PlanKey string
-	Total   int
+	Phase string
 	// Scheduler is the scheduler's state: which trial it starts next.
 	Scheduler   scheduler.State
 	Running     []string       // trial IDs started and not yet reported
@@ -196,7 +194,7 @@ func (s *sweepRun) plan(ctx workflow.Context) error {
 	if err != nil {
 		return err
 	}
-	s.state.PlanKey, s.state.Total, s.state.ParamsAttribute = res.PlanKey, res.Trials, res.ParamsAttribute
+	s.state.ParamsAttribute = res.ParamsAttribute
 	s.in.SpecYAML = ""
 	return nil
 }

@@ -26,6 +26,7 @@ type corpusOutcome struct {
 	stopped  bool
 	rule     string
 	at       float64 // the stop's step as a fraction of the run's last step
+	ended    string  // the end-of-run rule that judged the run bad once it was over (not stopped); "" if none
 	records  int
 	err      string // the run could not be read (or diagnose panicked: crash)
 	crash    bool
@@ -66,6 +67,8 @@ func TestDiagnosticsCorpus(t *testing.T) {
 			t.Errorf("%s: diagnose crashed: %s", o.run.id, o.err)
 		case o.stopped && o.run.label == "healthy":
 			t.Errorf("%s: a healthy run was stopped by %s at %.0f%% of its length", o.run.id, o.rule, 100*o.at)
+		case o.ended != "" && o.run.label == "healthy":
+			t.Errorf("%s: a healthy run was judged bad at its end by %s", o.run.id, o.ended)
 		}
 	}
 }
@@ -161,6 +164,9 @@ func diagnoseCorpusRun(dir string, r corpusRun) (o corpusOutcome) {
 		o.stopped, o.rule = true, d.Stop.Rule
 		o.at = float64(d.Stop.Step) / math.Max(1, float64(o.lastStep))
 	}
+	if d.End != nil {
+		o.ended = d.End.Rule
+	}
 	return o
 }
 
@@ -171,8 +177,8 @@ var corpusBad = []string{"diverged", "collapsed", "never-learned"}
 func corpusTable(outs []corpusOutcome) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "| run | framework | label | records | verdict |\n|---|---|---|---|---|\n")
-	var bad, badStopped, healthy, healthyStopped, crashes, unread, absent int
-	byLabel, stoppedBy := map[string]int{}, map[string]int{}
+	var bad, badStopped, badEnded, healthy, healthyStopped, healthyEnded, crashes, unread, absent int
+	byLabel, stoppedBy, endedBy := map[string]int{}, map[string]int{}, map[string]int{}
 	var fracs []float64
 	for _, o := range outs {
 		if o.absent {
@@ -187,6 +193,8 @@ func corpusTable(outs []corpusOutcome) string {
 			verdict, unread = "unread: "+o.err, unread+1
 		case o.stopped:
 			verdict = fmt.Sprintf("stop: %s at %.0f%%", o.rule, 100*o.at)
+		case o.ended != "":
+			verdict = "at end: " + o.ended
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %d | %s |\n", o.run.id, o.run.framework, o.run.label, o.records, verdict)
 		if o.err != "" {
@@ -196,17 +204,26 @@ func corpusTable(outs []corpusOutcome) string {
 		if o.stopped {
 			stoppedBy[o.run.label]++
 		}
+		if o.ended != "" {
+			endedBy[o.run.label]++
+		}
 		switch {
 		case o.run.label == "healthy":
 			healthy++
 			if o.stopped {
 				healthyStopped++
 			}
+			if o.ended != "" {
+				healthyEnded++
+			}
 		case slices.Contains(corpusBad, o.run.label):
 			bad++
 			if o.stopped {
 				badStopped++
 				fracs = append(fracs, o.at)
+			}
+			if o.ended != "" {
+				badEnded++
 			}
 		}
 	}
@@ -215,11 +232,13 @@ func corpusTable(outs []corpusOutcome) string {
 	if len(fracs) > 0 {
 		median = fracs[len(fracs)/2]
 	}
-	fmt.Fprintf(&b, "\nbad runs stopped: %d of %d (median stop at %.0f%% of the run)\n", badStopped, bad, 100*median)
+	fmt.Fprintf(&b, "\nbad runs stopped: %d of %d (median stop at %.0f%% of the run); judged bad at their end, not stopped: %d; caught: %d of %d\n",
+		badStopped, bad, 100*median, badEnded, badStopped+badEnded, bad)
 	for _, l := range corpusBad {
-		fmt.Fprintf(&b, "  %s stopped: %d of %d\n", l, stoppedBy[l], byLabel[l])
+		fmt.Fprintf(&b, "  %s stopped: %d of %d; at end: %d; caught: %d of %d\n", l, stoppedBy[l], byLabel[l], endedBy[l],
+			stoppedBy[l]+endedBy[l], byLabel[l])
 	}
-	fmt.Fprintf(&b, "healthy runs stopped: %d of %d\ncrashes: %d; runs not read: %d; runs absent from this copy (skipped): %d\n",
-		healthyStopped, healthy, crashes, unread, absent)
+	fmt.Fprintf(&b, "healthy runs stopped: %d of %d; judged bad at their end: %d\ncrashes: %d; runs not read: %d; runs absent from this copy (skipped): %d\n",
+		healthyStopped, healthy, healthyEnded, crashes, unread, absent)
 	return b.String()
 }

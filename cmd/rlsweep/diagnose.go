@@ -57,7 +57,7 @@ func diagnoseCmd(f *Factory, runF func(*DiagnoseOptions) error) *cobra.Command {
 			"event files under it if it has them, else the newest W&B run), or SWEEP/TRIAL: a\n" +
 			"trial's metrics read from the artifact store (--store), with the sweep's total_steps from its stored\n" +
 			"spec. The rules engine replays the records as the TrainSegment activity would have seen\n" +
-			"them; the doctor then explains the run. Exit code 3 when a stop rule would have fired, 0 otherwise.",
+			"them; the doctor then explains the run. Exit code 3 when a stop rule would have fired or the run ended collapsed (collapsed_at_end), 0 otherwise.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Path = args[0]
@@ -121,20 +121,23 @@ type diagnosis struct {
 	PresetDetected bool   `json:"preset_detected,omitempty"`
 	Steps          string `json:"steps,omitempty"` // what the steps count
 	// SourceRead is the file or directory a wandb or auto source settled on, as "wandb (path)".
-	SourceRead  string                `json:"source_read,omitempty"`
-	Skipped     int                   `json:"skipped,omitempty"` // values that are not numbers (W&B media, tables, strings)
-	SkippedKeys string                `json:"skipped_keys,omitempty"`
-	Records     int                   `json:"records"`
-	Malformed   int                   `json:"malformed"`
-	LastError   string                `json:"last_error,omitempty"`
-	WarmupSteps int64                 `json:"warmup_steps"`
-	TotalSteps  int64                 `json:"total_steps,omitempty"`      // the budget the warm-up came from
-	TotalsFrom  string                `json:"total_steps_from,omitempty"` // the spec.json it was read from
-	Patience    int                   `json:"patience"`
-	Stop        *diagnostics.Verdict  `json:"stop"`
-	Warnings    []diagnostics.Verdict `json:"warnings"`
-	Findings    []diagnostics.Finding `json:"findings"`
-	records     []metrics.Record
+	SourceRead  string               `json:"source_read,omitempty"`
+	Skipped     int                  `json:"skipped,omitempty"` // values that are not numbers (W&B media, tables, strings)
+	SkippedKeys string               `json:"skipped_keys,omitempty"`
+	Records     int                  `json:"records"`
+	Malformed   int                  `json:"malformed"`
+	LastError   string               `json:"last_error,omitempty"`
+	WarmupSteps int64                `json:"warmup_steps"`
+	TotalSteps  int64                `json:"total_steps,omitempty"`      // the budget the warm-up came from
+	TotalsFrom  string               `json:"total_steps_from,omitempty"` // the spec.json it was read from
+	Patience    int                  `json:"patience"`
+	Stop        *diagnostics.Verdict `json:"stop"`
+	// End is the verdict of the rules that judge a run once it is over (collapsed_at_end), when no stop
+	// rule fired; nil when none did.
+	End      *diagnostics.Verdict  `json:"end,omitempty"`
+	Warnings []diagnostics.Verdict `json:"warnings"`
+	Findings []diagnostics.Finding `json:"findings"`
+	records  []metrics.Record
 }
 
 func runDiagnose(f *Factory, opts *DiagnoseOptions) error {
@@ -177,7 +180,7 @@ func runDiagnose(f *Factory, opts *DiagnoseOptions) error {
 	} else {
 		writeDiagnosis(f.Out, d)
 	}
-	if d.Stop != nil {
+	if d.Stop != nil || d.End != nil {
 		return withExitCode(exitDiverged, nil)
 	}
 	return nil
@@ -421,6 +424,9 @@ func judge(d *diagnosis, opts *DiagnoseOptions) error {
 		e.Observe(r)
 	}
 	d.WarmupSteps, d.Patience = max(e.WarmupSteps(), 0), opts.Patience
+	if v, ok := e.Finish(); ok {
+		d.End = &v
+	}
 	d.Warnings = e.Warnings()
 	var stops []diagnostics.Verdict
 	if v, ok := e.Stopped(); ok {
@@ -462,7 +468,13 @@ func writeDiagnosis(w io.Writer, d *diagnosis) {
 	} else {
 		fmt.Fprintln(w, "no stop rule fired")
 	}
+	if v := d.End; v != nil {
+		fmt.Fprintf(w, "END   %s (the run is over, nothing to stop): %s\n      %s\n", v.Rule, v.Detail, v.Advice)
+	}
 	for _, v := range d.Warnings {
+		if d.End != nil && v.Rule == d.End.Rule {
+			continue
+		}
 		fmt.Fprintf(w, "warn  %s from step %d: %s = %g (threshold %g)\n", v.Rule, v.Step, v.Metric, v.Value, v.Threshold)
 	}
 	fmt.Fprintln(w, "\nfindings:")

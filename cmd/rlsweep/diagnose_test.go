@@ -103,6 +103,15 @@ func TestRunDiagnose(t *testing.T) {
 		{"nan", []string{"diagnose", nan}, exitDiverged,
 			[]string{"STOP  non_finite at step 30000: value_loss = NaN", "1. [diverged] stopped by non_finite"}},
 		{"missing", []string{"diagnose", filepath.Join(t.TempDir(), "nope")}, exitInvalid, nil},
+		// A climb to 100 over the first 40 records, a plateau, and a fall to 30 (above the start) for the
+		// last 12 of 100: too late for a stop rule, judged when the run is over.
+		{"collapsed at end", []string{"diagnose", writeRun(t, 100, func(i int) string {
+			r := 100 * min(1, float64(i+1)/40)
+			if i >= 88 {
+				r = 30
+			}
+			return fmt.Sprintf(`"reward": %g, "value_loss": 0.5`, r+0.5*float64(i%3))
+		})}, exitDiverged, []string{"no stop rule fired", "END   collapsed_at_end (the run is over, nothing to stop): reward of the last tenth of the run 30.45, best 100.6 (to step 44000), start 14.2: 81% of the gain lost"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

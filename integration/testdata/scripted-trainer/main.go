@@ -6,6 +6,8 @@
 //	checkpoint_every  records between checkpoints (default 10; 0 disables)
 //	quality           the reward plateau (default: derived from lr, so configurations differ)
 //	noise             reward noise amplitude (default 0)
+//	collapse_at       from this step on, the reward falls to collapse_to (default 0.05) times its plateau
+//	                  (a policy that collapses late in its run)
 //	nan_at            from this step on, reward and value_loss are NaN
 //	std_zero_at       from this step on, action_std_min is 0
 //	grad_at           from this step on, grad_norm is 1e5
@@ -193,9 +195,13 @@ func run() error {
 			fmt.Println("hanging on purpose at step", step)
 			select {}
 		}
+		reward := quality * (1 - math.Exp(-float64(step)/20000))
+		if s.has("collapse_at") && step >= int64(s["collapse_at"]) {
+			reward = quality * s.get("collapse_to", 0.05)
+		}
 		rec := map[string]any{
 			"step":           step,
-			"reward":         quality*(1-math.Exp(-float64(step)/20000)) + s.get("noise", 0)*rng.NormFloat64(),
+			"reward":         reward + s.get("noise", 0)*rng.NormFloat64(),
 			"value_loss":     1 / (1 + float64(step)/1e4),
 			"policy_loss":    -0.01,
 			"entropy":        0.6,
