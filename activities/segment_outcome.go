@@ -88,7 +88,7 @@ func (r *segmentRun) judgeEnd() {
 		return
 	}
 	if v, ok := r.engine.Finish(); ok {
-		r.result.EndVerdict = &results.EndVerdict{Rule: v.Rule, Step: v.Step, Detail: v.Detail, Advice: v.Advice}
+		r.result.EndVerdict = &results.Verdict{Rule: v.Rule, Step: v.Step, Detail: v.Detail, Advice: v.Advice}
 		if r.result.Warnings == nil {
 			r.result.Warnings = map[string]int{}
 		}

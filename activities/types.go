@@ -128,7 +128,7 @@ type SegmentResult struct {
 	// EndVerdict is the verdict of the rules that judge a trial once it is over (diagnostics.Engine.Finish:
 	// collapsed_at_end), given by the trial's last segment when its trainer ended on its own; nil when
 	// none fired.
-	EndVerdict *results.EndVerdict `json:",omitempty"`
+	EndVerdict *results.Verdict `json:",omitempty"`
 	// HandedOff: the standby trial named by SegmentInput.HandOffTo was released when the trainer exited.
 	HandedOff bool `json:",omitempty"`
 	// SegmentWarning says that the trainer does not follow the segment protocol (it ran past

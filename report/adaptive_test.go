@@ -79,7 +79,7 @@ func TestPrunedValue(t *testing.T) {
 func TestSensitivityCountsPruned(t *testing.T) {
 	in := ashaInput(t)
 	trials := in.trials()
-	samples := sensitivitySamples(in, trials, nil)
+	samples := sensitivitySamples(trials, nil)
 	got := Sensitivities(samples, in.Results.Params)
 	var lr *Sensitivity
 	for i := range got {
@@ -111,9 +111,9 @@ func TestParallelCoordinatesPruned(t *testing.T) {
 	trials := in.trials()
 	var axes []axis
 	for _, n := range in.Results.Params {
-		axes = append(axes, newAxis(in, n))
+		axes = append(axes, newAxis(in, n, nil))
 	}
-	lines, lo, hi := parallelLines(in, trials, axes)
+	lines, lo, hi := parallelLines(in, trials, axes, nil)
 	byID := map[string]pcLine{}
 	for _, l := range lines {
 		byID[l.TrialID] = l
@@ -138,7 +138,7 @@ func TestParallelCoordinatesPruned(t *testing.T) {
 	if diverged.Pruned || len(diverged.XY) != len(axes) {
 		t.Errorf("diverged trial's line %+v: want it to stop at the last parameter axis", diverged)
 	}
-	s, err := svg(parallelCoordinates(in, trials), 600, 400)
+	s, err := svg(parallelCoordinates(in, trials, nil), 600, 400)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +346,7 @@ pbt: {population: 3, ready_steps: 1000}
 func TestPBTSensitivityTrainedUnder(t *testing.T) {
 	in := pbtInput(t)
 	lin := Lineage(in.Results.Trials)
-	samples := sensitivitySamples(in, in.trials(), lin)
+	samples := sensitivitySamples(in.trials(), trainedParams(in, lin))
 	got := map[string]map[string]any{}
 	for _, s := range samples {
 		got[s.TrialID] = s.Params
@@ -376,5 +376,64 @@ func TestPBTSensitivityTrainedUnder(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "counts with the parameters it trained under over its whole schedule") {
 		t.Errorf("report does not say pbt sensitivity is over the parameters trained under")
+	}
+}
+
+// A pbt member's parallel-coordinates line goes through the parameters it trained under, the same the
+// sensitivity analysis counts it with, not the ones it ended with; the axes span those values and the
+// caption says so.
+func TestPBTParallelCoordinatesTrainedUnder(t *testing.T) {
+	in := pbtInput(t)
+	trained := trainedParams(in, Lineage(in.Results.Trials))
+	var axes []axis
+	for _, n := range in.Results.Params {
+		axes = append(axes, newAxis(in, n, trained))
+	}
+	// lr (log_uniform, a log axis) over what was trained under: m0 10^-2.25, m1 1e-4, m2 10^-3.25.
+	if a := axes[0]; !a.log || math.Abs(a.min+4) > 1e-9 || math.Abs(a.max+2.25) > 1e-9 {
+		t.Fatalf("lr axis %+v: want log10 from -4 to -2.25, the values trained under", a)
+	}
+	lines, _, _ := parallelLines(in, in.trials(), axes, trained)
+	byID := map[string]pcLine{}
+	for _, l := range lines {
+		byID[l.TrialID] = l
+	}
+	samples := map[string]Sample{}
+	for _, s := range sensitivitySamples(in.trials(), trained) {
+		samples[s.TrialID] = s
+	}
+	for _, tc := range []struct {
+		id     string
+		lr, op float64 // positions on the lr and opt axes (adam 0, sgd 1)
+	}{
+		{"m0", 1, 1},
+		{"m1", 0, 0},
+		// m2 ended with lr 1e-4 and adam (lr 0, opt 0) but trained 3000 of its 4000 steps with 1e-3 and
+		// sgd: 10^-3.25 is (−3.25+4)/1.75 of the lr axis, and opt sgd.
+		{"m2", 0.75 / 1.75, 1},
+	} {
+		l := byID[tc.id]
+		if len(l.XY) != 3 || math.Abs(l.XY[0].Y-tc.lr) > 1e-9 || l.XY[1].Y != tc.op {
+			t.Errorf("%s's line %v: want lr at %.4g and opt at %v, the parameters it trained under", tc.id, l.XY, tc.lr, tc.op)
+		}
+		for i, a := range axes {
+			if got := a.pos(samples[tc.id].Params[a.name]); math.Abs(got-l.XY[i].Y) > 1e-12 {
+				t.Errorf("%s on %s: line at %v, sensitivity sample at %v; want the same parameters", tc.id, a.name, l.XY[i].Y, got)
+			}
+		}
+	}
+	var b bytes.Buffer
+	if err := Render(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "A population-based training member&#39;s line goes through the parameters it trained under over its whole schedule") {
+		t.Errorf("the parallel coordinates' caption does not say pbt members are drawn with the parameters they trained under")
+	}
+	b.Reset()
+	if err := Render(&b, ashaInput(t)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "population-based training member&#39;s line") {
+		t.Errorf("a sweep without pbt has the pbt caption")
 	}
 }

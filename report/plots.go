@@ -179,10 +179,12 @@ type axis struct {
 	levels []string // categorical values, in order; nil for a numeric axis
 }
 
-func newAxis(in *Input, name string) axis {
+// newAxis is the axis of one parameter over the values the plot draws: each trial's, a pbt member's
+// the parameters it trained under (trained, as paramsOf gives them).
+func newAxis(in *Input, name string, trained map[string]map[string]any) axis {
 	var vals []any
 	for _, t := range in.Results.Trials {
-		vals = append(vals, t.Params[name])
+		vals = append(vals, paramsOf(t, trained)[name])
 	}
 	return axisOf(in.Spec, name, vals)
 }
@@ -276,8 +278,9 @@ type pcLine struct {
 // to [objMin, objMax]: a completed trial coloured by its objective (blue worst, red best); a pruned
 // trial going on to its last windowed value at the rung it was stopped at, dashed in the pruned
 // colour; any other trial without a finite objective dashed in its outcome's colour, stopping at the
-// last parameter axis.
-func parallelLines(in *Input, trials []Trial, axes []axis) (lines []pcLine, objMin, objMax float64) {
+// last parameter axis. A pbt member goes through the parameters it trained under (trained), as the
+// sensitivity analysis counts it.
+func parallelLines(in *Input, trials []Trial, axes []axis, trained map[string]map[string]any) (lines []pcLine, objMin, objMax float64) {
 	value := func(t Trial) (float64, bool, bool) {
 		if v, ok := prunedValue(t); ok {
 			return v, true, true
@@ -299,8 +302,9 @@ func parallelLines(in *Input, trials []Trial, axes []axis) (lines []pcLine, objM
 	k := float64(len(axes))
 	for _, t := range trials {
 		ln := pcLine{TrialID: t.TrialID, Color: fade(colorOf(t.Outcome), 0xc0), Dashed: true}
+		params := paramsOf(t.TrialSummary, trained)
 		for i, a := range axes {
-			ln.XY = append(ln.XY, plotter.XY{X: float64(i), Y: a.pos(t.Params[a.name])})
+			ln.XY = append(ln.XY, plotter.XY{X: float64(i), Y: a.pos(params[a.name])})
 		}
 		if v, ok, pruned := value(t); ok {
 			y := 0.5
@@ -326,17 +330,17 @@ func parallelLines(in *Input, trials []Trial, axes []axis) (lines []pcLine, objM
 }
 
 // parallelCoordinates draws parallelLines over an axis per swept parameter and the objective's axis,
-// with a legend for the dashed lines.
-func parallelCoordinates(in *Input, trials []Trial) *plot.Plot {
+// with a legend for the dashed lines; pbt members through the parameters they trained under (trained).
+func parallelCoordinates(in *Input, trials []Trial, trained map[string]map[string]any) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = "Parallel coordinates: parameters against " + in.Results.Metric.Name + " (blue worse, red better)"
 	var axes []axis // swept parameters only: a constant's axis carries no information
 	for _, name := range in.Results.Params {
-		if a := newAxis(in, name); len(a.levels) > 1 || (a.levels == nil && a.max > a.min) {
+		if a := newAxis(in, name, trained); len(a.levels) > 1 || (a.levels == nil && a.max > a.min) {
 			axes = append(axes, a)
 		}
 	}
-	lines, objMin, objMax := parallelLines(in, trials, axes)
+	lines, objMin, objMax := parallelLines(in, trials, axes, trained)
 	dash := []vg.Length{vg.Points(4), vg.Points(2)}
 	var anyPruned, anyNoValue bool
 	for _, ln := range lines {
@@ -402,11 +406,11 @@ func addAxes(p *plot.Plot, axes []axis, metric string, objMin, objMax float64) {
 	p.Y.LineStyle.Width = 0
 }
 
-// sensitivitySamples are the trials the sensitivity analysis counts: every completed trial with a
-// finite objective, and every pruned trial by its last windowed value at the rung it was stopped at
-// (marked Pruned). A pbt member counts with the parameters it trained under over its schedule
-// (trainedUnder), not only those it ended with.
-func sensitivitySamples(in *Input, trials []Trial, lineage []Member) []Sample {
+// trainedParams is, by trial ID, the parameters each pbt member of lineage trained under over its
+// schedule (trainedUnder), a number's mean geometric where the parameter is log-scaled over every
+// schedule's values; empty without a lineage. The sensitivity analysis and the parallel coordinates
+// both draw a member with them.
+func trainedParams(in *Input, lineage []Member) map[string]map[string]any {
 	params := map[string]map[string]any{}
 	if len(lineage) > 0 {
 		all := map[string][]float64{}
@@ -434,12 +438,26 @@ func sensitivitySamples(in *Input, trials []Trial, lineage []Member) []Sample {
 			params[m.TrialID] = trainedUnder(m, in.Results.Params, logParam)
 		}
 	}
+	return params
+}
+
+// paramsOf is the parameters a trial is drawn and counted with: a pbt member's it trained under
+// (trained, from trainedParams), any other trial's own.
+func paramsOf(t results.TrialSummary, trained map[string]map[string]any) map[string]any {
+	if q := trained[t.TrialID]; q != nil {
+		return q
+	}
+	return t.Params
+}
+
+// sensitivitySamples are the trials the sensitivity analysis counts: every completed trial with a
+// finite objective, and every pruned trial by its last windowed value at the rung it was stopped at
+// (marked Pruned). A pbt member counts with the parameters it trained under over its schedule
+// (trained, from trainedParams), not only those it ended with.
+func sensitivitySamples(trials []Trial, trained map[string]map[string]any) []Sample {
 	var out []Sample
 	for _, t := range trials {
-		ps := t.Params
-		if q, ok := params[t.TrialID]; ok && q != nil {
-			ps = q
-		}
+		ps := paramsOf(t.TrialSummary, trained)
 		switch v, ok := prunedValue(t); {
 		case t.Scored():
 			out = append(out, Sample{TrialID: t.TrialID, Params: ps, Value: *t.Objective})

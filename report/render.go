@@ -151,7 +151,8 @@ func Render(w io.Writer, in *Input) error {
 	}
 	pg.Warnings = warnings(res.Trials)
 	pg.Lineage = Lineage(res.Trials)
-	samples := sensitivitySamples(in, trials, pg.Lineage)
+	trained := trainedParams(in, pg.Lineage)
+	samples := sensitivitySamples(trials, trained)
 	pg.Sensitivities = Sensitivities(samples, res.Params)
 	pg.SensitivityNote = sensitivityNote(samples, pg.Lineage != nil)
 	if pg.Lineage != nil {
@@ -189,7 +190,10 @@ func Render(w io.Writer, in *Input) error {
 	if slices.ContainsFunc(trials, func(t Trial) bool { _, ok := prunedValue(t); return ok }) {
 		pcCaption = "One line per trial through its parameter values to its objective. Log-scaled axes are labelled with their real ends. A pruned trial's line ends at its last windowed value at the rung it was stopped at, dashed orange: that value is from fewer steps than a completed trial's objective. Other dashed lines have no final value and stop at the last parameter."
 	}
-	figs = append(figs, fig{FigureIDs[2], pcCaption, parallelCoordinates(in, trials), 22 * vg.Centimeter, 11 * vg.Centimeter})
+	if pg.Lineage != nil {
+		pcCaption += " " + pbtParallelNote
+	}
+	figs = append(figs, fig{FigureIDs[2], pcCaption, parallelCoordinates(in, trials, trained), 22 * vg.Centimeter, 11 * vg.Centimeter})
 	for _, f := range figs {
 		s, err := svg(f.p, f.w, f.h)
 		if err != nil {
@@ -353,6 +357,9 @@ func historyCaption(startup, infeasible int) string {
 	}
 	return c
 }
+
+// pbtParallelNote is the parallel coordinates' caption's sentence on how a pbt sweep's members are drawn.
+const pbtParallelNote = "A population-based training member's line goes through the parameters it trained under over its whole schedule, weighted by the steps it trained with each (a number's step-weighted mean, geometric on a log-scaled parameter; any other value the one it trained with longest), as the sensitivity analysis counts it, not only the parameters it ended with: the schedules themselves are in the lineage table."
 
 // sensitivityNote says what the sensitivity analysis counts beyond the completed trials.
 func sensitivityNote(samples []Sample, pbt bool) string {

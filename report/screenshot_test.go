@@ -34,8 +34,9 @@ func TestReportScreenshots(t *testing.T) {
 			[]string{FigureHistory, "plot-parallel-coordinates", "plot-sensitivity-lr"},
 			[]string{"Configurations 0–2 are the start-up draws", "start-up draw (random)", "TPE proposal", "best so far", "TPE starts"}},
 		{"pbt", pbtInput,
-			[]string{"plot-lineage", "plot-sensitivity-lr", "plot-sensitivity-opt"},
-			[]string{`id="sensitivity-note"`, "counts with the parameters it trained under over its whole schedule"}},
+			[]string{"plot-lineage", "plot-parallel-coordinates", "plot-sensitivity-lr", "plot-sensitivity-opt"},
+			[]string{`id="sensitivity-note"`, "counts with the parameters it trained under over its whole schedule",
+				"A population-based training member's line goes through the parameters it trained under over its whole schedule"}},
 	}
 	for _, c := range cases {
 		t.Run(c.method, func(t *testing.T) {

@@ -46,10 +46,13 @@ type TrialSummary struct {
 	// Warnings are problems the trial ran despite, each once: the trainer ignored RLSWEEP_STOP_AT_STEP,
 	// an objective metric no record carries. Shown by `rlsweep status` and the report.
 	Warnings []string `json:"warnings,omitempty"`
+	// Stop is the verdict of the diagnostics rule that stopped the trial (outcome diverged; StopRule
+	// names its rule), as the engine gave it; nil for every other outcome. Steps is the step it fired at.
+	Stop *Verdict `json:"stop,omitempty"`
 	// End is the verdict of the end-of-run rule that judged the trial bad once it was over
 	// (collapsed_at_end: it ran its budget but ended having lost most of its gain); nil when none did.
 	// The outcome stays completed, and Warnings carries End.Warning().
-	End *EndVerdict `json:"end,omitempty"`
+	End *Verdict `json:"end,omitempty"`
 	// Malformed counts the metric lines (or records) its segments' readers dropped as malformed:
 	// unparsable, too long, failed CRC, step going backwards (docs/diagnostics.md).
 	Malformed int `json:"malformed,omitempty"`
@@ -450,9 +453,10 @@ func CountsLine(counts map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// EndVerdict is what an end-of-run diagnostics rule found in a trial that ran its budget: the rule, the
-// trial's last step, what it measured and what to do.
-type EndVerdict struct {
+// Verdict is a diagnostics verdict a trial carries (TrialSummary.Stop, TrialSummary.End): the rule, the
+// step it judged, what it measured in words (the metric against its threshold, or the run's start, best
+// and final levels) and what to do.
+type Verdict struct {
 	Rule   string `json:"rule"`
 	Step   int64  `json:"step"`
 	Detail string `json:"detail"`
@@ -460,6 +464,6 @@ type EndVerdict struct {
 }
 
 // Warning is the verdict as one warning line.
-func (v EndVerdict) Warning() string {
+func (v Verdict) Warning() string {
 	return fmt.Sprintf("%s at step %d: %s; %s", v.Rule, v.Step, v.Detail, v.Advice)
 }

@@ -67,10 +67,12 @@ func TestReplayBayesSuggestions(t *testing.T) {
 	}
 }
 
-// childRecorder records the parameters of every Trial a workflow starts.
+// childRecorder records the parameters of every Trial a workflow starts and, when inputs is set, its
+// whole input.
 type childRecorder struct {
 	interceptor.WorkerInterceptorBase
 	params map[string]map[string]any
+	inputs map[string]workflows.TrialInput
 }
 
 func (c *childRecorder) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
@@ -95,6 +97,9 @@ func (o *childOutbound) ExecuteChildWorkflow(ctx workflow.Context, childWorkflow
 	if len(args) == 1 {
 		if in, ok := args[0].(workflows.TrialInput); ok {
 			o.rec.params[in.Trial.ID] = in.Trial.Params
+			if o.rec.inputs != nil {
+				o.rec.inputs[in.Trial.ID] = in
+			}
 		}
 	}
 	return o.Next.ExecuteChildWorkflow(ctx, childWorkflowType, args...)

@@ -37,9 +37,7 @@ type SweepInput struct {
 
 // SweepState is what a sweep carries across continue-as-new: counts and references, never metrics.
 type SweepState struct {
-	Phase   string
-	PlanKey string
-	Total   int
+	Phase string
 	// Scheduler is the scheduler's state: which trial it starts next.
 	Scheduler   scheduler.State
 	Running     []string       // trial IDs started and not yet reported
@@ -196,7 +194,7 @@ func (s *sweepRun) plan(ctx workflow.Context) error {
 	if err != nil {
 		return err
 	}
-	s.state.PlanKey, s.state.Total, s.state.ParamsAttribute = res.PlanKey, res.Trials, res.ParamsAttribute
+	s.state.ParamsAttribute = res.ParamsAttribute
 	s.in.SpecYAML = ""
 	return nil
 }
@@ -307,17 +305,25 @@ func (s *sweepRun) failAndStop(ctx workflow.Context, err error) (*SweepResult, e
 
 // allDone says whether the scheduler will start no more trials and every started one has finished.
 func (s *sweepRun) allDone() bool {
-	return s.sched.Done() && len(s.running) == 0 && (s.state.Lanes == nil || len(s.state.Lanes.Queue) == 0)
+	return s.sched.Done() && len(s.running) == 0 && !s.state.Lanes.queued()
 }
 
 // canStart says whether startTrials would start or release a trial now: the sweep is not paused, the
 // window has room and a trial is ready (a standby trial waiting, a reserved one, the scheduler's
 // next), or a standby trial is due behind a running one.
 func (s *sweepRun) canStart() bool {
-	if s.room() && (s.peekTrial() || s.state.Lanes != nil && len(s.state.Lanes.Waiting) > 0) {
+	if s.room() && (s.state.Lanes.queued() || s.schedPeek() || s.state.Lanes.waiting()) {
 		return true
 	}
-	return s.canStartStandby()
+	return len(s.state.Lanes.due(s.running, s.full(), 1)) > 0
+}
+
+// schedPeek says whether the scheduler has a trial to give out now. Not free of effects for every
+// scheduler (a bayes sweep's proposal is drawn on the first look): callers keep the order of their
+// looks the same in every run of the workflow.
+func (s *sweepRun) schedPeek() bool {
+	_, ok := s.sched.Peek()
+	return ok
 }
 
 func (s *sweepRun) shouldContinueAsNew(ctx workflow.Context) bool {

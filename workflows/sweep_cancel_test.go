@@ -242,7 +242,7 @@ func TestSweepCancellingRefusesChanges(t *testing.T) {
 	in := sweepInput(sweepSpec(t, []float64{0, 1, 2, 3, 4}, 2, "maximize"))
 	in.SpecYAML = ""
 	// A carried-over trial that never reports: the cancel waits for it.
-	in.State = &workflows.SweepState{Phase: workflows.PhaseRunning, Total: 5, Scheduler: scheduler.State{Next: 5}, Running: []string{"4-s1"},
+	in.State = &workflows.SweepState{Phase: workflows.PhaseRunning, Scheduler: scheduler.State{Next: 5}, Running: []string{"4-s1"},
 		Counts: map[string]int{"completed": 4}, Part: 1, Concurrency: 2, Runs: 1}
 	env.RegisterDelayedCallback(env.CancelWorkflow, 2*time.Second)
 	pause := &updateCall{name: workflows.UpdatePause, wantErr: "pause: sweep is cancelling, want a sweep that is still running"}

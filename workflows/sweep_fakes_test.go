@@ -381,7 +381,7 @@ func closedCarriedTrial(t *testing.T) (*testsuite.TestWorkflowEnvironment, *resu
 		Ended: []results.TrialSummary{{TrialID: "4-s1", Outcome: results.OutcomeCompleted, Objective: &q}}}, nil)
 	in := sweepInput(sweepSpec(t, []float64{0, 1, 2, 3, 4}, 2, "maximize"))
 	in.SpecYAML = ""
-	in.State = &workflows.SweepState{Phase: workflows.PhaseRunning, Total: 5, Scheduler: scheduler.State{Next: 5}, Running: []string{"4-s1"},
+	in.State = &workflows.SweepState{Phase: workflows.PhaseRunning, Scheduler: scheduler.State{Next: 5}, Running: []string{"4-s1"},
 		Counts: map[string]int{"completed": 4}, Part: 1, Concurrency: 2, Runs: 1}
 	return env, res, in
 }

@@ -51,45 +51,37 @@ func handsOff(spec *sweeps.Spec) bool {
 	return spec.EarlyTerminate == nil && spec.Metric.Target == nil
 }
 
-// active is how many trials hold a place: the running ones less the standby ones.
-func (s *sweepRun) active() int {
-	if s.state.Lanes == nil {
-		return len(s.running)
+// active is how many of the running trials hold a place: all but the standby ones; l may be nil.
+func (l *Lanes) active(running int) int {
+	if l == nil {
+		return running
 	}
-	return len(s.running) - len(s.state.Lanes.Standby)
+	return running - len(l.Standby)
 }
 
-// room says whether another trial may take a place now.
-func (s *sweepRun) room() bool {
-	return !s.state.Paused && s.active() < s.state.Concurrency
-}
-
-// nextTrial is the next trial to start: the oldest reserved one, else the scheduler's next.
-func (s *sweepRun) nextTrial() (sweeps.Trial, bool) {
-	if l := s.state.Lanes; l != nil && len(l.Queue) > 0 {
+// next takes the oldest reserved trial, else asks more (the scheduler); l may be nil.
+func (l *Lanes) next(more func() (sweeps.Trial, bool)) (sweeps.Trial, bool) {
+	if l != nil && len(l.Queue) > 0 {
 		t := l.Queue[0]
 		l.Queue = l.Queue[1:]
 		return t, true
 	}
-	return s.sched.Next()
+	return more()
 }
 
-// peekTrial says whether nextTrial has a trial.
-func (s *sweepRun) peekTrial() bool {
-	if l := s.state.Lanes; l != nil && len(l.Queue) > 0 {
-		return true
-	}
-	_, ok := s.sched.Peek()
-	return ok
-}
+// queued says whether a reserved trial waits to start; l may be nil.
+func (l *Lanes) queued() bool { return l != nil && len(l.Queue) > 0 }
 
-// reserve takes the successor of a trial being started from the scheduler; "" when it has none.
-func (s *sweepRun) reserve(id string) string {
-	l := s.state.Lanes
+// waiting says whether a standby trial waits for the sweep to release it; l may be nil.
+func (l *Lanes) waiting() bool { return l != nil && len(l.Waiting) > 0 }
+
+// reserve takes from more (the scheduler) the successor of trial id, being started, and queues it; ""
+// when there is none or l is nil.
+func (l *Lanes) reserve(id string, more func() (sweeps.Trial, bool)) string {
 	if l == nil {
 		return ""
 	}
-	next, ok := s.sched.Next()
+	next, ok := more()
 	if !ok {
 		return ""
 	}
@@ -105,15 +97,12 @@ func (s *sweepRun) reserve(id string) string {
 // on two busy cores; so does a restart of the control worker.
 const standbyDepth = 3
 
-// dueStandby returns the reserved successors to start as standby trials now: while the window is
-// exactly full (not paused, not above concurrency), the chain of successors behind each trial holding
-// a place is started standbyDepth deep. In trial ID order of the trials holding places.
-func (s *sweepRun) dueStandby() []string { return s.due(-1) }
-
-// due is dueStandby's walk, stopping after limit trials (-1: none).
-func (s *sweepRun) due(limit int) []string {
-	l := s.state.Lanes
-	if l == nil || s.state.Paused || s.active() != s.state.Concurrency || len(l.Queue) == 0 {
+// due returns the reserved successors to start as standby trials now, at most limit (-1: no limit):
+// while the window is exactly full (full: not paused, as many trials holding places as the
+// concurrency), the chain of successors behind each trial holding a place (running, not standby) is
+// started standbyDepth deep. In trial ID order of the trials holding places.
+func (l *Lanes) due(running map[string]bool, full bool, limit int) []string {
+	if l == nil || !full || len(l.Queue) == 0 {
 		return nil
 	}
 	queued := map[string]bool{}
@@ -122,7 +111,7 @@ func (s *sweepRun) due(limit int) []string {
 	}
 	var due []string
 	for _, id := range sortedKeys(l.Successor) {
-		if _, standby := l.Standby[id]; standby || !s.running[id] {
+		if _, standby := l.Standby[id]; standby || !running[id] {
 			continue // not holding a place
 		}
 		for depth, at := 0, id; depth < standbyDepth; depth++ {
@@ -136,7 +125,7 @@ func (s *sweepRun) due(limit int) []string {
 				}
 				break
 			}
-			if _, standby := l.Standby[next]; !standby || !s.running[next] {
+			if _, standby := l.Standby[next]; !standby || !running[next] {
 				break
 			}
 			at = next
@@ -145,13 +134,9 @@ func (s *sweepRun) due(limit int) []string {
 	return due
 }
 
-// standbyDue takes the trials dueStandby names out of the queue.
-func (s *sweepRun) standbyDue() []sweeps.Trial {
-	due := s.dueStandby()
-	if len(due) == 0 {
-		return nil
-	}
-	l := s.state.Lanes
+// takeDue takes the trials due names out of the queue, in due's order.
+func (l *Lanes) takeDue(running map[string]bool, full bool) []sweeps.Trial {
+	due := l.due(running, full, -1)
 	var out []sweeps.Trial
 	for _, id := range due {
 		if i := slices.IndexFunc(l.Queue, func(t sweeps.Trial) bool { return t.ID == id }); i >= 0 {
@@ -162,17 +147,10 @@ func (s *sweepRun) standbyDue() []sweeps.Trial {
 	return out
 }
 
-// canStartStandby says whether standbyDue would start one; it stops at the first (the sweep's wait
-// condition asks it).
-func (s *sweepRun) canStartStandby() bool {
-	return len(s.due(1)) > 0
-}
-
-// laneEnded updates the lanes for a trial that ended: its standby successor took its place if the
-// worker released it (sum.HandedOff) and the sweep had not held it; otherwise the sweep releases it
-// when it has room (Waiting). A standby trial that ended is no longer waiting.
-func (s *sweepRun) laneEnded(sum results.TrialSummary) {
-	l := s.state.Lanes
+// ended updates the lanes for a trial that ended: its standby successor took its place if the worker
+// released it (sum.HandedOff) and the sweep had not held it; otherwise the sweep releases it when it
+// has room (Waiting). A standby trial that ended is no longer waiting. l may be nil.
+func (l *Lanes) ended(sum results.TrialSummary) {
 	if l == nil {
 		return
 	}
@@ -194,13 +172,54 @@ func (s *sweepRun) laneEnded(sum results.TrialSummary) {
 	}
 }
 
+// popWaiting takes the next waiting standby trial to release, which then holds a place; l may be nil.
+func (l *Lanes) popWaiting() (string, bool) {
+	if !l.waiting() {
+		return "", false
+	}
+	id := l.Waiting[0]
+	l.Waiting = l.Waiting[1:]
+	delete(l.Standby, id)
+	return id, true
+}
+
+// hold marks every standby trial not held yet as held (only the sweep releases it from now on) and
+// returns them, in ID order; l may be nil.
+func (l *Lanes) hold() []string {
+	if l == nil {
+		return nil
+	}
+	var held []string
+	for _, id := range sortedKeys(l.Standby) {
+		if !l.Standby[id] {
+			l.Standby[id] = true
+			held = append(held, id)
+		}
+	}
+	return held
+}
+
+// active is how many trials hold a place: the running ones less the standby ones.
+func (s *sweepRun) active() int { return s.state.Lanes.active(len(s.running)) }
+
+// room says whether another trial may take a place now.
+func (s *sweepRun) room() bool {
+	return !s.state.Paused && s.active() < s.state.Concurrency
+}
+
+// full says whether the window is exactly full: not paused, as many trials holding places as the
+// concurrency. Standby trials start only then (Lanes.due).
+func (s *sweepRun) full() bool {
+	return !s.state.Paused && s.active() == s.state.Concurrency
+}
+
 // releaseWaiting releases the waiting standby trials while the sweep has room.
 func (s *sweepRun) releaseWaiting(ctx workflow.Context) {
-	l := s.state.Lanes
-	for l != nil && len(l.Waiting) > 0 && s.room() {
-		id := l.Waiting[0]
-		l.Waiting = l.Waiting[1:]
-		delete(l.Standby, id)
+	for s.room() {
+		id, ok := s.state.Lanes.popWaiting()
+		if !ok {
+			return
+		}
 		s.release(ctx, id)
 	}
 }
@@ -218,15 +237,7 @@ func (s *sweepRun) release(ctx workflow.Context, id string) {
 // holdStandby tells every standby trial not held yet that only the sweep releases it from now on: the
 // sweep was paused or its concurrency lowered, and a trainer that exits no longer frees a place.
 func (s *sweepRun) holdStandby(ctx workflow.Context) {
-	l := s.state.Lanes
-	if l == nil {
-		return
-	}
-	for _, id := range sortedKeys(l.Standby) {
-		if l.Standby[id] {
-			continue
-		}
-		l.Standby[id] = true
+	for _, id := range s.state.Lanes.hold() {
 		if s.started[id] {
 			s.signalTrial(ctx, id, SignalHold, nil) // else once its start lands (followTrial)
 		}

@@ -32,7 +32,7 @@ func (s *sweepRun) startTrials(ctx workflow.Context) {
 	// of the trials that start now.
 	var batch []sweeps.Trial
 	for n := s.state.Concurrency - s.active(); !s.state.Paused && len(batch) < n; {
-		t, ok := s.nextTrial()
+		t, ok := s.state.Lanes.next(s.sched.Next)
 		if !ok {
 			break
 		}
@@ -42,7 +42,7 @@ func (s *sweepRun) startTrials(ctx workflow.Context) {
 		s.launch(ctx, t, false)
 	}
 	// Until none is due: a standby trial started now may be due one behind it.
-	for due := s.standbyDue(); len(due) > 0; due = s.standbyDue() {
+	for due := s.state.Lanes.takeDue(s.running, s.full()); len(due) > 0; due = s.state.Lanes.takeDue(s.running, s.full()) {
 		for _, t := range due {
 			s.launch(ctx, t, true)
 		}
@@ -51,7 +51,7 @@ func (s *sweepRun) startTrials(ctx workflow.Context) {
 
 // launch starts a trial (standby: waiting for a place) with its successor reserved, and follows it.
 func (s *sweepRun) launch(ctx workflow.Context, t sweeps.Trial, standby bool) {
-	next := s.reserve(t.ID)
+	next := s.state.Lanes.reserve(t.ID, s.sched.Next)
 	f := s.startTrial(ctx, t, standby, next)
 	s.running[t.ID] = true
 	s.followed[t.ID] = true
@@ -192,7 +192,7 @@ func (s *sweepRun) record(ctx workflow.Context, sum results.TrialSummary) {
 	delete(s.running, sum.TrialID)
 	delete(s.decided, sum.TrialID)
 	delete(s.held, sum.TrialID)
-	s.laneEnded(sum)
+	s.state.Lanes.ended(sum)
 	if sum.Unstarted && s.state.Phase == PhaseCancelling {
 		return // a standby trial the cancel reached before its place: it never ran
 	}

@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -94,9 +95,10 @@ func Trial(ctx workflow.Context, in TrialInput) (*results.TrialSummary, error) {
 			sum.Outcome, sum.Objective = results.OutcomeDiverged, nil
 		}
 	case err != nil:
-		var stopStep int64
-		sum.Outcome, sum.StopRule, sum.Error, stopStep = classify(err)
-		sum.Steps = max(sum.Steps, stopStep) // a stop inside a segment: the step the rule fired at
+		sum.Outcome, sum.StopRule, sum.Error, sum.Stop = classify(err)
+		if sum.Stop != nil {
+			sum.Steps = max(sum.Steps, sum.Stop.Step) // a stop inside a segment: the step the rule fired at
+		}
 		// An earlier segment's objective is not this trial's: a diverged or failed trial has none, so
 		// no statistic (the leaderboard, a regression's scored seeds) counts it.
 		sum.Objective = nil
@@ -278,6 +280,7 @@ func addFailedCounts(sum *results.TrialSummary, err error) {
 	sum.TrainerFailures += hb.TrainerFailures
 	sum.InfraRetries += hb.InfraRetries
 	sum.RetrainedSteps += hb.Retrained
+	sum.Steps = max(sum.Steps, hb.Step) // the step its records reached before it failed
 }
 
 // reportTo is the workflow ID of the sweep a segment tells of the decision points it passes: the
@@ -409,20 +412,25 @@ func segmentOptions(in TrialInput) workflow.ActivityOptions {
 }
 
 // classify maps a failed trial's error to its outcome, stop rule, message and, for a divergence, the
-// step the stop rule fired at.
-func classify(err error) (outcome, rule, msg string, step int64) {
+// stop verdict (the step the rule fired at, what it measured, the advice).
+func classify(err error) (outcome, rule, msg string, stop *results.Verdict) {
 	var app *temporal.ApplicationError
 	if errors.As(err, &app) && app.Type() == activities.ErrTrialDiverged {
-		var v activities.DivergedDetails
+		var d activities.DivergedDetails
 		if app.HasDetails() {
-			_ = app.Details(&v)
+			_ = app.Details(&d)
 		}
-		return results.OutcomeDiverged, v.Rule, app.Message(), v.Verdict.Step
+		v := d.Verdict
+		detail := fmt.Sprintf("%s = %g (threshold %g)", v.Metric, v.Value, v.Threshold)
+		if v.Objective != "" && !math.IsNaN(v.ObjectiveValue) {
+			detail += fmt.Sprintf(", %s %.4g where the run stood", v.Objective, v.ObjectiveValue)
+		}
+		return results.OutcomeDiverged, d.Rule, app.Message(), &results.Verdict{Rule: d.Rule, Step: v.Step, Detail: detail, Advice: v.Advice}
 	}
 	if errors.As(err, &app) {
-		return results.OutcomeFailed, "", app.Message(), 0
+		return results.OutcomeFailed, "", app.Message(), nil
 	}
-	return results.OutcomeFailed, "", err.Error(), 0
+	return results.OutcomeFailed, "", err.Error(), nil
 }
 
 func upsertTrialAttributes(ctx workflow.Context, sum results.TrialSummary) {

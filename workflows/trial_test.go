@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -155,7 +156,8 @@ func TestTrialDivergedIsNotRetried(t *testing.T) {
 			// Retryable on purpose: the retry policy alone must keep a divergence from running again.
 			return nil, temporal.NewApplicationError("trial 3-s7 diverged: stop non_finite at step 4000", activities.ErrTrialDiverged,
 				activities.DivergedDetails{Rule: "non_finite", DumpKey: "d.json",
-					Verdict: diagnostics.Verdict{Level: diagnostics.Stop, Rule: "non_finite", Metric: "reward", Step: 4000}})
+					Verdict: diagnostics.Verdict{Level: diagnostics.Stop, Rule: "non_finite", Metric: "reward", Value: math.NaN(), Step: 4000,
+						Advice: "lower the learning rate", Objective: "reward", ObjectiveValue: 12.5}})
 		})
 	env.ExecuteWorkflow(workflows.Trial, trialInput(20000, 10000, 5))
 
@@ -175,6 +177,10 @@ func TestTrialDivergedIsNotRetried(t *testing.T) {
 	}
 	if sum.Steps != 4000 {
 		t.Errorf("summary steps = %d, want 4000, the step the rule fired at", sum.Steps)
+	}
+	want := results.Verdict{Rule: "non_finite", Step: 4000, Detail: "reward = NaN (threshold 0), reward 12.5 where the run stood", Advice: "lower the learning rate"}
+	if sum.Stop == nil || *sum.Stop != want {
+		t.Errorf("summary stop = %+v, want the verdict carried: %+v", sum.Stop, want)
 	}
 }
 
@@ -356,6 +362,9 @@ func TestTrialFailedReportsItsAttempts(t *testing.T) {
 		t.Errorf("summary: %s, trainer_failures %d, infra_retries %d, retrained_steps %d; want failed, 3, 3 and 4300",
 			sum.Outcome, sum.TrainerFailures, sum.InfraRetries, sum.RetrainedSteps)
 	}
+	if sum.Steps != 12000 || sum.Stop != nil {
+		t.Errorf("summary steps %d, stop %+v; want 12000, the step the failed segment's records reached, and no stop verdict", sum.Steps, sum.Stop)
+	}
 }
 
 // A trial whose last segment comes back with an end-of-run verdict completes, carrying the verdict and
@@ -363,7 +372,7 @@ func TestTrialFailedReportsItsAttempts(t *testing.T) {
 func TestTrialCarriesTheEndVerdict(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	end := &results.EndVerdict{Rule: "collapsed_at_end", Step: 25000, Detail: "reward of the last tenth 3, best 90", Advice: "use the best checkpoint"}
+	end := &results.Verdict{Rule: "collapsed_at_end", Step: 25000, Detail: "reward of the last tenth 3, best 90", Advice: "use the best checkpoint"}
 	env.OnActivity(acts.TrainSegment, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, in activities.SegmentInput) (*activities.SegmentResult, error) {
 			res := &activities.SegmentResult{LastStep: in.StopAtStep, Objective: ptr(3), CheckpointKey: fmt.Sprintf("ck/%d", in.StopAtStep)}

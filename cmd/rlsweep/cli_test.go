@@ -310,14 +310,7 @@ func TestResultsTop(t *testing.T) {
 	}
 	// Configuration 0: mean 3, s = 2, 3 ± 4.303·2/√3 = [−1.97, 7.97], clipped to metric.bounds [0, 10];
 	// configuration 1 has one scored seed, too few for an interval.
-	want := "RANK  lr   MEAN loss  95% CI         SEEDS\n" +
-		"1     0.2  1          too few seeds  1/2 (1 completed, 1 diverged)\n" +
-		"2     0.1  3          [0, 7.9683]    3/3\n" +
-		"(1 more configurations)\n" +
-		"(ranked by the mean over seeds; 95% intervals from 3 seeds on)\n"
-	if out != want {
-		t.Errorf("results --top 2:\n%s\nwant:\n%s", out, want)
-	}
+	golden(t, "results-top.golden", out)
 	for _, args := range [][]string{{"--top", "-1"}, {"--top", "2", "-o", "json"}} {
 		code, _, errOut := runCLI(t, append([]string{"--store", dir, "results", "top/abc"}, args...)...)
 		if code != exitInvalid || !strings.Contains(errOut, "--top: got ") {

@@ -133,6 +133,6 @@ func runUpdate(cmd *cobra.Command, f *Factory, ref, name string, args ...any) er
 	if err := h.Get(cmd.Context(), &st); err != nil {
 		return fmt.Errorf("%s %s: %w", name, sweepID, err)
 	}
-	fmt.Fprintln(f.Out, progressLine(&st))
+	fmt.Fprintln(f.Out, progressLine(&st, nil))
 	return nil
 }

@@ -138,6 +138,62 @@ func TestWriteListing(t *testing.T) {
 	}
 }
 
+// TestListGolden: list's table for a running sweep, a completed one with its best configuration, one
+// whose every trial failed and a bayes sweep whose best was confirmed on fresh seeds, each read from
+// its visibility record (search attributes and memo) as Temporal returns it.
+func TestListGolden(t *testing.T) {
+	local := time.Local
+	time.Local = time.UTC // STARTED is printed in local time
+	t.Cleanup(func() { time.Local = local })
+	dc := converter.GetDefaultDataConverter()
+	payload := func(v any) *commonpb.Payload {
+		p, err := dc.ToPayload(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	exec := func(id string, st enumspb.WorkflowExecutionStatus, outcome string, submitted, took time.Duration, memo map[string]any) *workflowpb.WorkflowExecutionInfo {
+		name := strings.Split(id, "/")[1]
+		ex := &workflowpb.WorkflowExecutionInfo{
+			Execution: &commonpb.WorkflowExecution{WorkflowId: id}, Status: st, StartTime: timestamppb.New(now.Add(-submitted)),
+			SearchAttributes: &commonpb.SearchAttributes{IndexedFields: map[string]*commonpb.Payload{
+				"RlsweepSweepName": payload(name)}},
+			Memo: &commonpb.Memo{Fields: map[string]*commonpb.Payload{"submitted": payload(now.Add(-submitted))}},
+		}
+		if outcome != "" {
+			ex.SearchAttributes.IndexedFields["RlsweepOutcome"] = payload(outcome)
+			ex.CloseTime = timestamppb.New(now.Add(-submitted + took))
+		}
+		for k, v := range memo {
+			ex.Memo.Fields[k] = payload(v)
+		}
+		return ex
+	}
+	fresh := 401.4167
+	var ls []SweepListing
+	for _, ex := range []*workflowpb.WorkflowExecutionInfo{
+		exec("sweep/cartpole-lr/ab12cd34", enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, "", 150*time.Second, 0,
+			map[string]any{"trials": 18, "method": "grid"}),
+		exec("sweep/hopper-asha/9f8e7d6c", enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, "completed", 3*time.Hour, 47*time.Minute+12*time.Second,
+			map[string]any{"trials": 26, "method": "random", "best": activities.BestConfig{Config: 7, Metric: "reward", Goal: "maximize",
+				Objective: 2451.5833, Seeds: 3, Trials: 3}}),
+		exec("sweep/broken-env/0a1b2c3d", enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, "failed", 5*time.Hour, 38*time.Second,
+			map[string]any{"trials": 6, "method": "grid"}),
+		exec("sweep/lunar-bayes/5e6f7a8b", enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, "completed", 26*time.Hour, 2*time.Hour+5*time.Minute,
+			map[string]any{"trials": 15, "method": "bayes", "best": activities.BestConfig{Config: 0, Metric: "reward", Goal: "maximize",
+				Objective: 403, Seeds: 5, Trials: 5, Confirmed: true, Fresh: &fresh, FreshSeeds: 3}}),
+	} {
+		ls = append(ls, listing(ex))
+	}
+	var b bytes.Buffer
+	if err := writeListing(&b, ls, now); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "list.golden", b.String())
+}
+
 // list reads the memo's best configuration, which the sweep writes as activities.BestConfig, into its
 // own ListedBest: the JSON names agree.
 func TestListedBestReadsTheMemo(t *testing.T) {

@@ -130,15 +130,36 @@ func TestSparkline(t *testing.T) {
 	}
 }
 
+// TestProgressLine: the line watch prints when its output is not a terminal splits the running trials
+// as the live view does: training (or starting) and waiting for a worker's slot.
 func TestProgressLine(t *testing.T) {
 	paused := midSweepStatus()
 	paused.Paused = true
+	// Four running on a worker with two slots, one more on standby: two train, two wait for a slot.
+	crowded := midSweepStatus()
+	crowded.Running = []string{"9-s1", "10-s2", "8-s3", "11-s1"}
+	crowded.Standby = []string{"12-s1"}
+	crowdedLive := map[string]liveTrial{"9-s1": training(120000, 500000, 312.456), "10-s2": training(4000, 500000, 21.5),
+		"8-s3": {}, "11-s1": {}}
+	tests := []struct {
+		st   *workflows.SweepStatus
+		live map[string]liveTrial
+	}{
+		{midSweepStatus(), map[string]liveTrial{"9-s1": training(120000, 500000, 312.456), "8-s3": {Training: true}}},
+		{paused, nil},
+		{&workflows.SweepStatus{SweepID: "sweep/x/1", Phase: workflows.PhasePlanning}, nil},
+		{crowded, crowdedLive},
+		// Not asked (pause, resume and set-concurrency print the line from the update's answer).
+		{crowded, nil},
+	}
 	var b strings.Builder
-	for _, st := range []*workflows.SweepStatus{midSweepStatus(), paused,
-		{SweepID: "sweep/x/1", Phase: workflows.PhasePlanning}} {
-		b.WriteString(progressLine(st) + "\n")
+	for _, tt := range tests {
+		b.WriteString(progressLine(tt.st, tt.live) + "\n")
 	}
 	golden(t, "progress.golden", b.String())
+	if !strings.Contains(renderStatus(crowded, crowdedLive, nil), "running 4 (2 training, 2 waiting for a worker's slot) (+1 standby)") {
+		t.Errorf("the live view's split differs from the line's:\n%s", renderStatus(crowded, crowdedLive, nil))
+	}
 }
 
 func TestBar(t *testing.T) {

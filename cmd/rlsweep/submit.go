@@ -133,7 +133,13 @@ func runSubmit(cmd *cobra.Command, f *Factory, opts *SubmitOptions) error {
 		fmt.Fprintf(f.Out, "follow:   rlsweep watch %s\n", sweepID)
 		return nil
 	}
-	err = runWatch(cmd, f, &WatchOptions{Sweep: sweepID, Interval: defaultWatchInterval, inDev: opts.inDev})
+	return watchToEnd(cmd, f, sweepID, opts.inDev)
+}
+
+// watchToEnd is the end of submit --watch: it follows the sweep until it ends, then prints how it ended
+// and its best configurations.
+func watchToEnd(cmd *cobra.Command, f *Factory, sweepID string, inDev bool) error {
+	err := runWatch(cmd, f, &WatchOptions{Sweep: sweepID, Interval: defaultWatchInterval, inDev: inDev})
 	var ec *exitCodeError
 	if cmd.Context().Err() == nil && (err == nil || errors.As(err, &ec) && ec.code == exitFailed) {
 		// The sweep has ended: its answer, as `rlsweep results --top` and the report rank it.

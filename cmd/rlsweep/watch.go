@@ -105,12 +105,12 @@ func runWatch(cmd *cobra.Command, f *Factory, opts *WatchOptions) error {
 				// The results recorded so far change only when a trial finishes: read them then.
 				lastFinished, best = n, liveBest(cmd, f, sweepID, best)
 			}
-			frame := renderStatus(status, liveTrials(ctx, c, status), best)
-			switch {
+			live := liveTrials(ctx, c, status)
+			switch line := progressLine(status, live); {
 			case tty:
-				fmt.Fprint(f.Out, "\033[H\033[2J"+frame)
-			case progressLine(status) != last:
-				last = progressLine(status)
+				fmt.Fprint(f.Out, "\033[H\033[2J"+renderStatus(status, live, best))
+			case line != last:
+				last = line
 				fmt.Fprintln(f.Out, last)
 			}
 		}
@@ -309,13 +309,32 @@ func finished(counts map[string]int) int {
 	return n
 }
 
-func progressLine(st *workflows.SweepStatus) string {
+// progressLine is the sweep's progress in one line, which watch prints each time it changes when its
+// output is not a terminal: the running trials split as the live view splits them (live; nil when
+// unknown: they are counted as running).
+func progressLine(st *workflows.SweepStatus, live map[string]liveTrial) string {
 	best := ""
 	if l := st.Leader; l != nil && l.Objective != nil {
 		best = fmt.Sprintf("; best trial %s %s=%s", l.TrialID, st.Metric.Name, num(*l.Objective))
 	}
-	return fmt.Sprintf("%s %s %d/%d finished, %d running%s (%s)%s%s", st.SweepID, st.Phase, finished(st.Counts), st.Total,
-		len(st.Running), standbyNote(st), results.CountsLine(st.Counts), pausedNote(st), best)
+	running := fmt.Sprintf("%d running", len(st.Running))
+	if waiting := waitingForSlot(st, live); waiting > 0 {
+		running = fmt.Sprintf("%d training, %d waiting for a worker's slot", len(st.Running)-waiting, waiting)
+	}
+	return fmt.Sprintf("%s %s %d/%d finished, %s%s (%s)%s%s", st.SweepID, st.Phase, finished(st.Counts), st.Total,
+		running, standbyNote(st), results.CountsLine(st.Counts), pausedNote(st), best)
+}
+
+// waitingForSlot counts the running trials whose segment waits for a worker's slot (live says the
+// worker has not started it); the others train or are starting.
+func waitingForSlot(st *workflows.SweepStatus, live map[string]liveTrial) int {
+	waiting := 0
+	for _, id := range st.Running {
+		if lt, ok := live[id]; ok && !lt.Training {
+			waiting++
+		}
+	}
+	return waiting
 }
 
 // num formats a metric's value with four significant digits.
@@ -389,14 +408,8 @@ func renderStatus(st *workflows.SweepStatus, live map[string]liveTrial, best *be
 	done := finished(st.Counts)
 	fmt.Fprintf(&b, "sweep %s  %s%s  concurrency %d\n", st.SweepID, st.Phase, pausedNote(st), st.Concurrency)
 	fmt.Fprintf(&b, "%s %d/%d\n", bar(done, st.Total, 40), done, st.Total)
-	waiting := 0
-	for _, id := range st.Running {
-		if lt, ok := live[id]; ok && !lt.Training {
-			waiting++
-		}
-	}
 	training := ""
-	if waiting > 0 {
+	if waiting := waitingForSlot(st, live); waiting > 0 {
 		training = fmt.Sprintf(" (%d training, %d waiting for a worker's slot)", len(st.Running)-waiting, waiting)
 	}
 	fmt.Fprintf(&b, "running %d%s%s · %s\n", len(st.Running), training, standbyNote(st), results.CountsLine(st.Counts))
