@@ -44,7 +44,7 @@ var allowed = map[string][]string{
 	"scheduler/replay": {module + "diagnostics", module + "metrics", module + "scheduler", module + "results", module + "sweeps"},
 	"report": {"gonum.org/", module + "diagnostics", module + "results", module + "regression", module + "sweeps",
 		module + "trainer/probes"},
-	"artifacts": {"github.com/aws/", module + "sweeps"},
+	"artifacts": {"github.com/aws/"}, // the ground floor: no project package
 	// sweepstore reads and writes a sweep's stored files as the pure packages' types.
 	"sweepstore": {module + "artifacts", module + "diagnostics", module + "metrics", module + "regression", module + "report",
 		module + "results", module + "sweeps", module + "trainer/probes"},

@@ -281,6 +281,27 @@ func TestValidateCases(t *testing.T) {
 	}
 }
 
+// A spec's artifacts key is refused without repeating a URL's user information: it may hold a password.
+func TestArtifactsKeyNeverEchoesUserInfo(t *testing.T) {
+	const base = "name: t\ntrainer:\n  command: [python, train.py]\n  env: CartPole-v1\n  total_steps: 1000\n"
+	for _, u := range []string{"s3://AKIAKEY:pw-123456@bucket/prefix", "https://user:pw-123456@host/x", "user:pw-123456@host"} {
+		path := filepath.Join(t.TempDir(), "t.yaml")
+		if err := os.WriteFile(path, []byte(base+"artifacts: "+u+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(path)
+		if err == nil {
+			t.Fatalf("Load(artifacts: %s) = nil, want the key refused", u)
+		}
+		if strings.Contains(err.Error(), "pw-123456") || strings.Contains(err.Error(), "AKIAKEY") {
+			t.Errorf("Load(artifacts: %s) error repeats the credentials: %v", u, err)
+		}
+		if want := `t.yaml:6: artifacts: got a value with "@" in it (not repeated`; !strings.Contains(err.Error(), want) {
+			t.Errorf("Load(artifacts: %s) = %v, want it to contain %q", u, err, want)
+		}
+	}
+}
+
 func manyRanges(n int) string {
 	var b strings.Builder
 	for i := range n {
