@@ -19,18 +19,19 @@ const module = "github.com/rlsweep/rlsweep/"
 // third-party prefixes it may import directly. The standard library is always allowed except where
 // forbidden says otherwise.
 var allowed = map[string][]string{
-	// sweeps checks a built-in trainer's parameter names against the trainer's own list (trainer/ppo),
-	// the sources and presets against the readers' and the diagnostics rule names against the engine's.
-	"sweeps": {"gopkg.in/yaml.v3", "gonum.org/", module + "diagnostics", module + "metrics", module + "trainer/ppo"},
+	// sweeps checks a built-in trainer's parameter names against the trainer's table (package trainer,
+	// data; never the trainer itself), the sources and presets against the readers' and the diagnostics
+	// rule names against the engine's.
+	"sweeps": {"gopkg.in/yaml.v3", "gonum.org/", module + "diagnostics", module + "metrics", module + "trainer"},
 	// metrics: the record, the canonical metric names, every reader, the line codec and format
 	// detection; only the standard library.
 	"metrics":     {},
 	"diagnostics": {"gonum.org/", module + "metrics"},
-	// trainer: the contract (its environment variables).
+	// trainer: the contract (its environment variables) and the built-in trainer's parameter table.
 	"trainer":      {},
 	"trainer/nn":   {"gonum.org/"},
 	"trainer/envs": {},
-	"trainer/ppo":  {module + "metrics", module + "trainer/nn", module + "trainer/envs"},
+	"trainer/ppo":  {module + "metrics", module + "trainer", module + "trainer/nn", module + "trainer/envs"},
 	// The probe ladder and judge: what any trainer is judged by, so the report can read probes.json
 	// through their types. The built-in PPO is adapted to them from trainer/builtin.
 	"trainer/probes": {module + "trainer/envs"},
@@ -51,7 +52,9 @@ var allowed = map[string][]string{
 	// runner starts and stops trainer processes; it knows the trainer contract's variables, renders
 	// commands (sweeps), reads and writes metrics (metrics) and speaks the probe protocol (trainer/probes).
 	"runner": {module + "diagnostics", module + "metrics", module + "trainer", module + "sweeps", module + "trainer/probes", "golang.org/x/sys/unix"},
-	"activities": {module + "sweeps", module + "diagnostics", module + "metrics", module + "trainer", module + "artifacts", module + "report",
+	// The probe stage runs the built-in trainer's probes (trainer/builtin, trainer/probes).
+	"activities": {module + "sweeps", module + "diagnostics", module + "metrics", module + "trainer", module + "trainer/builtin",
+		module + "trainer/probes", module + "artifacts", module + "report",
 		module + "results", module + "regression", module + "sweepstore", module + "runner",
 		"go.temporal.io/sdk/activity", "go.temporal.io/sdk/temporal",
 		// A heartbeat's error and the cause of a cancelled activity context tell an attempt the server
@@ -172,9 +175,11 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// hasPrefix reports whether s is one of prefixes or below a third-party one: a module package matches
+// only itself (module + "trainer" allows trainer, not trainer/ppo).
 func hasPrefix(prefixes []string, s string) bool {
 	for _, p := range prefixes {
-		if s == p || strings.HasPrefix(s, p) {
+		if s == p || !strings.HasPrefix(p, module) && strings.HasPrefix(s, p) {
 			return true
 		}
 	}
