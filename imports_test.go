@@ -41,8 +41,6 @@ var allowed = map[string][]string{
 	"results":    {module + "diagnostics", module + "metrics", module + "sweeps"},
 	"regression": {module + "diagnostics", module + "results", module + "sweeps"},
 	"scheduler":  {module + "diagnostics", module + "results", module + "sweeps"}, // diagnostics: IQM over seeds
-	// The replay of pruning rules on recorded runs: scores configurations by IQM (diagnostics).
-	"scheduler/replay": {module + "diagnostics", module + "metrics", module + "scheduler", module + "results", module + "sweeps"},
 	"report": {"gonum.org/", module + "diagnostics", module + "results", module + "regression", module + "sweeps",
 		module + "trainer/probes"},
 	"artifacts": {"github.com/aws/"}, // the ground floor: no project package
@@ -72,7 +70,7 @@ var forbiddenDeps = map[string][]string{
 
 // pure packages: no Temporal, no AWS, no network anywhere in their dependencies.
 var pure = []string{"sweeps", "diagnostics", "metrics", "trainer", "trainer/nn", "trainer/envs", "trainer/ppo", "trainer/probes",
-	"trainer/builtin", "report", "results", "regression", "scheduler", "scheduler/replay"}
+	"trainer/builtin", "report", "results", "regression", "scheduler"}
 
 var forbiddenInPure = []string{"go.temporal.io/", "github.com/aws/", "net", "net/http", "os/exec"}
 
