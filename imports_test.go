@@ -164,6 +164,36 @@ func TestImportRules(t *testing.T) {
 	}
 }
 
+// floors lists, per package, every module package it may reach even indirectly (go list -deps): the
+// store stands on no package of rlsweep, and the spec only on the diagnostics engine, the metric record
+// and the trainer contract's data, never on a trainer.
+var floors = map[string][]string{
+	"artifacts": {},
+	"sweeps":    {module + "diagnostics", module + "metrics", module + "trainer"},
+}
+
+func TestGroundFloor(t *testing.T) {
+	seen := map[string]bool{}
+	for _, p := range listPackages(t) {
+		rel := strings.TrimPrefix(p.ImportPath, module)
+		allow, ok := floors[rel]
+		if !ok {
+			continue
+		}
+		seen[rel] = true
+		for _, dep := range p.Deps {
+			if strings.HasPrefix(dep, module) && !contains(allow, dep) {
+				t.Errorf("%s depends on %s; it may reach only %q of rlsweep (go list -deps ./%s)", p.ImportPath, dep, allow, rel)
+			}
+		}
+	}
+	for rel := range floors {
+		if !seen[rel] {
+			t.Errorf("go list ./... has no package %s: the floor rule checks nothing", rel)
+		}
+	}
+}
+
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
