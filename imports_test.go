@@ -19,18 +19,19 @@ const module = "github.com/rlsweep/rlsweep/"
 // third-party prefixes it may import directly. The standard library is always allowed except where
 // forbidden says otherwise.
 var allowed = map[string][]string{
-	// sweeps checks a built-in trainer's parameter names against the trainer's own list (trainer/ppo),
-	// the sources and presets against the readers' and the diagnostics rule names against the engine's.
-	"sweeps": {"gopkg.in/yaml.v3", "gonum.org/", module + "diagnostics", module + "metrics", module + "trainer/ppo"},
+	// sweeps checks a built-in trainer's parameter names against the trainer's table (package trainer,
+	// data; never the trainer itself), the sources and presets against the readers' and the diagnostics
+	// rule names against the engine's.
+	"sweeps": {"gopkg.in/yaml.v3", "gonum.org/", module + "diagnostics", module + "metrics", module + "trainer"},
 	// metrics: the record, the canonical metric names, every reader, the line codec and format
 	// detection; only the standard library.
 	"metrics":     {},
 	"diagnostics": {"gonum.org/", module + "metrics"},
-	// trainer: the contract (its environment variables).
+	// trainer: the contract (its environment variables) and the built-in trainer's parameter table.
 	"trainer":      {},
 	"trainer/nn":   {"gonum.org/"},
 	"trainer/envs": {},
-	"trainer/ppo":  {module + "metrics", module + "trainer/nn", module + "trainer/envs"},
+	"trainer/ppo":  {module + "metrics", module + "trainer", module + "trainer/nn", module + "trainer/envs"},
 	// The probe ladder and judge: what any trainer is judged by, so the report can read probes.json
 	// through their types. The built-in PPO is adapted to them from trainer/builtin.
 	"trainer/probes": {module + "trainer/envs"},
@@ -40,18 +41,18 @@ var allowed = map[string][]string{
 	"results":    {module + "diagnostics", module + "metrics", module + "sweeps"},
 	"regression": {module + "diagnostics", module + "results", module + "sweeps"},
 	"scheduler":  {module + "diagnostics", module + "results", module + "sweeps"}, // diagnostics: IQM over seeds
-	// The replay of pruning rules on recorded runs: scores configurations by IQM (diagnostics).
-	"scheduler/replay": {module + "diagnostics", module + "metrics", module + "scheduler", module + "results", module + "sweeps"},
 	"report": {"gonum.org/", module + "diagnostics", module + "results", module + "regression", module + "sweeps",
 		module + "trainer/probes"},
-	"artifacts": {"github.com/aws/", module + "sweeps"},
+	"artifacts": {"github.com/aws/"}, // the ground floor: no project package
 	// sweepstore reads and writes a sweep's stored files as the pure packages' types.
 	"sweepstore": {module + "artifacts", module + "diagnostics", module + "metrics", module + "regression", module + "report",
 		module + "results", module + "sweeps", module + "trainer/probes"},
 	// runner starts and stops trainer processes; it knows the trainer contract's variables, renders
 	// commands (sweeps), reads and writes metrics (metrics) and speaks the probe protocol (trainer/probes).
 	"runner": {module + "diagnostics", module + "metrics", module + "trainer", module + "sweeps", module + "trainer/probes", "golang.org/x/sys/unix"},
-	"activities": {module + "sweeps", module + "diagnostics", module + "metrics", module + "trainer", module + "artifacts", module + "report",
+	// The probe stage runs the built-in trainer's probes (trainer/builtin, trainer/probes).
+	"activities": {module + "sweeps", module + "diagnostics", module + "metrics", module + "trainer", module + "trainer/builtin",
+		module + "trainer/probes", module + "artifacts", module + "report",
 		module + "results", module + "regression", module + "sweepstore", module + "runner",
 		"go.temporal.io/sdk/activity", "go.temporal.io/sdk/temporal",
 		// A heartbeat's error and the cause of a cancelled activity context tell an attempt the server
@@ -69,7 +70,7 @@ var forbiddenDeps = map[string][]string{
 
 // pure packages: no Temporal, no AWS, no network anywhere in their dependencies.
 var pure = []string{"sweeps", "diagnostics", "metrics", "trainer", "trainer/nn", "trainer/envs", "trainer/ppo", "trainer/probes",
-	"trainer/builtin", "report", "results", "regression", "scheduler", "scheduler/replay"}
+	"trainer/builtin", "report", "results", "regression", "scheduler"}
 
 var forbiddenInPure = []string{"go.temporal.io/", "github.com/aws/", "net", "net/http", "os/exec"}
 
@@ -163,6 +164,36 @@ func TestImportRules(t *testing.T) {
 	}
 }
 
+// floors lists, per package, every module package it may reach even indirectly (go list -deps): the
+// store stands on no package of rlsweep, and the spec only on the diagnostics engine, the metric record
+// and the trainer contract's data, never on a trainer.
+var floors = map[string][]string{
+	"artifacts": {},
+	"sweeps":    {module + "diagnostics", module + "metrics", module + "trainer"},
+}
+
+func TestGroundFloor(t *testing.T) {
+	seen := map[string]bool{}
+	for _, p := range listPackages(t) {
+		rel := strings.TrimPrefix(p.ImportPath, module)
+		allow, ok := floors[rel]
+		if !ok {
+			continue
+		}
+		seen[rel] = true
+		for _, dep := range p.Deps {
+			if strings.HasPrefix(dep, module) && !contains(allow, dep) {
+				t.Errorf("%s depends on %s; it may reach only %q of rlsweep (go list -deps ./%s)", p.ImportPath, dep, allow, rel)
+			}
+		}
+	}
+	for rel := range floors {
+		if !seen[rel] {
+			t.Errorf("go list ./... has no package %s: the floor rule checks nothing", rel)
+		}
+	}
+}
+
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -172,9 +203,11 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// hasPrefix reports whether s is one of prefixes or below a third-party one: a module package matches
+// only itself (module + "trainer" allows trainer, not trainer/ppo).
 func hasPrefix(prefixes []string, s string) bool {
 	for _, p := range prefixes {
-		if s == p || strings.HasPrefix(s, p) {
+		if s == p || !strings.HasPrefix(p, module) && strings.HasPrefix(s, p) {
 			return true
 		}
 	}

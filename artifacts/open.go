@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-
-	"github.com/rlsweep/rlsweep/sweeps"
 )
 
 // Open returns the store a URL names: a plain path or file:// URL is a local directory. S3 URLs
@@ -27,6 +25,22 @@ func Open(url string, opts ...Option) (Store, error) {
 	return nil, fmt.Errorf("artifact store: got %q, want a directory, file:///path or s3://bucket/prefix", url)
 }
 
-// RedactURL returns u with the user information of its authority replaced by "REDACTED"
-// (sweeps.RedactURL, which the spec's checks use too).
-func RedactURL(u string) string { return sweeps.RedactURL(u) }
+// RedactURL returns u with the user information of its authority (scheme://user:password@host/…)
+// replaced by "REDACTED", for messages: it may hold a password no message should repeat. Any other
+// string comes back as it is.
+func RedactURL(u string) string {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return u
+	}
+	authority, path, slash := strings.Cut(rest, "/")
+	at := strings.LastIndexByte(authority, '@')
+	if at < 0 {
+		return u
+	}
+	out := scheme + "://REDACTED@" + authority[at+1:]
+	if slash {
+		out += "/" + path
+	}
+	return out
+}

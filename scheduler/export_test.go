@@ -1,7 +1,7 @@
 package scheduler
 
 // The TPE harness of tpe_test.go, for the benchmark in tpe_bench_test.go (package scheduler_test, which
-// imports scheduler/replay for the recorded PPO grids).
+// reads the recorded PPO grids through the replay files, replay_*_test.go).
 type Ran = ran
 
 var (

@@ -13,7 +13,6 @@ import (
 	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/scheduler"
-	"github.com/rlsweep/rlsweep/scheduler/replay"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
@@ -150,15 +149,15 @@ func hartmannFn(noise float64) testFunction {
 // benchGrid searches a recorded PPO grid as a lookup objective: a trial of a configuration on a seed
 // scores that run's windowed final reward (nil when rlsweep's diagnostics stopped it: diverged). The
 // search runs on seeds 1 and 2 of the grid's three; a configuration's true value is its IQM over all
-// three (the grid's ranking, replay.Score); the re-run confirms on seed 3.
+// three (the grid's ranking, Score); the re-run confirms on seed 3.
 func benchGrid(t *testing.T, env string) {
-	g, err := replay.Load(filepath.Join("testdata", "ppo-grid", env+".jsonl.gz"))
+	g, err := Load(filepath.Join("testdata", "ppo-grid", env+".jsonl.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The parameters and their values, from the runs.
 	values := map[string]map[float64]bool{}
-	byKey := map[string][]*replay.Run{}
+	byKey := map[string][]*Run{}
 	for _, runs := range g.Configs {
 		for k, v := range runs[0].Params {
 			if values[k] == nil {
@@ -189,7 +188,7 @@ func benchGrid(t *testing.T, env string) {
 	best := math.Inf(-1)
 	truth := map[string]float64{}
 	for k, runs := range byKey {
-		if v, ok := replay.Score(runs, g.Steps); ok {
+		if v, ok := Score(runs, g.Steps); ok {
 			truth[k] = v
 			best = math.Max(best, v)
 		} else {

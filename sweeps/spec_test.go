@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rlsweep/rlsweep/trainer/ppo"
+	"github.com/rlsweep/rlsweep/trainer"
 )
 
 // TestBadSpecs loads every spec under testdata/bad and checks that it fails with Errors whose messages
@@ -281,6 +281,27 @@ func TestValidateCases(t *testing.T) {
 	}
 }
 
+// A spec's artifacts key is refused without repeating a URL's user information: it may hold a password.
+func TestArtifactsKeyNeverEchoesUserInfo(t *testing.T) {
+	const base = "name: t\ntrainer:\n  command: [python, train.py]\n  env: CartPole-v1\n  total_steps: 1000\n"
+	for _, u := range []string{"s3://AKIAKEY:pw-123456@bucket/prefix", "https://user:pw-123456@host/x", "user:pw-123456@host"} {
+		path := filepath.Join(t.TempDir(), "t.yaml")
+		if err := os.WriteFile(path, []byte(base+"artifacts: "+u+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(path)
+		if err == nil {
+			t.Fatalf("Load(artifacts: %s) = nil, want the key refused", u)
+		}
+		if strings.Contains(err.Error(), "pw-123456") || strings.Contains(err.Error(), "AKIAKEY") {
+			t.Errorf("Load(artifacts: %s) error repeats the credentials: %v", u, err)
+		}
+		if want := `t.yaml:6: artifacts: got a value with "@" in it (not repeated`; !strings.Contains(err.Error(), want) {
+			t.Errorf("Load(artifacts: %s) = %v, want it to contain %q", u, err, want)
+		}
+	}
+}
+
 func manyRanges(n int) string {
 	var b strings.Builder
 	for i := range n {
@@ -386,17 +407,17 @@ func TestBuiltinParamNames(t *testing.T) {
 	}
 	msg := err.Error()
 	for _, want := range []string{
-		`t.yaml:4: parameters.learning_rat: got "learning_rat", want a hyperparameter of the built-in trainer ppo: ` + strings.Join(ppo.ParamNames(), ", ") + " (did you mean lr (learning_rate is called lr here)?)",
-		`t.yaml:5: parameters.clp: got "clp", want a hyperparameter of the built-in trainer ppo: ` + strings.Join(ppo.ParamNames(), ", ") + " (did you mean clip?)",
+		`t.yaml:4: parameters.learning_rat: got "learning_rat", want a hyperparameter of the built-in trainer ppo: ` + strings.Join(trainer.PPOParamNames(), ", ") + " (did you mean lr (learning_rate is called lr here)?)",
+		`t.yaml:5: parameters.clp: got "clp", want a hyperparameter of the built-in trainer ppo: ` + strings.Join(trainer.PPOParamNames(), ", ") + " (did you mean clip?)",
 		`(did you mean num_envs?)`,
-		`t.yaml:7: parameters.n: got "n", want a hyperparameter of the built-in trainer ppo: ` + strings.Join(ppo.ParamNames(), ", ") + "\n",
+		`t.yaml:7: parameters.n: got "n", want a hyperparameter of the built-in trainer ppo: ` + strings.Join(trainer.PPOParamNames(), ", ") + "\n",
 	} {
 		if !strings.Contains(msg+"\n", want) {
 			t.Errorf("Decode =\n%s\nwant it to contain\n%s", msg, want)
 		}
 	}
 	var all strings.Builder
-	for _, name := range ppo.ParamNames() {
+	for _, name := range trainer.PPOParamNames() {
 		fmt.Fprintf(&all, "  %s: {value: 1}\n", name)
 	}
 	// Values are the trainer's to check; every name it knows passes the spec's check.
@@ -404,8 +425,8 @@ func TestBuiltinParamNames(t *testing.T) {
 		t.Errorf("Decode refused a name the built-in trainer knows: %v", err)
 	}
 	// inject_bug, the built-in trainer's test aid, is not a hyperparameter but the trainer takes it.
-	if err := load("  " + ppo.BugParam + ": {value: no-discount}\n"); err != nil {
-		t.Errorf("Decode refused %s: %v", ppo.BugParam, err)
+	if err := load("  " + trainer.PPOBugParam + ": {value: no-discount}\n"); err != nil {
+		t.Errorf("Decode refused %s: %v", trainer.PPOBugParam, err)
 	}
 	// An external command's parameters are its own business.
 	cmd := "name: t\ntrainer: {command: [python, train.py], total_steps: 1000}\nparameters:\n  learning_rat: {value: 0.001}\n"

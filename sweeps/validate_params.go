@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rlsweep/rlsweep/trainer/ppo"
+	"github.com/rlsweep/rlsweep/trainer"
 )
 
 // ReservedParamNames are the fixed columns of results.csv, in order (the parameters' columns go after
@@ -40,17 +40,17 @@ func (c *checker) parameters() {
 }
 
 // builtinParam checks that a built-in trainer knows the parameter: it would refuse an unknown key of
-// RLSWEEP_PARAMS and fail every trial. The names are the trainer's own list (`rlsweep train --set`).
+// RLSWEEP_PARAMS and fail every trial. The names are the trainer's own table (trainer.PPOParamNames, `rlsweep train --set`).
 func (c *checker) builtinParam(name, path string) {
 	if c.s.Trainer.Builtin != "ppo" || c.s.Trainer.Command != nil || !paramNameRe.MatchString(name) {
 		return
 	}
-	names := ppo.ParamNames()
-	if slices.Contains(names, name) || name == ppo.BugParam {
+	names := trainer.PPOParamNames()
+	if slices.Contains(names, name) || name == trainer.PPOBugParam {
 		return
 	}
 	want := "a hyperparameter of the built-in trainer ppo: " + strings.Join(names, ", ")
-	if guess := builtinGuess(name, names, ppo.ParamAliases()); guess != "" {
+	if guess := builtinGuess(name, names, trainer.PPOParamAliases()); guess != "" {
 		want += " (did you mean " + guess + "?)"
 	}
 	c.add(path, quote(name), want)

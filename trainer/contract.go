@@ -1,5 +1,6 @@
 // Package trainer defines the contract between rlsweep and a trainer process (docs/trainer-contract.md):
-// the environment variables every trainer gets. The metrics trainers write are read by package metrics.
+// the environment variables every trainer gets; and, as data, the built-in trainer's parameter table
+// (params.go). The metrics trainers write are read by package metrics.
 package trainer
 
 // Environment variables given to every trainer process. They are the whole interface: the built-in

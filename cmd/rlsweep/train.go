@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rlsweep/rlsweep/trainer"
 	"github.com/rlsweep/rlsweep/trainer/builtin"
 	"github.com/rlsweep/rlsweep/trainer/envs"
 	"github.com/rlsweep/rlsweep/trainer/ppo"
@@ -48,7 +49,7 @@ at the end of the segment (RLSWEEP_STOP_AT_STEP) and on SIGTERM, and RLSWEEP_RES
 RLSWEEP_TOTAL_STEPS, RLSWEEP_SEED and RLSWEEP_PARAMS are honoured. Flags given explicitly win over
 the environment.
 
-Hyperparameters (--set key=value, or keys of RLSWEEP_PARAMS): ` + strings.Join(ppo.ParamNames(), ", ") + `.
+Hyperparameters (--set key=value, or keys of RLSWEEP_PARAMS): ` + strings.Join(trainer.PPOParamNames(), ", ") + `.
 See docs/ppo.md for their defaults per environment.
 
 --inject-bug is a test aid that breaks the trainer on purpose (` + strings.Join(ppo.BugNames(), ", ") + `),

@@ -3,6 +3,8 @@ package ppo
 import (
 	"fmt"
 	"strings"
+
+	"github.com/rlsweep/rlsweep/trainer"
 )
 
 // Bug is a defect injected on purpose (`rlsweep train --inject-bug`), so tests can prove that the
@@ -20,8 +22,8 @@ const (
 )
 
 // BugParam is the RLSWEEP_PARAMS key (and sweep parameter) that sets Bug, as --inject-bug does: a
-// test aid, not a hyperparameter, so ParamNames leaves it out.
-const BugParam = "inject_bug"
+// test aid, not a hyperparameter, so the trainer's table of names (trainer.PPOParamNames) leaves it out.
+const BugParam = trainer.PPOBugParam
 
 var bugNames = []string{"none", "no-discount", "detach-value", "flip-advantage", "stale-batch", "no-entropy-grad"}
 

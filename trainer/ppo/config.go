@@ -8,12 +8,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rlsweep/rlsweep/trainer"
 	"github.com/rlsweep/rlsweep/trainer/envs"
 	"github.com/rlsweep/rlsweep/trainer/nn"
 )
 
 // Config holds PPO's hyperparameters. The param names in comments are the keys of Set, of
-// `rlsweep train --set` and of RLSWEEP_PARAMS.
+// `rlsweep train --set` and of RLSWEEP_PARAMS: the built-in trainer's table (trainer.PPOParamNames).
 type Config struct {
 	LR          float64       // lr: Adam learning rate (initial value when annealed or adaptive)
 	Clip        float64       // clip: surrogate clipping range ε
@@ -79,15 +80,14 @@ func Defaults(spec envs.Spec) Config {
 	return Continuous()
 }
 
-// param is one settable hyperparameter.
+// param is how one hyperparameter of the table is set.
 type param struct {
-	name  string
 	want  string // what is allowed, for error messages
 	apply func(c *Config, v any) bool
 }
 
-func floatParam(name, want string, ok func(float64) bool, field func(*Config) *float64) param {
-	return param{name, want, func(c *Config, v any) bool {
+func floatParam(want string, ok func(float64) bool, field func(*Config) *float64) param {
+	return param{want, func(c *Config, v any) bool {
 		f, good := toFloat(v)
 		if !good || !ok(f) {
 			return false
@@ -97,8 +97,8 @@ func floatParam(name, want string, ok func(float64) bool, field func(*Config) *f
 	}}
 }
 
-func intParam(name, want string, lo int, field func(*Config) *int) param {
-	return param{name, want, func(c *Config, v any) bool {
+func intParam(want string, lo int, field func(*Config) *int) param {
+	return param{want, func(c *Config, v any) bool {
 		f, good := toFloat(v)
 		if !good || f != math.Trunc(f) || f < float64(lo) || f > 1<<30 {
 			return false
@@ -108,8 +108,8 @@ func intParam(name, want string, lo int, field func(*Config) *int) param {
 	}}
 }
 
-func boolParam(name string, field func(*Config) *bool) param {
-	return param{name, "true or false", func(c *Config, v any) bool {
+func boolParam(field func(*Config) *bool) param {
+	return param{"true or false", func(c *Config, v any) bool {
 		b, good := toBool(v)
 		if good {
 			*field(c) = b
@@ -122,20 +122,22 @@ func positive(f float64) bool    { return f > 0 && !math.IsInf(f, 0) }
 func nonNegative(f float64) bool { return f >= 0 && !math.IsInf(f, 0) }
 func unit(f float64) bool        { return f >= 0 && f <= 1 }
 
-var params = []param{
-	floatParam("lr", "a number > 0", positive, func(c *Config) *float64 { return &c.LR }),
-	floatParam("clip", "a number > 0", positive, func(c *Config) *float64 { return &c.Clip }),
-	intParam("num_envs", "an integer ≥ 1", 1, func(c *Config) *int { return &c.NumEnvs }),
-	intParam("num_steps", "an integer ≥ 1", 1, func(c *Config) *int { return &c.NumSteps }),
-	intParam("epochs", "an integer ≥ 1", 1, func(c *Config) *int { return &c.Epochs }),
-	intParam("minibatches", "an integer ≥ 1", 1, func(c *Config) *int { return &c.Minibatches }),
-	floatParam("ent_coef", "a number ≥ 0", nonNegative, func(c *Config) *float64 { return &c.EntCoef }),
-	floatParam("vf_coef", "a number ≥ 0", nonNegative, func(c *Config) *float64 { return &c.VFCoef }),
-	floatParam("gamma", "a number in [0, 1]", unit, func(c *Config) *float64 { return &c.Gamma }),
-	floatParam("gae_lambda", "a number in [0, 1]", unit, func(c *Config) *float64 { return &c.GAELambda }),
-	floatParam("max_grad_norm", "a number > 0", positive, func(c *Config) *float64 { return &c.MaxGradNorm }),
-	{"hidden", "layer sizes like [64, 64] or \"64,64\"", setHidden},
-	{"activation", "tanh or relu", func(c *Config, v any) bool {
+// params sets each name of the built-in trainer's table (trainer.PPOParamNames); TestParamTable ties
+// the two and Config.
+var params = map[string]param{
+	"lr":            floatParam("a number > 0", positive, func(c *Config) *float64 { return &c.LR }),
+	"clip":          floatParam("a number > 0", positive, func(c *Config) *float64 { return &c.Clip }),
+	"num_envs":      intParam("an integer ≥ 1", 1, func(c *Config) *int { return &c.NumEnvs }),
+	"num_steps":     intParam("an integer ≥ 1", 1, func(c *Config) *int { return &c.NumSteps }),
+	"epochs":        intParam("an integer ≥ 1", 1, func(c *Config) *int { return &c.Epochs }),
+	"minibatches":   intParam("an integer ≥ 1", 1, func(c *Config) *int { return &c.Minibatches }),
+	"ent_coef":      floatParam("a number ≥ 0", nonNegative, func(c *Config) *float64 { return &c.EntCoef }),
+	"vf_coef":       floatParam("a number ≥ 0", nonNegative, func(c *Config) *float64 { return &c.VFCoef }),
+	"gamma":         floatParam("a number in [0, 1]", unit, func(c *Config) *float64 { return &c.Gamma }),
+	"gae_lambda":    floatParam("a number in [0, 1]", unit, func(c *Config) *float64 { return &c.GAELambda }),
+	"max_grad_norm": floatParam("a number > 0", positive, func(c *Config) *float64 { return &c.MaxGradNorm }),
+	"hidden":        {"layer sizes like [64, 64] or \"64,64\"", setHidden},
+	"activation": {"tanh or relu", func(c *Config, v any) bool {
 		s, ok := v.(string)
 		if !ok {
 			return false
@@ -144,54 +146,29 @@ var params = []param{
 		c.Activation = a
 		return err == nil
 	}},
-	boolParam("anneal_lr", func(c *Config) *bool { return &c.AnnealLR }),
-	floatParam("target_kl", "a number ≥ 0 (0 turns it off)", nonNegative, func(c *Config) *float64 { return &c.TargetKL }),
-	boolParam("adaptive_lr", func(c *Config) *bool { return &c.AdaptiveLR }),
-	floatParam("desired_kl", "a number > 0", positive, func(c *Config) *float64 { return &c.DesiredKL }),
-	boolParam("norm_adv", func(c *Config) *bool { return &c.NormAdv }),
-	boolParam("clip_vloss", func(c *Config) *bool { return &c.ClipVLoss }),
-	boolParam("norm_obs", func(c *Config) *bool { return &c.NormObs }),
-	boolParam("norm_reward", func(c *Config) *bool { return &c.NormReward }),
-	floatParam("clip_obs", "a number > 0", positive, func(c *Config) *float64 { return &c.ClipObs }),
-	floatParam("clip_reward", "a number > 0", positive, func(c *Config) *float64 { return &c.ClipReward }),
-	floatParam("init_log_std", "a finite number", func(f float64) bool { return !math.IsInf(f, 0) && !math.IsNaN(f) },
+	"anneal_lr":   boolParam(func(c *Config) *bool { return &c.AnnealLR }),
+	"target_kl":   floatParam("a number ≥ 0 (0 turns it off)", nonNegative, func(c *Config) *float64 { return &c.TargetKL }),
+	"adaptive_lr": boolParam(func(c *Config) *bool { return &c.AdaptiveLR }),
+	"desired_kl":  floatParam("a number > 0", positive, func(c *Config) *float64 { return &c.DesiredKL }),
+	"norm_adv":    boolParam(func(c *Config) *bool { return &c.NormAdv }),
+	"clip_vloss":  boolParam(func(c *Config) *bool { return &c.ClipVLoss }),
+	"norm_obs":    boolParam(func(c *Config) *bool { return &c.NormObs }),
+	"norm_reward": boolParam(func(c *Config) *bool { return &c.NormReward }),
+	"clip_obs":    floatParam("a number > 0", positive, func(c *Config) *float64 { return &c.ClipObs }),
+	"clip_reward": floatParam("a number > 0", positive, func(c *Config) *float64 { return &c.ClipReward }),
+	"init_log_std": floatParam("a finite number", func(f float64) bool { return !math.IsInf(f, 0) && !math.IsNaN(f) },
 		func(c *Config) *float64 { return &c.InitLogStd }),
-	floatParam("std_min", "a number > 0", positive, func(c *Config) *float64 { return &c.StdMin }),
-}
-
-// ParamNames returns the keys Set accepts, in documentation order.
-func ParamNames() []string {
-	names := make([]string, len(params))
-	for i, p := range params {
-		names[i] = p.name
-	}
-	return names
-}
-
-// ParamAliases maps the names other PPO implementations (CleanRL, Stable-Baselines3, rsl_rl) give some
-// hyperparameters to the key Set accepts for them. Set does not accept the aliases; they serve "did you
-// mean" hints.
-func ParamAliases() map[string]string {
-	return map[string]string{
-		"learning_rate": "lr", "clip_coef": "clip", "clip_range": "clip", "clip_param": "clip",
-		"n_envs": "num_envs", "n_steps": "num_steps", "num_steps_per_env": "num_steps",
-		"update_epochs": "epochs", "n_epochs": "epochs", "num_learning_epochs": "epochs",
-		"num_minibatches": "minibatches", "num_mini_batches": "minibatches",
-		"entropy_coef": "ent_coef", "value_loss_coef": "vf_coef", "lam": "gae_lambda",
-		"normalize_advantage": "norm_adv",
-		"normalize":           "norm_obs", "net_arch": "hidden", "activation_fn": "activation",
-	}
+	"std_min": floatParam("a number > 0", positive, func(c *Config) *float64 { return &c.StdMin }),
 }
 
 // Set sets the hyperparameter key to value. value is a string (as given to --set; JSON syntax is
 // accepted, so "[64,64]" and "true" work) or a JSON-decoded value (float64, bool, string, []any).
 // Errors read `key: got VALUE, want ALLOWED`.
 func (c *Config) Set(key string, value any) error {
-	i := slices.IndexFunc(params, func(p param) bool { return p.name == key })
-	if i < 0 {
-		return fmt.Errorf("%s: got an unknown parameter, want one of %s", key, strings.Join(ParamNames(), ", "))
+	p, ok := params[key]
+	if !ok {
+		return fmt.Errorf("%s: got an unknown parameter, want one of %s", key, strings.Join(trainer.PPOParamNames(), ", "))
 	}
-	p := params[i]
 	if p.apply(c, value) {
 		return nil
 	}

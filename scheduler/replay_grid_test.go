@@ -1,8 +1,11 @@
-// Package replay replays pruning rules on a recorded grid of training runs (scripts/ppo-grid): every
-// configuration trained on every seed to its whole budget, so any rule can be asked, at every boundary,
-// what it would have decided, and what that would have cost or saved. It is pure: the recording is read
-// from a file, and a replay is deterministic given the order in which trials arrive.
-package replay
+package scheduler_test
+
+// The replay files (replay_*_test.go) replay pruning rules on a recorded grid of training runs
+// (scripts/ppo-grid, testdata/ppo-grid): every configuration trained on every seed to its whole budget,
+// so any rule can be asked, at every boundary, what it would have decided, and what that would have
+// cost or saved. They are test code only (TestPruneReplay and the search benchmark use them). A replay
+// is pure: the recording is read from a file, and a replay is deterministic given the order in which
+// trials arrive.
 
 import (
 	"bufio"

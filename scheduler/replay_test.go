@@ -1,4 +1,4 @@
-package replay
+package scheduler_test
 
 import (
 	"fmt"
@@ -93,7 +93,7 @@ func TestOptunaMedianStartup(t *testing.T) {
 // waits at each decision step for its siblings) and stop (ReplayStop: seeds train on past it and are
 // stopped together once their configuration is decided).
 func TestPruneReplay(t *testing.T) {
-	files, _ := filepath.Glob("../testdata/ppo-grid/*.jsonl.gz")
+	files, _ := filepath.Glob("testdata/ppo-grid/*.jsonl.gz")
 	if len(files) == 0 {
 		t.Fatal("no recorded grid in scheduler/testdata/ppo-grid (go run ./scripts/ppo-grid)")
 	}

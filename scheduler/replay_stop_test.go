@@ -1,4 +1,4 @@
-package replay
+package scheduler_test
 
 import (
 	"fmt"
