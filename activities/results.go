@@ -42,6 +42,9 @@ type WriteResultsInput struct {
 	SweepID string
 	Spec    sweeps.Spec
 	Status  string // the sweep's final status
+	// RungValues are early_terminate's compared values (scheduler.PrunerState.RungValues), stored in
+	// results.json for the report's rung plot; nil without pruning.
+	RungValues []results.ConfigRungs `json:",omitempty"`
 }
 
 // WriteResultsResult says where the results went.
@@ -103,7 +106,9 @@ func (a *Activities) WriteResults(ctx context.Context, in WriteResultsInput) (*W
 	if err != nil {
 		return nil, err
 	}
-	rin, err := ss.ReportInput(ctx, results.New(in.SweepID, &in.Spec, in.Status, trials), &in.Spec, reg, time.Now())
+	sr := results.New(in.SweepID, &in.Spec, in.Status, trials)
+	sr.RungValues = in.RungValues
+	rin, err := ss.ReportInput(ctx, sr, &in.Spec, reg, time.Now())
 	if err != nil {
 		return nil, err
 	}

@@ -448,9 +448,16 @@ early_terminate: {type: asha, min_steps: 1000, eta: 3}
 			tr.Pruning = &results.Pruning{Rule: "asha", Rung: 0, Step: 1000, Value: ptr(1), Cutoff: ptr(2.5), Peers: 1}
 		}
 	}
-	rows := RungValues(in.trials(), spec.DecisionSteps(), 9000)
+	rows := RungValues(in.trials(), spec.DecisionSteps(), 9000, nil)
 	if len(rows) == 0 || rows[0][0].Config != 0 || len(rows[0]) != 1 || rows[0][0].Value != 1 {
 		t.Errorf("rung values %+v: want configuration 0 once, at rung 0 with the pruner's value 1", rows)
+	}
+	// The values the pruner compared, carried in results.json, are drawn as they are, not recomputed
+	// from the curves; a configuration they do not cover falls back to its curves.
+	carried := []results.ConfigRungs{{Config: 0, Values: results.Floats{1.25}}, {Config: 1, Values: results.Floats{7.5}}}
+	rows = RungValues(in.trials(), spec.DecisionSteps(), 9000, carried)
+	if len(rows) < 2 || rows[0][0].Value != 1.25 || len(rows[0]) != 1 || rows[1][0].Config != 1 || rows[1][0].Value != 7.5 {
+		t.Errorf("rung values %+v: want configuration 0 at 1.25 (carried) once, configuration 1 at 7.5 (carried) at rung 0", rows)
 	}
 	var b bytes.Buffer
 	if err := Render(&b, in); err != nil {

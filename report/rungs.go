@@ -23,12 +23,18 @@ type RungValue struct {
 }
 
 // RungValues are the values the rung plot draws, per configuration in plan order, at each decision
-// step the configuration reached and, for those that completed, at the budget. A pruned trial's value
-// at the step it was stopped at is the one the pruner compared (its summary's pruning); the others are
-// computed from the stored curves as a worker computes them (the mean over the last 10% of the steps
-// so far, at least the last record, at the first record at or past the step), so on thinned curves
-// they are close to, not equal to, what the pruner saw.
-func RungValues(trials []Trial, steps []int64, budget int64) [][]RungValue {
+// step the configuration reached and, for those that completed, at the budget. At a decision step the
+// value is the one the pruner compared: from compared (results.json's rung_values, carried from the
+// pruner's state) where it holds one, else a pruned trial's (its summary's pruning). Only without
+// either — results written before the pruner's values were stored — is it computed from the stored
+// curves as a worker computes it (the mean over the last 10% of the steps so far, at least the last
+// record, at the first record at or past the step), close to, not equal to, what the pruner saw on
+// thinned curves. The budget column is always from the curves.
+func RungValues(trials []Trial, steps []int64, budget int64, compared []results.ConfigRungs) [][]RungValue {
+	carried := map[int]results.Floats{}
+	for _, c := range compared {
+		carried[c.Config] = c.Values
+	}
 	byConfig := map[int][]Trial{}
 	var configs []int
 	for _, t := range trials {
@@ -44,6 +50,13 @@ func RungValues(trials []Trial, steps []int64, budget int64) [][]RungValue {
 		var row []RungValue
 		for k, step := range cols {
 			final := k == len(steps)
+			if v, ok := carried[c]; ok && !final && k < len(v) {
+				if isFinite(v[k]) {
+					row = append(row, RungValue{Config: c, Step: step, Value: v[k], Seeds: reached(byConfig[c], step)})
+					continue
+				}
+				break
+			}
 			var vals []float64
 			for _, t := range byConfig[c] {
 				if p := t.Pruning; p != nil && !final && p.Rung == k && p.Value != nil {
@@ -67,6 +80,17 @@ func RungValues(trials []Trial, steps []int64, budget int64) [][]RungValue {
 		}
 	}
 	return out
+}
+
+// reached counts the trials that reached step (or were stopped at it).
+func reached(trials []Trial, step int64) int {
+	n := 0
+	for _, t := range trials {
+		if t.Steps >= step || t.Pruning != nil && t.Pruning.Step == step {
+			n++
+		}
+	}
+	return n
 }
 
 // windowAt is a curve's windowed value at step: the segment that stops at step ends at the first
@@ -108,7 +132,7 @@ func rungPlot(in *Input, trials []Trial, steps []int64) *plot.Plot {
 			cutoff[t.Config] = t.Pruning
 		}
 	}
-	rows := RungValues(trials, steps, budget)
+	rows := RungValues(trials, steps, budget, in.Results.RungValues)
 	for _, row := range rows {
 		c := colorOf(outcome[row[0].Config])
 		xy := make(plotter.XYs, len(row))

@@ -216,6 +216,40 @@ type SweepResults struct {
 	Trials  []TrialSummary `json:"trials"`
 	// Confirmations: a bayes sweep's re-run of its best configurations on fresh seeds.
 	Confirmations []Confirmation `json:"confirmations,omitempty"`
+	// RungValues are early_terminate's values as its pruner compared them: each configuration's value at
+	// each decision step it reached (IQM over its seeds), in configuration order; none without pruning.
+	RungValues []ConfigRungs `json:"rung_values,omitempty"`
+}
+
+// ConfigRungs is one configuration's values at the decision steps it reached, in order.
+type ConfigRungs struct {
+	Config int    `json:"config"`
+	Values Floats `json:"values"`
+}
+
+// Floats are numbers that JSON carries as metrics.Float does: NaN and ±Inf as strings.
+type Floats []float64
+
+// MarshalJSON writes finite values as numbers and non-finite ones as strings.
+func (f Floats) MarshalJSON() ([]byte, error) {
+	out := make([]metrics.Float, len(f))
+	for i, v := range f {
+		out[i] = metrics.Float(v)
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (f *Floats) UnmarshalJSON(b []byte) error {
+	var in []metrics.Float
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*f = make(Floats, len(in))
+	for i, v := range in {
+		(*f)[i] = float64(v)
+	}
+	return nil
 }
 
 // New returns the results of a sweep of spec with the given final status and trials.

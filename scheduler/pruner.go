@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/results"
 )
 
 // Pruner is the decision core of asha, median and hyperband, pure and deterministic: it is told
@@ -415,4 +416,22 @@ func (p *Pruner) reason(v Verdict) string {
 		return fmt.Sprintf("median at step %d: value %.6g worse than the median %.6g of %d other configurations", v.Step, v.Value, *v.Cutoff, v.Peers)
 	}
 	return fmt.Sprintf("asha rung %d (step %d): value %.6g worse than the cutoff %.6g of the top 1/%d of %d configurations", v.Rung, v.Step, v.Value, *v.Cutoff, p.cfg.Eta, v.Peers+1)
+}
+
+// RungValues lists each configuration's values at the decision steps it reached, as the pruner
+// compared them, in configuration order: what the report draws, carried rather than recomputed.
+func (st *PrunerState) RungValues() []results.ConfigRungs {
+	if st == nil {
+		return nil
+	}
+	var out []results.ConfigRungs
+	for k, r := range st.Configs {
+		c, err := strconv.Atoi(k)
+		if err != nil || r == nil || len(r.Values) == 0 {
+			continue
+		}
+		out = append(out, results.ConfigRungs{Config: c, Values: slices.Clone(results.Floats(r.Values))})
+	}
+	slices.SortFunc(out, func(a, b results.ConfigRungs) int { return a.Config - b.Config })
+	return out
 }

@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -326,5 +327,25 @@ func TestReplay(t *testing.T) {
 	}
 	if v := res.Values[0]; !reflect.DeepEqual(v, []float64{9, 9}) {
 		t.Errorf("config 0 values %v, want [9 9] (the IQM of its seeds at each step)", v)
+	}
+}
+
+// The pruner's state lists each configuration's compared values in configuration order, for
+// results.json; configurations without a value are left out, and a nil state has none.
+func TestPrunerStateRungValues(t *testing.T) {
+	var none *scheduler.PrunerState
+	if got := none.RungValues(); got != nil {
+		t.Errorf("nil state: %v", got)
+	}
+	st := &scheduler.PrunerState{Configs: map[string]*scheduler.ConfigRecord{
+		"10": {Values: []float64{3, math.Inf(-1)}}, "2": {Values: []float64{1.5}}, "4": {Started: []int64{1}},
+	}}
+	got := st.RungValues()
+	if len(got) != 2 || got[0].Config != 2 || got[0].Values[0] != 1.5 || got[1].Config != 10 || !math.IsInf(got[1].Values[1], -1) {
+		t.Errorf("RungValues = %+v, want configurations 2 and 10 with their values", got)
+	}
+	b, err := json.Marshal(got)
+	if err != nil || !strings.Contains(string(b), `"values":[3,"-Inf"]`) {
+		t.Errorf("JSON %s, %v: want -Inf as a string", b, err)
 	}
 }

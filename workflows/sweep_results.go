@@ -71,7 +71,8 @@ func (s *sweepRun) finish(ctx workflow.Context, phase string) (*SweepResult, err
 	}
 	var wr activities.WriteResultsResult
 	err := workflow.ExecuteActivity(s.lightOptions(ctx, "write results"), (*activities.Activities).WriteResults,
-		activities.WriteResultsInput{SweepID: s.in.SweepID, Spec: s.in.Spec, Status: phase}).Get(ctx, &wr)
+		activities.WriteResultsInput{SweepID: s.in.SweepID, Spec: s.in.Spec, Status: phase,
+			RungValues: s.sched.State().Pruner.RungValues()}).Get(ctx, &wr)
 	if err != nil {
 		return nil, err
 	}
