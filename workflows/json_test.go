@@ -11,9 +11,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/interceptor"
-	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/rlsweep/rlsweep/sweeps"
@@ -108,16 +105,7 @@ func TestReplayReadsRecordedDurations(t *testing.T) {
 	if len(recorded) == 0 {
 		t.Fatalf("%s starts no trial", file)
 	}
-	rec := &childRecorder{params: map[string]map[string]any{}, inputs: map[string]workflows.TrialInput{}}
-	r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{Interceptors: []interceptor.WorkerInterceptor{rec}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.RegisterWorkflowWithOptions(workflows.Sweep, workflow.RegisterOptions{Name: "Sweep"})
-	r.RegisterWorkflowWithOptions(workflows.Trial, workflow.RegisterOptions{Name: "Trial"})
-	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, file); err != nil {
-		t.Fatalf("replay %s: %v", file, err)
-	}
+	rec := replayRecording(t, file)
 	for id, want := range recorded {
 		got, ok := rec.inputs[id]
 		switch {

@@ -45,16 +45,7 @@ func TestReplayBayesSuggestions(t *testing.T) {
 	if len(order) != 26 {
 		t.Fatalf("%s starts %d trials, want 26", file, len(order))
 	}
-	rec := &childRecorder{params: map[string]map[string]any{}}
-	r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{Interceptors: []interceptor.WorkerInterceptor{rec}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.RegisterWorkflowWithOptions(workflows.Sweep, workflow.RegisterOptions{Name: "Sweep"})
-	r.RegisterWorkflowWithOptions(workflows.Trial, workflow.RegisterOptions{Name: "Trial"})
-	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, file); err != nil {
-		t.Fatalf("replay %s: %v", file, err)
-	}
+	rec := replayRecording(t, file)
 	for _, id := range order {
 		got, ok := rec.params[id]
 		if !ok {
@@ -65,6 +56,23 @@ func TestReplayBayesSuggestions(t *testing.T) {
 			t.Errorf("trial %s: replay starts it with %v, the recorded run with %v", id, got, recorded[id])
 		}
 	}
+}
+
+// replayRecording replays the recorded history file through the Sweep and Trial workflows and returns
+// what the replay started: each Trial's parameters and whole input.
+func replayRecording(t *testing.T, file string) *childRecorder {
+	t.Helper()
+	rec := &childRecorder{params: map[string]map[string]any{}, inputs: map[string]workflows.TrialInput{}}
+	r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{Interceptors: []interceptor.WorkerInterceptor{rec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.RegisterWorkflowWithOptions(workflows.Sweep, workflow.RegisterOptions{Name: "Sweep"})
+	r.RegisterWorkflowWithOptions(workflows.Trial, workflow.RegisterOptions{Name: "Trial"})
+	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, file); err != nil {
+		t.Fatalf("replay %s: %v", file, err)
+	}
+	return rec
 }
 
 // childRecorder records the parameters of every Trial a workflow starts and, when inputs is set, its
