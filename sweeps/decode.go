@@ -39,25 +39,32 @@ func Decode(r io.Reader, filename string) (*Spec, error) {
 
 // Load opens the spec at path, decodes and validates it, and reports every problem of both steps at once.
 func Load(path string) (*Spec, error) {
+	s, _, err := LoadSource(path)
+	return s, err
+}
+
+// LoadSource is Load that also returns the bytes it read: a caller that stores or sends the spec as
+// written (rlsweep submit's spec.yaml) keeps the very bytes it validated, without reading the file again.
+func LoadSource(path string) (*Spec, []byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("load sweep spec: %w", err)
+		return nil, nil, fmt.Errorf("load sweep spec: %w", err)
 	}
 	defer f.Close()
 	data, err := readLimited(f, path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s, errs := decode(data, path)
 	if s == nil {
-		return nil, errs
+		return nil, nil, errs
 	}
 	errs = append(errs, s.validate()...)
 	if len(errs) > 0 {
 		sortErrors(errs)
-		return nil, errs
+		return nil, nil, errs
 	}
-	return s, nil
+	return s, data, nil
 }
 
 // readLimited reads at most MaxSpecBytes, failing fast on anything larger.

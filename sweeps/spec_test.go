@@ -459,3 +459,18 @@ func TestEveryExampleValidates(t *testing.T) {
 		}
 	}
 }
+
+// LoadSource returns the very bytes it decoded, so a caller stores the spec it validated.
+func TestLoadSourceReturnsTheBytesRead(t *testing.T) {
+	want, err := os.ReadFile("../examples/quickstart.yaml")
+	if err != nil {
+		t.Skip(err)
+	}
+	s, got, err := LoadSource("../examples/quickstart.yaml")
+	if err != nil || s == nil || string(got) != string(want) {
+		t.Errorf("LoadSource = %v, %d bytes, %v; want the spec and the file's %d bytes", s != nil, len(got), err, len(want))
+	}
+	if _, got, err := LoadSource("testdata/no-such-file.yaml"); err == nil || got != nil {
+		t.Errorf("LoadSource(missing) = %d bytes, %v; want an error and no bytes", len(got), err)
+	}
+}

@@ -109,7 +109,7 @@ func TestExportScheduleExamples(t *testing.T) {
 		}
 		n++
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			spec, trials, err := loadAndPlan(path)
+			spec, trials, _, err := loadAndPlan(path)
 			if err != nil {
 				t.Fatalf("the example: %v", err)
 			}

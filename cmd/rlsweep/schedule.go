@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -294,7 +293,7 @@ func runScheduleCreate(cmd *cobra.Command, f *Factory, opts *ScheduleCreateOptio
 	if err := opts.check(); err != nil {
 		problems = append(problems, err)
 	}
-	spec, trials, err := loadAndPlan(opts.File)
+	spec, trials, raw, err := loadAndPlan(opts.File)
 	var ec *exitCodeError
 	switch {
 	case err != nil && errors.As(err, &ec) && ec.code == exitInvalid:
@@ -323,10 +322,6 @@ func runScheduleCreate(cmd *cobra.Command, f *Factory, opts *ScheduleCreateOptio
 	}
 	if len(problems) > 0 {
 		return invalidInput(errors.Join(problems...))
-	}
-	raw, err := os.ReadFile(opts.File)
-	if err != nil {
-		return err
 	}
 	c, err := f.Client(ctx)
 	if err != nil {

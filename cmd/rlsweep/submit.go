@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"regexp"
 	"time"
@@ -65,11 +64,7 @@ func runSubmit(cmd *cobra.Command, f *Factory, opts *SubmitOptions) error {
 	if opts.ID != "" && !shortIDRe.MatchString(opts.ID) {
 		return invalidInput(fmt.Errorf("--id: got %q, want 1 to 40 letters, digits, '_' or '-', starting with a letter or digit", opts.ID))
 	}
-	spec, trials, err := loadPlanAndCheck(opts.File)
-	if err != nil {
-		return err
-	}
-	raw, err := os.ReadFile(opts.File)
+	spec, trials, raw, err := loadPlanAndCheck(opts.File)
 	if err != nil {
 		return err
 	}

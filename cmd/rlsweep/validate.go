@@ -59,7 +59,7 @@ func runValidate(f *Factory, opts *ValidateOptions) error {
 	}
 	bad := false
 	for _, file := range opts.Files {
-		spec, trials, err := loadPlanAndCheck(file)
+		spec, trials, _, err := loadPlanAndCheck(file)
 		if err == nil {
 			if gerr := sweeps.CheckGracePeriod(opts.HeartbeatTimeout, spec.Trainer.GracePeriod); gerr != nil {
 				err = invalidInput(fmt.Errorf("%s: %w", file, gerr))
@@ -106,34 +106,35 @@ func runValidate(f *Factory, opts *ValidateOptions) error {
 	return nil
 }
 
-// loadAndPlan reads, validates and plans a spec; an invalid spec comes back as invalid input (exit 2).
-func loadAndPlan(file string) (*sweeps.Spec, []sweeps.Trial, error) {
-	spec, err := sweeps.Load(file)
+// loadAndPlan reads, validates and plans a spec, and returns the bytes it read (the spec as written,
+// read once); an invalid spec comes back as invalid input (exit 2).
+func loadAndPlan(file string) (*sweeps.Spec, []sweeps.Trial, []byte, error) {
+	spec, raw, err := sweeps.LoadSource(file)
 	if err == nil {
 		var trials []sweeps.Trial
 		if trials, err = sweeps.Plan(spec); err == nil {
-			return spec, trials, nil
+			return spec, trials, raw, nil
 		}
 	}
 	var errs sweeps.Errors
 	if errors.As(err, &errs) || errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, invalidInput(err)
+		return nil, nil, nil, invalidInput(err)
 	}
-	return nil, nil, err
+	return nil, nil, nil, err
 }
 
 // loadPlanAndCheck is loadAndPlan, then the trainer's program checked on this machine
 // (Spec.CheckTrainerPath): validate and submit refuse a trainer path that is missing or not executable,
 // or a program name not on PATH, as invalid input (exit 2), and a relative path is made absolute
 // (Spec.ResolveTrainerPath), so the worker runs the file the spec names.
-func loadPlanAndCheck(file string) (*sweeps.Spec, []sweeps.Trial, error) {
-	spec, trials, err := loadAndPlan(file)
+func loadPlanAndCheck(file string) (*sweeps.Spec, []sweeps.Trial, []byte, error) {
+	spec, trials, raw, err := loadAndPlan(file)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := spec.CheckTrainerPath(); err != nil {
-		return nil, nil, invalidInput(err)
+		return nil, nil, nil, invalidInput(err)
 	}
 	spec.ResolveTrainerPath()
-	return spec, trials, nil
+	return spec, trials, raw, nil
 }
