@@ -96,14 +96,19 @@ func TestTrainSegmentStoreFaultsDoNotCountAsTrainerFailures(t *testing.T) {
 	in.MaxTrainerFailures, in.MaxInfraRetries = 1, 5
 	count := filepath.Join(t.TempDir(), "runs")
 	// The first start takes the store down before it writes its last record; the second finds it up.
-	marker := filepath.Join(t.TempDir(), "down")
+	// The trainer exits only once the store is down (isDown), however slow the machine: its last
+	// records and its log meet a store that refuses them.
+	marker, isDown := filepath.Join(t.TempDir(), "down"), filepath.Join(t.TempDir(), "is-down")
 	in.Trainer.Command = shellTrainer(`echo run >> ` + count + `
 for s in 1000 2000 3000; do printf '{"step":%d,"reward":%d}\n' $s $((s/1000)) >> "$RLSWEEP_METRICS_FILE"; done
-if [ ! -e ` + marker + ` ]; then touch ` + marker + `; sleep 0.3; fi`)
+if [ ! -e ` + marker + ` ]; then touch ` + marker + `; while [ ! -e ` + isDown + ` ]; do sleep 0.01; done; fi`)
 	go func() { // down from the marker until the trainer's second start
 		for {
 			if _, err := os.Stat(marker); err == nil {
 				store.down.Store(true)
+				if err := os.WriteFile(isDown, nil, 0o644); err != nil {
+					t.Error(err)
+				}
 				break
 			}
 			time.Sleep(5 * time.Millisecond)
