@@ -2,16 +2,13 @@ package workflows_test
 
 import (
 	"encoding/json"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/converter"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/workflows"
@@ -71,14 +68,7 @@ func TestInputDurationsJSON(t *testing.T) {
 // recorded run started it with.
 func TestReplayReadsRecordedDurations(t *testing.T) {
 	const file = "testdata/sweep-completed.json"
-	raw, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var hist historypb.History
-	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(raw, &hist); err != nil {
-		t.Fatal(err)
-	}
+	hist := readHistory(t, file)
 	dc := converter.GetDefaultDataConverter()
 	started := hist.Events[0].GetWorkflowExecutionStartedEventAttributes().GetInput()
 	if payload := string(started.GetPayloads()[0].GetData()); !strings.Contains(payload, `"stall_timeout":600000000000`) {

@@ -21,14 +21,7 @@ import (
 // TPE whose suggestions changed would replay without this check.)
 func TestReplayBayesSuggestions(t *testing.T) {
 	const file = "testdata/sweep-bayes.json"
-	raw, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var hist historypb.History
-	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(raw, &hist); err != nil {
-		t.Fatal(err)
-	}
+	hist := readHistory(t, file)
 	recorded := map[string]map[string]any{}
 	var order []string
 	for _, ev := range hist.Events {
@@ -56,6 +49,20 @@ func TestReplayBayesSuggestions(t *testing.T) {
 			t.Errorf("trial %s: replay starts it with %v, the recorded run with %v", id, got, recorded[id])
 		}
 	}
+}
+
+// readHistory reads a recorded history file (JSON, as the Temporal CLI exports it).
+func readHistory(t *testing.T, file string) *historypb.History {
+	t.Helper()
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hist historypb.History
+	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(raw, &hist); err != nil {
+		t.Fatal(err)
+	}
+	return &hist
 }
 
 // replayRecording replays the recorded history file through the Sweep and Trial workflows and returns
