@@ -26,7 +26,7 @@ type RungValue struct {
 // step the configuration reached and, for those that completed, at the budget. At a decision step the
 // value is the one the pruner compared: from compared (results.json's rung_values, carried from the
 // pruner's state) where it holds one, else a pruned trial's (its summary's pruning). Only without
-// either — results written before the pruner's values were stored — is it computed from the stored
+// either (a results.json without rung_values) is it computed from the stored
 // curves as a worker computes it (the mean over the last 10% of the steps so far, at least the last
 // record, at the first record at or past the step), close to, not equal to, what the pruner saw on
 // thinned curves. The budget column is always from the curves.
