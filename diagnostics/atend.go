@@ -3,6 +3,8 @@ package diagnostics
 import (
 	"fmt"
 	"math"
+
+	"gonum.org/v1/gonum/stat"
 )
 
 // runTrackCap bounds how many values runTrack keeps: past it, neighbouring values are averaged in pairs
@@ -67,7 +69,7 @@ func (t *runTrack) shape() (runShape, bool) {
 	}
 	s := runShape{n: n, k: max(1, int(math.Round(float64(n)/10)))}
 	s.w = min(max(3, int(math.Round(float64(n)/20))), 2*s.k)
-	s.start, s.final = meanOf(t.vals[:s.k]), meanOf(t.vals[n-s.k:])
+	s.start, s.final = stat.Mean(t.vals[:s.k], nil), stat.Mean(t.vals[n-s.k:], nil)
 	var sum float64
 	for i, v := range t.vals {
 		sum += v
@@ -87,14 +89,6 @@ func (t *runTrack) shape() (runShape, bool) {
 	s.falling = fallsThrough(t.vals[n-s.k:])
 	s.bestStep, s.finalStep = t.steps[s.bestEnd], t.steps[n-1]
 	return s, true
-}
-
-func meanOf(xs []float64) float64 {
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
 }
 
 // collapsedAtEnd judges a run that is over: it fires when the run lost at least share of its gain by its
@@ -169,24 +163,18 @@ func fallsThrough(ys []float64) bool {
 	if n < 10 {
 		return false
 	}
-	var sx, sy float64
-	for i, y := range ys {
-		sx += float64(i)
-		sy += y
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = float64(i)
 	}
-	mx, my := sx/float64(n), sy/float64(n)
-	var sxx, sxy float64
-	for i, y := range ys {
-		dx := float64(i) - mx
-		sxx += dx * dx
-		sxy += dx * (y - my)
-	}
-	slope := sxy / sxx
+	intercept, slope := stat.LinearRegression(xs, ys, nil, false)
 	var rss float64
 	for i, y := range ys {
-		r := y - (my + slope*(float64(i)-mx))
+		r := y - (intercept + slope*xs[i])
 		rss += r * r
 	}
+	// Σ(x − x̄)² of 0..n−1 is n(n²−1)/12.
+	sxx := float64(n) * (float64(n)*float64(n) - 1) / 12
 	seSlope := math.Sqrt(rss / float64(n-2) / sxx)
 	return slope < 0 && -slope > 3*seSlope
 }
