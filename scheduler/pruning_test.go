@@ -27,7 +27,8 @@ func pruneSpec(t *testing.T, n int, seeds string, et string) *sweeps.Spec {
 	}
 	y := "name: p\ntrainer:\n  command: [python, train.py]\n  total_steps: 2700\n  segment_steps: " + seg + "\n" +
 		"metric: {name: ret, goal: maximize}\nseeds: " + seeds + "\nconcurrency: 100\nparameters:\n  q: {values: [" + strings.Join(vals, ", ") + "]}\n" +
-		"early_terminate: " + et + "\n"
+		"early_terminate: " + et + "\n" +
+		"order: listed\n" // the tests name the order configurations arrive in
 	spec, err := sweeps.Decode(strings.NewReader(y), "p.yaml")
 	if err != nil {
 		t.Fatal(err)

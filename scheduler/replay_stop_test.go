@@ -51,10 +51,25 @@ type stopTrial struct {
 //   - a trial that reaches the budget completes, one that rlsweep's diagnostics stop ends diverged, and
 //     either end is told to the scheduler (Finished: the pruner's Ended and Settle).
 func ReplayStop(g *Grid, earlyTerminate string, order []int, slots int, quantum int64) (StopOutcome, error) {
-	spec, err := stopSpec(g, earlyTerminate, slots)
+	spec, err := stopSpec(g, earlyTerminate, slots, "order: listed")
 	if err != nil {
 		return StopOutcome{}, err
 	}
+	return replayStop(g, spec, earlyTerminate, order, slots, quantum)
+}
+
+// ReplayStopPlanned is ReplayStop of a spec that lists the grid's configurations in the given order
+// and leaves their start order to the product's plan (early_terminate's default, order shuffled, drawn
+// from samplerSeed).
+func ReplayStopPlanned(g *Grid, earlyTerminate string, listed []int, samplerSeed int64, slots int, quantum int64) (StopOutcome, error) {
+	spec, err := stopSpec(g, earlyTerminate, slots, fmt.Sprintf("sampler_seed: %d", samplerSeed))
+	if err != nil {
+		return StopOutcome{}, err
+	}
+	return replayStop(g, spec, earlyTerminate, listed, slots, quantum)
+}
+
+func replayStop(g *Grid, spec *sweeps.Spec, earlyTerminate string, order []int, slots int, quantum int64) (StopOutcome, error) {
 	sched, err := scheduler.New(spec, scheduler.State{})
 	if err != nil {
 		return StopOutcome{}, err
@@ -181,8 +196,9 @@ func ReplayStop(g *Grid, earlyTerminate string, order []int, slots int, quantum 
 }
 
 // stopSpec is the sweep a ReplayStop runs: one configuration per grid configuration (a parameter
-// naming its index in the plan), the grid's seeds, its budget in segments of a tenth, earlyTerminate.
-func stopSpec(g *Grid, earlyTerminate string, slots int) (*sweeps.Spec, error) {
+// naming its index in the plan), the grid's seeds, its budget in segments of a tenth, earlyTerminate,
+// and extra (top-level keys: order, sampler_seed).
+func stopSpec(g *Grid, earlyTerminate string, slots int, extra string) (*sweeps.Spec, error) {
 	idx := make([]string, len(g.Configs))
 	for i := range idx {
 		idx[i] = fmt.Sprint(i)
@@ -198,7 +214,8 @@ seeds: [%s]
 concurrency: %d
 parameters: {grid_config: {values: [%s]}}
 early_terminate: %s
-`, g.Steps, g.Steps/10, strings.Join(seeds, ", "), slots, strings.Join(idx, ", "), earlyTerminate)), "replay.yaml")
+%s
+`, g.Steps, g.Steps/10, strings.Join(seeds, ", "), slots, strings.Join(idx, ", "), earlyTerminate, extra)), "replay.yaml")
 	if err == nil {
 		err = spec.Validate()
 	}

@@ -17,6 +17,7 @@ func (d *decoder) spec(n *yaml.Node, s *Spec) {
 		{"method", d.text(&s.Method)},
 		{"trials", d.smallInt(&s.Trials)},
 		{"sampler_seed", d.bigInt(&s.SamplerSeed)},
+		{"order", d.text(&s.Order)},
 		{"seeds", func(p string, v *yaml.Node) { d.seeds(v, p, s) }},
 		{"parameters", func(p string, v *yaml.Node) { d.parameters(v, p, s) }},
 		{"probes", func(p string, v *yaml.Node) {

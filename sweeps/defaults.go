@@ -77,6 +77,9 @@ func applyLateDefaults(s *Spec) {
 	}
 	s.EarlyTerminate.fillDefaults(s.Trainer.TotalSteps)
 	s.fillPBTDefaults()
+	if s.Order == "" && s.Method == MethodGrid && s.EarlyTerminate != nil {
+		s.Order = OrderShuffled
+	}
 }
 
 // WarmupSteps is the number of environment steps before "sustained" diagnostics may stop a trial:

@@ -44,7 +44,12 @@ func Explain(s *Spec, trials []Trial) ([]string, error) {
 		count = fmt.Sprintf("trials: up to %d (%d configurations × %d seeds and %d re-run trials, method %s",
 			s.Budget(), s.Trials, len(s.Seeds), s.rerunTrials(), s.Method)
 	}
-	if s.Method != MethodGrid {
+	switch {
+	case s.Method == MethodGrid && s.Order == OrderShuffled:
+		count += fmt.Sprintf("; configurations start in an order drawn from sampler_seed %d, order shuffled", s.SamplerSeed)
+	case s.Method == MethodGrid && s.EarlyTerminate != nil:
+		count += "; configurations start in listed order, order listed"
+	case s.Method != MethodGrid:
 		count += fmt.Sprintf(", sampler_seed %d", s.SamplerSeed)
 	}
 	if w := s.wandb; w != nil && (s.Method == MethodRandom || s.Method == MethodBayes) {

@@ -20,7 +20,10 @@ func ParamNames(s *Spec) []string {
 // by configuration, seeds in spec order. Trial IDs are "<config>-s<seed>".
 //
 //   - grid: the cartesian product of every values parameter, in spec order, the first parameter varying
-//     slowest; value parameters are constants.
+//     slowest; value parameters are constants. Configuration i is the product's i-th; with order
+//     shuffled (the default with early_terminate) the configurations start in a permutation drawn from
+//     sampler_seed, each keeping its number, so a grid written in ascending order does not arrive at
+//     the pruner's rungs best-last (each arrival better than all before it is promoted while alone).
 //   - random: `trials` configurations drawn from a PCG generator seeded with sampler_seed; values
 //     parameters are drawn uniformly from their list.
 //   - sobol: points 1..trials of the Sobol sequence (Joe–Kuo direction numbers; point 0, all zeros, is
@@ -53,14 +56,26 @@ func Plan(s *Spec) ([]Trial, error) {
 			return nil, err
 		}
 	}
+	order := make([]int, len(configs))
+	for i := range order {
+		order[i] = i
+	}
+	if s.Method == MethodGrid && s.Order == OrderShuffled {
+		rand.New(rand.NewPCG(uint64(s.SamplerSeed), orderStream)).Shuffle(len(order), func(i, j int) {
+			order[i], order[j] = order[j], order[i]
+		})
+	}
 	trials := make([]Trial, 0, len(configs)*len(s.Seeds))
-	for i, cfg := range configs {
+	for _, i := range order {
 		for _, seed := range s.Seeds {
-			trials = append(trials, Trial{ID: TrialID(i, seed), Config: i, Seed: seed, Params: maps.Clone(cfg)})
+			trials = append(trials, Trial{ID: TrialID(i, seed), Config: i, Seed: seed, Params: maps.Clone(configs[i])})
 		}
 	}
 	return trials, nil
 }
+
+// orderStream is the PCG stream of a shuffled grid's order: "order".
+const orderStream = 0x6f72646572
 
 // TrialID is the stable name of configuration config run with seed: "<config>-s<seed>".
 func TrialID(config int, seed int64) string {

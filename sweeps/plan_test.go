@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -272,6 +274,95 @@ func BenchmarkValidateManyProblems(b *testing.B) {
 		var errs Errors
 		if !errors.As(s.Validate(), &errs) || len(errs) != 19999 {
 			b.Fatalf("got %d problems (%v), want 19,999", len(errs), err != nil)
+		}
+	}
+}
+
+// TestPlanGridStartOrder: a grid with early_terminate starts its configurations in an order drawn from
+// sampler_seed (each keeping its number and its seeds together); without early_terminate, or with
+// order listed, in the grid's order.
+func TestPlanGridStartOrder(t *testing.T) {
+	const base = `
+name: order
+trainer: {builtin: ppo, env: CartPole-v1, total_steps: 64000}
+method: grid
+seeds: [1, 2]
+parameters:
+  lr: {values: [0.00001, 0.00003, 0.0001, 0.0003, 0.001, 0.003]}
+  clip: {values: [0.1, 0.2]}
+`
+	const et = "early_terminate: {type: asha}\n"
+	plan := func(t *testing.T, yaml string) (*Spec, []Trial) {
+		t.Helper()
+		s, err := Decode(strings.NewReader(yaml), "order.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		trials, err := Plan(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, trials
+	}
+	configs := func(trials []Trial) []int {
+		var out []int
+		for i, tr := range trials {
+			if tr.ID != TrialID(tr.Config, tr.Seed) {
+				t.Errorf("trial %d: ID %s for configuration %d seed %d", i, tr.ID, tr.Config, tr.Seed)
+			}
+			if i%2 == 0 {
+				out = append(out, tr.Config)
+			} else if trials[i-1].Config != tr.Config || trials[i-1].Seed != 1 || tr.Seed != 2 {
+				t.Errorf("trials %d and %d: %s, %s; want one configuration's seeds 1 and 2 in a row", i-1, i, trials[i-1].ID, tr.ID)
+			}
+		}
+		return out
+	}
+	listed := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}
+
+	s, trials := plan(t, base)
+	if s.Order != "" || !slices.Equal(configs(trials), listed) {
+		t.Errorf("grid without early_terminate: order %q, configurations %v; want listed", s.Order, configs(trials))
+	}
+	_, listedPlan := plan(t, base)
+	s, trials = plan(t, base+et)
+	got := configs(trials)
+	if s.Order != OrderShuffled || slices.Equal(got, listed) {
+		t.Errorf("grid with early_terminate: order %q, configurations %v; want shuffled", s.Order, got)
+	}
+	if sorted := slices.Sorted(slices.Values(got)); !slices.Equal(sorted, listed) {
+		t.Errorf("shuffled configurations %v are not a permutation of 0..11", got)
+	}
+	for _, tr := range trials { // each configuration keeps its parameters
+		want := listedPlan[2*tr.Config].Params
+		if !maps.Equal(tr.Params, want) {
+			t.Errorf("%s: params %v, want %v", tr.ID, tr.Params, want)
+		}
+	}
+	if _, again := plan(t, base+et); !slices.Equal(configs(again), got) {
+		t.Errorf("the same spec planned twice: %v, then %v", got, configs(again))
+	}
+	if _, other := plan(t, base+et+"sampler_seed: 7\n"); slices.Equal(configs(other), got) {
+		t.Errorf("sampler_seed 7 gives the same order as 0: %v", got)
+	}
+	if s, trials = plan(t, base+et+"order: listed\n"); s.Order != OrderListed || !slices.Equal(configs(trials), listed) {
+		t.Errorf("order listed with early_terminate: order %q, configurations %v; want listed", s.Order, configs(trials))
+	}
+	if _, trials = plan(t, base+"order: shuffled\n"); !slices.Equal(configs(trials), got) {
+		t.Errorf("order shuffled without early_terminate: configurations %v; want %v", configs(trials), got)
+	}
+
+	for _, c := range []struct{ yaml, want string }{
+		{base + "order: random\n", `order: got "random", want listed or shuffled (shuffled is the default with early_terminate)`},
+		{strings.Replace(base, "method: grid", "method: random\ntrials: 4", 1) + "order: shuffled\n",
+			`order: got "shuffled", want no order for method random: only a grid's configurations have a listed order (remove order)`},
+	} {
+		s, err := Decode(strings.NewReader(c.yaml), "order.yaml")
+		if err == nil {
+			err = s.Validate()
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Load = %v, want it to contain %q", err, c.want)
 		}
 	}
 }

@@ -22,6 +22,12 @@ const (
 	MethodSobol  = "sobol"
 )
 
+// Orders a grid's configurations start in (Spec.Order).
+const (
+	OrderListed   = "listed"
+	OrderShuffled = "shuffled"
+)
+
 // Parameter distributions for min/max parameters.
 const (
 	DistUniform    = "uniform"
@@ -52,10 +58,13 @@ type Spec struct {
 	Trials      int     `json:"trials,omitempty"` // random, sobol and bayes: how many configurations
 	// RunCap is W&B's run_cap for a grid: the sweep starts at most this many trials, in plan order (for
 	// random, run_cap is Trials). 0: no cap.
-	RunCap         int             `json:"run_cap,omitempty"`
-	SamplerSeed    int64           `json:"sampler_seed,omitempty"` // random and sobol: the sampler's seed
-	Seeds          []int64         `json:"seeds"`                  // every configuration runs once per seed
-	Parameters     []Parameter     `json:"parameters"`             // in the order the spec lists them
+	RunCap      int   `json:"run_cap,omitempty"`
+	SamplerSeed int64 `json:"sampler_seed,omitempty"` // random and sobol: the sampler's seed
+	// Order is the order a grid's configurations start in: OrderListed (the grid's, first parameter
+	// slowest) or OrderShuffled (a permutation drawn from sampler_seed). "" is OrderListed.
+	Order          string          `json:"order,omitempty"`
+	Seeds          []int64         `json:"seeds"`      // every configuration runs once per seed
+	Parameters     []Parameter     `json:"parameters"` // in the order the spec lists them
 	Probes         Probes          `json:"probes"`
 	Diagnostics    Diagnostics     `json:"diagnostics"`
 	EarlyTerminate *EarlyTerminate `json:"early_terminate,omitempty"`

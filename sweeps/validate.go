@@ -29,6 +29,7 @@ const (
 var (
 	Builtins      = []string{"ppo"}
 	Methods       = []string{MethodGrid, MethodRandom, MethodSobol, MethodBayes, MethodPBT}
+	Orders        = []string{OrderListed, OrderShuffled}
 	Distributions = append(slices.Clone(rangeDists), shapeDists...)
 	Goals         = []string{GoalMaximize, GoalMinimize}
 	Sources       = metrics.Sources
@@ -292,6 +293,9 @@ func (c *checker) method() {
 		if s.Trials != 0 {
 			c.add("trials", strconv.Itoa(s.Trials), "no trials for method grid (the grid decides the count; use random or sobol to sample)")
 		}
+		if s.Order != "" {
+			c.choice("order", s.Order, Orders, " (shuffled is the default with early_terminate)")
+		}
 	case MethodBayes:
 		if s.Trials < 1 || s.Trials > MaxBayesTrials {
 			c.addNear("trials", "method", strconv.Itoa(s.Trials), fmt.Sprintf("an integer in [1, %d] for method bayes (each suggestion weighs every result so far)", MaxBayesTrials))
@@ -300,6 +304,9 @@ func (c *checker) method() {
 		if s.Trials < 1 || s.Trials > MaxTrials {
 			c.addNear("trials", "method", strconv.Itoa(s.Trials), fmt.Sprintf("an integer in [1, %d] for method %s", MaxTrials, s.Method))
 		}
+	}
+	if s.Order != "" && s.Method != MethodGrid && slices.Contains(Methods, s.Method) {
+		c.add("order", quote(s.Order), fmt.Sprintf("no order for method %s: only a grid's configurations have a listed order (remove order)", s.Method))
 	}
 }
 

@@ -138,9 +138,18 @@ func TestWandBCorpus(t *testing.T) {
 			t.Errorf("%s: plan: %v", name, err)
 			continue
 		}
-		first[name] = firstChoices(s, trials[0])
+		// W&B's agent runs a grid in listed order; rlsweep starts a grid with early_terminate in a
+		// shuffled order (Spec.Order), so configuration 0 is what W&B's first run is.
+		zero := trials[0]
+		for _, tr := range trials {
+			if tr.Config == 0 {
+				zero = tr
+				break
+			}
+		}
+		first[name] = firstChoices(s, zero)
 		metrics := filepath.Join(t.TempDir(), "metrics.jsonl")
-		argv, err := RenderCommand(s.Trainer.Command, TemplateData{Params: trials[0].Params, Seed: trials[0].Seed, MetricsFile: metrics})
+		argv, err := RenderCommand(s.Trainer.Command, TemplateData{Params: zero.Params, Seed: zero.Seed, MetricsFile: metrics})
 		if err != nil {
 			t.Errorf("%s: render: %v", name, err)
 			continue
@@ -156,7 +165,7 @@ func TestWandBCorpus(t *testing.T) {
 			continue
 		}
 		if !slices.Equal(argv, want) {
-			t.Errorf("%s: first trial's argv\n got %q\nwant %q (W&B's agent)", name, argv, want)
+			t.Errorf("%s: configuration 0's argv\n got %q\nwant %q (W&B's agent)", name, argv, want)
 		}
 	}
 	t.Logf("%d files: %d accepted by W&B, %d run as they are (%d with early_terminate)", len(files), accepted, ran, withET)
