@@ -1,7 +1,10 @@
 package scheduler_test
 
 import (
+	"fmt"
 	"math"
+
+	"github.com/rlsweep/rlsweep/diagnostics"
 	"sort"
 )
 
@@ -194,4 +197,71 @@ func nanPercentile(xs []float64, p float64) float64 {
 	lo := int(math.Floor(pos))
 	hi := min(lo+1, len(v)-1)
 	return v[lo] + (pos-float64(lo))*(v[hi]-v[lo])
+}
+
+// RayASHAAtRungs is Ray Tune's ASHA rule (the first to reach a rung goes on; a later one stops when its
+// value is below the (1 − 1/rf) percentile of the values recorded at that rung before it) judging each
+// run on its own, at rlsweep's decision steps instead of Ray's training iterations, on what a worker
+// reports there (the run's windowed value at the first record at or past the step): the rule alone,
+// without Ray's grace period of one report.
+type RayASHAAtRungs struct {
+	ReductionFactor int
+	// Grouped: a configuration's seeds are judged as one, on the IQM of their windowed values (as
+	// rlsweep's pruner aggregates them), once every seed has reached the step.
+	Grouped bool
+	steps   []int64
+	judged  map[int]int // unit → decision steps judged
+	rungs   map[int][]float64
+}
+
+// NewRayASHAAtRungs returns Ray's rule at the decision steps of earlyTerminate (rlsweep's asha rungs)
+// with reduction factor eta.
+func NewRayASHAAtRungs(earlyTerminate string, total int64, eta int, grouped bool) (*RayASHAAtRungs, error) {
+	p, err := NewPruning(earlyTerminate, total)
+	if err != nil {
+		return nil, err
+	}
+	return &RayASHAAtRungs{ReductionFactor: eta, Grouped: grouped, steps: p.steps, judged: map[int]int{}, rungs: map[int][]float64{}}, nil
+}
+
+func (r *RayASHAAtRungs) Name() string {
+	if r.Grouped {
+		return fmt.Sprintf("Ray Tune ASHA rule at rlsweep's rungs (rf %d, seeds grouped)", r.ReductionFactor)
+	}
+	return fmt.Sprintf("Ray Tune ASHA rule at rlsweep's rungs (rf %d, per run)", r.ReductionFactor)
+}
+func (r *RayASHAAtRungs) Seeds() bool                 { return r.Grouped }
+func (r *RayASHAAtRungs) Record(*Unit, int, int) bool { return false }
+func (r *RayASHAAtRungs) Ended(*Unit, bool)           {}
+func (r *RayASHAAtRungs) Step(u *Unit, step int64) bool {
+	for _, run := range u.Runs {
+		if run.Diverged(step) {
+			return true // rlsweep's diagnostics stop it, whatever the rule
+		}
+	}
+	for k := r.judged[u.ID]; k < len(r.steps); k = r.judged[u.ID] {
+		var vals []float64
+		for _, run := range u.Runs {
+			end, ok := run.SegmentEnd(r.steps[k])
+			if !ok || end > step || end >= run.Steps[len(run.Steps)-1] {
+				return false
+			}
+			if v, ok := run.Windowed(end); ok {
+				vals = append(vals, v)
+			}
+		}
+		r.judged[u.ID]++
+		v := math.NaN()
+		if len(vals) > 0 {
+			v = diagnostics.IQM(vals)
+		}
+		recorded := r.rungs[k]
+		stop := len(recorded) > 0 && v < nanPercentile(recorded, (1-1/float64(r.ReductionFactor))*100) // NaN goes on, as in Ray
+		r.rungs[k] = append(recorded, v)
+		if stop {
+			return true
+		}
+		u.Promoted++
+	}
+	return false
 }

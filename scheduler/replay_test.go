@@ -119,6 +119,20 @@ func TestPruneReplay(t *testing.T) {
 			peer(func() Rule { return NewRayASHA() }),
 			peer(func() Rule { return NewOptunaMedianRLZoo(g.Steps) }),
 			peer(func() Rule { return NewWandBHyperband() }),
+			peer(func() Rule {
+				r, err := NewRayASHAAtRungs("{type: asha}", g.Steps, 4, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return r
+			}),
+			peer(func() Rule {
+				r, err := NewRayASHAAtRungs("{type: asha}", g.Steps, 4, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return r
+			}),
 		}
 		for _, et := range []string{"{type: asha}", "{type: median}"} {
 			if _, err := NewPruning(et, g.Steps); err != nil {
