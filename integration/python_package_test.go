@@ -45,6 +45,7 @@ seeds: [1]
 parameters:
   lr: {values: [0.003, 1.0e-7]}
 early_terminate: {type: asha, min_steps: 1024, eta: 2}
+order: listed  # the good lr reaches the rung first, so the other is judged against it
 probes: {enabled: true}
 concurrency: 1
 `, torchPython, filepath.Join(python, "tests", "fixtures", "user_ppo.py"), python)

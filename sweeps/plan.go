@@ -92,20 +92,35 @@ func gridConfigs(params []Parameter) []map[string]any {
 	}
 	configs := make([]map[string]any, n)
 	for i := range configs {
-		cfg := make(map[string]any, len(params))
-		rest := i
-		for j := len(params) - 1; j >= 0; j-- {
-			p := params[j]
-			if len(p.Values) == 0 {
-				cfg[p.Name] = normalize(p.Value)
-				continue
-			}
-			cfg[p.Name] = normalize(p.Values[rest%len(p.Values)])
-			rest /= len(p.Values)
-		}
-		configs[i] = cfg
+		configs[i] = gridConfig(params, i)
 	}
 	return configs
+}
+
+// gridConfig is configuration i of the grid: the product's i-th, the first parameter varying slowest.
+func gridConfig(params []Parameter, i int) map[string]any {
+	cfg := make(map[string]any, len(params))
+	rest := i
+	for j := len(params) - 1; j >= 0; j-- {
+		p := params[j]
+		if len(p.Values) == 0 {
+			cfg[p.Name] = normalize(p.Value)
+			continue
+		}
+		cfg[p.Name] = normalize(p.Values[rest%len(p.Values)])
+		rest /= len(p.Values)
+	}
+	return cfg
+}
+
+// FirstListed is the trial of the configuration written first and the first seed: configuration 0 of
+// a grid, whatever order its configurations start in (the probes run with its parameters); for the
+// other methods, the first trial planned (first, what starts first).
+func FirstListed(s *Spec, first Trial) Trial {
+	if s.Method != MethodGrid || len(s.Seeds) == 0 || first.Config == 0 && first.Seed == s.Seeds[0] {
+		return first
+	}
+	return Trial{ID: TrialID(0, s.Seeds[0]), Config: 0, Seed: s.Seeds[0], Params: gridConfig(s.Parameters, 0)}
 }
 
 // randomStream is the PCG stream of method random and of method bayes's start-up: "rlsweep".

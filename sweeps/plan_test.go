@@ -366,3 +366,37 @@ parameters:
 		}
 	}
 }
+
+// FirstListed: a shuffled grid's probes still run configuration 0, the first written.
+func TestFirstListed(t *testing.T) {
+	s, err := Decode(strings.NewReader(`name: f
+trainer: {builtin: ppo, env: CartPole-v1, total_steps: 64000}
+method: grid
+seeds: [3, 4]
+parameters:
+  lr: {values: [0.003, 1.0e-7, 0.001]}
+  clip: {value: 0.2}
+early_terminate: {type: asha}
+`), "f.yaml")
+	if err == nil {
+		err = s.Validate()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	trials, err := Plan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, first := range trials {
+		got := FirstListed(s, first)
+		want := Trial{ID: "0-s3", Config: 0, Seed: 3, Params: map[string]any{"lr": 0.003, "clip": 0.2}}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("FirstListed(%s) = %+v, want %+v", first.ID, got, want)
+		}
+	}
+	s.Method = MethodRandom
+	if got := FirstListed(s, trials[len(trials)-1]); got.ID != trials[len(trials)-1].ID {
+		t.Errorf("FirstListed of a random sweep = %s, want the trial it was given", got.ID)
+	}
+}

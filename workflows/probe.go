@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/sweeps"
 )
 
 // QueryProbes returns the probe stage's report (nil until it has run).
@@ -84,7 +85,8 @@ func (s *sweepRun) runProbe(ctx workflow.Context, id string) workflow.Future {
 	}), (*activities.Activities).RunProbe, s.probeInput(id))
 }
 
-// probeInput runs a probe with the first planned trial's parameters and seed (its templates and the
+// probeInput runs a probe with the parameters and seed of the first configuration written
+// (sweeps.FirstListed: a grid's configuration 0 even when it starts shuffled; its templates and the
 // built-in's inject_bug), and the external command: probes.command, else trainer.command.
 func (s *sweepRun) probeInput(id string) activities.ProbeInput {
 	in := activities.ProbeInput{SweepID: s.in.SweepID, Probe: id, Trainer: s.in.Spec.Trainer,
@@ -93,6 +95,7 @@ func (s *sweepRun) probeInput(id string) activities.ProbeInput {
 		in.Command = s.in.Spec.Trainer.Command
 	}
 	if first, ok := s.sched.Peek(); ok {
+		first = sweeps.FirstListed(&s.in.Spec, first)
 		in.Params, in.Seed = first.Params, first.Seed
 	}
 	return in
