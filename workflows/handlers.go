@@ -58,7 +58,7 @@ func (s *sweepRun) validateChange(op string, redundant bool, why string) error {
 
 func (s *sweepRun) status() (*SweepStatus, error) {
 	var running, standby []string
-	for _, id := range sortedKeys(s.running) {
+	for _, id := range s.book.runningIDs() {
 		if _, ok := s.state.Lanes.standby(id); ok {
 			standby = append(standby, id)
 			continue

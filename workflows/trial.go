@@ -38,9 +38,10 @@ type TrialInput struct {
 	// AskAtBoundaries: the sweep's scheduler decides at each segment end whether the trial goes on
 	// (askAtBoundary); false: it always does, and the trial does not ask.
 	AskAtBoundaries bool `json:",omitempty"`
-	// SegmentEnds, when set, is the step each segment stops at, the last total_steps
-	// (sweeps.Spec.SegmentEnds: with early_terminate they include every decision step); otherwise
-	// segments are trainer.segment_steps long.
+	// SegmentEnds is the step each segment stops at, the last total_steps, as the sweep computes them
+	// once for all its trials (sweeps.Spec.SegmentEnds: multiples of trainer.segment_steps, with every
+	// early_terminate decision step or pbt ready step added); a trial given none trains in
+	// trainer.segment_steps (segmentEnds).
 	SegmentEnds []int64 `json:",omitempty"`
 	// Standby: the trial waits for a place before it trains (SignalRelease; docs/architecture.md
 	// "Slot hand-off"). Successor: the standby trial that waits for this one's place, released by the
@@ -327,22 +328,16 @@ func waitOrStop(ctx workflow.Context, in TrialInput, f workflow.Future, cancelSe
 	return stop
 }
 
-// segmentEnds is the step each segment of the trial stops at: in.SegmentEnds, or multiples of
-// trainer.segment_steps, the last total_steps.
+// segmentEnds is the step each segment of the trial stops at: in.SegmentEnds, which the sweep hands
+// every trial. A trial whose input names none gets those of its trainer alone (sweeps.Spec.SegmentEnds
+// without early_terminate or pbt: multiples of segment_steps, the last total_steps): the trials that
+// TestReplayRecordedHistories replays from testdata/ were started without them, and a replay takes the
+// path they took.
 func segmentEnds(in TrialInput) []int64 {
-	total := in.Trainer.TotalSteps
 	if len(in.SegmentEnds) > 0 {
 		return in.SegmentEnds
 	}
-	segSteps := in.Trainer.SegmentSteps
-	if segSteps <= 0 || segSteps > total {
-		segSteps = total
-	}
-	var ends []int64
-	for from := int64(0); from < total; from += segSteps {
-		ends = append(ends, min(from+segSteps, total))
-	}
-	return ends
+	return (&sweeps.Spec{Trainer: in.Trainer}).SegmentEnds()
 }
 
 // TrialStatus is what a trial's status query returns while it runs: how far it got and its warnings.
