@@ -35,39 +35,6 @@ type SweepInput struct {
 	State                *SweepState   `json:",omitempty"`
 }
 
-// SweepState is what a sweep carries across continue-as-new: counts and references, never metrics.
-type SweepState struct {
-	Phase string
-	// Scheduler is the scheduler's state: which trial it starts next.
-	Scheduler   scheduler.State
-	Running     []string       // trial IDs started and not yet reported
-	Counts      map[string]int // finished trials per outcome
-	Pending     []results.TrialSummary
-	Part        int // next results part number
-	Paused      bool
-	Concurrency int
-	Leader      *results.TrialSummary
-	Runs        int // how many runs this sweep has had (continue-as-new count + 1)
-	Started     time.Time
-	// Probes is the probe stage's report, once it has run.
-	Probes *activities.ProbeReport `json:",omitempty"`
-	// ParamsAttribute: trials carry AttrParams (the namespace has it registered).
-	ParamsAttribute bool `json:",omitempty"`
-	// LastFailure is the trial that failed last, its whole error kept, for status and watch.
-	LastFailure *results.TrialSummary `json:",omitempty"`
-	// Decided is the scheduler's answer to each running trial's last boundary question, so that a
-	// question asked again (after a continue-as-new too) gets the same answer and is not decided or
-	// logged twice.
-	Decided map[string]scheduler.Decision `json:",omitempty"`
-	// Decisions are the scheduler decisions not stored yet (the decision log, stored with the
-	// results); DecisionSeq numbers the next one, DecisionPart is the next decision-log part.
-	Decisions    []results.Decision `json:",omitempty"`
-	DecisionSeq  int                `json:",omitempty"`
-	DecisionPart int                `json:",omitempty"`
-	// Lanes is the slot hand-off's bookkeeping; nil for a sweep whose trials do not hand off (handsOff).
-	Lanes *Lanes `json:",omitempty"`
-}
-
 // SweepStatus is what the status query returns.
 type SweepStatus struct {
 	SweepID     string
@@ -206,7 +173,7 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 	s.doneCh = workflow.GetSignalChannel(ctx, SignalTrialDone)
 	s.boundaryCh = workflow.GetSignalChannel(ctx, SignalSegmentEnd)
 	s.rungCh = workflow.GetSignalChannel(ctx, SignalRungPassed)
-	s.trialIn = s.trialInput()
+	s.trialIn = trialInput(&s.in, s.sched)
 	if s.state.Lanes == nil && handsOff(&s.in.Spec) {
 		s.state.Lanes = &Lanes{}
 	}

@@ -3,7 +3,6 @@ package workflows
 import (
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/scheduler"
 )
 
@@ -22,7 +21,7 @@ func (s *sweepRun) answerBoundaries(ctx workflow.Context) {
 			return
 		}
 		if fresh {
-			s.logDecision(q.TrialID, q.Step, d)
+			s.state.logDecision(q.TrialID, q.Step, d)
 		}
 		fs = append(fs, workflow.SignalExternalWorkflow(ctx, TrialWorkflowID(s.in.SweepID, q.TrialID), "",
 			SignalSegmentDecision, d))
@@ -40,27 +39,6 @@ func (s *sweepRun) answerBoundaries(ctx workflow.Context) {
 			workflow.GetLogger(ctx).Warn("segment decision not delivered", "error", err)
 		}
 	}
-}
-
-// logDecision adds a decision that changes a trial's course (a stop or an exploit) to the decision
-// log, numbered in the order the sweep made it; it is stored with the next results part.
-func (s *sweepRun) logDecision(trialID string, step int64, d scheduler.Decision) {
-	if d.Action != scheduler.Stop && d.Action != scheduler.Exploit {
-		return
-	}
-	s.state.Decisions = append(s.state.Decisions, results.Decision{Seq: s.state.DecisionSeq, TrialID: trialID,
-		Segment: d.Segment, Step: step, Action: string(d.Action), Outcome: d.Outcome, Reason: d.Reason, Pruning: d.Pruning,
-		ResumeFrom: d.ResumeFrom, Params: d.Params})
-	s.state.DecisionSeq++
-}
-
-// logReplacement adds a trial a scheduler added in place of one that ended (a pbt member replacing a
-// diverged one) to the decision log, as action replace.
-func (s *sweepRun) logReplacement(r scheduler.Replacement) {
-	s.state.Decisions = append(s.state.Decisions, results.Decision{Seq: s.state.DecisionSeq, TrialID: r.Member,
-		Segment: -1, Step: r.ResumeStep, Action: DecisionReplace, Reason: r.Reason, ResumeFrom: r.ResumeFrom, Params: r.Params,
-		Replaces: r.Replaces, Parent: r.Parent})
-	s.state.DecisionSeq++
 }
 
 // DecisionReplace is the action of a decision-log entry for a trial added in place of another.

@@ -160,19 +160,19 @@ func (s *sweepRun) startTrial(ctx workflow.Context, t sweeps.Trial, standby bool
 	return workflow.ExecuteChildWorkflow(cctx, Trial, in)
 }
 
-// trialInput is what every trial of the sweep starts with, made once per run: the trainer, the metric,
+// trialInput is what every trial of sweep in starts with, made once per run: the trainer, the metric,
 // the bounds, the segment ends (sweeps.Spec.SegmentEnds, which the trial trains by) and, for a
-// scheduler that judges trials inside segments, the decision points.
-func (s *sweepRun) trialInput() TrialInput {
-	spec := &s.in.Spec
+// scheduler (sched) that judges trials inside segments, the decision points.
+func trialInput(sw *SweepInput, sched scheduler.Scheduler) TrialInput {
+	spec := &sw.Spec
 	in := TrialInput{
-		SweepID: s.in.SweepID, Trainer: spec.Trainer, Diagnostics: spec.Diagnostics,
+		SweepID: sw.SweepID, Trainer: spec.Trainer, Diagnostics: spec.Diagnostics,
 		Metric: spec.Metric, TaskQueue: spec.Resources.TrialQueue(), GPUs: &spec.Resources.GPUs, MaxAttempts: spec.Retries.MaxAttempts,
 		MaxInfraRetries:  spec.Retries.MaxInfraRetries,
-		HeartbeatTimeout: s.in.HeartbeatTimeout, AskAtBoundaries: s.sched.AsksAtBoundaries(),
+		HeartbeatTimeout: sw.HeartbeatTimeout, AskAtBoundaries: sched.AsksAtBoundaries(),
 		SegmentEnds: spec.SegmentEnds(), RungUnit: spec.RungUnit(),
 	}
-	if _, ok := s.sched.(scheduler.Passer); ok && spec.EarlyTerminate != nil {
+	if _, ok := sched.(scheduler.Passer); ok && spec.EarlyTerminate != nil {
 		in.Rungs = spec.DecisionSteps()
 	}
 	return in
@@ -199,25 +199,14 @@ func (s *sweepRun) record(ctx workflow.Context, sum results.TrialSummary) {
 	s.sched.Finished(sum)
 	if r, ok := s.sched.(scheduler.Replacer); ok {
 		for _, rp := range r.Replacements() {
-			s.logReplacement(rp)
+			s.state.logReplacement(rp)
 		}
 	}
 	if in, ok := s.sched.(scheduler.Interrupter); ok {
 		s.interrupt(ctx, in.Interrupt())
 	}
-	s.state.Counts[sum.Outcome]++
-	s.state.Pending = append(s.state.Pending, sum)
-	if sum.Outcome == results.OutcomeFailed {
-		failed := sum
-		failed.Last = nil
-		s.state.LastFailure = &failed
-	}
-	if sum.Outcome == results.OutcomeCompleted && sum.Objective != nil && s.better(sum, s.state.Leader) {
-		lead := sum
-		lead.Last = nil
-		s.state.Leader = &lead
-	}
-	workflow.SetCurrentDetails(ctx, s.details())
+	s.state.tally(sum, s.in.Spec.Metric.Goal)
+	workflow.SetCurrentDetails(ctx, s.state.details(s.sched.Total(), s.active(), s.in.Spec.Metric.Name))
 }
 
 // takePasses takes in every decision point a running trial's metric stream passed inside a segment
@@ -245,7 +234,7 @@ func (s *sweepRun) interrupt(ctx workflow.Context, stops []scheduler.Interruptio
 		// held one when it is asked again (answerBoundaries).
 		known, tell := s.book.stop(st.TrialID, st.Decision)
 		if known {
-			s.logDecision(st.TrialID, 0, st.Decision)
+			s.state.logDecision(st.TrialID, 0, st.Decision)
 		}
 		if !tell {
 			continue
@@ -263,36 +252,6 @@ func (s *sweepRun) signalTrial(ctx workflow.Context, id, name string, arg any) {
 			workflow.GetLogger(gctx).Warn("signal not delivered", "signal", name, "trial", id, "error", err)
 		}
 	})
-}
-
-func (s *sweepRun) better(a results.TrialSummary, b *results.TrialSummary) bool {
-	if b == nil || b.Objective == nil {
-		return true
-	}
-	if s.in.Spec.Metric.Goal == "minimize" {
-		return *a.Objective < *b.Objective
-	}
-	return *a.Objective > *b.Objective
-}
-
-func (s *sweepRun) details() string {
-	done := 0
-	for _, n := range s.state.Counts {
-		done += n
-	}
-	d := fmt.Sprintf("%d/%d trials finished, %d running", done, s.sched.Total(), s.active())
-	if l := s.state.Lanes; l != nil && len(l.Standby) > 0 {
-		d += fmt.Sprintf(" (%d standby)", len(l.Standby))
-	}
-	for _, o := range results.Outcomes {
-		if n := s.state.Counts[o]; n > 0 {
-			d += fmt.Sprintf(", %d %s", n, o)
-		}
-	}
-	if l := s.state.Leader; l != nil {
-		d += fmt.Sprintf("; leader %s %s=%.4g", l.TrialID, s.in.Spec.Metric.Name, *l.Objective)
-	}
-	return d
 }
 
 // Bounds of AttrParams: one "name=value" at most maxParamKeyword bytes (a SQL visibility keyword holds
