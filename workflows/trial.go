@@ -164,75 +164,37 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 	ctx = workflow.WithActivityOptions(ctx, opts)
 	ends := segmentEnds(in)
 	resume, resumeStep := "", int64(0)
-	first, start := 0, int64(0)
 	if in.Trial.ResumeFrom != "" {
 		// A member that starts from another's checkpoint (pbt): its own copy, and the segments past it.
 		resume, resumeStep = startFromCheckpoint(ctx, in, sum), in.Trial.ResumeStep
-		for first < len(ends)-1 && ends[first] <= resumeStep {
-			start = ends[first]
-			first++
-		}
 	}
+	first, start := firstSegment(ends, resumeStep)
+	base := segmentBase(ctx, in)
 	segWarning := "" // the first segment-protocol warning, once per trial
 	// A record of the trial carried the objective (a pbt member's source trial had, to get this far).
 	objectiveSeen := in.Trial.ResumeFrom != ""
 	for seg, from := first, start; seg < len(ends); seg, from = seg+1, ends[seg] {
 		stop := ends[seg]
-		details := fmt.Sprintf("segment %d: steps %d–%d; last step %d", seg, from, stop, sum.Steps)
-		if segWarning != "" {
-			details += "; warning: " + segWarning
-		}
-		workflow.SetCurrentDetails(ctx, details)
+		workflow.SetCurrentDetails(ctx, segmentDetails(seg, from, stop, sum.Steps, segWarning))
 		var res activities.SegmentResult
 		actx, cancelSegment := workflow.WithCancel(ctx)
-		f := workflow.ExecuteActivity(actx, (*activities.Activities).TrainSegment, activities.SegmentInput{
-			SweepID: in.SweepID, Trial: in.Trial, Trainer: in.Trainer, Diagnostics: in.Diagnostics,
-			Metric: in.Metric.Name, Goal: in.Metric.Goal, Segment: seg, StartStep: from, StopAtStep: stop, ResumeFrom: resume,
-			ResumeStep:         resumeStep,
-			GPUs:               in.GPUs,
-			MaxTrainerFailures: maxAttempts(in), MaxInfraRetries: maxInfraRetries(in),
-			HandOffTo: handOffTo(in, seg, len(ends)),
-			Rungs:     in.Rungs, RungUnit: in.RungUnit, ReportTo: reportTo(ctx, in),
-			ObjectiveSeen: objectiveSeen,
-		})
+		si := base
+		si.Trial, si.Segment, si.StartStep, si.StopAtStep, si.ResumeFrom, si.ResumeStep = in.Trial, seg, from, stop, resume, resumeStep
+		si.HandOffTo, si.ObjectiveSeen = handOffTo(in, seg, len(ends)), objectiveSeen
+		f := workflow.ExecuteActivity(actx, (*activities.Activities).TrainSegment, si)
 		stopped := waitOrStop(ctx, in, f, cancelSegment)
 		err := f.Get(ctx, &res)
 		cancelSegment()
 		sum.Segments = seg + 1
 		if err != nil {
-			var cancelled *temporal.CanceledError
-			var part activities.SegmentResult
-			if errors.As(err, &cancelled) && cancelled.HasDetails() && cancelled.Details(&part) == nil && part.LastStep > sum.Steps {
-				sum.Steps = part.LastStep
-				if len(part.Last) > 0 {
-					sum.Last = part.Last
-				}
-				sum.Malformed += part.Malformed
-				if part.MetricsSource != "" {
-					sum.MetricsSource = part.MetricsSource
-				}
-			}
+			addCancelledPart(sum, err)
 			if stopped != nil && temporal.IsCanceledError(err) && ctx.Err() == nil {
 				return stopped.at(sum.Steps)
 			}
 			addFailedCounts(sum, err)
 			return err
 		}
-		sum.Steps, sum.Objective, sum.Last = res.LastStep, res.Objective, res.Last
-		sum.HandedOff = sum.HandedOff || res.HandedOff
-		sum.Malformed += res.Malformed
-		if res.MetricsSource != "" {
-			sum.MetricsSource = res.MetricsSource
-		}
-		sum.TrainerFailures += res.TrainerFailures
-		sum.InfraRetries += res.InfraRetries
-		sum.RetrainedSteps += res.RetrainedSteps
-		sum.ServerOutages += res.ServerOutages
-		noteMissingMetric(sum, in.Metric.Name, seg, res)
-		if v := res.EndVerdict; v != nil {
-			sum.End = v
-			sum.Warnings = append(sum.Warnings, v.Warning())
-		}
+		addSegment(sum, in.Metric.Name, seg, res)
 		objectiveSeen = objectiveSeen || res.Objective != nil || res.Records > 0 && res.MetricMissing == nil
 		if stopped != nil {
 			return stopped.at(sum.Steps) // the segment ended before the stop reached it
@@ -240,12 +202,7 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 		if res.CheckpointKey != "" {
 			resume, resumeStep = res.CheckpointKey, res.LastStep
 		}
-		if res.SegmentWarning != "" && segWarning == "" {
-			// Once per trial: every later segment of such a trainer says the same.
-			segWarning = res.SegmentWarning
-			sum.Warnings = append(sum.Warnings, res.SegmentWarning)
-			workflow.GetLogger(ctx).Warn("trainer does not follow the segment protocol", "warning", res.SegmentWarning)
-		}
+		segWarning = noteSegmentWarning(ctx, sum, segWarning, res.SegmentWarning)
 		if res.LastStep >= in.Trainer.TotalSteps && stop < in.Trainer.TotalSteps {
 			// The trainer ran its whole budget, ignoring RLSWEEP_STOP_AT_STEP: another segment would
 			// only train it all again.
@@ -258,6 +215,86 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 		}
 	}
 	return nil
+}
+
+// firstSegment is the first segment of ends to train, and the step it starts from, for a trial that
+// resumes at resumeStep (0: from the start): the first that ends past it, or else the last.
+func firstSegment(ends []int64, resumeStep int64) (first int, start int64) {
+	for first < len(ends)-1 && ends[first] <= resumeStep {
+		start = ends[first]
+		first++
+	}
+	return first, start
+}
+
+// segmentBase is what every segment of the trial is started with but its place in the trial (the
+// trial's parameters change with an exploit).
+func segmentBase(ctx workflow.Context, in TrialInput) activities.SegmentInput {
+	return activities.SegmentInput{SweepID: in.SweepID, Trainer: in.Trainer, Diagnostics: in.Diagnostics,
+		Metric: in.Metric.Name, Goal: in.Metric.Goal, GPUs: in.GPUs,
+		MaxTrainerFailures: maxAttempts(in), MaxInfraRetries: maxInfraRetries(in),
+		Rungs: in.Rungs, RungUnit: in.RungUnit, ReportTo: reportTo(ctx, in)}
+}
+
+// segmentDetails is the trial's details line while segment seg trains steps from to stop, with the
+// trainer's segment-protocol warning when it has one.
+func segmentDetails(seg int, from, stop, last int64, warning string) string {
+	d := fmt.Sprintf("segment %d: steps %d–%d; last step %d", seg, from, stop, last)
+	if warning != "" {
+		d += "; warning: " + warning
+	}
+	return d
+}
+
+// noteSegmentWarning keeps and logs a segment's warning that the trainer does not follow the segment
+// protocol, once per trial (every later segment of such a trainer says the same): it returns the
+// trial's warning, kept the first time one comes.
+func noteSegmentWarning(ctx workflow.Context, sum *results.TrialSummary, kept, warning string) string {
+	if warning == "" || kept != "" {
+		return kept
+	}
+	sum.Warnings = append(sum.Warnings, warning)
+	workflow.GetLogger(ctx).Warn("trainer does not follow the segment protocol", "warning", warning)
+	return warning
+}
+
+// addSegment adds finished segment seg's result to the trial's summary: the step, objective and last
+// records it reached, its counts, the warning of a metric missing from its records (noteMissingMetric),
+// and the end-of-run verdict with its warning.
+func addSegment(sum *results.TrialSummary, metric string, seg int, res activities.SegmentResult) {
+	sum.Steps, sum.Objective, sum.Last = res.LastStep, res.Objective, res.Last
+	sum.HandedOff = sum.HandedOff || res.HandedOff
+	sum.Malformed += res.Malformed
+	if res.MetricsSource != "" {
+		sum.MetricsSource = res.MetricsSource
+	}
+	sum.TrainerFailures += res.TrainerFailures
+	sum.InfraRetries += res.InfraRetries
+	sum.RetrainedSteps += res.RetrainedSteps
+	sum.ServerOutages += res.ServerOutages
+	noteMissingMetric(sum, metric, seg, res)
+	if v := res.EndVerdict; v != nil {
+		sum.End = v
+		sum.Warnings = append(sum.Warnings, v.Warning())
+	}
+}
+
+// addCancelledPart adds to the trial's summary what a cancelled segment reached before it stopped
+// (the SegmentResult in the cancellation's details), when it got further than the summary.
+func addCancelledPart(sum *results.TrialSummary, err error) {
+	var cancelled *temporal.CanceledError
+	var part activities.SegmentResult
+	if !errors.As(err, &cancelled) || !cancelled.HasDetails() || cancelled.Details(&part) != nil || part.LastStep <= sum.Steps {
+		return
+	}
+	sum.Steps = part.LastStep
+	if len(part.Last) > 0 {
+		sum.Last = part.Last
+	}
+	sum.Malformed += part.Malformed
+	if part.MetricsSource != "" {
+		sum.MetricsSource = part.MetricsSource
+	}
 }
 
 // addFailedCounts adds to a trial's counts those of a segment that failed for good: its attempts the
