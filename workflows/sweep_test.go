@@ -386,31 +386,6 @@ func TestSweepTrialsTrainOnTheGPUClassQueue(t *testing.T) {
 	}
 }
 
-// The sweep hands every trial the segment ends it computed from the spec (sweeps.Spec.SegmentEnds),
-// a plain grid's too: the trial trains by them and works none out itself.
-func TestSweepHandsEveryTrialItsSegmentEnds(t *testing.T) {
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	fakes := newFakeTrials(func(int) time.Duration { return time.Minute })
-	fakes.register(env)
-	var res resultsRecorder
-	res.mock(env, 2)
-	spec := sweepSpec(t, []float64{1, 2}, 2, "maximize")
-	spec.Trainer.SegmentSteps = 300
-	env.ExecuteWorkflow(workflows.Sweep, sweepInput(spec))
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
-	if len(fakes.inputs) != 2 {
-		t.Fatalf("%d trials started, want 2", len(fakes.inputs))
-	}
-	for _, in := range fakes.inputs {
-		if !slices.Equal(in.SegmentEnds, []int64{300, 600, 900, 1000}) {
-			t.Errorf("trial %s: segment ends %v, want [300 600 900 1000]", in.Trial.ID, in.SegmentEnds)
-		}
-	}
-}
-
 // Finished trials are stored within resultsFlushEvery even when no batch of 100 fills, so `rlsweep
 // results` and `report` show them while the sweep runs: a 60-trial sweep showed none until it ended.
 func TestSweepStoresFinishedTrialsWithinAMinute(t *testing.T) {
