@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"errors"
 	"fmt"
 
 	"go.temporal.io/sdk/workflow"
@@ -19,7 +18,7 @@ func (s *sweepRun) registerHandlers(ctx workflow.Context) error {
 		s.holdStandby(uctx)
 		return s.status()
 	}, workflow.UpdateHandlerOptions{Validator: func() error {
-		return s.validateChange("pause", s.state.Paused, "already paused")
+		return s.state.validateChange("pause", s.state.Paused, "already paused")
 	}}); err != nil {
 		return err
 	}
@@ -27,7 +26,7 @@ func (s *sweepRun) registerHandlers(ctx workflow.Context) error {
 		s.state.Paused = false
 		return s.status()
 	}, workflow.UpdateHandlerOptions{Validator: func() error {
-		return s.validateChange("resume", !s.state.Paused, "not paused")
+		return s.state.validateChange("resume", !s.state.Paused, "not paused")
 	}}); err != nil {
 		return err
 	}
@@ -41,34 +40,20 @@ func (s *sweepRun) registerHandlers(ctx workflow.Context) error {
 		if n < 1 || n > MaxConcurrency {
 			return fmt.Errorf("concurrency: got %d, want 1 to %d", n, MaxConcurrency)
 		}
-		return s.validateChange("set-concurrency", false, "")
+		return s.state.validateChange("set-concurrency", false, "")
 	}})
-}
-
-func (s *sweepRun) validateChange(op string, redundant bool, why string) error {
-	switch s.state.Phase {
-	case PhaseCancelling, PhaseReporting, PhaseCompleted, PhaseCancelled, PhaseFailed, PhaseProbeFailed:
-		return fmt.Errorf("%s: sweep is %s, want a sweep that is still running", op, s.state.Phase)
-	}
-	if redundant {
-		return errors.New(op + ": sweep is " + why)
-	}
-	return nil
 }
 
 func (s *sweepRun) status() (*SweepStatus, error) {
 	var running, standby []string
-	for _, id := range sortedKeys(s.running) {
+	for _, id := range s.book.runningIDs() {
 		if _, ok := s.state.Lanes.standby(id); ok {
 			standby = append(standby, id)
 			continue
 		}
 		running = append(running, id)
 	}
-	started := len(running) // every trial started is running or finished
-	for _, n := range s.state.Counts {
-		started += n
-	}
+	started := len(running) + s.state.finished() // every trial started is running or finished
 	st := &SweepStatus{
 		SweepID: s.in.SweepID, Name: s.in.Spec.Name, Phase: s.state.Phase, Total: s.sched.Total(),
 		Started: started, Running: running, Counts: s.state.Counts, Paused: s.state.Paused,

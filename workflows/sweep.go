@@ -35,39 +35,6 @@ type SweepInput struct {
 	State                *SweepState   `json:",omitempty"`
 }
 
-// SweepState is what a sweep carries across continue-as-new: counts and references, never metrics.
-type SweepState struct {
-	Phase string
-	// Scheduler is the scheduler's state: which trial it starts next.
-	Scheduler   scheduler.State
-	Running     []string       // trial IDs started and not yet reported
-	Counts      map[string]int // finished trials per outcome
-	Pending     []results.TrialSummary
-	Part        int // next results part number
-	Paused      bool
-	Concurrency int
-	Leader      *results.TrialSummary
-	Runs        int // how many runs this sweep has had (continue-as-new count + 1)
-	Started     time.Time
-	// Probes is the probe stage's report, once it has run.
-	Probes *activities.ProbeReport `json:",omitempty"`
-	// ParamsAttribute: trials carry AttrParams (the namespace has it registered).
-	ParamsAttribute bool `json:",omitempty"`
-	// LastFailure is the trial that failed last, its whole error kept, for status and watch.
-	LastFailure *results.TrialSummary `json:",omitempty"`
-	// Decided is the scheduler's answer to each running trial's last boundary question, so that a
-	// question asked again (after a continue-as-new too) gets the same answer and is not decided or
-	// logged twice.
-	Decided map[string]scheduler.Decision `json:",omitempty"`
-	// Decisions are the scheduler decisions not stored yet (the decision log, stored with the
-	// results); DecisionSeq numbers the next one, DecisionPart is the next decision-log part.
-	Decisions    []results.Decision `json:",omitempty"`
-	DecisionSeq  int                `json:",omitempty"`
-	DecisionPart int                `json:",omitempty"`
-	// Lanes is the slot hand-off's bookkeeping; nil for a sweep whose trials do not hand off (handsOff).
-	Lanes *Lanes `json:",omitempty"`
-}
-
 // SweepStatus is what the status query returns.
 type SweepStatus struct {
 	SweepID     string
@@ -126,6 +93,7 @@ func Sweep(ctx workflow.Context, in SweepInput) (*SweepResult, error) {
 			Started: workflow.Now(ctx)}
 	}
 	s.state.Runs++
+	s.book = newTrialBook(s.state.Running, s.state.Decided)
 	if err := s.registerHandlers(ctx); err != nil {
 		return nil, err
 	}
@@ -156,23 +124,14 @@ type sweepRun struct {
 	// sched decides which trial starts next and whether a trial goes on at a segment boundary.
 	sched  scheduler.Scheduler
 	doneCh workflow.ReceiveChannel
-	// boundaryCh receives the trials' questions at segment ends; decided holds each running trial's
-	// last answer.
+	// boundaryCh receives the trials' questions at segment ends.
 	boundaryCh workflow.ReceiveChannel
 	// rungCh receives the decision points trials passed inside a segment (takePasses).
-	rungCh  workflow.ReceiveChannel
-	decided map[string]scheduler.Decision // s.state.Decided
-	// held: the questions the scheduler answered Wait, asked again when a trial ends (ended).
-	held    map[string]scheduler.Boundary
-	ended   bool
-	running map[string]bool
-	// starting counts the trials started whose start is not yet confirmed; started holds those whose
-	// start landed (and every carried one), releaseOnStart the standby trials to release once it has.
-	starting       int
-	started        map[string]bool
-	releaseOnStart map[string]bool
-	// followed: the trials this run started, whose end their futures tell (followTrial).
-	followed map[string]bool
+	rungCh workflow.ReceiveChannel
+	// book: which trials run, started, are followed, decided and held (trialBook).
+	book *trialBook
+	// trialIn is what every trial starts with but its own trial, place and successor (trialInput).
+	trialIn TrialInput
 	// flushDue: resultsFlushEvery has passed since a trial finished and was not stored.
 	flushDue bool
 }
@@ -214,17 +173,7 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 	s.doneCh = workflow.GetSignalChannel(ctx, SignalTrialDone)
 	s.boundaryCh = workflow.GetSignalChannel(ctx, SignalSegmentEnd)
 	s.rungCh = workflow.GetSignalChannel(ctx, SignalRungPassed)
-	if s.state.Decided == nil {
-		s.state.Decided = map[string]scheduler.Decision{}
-	}
-	s.decided = s.state.Decided
-	s.held = map[string]scheduler.Boundary{}
-	s.running = map[string]bool{}
-	s.started, s.releaseOnStart, s.followed = map[string]bool{}, map[string]bool{}, map[string]bool{}
-	for _, id := range s.state.Running {
-		s.running[id] = true
-		s.started[id] = true
-	}
+	s.trialIn = trialInput(&s.in, s.sched)
 	if s.state.Lanes == nil && handsOff(&s.in.Spec) {
 		s.state.Lanes = &Lanes{}
 	}
@@ -249,7 +198,7 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 		// nothing else would wake the sweep.
 		err := workflow.Await(ctx, func() bool {
 			return s.doneCh.Len() > 0 || s.boundaryCh.Len() > 0 || s.rungCh.Len() > 0 || s.canStart() || s.allDone() ||
-				s.shouldContinueAsNew(ctx) || s.flushDue || s.ended && len(s.held) > 0
+				s.shouldContinueAsNew(ctx) || s.flushDue || s.book.heldAnswerable()
 		})
 		if err != nil { // cancelled
 			return s.cancel(ctx)
@@ -305,7 +254,7 @@ func (s *sweepRun) failAndStop(ctx workflow.Context, err error) (*SweepResult, e
 
 // allDone says whether the scheduler will start no more trials and every started one has finished.
 func (s *sweepRun) allDone() bool {
-	return s.sched.Done() && len(s.running) == 0 && !s.state.Lanes.queued()
+	return s.sched.Done() && s.book.count() == 0 && !s.state.Lanes.queued()
 }
 
 // canStart says whether startTrials would start or release a trial now: the sweep is not paused, the
@@ -315,7 +264,7 @@ func (s *sweepRun) canStart() bool {
 	if s.room() && (s.state.Lanes.queued() || s.schedPeek() || s.state.Lanes.waiting()) {
 		return true
 	}
-	return len(s.state.Lanes.due(s.running, s.full(), 1)) > 0
+	return len(s.state.Lanes.due(s.book.runs, s.full(), 1)) > 0
 }
 
 // schedPeek says whether the scheduler has a trial to give out now. Not free of effects for every
@@ -339,7 +288,7 @@ func (s *sweepRun) shouldContinueAsNew(ctx workflow.Context) bool {
 // signalling the sweep's workflow ID, which the new run answers.
 func (s *sweepRun) continueAsNew(ctx workflow.Context) error {
 	// Every start command must have been taken by the server before this run closes.
-	if err := workflow.Await(ctx, func() bool { return s.starting == 0 }); err != nil {
+	if err := workflow.Await(ctx, func() bool { return s.book.startsInFlight() == 0 }); err != nil {
 		return err
 	}
 	s.askForReports(ctx)
@@ -353,7 +302,7 @@ func (s *sweepRun) continueAsNew(ctx workflow.Context) error {
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 		return err
 	}
-	s.state.Running = sortedKeys(s.running)
+	s.state.Running, s.state.Decided = s.book.carry()
 	s.state.Scheduler = s.sched.State()
 	in := s.in
 	in.State = s.state
@@ -365,7 +314,7 @@ func (s *sweepRun) continueAsNew(ctx workflow.Context) error {
 // or else the next run's CheckTrials finds it.
 func (s *sweepRun) askForReports(ctx workflow.Context) {
 	var fs []workflow.Future
-	for _, id := range sortedKeys(s.running) {
+	for _, id := range s.book.runningIDs() {
 		fs = append(fs, workflow.SignalExternalWorkflow(ctx, TrialWorkflowID(s.in.SweepID, id), "", SignalReportToSweep, nil))
 	}
 	for _, f := range fs {

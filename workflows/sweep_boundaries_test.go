@@ -3,6 +3,7 @@ package workflows_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -121,6 +122,31 @@ func TestPlannedSweepTrialsDoNotAsk(t *testing.T) {
 	for _, in := range fakes.inputs {
 		if in.AskAtBoundaries {
 			t.Errorf("trial %s started asking at boundaries, want not", in.Trial.ID)
+		}
+	}
+}
+
+// The sweep hands every trial the segment ends it computed from the spec (sweeps.Spec.SegmentEnds),
+// a plain grid's too: the trial trains by them and works none out itself.
+func TestSweepHandsEveryTrialItsSegmentEnds(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	fakes := newFakeTrials(func(int) time.Duration { return time.Minute })
+	fakes.register(env)
+	var res resultsRecorder
+	res.mock(env, 2)
+	spec := sweepSpec(t, []float64{1, 2}, 2, "maximize")
+	spec.Trainer.SegmentSteps = 300
+	env.ExecuteWorkflow(workflows.Sweep, sweepInput(spec))
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if len(fakes.inputs) != 2 {
+		t.Fatalf("%d trials started, want 2", len(fakes.inputs))
+	}
+	for _, in := range fakes.inputs {
+		if !slices.Equal(in.SegmentEnds, []int64{300, 600, 900, 1000}) {
+			t.Errorf("trial %s: segment ends %v, want [300 600 900 1000]", in.Trial.ID, in.SegmentEnds)
 		}
 	}
 }

@@ -13,8 +13,8 @@ import (
 // requestCancelRunning sends a cancel request to every running trial, in ID order, once the starts in
 // flight have landed (a cancel request needs the trial to exist), and returns the IDs and the requests.
 func (s *sweepRun) requestCancelRunning(ctx workflow.Context) ([]string, []workflow.Future) {
-	_ = workflow.Await(ctx, func() bool { return s.starting == 0 })
-	ids := sortedKeys(s.running)
+	_ = workflow.Await(ctx, func() bool { return s.book.startsInFlight() == 0 })
+	ids := s.book.runningIDs()
 	reqs := make([]workflow.Future, len(ids))
 	for i, id := range ids {
 		reqs[i] = workflow.RequestCancelExternalWorkflow(ctx, TrialWorkflowID(s.in.SweepID, id), "")
@@ -47,7 +47,7 @@ func (s *sweepRun) cancel(ctx workflow.Context) (*SweepResult, error) {
 	// closed), so its result is looked up rather than waited for.
 	var closed []activities.TrialRef
 	for i, f := range reqs {
-		if err := f.Get(dctx, nil); err != nil && s.running[ids[i]] && !s.followed[ids[i]] {
+		if err := f.Get(dctx, nil); err != nil && s.book.carriedOver(ids[i]) {
 			closed = append(closed, activities.TrialRef{TrialID: ids[i], WorkflowID: TrialWorkflowID(s.in.SweepID, ids[i])})
 		}
 	}
@@ -60,10 +60,10 @@ func (s *sweepRun) cancel(ctx workflow.Context) (*SweepResult, error) {
 	// Trials report within their trainers' grace period; a trial that never does is recorded as cancelled.
 	ok, _ := workflow.AwaitWithTimeout(dctx, 10*time.Minute, func() bool {
 		s.drainDone(dctx)
-		return len(s.running) == 0
+		return s.book.count() == 0
 	})
 	if !ok {
-		for _, id := range sortedKeys(s.running) {
+		for _, id := range s.book.runningIDs() {
 			s.record(dctx, results.TrialSummary{TrialID: id, Outcome: results.OutcomeCancelled,
 				Error: "no report from the trial after the sweep was cancelled"})
 		}

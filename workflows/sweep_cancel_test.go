@@ -3,6 +3,7 @@ package workflows_test
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -257,4 +258,35 @@ func TestSweepCancellingRefusesChanges(t *testing.T) {
 	if st.Phase != workflows.PhaseCancelling || st.Paused || st.Concurrency != 2 {
 		t.Errorf("status while cancelling: phase %q, paused %v, concurrency %d; want cancelling, not paused, 2", st.Phase, st.Paused, st.Concurrency)
 	}
+}
+
+func sortedSet(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// sortedStrings returns a sorted copy.
+func sortedStrings(in []string) []string {
+	out := append([]string(nil), in...)
+	sort.Strings(out)
+	return out
+}
+
+// cancelledResult checks that the sweep ended cancelled, having stored its results once, and returns
+// every trial the stored parts hold (a trial in two parts, as after a cancel during a store, counts once).
+func cancelledResult(t *testing.T, env *testsuite.TestWorkflowEnvironment, res *resultsRecorder) map[string]results.TrialSummary {
+	t.Helper()
+	var canceled *temporal.CanceledError
+	if err := env.GetWorkflowError(); !errors.As(err, &canceled) {
+		t.Fatalf("sweep error %v, want a CanceledError", err)
+	}
+	if len(res.writes) != 1 || res.writes[0].Status != workflows.PhaseCancelled {
+		t.Errorf("WriteResults calls = %+v, want one with status cancelled", res.writes)
+	}
+	byID, _ := res.recorded()
+	return byID
 }

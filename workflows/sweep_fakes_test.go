@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -65,7 +64,6 @@ type fakeTrials struct {
 	running   map[string]bool
 	maxAtOnce int
 	starts    map[string]int
-	cancelled map[string]bool
 	inputs    []workflows.TrialInput
 	params    map[string][]string // each trial's RlsweepParams search attribute, when it has one
 	released  []string            // trials in the order they took a place
@@ -73,7 +71,7 @@ type fakeTrials struct {
 }
 
 func newFakeTrials(d func(int) time.Duration) *fakeTrials {
-	return &fakeTrials{durations: d, running: map[string]bool{}, starts: map[string]int{}, cancelled: map[string]bool{},
+	return &fakeTrials{durations: d, running: map[string]bool{}, starts: map[string]int{},
 		reportedBySignal: map[string]bool{}, asked: map[string]bool{}}
 }
 
@@ -129,7 +127,6 @@ func (f *fakeTrials) trial(ctx workflow.Context, in workflows.TrialInput) (*resu
 	f.mu.Lock()
 	delete(f.running, id)
 	if err != nil {
-		f.cancelled[id] = true
 		sum.Outcome, sum.Objective = results.OutcomeCancelled, nil
 	}
 	successorStarted := f.starts[in.Successor] > 0
@@ -316,23 +313,6 @@ func queryStatus(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows
 	return st
 }
 
-func sortedSet(m map[string]bool) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func finishedCount(counts map[string]int) int {
-	n := 0
-	for _, v := range counts {
-		n += v
-	}
-	return n
-}
-
 // updateCall is an update sent to the sweep and how it ended; the test environment answers updates
 // asynchronously, so the outcome is read once the workflow has run.
 type updateCall struct {
@@ -384,26 +364,4 @@ func closedCarriedTrial(t *testing.T) (*testsuite.TestWorkflowEnvironment, *resu
 	in.State = &workflows.SweepState{Phase: workflows.PhaseRunning, Scheduler: scheduler.State{Next: 5}, Running: []string{"4-s1"},
 		Counts: map[string]int{"completed": 4}, Part: 1, Concurrency: 2, Runs: 1}
 	return env, res, in
-}
-
-// cancelledResult checks that the sweep ended cancelled, having stored its results once, and returns
-// every trial the stored parts hold (a trial in two parts, as after a cancel during a store, counts once).
-func cancelledResult(t *testing.T, env *testsuite.TestWorkflowEnvironment, res *resultsRecorder) map[string]results.TrialSummary {
-	t.Helper()
-	var canceled *temporal.CanceledError
-	if err := env.GetWorkflowError(); !errors.As(err, &canceled) {
-		t.Fatalf("sweep error %v, want a CanceledError", err)
-	}
-	if len(res.writes) != 1 || res.writes[0].Status != workflows.PhaseCancelled {
-		t.Errorf("WriteResults calls = %+v, want one with status cancelled", res.writes)
-	}
-	byID, _ := res.recorded()
-	return byID
-}
-
-// sortedStrings returns a sorted copy.
-func sortedStrings(in []string) []string {
-	out := append([]string(nil), in...)
-	sort.Strings(out)
-	return out
 }

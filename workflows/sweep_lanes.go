@@ -101,7 +101,7 @@ const standbyDepth = 3
 // while the window is exactly full (full: not paused, as many trials holding places as the
 // concurrency), the chain of successors behind each trial holding a place (running, not standby) is
 // started standbyDepth deep. In trial ID order of the trials holding places.
-func (l *Lanes) due(running map[string]bool, full bool, limit int) []string {
+func (l *Lanes) due(running func(string) bool, full bool, limit int) []string {
 	if l == nil || !full || len(l.Queue) == 0 {
 		return nil
 	}
@@ -111,7 +111,7 @@ func (l *Lanes) due(running map[string]bool, full bool, limit int) []string {
 	}
 	var due []string
 	for _, id := range sortedKeys(l.Successor) {
-		if _, standby := l.Standby[id]; standby || !running[id] {
+		if _, standby := l.Standby[id]; standby || !running(id) {
 			continue // not holding a place
 		}
 		for depth, at := 0, id; depth < standbyDepth; depth++ {
@@ -125,7 +125,7 @@ func (l *Lanes) due(running map[string]bool, full bool, limit int) []string {
 				}
 				break
 			}
-			if _, standby := l.Standby[next]; !standby || !running[next] {
+			if _, standby := l.Standby[next]; !standby || !running(next) {
 				break
 			}
 			at = next
@@ -135,7 +135,7 @@ func (l *Lanes) due(running map[string]bool, full bool, limit int) []string {
 }
 
 // takeDue takes the trials due names out of the queue, in due's order.
-func (l *Lanes) takeDue(running map[string]bool, full bool) []sweeps.Trial {
+func (l *Lanes) takeDue(running func(string) bool, full bool) []sweeps.Trial {
 	due := l.due(running, full, -1)
 	var out []sweeps.Trial
 	for _, id := range due {
@@ -200,7 +200,7 @@ func (l *Lanes) hold() []string {
 }
 
 // active is how many trials hold a place: the running ones less the standby ones.
-func (s *sweepRun) active() int { return s.state.Lanes.active(len(s.running)) }
+func (s *sweepRun) active() int { return s.state.Lanes.active(s.book.count()) }
 
 // room says whether another trial may take a place now.
 func (s *sweepRun) room() bool {
@@ -227,8 +227,7 @@ func (s *sweepRun) releaseWaiting(ctx workflow.Context) {
 // release sends a standby trial the sweep's SignalRelease; its start has landed (a trial whose start is
 // still in flight is released once it lands, followTrial).
 func (s *sweepRun) release(ctx workflow.Context, id string) {
-	if !s.started[id] {
-		s.releaseOnStart[id] = true
+	if !s.book.release(id) {
 		return
 	}
 	s.signalTrial(ctx, id, SignalRelease, Release{FromSweep: true})
@@ -238,7 +237,7 @@ func (s *sweepRun) release(ctx workflow.Context, id string) {
 // sweep was paused or its concurrency lowered, and a trainer that exits no longer frees a place.
 func (s *sweepRun) holdStandby(ctx workflow.Context) {
 	for _, id := range s.state.Lanes.hold() {
-		if s.started[id] {
+		if s.book.hasStarted(id) {
 			s.signalTrial(ctx, id, SignalHold, nil) // else once its start lands (followTrial)
 		}
 	}

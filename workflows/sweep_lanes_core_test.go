@@ -21,6 +21,9 @@ func feed(ids ...string) func() (sweeps.Trial, bool) {
 	}
 }
 
+// runs is the lookup of the running set m.
+func runs(m map[string]bool) func(string) bool { return func(id string) bool { return m[id] } }
+
 func ids(ts []sweeps.Trial) []string {
 	var out []string
 	for _, t := range ts {
@@ -35,7 +38,7 @@ func ids(ts []sweeps.Trial) []string {
 func TestLanesCore(t *testing.T) {
 	var nilLanes *Lanes
 	if nilLanes.active(3) != 3 || nilLanes.queued() || nilLanes.waiting() || nilLanes.reserve("a", feed("x")) != "" ||
-		nilLanes.due(map[string]bool{"a": true}, true, -1) != nil || nilLanes.hold() != nil {
+		nilLanes.due(func(string) bool { return true }, true, -1) != nil || nilLanes.hold() != nil {
 		t.Error("nil lanes: want every trial holding a place and nothing reserved, due or held")
 	}
 	if id, ok := nilLanes.popWaiting(); ok {
@@ -62,12 +65,12 @@ func TestLanesCore(t *testing.T) {
 		{"full", true, -1, []string{"c", "d"}},
 		{"full, first only", true, 1, []string{"c"}},
 	} {
-		if got := l.due(running, c.full, c.limit); !slices.Equal(got, c.want) {
+		if got := l.due(runs(running), c.full, c.limit); !slices.Equal(got, c.want) {
 			t.Errorf("%s: due = %v, want %v", c.name, got, c.want)
 		}
 	}
 	// c and d start as standby trials; their own successors are reserved behind them.
-	started := l.takeDue(running, true)
+	started := l.takeDue(runs(running), true)
 	if fmt.Sprint(ids(started)) != "[c d]" || l.queued() {
 		t.Fatalf("takeDue = %v, queue %v; want [c d] and an empty queue", ids(started), l.Queue)
 	}
@@ -80,7 +83,7 @@ func TestLanesCore(t *testing.T) {
 		t.Errorf("active = %d, want 2 (c and d are standby)", l.active(len(running)))
 	}
 	// The chains go deeper: e behind c, f behind d, up to standbyDepth.
-	if got := l.due(running, true, -1); !slices.Equal(got, []string{"e", "f"}) {
+	if got := l.due(runs(running), true, -1); !slices.Equal(got, []string{"e", "f"}) {
 		t.Errorf("second level: due = %v, want [e f]", got)
 	}
 	// a ends and the worker handed its place to c: c holds it now, no one waits.

@@ -31,10 +31,7 @@ func (s *sweepRun) took(ctx workflow.Context) time.Duration {
 // trials it ran (MemoTrials: a bayes sweep's plan holds only its start-up trials). A memo that cannot
 // be updated does not fail the sweep.
 func (s *sweepRun) upsertEndMemo(ctx workflow.Context, summary string, best *activities.BestConfig, took time.Duration) {
-	ran := 0
-	for _, n := range s.state.Counts {
-		ran += n
-	}
+	ran := s.state.finished()
 	memo := map[string]any{MemoOutcome: s.state.Phase, MemoSummary: summary, MemoTook: took.String()}
 	if ran > 0 {
 		memo[MemoTrials] = ran

@@ -24,18 +24,15 @@ func (s *sweepRun) flushTimer(ctx workflow.Context) {
 		every = resultsFlushEvery
 	}
 	for {
-		if err := workflow.Await(ctx, func() bool { return s.unstored() && !s.flushDue }); err != nil {
+		if err := workflow.Await(ctx, func() bool { return s.state.unstored() && !s.flushDue }); err != nil {
 			return
 		}
 		if err := workflow.Sleep(ctx, every); err != nil {
 			return // cancelled, or the run is closing
 		}
-		s.flushDue = s.unstored()
+		s.flushDue = s.state.unstored()
 	}
 }
-
-// unstored says whether finished trials or decisions wait to be stored.
-func (s *sweepRun) unstored() bool { return len(s.state.Pending) > 0 || len(s.state.Decisions) > 0 }
 
 func (s *sweepRun) flushResults(ctx workflow.Context) error {
 	n, nd := len(s.state.Pending), len(s.state.Decisions)
@@ -64,7 +61,7 @@ func (s *sweepRun) flushResults(ctx workflow.Context) error {
 // finish records the remaining results and writes results.json and results.csv.
 func (s *sweepRun) finish(ctx workflow.Context, phase string) (*SweepResult, error) {
 	s.state.Phase = PhaseReporting
-	for s.unstored() {
+	for s.state.unstored() {
 		if err := s.flushResults(ctx); err != nil {
 			return nil, err
 		}

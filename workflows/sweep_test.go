@@ -425,3 +425,11 @@ func TestSweepStoresFinishedTrialsWithinAMinute(t *testing.T) {
 		t.Errorf("%d trials stored in all, want 60", len(byID))
 	}
 }
+
+func finishedCount(counts map[string]int) int {
+	n := 0
+	for _, v := range counts {
+		n += v
+	}
+	return n
+}

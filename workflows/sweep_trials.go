@@ -42,7 +42,7 @@ func (s *sweepRun) startTrials(ctx workflow.Context) {
 		s.launch(ctx, t, false)
 	}
 	// Until none is due: a standby trial started now may be due one behind it.
-	for due := s.state.Lanes.takeDue(s.running, s.full()); len(due) > 0; due = s.state.Lanes.takeDue(s.running, s.full()) {
+	for due := s.state.Lanes.takeDue(s.book.runs, s.full()); len(due) > 0; due = s.state.Lanes.takeDue(s.book.runs, s.full()) {
 		for _, t := range due {
 			s.launch(ctx, t, true)
 		}
@@ -53,12 +53,10 @@ func (s *sweepRun) startTrials(ctx workflow.Context) {
 func (s *sweepRun) launch(ctx workflow.Context, t sweeps.Trial, standby bool) {
 	next := s.state.Lanes.reserve(t.ID, s.sched.Next)
 	f := s.startTrial(ctx, t, standby, next)
-	s.running[t.ID] = true
-	s.followed[t.ID] = true
+	s.book.launched(t.ID)
 	if standby {
 		s.state.Lanes.Standby[t.ID] = false
 	}
-	s.starting++
 	workflow.Go(ctx, func(gctx workflow.Context) { s.followTrial(gctx, t.ID, f) })
 }
 
@@ -66,16 +64,13 @@ func (s *sweepRun) launch(ctx workflow.Context, t sweeps.Trial, standby bool) {
 // from its result if its signal has not been taken in first; a trial that ends without a result
 // (terminated by hand) counts as failed.
 func (s *sweepRun) followTrial(ctx workflow.Context, id string, f workflow.ChildWorkflowFuture) {
-	err := f.GetChildWorkflowExecution().Get(ctx, nil)
-	s.starting--
-	if err != nil {
+	if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+		s.book.startFailed(id)
 		s.record(ctx, results.TrialSummary{TrialID: id, Outcome: results.OutcomeFailed,
 			Error: "trial workflow did not start: " + err.Error()})
 		return
 	}
-	s.started[id] = true
-	if s.releaseOnStart[id] {
-		delete(s.releaseOnStart, id)
+	if s.book.startLanded(id) {
 		s.release(ctx, id)
 	} else if held, _ := s.state.Lanes.standby(id); held {
 		s.signalTrial(ctx, id, SignalHold, nil) // held while its start was in flight
@@ -113,7 +108,7 @@ func (s *sweepRun) checkCarried(ctx workflow.Context, carried []string) {
 		wait = every
 		var refs []activities.TrialRef
 		for _, id := range carried {
-			if s.running[id] {
+			if s.book.runs(id) {
 				refs = append(refs, activities.TrialRef{TrialID: id, WorkflowID: TrialWorkflowID(s.in.SweepID, id)})
 			}
 		}
@@ -146,11 +141,11 @@ func (s *sweepRun) checkTrials(ctx workflow.Context, refs []activities.TrialRef)
 }
 
 func (s *sweepRun) startTrial(ctx workflow.Context, t sweeps.Trial, standby bool, successor string) workflow.ChildWorkflowFuture {
-	spec := s.in.Spec
+	spec := &s.in.Spec
 	attrs := []temporal.SearchAttributeUpdate{AttrSweepID.ValueSet(s.in.SweepID),
 		AttrSweepName.ValueSet(spec.Name), AttrKind.ValueSet("trial")}
 	if s.state.ParamsAttribute {
-		attrs = append(attrs, AttrParams.ValueSet(paramKeywords(sweeps.ParamNames(&spec), t.Params)))
+		attrs = append(attrs, AttrParams.ValueSet(paramKeywords(sweeps.ParamNames(spec), t.Params)))
 	}
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID: TrialWorkflowID(s.in.SweepID, t.ID),
@@ -158,22 +153,29 @@ func (s *sweepRun) startTrial(ctx workflow.Context, t sweeps.Trial, standby bool
 		// Children outlive a continue-as-new of the sweep; cancel reaches them explicitly.
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
 		TypedSearchAttributes: temporal.NewSearchAttributes(attrs...),
-		StaticSummary:         fmt.Sprintf("trial %s of %s: %s", t.ID, spec.Name, formatParams(sweeps.ParamNames(&spec), t.Params)),
+		StaticSummary:         fmt.Sprintf("trial %s of %s: %s", t.ID, spec.Name, formatParams(sweeps.ParamNames(spec), t.Params)),
 	})
-	var ends, rungs []int64
-	if spec.EarlyTerminate != nil || spec.PBT != nil {
-		ends = spec.SegmentEnds()
-	}
-	if _, ok := s.sched.(scheduler.Passer); ok && spec.EarlyTerminate != nil {
-		rungs = spec.DecisionSteps()
-	}
-	return workflow.ExecuteChildWorkflow(cctx, Trial, TrialInput{
-		SweepID: s.in.SweepID, Trial: t, Trainer: spec.Trainer, Diagnostics: spec.Diagnostics,
+	in := s.trialIn
+	in.Trial, in.Standby, in.Successor = t, standby, successor
+	return workflow.ExecuteChildWorkflow(cctx, Trial, in)
+}
+
+// trialInput is what every trial of sweep in starts with, made once per run: the trainer, the metric,
+// the bounds, the segment ends (sweeps.Spec.SegmentEnds, which the trial trains by) and, for a
+// scheduler (sched) that judges trials inside segments, the decision points.
+func trialInput(sw *SweepInput, sched scheduler.Scheduler) TrialInput {
+	spec := &sw.Spec
+	in := TrialInput{
+		SweepID: sw.SweepID, Trainer: spec.Trainer, Diagnostics: spec.Diagnostics,
 		Metric: spec.Metric, TaskQueue: spec.Resources.TrialQueue(), GPUs: &spec.Resources.GPUs, MaxAttempts: spec.Retries.MaxAttempts,
 		MaxInfraRetries:  spec.Retries.MaxInfraRetries,
-		HeartbeatTimeout: s.in.HeartbeatTimeout, AskAtBoundaries: s.sched.AsksAtBoundaries(),
-		SegmentEnds: ends, Standby: standby, Successor: successor, Rungs: rungs, RungUnit: spec.RungUnit(),
-	})
+		HeartbeatTimeout: sw.HeartbeatTimeout, AskAtBoundaries: sched.AsksAtBoundaries(),
+		SegmentEnds: spec.SegmentEnds(), RungUnit: spec.RungUnit(),
+	}
+	if _, ok := sched.(scheduler.Passer); ok && spec.EarlyTerminate != nil {
+		in.Rungs = spec.DecisionSteps()
+	}
+	return in
 }
 
 func (s *sweepRun) drainDone(ctx workflow.Context) {
@@ -186,12 +188,9 @@ func (s *sweepRun) drainDone(ctx workflow.Context) {
 
 // record counts a finished trial once, whichever way its end was learnt.
 func (s *sweepRun) record(ctx workflow.Context, sum results.TrialSummary) {
-	if !s.running[sum.TrialID] {
+	if !s.book.end(sum.TrialID) {
 		return
 	}
-	delete(s.running, sum.TrialID)
-	delete(s.decided, sum.TrialID)
-	delete(s.held, sum.TrialID)
 	s.state.Lanes.ended(sum)
 	if sum.Unstarted && s.state.Phase == PhaseCancelling {
 		return // a standby trial the cancel reached before its place: it never ran
@@ -200,26 +199,14 @@ func (s *sweepRun) record(ctx workflow.Context, sum results.TrialSummary) {
 	s.sched.Finished(sum)
 	if r, ok := s.sched.(scheduler.Replacer); ok {
 		for _, rp := range r.Replacements() {
-			s.logReplacement(rp)
+			s.state.logReplacement(rp)
 		}
 	}
-	s.ended = true
 	if in, ok := s.sched.(scheduler.Interrupter); ok {
 		s.interrupt(ctx, in.Interrupt())
 	}
-	s.state.Counts[sum.Outcome]++
-	s.state.Pending = append(s.state.Pending, sum)
-	if sum.Outcome == results.OutcomeFailed {
-		failed := sum
-		failed.Last = nil
-		s.state.LastFailure = &failed
-	}
-	if sum.Outcome == results.OutcomeCompleted && sum.Objective != nil && s.better(sum, s.state.Leader) {
-		lead := sum
-		lead.Last = nil
-		s.state.Leader = &lead
-	}
-	workflow.SetCurrentDetails(ctx, s.details())
+	s.state.tally(sum, s.in.Spec.Metric.Goal)
+	workflow.SetCurrentDetails(ctx, s.state.details(s.sched.Total(), s.active(), s.in.Spec.Metric.Name))
 }
 
 // takePasses takes in every decision point a running trial's metric stream passed inside a segment
@@ -229,7 +216,7 @@ func (s *sweepRun) takePasses(ctx workflow.Context) {
 	passer, ok := s.sched.(scheduler.Passer)
 	var p activities.RungPassed
 	for s.rungCh.ReceiveAsync(&p) {
-		if d, stopping := s.decided[p.TrialID]; ok && s.running[p.TrialID] && !(stopping && d.Action == scheduler.Stop) {
+		if ok && s.book.passes(p.TrialID) {
 			passer.Passed(scheduler.Pass{TrialID: p.TrialID, Config: p.Config, Seed: p.Seed, Point: p.Point, Step: p.Step, Windowed: p.Windowed})
 		}
 		p = activities.RungPassed{}
@@ -243,14 +230,14 @@ func (s *sweepRun) takePasses(ctx workflow.Context) {
 // the delivery: a trial that ended meanwhile cannot be told, and needs not.
 func (s *sweepRun) interrupt(ctx workflow.Context, stops []scheduler.Interruption) {
 	for _, st := range stops {
-		if !s.running[st.TrialID] {
-			continue
+		// Made once: a question the trial asks, or has asked, at a boundary is answered with it; a
+		// held one when it is asked again (answerBoundaries).
+		known, tell := s.book.stop(st.TrialID, st.Decision)
+		if known {
+			s.state.logDecision(st.TrialID, 0, st.Decision)
 		}
-		// Made once: a question the trial asks, or has asked, at a boundary is answered with it.
-		s.decided[st.TrialID] = st.Decision
-		s.logDecision(st.TrialID, 0, st.Decision)
-		if _, waiting := s.held[st.TrialID]; waiting {
-			continue // answered below, with the held questions
+		if !tell {
+			continue
 		}
 		s.signalTrial(ctx, st.TrialID, SignalStopTrial, st.Decision)
 	}
@@ -265,36 +252,6 @@ func (s *sweepRun) signalTrial(ctx workflow.Context, id, name string, arg any) {
 			workflow.GetLogger(gctx).Warn("signal not delivered", "signal", name, "trial", id, "error", err)
 		}
 	})
-}
-
-func (s *sweepRun) better(a results.TrialSummary, b *results.TrialSummary) bool {
-	if b == nil || b.Objective == nil {
-		return true
-	}
-	if s.in.Spec.Metric.Goal == "minimize" {
-		return *a.Objective < *b.Objective
-	}
-	return *a.Objective > *b.Objective
-}
-
-func (s *sweepRun) details() string {
-	done := 0
-	for _, n := range s.state.Counts {
-		done += n
-	}
-	d := fmt.Sprintf("%d/%d trials finished, %d running", done, s.sched.Total(), s.active())
-	if l := s.state.Lanes; l != nil && len(l.Standby) > 0 {
-		d += fmt.Sprintf(" (%d standby)", len(l.Standby))
-	}
-	for _, o := range results.Outcomes {
-		if n := s.state.Counts[o]; n > 0 {
-			d += fmt.Sprintf(", %d %s", n, o)
-		}
-	}
-	if l := s.state.Leader; l != nil {
-		d += fmt.Sprintf("; leader %s %s=%.4g", l.TrialID, s.in.Spec.Metric.Name, *l.Objective)
-	}
-	return d
 }
 
 // Bounds of AttrParams: one "name=value" at most maxParamKeyword bytes (a SQL visibility keyword holds

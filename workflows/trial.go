@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
-	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -13,7 +11,6 @@ import (
 
 	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/results"
-	"github.com/rlsweep/rlsweep/scheduler"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
@@ -38,9 +35,10 @@ type TrialInput struct {
 	// AskAtBoundaries: the sweep's scheduler decides at each segment end whether the trial goes on
 	// (askAtBoundary); false: it always does, and the trial does not ask.
 	AskAtBoundaries bool `json:",omitempty"`
-	// SegmentEnds, when set, is the step each segment stops at, the last total_steps
-	// (sweeps.Spec.SegmentEnds: with early_terminate they include every decision step); otherwise
-	// segments are trainer.segment_steps long.
+	// SegmentEnds is the step each segment stops at, the last total_steps, as the sweep computes them
+	// once for all its trials (sweeps.Spec.SegmentEnds: multiples of trainer.segment_steps, with every
+	// early_terminate decision step or pbt ready step added); a trial given none trains in
+	// trainer.segment_steps (segmentEnds).
 	SegmentEnds []int64 `json:",omitempty"`
 	// Standby: the trial waits for a place before it trains (SignalRelease; docs/architecture.md
 	// "Slot hand-off"). Successor: the standby trial that waits for this one's place, released by the
@@ -155,196 +153,6 @@ func waitForPlace(ctx workflow.Context) bool {
 	return true
 }
 
-func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary) error {
-	opts := segmentOptions(in)
-	// A cancelled segment is waited for: it answers once its trainer is stopped and its records are
-	// stored, with the step they reached, which becomes the cancelled trial's steps.
-	opts.WaitForCancellation = true
-	ctx = workflow.WithActivityOptions(ctx, opts)
-	ends := segmentEnds(in)
-	resume, resumeStep := "", int64(0)
-	first, start := 0, int64(0)
-	if in.Trial.ResumeFrom != "" {
-		// A member that starts from another's checkpoint (pbt): its own copy, and the segments past it.
-		resume, resumeStep = startFromCheckpoint(ctx, in, sum), in.Trial.ResumeStep
-		for first < len(ends)-1 && ends[first] <= resumeStep {
-			start = ends[first]
-			first++
-		}
-	}
-	segWarning := "" // the first segment-protocol warning, once per trial
-	// A record of the trial carried the objective (a pbt member's source trial had, to get this far).
-	objectiveSeen := in.Trial.ResumeFrom != ""
-	for seg, from := first, start; seg < len(ends); seg, from = seg+1, ends[seg] {
-		stop := ends[seg]
-		details := fmt.Sprintf("segment %d: steps %d–%d; last step %d", seg, from, stop, sum.Steps)
-		if segWarning != "" {
-			details += "; warning: " + segWarning
-		}
-		workflow.SetCurrentDetails(ctx, details)
-		var res activities.SegmentResult
-		actx, cancelSegment := workflow.WithCancel(ctx)
-		f := workflow.ExecuteActivity(actx, (*activities.Activities).TrainSegment, activities.SegmentInput{
-			SweepID: in.SweepID, Trial: in.Trial, Trainer: in.Trainer, Diagnostics: in.Diagnostics,
-			Metric: in.Metric.Name, Goal: in.Metric.Goal, Segment: seg, StartStep: from, StopAtStep: stop, ResumeFrom: resume,
-			ResumeStep:         resumeStep,
-			GPUs:               in.GPUs,
-			MaxTrainerFailures: maxAttempts(in), MaxInfraRetries: maxInfraRetries(in),
-			HandOffTo: handOffTo(in, seg, len(ends)),
-			Rungs:     in.Rungs, RungUnit: in.RungUnit, ReportTo: reportTo(ctx, in),
-			ObjectiveSeen: objectiveSeen,
-		})
-		stopped := waitOrStop(ctx, in, f, cancelSegment)
-		err := f.Get(ctx, &res)
-		cancelSegment()
-		sum.Segments = seg + 1
-		if err != nil {
-			var cancelled *temporal.CanceledError
-			var part activities.SegmentResult
-			if errors.As(err, &cancelled) && cancelled.HasDetails() && cancelled.Details(&part) == nil && part.LastStep > sum.Steps {
-				sum.Steps = part.LastStep
-				if len(part.Last) > 0 {
-					sum.Last = part.Last
-				}
-				sum.Malformed += part.Malformed
-				if part.MetricsSource != "" {
-					sum.MetricsSource = part.MetricsSource
-				}
-			}
-			if stopped != nil && temporal.IsCanceledError(err) && ctx.Err() == nil {
-				return stopped.at(sum.Steps)
-			}
-			addFailedCounts(sum, err)
-			return err
-		}
-		sum.Steps, sum.Objective, sum.Last = res.LastStep, res.Objective, res.Last
-		sum.HandedOff = sum.HandedOff || res.HandedOff
-		sum.Malformed += res.Malformed
-		if res.MetricsSource != "" {
-			sum.MetricsSource = res.MetricsSource
-		}
-		sum.TrainerFailures += res.TrainerFailures
-		sum.InfraRetries += res.InfraRetries
-		sum.RetrainedSteps += res.RetrainedSteps
-		sum.ServerOutages += res.ServerOutages
-		noteMissingMetric(sum, in.Metric.Name, seg, res)
-		if v := res.EndVerdict; v != nil {
-			sum.End = v
-			sum.Warnings = append(sum.Warnings, v.Warning())
-		}
-		objectiveSeen = objectiveSeen || res.Objective != nil || res.Records > 0 && res.MetricMissing == nil
-		if stopped != nil {
-			return stopped.at(sum.Steps) // the segment ended before the stop reached it
-		}
-		if res.CheckpointKey != "" {
-			resume, resumeStep = res.CheckpointKey, res.LastStep
-		}
-		if res.SegmentWarning != "" && segWarning == "" {
-			// Once per trial: every later segment of such a trainer says the same.
-			segWarning = res.SegmentWarning
-			sum.Warnings = append(sum.Warnings, res.SegmentWarning)
-			workflow.GetLogger(ctx).Warn("trainer does not follow the segment protocol", "warning", res.SegmentWarning)
-		}
-		if res.LastStep >= in.Trainer.TotalSteps && stop < in.Trainer.TotalSteps {
-			// The trainer ran its whole budget, ignoring RLSWEEP_STOP_AT_STEP: another segment would
-			// only train it all again.
-			break
-		}
-		if in.AskAtBoundaries && stop < in.Trainer.TotalSteps {
-			if err := atBoundary(ctx, &in, sum, seg, res, &resume, &resumeStep); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// addFailedCounts adds to a trial's counts those of a segment that failed for good: its attempts the
-// trainer failed, those faults outside it ended and the steps re-trained, from the failure's details
-// (activities.Heartbeat).
-func addFailedCounts(sum *results.TrialSummary, err error) {
-	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || !app.HasDetails() {
-		return
-	}
-	switch app.Type() {
-	case activities.ErrTrainerCrashed, activities.ErrTrialStalled, activities.ErrMetricsUnreadable,
-		activities.ErrNoMetrics, activities.ErrObjectiveMissing, activities.ErrInfraRetries:
-	default:
-		return
-	}
-	var hb activities.Heartbeat
-	if app.Details(&hb) != nil {
-		return
-	}
-	sum.TrainerFailures += hb.TrainerFailures
-	sum.InfraRetries += hb.InfraRetries
-	sum.RetrainedSteps += hb.Retrained
-	sum.Steps = max(sum.Steps, hb.Step) // the step its records reached before it failed
-}
-
-// reportTo is the workflow ID of the sweep a segment tells of the decision points it passes: the
-// trial's parent, when the trial has rungs to report.
-func reportTo(ctx workflow.Context, in TrialInput) string {
-	parent := workflow.GetInfo(ctx).ParentWorkflowExecution
-	if len(in.Rungs) == 0 || parent == nil {
-		return ""
-	}
-	return parent.ID
-}
-
-// handOffTo is the standby trial that segment seg of ends segments releases as its trainer exits: the
-// trial's successor, from its last segment. A trial that asks at boundaries may end earlier (the sweep
-// releases its successor then).
-func handOffTo(in TrialInput, seg, segments int) string {
-	if seg != segments-1 {
-		return ""
-	}
-	return in.Successor
-}
-
-// waitOrStop waits for a segment, and cancels it (cancelSegment) when the sweep stops the trial
-// meanwhile (SignalStopTrial): it returns the stop as a *prunedError, or nil when the segment ended
-// first. A trial that does not ask at boundaries is never stopped so, and just waits.
-func waitOrStop(ctx workflow.Context, in TrialInput, f workflow.Future, cancelSegment workflow.CancelFunc) *prunedError {
-	if !in.AskAtBoundaries {
-		return nil
-	}
-	var stop *prunedError
-	sel := workflow.NewSelector(ctx)
-	sel.AddFuture(f, func(workflow.Future) {})
-	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalStopTrial), func(c workflow.ReceiveChannel, _ bool) {
-		var d scheduler.Decision
-		c.Receive(ctx, &d)
-		pr := d.Pruning
-		if pr == nil {
-			pr = &results.Pruning{Rung: -1}
-		}
-		stop = &prunedError{reason: "stopped by the sweep's scheduler during a segment: " + d.Reason, outcome: d.Outcome, pruning: pr}
-		cancelSegment()
-	})
-	sel.Select(ctx)
-	return stop
-}
-
-// segmentEnds is the step each segment of the trial stops at: in.SegmentEnds, or multiples of
-// trainer.segment_steps, the last total_steps.
-func segmentEnds(in TrialInput) []int64 {
-	total := in.Trainer.TotalSteps
-	if len(in.SegmentEnds) > 0 {
-		return in.SegmentEnds
-	}
-	segSteps := in.Trainer.SegmentSteps
-	if segSteps <= 0 || segSteps > total {
-		segSteps = total
-	}
-	var ends []int64
-	for from := int64(0); from < total; from += segSteps {
-		ends = append(ends, min(from+segSteps, total))
-	}
-	return ends
-}
-
 // TrialStatus is what a trial's status query returns while it runs: how far it got and its warnings.
 type TrialStatus struct {
 	TrialID  string
@@ -353,62 +161,6 @@ type TrialStatus struct {
 	Warnings []string
 	// Malformed: metric lines the finished segments' readers dropped as malformed.
 	Malformed int `json:",omitempty"`
-}
-
-// noteMissingMetric warns, as soon as a segment ends, that no record of it carried the objective's
-// metric (naming those they did carry), and drops the warning once a later segment's records carry it.
-func noteMissingMetric(sum *results.TrialSummary, metric string, seg int, res activities.SegmentResult) {
-	prefix := fmt.Sprintf("metric %q: ", metric)
-	i := slices.IndexFunc(sum.Warnings, func(w string) bool { return strings.HasPrefix(w, prefix) })
-	switch {
-	case res.MetricMissing == nil && res.Records > 0 && i >= 0:
-		sum.Warnings = slices.Delete(sum.Warnings, i, i+1)
-	case res.MetricMissing != nil && i < 0:
-		sum.Warnings = append(sum.Warnings, results.MissingMetricWarning(metric, seg, res.MetricMissing))
-	}
-}
-
-func maxAttempts(in TrialInput) int {
-	if in.MaxAttempts <= 0 {
-		return sweeps.DefaultMaxAttempts
-	}
-	return in.MaxAttempts
-}
-
-func maxInfraRetries(in TrialInput) int {
-	if in.MaxInfraRetries <= 0 {
-		return sweeps.DefaultMaxInfraRetries
-	}
-	return in.MaxInfraRetries
-}
-
-// segmentOptions are TrainSegment's options. The activity decides which of its failures are retried
-// (it counts trainer failures and infrastructure faults apart, in its heartbeat details); the server's
-// MaximumAttempts is only a backstop above both bounds together.
-func segmentOptions(in TrialInput) workflow.ActivityOptions {
-	hb := in.HeartbeatTimeout
-	if hb <= 0 {
-		hb = time.Minute
-	}
-	attempts := maxAttempts(in) + maxInfraRetries(in) + 1
-	queue := in.TaskQueue
-	if queue == "" {
-		queue = DefaultTrialQueue
-	}
-	return workflow.ActivityOptions{
-		TaskQueue: queue,
-		// A segment may train for days; liveness is the heartbeat's job, progress the stall timeout's.
-		StartToCloseTimeout: 30 * 24 * time.Hour,
-		HeartbeatTimeout:    hb,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:        time.Second,
-			BackoffCoefficient:     2,
-			MaximumInterval:        time.Minute,
-			MaximumAttempts:        int32(attempts),
-			NonRetryableErrorTypes: []string{activities.ErrTrialDiverged, activities.ErrInvalidSpec, activities.ErrInfraRetries},
-		},
-		Summary: "train",
-	}
 }
 
 // classify maps a failed trial's error to its outcome, stop rule, message and, for a divergence, the
