@@ -121,12 +121,7 @@ func decode(data []byte, filename string) (*Spec, Errors) {
 	if root.Kind == yaml.MappingNode && wandb.IsConfig(root) {
 		// W&B reads its configs with PyYAML, which resolves anchors, aliases and << merges: so does rlsweep
 		// for them, within a bound on the expanded size.
-		expanded, ok := wandb.ExpandAliases(root)
-		if !ok {
-			d.errs = append(d.errs, &FieldError{File: d.file, Line: 1, Field: "yaml",
-				Got: fmt.Sprintf("more than %d nodes once aliases are expanded", wandb.MaxExpandedNodes), Want: "a smaller document"})
-		}
-		root = expanded
+		root = d.expandAliases(root)
 	}
 	if d.rejectAliases(root); len(d.errs) > 0 {
 		return nil, d.errs

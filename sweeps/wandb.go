@@ -51,6 +51,15 @@ type wandbInfo struct {
 // FormatWandB is Spec.Format for a spec read from a W&B sweep config.
 const FormatWandB = "wandb"
 
+// wandbDoc is what the top level of a W&B config gives that becomes more than one field of the Spec.
+type wandbDoc struct {
+	program, project, name string
+	programNode            *yaml.Node   // nil without program
+	command                []*yaml.Node // nil without command
+	commandLine            int
+	tree                   []*wandb.Param
+}
+
 // wandb decodes a W&B sweep config into s.
 func (d *decoder) wandb(root *yaml.Node, s *Spec, filename string) {
 	info := &wandbInfo{}
@@ -59,95 +68,13 @@ func (d *decoder) wandb(root *yaml.Node, s *Spec, filename string) {
 	s.Probes.Enabled = false
 	s.Trainer.TotalSteps = DefaultWandBTotalSteps
 	s.Trainer.Metrics = MetricsSource{Source: metrics.SourceAuto}
-	var program, project, name string
-	var programNode *yaml.Node
-	var command []*yaml.Node
-	var tree []*wandb.Param
-	commandLine := 0
-	ignore := func(key string) func(string, *yaml.Node) {
-		return func(string, *yaml.Node) { info.ignored = append(info.ignored, key) }
-	}
-	str := func(dst *string) func(string, *yaml.Node) {
-		return func(p string, v *yaml.Node) {
-			if x, ok := wandb.Scalar(v); ok && v.Kind == yaml.ScalarNode {
-				if t, isStr := x.(string); isStr {
-					*dst = t
-					return
-				}
-			}
-			d.fail(v, p, describe(v), "a string")
-		}
-	}
-	d.mapping(root, "", []field{
-		{"program", func(p string, v *yaml.Node) { programNode = v; str(&program)(p, v) }},
-		{"command", func(p string, v *yaml.Node) {
-			commandLine = v.Line
-			command = []*yaml.Node{}
-			d.list(v, p, "a list of strings (the argv W&B's agent runs, with macros such as ${args})", func(_ int, ep string, e *yaml.Node) {
-				if e.Kind != yaml.ScalarNode {
-					d.fail(e, ep, describe(e), "a string")
-					return
-				}
-				command = append(command, e)
-			})
-		}},
-		{"method", d.text(&s.Method)},
-		{"metric", func(p string, v *yaml.Node) {
-			s.Metric.Goal = GoalMinimize // W&B's default goal
-			if v.Kind == yaml.MappingNode && !hasKey(v, "name") {
-				d.fail(v, p+".name", "nothing", "the name of the metric the trainer logs (W&B requires it)")
-			}
-			d.mapping(v, p, []field{
-				{"name", d.text(&s.Metric.Name)},
-				{"goal", d.text(&s.Metric.Goal)},
-				{"target", func(tp string, tv *yaml.Node) {
-					if f, ok := d.pyNumber(tv, tp); ok {
-						s.Metric.Target = &f
-						info.target = true
-					}
-				}},
-				{"impute", ignore("metric.impute")},
-				{"impute_while_running", ignore("metric.impute_while_running")},
-			})
-		}},
-		{"parameters", func(p string, v *yaml.Node) { tree = d.wandbParams(v, p, "", s) }},
-		{"run_cap", func(p string, v *yaml.Node) {
-			if n, ok := d.pyInteger(v, p); ok {
-				if n < 1 || n > MaxTrials {
-					d.fail(v, p, strconv.FormatInt(n, 10), fmt.Sprintf("an integer in [1, %d]", MaxTrials))
-					return
-				}
-				s.Trials = int(n)
-				info.runCapSet = true
-			}
-		}},
-		{"early_terminate", func(p string, v *yaml.Node) { d.wandbEarlyTerminate(v, p, s) }},
-		{"name", str(&name)},
-		{"project", str(&project)},
-		{"entity", ignore("entity")},
-		{"description", d.text(&s.Description)},
-		{"apiVersion", ignore("apiVersion")},
-		{"kind", ignore("kind")},
-		{"controller", ignore("controller")},
-		{"job", func(p string, v *yaml.Node) {
-			d.fail(v, p, describe(v), "no job: rlsweep runs the program of the config, not a W&B Launch job")
-		}},
-		{"image_uri", func(p string, v *yaml.Node) {
-			d.fail(v, p, describe(v), "no image_uri: rlsweep runs the program of the config, not a W&B Launch image")
-		}},
-		{"scheduler", func(p string, v *yaml.Node) {
-			d.fail(v, p, "a custom scheduler", "no scheduler: rlsweep plans with method grid, random or sobol")
-		}},
-		{"metrics", func(p string, v *yaml.Node) {
-			d.fail(v, p, describe(v), "metric: one objective (multi-objective search is not available)")
-		}},
-		{"rlsweep", func(p string, v *yaml.Node) { d.rlsweepBlock(v, p, s) }},
-	})
+	doc := &wandbDoc{}
+	d.mapping(root, "", d.wandbFields(doc, s, info))
 	if !hasKey(root, "method") {
 		d.errs = append(d.errs, &FieldError{File: d.file, Line: root.Line, Field: "method", Got: "nothing",
 			Want: "grid or random (W&B requires method)"})
 	}
-	if len(tree) == 0 && !d.bad["parameters"] {
+	if len(doc.tree) == 0 && !d.bad["parameters"] {
 		d.errs = append(d.errs, &FieldError{File: d.file, Line: d.lineOr("parameters", root.Line), Field: "parameters",
 			Got: "none", Want: "at least one parameter (W&B requires parameters)"})
 	}
@@ -160,19 +87,130 @@ func (d *decoder) wandb(root *yaml.Node, s *Spec, filename string) {
 		}
 		d.wandbGrid(s)
 	}
-	// The sweep's name: project, else name, else the file's name, made a valid rlsweep name.
+	wandbName(s, info, doc, filename)
+	d.wandbProgram(doc, info, filename)
+	s.Trainer.Command = wandb.Command(doc.command, doc.program, doc.tree)
+	for _, p := range doc.tree {
+		s.Trainer.WandBConfig = append(s.Trainer.WandBConfig, p.Leaves("")...)
+	}
+}
+
+// wandbFields are the top-level keys of a W&B config: what each sets in s, doc and info.
+func (d *decoder) wandbFields(doc *wandbDoc, s *Spec, info *wandbInfo) []field {
+	ignore := func(key string) func(string, *yaml.Node) {
+		return func(string, *yaml.Node) { info.ignored = append(info.ignored, key) }
+	}
+	refuse := func(want string) func(string, *yaml.Node) {
+		return func(p string, v *yaml.Node) { d.fail(v, p, describe(v), want) }
+	}
+	return []field{
+		{"program", func(p string, v *yaml.Node) { doc.programNode = v; d.pyString(&doc.program)(p, v) }},
+		{"command", func(p string, v *yaml.Node) { d.wandbCommandList(v, p, doc) }},
+		{"method", d.text(&s.Method)},
+		{"metric", func(p string, v *yaml.Node) { d.wandbMetric(v, p, s, info) }},
+		{"parameters", func(p string, v *yaml.Node) { doc.tree = d.wandbParams(v, p, "", s) }},
+		{"run_cap", func(p string, v *yaml.Node) { d.wandbRunCap(v, p, s, info) }},
+		{"early_terminate", func(p string, v *yaml.Node) { d.wandbEarlyTerminate(v, p, s) }},
+		{"name", d.pyString(&doc.name)},
+		{"project", d.pyString(&doc.project)},
+		{"entity", ignore("entity")},
+		{"description", d.text(&s.Description)},
+		{"apiVersion", ignore("apiVersion")},
+		{"kind", ignore("kind")},
+		{"controller", ignore("controller")},
+		{"job", refuse("no job: rlsweep runs the program of the config, not a W&B Launch job")},
+		{"image_uri", refuse("no image_uri: rlsweep runs the program of the config, not a W&B Launch image")},
+		{"scheduler", func(p string, v *yaml.Node) {
+			d.fail(v, p, "a custom scheduler", "no scheduler: rlsweep plans with method grid, random or sobol")
+		}},
+		{"metrics", refuse("metric: one objective (multi-objective search is not available)")},
+		{"rlsweep", func(p string, v *yaml.Node) { d.rlsweepBlock(v, p, s) }},
+	}
+}
+
+// pyString decodes a value that PyYAML reads as a string.
+func (d *decoder) pyString(dst *string) func(string, *yaml.Node) {
+	return func(p string, v *yaml.Node) {
+		if x, ok := wandb.Scalar(v); ok && v.Kind == yaml.ScalarNode {
+			if t, isStr := x.(string); isStr {
+				*dst = t
+				return
+			}
+		}
+		d.fail(v, p, describe(v), "a string")
+	}
+}
+
+// wandbCommandList decodes command: the argv W&B's agent runs, each element a scalar.
+func (d *decoder) wandbCommandList(v *yaml.Node, path string, doc *wandbDoc) {
+	doc.commandLine = v.Line
+	doc.command = []*yaml.Node{}
+	d.list(v, path, "a list of strings (the argv W&B's agent runs, with macros such as ${args})", func(_ int, ep string, e *yaml.Node) {
+		if e.Kind != yaml.ScalarNode {
+			d.fail(e, ep, describe(e), "a string")
+			return
+		}
+		doc.command = append(doc.command, e)
+	})
+}
+
+// wandbMetric decodes metric: name, goal (minimize by default, as W&B), target; impute and
+// impute_while_running are accepted and not acted on.
+func (d *decoder) wandbMetric(v *yaml.Node, path string, s *Spec, info *wandbInfo) {
+	s.Metric.Goal = GoalMinimize // W&B's default goal
+	if v.Kind == yaml.MappingNode && !hasKey(v, "name") {
+		d.fail(v, path+".name", "nothing", "the name of the metric the trainer logs (W&B requires it)")
+	}
+	ignore := func(key string) func(string, *yaml.Node) {
+		return func(string, *yaml.Node) { info.ignored = append(info.ignored, key) }
+	}
+	d.mapping(v, path, []field{
+		{"name", d.text(&s.Metric.Name)},
+		{"goal", d.text(&s.Metric.Goal)},
+		{"target", func(tp string, tv *yaml.Node) {
+			if f, ok := d.pyNumber(tv, tp); ok {
+				s.Metric.Target = &f
+				info.target = true
+			}
+		}},
+		{"impute", ignore("metric.impute")},
+		{"impute_while_running", ignore("metric.impute_while_running")},
+	})
+}
+
+// wandbRunCap decodes run_cap: the number of trials (the runs started, for a grid).
+func (d *decoder) wandbRunCap(v *yaml.Node, path string, s *Spec, info *wandbInfo) {
+	if n, ok := d.pyInteger(v, path); ok {
+		if n < 1 || n > MaxTrials {
+			d.fail(v, path, strconv.FormatInt(n, 10), fmt.Sprintf("an integer in [1, %d]", MaxTrials))
+			return
+		}
+		s.Trials = int(n)
+		info.runCapSet = true
+	}
+}
+
+// wandbName sets the sweep's name: project, else name, else the file's name, made a valid rlsweep name;
+// a name that is not the sweep's becomes its description when it has none.
+func wandbName(s *Spec, info *wandbInfo, doc *wandbDoc, filename string) {
 	switch {
-	case project != "":
-		s.Name, info.nameFrom = wandb.SanitizeName(project), "project"
-	case name != "":
-		s.Name, info.nameFrom = wandb.SanitizeName(name), "name"
+	case doc.project != "":
+		s.Name, info.nameFrom = wandb.SanitizeName(doc.project), "project"
+	case doc.name != "":
+		s.Name, info.nameFrom = wandb.SanitizeName(doc.name), "name"
 	default:
 		base := filepath.Base(filename)
 		s.Name, info.nameFrom = wandb.SanitizeName(strings.TrimSuffix(base, filepath.Ext(base))), "the file name"
 	}
-	if s.Description == "" && name != "" && info.nameFrom != "name" {
-		s.Description = name
+	if s.Description == "" && doc.name != "" && info.nameFrom != "name" {
+		s.Description = doc.name
 	}
+}
+
+// wandbProgram settles the program the command runs and how it runs it, and reports a missing program
+// that the command runs.
+func (d *decoder) wandbProgram(doc *wandbDoc, info *wandbInfo, filename string) {
+	program := doc.program
 	// The trainer runs in its trial's directory, not where W&B's agent would have been started: a relative
 	// program that exists next to the config file is run from there.
 	if program != "" && !filepath.IsAbs(program) {
@@ -189,7 +227,8 @@ func (d *decoder) wandb(root *yaml.Node, s *Spec, filename string) {
 			info.programPath = abs
 		}
 	}
-	info.program = program
+	doc.program, info.program = program, program
+	command := doc.command
 	runsProgram := command == nil || slices.ContainsFunc(command, func(n *yaml.Node) bool { return n.Value == "${program}" })
 	info.programAsFile = command == nil
 	for i, n := range command {
@@ -198,14 +237,21 @@ func (d *decoder) wandb(root *yaml.Node, s *Spec, filename string) {
 			info.programFirst = info.programFirst || i == 0
 		}
 	}
-	if programNode == nil && runsProgram {
-		d.errs = append(d.errs, &FieldError{File: d.file, Line: max(commandLine, 1), Field: "program",
+	if doc.programNode == nil && runsProgram {
+		d.errs = append(d.errs, &FieldError{File: d.file, Line: max(doc.commandLine, 1), Field: "program",
 			Got: "nothing", Want: "the training script W&B's agent runs (program: train.py), which command runs as ${program} (an rlsweep spec names it in trainer instead)"})
 	}
-	s.Trainer.Command = wandb.Command(command, program, tree)
-	for _, p := range tree {
-		s.Trainer.WandBConfig = append(s.Trainer.WandBConfig, p.Leaves("")...)
+}
+
+// expandAliases resolves anchors, aliases and << merge keys as PyYAML does (wandb.ExpandAliases); a
+// document that would expand past wandb.MaxExpandedNodes is reported and returned as it is.
+func (d *decoder) expandAliases(root *yaml.Node) *yaml.Node {
+	out, ok := wandb.ExpandAliases(root)
+	if !ok {
+		d.errs = append(d.errs, &FieldError{File: d.file, Line: 1, Field: "yaml",
+			Got: fmt.Sprintf("more than %d nodes once aliases are expanded", wandb.MaxExpandedNodes), Want: "a smaller document"})
 	}
+	return out
 }
 
 func isRegularFile(path string) bool {
