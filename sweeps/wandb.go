@@ -409,99 +409,118 @@ func (d *decoder) wandbParams(v *yaml.Node, path, prefix string, s *Spec) []*wan
 		if prefix == "" {
 			key = wandbKey(name)
 		}
-		fp := "parameters." + key // the field path the checker uses
-		d.lines[fp] = k.Line
-		prm := Parameter{Name: key, Line: k.Line}
-		ints := 0
-		bound := func(dst **float64) func(string, *yaml.Node) {
-			return func(bp string, bv *yaml.Node) {
-				if f, ok := d.pyNumber(bv, bp); ok {
-					*dst = &f
-					if x, _ := wandb.Scalar(bv); x != nil {
-						if _, isInt := x.(int64); isInt {
-							ints++
-						}
-					}
-				}
-			}
-		}
-		number := func(dst **float64) func(string, *yaml.Node) {
-			return func(bp string, bv *yaml.Node) {
-				if f, ok := d.pyNumber(bv, bp); ok {
-					*dst = &f
-				}
-			}
-		}
-		dist := ""
-		d.mappingAt(pv, p, fp, []field{
-			{"values", func(vp string, vv *yaml.Node) {
-				prm.Values = []any{}
-				if vv.Kind == yaml.SequenceNode && slices.ContainsFunc(vv.Content, func(e *yaml.Node) bool { return e.Kind != yaml.ScalarNode }) {
-					prm.JSON = true // lists or mappings among the values: every value is kept as its JSON
-				}
-				d.list(vv, vp, "a list of values", func(_ int, ep string, e *yaml.Node) {
-					if prm.JSON {
-						if x, ok := d.wandbJSONValue(e, ep); ok {
-							prm.Values = append(prm.Values, x)
-						}
-					} else if x, ok := d.wandbValue(e, ep, true); ok {
-						prm.Values = append(prm.Values, x)
-					}
-				})
-			}},
-			{"value", func(vp string, vv *yaml.Node) {
-				null := false
-				if vv.Kind == yaml.ScalarNode {
-					x, _ := wandb.Scalar(vv)
-					null = x == (wandb.None{}) // kept as JSON, since a nil Value is no value: the trainer gets None
-				}
-				if vv.Kind == yaml.SequenceNode || vv.Kind == yaml.MappingNode || null {
-					if x, ok := d.wandbJSONValue(vv, vp); ok {
-						prm.Value, prm.JSON = x, true
-					}
-				} else if x, ok := d.wandbValue(vv, vp, false); ok {
-					prm.Value = x
-				}
-			}},
-			{"probabilities", func(vp string, vv *yaml.Node) {
-				prm.Probabilities = []float64{}
-				d.list(vv, vp, "a list of numbers", func(_ int, ep string, e *yaml.Node) {
-					if f, ok := d.pyNumber(e, ep); ok {
-						prm.Probabilities = append(prm.Probabilities, f)
-					}
-				})
-			}},
-			{"min", bound(&prm.Min)},
-			{"max", bound(&prm.Max)},
-			{"q", func(qp string, qv *yaml.Node) {
-				number(&prm.Q)(qp, qv)
-				if x, _ := wandb.Scalar(qv); x != nil {
-					_, prm.QInt = x.(int64)
-				}
-			}},
-			{"mu", number(&prm.Mu)},
-			{"sigma", number(&prm.Sigma)},
-			{"a", number(&prm.A)},
-			{"b", number(&prm.B)},
-			{"distribution", func(dp string, dv *yaml.Node) {
-				d.text(&dist)(dp, dv)
-				if dist != "" && !slices.Contains(wandbDists, dist) {
-					d.fail(dv, dp, quote(dist), oneOf(wandbDists))
-					dist = ""
-				}
-			}},
-		})
-		d.wandbDistribution(&prm, dist, ints, fp, pv)
-		if ints == 2 {
-			if s.wandb.intBounds == nil {
-				s.wandb.intBounds = map[string]bool{}
-			}
-			s.wandb.intBounds[key] = true
-		}
+		prm := d.wandbLeaf(key, p, k, pv, s)
 		s.Parameters = append(s.Parameters, prm)
 		tree = append(tree, &wandb.Param{Name: name, JSON: prm.JSON})
 	})
 	return tree
+}
+
+// wandbLeaf decodes the parameter key, a leaf of the tree written at path.
+func (d *decoder) wandbLeaf(key, path string, k, pv *yaml.Node, s *Spec) Parameter {
+	fp := "parameters." + key // the field path the checker uses
+	d.lines[fp] = k.Line
+	prm := Parameter{Name: key, Line: k.Line}
+	ints := 0 // bounds written as integers
+	dist := ""
+	d.mappingAt(pv, path, fp, d.wandbLeafFields(&prm, &ints, &dist))
+	d.wandbDistribution(&prm, dist, ints, fp, pv)
+	if ints == 2 {
+		if s.wandb.intBounds == nil {
+			s.wandb.intBounds = map[string]bool{}
+		}
+		s.wandb.intBounds[key] = true
+	}
+	return prm
+}
+
+// wandbLeafFields are the keys of a W&B parameter: what each sets in prm, the count of integer bounds
+// and the distribution as written.
+func (d *decoder) wandbLeafFields(prm *Parameter, ints *int, dist *string) []field {
+	bound := func(dst **float64) func(string, *yaml.Node) {
+		return func(bp string, bv *yaml.Node) {
+			if f, ok := d.pyNumber(bv, bp); ok {
+				*dst = &f
+				if x, _ := wandb.Scalar(bv); x != nil {
+					if _, isInt := x.(int64); isInt {
+						*ints++
+					}
+				}
+			}
+		}
+	}
+	number := func(dst **float64) func(string, *yaml.Node) {
+		return func(bp string, bv *yaml.Node) {
+			if f, ok := d.pyNumber(bv, bp); ok {
+				*dst = &f
+			}
+		}
+	}
+	return []field{
+		{"values", func(vp string, vv *yaml.Node) { d.wandbValues(vv, vp, prm) }},
+		{"value", func(vp string, vv *yaml.Node) { d.wandbConstant(vv, vp, prm) }},
+		{"probabilities", func(vp string, vv *yaml.Node) {
+			prm.Probabilities = []float64{}
+			d.list(vv, vp, "a list of numbers", func(_ int, ep string, e *yaml.Node) {
+				if f, ok := d.pyNumber(e, ep); ok {
+					prm.Probabilities = append(prm.Probabilities, f)
+				}
+			})
+		}},
+		{"min", bound(&prm.Min)},
+		{"max", bound(&prm.Max)},
+		{"q", func(qp string, qv *yaml.Node) {
+			number(&prm.Q)(qp, qv)
+			if x, _ := wandb.Scalar(qv); x != nil {
+				_, prm.QInt = x.(int64)
+			}
+		}},
+		{"mu", number(&prm.Mu)},
+		{"sigma", number(&prm.Sigma)},
+		{"a", number(&prm.A)},
+		{"b", number(&prm.B)},
+		{"distribution", func(dp string, dv *yaml.Node) {
+			d.text(dist)(dp, dv)
+			if *dist != "" && !slices.Contains(wandbDists, *dist) {
+				d.fail(dv, dp, quote(*dist), oneOf(wandbDists))
+				*dist = ""
+			}
+		}},
+	}
+}
+
+// wandbValues decodes a parameter's values: scalars, or, when any is a list or a mapping, every value
+// kept as its JSON (Parameter.JSON).
+func (d *decoder) wandbValues(vv *yaml.Node, vp string, prm *Parameter) {
+	prm.Values = []any{}
+	if vv.Kind == yaml.SequenceNode && slices.ContainsFunc(vv.Content, func(e *yaml.Node) bool { return e.Kind != yaml.ScalarNode }) {
+		prm.JSON = true // lists or mappings among the values: every value is kept as its JSON
+	}
+	d.list(vv, vp, "a list of values", func(_ int, ep string, e *yaml.Node) {
+		if prm.JSON {
+			if x, ok := d.wandbJSONValue(e, ep); ok {
+				prm.Values = append(prm.Values, x)
+			}
+		} else if x, ok := d.wandbValue(e, ep, true); ok {
+			prm.Values = append(prm.Values, x)
+		}
+	})
+}
+
+// wandbConstant decodes a parameter's value: a scalar, or a list, mapping or null kept as its JSON.
+func (d *decoder) wandbConstant(vv *yaml.Node, vp string, prm *Parameter) {
+	null := false
+	if vv.Kind == yaml.ScalarNode {
+		x, _ := wandb.Scalar(vv)
+		null = x == (wandb.None{}) // kept as JSON, since a nil Value is no value: the trainer gets None
+	}
+	if vv.Kind == yaml.SequenceNode || vv.Kind == yaml.MappingNode || null {
+		if x, ok := d.wandbJSONValue(vv, vp); ok {
+			prm.Value, prm.JSON = x, true
+		}
+	} else if x, ok := d.wandbValue(vv, vp, false); ok {
+		prm.Value = x
+	}
 }
 
 // mappingAt is mapping with the fields' lines also recorded under another path (the checker's).
