@@ -541,84 +541,117 @@ func (d *decoder) mappingAt(n *yaml.Node, path, alias string, fields []field) {
 // the forms with exponent bounds (log_uniform, inv_log_uniform, q_log_uniform) become value bounds, the
 // same distribution. Keys that do not go with the distribution are refused, as W&B's schema does.
 func (d *decoder) wandbDistribution(p *Parameter, dist string, ints int, path string, n *yaml.Node) {
-	bad := func(key, want string) {
-		d.bad[path+"."+key] = true
-		d.errs = append(d.errs, &FieldError{File: d.file, Line: d.lineOr(path+"."+key, n.Line), Field: path + "." + key,
-			Got: "a " + key, Want: want})
-	}
-	has := func(keys ...string) []string {
-		var out []string
-		for _, k := range keys {
-			if hasKey(n, k) {
-				out = append(out, k)
-			}
-		}
-		return out
-	}
-	refused := false
-	allow := func(what string, keys ...string) {
-		for _, k := range has("values", "value", "probabilities", "min", "max", "q", "mu", "sigma", "a", "b") {
-			if !slices.Contains(keys, k) {
-				bad(k, "only "+strings.Join(keys, ", ")+" with "+what)
-				refused = true
-			}
-		}
-		if refused {
-			d.bad[path] = true // one message per mistake
-		}
-	}
-	switch dist {
-	case "":
-		switch {
-		case p.Values != nil:
-			allow("values", "values", "probabilities")
-		case p.Value != nil:
-			allow("value", "value")
-		case p.Min != nil || p.Max != nil:
-			p.Distribution = DistUniform
-			if ints == 2 {
-				p.Distribution = DistIntUniform
-			}
-			allow("min and max without a distribution", "min", "max")
-		default:
-			if len(has("mu", "sigma", "a", "b", "q", "probabilities")) > 0 {
-				d.fail(n, path, "no distribution", "a distribution for "+strings.Join(has("mu", "sigma", "a", "b", "q", "probabilities"), ", "))
-			}
-		}
+	if dist == "" {
+		d.wandbNoDistribution(p, ints, path, n)
 		return
+	}
+	what := "distribution " + dist
+	if dist == "categorical" {
+		what += " (weights need categorical_w_probabilities)"
+	}
+	refused := d.wandbAllow(n, path, what, wandbDistKeys(dist)...)
+	switch dist {
 	case "categorical", "categorical_w_probabilities":
-		if dist == "categorical" {
-			allow("distribution categorical (weights need categorical_w_probabilities)", "values")
-		} else {
-			allow("distribution "+dist, "values", "probabilities")
-		}
 		if p.Values == nil {
-			bad("values", "values: [...] with distribution "+dist)
+			d.wandbRefuse(n, path, "values", "values: [...] with distribution "+dist)
 		}
 		if dist == "categorical_w_probabilities" && p.Probabilities == nil {
-			bad("probabilities", "probabilities: one per value, with distribution categorical_w_probabilities")
+			d.wandbRefuse(n, path, "probabilities", "probabilities: one per value, with distribution categorical_w_probabilities")
 		}
 		return
 	case "constant":
-		allow("distribution constant", "value")
 		return
-	case DistNormal, DistLogNormal:
-		allow("distribution "+dist, "mu", "sigma")
-	case DistQNormal, DistQLogNormal:
-		allow("distribution "+dist, "mu", "sigma", "q")
-	case DistBeta:
-		allow("distribution beta", "a", "b")
-	case DistQBeta:
-		allow("distribution q_beta", "a", "b", "q")
-	case DistQUniform, "q_log_uniform", DistQLogUniformValues:
-		allow("distribution "+dist, "min", "max", "q")
-	default:
-		allow("distribution "+dist, "min", "max")
 	}
 	p.Distribution = dist
-	if refused {
-		return
+	if !refused {
+		d.wandbBounds(p, dist, ints, path, n)
 	}
+}
+
+// wandbParamKeys are the keys of a W&B parameter that say what it draws from.
+var wandbParamKeys = []string{"values", "value", "probabilities", "min", "max", "q", "mu", "sigma", "a", "b"}
+
+// wandbDistKeys are the keys of wandbParamKeys that go with a distribution.
+func wandbDistKeys(dist string) []string {
+	switch dist {
+	case "categorical":
+		return []string{"values"}
+	case "categorical_w_probabilities":
+		return []string{"values", "probabilities"}
+	case "constant":
+		return []string{"value"}
+	case DistNormal, DistLogNormal:
+		return []string{"mu", "sigma"}
+	case DistQNormal, DistQLogNormal:
+		return []string{"mu", "sigma", "q"}
+	case DistBeta:
+		return []string{"a", "b"}
+	case DistQBeta:
+		return []string{"a", "b", "q"}
+	case DistQUniform, "q_log_uniform", DistQLogUniformValues:
+		return []string{"min", "max", "q"}
+	}
+	return []string{"min", "max"}
+}
+
+// wandbNoDistribution settles a parameter without a distribution: values, value, or min and max
+// (uniform, int_uniform when both are integers, as W&B infers).
+func (d *decoder) wandbNoDistribution(p *Parameter, ints int, path string, n *yaml.Node) {
+	switch {
+	case p.Values != nil:
+		d.wandbAllow(n, path, "values", "values", "probabilities")
+	case p.Value != nil:
+		d.wandbAllow(n, path, "value", "value")
+	case p.Min != nil || p.Max != nil:
+		p.Distribution = DistUniform
+		if ints == 2 {
+			p.Distribution = DistIntUniform
+		}
+		d.wandbAllow(n, path, "min and max without a distribution", "min", "max")
+	default:
+		if given := presentKeys(n, "mu", "sigma", "a", "b", "q", "probabilities"); len(given) > 0 {
+			d.fail(n, path, "no distribution", "a distribution for "+strings.Join(given, ", "))
+		}
+	}
+}
+
+// wandbAllow refuses each key of wandbParamKeys in n that is not one of keys, saying they go with what;
+// it reports whether it refused any, and then marks the parameter bad (one message per mistake).
+func (d *decoder) wandbAllow(n *yaml.Node, path, what string, keys ...string) bool {
+	refused := false
+	for _, k := range presentKeys(n, wandbParamKeys...) {
+		if !slices.Contains(keys, k) {
+			d.wandbRefuse(n, path, k, "only "+strings.Join(keys, ", ")+" with "+what)
+			refused = true
+		}
+	}
+	if refused {
+		d.bad[path] = true
+	}
+	return refused
+}
+
+// wandbRefuse reports key of the parameter at path, on its own line where it is written.
+func (d *decoder) wandbRefuse(n *yaml.Node, path, key, want string) {
+	d.bad[path+"."+key] = true
+	d.errs = append(d.errs, &FieldError{File: d.file, Line: d.lineOr(path+"."+key, n.Line), Field: path + "." + key,
+		Got: "a " + key, Want: want})
+}
+
+// presentKeys lists the keys of n among keys, in the order of keys.
+func presentKeys(n *yaml.Node, keys ...string) []string {
+	var out []string
+	for _, k := range keys {
+		if hasKey(n, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// wandbBounds settles the bounds of a distribution over a range: q defaults to 1.0 (W&B's, a float),
+// both bounds are required, int_uniform takes integers, and exponent bounds become value bounds.
+func (d *decoder) wandbBounds(p *Parameter, dist string, ints int, path string, n *yaml.Node) {
 	if quantised(dist) || dist == "q_log_uniform" {
 		if p.Q == nil {
 			q := 1.0 // W&B's default, a float: the values stay floats
