@@ -386,11 +386,6 @@ func (d *decoder) wandbValue(v *yaml.Node, path string, allowNull bool) (any, bo
 	return x, true
 }
 
-// wandbDists are the distribution names a W&B parameter may give.
-var wandbDists = []string{"constant", "categorical", "categorical_w_probabilities", DistIntUniform, DistUniform, DistQUniform,
-	DistLogUniform, "log_uniform_values", "inv_log_uniform", DistInvLogUniformValues, "q_log_uniform", DistQLogUniformValues,
-	DistNormal, DistQNormal, DistLogNormal, DistQLogNormal, DistBeta, DistQBeta}
-
 // wandbParams decodes a W&B parameters mapping (recursively for nested ones), appending leaves to
 // s.Parameters under their flat names ("optimizer.lr"), and returns the tree.
 func (d *decoder) wandbParams(v *yaml.Node, path, prefix string, s *Spec) []*wandb.Param {
@@ -481,8 +476,8 @@ func (d *decoder) wandbLeafFields(prm *Parameter, ints *int, dist *string) []fie
 		{"b", number(&prm.B)},
 		{"distribution", func(dp string, dv *yaml.Node) {
 			d.text(dist)(dp, dv)
-			if *dist != "" && !slices.Contains(wandbDists, *dist) {
-				d.fail(dv, dp, quote(*dist), oneOf(wandbDists))
+			if *dist != "" && !slices.Contains(wandb.Distributions, *dist) {
+				d.fail(dv, dp, quote(*dist), oneOf(wandb.Distributions))
 				*dist = ""
 			}
 		}},
@@ -549,7 +544,7 @@ func (d *decoder) wandbDistribution(p *Parameter, dist string, ints int, path st
 	if dist == "categorical" {
 		what += " (weights need categorical_w_probabilities)"
 	}
-	refused := d.wandbAllow(n, path, what, wandbDistKeys(dist)...)
+	refused := d.wandbAllow(n, path, what, wandb.DistributionKeys(dist)...)
 	switch dist {
 	case "categorical", "categorical_w_probabilities":
 		if p.Values == nil {
@@ -566,32 +561,6 @@ func (d *decoder) wandbDistribution(p *Parameter, dist string, ints int, path st
 	if !refused {
 		d.wandbBounds(p, dist, ints, path, n)
 	}
-}
-
-// wandbParamKeys are the keys of a W&B parameter that say what it draws from.
-var wandbParamKeys = []string{"values", "value", "probabilities", "min", "max", "q", "mu", "sigma", "a", "b"}
-
-// wandbDistKeys are the keys of wandbParamKeys that go with a distribution.
-func wandbDistKeys(dist string) []string {
-	switch dist {
-	case "categorical":
-		return []string{"values"}
-	case "categorical_w_probabilities":
-		return []string{"values", "probabilities"}
-	case "constant":
-		return []string{"value"}
-	case DistNormal, DistLogNormal:
-		return []string{"mu", "sigma"}
-	case DistQNormal, DistQLogNormal:
-		return []string{"mu", "sigma", "q"}
-	case DistBeta:
-		return []string{"a", "b"}
-	case DistQBeta:
-		return []string{"a", "b", "q"}
-	case DistQUniform, "q_log_uniform", DistQLogUniformValues:
-		return []string{"min", "max", "q"}
-	}
-	return []string{"min", "max"}
 }
 
 // wandbNoDistribution settles a parameter without a distribution: values, value, or min and max
@@ -615,11 +584,11 @@ func (d *decoder) wandbNoDistribution(p *Parameter, ints int, path string, n *ya
 	}
 }
 
-// wandbAllow refuses each key of wandbParamKeys in n that is not one of keys, saying they go with what;
+// wandbAllow refuses each key of wandb.ParamKeys in n that is not one of keys, saying they go with what;
 // it reports whether it refused any, and then marks the parameter bad (one message per mistake).
 func (d *decoder) wandbAllow(n *yaml.Node, path, what string, keys ...string) bool {
 	refused := false
-	for _, k := range presentKeys(n, wandbParamKeys...) {
+	for _, k := range presentKeys(n, wandb.ParamKeys...) {
 		if !slices.Contains(keys, k) {
 			d.wandbRefuse(n, path, k, "only "+strings.Join(keys, ", ")+" with "+what)
 			refused = true

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rlsweep/rlsweep/sweeps/wandb"
 	"gopkg.in/yaml.v3"
 )
 
@@ -614,4 +615,15 @@ func mustDecodeSpec(t *testing.T) *Spec {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestWandBDistributionsTranslated: every distribution W&B's schema allows is one of rlsweep's or one
+// that wandbDistribution renames (a value list, a constant, or bounds given as exponents).
+func TestWandBDistributionsTranslated(t *testing.T) {
+	renamed := []string{"constant", "categorical", "categorical_w_probabilities", "log_uniform_values", "inv_log_uniform", "q_log_uniform"}
+	for _, d := range wandb.Distributions {
+		if !slices.Contains(Distributions, d) && !slices.Contains(renamed, d) {
+			t.Errorf("W&B distribution %s is neither rlsweep's nor renamed by wandbDistribution", d)
+		}
+	}
 }
