@@ -21,8 +21,12 @@ const module = "github.com/rlsweep/rlsweep/"
 var allowed = map[string][]string{
 	// sweeps checks a built-in trainer's parameter names against the trainer's table (package trainer,
 	// data; never the trainer itself), the sources and presets against the readers' and the diagnostics
-	// rule names against the engine's.
-	"sweeps": {"gopkg.in/yaml.v3", "gonum.org/", module + "diagnostics", module + "metrics", module + "trainer"},
+	// rule names against the engine's; it reads W&B sweep configs through sweeps/wandb.
+	"sweeps": {"gopkg.in/yaml.v3", "gonum.org/", module + "diagnostics", module + "metrics", module + "trainer",
+		module + "sweeps/wandb"},
+	// sweeps/wandb: W&B's rules for its sweep configs (which documents are one, values as PyYAML reads
+	// them, the agent's command, the run config); it knows no rlsweep package.
+	"sweeps/wandb": {"gopkg.in/yaml.v3"},
 	// metrics: the record, the canonical metric names, every reader, the line codec and format
 	// detection; only the standard library.
 	"metrics":     {},
@@ -69,7 +73,7 @@ var forbiddenDeps = map[string][]string{
 }
 
 // pure packages: no Temporal, no AWS, no network anywhere in their dependencies.
-var pure = []string{"sweeps", "diagnostics", "metrics", "trainer", "trainer/nn", "trainer/envs", "trainer/ppo", "trainer/probes",
+var pure = []string{"sweeps", "sweeps/wandb", "diagnostics", "metrics", "trainer", "trainer/nn", "trainer/envs", "trainer/ppo", "trainer/probes",
 	"trainer/builtin", "report", "results", "regression", "scheduler"}
 
 var forbiddenInPure = []string{"go.temporal.io/", "github.com/aws/", "net", "net/http", "os/exec"}
@@ -165,11 +169,12 @@ func TestImportRules(t *testing.T) {
 }
 
 // floors lists, per package, every module package it may reach even indirectly (go list -deps): the
-// store stands on no package of rlsweep, and the spec only on the diagnostics engine, the metric record
-// and the trainer contract's data, never on a trainer.
+// store stands on no package of rlsweep, the spec only on the diagnostics engine, the metric record, the
+// trainer contract's data and its W&B reader, never on a trainer, and the W&B reader on none.
 var floors = map[string][]string{
-	"artifacts": {},
-	"sweeps":    {module + "diagnostics", module + "metrics", module + "trainer"},
+	"artifacts":    {},
+	"sweeps":       {module + "diagnostics", module + "metrics", module + "trainer", module + "sweeps/wandb"},
+	"sweeps/wandb": {},
 }
 
 func TestGroundFloor(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rlsweep/rlsweep/sweeps/wandb"
 	"gopkg.in/yaml.v3"
 )
 
@@ -117,7 +118,7 @@ func decode(data []byte, filename string) (*Spec, Errors) {
 		return nil, d.errs
 	}
 	root := doc.Content[0]
-	if root.Kind == yaml.MappingNode && isWandB(root) {
+	if root.Kind == yaml.MappingNode && wandb.IsConfig(root) {
 		// W&B reads its configs with PyYAML, which resolves anchors, aliases and << merges: so does rlsweep
 		// for them, within a bound on the expanded size.
 		root = d.expandAliases(root)
@@ -132,7 +133,7 @@ func decode(data []byte, filename string) (*Spec, Errors) {
 	}
 	s := defaults()
 	d.lines[""] = root.Line
-	if isWandB(root) {
+	if wandb.IsConfig(root) {
 		d.wandb(root, s, filename)
 	} else {
 		d.spec(root, s)
@@ -314,21 +315,11 @@ func (d *decoder) mapping(n *yaml.Node, path string, fields []field) {
 	})
 }
 
-// wandbHints explains top-level W&B Sweeps keys that rlsweep spells differently.
-var wandbHints = map[string]string{
-	"program":    "trainer.command (rlsweep runs an argv, not a program name)",
-	"command":    "trainer.command",
-	"run_cap":    "trials",
-	"project":    "name",
-	"entity":     "nothing (rlsweep has no entities)",
-	"parameters": "parameters",
-}
-
 // unknownKeyWant lists the allowed keys, with a suggestion for a likely typo (returned as guess) or a
 // W&B key.
 func unknownKeyWant(path, key string, keys []string) (want, guess string) {
 	want = "one of " + strings.Join(keys, ", ")
-	if hint, ok := wandbHints[key]; ok && path == "" {
+	if hint, ok := wandb.Hints[key]; ok && path == "" {
 		return want + "; W&B's " + key + " is " + hint + " here", ""
 	}
 	bestDist := 3

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/template"
 	"text/template/parse"
+
+	"github.com/rlsweep/rlsweep/sweeps/wandb"
 )
 
 // TemplateData is what each element of trainer.command (and probes.command) may refer to, as
@@ -40,7 +42,7 @@ func RenderCommand(argv []string, data TemplateData) ([]string, error) {
 		}
 		out[i] = b.String()
 	}
-	return finishArgv(out, data.MetricsFile)
+	return wandb.Finish(out, data.MetricsFile)
 }
 
 // parseArg parses one argv element. Loops and nested templates ({{range}}, {{define}}, {{template}},

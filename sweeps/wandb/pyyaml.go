@@ -1,4 +1,4 @@
-package sweeps
+package wandb
 
 import (
 	"fmt"
@@ -25,12 +25,12 @@ var (
 	pyNullRe  = regexp.MustCompile(`^(?:~|null|Null|NULL|)$`)
 )
 
-// pyNone is YAML's null as PyYAML reads it (Python's None).
-type pyNone struct{}
+// None is YAML's null as PyYAML reads it (Python's None).
+type None struct{}
 
-// pyScalar reads a scalar node as PyYAML's safe_load would: int64, float64, bool, string or pyNone. ok
+// Scalar reads a scalar node as PyYAML's safe_load would: int64, float64, bool, string or None. ok
 // is false for a value PyYAML would read as something else (a timestamp, binary) or cannot read.
-func pyScalar(n *yaml.Node) (v any, ok bool) {
+func Scalar(n *yaml.Node) (v any, ok bool) {
 	text := n.Value
 	tag := ""
 	switch {
@@ -56,7 +56,7 @@ func pyScalar(n *yaml.Node) (v any, ok bool) {
 	case "!!str":
 		return text, true
 	case "!!null":
-		return pyNone{}, true
+		return None{}, true
 	case "!!bool":
 		switch strings.ToLower(text) {
 		case "yes", "true", "on":
@@ -144,8 +144,8 @@ func pyFloat(text string) (any, bool) {
 	return sign * f, true
 }
 
-// pyStr is Python's str() of a value: what W&B's agent writes after "--name=".
-func pyStr(v any) string {
+// Str is Python's str() of a value: what W&B's agent writes after "--name=".
+func Str(v any) string {
 	switch x := v.(type) {
 	case string:
 		return x
@@ -160,7 +160,7 @@ func pyStr(v any) string {
 			return "True"
 		}
 		return "False"
-	case pyNone, nil:
+	case None, nil:
 		return "None"
 	case pyDict:
 		return x.repr()
@@ -179,7 +179,7 @@ func pyRepr(v any) string {
 	if s, ok := v.(string); ok {
 		return pyStrRepr(s)
 	}
-	return pyStr(v)
+	return Str(v)
 }
 
 // pyFloatRepr is Python's repr() of a float: the shortest digits that read back, in fixed notation for
@@ -269,9 +269,9 @@ func (d pyDict) format(key func(string) string, val func(any) string) string {
 	return b.String()
 }
 
-// pyJSON is Python's json.dumps() with its defaults: ", " and ": " separators, ASCII only, floats as
+// JSON is Python's json.dumps() with its defaults: ", " and ": " separators, ASCII only, floats as
 // repr() (NaN, Infinity).
-func pyJSON(v any) string {
+func JSON(v any) string {
 	switch x := v.(type) {
 	case string:
 		return pyJSONString(x)
@@ -290,18 +290,18 @@ func pyJSON(v any) string {
 			return "true"
 		}
 		return "false"
-	case pyNone, nil:
+	case None, nil:
 		return "null"
 	case pyDict:
-		return x.format(pyJSONString, pyJSON)
+		return x.format(pyJSONString, JSON)
 	case []any:
 		parts := make([]string, len(x))
 		for i, e := range x {
-			parts[i] = pyJSON(e)
+			parts[i] = JSON(e)
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
 	}
-	return pyStr(v)
+	return Str(v)
 }
 
 func pyJSONString(s string) string {
@@ -339,4 +339,53 @@ func pyJSONString(s string) string {
 func utf16Pair(r rune) (rune, rune) {
 	r -= 0x10000
 	return 0xd800 + (r>>10)&0x3ff, 0xdc00 + r&0x3ff
+}
+
+// Tree reads a node and everything under it as PyYAML does: a list as []any, a mapping as a dict in the
+// file's order. ok is false for what Scalar refuses, a non-finite float or a key that is not a scalar.
+func Tree(n *yaml.Node) (any, bool) {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		x, ok := Scalar(n)
+		if f, isFloat := x.(float64); isFloat && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			return nil, false
+		}
+		return x, ok
+	case yaml.SequenceNode:
+		out := []any{}
+		for _, c := range n.Content {
+			x, ok := Tree(c)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, x)
+		}
+		return out, true
+	case yaml.MappingNode:
+		var out pyDict
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			x, ok := Tree(n.Content[i+1])
+			if !ok || n.Content[i].Kind != yaml.ScalarNode {
+				return nil, false
+			}
+			out.keys, out.vals = append(out.keys, n.Content[i].Value), append(out.vals, x)
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// YAML11Hint rewrites a number such as 1e-5 the way YAML 1.1 reads it as a float: 1.0e-5.
+func YAML11Hint(s string) string {
+	mant, exp, ok := strings.Cut(strings.ToLower(s), "e")
+	if !ok {
+		return s
+	}
+	if !strings.Contains(mant, ".") {
+		mant += ".0"
+	}
+	if exp != "" && exp[0] != '-' && exp[0] != '+' {
+		exp = "+" + exp
+	}
+	return mant + "e" + exp
 }
