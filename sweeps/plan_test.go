@@ -400,3 +400,22 @@ early_terminate: {type: asha}
 		t.Errorf("FirstListed of a random sweep = %s, want the trial it was given", got.ID)
 	}
 }
+
+// A W&B grid with hyperband starts shuffled; its rlsweep block's order: listed keeps W&B's order.
+func TestWandBGridOrder(t *testing.T) {
+	const cfg = "program: t.py\nmethod: grid\nmetric: {name: loss, goal: minimize}\n" +
+		"early_terminate: {type: hyperband, min_iter: 1, eta: 3}\nparameters:\n  lr: {values: [0.1, 0.2, 0.3, 0.4]}\n" +
+		"rlsweep: {metrics: {source: jsonl}, total_steps: 90000, segment_steps: 10000%s}\n"
+	for _, c := range []struct{ extra, want string }{{"", OrderShuffled}, {", order: listed", OrderListed}} {
+		s, err := Decode(strings.NewReader(fmt.Sprintf(cfg, c.extra)), "sweep.yaml")
+		if err == nil {
+			err = s.Validate()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Order != c.want {
+			t.Errorf("rlsweep block %q: order %q, want %q", c.extra, s.Order, c.want)
+		}
+	}
+}

@@ -275,6 +275,7 @@ func (d *decoder) rlsweepBlock(v *yaml.Node, path string, s *Spec) {
 		{"seeds", func(p string, v *yaml.Node) { d.seeds(v, p, s) }},
 		{"trials", d.smallInt(&s.Trials)},
 		{"sampler_seed", d.bigInt(&s.SamplerSeed)},
+		{"order", d.text(&s.Order)},
 		{"concurrency", d.smallInt(&s.Concurrency)},
 		{"resources", func(p string, v *yaml.Node) {
 			d.mapping(v, p, []field{{"task_queue", d.text(&s.Resources.TaskQueue)}, {"gpu_class", d.text(&s.Resources.GPUClass)},
