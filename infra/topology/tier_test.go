@@ -804,18 +804,22 @@ func TestSweepAcrossHosts(t *testing.T) {
 	s.check(t)
 	t.Logf("fault-free sweep of %d trials × %d s on 2 hosts × 2 slots: %s", faultTrials, faultSeconds, baseline.Round(100*time.Millisecond))
 
-	// The Web UI answers on the host and reads the server: it lists the sweep's workflows.
-	resp, err := http.Get("http://127.0.0.1:" + uiPort + "/api/v1/namespaces/default/workflows?query=" +
-		url.QueryEscape(fmt.Sprintf("RlsweepSweepId = %q", s.id)))
-	if err != nil {
-		t.Errorf("Web UI: %v", err)
-	} else {
+	// The Web UI answers on the host and reads the server: it lists the sweep's workflows. The list
+	// comes from the visibility store, which lags the sweep's end: poll it to a deadline.
+	var uiLast string
+	waitFor(t, time.Minute, "the Web UI to list the sweep's workflows", func() bool {
+		resp, err := http.Get("http://127.0.0.1:" + uiPort + "/api/v1/namespaces/default/workflows?query=" +
+			url.QueryEscape(fmt.Sprintf("RlsweepSweepId = %q", s.id)))
+		if err != nil {
+			uiLast = err.Error()
+			return false
+		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(s.id)) {
-			t.Errorf("Web UI: the sweep's workflows: %s, want 200 naming %s:\n%.500s", resp.Status, s.id, body)
-		}
-	}
+		uiLast = fmt.Sprintf("%s: %.500s", resp.Status, body)
+		return resp.StatusCode == http.StatusOK && bytes.Contains(body, []byte(s.id))
+	})
+	t.Logf("Web UI lists the sweep's workflows (%.80s)", uiLast)
 
 	// The built-in trainer too: the README's quickstart, probes included, every trial completed.
 	out := runCLI(t, "submit", "../../examples/quickstart.yaml", "--watch")
