@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,9 +13,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/regression"
-	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
@@ -46,15 +43,11 @@ type CompareBaselineResult struct {
 	New           int `json:",omitempty"`
 	Missing       int `json:",omitempty"`
 	WebhookError  string
-	// ReportKey is report.html, drawn again with the regression section; "" when it could not be drawn
-	// (ReportError says why: the comparison stands without it).
-	ReportKey   string `json:",omitempty"`
-	ReportError string `json:",omitempty"`
 }
 
 // CompareBaseline compares the sweep's results.json with the baseline, posts the comparison to the
-// webhook if one is set, writes regression.json beside results.json and draws report.html again with
-// the regression section. When no configuration of the sweep has the parameter values of one of the
+// webhook if one is set and writes regression.json beside results.json, for the report (DrawReport)
+// to show. When no configuration of the sweep has the parameter values of one of the
 // baseline's, it writes regression.json (the new and missing configurations, verdict failed) and
 // returns a non-retryable ErrNoComparableConfigs.
 func (a *Activities) CompareBaseline(ctx context.Context, in CompareBaselineInput) (*CompareBaselineResult, error) {
@@ -84,37 +77,10 @@ func (a *Activities) CompareBaseline(ctx context.Context, in CompareBaselineInpu
 	if out.RegressionKey, err = ss.WriteRegression(ctx, rep); err != nil {
 		return nil, err
 	}
-	if err := a.redrawReport(ctx, cand, rep, out); err != nil {
-		return nil, err
-	}
 	if noMatch != nil {
 		return nil, noMatch
 	}
 	return out, nil
-}
-
-// redrawReport draws report.html again with the regression section. A report that cannot be drawn does
-// not fail the comparison: out.ReportError says why. Store errors are returned, to be retried.
-func (a *Activities) redrawReport(ctx context.Context, res *results.SweepResults, rep *regression.Report, out *CompareBaselineResult) error {
-	ss := a.sweepStore()
-	spec, err := ss.ReadSpec(ctx, res.SweepID)
-	if errors.Is(err, artifacts.ErrNotFound) {
-		spec, err = nil, nil // the report goes without the spec's section
-	}
-	if err != nil {
-		return err
-	}
-	html, err := ss.RenderReport(ctx, res, spec, rep, time.Now())
-	if err != nil {
-		out.ReportError = err.Error()
-		return nil
-	}
-	key, err := ss.WriteReport(ctx, res.SweepID, html)
-	if err != nil {
-		return err
-	}
-	out.ReportKey = key
-	return nil
 }
 
 // postWebhook posts rep as JSON and reports the outcome; it never returns an error, since a chat

@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"github.com/rlsweep/rlsweep/artifacts"
+	"github.com/rlsweep/rlsweep/regression"
 	"github.com/rlsweep/rlsweep/report"
 	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/sweeps"
+	"github.com/rlsweep/rlsweep/sweepstore"
 )
 
 // RecordResultsInput is a batch of finished trials the Sweep workflow hands over for storage.
@@ -45,6 +47,9 @@ type WriteResultsInput struct {
 	// RungValues are early_terminate's compared values (scheduler.PrunerState.RungValues), stored in
 	// results.json for the report's rung plot; nil without pruning.
 	RungValues []results.ConfigRungs `json:",omitempty"`
+	// NoReport: write the results without drawing report.html, for a caller that draws it once later
+	// (the Regression workflow, with its comparison: DrawReport).
+	NoReport bool `json:",omitempty"`
 }
 
 // WriteResultsResult says where the results went.
@@ -53,7 +58,7 @@ type WriteResultsResult struct {
 	CSVKey     string
 	// DecisionsKey is decisions.json, the scheduler's decisions; "" when it made none.
 	DecisionsKey string `json:",omitempty"`
-	ReportKey    string // report.html; "" when it could not be drawn (ReportError says why)
+	ReportKey    string // report.html; "" when NoReport or it could not be drawn (ReportError says why)
 	ReportError  string
 	Trials       int
 	// Best is the best configuration as `rlsweep results --top` and the report's leaderboard rank it;
@@ -91,28 +96,22 @@ func bestConfig(res *results.SweepResults) *BestConfig {
 }
 
 // WriteResults merges the stored result parts into results.json and results.csv, and draws
-// report.html beside them. A report that cannot be drawn does not fail the results: the result says
-// why, and `rlsweep report` can draw it again later; a store that cannot be read does fail (and retry).
+// report.html beside them unless NoReport. Results come first: each trial that did not complete gets
+// the steps its stored metrics and divergence verdict show it reached (results.New), and the report
+// draws those results. A report that cannot be drawn does not fail the results: the result says why,
+// and `rlsweep report` can draw it again later; a store that cannot be read does fail (and retry).
 func (a *Activities) WriteResults(ctx context.Context, in WriteResultsInput) (*WriteResultsResult, error) {
 	ss := a.sweepStore()
 	trials, err := ss.ReadTrialSummaries(ctx, in.SweepID)
 	if err != nil {
 		return nil, err
 	}
-	reg, err := ss.ReadRegression(ctx, in.SweepID)
-	if errors.Is(err, artifacts.ErrNotFound) {
-		reg, err = nil, nil // a sweep that ran as no regression
-	}
+	details, err := ss.ReadTrialDetails(ctx, in.SweepID, in.Spec.Metric.Name, trials)
 	if err != nil {
 		return nil, err
 	}
-	sr := results.New(in.SweepID, &in.Spec, in.Status, trials)
-	sr.RungValues = in.RungValues
-	rin, err := ss.ReportInput(ctx, sr, &in.Spec, reg, time.Now())
-	if err != nil {
-		return nil, err
-	}
-	res := rin.Results // each stopped trial with the steps it reached
+	res := results.New(in.SweepID, &in.Spec, in.Status, trials, details.Reached())
+	res.RungValues = in.RungValues
 	out := &WriteResultsResult{Trials: len(trials), Best: bestConfig(res)}
 	if out.ResultsKey, err = ss.WriteResults(ctx, res); err != nil {
 		return nil, err
@@ -129,11 +128,83 @@ func (a *Activities) WriteResults(ctx context.Context, in WriteResultsInput) (*W
 			return nil, err
 		}
 	}
-	var html bytes.Buffer
-	if err := report.Render(&html, rin); err != nil {
-		out.ReportError = err.Error()
+	if in.NoReport {
 		return out, nil
 	}
-	out.ReportKey, err = ss.WriteReport(ctx, in.SweepID, html.Bytes())
+	reg, err := readRegression(ctx, ss, in.SweepID)
+	if err != nil {
+		return nil, err
+	}
+	rin, err := ss.ReportInput(ctx, res, &in.Spec, reg, details, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	out.ReportKey, out.ReportError, err = writeReport(ctx, ss, rin)
+	return out, err
+}
+
+// readRegression reads the sweep's regression.json; nil for a sweep that ran as no regression.
+func readRegression(ctx context.Context, ss *sweepstore.Store, sweepID string) (*regression.Report, error) {
+	reg, err := ss.ReadRegression(ctx, sweepID)
+	if errors.Is(err, artifacts.ErrNotFound) {
+		return nil, nil
+	}
+	return reg, err
+}
+
+// writeReport draws report.html from rin and stores it: its key, or why it could not be drawn (which
+// fails nothing); a store error is returned, to be retried.
+func writeReport(ctx context.Context, ss *sweepstore.Store, rin *report.Input) (key, reportErr string, err error) {
+	var html bytes.Buffer
+	if err := report.Render(&html, rin); err != nil {
+		return "", err.Error(), nil
+	}
+	key, err = ss.WriteReport(ctx, rin.Results.SweepID, html.Bytes())
+	return key, "", err
+}
+
+// DrawReportInput names the sweep whose report.html to draw.
+type DrawReportInput struct {
+	SweepID string
+}
+
+// DrawReportResult says where the report went.
+type DrawReportResult struct {
+	// ReportKey is report.html; "" when the sweep has no results.json (nothing to draw) or the report
+	// could not be drawn (ReportError says why).
+	ReportKey   string `json:",omitempty"`
+	ReportError string `json:",omitempty"`
+}
+
+// DrawReport draws report.html from the sweep's stored results.json, spec.json and regression.json
+// (each of the last two when the sweep has it), as the Regression workflow asks once its comparison is
+// over or failed. A sweep without results.json has nothing to draw: an empty result, no error. A
+// report that cannot be drawn does not fail: the result says why; a store error fails (and retries).
+func (a *Activities) DrawReport(ctx context.Context, in DrawReportInput) (*DrawReportResult, error) {
+	ss := a.sweepStore()
+	res, err := ss.ReadResults(ctx, in.SweepID)
+	if errors.Is(err, artifacts.ErrNotFound) {
+		return &DrawReportResult{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	spec, err := ss.ReadSpec(ctx, in.SweepID)
+	if errors.Is(err, artifacts.ErrNotFound) {
+		spec, err = nil, nil // the report goes without the spec's section
+	}
+	if err != nil {
+		return nil, err
+	}
+	reg, err := readRegression(ctx, ss, in.SweepID)
+	if err != nil {
+		return nil, err
+	}
+	rin, err := ss.ReportInput(ctx, res, spec, reg, nil, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	out := &DrawReportResult{}
+	out.ReportKey, out.ReportError, err = writeReport(ctx, ss, rin)
 	return out, err
 }

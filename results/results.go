@@ -252,8 +252,25 @@ func (f *Floats) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// New returns the results of a sweep of spec with the given final status and trials.
-func New(sweepID string, spec *sweeps.Spec, status string, trials []TrialSummary) *SweepResults {
+// Reached is what the store holds of how far a trial got beyond its summary: the last step of its
+// stored metrics and the step of its divergence verdict (divergence.json); 0 when unknown.
+type Reached struct {
+	LastMetricStep int64
+	DivergenceStep int64
+}
+
+// New returns the results of a sweep of spec with the given final status and trials. reached (nil:
+// none) is what the store holds of each trial's steps: a trial that did not complete gets the steps it
+// reached (StepsReached), in a copy of trials; trials itself is not modified.
+func New(sweepID string, spec *sweeps.Spec, status string, trials []TrialSummary, reached map[string]Reached) *SweepResults {
+	if len(reached) > 0 {
+		trials = slices.Clone(trials)
+		for i, t := range trials {
+			if r, ok := reached[t.TrialID]; ok {
+				trials[i].Steps = StepsReached(t, r.LastMetricStep, r.DivergenceStep)
+			}
+		}
+	}
 	r := &SweepResults{SweepID: sweepID, Name: spec.Name, Status: status, Metric: spec.Metric,
 		Params: sweeps.ParamNames(spec), Trials: trials}
 	if spec.Method == sweeps.MethodBayes {
@@ -300,9 +317,12 @@ func Merge(parts [][]TrialSummary, plan []sweeps.Trial) []TrialSummary {
 }
 
 // StepsReached is the steps a trial reached, given the last step of its stored metrics and the step of
-// its divergence verdict (0 when unknown). The Trial workflow counts steps at segment ends, so a trial
-// stopped inside a segment would otherwise report the previous segment's end (0 for a one-segment
-// trial) and the report would count its steps as never spent. A completed trial's steps stand.
+// its divergence verdict (0 when unknown). The Trial workflow records the step a stopped trial reached
+// where its segment's failure says it (the stop rule's step, the failed segment's last heartbeat, the
+// cancelled segment's result); the stored metrics can still go further (records written between a stop
+// rule firing and its trainer's exit, a failure whose details carry no step, a summary recorded before
+// its workflow kept that step), and a trial never counts fewer steps than its records show, so the
+// report does not count steps it spent as saved. A completed trial's steps stand.
 func StepsReached(t TrialSummary, lastMetricStep, divergenceStep int64) int64 {
 	if t.Outcome == OutcomeCompleted {
 		return t.Steps

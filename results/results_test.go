@@ -217,7 +217,7 @@ func TestConfirmations(t *testing.T) {
 	trials := []results.TrialSummary{tr(0, 1, 10), tr(0, 2, 12), tr(0, 3, 11), tr(0, 4, 40), tr(1, 1, 20), tr(1, 2, 22), tr(1, 3, 21), tr(1, 4, 21),
 		tr(2, 1, 5), tr(2, 2, 6), tr(2, 3, 7), tr(3, 1, 300), tr(3, 2, 2), tr(3, 3, 400), tr(3, 5, 100), tr(4, 1, 30), tr(4, 2, 31), tr(4, 5, 30)}
 	// Configuration 4 ran on two of the search's seeds only (its third failed).
-	r := results.New("s", spec, "completed", trials)
+	r := results.New("s", spec, "completed", trials, nil)
 	if len(r.Confirmations) != 4 {
 		t.Fatalf("%d confirmations, want configurations 3, 4, 1 and 0", len(r.Confirmations))
 	}

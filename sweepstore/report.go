@@ -110,34 +110,63 @@ func (st *Store) readProbes(ctx context.Context, sweepID string) (*probes.Report
 	return rep, err
 }
 
-// ReportInput assembles a sweep's report: its results with the curves, divergence verdicts and probe
-// results the store holds, and reg, the regression comparison (nil: none). res is not modified: the
-// input's Results is a copy in which each trial stopped inside a segment has the steps it reached
-// (results.StepsReached), which is what results.json and results.csv record too.
-func (st *Store) ReportInput(ctx context.Context, res *results.SweepResults, spec *sweeps.Spec,
-	reg *regression.Report, now time.Time) (*report.Input, error) {
-	details, omitted, err := st.loadTrialDetails(ctx, res.SweepID, res.Metric.Name, res.Trials)
+// TrialDetails is what the store holds about a sweep's trials beyond their summaries: the learning
+// curves, the last step of the metrics read, and the divergence verdicts (ReadTrialDetails).
+type TrialDetails struct {
+	byTrial map[string]*trialDetail
+	omitted int // trials whose curves were not read (reportCurveTrials)
+}
+
+// ReadTrialDetails reads the divergence verdict of every stopped trial and the learning curve (the
+// metric named) of as many trials as the report's limit allows, stopped trials first.
+func (st *Store) ReadTrialDetails(ctx context.Context, sweepID, metric string, trials []results.TrialSummary) (*TrialDetails, error) {
+	details, omitted, err := st.loadTrialDetails(ctx, sweepID, metric, trials)
 	if err != nil {
 		return nil, err
+	}
+	return &TrialDetails{byTrial: details, omitted: omitted}, nil
+}
+
+// Reached is, for results.New, how far each trial's stored metrics and divergence verdict go.
+func (d *TrialDetails) Reached() map[string]results.Reached {
+	out := make(map[string]results.Reached, len(d.byTrial))
+	for id, t := range d.byTrial {
+		r := results.Reached{LastMetricStep: t.lastStep}
+		if t.divergence != nil {
+			r.DivergenceStep = t.divergence.Step
+		}
+		out[id] = r
+	}
+	return out
+}
+
+// ReportInput assembles a sweep's report: res as it is (results.json's content) with the curves,
+// divergence verdicts and probe results the store holds, and reg, the regression comparison (nil:
+// none). details are the trials' details when the caller read them already (ReadTrialDetails, for
+// res's trials); nil reads them. res is not modified.
+func (st *Store) ReportInput(ctx context.Context, res *results.SweepResults, spec *sweeps.Spec,
+	reg *regression.Report, details *TrialDetails, now time.Time) (*report.Input, error) {
+	if details == nil {
+		var err error
+		if details, err = st.ReadTrialDetails(ctx, res.SweepID, res.Metric.Name, res.Trials); err != nil {
+			return nil, err
+		}
 	}
 	probeReport, err := st.readProbes(ctx, res.SweepID)
 	if err != nil {
 		return nil, err
 	}
-	reached := *res
-	reached.Trials = make([]results.TrialSummary, len(res.Trials))
-	in := &report.Input{Results: &reached, Spec: spec, Probes: probeReport, CurvesOmitted: omitted, Regression: reg,
+	in := &report.Input{Results: res, Spec: spec, Probes: probeReport, CurvesOmitted: details.omitted, Regression: reg,
 		Curves: map[string][]report.Point{}, Divergences: map[string]*diagnostics.Verdict{},
 		Generated: now.UTC().Format("2006-01-02 15:04 UTC")}
-	for i, t := range res.Trials {
-		d := details[t.TrialID]
-		var divStep int64
+	for _, t := range res.Trials {
+		d := details.byTrial[t.TrialID]
+		if d == nil {
+			continue
+		}
 		if d.divergence != nil {
-			divStep = d.divergence.Step
 			in.Divergences[t.TrialID] = d.divergence
 		}
-		t.Steps = results.StepsReached(t, d.lastStep, divStep)
-		reached.Trials[i] = t
 		if d.curve != nil {
 			in.Curves[t.TrialID] = d.curve
 		}
@@ -148,7 +177,7 @@ func (st *Store) ReportInput(ctx context.Context, res *results.SweepResults, spe
 // RenderReport renders report.html for a sweep (ReportInput, then report.Render).
 func (st *Store) RenderReport(ctx context.Context, res *results.SweepResults, spec *sweeps.Spec,
 	reg *regression.Report, now time.Time) ([]byte, error) {
-	in, err := st.ReportInput(ctx, res, spec, reg, now)
+	in, err := st.ReportInput(ctx, res, spec, reg, nil, now)
 	if err != nil {
 		return nil, err
 	}

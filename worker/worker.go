@@ -117,6 +117,7 @@ func RegisterControl(r sdkworker.Registry, a *activities.Activities) {
 	r.RegisterWorkflowWithOptions(workflows.Regression, workflow.RegisterOptions{Name: workflows.WorkflowTypeRegression})
 	r.RegisterActivityWithOptions(a.LoadSpec, activity.RegisterOptions{Name: "LoadSpec"})
 	r.RegisterActivityWithOptions(a.CompareBaseline, activity.RegisterOptions{Name: "CompareBaseline"})
+	r.RegisterActivityWithOptions(a.DrawReport, activity.RegisterOptions{Name: "DrawReport"})
 }
 
 // RegisterTrial registers the training activity.

@@ -39,14 +39,19 @@ type RegressionResult struct {
 	New          int    `json:",omitempty"`
 	Missing      int    `json:",omitempty"`
 	WebhookError string `json:",omitempty"`
-	// ReportKey is the sweep's report.html, drawn again with the regression section.
-	ReportKey string `json:",omitempty"`
+	// ReportKey is the sweep's report.html, drawn once with the regression section; "" when it could
+	// not be drawn (ReportError says why).
+	ReportKey   string `json:",omitempty"`
+	ReportError string `json:",omitempty"`
 }
 
 // Regression runs a pinned sweep as a child Sweep workflow, compares its objective with the baseline
-// (activities.CompareBaseline) and records the verdict in the RlsweepVerdict search attribute. A sweep
-// that does not complete fails the regression, with verdict "failed"; one that failed because every
-// trial failed (ErrAllTrialsFailed) has its results written and is compared like any other.
+// (activities.CompareBaseline), records the verdict in the RlsweepVerdict search attribute and draws the
+// sweep's report.html once, with the comparison (activities.DrawReport): the child writes its results
+// without drawing it. A sweep that does not complete fails the regression, with verdict "failed"; one
+// that failed because every trial failed (ErrAllTrialsFailed) has its results written and is compared
+// like any other. However the regression ends once its sweep ran, the report of the results the sweep
+// wrote is drawn, with the comparison when there is one.
 func Regression(ctx workflow.Context, in RegressionInput) (*RegressionResult, error) {
 	var spec activities.LoadSpecResult
 	err := workflow.ExecuteActivity(regressionOptions(ctx, "load spec "+in.SpecKey), (*activities.Activities).LoadSpec,
@@ -62,8 +67,9 @@ func Regression(ctx workflow.Context, in RegressionInput) (*RegressionResult, er
 		TypedSearchAttributes: temporal.NewSearchAttributes(AttrSweepID.ValueSet(sweepID),
 			AttrSweepName.ValueSet(spec.Spec.Name), AttrKind.ValueSet("sweep")),
 		StaticSummary: "regression " + in.Name + ": pinned sweep " + spec.Spec.Name,
-	}), WorkflowTypeSweep, SweepInput{SweepID: sweepID, Spec: spec.Spec, SpecYAML: spec.SpecYAML}).Get(ctx, &sweep)
+	}), WorkflowTypeSweep, SweepInput{SweepID: sweepID, Spec: spec.Spec, SpecYAML: spec.SpecYAML, NoReport: true}).Get(ctx, &sweep)
 	if err != nil && !everyTrialFailed(err) {
+		drawReport(ctx, sweepID)
 		return nil, failRegression(ctx, err)
 	}
 	var cmp activities.CompareBaselineResult
@@ -71,14 +77,32 @@ func Regression(ctx workflow.Context, in RegressionInput) (*RegressionResult, er
 		activities.CompareBaselineInput{SweepID: sweepID, Baseline: in.Baseline, SpecThresholds: spec.Spec.Regression,
 			Thresholds: in.Thresholds, WebhookURL: in.WebhookURL}).Get(ctx, &cmp)
 	if err != nil {
+		drawReport(ctx, sweepID)
 		return nil, failRegression(ctx, err)
 	}
 	if err := workflow.UpsertTypedSearchAttributes(ctx, AttrVerdict.ValueSet(cmp.Verdict)); err != nil {
+		drawReport(ctx, sweepID)
 		return nil, err
 	}
+	drawn := drawReport(ctx, sweepID)
 	return &RegressionResult{SweepID: sweepID, Verdict: cmp.Verdict, RegressionKey: cmp.RegressionKey,
 		Regressed: cmp.Regressed, Improved: cmp.Improved, New: cmp.New, Missing: cmp.Missing,
-		WebhookError: cmp.WebhookError, ReportKey: cmp.ReportKey}, nil
+		WebhookError: cmp.WebhookError, ReportKey: drawn.ReportKey, ReportError: drawn.ReportError}, nil
+}
+
+// drawReport draws the pinned sweep's report.html from the results it wrote and the comparison, if
+// one was written (activities.DrawReport), also when the regression was cancelled. A report that could
+// not be drawn fails nothing: the result says why, and the regression's outcome stands.
+func drawReport(ctx workflow.Context, sweepID string) activities.DrawReportResult {
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	var out activities.DrawReportResult
+	err := workflow.ExecuteActivity(regressionOptions(dctx, "draw report"), (*activities.Activities).DrawReport,
+		activities.DrawReportInput{SweepID: sweepID}).Get(dctx, &out)
+	if err != nil {
+		workflow.GetLogger(ctx).Warn("report.html not drawn", "sweep", sweepID, "error", err)
+		out.ReportError = err.Error()
+	}
+	return out
 }
 
 // everyTrialFailed says whether a pinned sweep failed because every trial failed (ErrAllTrialsFailed):

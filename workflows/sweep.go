@@ -32,7 +32,10 @@ type SweepInput struct {
 	// ResultsFlushInterval is how long a finished trial waits, at most, to be stored while the sweep
 	// runs; 0 means resultsFlushEvery (a minute).
 	ResultsFlushInterval time.Duration `json:",omitempty"`
-	State                *SweepState   `json:",omitempty"`
+	// NoReport: the results are written without report.html, which the caller draws once itself (a
+	// Regression, with its comparison).
+	NoReport bool        `json:",omitempty"`
+	State    *SweepState `json:",omitempty"`
 }
 
 // SweepStatus is what the status query returns.

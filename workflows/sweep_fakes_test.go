@@ -229,7 +229,7 @@ func (r *resultsRecorder) best(spec sweeps.Spec) *activities.BestConfig {
 	for _, p := range r.parts {
 		trials = append(trials, p.Trials...)
 	}
-	rows := report.Leaderboard(results.New("sweep/unit/abc", &spec, "", trials))
+	rows := report.Leaderboard(results.New("sweep/unit/abc", &spec, "", trials, nil))
 	if len(rows) == 0 || rows[0].Scored == 0 {
 		return nil
 	}

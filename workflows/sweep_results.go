@@ -69,7 +69,7 @@ func (s *sweepRun) finish(ctx workflow.Context, phase string) (*SweepResult, err
 	var wr activities.WriteResultsResult
 	err := workflow.ExecuteActivity(s.lightOptions(ctx, "write results"), (*activities.Activities).WriteResults,
 		activities.WriteResultsInput{SweepID: s.in.SweepID, Spec: s.in.Spec, Status: phase,
-			RungValues: s.sched.State().Pruner.RungValues()}).Get(ctx, &wr)
+			RungValues: s.sched.State().Pruner.RungValues(), NoReport: s.in.NoReport}).Get(ctx, &wr)
 	if err != nil {
 		return nil, err
 	}
