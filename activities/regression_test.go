@@ -187,17 +187,25 @@ func TestCompareBaselineThresholds(t *testing.T) {
 	}
 }
 
-// CompareBaseline draws report.html again, now with the regression section.
-func TestCompareBaselineRedrawsReport(t *testing.T) {
+// CompareBaseline writes regression.json and draws no report; DrawReport then draws report.html once,
+// from results.json with the regression section.
+func TestDrawReportAfterCompareBaseline(t *testing.T) {
+	ctx := context.Background()
 	f := newRegressionFixture(t, shifted(base, 1, -20))
-	res, err := f.a.CompareBaseline(context.Background(), activities.CompareBaselineInput{SweepID: "sweep/c/x", Baseline: "nightly"})
+	if _, err := f.a.CompareBaseline(ctx, activities.CompareBaselineInput{SweepID: "sweep/c/x", Baseline: "nightly"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.store.Get(ctx, artifacts.ReportKey("sweep/c/x")); !errors.Is(err, artifacts.ErrNotFound) {
+		t.Fatalf("report.html after CompareBaseline: %v, want none (DrawReport draws it once)", err)
+	}
+	res, err := f.a.DrawReport(ctx, activities.DrawReportInput{SweepID: "sweep/c/x"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.ReportKey != artifacts.ReportKey("sweep/c/x") || res.ReportError != "" {
-		t.Fatalf("CompareBaseline = %+v, want report.html drawn", res)
+		t.Fatalf("DrawReport = %+v, want report.html drawn", res)
 	}
-	rc, err := f.store.Get(context.Background(), res.ReportKey)
+	rc, err := f.store.Get(ctx, res.ReportKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,6 +216,31 @@ func TestCompareBaselineRedrawsReport(t *testing.T) {
 		if !strings.Contains(string(html), want) {
 			t.Errorf("report.html lacks %q", want)
 		}
+	}
+}
+
+// DrawReport of a sweep that wrote no results.json (it failed before) draws nothing and fails nothing;
+// one whose comparison never ran draws the results without a regression section.
+func TestDrawReportWithoutComparison(t *testing.T) {
+	ctx := context.Background()
+	f := newRegressionFixture(t, base)
+	res, err := f.a.DrawReport(ctx, activities.DrawReportInput{SweepID: "sweep/none/y"})
+	if err != nil || res.ReportKey != "" || res.ReportError != "" {
+		t.Fatalf("DrawReport of a sweep without results = %+v, %v; want nothing drawn and no error", res, err)
+	}
+	res, err = f.a.DrawReport(ctx, activities.DrawReportInput{SweepID: "sweep/c/x"})
+	if err != nil || res.ReportKey != artifacts.ReportKey("sweep/c/x") {
+		t.Fatalf("DrawReport = %+v, %v; want report.html drawn", res, err)
+	}
+	rc, err := f.store.Get(ctx, res.ReportKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	html, _ := io.ReadAll(rc)
+	if strings.Contains(string(html), `id="regression"`) || !strings.Contains(string(html), `id="leaderboard"`) {
+		t.Errorf("report.html without a comparison: regression section %v, leaderboard %v; want none and the leaderboard",
+			strings.Contains(string(html), `id="regression"`), strings.Contains(string(html), `id="leaderboard"`))
 	}
 }
 

@@ -3,6 +3,7 @@ package activities_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -78,5 +79,33 @@ func TestWriteResultsDrawsReport(t *testing.T) {
 	}
 	if !strings.Contains(f.read(out.CSVKey), ",diverged,,non_finite,3000,") {
 		t.Errorf("results.csv lacks the diverged trial's steps:\n%s", f.read(out.CSVKey))
+	}
+}
+
+// WriteResults with NoReport writes results.json and results.csv and draws no report.html (the
+// Regression workflow draws it once, with its comparison).
+func TestWriteResultsNoReport(t *testing.T) {
+	ctx := context.Background()
+	store, err := artifacts.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &activities.Activities{Store: store}
+	obj := 1.0
+	if err := a.RecordResults(ctx, activities.RecordResultsInput{SweepID: sweepID, Trials: []results.TrialSummary{
+		{TrialID: "0-s1", Seed: 1, Params: map[string]any{"lr": 0.1}, Outcome: "completed", Objective: &obj, Steps: 10}}}); err != nil {
+		t.Fatal(err)
+	}
+	spec := sweeps.Spec{Name: "unit", Metric: sweeps.Metric{Name: "reward", Goal: "maximize"},
+		Trainer: sweeps.Trainer{TotalSteps: 10}, Parameters: []sweeps.Parameter{{Name: "lr", Values: []any{0.1}}}}
+	out, err := a.WriteResults(ctx, activities.WriteResultsInput{SweepID: sweepID, Spec: spec, Status: "completed", NoReport: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.ResultsKey == "" || out.CSVKey == "" || out.ReportKey != "" || out.ReportError != "" {
+		t.Errorf("WriteResults with NoReport = %+v, want results.json and results.csv only", out)
+	}
+	if _, err := store.Get(ctx, artifacts.ReportKey(sweepID)); !errors.Is(err, artifacts.ErrNotFound) {
+		t.Errorf("report.html after WriteResults with NoReport: %v, want none", err)
 	}
 }

@@ -124,6 +124,26 @@ func TestStepsReached(t *testing.T) {
 	}
 }
 
+// results.New gives each trial that did not complete the steps the store shows it reached, in its own
+// copy of the trials; a completed trial's steps, and a trial the store knows nothing of, stand.
+func TestNewStepsReached(t *testing.T) {
+	spec := &sweeps.Spec{Name: "s", Metric: sweeps.Metric{Name: "reward"}}
+	trials := []results.TrialSummary{{TrialID: "0-s1", Outcome: "completed", Steps: 1000}, {TrialID: "1-s1", Outcome: "pruned", Steps: 500},
+		{TrialID: "2-s1", Outcome: "failed", Steps: 300}}
+	reached := map[string]results.Reached{"0-s1": {LastMetricStep: 1200}, "1-s1": {LastMetricStep: 800, DivergenceStep: 900}}
+	r := results.New("s", spec, "completed", trials, reached)
+	var got []int64
+	for _, tr := range r.Trials {
+		got = append(got, tr.Steps)
+	}
+	if want := []int64{1000, 900, 300}; !slices.Equal(got, want) {
+		t.Errorf("steps = %v, want %v", got, want)
+	}
+	if trials[1].Steps != 500 {
+		t.Errorf("results.New changed the trials it was handed: steps %d, want 500", trials[1].Steps)
+	}
+}
+
 func TestWriteCSV(t *testing.T) {
 	res := results.SweepResults{
 		Params: []string{"lr", "name", "flag"},

@@ -37,28 +37,40 @@ func put(t *testing.T, s artifacts.Store, key, body string) {
 	}
 }
 
-// ReportInput leaves the results it is handed as they are: the steps a stopped trial reached are in
-// the input's own copy, so callers need not mind the order in which they write results.json.
-func TestReportInputDoesNotModifyResults(t *testing.T) {
+// ReadTrialDetails gives results.New how far each trial's metrics and divergence verdict go, and
+// ReportInput takes the results it is handed as they are (results.json's content), adding the curves.
+func TestTrialDetailsAndReportInput(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t)
 	put(t, s, artifacts.MetricsPartKey(sweepID, "0-s1", 0, 1, 0), "{\"step\":1000,\"reward\":5}\n{\"step\":3000,\"reward\":7}\n")
+	dump, _ := json.Marshal(sweepstore.Divergence{SweepID: sweepID, TrialID: "0-s1", Verdict: diagnostics.Verdict{Rule: "non_finite", Step: 2500}})
+	put(t, s, artifacts.DivergenceKey(sweepID, "0-s1"), string(dump))
 	obj := 7.0
-	res := &results.SweepResults{SweepID: sweepID, Metric: sweeps.Metric{Name: "reward", Goal: "maximize"},
-		Trials: []results.TrialSummary{{TrialID: "0-s1", Outcome: results.OutcomeDiverged, Objective: &obj, Steps: 0}}}
-	reg := &regression.Report{Verdict: regression.VerdictPass}
-	in, err := sweepstore.New(s).ReportInput(ctx, res, nil, reg, time.Unix(0, 0))
+	trials := []results.TrialSummary{{TrialID: "0-s1", Outcome: results.OutcomeDiverged, Objective: &obj, Steps: 0}}
+	ss := sweepstore.New(s)
+	details, err := ss.ReadTrialDetails(ctx, sweepID, "reward", trials)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Trials[0].Steps != 0 {
-		t.Errorf("ReportInput changed the results it was handed: steps %d, want 0", res.Trials[0].Steps)
+	if got, want := details.Reached(), map[string]results.Reached{"0-s1": {LastMetricStep: 3000, DivergenceStep: 2500}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Reached() = %v, want %v", got, want)
 	}
-	if in.Results == res || in.Results.Trials[0].Steps != 3000 {
-		t.Errorf("input results: steps %d (same value as handed: %v), want a copy with steps 3000", in.Results.Trials[0].Steps, in.Results == res)
+	spec := &sweeps.Spec{Name: "unit", Metric: sweeps.Metric{Name: "reward", Goal: "maximize"}}
+	res := results.New(sweepID, spec, "completed", trials, details.Reached())
+	if trials[0].Steps != 0 || res.Trials[0].Steps != 3000 {
+		t.Errorf("results.New: steps %d (handed trials: %d), want 3000 in the results and the handed trials left as they are",
+			res.Trials[0].Steps, trials[0].Steps)
 	}
-	if in.Regression != reg || len(in.Curves["0-s1"]) != 2 {
-		t.Errorf("input regression %p (want %p), curve %v; want the report handed over and the 2-point curve", in.Regression, reg, in.Curves["0-s1"])
+	reg := &regression.Report{Verdict: regression.VerdictPass}
+	for _, d := range []*sweepstore.TrialDetails{details, nil} {
+		in, err := ss.ReportInput(ctx, res, nil, reg, d, time.Unix(0, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in.Results != res || in.Regression != reg || len(in.Curves["0-s1"]) != 2 || in.Divergences["0-s1"] == nil {
+			t.Errorf("details %p: input results %p (want %p), regression %p (want %p), curve %v, divergence %v; want the results and report handed over, the 2-point curve and the verdict",
+				d, in.Results, res, in.Regression, reg, in.Curves["0-s1"], in.Divergences["0-s1"])
+		}
 	}
 }
 

@@ -46,6 +46,7 @@ func TestRegression(t *testing.T) {
 				RegressionKey: "sweeps/" + in.SweepID + "/regression.json"}, nil
 		}).Once()
 	env.OnUpsertTypedSearchAttributes(verdictIs(regression.VerdictRegressed)).Return(nil).Once()
+	drawn := expectDrawReport(env)
 
 	in := workflows.RegressionInput{Name: "nightly", SpecKey: "schedules/nightly/spec.yaml", Baseline: "nightly",
 		Thresholds: regression.Thresholds{Regression: sweeps.Regression{Tolerance: 0.1}}, WebhookURL: "http://example.invalid/hook"}
@@ -61,8 +62,12 @@ func TestRegression(t *testing.T) {
 	if !strings.HasPrefix(got.SweepID, "sweep/unit/") || childID != got.SweepID || child.SweepID != got.SweepID {
 		t.Errorf("sweep ID %q, child workflow ID %q, child input ID %q, want one sweep/unit/<short> ID", got.SweepID, childID, child.SweepID)
 	}
-	if child.SpecYAML == "" || child.Spec.Name != "unit" {
-		t.Errorf("child sweep got spec %q with spec.yaml %q, want the stored spec", child.Spec.Name, child.SpecYAML)
+	if child.SpecYAML == "" || child.Spec.Name != "unit" || !child.NoReport {
+		t.Errorf("child sweep got spec %q with spec.yaml %q, NoReport %v; want the stored spec, and no report drawn by the child",
+			child.Spec.Name, child.SpecYAML, child.NoReport)
+	}
+	if len(*drawn) != 1 || (*drawn)[0] != got.SweepID || got.ReportKey != "sweeps/"+got.SweepID+"/report.html" {
+		t.Errorf("DrawReport for %q, result report key %q; want it drawn once for %s", *drawn, got.ReportKey, got.SweepID)
 	}
 	if compared.SweepID != got.SweepID || compared.Baseline != "nightly" || compared.WebhookURL != in.WebhookURL ||
 		compared.Thresholds.Tolerance != 0.1 {
@@ -85,10 +90,14 @@ func TestRegressionSweepFails(t *testing.T) {
 		return nil, temporal.NewNonRetryableApplicationError("probe failed", "ProbeFailed", nil)
 	}, workflow.RegisterOptions{Name: "Sweep"})
 	env.OnUpsertTypedSearchAttributes(verdictIs(workflows.VerdictFailed)).Return(nil).Once()
+	drawn := expectDrawReport(env)
 	env.ExecuteWorkflow(workflows.Regression, workflows.RegressionInput{Name: "nightly", SpecKey: "k", Baseline: "b"})
 	err := env.GetWorkflowError()
 	if err == nil || !strings.Contains(err.Error(), "probe failed") {
 		t.Fatalf("workflow error = %v, want the sweep's failure", err)
+	}
+	if len(*drawn) != 1 {
+		t.Errorf("DrawReport ran %d times, want once: the results the failed sweep wrote get their report", len(*drawn))
 	}
 	var appErr *temporal.ApplicationError
 	if !errors.As(err, &appErr) {
@@ -130,9 +139,13 @@ func TestRegressionEveryTrialFailedIsCompared(t *testing.T) {
 			return &activities.CompareBaselineResult{Verdict: regression.VerdictRegressed, Regressed: 1}, nil
 		})
 	env.OnUpsertTypedSearchAttributes(verdictIs(regression.VerdictRegressed)).Return(nil).Once()
+	drawn := expectDrawReport(env)
 	env.ExecuteWorkflow(workflows.Regression, workflows.RegressionInput{Name: "nightly", SpecKey: "k", Baseline: "b"})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatalf("regression error %v, want the failed sweep compared", err)
+	}
+	if len(*drawn) != 1 {
+		t.Errorf("DrawReport ran %d times, want once", len(*drawn))
 	}
 	var got workflows.RegressionResult
 	if err := env.GetWorkflowResult(&got); err != nil {
@@ -140,6 +153,41 @@ func TestRegressionEveryTrialFailedIsCompared(t *testing.T) {
 	}
 	if compared != 1 || got.Verdict != regression.VerdictRegressed {
 		t.Errorf("CompareBaseline ran %d times, verdict %q; want it run once and verdict regressed", compared, got.Verdict)
+	}
+	env.AssertExpectations(t)
+}
+
+// expectDrawReport answers DrawReport with the sweep's report key and records each sweep it drew.
+func expectDrawReport(env *testsuite.TestWorkflowEnvironment) *[]string {
+	var drawn []string
+	env.OnActivity(acts.DrawReport, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.DrawReportInput) (*activities.DrawReportResult, error) {
+			drawn = append(drawn, in.SweepID)
+			return &activities.DrawReportResult{ReportKey: "sweeps/" + in.SweepID + "/report.html"}, nil
+		})
+	return &drawn
+}
+
+// A comparison that fails (no configuration in common, never retried) fails the regression with
+// verdict failed, and the report of the sweep's results is still drawn, once.
+func TestRegressionComparisonFailsReportDrawn(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.OnActivity(acts.LoadSpec, mock.Anything, mock.Anything).Return(
+		&activities.LoadSpecResult{Spec: sweepSpec(t, []float64{1}, 1, "maximize")}, nil)
+	env.RegisterWorkflowWithOptions(func(ctx workflow.Context, in workflows.SweepInput) (*workflows.SweepResult, error) {
+		return &workflows.SweepResult{SweepID: in.SweepID, Status: workflows.PhaseCompleted}, nil
+	}, workflow.RegisterOptions{Name: "Sweep"})
+	env.OnActivity(acts.CompareBaseline, mock.Anything, mock.Anything).Return(nil,
+		temporal.NewNonRetryableApplicationError("no configuration in common", activities.ErrNoComparableConfigs, nil)).Once()
+	env.OnUpsertTypedSearchAttributes(verdictIs(workflows.VerdictFailed)).Return(nil).Once()
+	drawn := expectDrawReport(env)
+	env.ExecuteWorkflow(workflows.Regression, workflows.RegressionInput{Name: "nightly", SpecKey: "k", Baseline: "b"})
+	if err := env.GetWorkflowError(); err == nil || !strings.Contains(err.Error(), "no configuration in common") {
+		t.Fatalf("workflow error = %v, want the comparison's failure", err)
+	}
+	if len(*drawn) != 1 || !strings.HasPrefix((*drawn)[0], "sweep/unit/") {
+		t.Errorf("DrawReport for %q, want once for the pinned sweep", *drawn)
 	}
 	env.AssertExpectations(t)
 }
