@@ -136,10 +136,7 @@ func (a *Activities) LoadSpec(ctx context.Context, in LoadSpecInput) (*LoadSpecR
 	}
 	spec, err := sweeps.Decode(bytes.NewReader(raw), in.Key)
 	if err == nil {
-		err = spec.Validate()
-	}
-	if err == nil {
-		_, err = sweeps.Plan(spec)
+		_, err = sweeps.Plan(spec) // validates it, then plans it
 	}
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)

@@ -148,7 +148,7 @@ func TestRegressionScheduleTriggeredTwice(t *testing.T) {
 	}
 }
 
-// checkRegressionReport checks that the regressed sweep's report.html, drawn again after the
+// checkRegressionReport checks that the regressed sweep's report.html, drawn once after the
 // comparison, shows the regression first: verdict, baseline, thresholds, the configuration's row and
 // the plot, in a real browser.
 func checkRegressionReport(t *testing.T, e *env, got workflows.RegressionResult) {

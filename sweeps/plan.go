@@ -37,6 +37,13 @@ func Plan(s *Spec) ([]Trial, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
+	return PlanValid(s)
+}
+
+// PlanValid is Plan of a spec that Validate, Load or LoadSource accepted, without validating it again:
+// for a caller that holds the very spec it validated (rlsweep validate and submit). Any other spec goes
+// through Plan.
+func PlanValid(s *Spec) ([]Trial, error) {
 	if s.Method == MethodPBT {
 		return pbtTrials(s), nil
 	}

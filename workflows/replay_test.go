@@ -43,7 +43,7 @@ import (
 //	                            exploited (AdoptCheckpoint before the segment after each exploit)
 //	regression-pass.json, regression-regressed.json
 //	                            TestRegressionScheduleTriggeredTwice: LoadSpec, the pinned Sweep child,
-//	                            CompareBaseline, the verdict upserted
+//	                            CompareBaseline, the verdict upserted, DrawReport
 //
 // Replaying them with the workflows as registered by the worker fails when a change to Sweep, Trial or
 // Regression alters the commands they emit. Before the first tagged release such a change records the

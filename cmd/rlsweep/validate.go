@@ -107,12 +107,13 @@ func runValidate(f *Factory, opts *ValidateOptions) error {
 }
 
 // loadAndPlan reads, validates and plans a spec, and returns the bytes it read (the spec as written,
-// read once); an invalid spec comes back as invalid input (exit 2).
+// read once); an invalid spec comes back as invalid input (exit 2). LoadSource validates it, so it is
+// planned without validating it again (sweeps.PlanValid).
 func loadAndPlan(file string) (*sweeps.Spec, []sweeps.Trial, []byte, error) {
 	spec, raw, err := sweeps.LoadSource(file)
 	if err == nil {
 		var trials []sweeps.Trial
-		if trials, err = sweeps.Plan(spec); err == nil {
+		if trials, err = sweeps.PlanValid(spec); err == nil {
 			return spec, trials, raw, nil
 		}
 	}
