@@ -153,7 +153,11 @@ func TestResetDistributions(t *testing.T) {
 
 // TestRandomPolicyReturns runs uniformly random policies through Vec. References: CartPole-v1's
 // random-policy return is about 22 (Gymnasium docs and common baselines report 22 ± 12); Pendulum-v1
-// about −1227 (random torques in [−2, 2]). Tolerances are several standard errors.
+// about −1227 (random torques in [−2, 2]); Acrobot-v1 −498.9 ± 0.7 (400 episodes of the independent
+// Python reference of TestAcrobotStep: the goal is almost never reached); MountainCarContinuous-v0
+// −999·0.1·E[a²] = −33.3 for a ~ U(−1, 1), plus about 0.25 for the one episode in 400 that reaches
+// the goal by chance (+100): −33.05.
+// Tolerances are several standard errors.
 func TestRandomPolicyReturns(t *testing.T) {
 	cases := []struct {
 		env      string
@@ -163,6 +167,8 @@ func TestRandomPolicyReturns(t *testing.T) {
 	}{
 		{"CartPole-v1", 4000, 22, 1.5},
 		{"Pendulum-v1", 1000, -1227, 60},
+		{"Acrobot-v1", 400, -498.9, 3},
+		{"MountainCarContinuous-v0", 2000, -33.05, 0.5},
 	}
 	for _, tc := range cases {
 		t.Run(tc.env, func(t *testing.T) {
