@@ -11,6 +11,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/metrics"
+	"github.com/rlsweep/rlsweep/trainer"
 )
 
 // Limits on what a spec may ask for.
@@ -195,9 +196,7 @@ func (c *checker) trainer() {
 		c.add("trainer", "neither builtin nor command", `exactly one: builtin: ppo, or command: ["python", "train.py", ...]`)
 	case t.Builtin != "":
 		c.choice("trainer.builtin", t.Builtin, Builtins, "")
-		if strings.TrimSpace(t.Env) == "" {
-			c.add("trainer.env", quote(t.Env), "an environment name for the builtin trainer, such as CartPole-v1")
-		}
+		c.choice("trainer.env", t.Env, trainer.BuiltinEnvNames(), " (the builtin trainer's environments)")
 	case len(t.Command) == 0:
 		c.add("trainer.command", "an empty list", `an argv such as ["python", "train.py", "--lr={{.Params.lr}}"]`)
 	case strings.TrimSpace(t.Command[0]) == "":

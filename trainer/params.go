@@ -33,3 +33,11 @@ func PPOParamAliases() map[string]string {
 		"normalize":           "norm_obs", "net_arch": "hidden", "activation_fn": "activation",
 	}
 }
+
+// BuiltinEnvNames returns the environments the built-in trainer ppo learns on (`trainer: {env: ...}`,
+// `rlsweep train --env`), sorted: Gymnasium's ids. It is data, like the parameter table, so a spec's
+// env can be checked (package sweeps) without linking the environments; a test in trainer/builtin
+// ties it to the environments trainer/envs registers.
+func BuiltinEnvNames() []string {
+	return []string{"Acrobot-v1", "CartPole-v1", "MountainCarContinuous-v0", "Pendulum-v1"}
+}

@@ -25,7 +25,7 @@ func TestTrainFlags(t *testing.T) {
 			"--summary-json", "--inject-bug", "flip-advantage"},
 			trainOptions{Env: "Pendulum-v1", Steps: 300000, Seed: 4, Sets: []string{"lr=1e-3", "hidden=32,32"},
 				SummaryJSON: true, InjectBug: "flip-advantage", stepsSet: true, seedSet: true}, ""},
-		{[]string{}, trainOptions{}, "--env: got nothing, want one of CartPole-v1, Pendulum-v1"},
+		{[]string{}, trainOptions{}, "--env: got nothing, want one of Acrobot-v1, CartPole-v1, MountainCarContinuous-v0, Pendulum-v1"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -65,7 +65,7 @@ func TestTrainWiring(t *testing.T) {
 		env     map[string]string
 		wantErr string
 	}{
-		{"unknown env", trainOptions{Env: "Acrobot-v1"}, nil, `env: got "Acrobot-v1", want one of CartPole-v1, Pendulum-v1`},
+		{"unknown env", trainOptions{Env: "MountainCar-v0"}, nil, `env: got "MountainCar-v0", want one of Acrobot-v1, CartPole-v1, MountainCarContinuous-v0, Pendulum-v1`},
 		{"steps 0", trainOptions{Env: "CartPole-v1", Steps: 0, stepsSet: true}, nil, `--steps: got 0, want > 0`},
 		{"params not an object", trainOptions{Env: "CartPole-v1"}, map[string]string{trainer.EnvParams: `[1]`},
 			`RLSWEEP_PARAMS: got "[1]", want a JSON object of parameters`},

@@ -25,6 +25,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -47,6 +48,52 @@ var grids = map[string]grid{
 		"lr": {1e-4, 3e-4, 1e-3, 1e-2}, "clip": {0.1, 0.3}, "num_envs": {4, 16}, "ent_coef": {0, 0.01}}},
 	"Pendulum-v1": {Env: "Pendulum-v1", Steps: 500_000, Seeds: []int64{1, 2, 3}, Params: map[string][]float64{
 		"lr": {1e-4, 3e-4, 1e-3, 1e-2}, "clip": {0.1, 0.3}, "num_envs": {8, 32}, "ent_coef": {0, 0.01}}},
+	// 48 configurations over the five axes of the search benchmarks, 5 seeds.
+	"Acrobot-v1": {Env: "Acrobot-v1", Steps: 500_000, Seeds: []int64{1, 2, 3, 4, 5}, Params: map[string][]float64{
+		"lr": {3e-4, 1e-3, 3e-3}, "clip": {0.1, 0.3}, "num_envs": {4, 16}, "ent_coef": {0, 0.01}, "gae_lambda": {0.9, 0.98}}},
+	// γ 0.99 on every configuration: at the continuous default (0.95) the car never learns to leave
+	// the valley and every configuration settles at a return of 0, which tells no method apart.
+	"MountainCarContinuous-v0": {Env: "MountainCarContinuous-v0", Steps: 500_000, Seeds: []int64{1, 2, 3, 4, 5}, Params: map[string][]float64{
+		"lr": {3e-4, 1e-3, 3e-3}, "clip": {0.1, 0.3}, "num_envs": {4, 16}, "ent_coef": {0, 0.01}, "gae_lambda": {0.9, 0.98},
+		"gamma": {0.99}}},
+}
+
+// override replaces the grid's seeds (a comma-separated list; "" keeps them) and the values of the
+// named axes ("name=v1,v2,..."), so a smaller grid can be recorded; the file's header records the grid
+// as run.
+func (g *grid) override(seeds string, axes []string) error {
+	if seeds != "" {
+		var list []int64
+		for _, f := range strings.Split(seeds, ",") {
+			n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+			if err != nil {
+				return fmt.Errorf("-seeds: got %q, want comma-separated integers such as 1,2", seeds)
+			}
+			list = append(list, n)
+		}
+		g.Seeds = list
+	}
+	params := make(map[string][]float64, len(g.Params)+len(axes))
+	for k, v := range g.Params {
+		params[k] = v
+	}
+	for _, a := range axes {
+		name, values, ok := strings.Cut(a, "=")
+		if !ok || !slices.Contains(trainer.PPOParamNames(), name) {
+			return fmt.Errorf("-param: got %q, want NAME=V1,V2,... with NAME one of %s", a, strings.Join(trainer.PPOParamNames(), ", "))
+		}
+		var list []float64
+		for _, f := range strings.Split(values, ",") {
+			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil {
+				return fmt.Errorf("-param: got %q, want numbers after %s=, comma-separated", a, name)
+			}
+			list = append(list, v)
+		}
+		params[name] = list
+	}
+	g.Params = params
+	return nil
 }
 
 // configs lists the grid's configurations in a fixed order (parameter names sorted, values as given).
@@ -111,10 +158,19 @@ func main() {
 	out := flag.String("out", ".", "directory of the output file (<env>.jsonl.gz)")
 	jobs := flag.Int("jobs", runtime.NumCPU(), "runs at once")
 	steps := flag.Int64("steps", 0, "steps per run (0: the grid's)")
+	seeds := flag.String("seeds", "", "comma-separated seeds in place of the grid's, e.g. 1,2")
+	var axes []string
+	flag.Func("param", "NAME=V1,V2,...: the values of one grid axis in place of the grid's (repeatable; a name not in the grid adds an axis)", func(v string) error {
+		axes = append(axes, v)
+		return nil
+	})
 	flag.Parse()
 	g, ok := grids[*env]
 	if !ok {
 		fail("-env: got %q, want one of %s", *env, strings.Join(envNames(), ", "))
+	}
+	if err := g.override(*seeds, axes); err != nil {
+		fail("%v", err)
 	}
 	if *jobs < 1 {
 		fail("-jobs: got %d, want at least 1", *jobs)

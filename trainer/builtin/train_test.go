@@ -6,11 +6,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/trainer"
+	"github.com/rlsweep/rlsweep/trainer/envs"
 )
 
 func TestNewBadInput(t *testing.T) {
@@ -20,7 +22,7 @@ func TestNewBadInput(t *testing.T) {
 		env     map[string]string
 		wantErr string
 	}{
-		{"unknown env", Options{Env: "Acrobot-v1"}, nil, `env: got "Acrobot-v1", want one of CartPole-v1, Pendulum-v1`},
+		{"unknown env", Options{Env: "MountainCar-v0"}, nil, `env: got "MountainCar-v0", want one of Acrobot-v1, CartPole-v1, MountainCarContinuous-v0, Pendulum-v1`},
 		{"bad set", Options{Env: "CartPole-v1", Sets: []string{"clip=-0.2"}}, nil, `clip: got "-0.2", want a number > 0`},
 		{"set without =", Options{Env: "CartPole-v1", Sets: []string{"clip"}}, nil, `--set: got "clip", want key=value`},
 		{"unknown param key", Options{Env: "CartPole-v1"}, map[string]string{trainer.EnvParams: `{"learning_rate": 0.1}`},
@@ -149,4 +151,12 @@ func readRecords(t *testing.T, path string) []metrics.Record {
 		recs = append(recs, r)
 	}
 	return recs
+}
+
+// TestBuiltinEnvNamesMatchRegistry ties the env table specs are checked against (trainer.BuiltinEnvNames)
+// to the environments the trainer can make.
+func TestBuiltinEnvNamesMatchRegistry(t *testing.T) {
+	if got, want := trainer.BuiltinEnvNames(), envs.Names(); !slices.Equal(got, want) {
+		t.Errorf("trainer.BuiltinEnvNames() = %v, want envs.Names() %v", got, want)
+	}
 }

@@ -1,7 +1,7 @@
-// Package envs holds the environments the built-in PPO trainer learns on: CartPole-v1 and
-// Pendulum-v1, ported from Gymnasium's classic_control sources, the Env interface any other
-// environment (the probe environments, for one) implements to plug into the trainer, and Vec, a
-// vectorised environment with same-step autoreset.
+// Package envs holds the environments the built-in PPO trainer learns on: CartPole-v1, Acrobot-v1,
+// Pendulum-v1 and MountainCarContinuous-v0, ported from Gymnasium's classic_control sources, the Env
+// interface any other environment (the probe environments, for one) implements to plug into the
+// trainer, and Vec, a vectorised environment with same-step autoreset.
 package envs
 
 import (
@@ -50,8 +50,10 @@ type Env interface {
 
 // registry maps environment names to constructors.
 var registry = map[string]func() Env{
-	"CartPole-v1": func() Env { return NewCartPole() },
-	"Pendulum-v1": func() Env { return NewPendulum() },
+	"CartPole-v1":              func() Env { return NewCartPole() },
+	"Pendulum-v1":              func() Env { return NewPendulum() },
+	"Acrobot-v1":               func() Env { return NewAcrobot() },
+	"MountainCarContinuous-v0": func() Env { return NewMountainCarContinuous() },
 }
 
 // Names returns the names Make accepts, sorted.
