@@ -161,21 +161,30 @@ func addCancelledPart(sum *results.TrialSummary, err error) {
 }
 
 // addFailedCounts adds to a trial's counts those of a segment that failed for good: its attempts the
-// trainer failed, those faults outside it ended and the steps re-trained, from the failure's details
-// (activities.Heartbeat).
+// trainer failed, those faults outside it ended, the steps re-trained and the step it reached, from the
+// failure's details (activities.Heartbeat), or from the last heartbeat of a segment that timed out.
 func addFailedCounts(sum *results.TrialSummary, err error) {
-	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || !app.HasDetails() {
-		return
-	}
-	switch app.Type() {
-	case activities.ErrTrainerCrashed, activities.ErrTrialStalled, activities.ErrMetricsUnreadable,
-		activities.ErrNoMetrics, activities.ErrObjectiveMissing, activities.ErrInfraRetries:
-	default:
-		return
-	}
 	var hb activities.Heartbeat
-	if app.Details(&hb) != nil {
+	var app *temporal.ApplicationError
+	var timeout *temporal.TimeoutError
+	switch {
+	case errors.As(err, &app) && app.HasDetails():
+		switch app.Type() {
+		case activities.ErrTrainerCrashed, activities.ErrTrialStalled, activities.ErrMetricsUnreadable,
+			activities.ErrNoMetrics, activities.ErrObjectiveMissing, activities.ErrInfraRetries,
+			activities.ErrCheckpointUnreadable:
+		default:
+			return
+		}
+		if app.Details(&hb) != nil {
+			return
+		}
+	case errors.As(err, &timeout) && timeout.HasLastHeartbeatDetails():
+		// The segment's worker went silent (killed, cut off): its last heartbeat says how far it got.
+		if timeout.LastHeartbeatDetails(&hb) != nil {
+			return
+		}
+	default:
 		return
 	}
 	sum.TrainerFailures += hb.TrainerFailures
