@@ -108,5 +108,5 @@ func (r *segmentRun) log(ctx context.Context) Logger {
 	if l, ok := ctx.Value(trialLogKey{}).(Logger); ok {
 		return l
 	}
-	return trialLogger(ctx, r.in.SweepID, r.in.Trial.ID, r.in.Segment, r.attempt)
+	return trialLogger(ctx, r.in.SweepID, r.in.Trial.ID, r.in.Segment, r.ledger.attempt)
 }

@@ -65,7 +65,7 @@ func BenchmarkSegmentMetricsFlush(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				r := &segmentRun{a: &Activities{Store: puts}, in: in, attempt: 1, canon: canon, records: runner.NewSegmentLog(canon, "", 0)}
+				r := &segmentRun{a: &Activities{Store: puts}, in: in, ledger: attemptLedger{attempt: 1}, canon: canon, records: runner.NewSegmentLog(canon, "", 0)}
 				m := r.a.masker()
 				b.StartTimer()
 				for s := 1; s <= c.records; s++ {

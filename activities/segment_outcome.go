@@ -13,19 +13,19 @@ import (
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/runner"
-	"github.com/rlsweep/rlsweep/trainer"
 )
 
 // infraBound fails the segment for good once more of its attempts than in.MaxInfraRetries ended by
 // faults outside the trainer: the attempts before this one that the trainer did not fail.
 func infraBound(ctx context.Context, in SegmentInput, prev Heartbeat) error {
-	if !activity.IsActivity(ctx) || in.MaxInfraRetries <= 0 {
+	if !activity.IsActivity(ctx) {
 		return nil
 	}
-	infra := int(activity.GetInfo(ctx).Attempt) - 1 - prev.TrainerFailures
-	if infra <= in.MaxInfraRetries {
+	l := newAttemptLedger(in, activity.GetInfo(ctx).Attempt, prev)
+	if !l.infraExhausted() {
 		return nil
 	}
+	infra := l.infraFaults()
 	msg := fmt.Sprintf("trial %s: segment %d: %d attempts were ended by faults outside the trainer (its worker died or was stopped, the Temporal server or the store was unreachable), more than retries.max_infra_retries (%d); the worker logs say why",
 		in.Trial.ID, in.Segment, infra, in.MaxInfraRetries)
 	prev.InfraRetries = infra
@@ -59,7 +59,7 @@ func (r *segmentRun) finish(p *runner.Process) (*SegmentResult, error) {
 	if err := r.objectiveAtEnd(); err != nil {
 		return nil, err
 	}
-	r.result.SegmentWarning = r.segmentWarning()
+	r.result.SegmentWarning = r.end().warning()
 	r.judgeEnd()
 	r.account()
 	return &r.result, nil
@@ -84,7 +84,7 @@ func (r *segmentRun) takeLog() {
 // judgeEnd judges the whole trial with the end-of-run rules when this segment was its last: the trainer
 // ran to the trial's budget, or ended on its own in a segment that had no earlier stop.
 func (r *segmentRun) judgeEnd() {
-	if r.engine == nil || r.in.StopAtStep < r.in.Trainer.TotalSteps && r.result.LastStep < r.in.Trainer.TotalSteps {
+	if r.engine == nil || !r.end().trialsLast() {
 		return
 	}
 	if v, ok := r.engine.Finish(); ok {
@@ -98,8 +98,8 @@ func (r *segmentRun) judgeEnd() {
 
 // account puts the attempts' counts and the server outages the attempt rode out into the result.
 func (r *segmentRun) account() {
-	r.result.TrainerFailures, r.result.RetrainedSteps = r.hb.TrainerFailures, r.hb.Retrained
-	r.result.InfraRetries = max(0, int(r.attempt)-1-r.hb.TrainerFailures)
+	r.result.TrainerFailures, r.result.RetrainedSteps = r.ledger.trainerFailures, r.ledger.retrained
+	r.result.InfraRetries = r.ledger.infraFaults()
 	if r.beats != nil {
 		o := r.beats.outage()
 		r.result.ServerOutages, r.result.ServerOutageSeconds = o.Count, o.Seconds
@@ -132,44 +132,26 @@ func (r *segmentRun) failed(err error) error {
 // metrics): it counts the failure in the details the next attempt reads, and is not retried once the
 // trainer has failed MaxTrainerFailures times (retries.max_attempts).
 func (r *segmentRun) trainerFailed(errType, msg string) error {
-	r.hb.TrainerFailures++
-	r.hb.InfraRetries = max(0, int(r.attempt)-r.hb.TrainerFailures)
-	if limit := r.in.MaxTrainerFailures; limit > 0 {
-		msg += fmt.Sprintf("\n(trainer failure %d of at most %d, retries.max_attempts)", r.hb.TrainerFailures, limit)
-		if r.hb.TrainerFailures >= limit {
+	final := r.failTrainer()
+	if r.ledger.failureLimited() {
+		msg += fmt.Sprintf("\n(trainer failure %d of at most %d, retries.max_attempts)", r.ledger.trainerFailures, r.ledger.maxTrainerFailures)
+		if final {
 			return temporal.NewNonRetryableApplicationError(msg, errType, nil, r.hb)
 		}
 	}
 	return temporal.NewApplicationError(msg, errType, r.hb)
 }
 
-// segmentWarning judges how a segment other than the trial's last ended: a trainer that follows the
-// contract stops at RLSWEEP_STOP_AT_STEP (or within the iteration that crosses it) with a checkpoint,
-// and the next segment resumes from it. One that ran to total_steps ignored the stop step: the Trial
-// workflow ends the trial there rather than run it again in every later segment. One that wrote no
-// checkpoint makes the next segment start over.
-func (r *segmentRun) segmentWarning() string {
-	total, stop := r.in.Trainer.TotalSteps, r.in.StopAtStep
-	if stop >= total {
-		return ""
-	}
-	last := r.result.LastStep
-	checkpointed := r.result.CheckpointKey != "" && r.result.CheckpointKey != r.in.ResumeFrom
-	restart := "from the start"
-	if r.in.ResumeFrom != "" {
-		restart = "from " + r.in.ResumeFrom
-	}
-	const fix = "segment_steps needs a trainer that stops at RLSWEEP_STOP_AT_STEP with a checkpoint and resumes from RLSWEEP_RESUME_FROM (docs/trainer-contract.md)"
-	switch {
-	case last >= total:
-		return fmt.Sprintf("segment %d: the trainer ran past %s=%d to step %d, its whole total_steps (%d): it ignores the stop step, so the trial ends here instead of re-running in every later segment; %s",
-			r.in.Segment, trainer.EnvStopAtStep, stop, last, total, fix)
-	case !checkpointed && last > stop:
-		return fmt.Sprintf("segment %d: the trainer ran past %s=%d to step %d and wrote no checkpoint: the next segment re-runs it %s; %s",
-			r.in.Segment, trainer.EnvStopAtStep, stop, last, restart, fix)
-	case !checkpointed:
-		return fmt.Sprintf("segment %d: the trainer stopped at step %d without writing a checkpoint: the next segment re-runs it %s; %s",
-			r.in.Segment, last, restart, fix)
-	}
-	return ""
+// end is where the segment's trainer stopped, as far as its result tells (segmentEnd).
+func (r *segmentRun) end() segmentEnd {
+	return segmentEnd{segment: r.in.Segment, total: r.in.Trainer.TotalSteps, stop: r.in.StopAtStep, last: r.result.LastStep,
+		checkpointed: r.result.CheckpointKey != "" && r.result.CheckpointKey != r.in.ResumeFrom, resumeFrom: r.in.ResumeFrom}
+}
+
+// failTrainer counts this attempt's trainer failure in the ledger and in the details the next attempt
+// reads, and says whether it ends the segment for good (attemptLedger.trainerFailed).
+func (r *segmentRun) failTrainer() (final bool) {
+	r.ledger, final = r.ledger.trainerFailed()
+	r.hb.TrainerFailures, r.hb.InfraRetries = r.ledger.trainerFailures, r.ledger.infraFaults()
+	return final
 }

@@ -17,35 +17,31 @@ import (
 // heartbeated, else the one the workflow handed over — into the checkpoint directory and returns its
 // local path ("" for none): a file, or the directory a directory checkpoint was.
 func (r *segmentRun) resumeCheckpoint(ctx context.Context, prev Heartbeat) (string, error) {
-	key := r.in.ResumeFrom
 	// The counts of earlier attempts, and whether one saw the objective, go on; the step and checkpoint
 	// are the previous attempt's only when it got to a checkpoint.
 	r.hb.TrainerFailures, r.hb.Retrained, r.hb.ObjectiveSeen = prev.TrainerFailures, prev.Retrained, prev.ObjectiveSeen
 	if prev.CheckpointKey != "" {
-		key = prev.CheckpointKey
 		r.hb = prev
 	}
-	if r.attempt > 1 {
-		// A resume point of this segment past its stop step is a checkpoint of the iteration that
-		// crossed it (trainers finish the iteration they are in): the segment's work is done.
+	choice := newResumeChoice(r.in, prev)
+	if r.ledger.retry() {
 		p, err := retryStore(ctx, r.a, "read the resume point", func() (*sweepstore.ResumePoint, error) { return r.loadResumePoint(ctx) })
 		if err != nil {
 			return "", err
-		} else if p != nil && p.Segment == r.in.Segment && p.Step > r.hb.CheckpointStep {
-			key, r.hb.CheckpointKey, r.hb.CheckpointStep = p.Key, p.Key, p.Step
 		}
+		choice.stored = p
 	}
+	from := choice.choose()
+	if from.stored {
+		r.hb.CheckpointKey, r.hb.CheckpointStep = choice.stored.Key, choice.stored.Step
+	}
+	key := from.key
 	if key == "" {
 		return "", nil
 	}
 	// The resume point is this attempt's result until it writes a record of its own; one that resumes
-	// at or past the segment's end writes none. An earlier attempt of this segment got to its
-	// heartbeat's checkpoint; the previous segment ended at ResumeStep (0 when it does not say: then the
-	// segment's start).
-	r.resumedAt = max(r.in.ResumeStep, r.in.StartStep)
-	if key != r.in.ResumeFrom {
-		r.resumedAt = r.hb.CheckpointStep
-	}
+	// at or past the segment's end writes none.
+	r.resumedAt = from.step
 	r.result.CheckpointKey, r.result.LastStep = key, r.resumedAt
 	// Restored into the checkpoint directory under its own name: a file, or a directory checkpoint as
 	// the directory it was (artifacts.GetCheckpoint), only once its manifest is stored.
@@ -67,11 +63,9 @@ func (r *segmentRun) resumeCheckpoint(ctx context.Context, prev Heartbeat) (stri
 // heartbeats, trained and stored records its heartbeats never told.
 func (r *segmentRun) countRetrained(ctx context.Context, prev Heartbeat) {
 	from := r.resumedAt
-	if r.attempt > 1 {
-		reached := max(prev.Step, r.previousReach(ctx))
-		if reached > from {
-			r.hb.Retrained += reached - from
-		}
+	if r.ledger.retry() {
+		r.ledger = r.ledger.resumed(from, max(prev.Step, r.previousReach(ctx)))
+		r.hb.Retrained = r.ledger.retrained
 	}
 	r.hb.Step = from
 }
@@ -85,7 +79,7 @@ func (r *segmentRun) previousReach(ctx context.Context) int64 {
 		r.log(ctx).Warn("reading how far the previous attempt got failed; the steps it trained again count from its last heartbeat", "error", err)
 		return 0
 	}
-	if attempt < r.attempt-1 {
+	if attempt < r.ledger.attempt-1 {
 		return 0
 	}
 	return last

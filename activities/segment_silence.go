@@ -11,7 +11,6 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/runner"
 	"github.com/rlsweep/rlsweep/sweeps"
@@ -193,20 +192,8 @@ func orDefault(s, def string) string {
 // unusable is the error of an attempt whose trainer ran but reported nothing usable: a trainer failure
 // (counted in the details like a crash), never retried (ErrNoMetrics, ErrObjectiveMissing).
 func (r *segmentRun) unusable(errType, msg string) error {
-	r.hb.TrainerFailures++
-	r.hb.InfraRetries = max(0, int(r.attempt)-r.hb.TrainerFailures)
+	r.failTrainer()
 	return temporal.NewNonRetryableApplicationError(msg, errType, nil, r.hb)
-}
-
-// objectiveWarmup is the step by which a trial's records must have carried the objective's metric: the
-// diagnostics warm-up (diagnostics.warmup_steps, else 10% of total_steps), counted from the step the
-// trial's training began (a pbt member started from another's checkpoint begins there).
-func (r *segmentRun) objectiveWarmup() int64 {
-	w := r.in.Diagnostics.WarmupSteps
-	if w <= 0 {
-		w = diagnostics.DefaultWarmup(r.in.Trainer.TotalSteps)
-	}
-	return r.in.Trial.ResumeStep + w
 }
 
 // objectiveSeen says whether a record of the trial carried the objective's metric: one of this
@@ -219,18 +206,22 @@ func (r *segmentRun) objectiveSeen() bool {
 	return r.in.ObjectiveSeen || r.hb.ObjectiveSeen
 }
 
-// objectiveOverdue fails the attempt once its records went past the warm-up (objectiveWarmup) and no
+// objectiveOverdue fails the attempt once its records went past the warm-up (objectiveWatch) and no
 // record of the trial carried the objective's metric: without it the trial has no objective, and the
 // sweep could rank nothing. It stores the records taken in so far first. Before the warm-up the Trial
 // workflow only warns (results.MissingMetricWarning), at each segment's end.
 func (r *segmentRun) objectiveOverdue(ctx context.Context) error {
-	if r.records.Records() == 0 || r.objectiveSeen() || r.records.LastStep() < r.objectiveWarmup() {
+	if r.records.Records() == 0 || r.objectiveSeen() {
+		return nil
+	}
+	when := newObjectiveWatch(r.in).overdue(r.records.LastStep())
+	if when == "" {
 		return nil
 	}
 	if err := r.flush(ctx); err != nil {
 		r.log(ctx).Warn("storing metrics before failing the trial failed", "error", err)
 	}
-	return r.objectiveMissing(fmt.Sprintf("by step %d (the diagnostics warm-up ends at step %d)", r.records.LastStep(), r.objectiveWarmup()))
+	return r.objectiveMissing(when)
 }
 
 // objectiveAtEnd fails an attempt whose trainer exited 0 with records, none of the trial's carrying the
@@ -241,11 +232,8 @@ func (r *segmentRun) objectiveAtEnd() error {
 	if r.records.Records() == 0 || r.objectiveSeen() {
 		return nil
 	}
-	switch {
-	case r.records.LastStep() >= r.objectiveWarmup():
-		return r.objectiveMissing(fmt.Sprintf("by step %d (the diagnostics warm-up ends at step %d)", r.records.LastStep(), r.objectiveWarmup()))
-	case r.in.StopAtStep >= r.in.Trainer.TotalSteps:
-		return r.objectiveMissing(fmt.Sprintf("by the end of its last segment (step %d)", r.records.LastStep()))
+	if when := newObjectiveWatch(r.in).atEnd(r.records.LastStep()); when != "" {
+		return r.objectiveMissing(when)
 	}
 	return nil
 }

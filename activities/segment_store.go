@@ -131,7 +131,7 @@ func (r *segmentRun) flushMetrics(ctx context.Context) error {
 		return nil // nothing new since the last flush (a checkpoint's upload stored it)
 	}
 	if r.partAttempt == 0 { // once: a retried first Put that did store its part must not bump the number again
-		if r.partAttempt, err = artifacts.MetricsAttempt(ctx, r.a.Store, r.in.SweepID, r.in.Trial.ID, r.in.Segment, r.attempt); err != nil {
+		if r.partAttempt, err = artifacts.MetricsAttempt(ctx, r.a.Store, r.in.SweepID, r.in.Trial.ID, r.in.Segment, r.ledger.attempt); err != nil {
 			return err
 		}
 	}

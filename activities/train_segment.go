@@ -143,16 +143,17 @@ type segmentRun struct {
 	// extraEnv: the variables a W&B sweep config's run gets (wandbEnv), kept for the environment made
 	// again once the segment holds its GPUs.
 	extraEnv []string
-	attempt  int32
-	dir      string // scratch directory of this attempt
-	scratch  *scratch
-	ckptDir  string
-	metrics  string // the file the trainer appends to
-	tbDir    string
-	logPath  string
-	canon    *os.File // the records as read, in canonical JSON lines: what the metrics parts store
-	reader   metrics.Reader
-	engine   *diagnostics.Engine // nil when diagnostics are off
+	// ledger: what this attempt and the segment's earlier ones came to (failures, retrained steps).
+	ledger  attemptLedger
+	dir     string // scratch directory of this attempt
+	scratch *scratch
+	ckptDir string
+	metrics string // the file the trainer appends to
+	tbDir   string
+	logPath string
+	canon   *os.File // the records as read, in canonical JSON lines: what the metrics parts store
+	reader  metrics.Reader
+	engine  *diagnostics.Engine // nil when diagnostics are off
 	// records: the records this attempt took in (their canonical lines go to canon).
 	records *runner.SegmentLog
 	// trendSeen counts the windowed objectives taken into the heartbeat's trend; trendEvery is how many
@@ -194,7 +195,7 @@ func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput, prev H
 		// working directory, or the directory of RLSWEEP_METRICS_FILE.
 		metricsName = "progress.csv"
 	}
-	r := &segmentRun{a: a, in: in, exited: func(bool) {}, dir: dir, scratch: sc, attempt: info.Attempt, ckptDir: filepath.Join(dir, "checkpoints"),
+	r := &segmentRun{a: a, in: in, ledger: newAttemptLedger(in, info.Attempt, prev), exited: func(bool) {}, dir: dir, scratch: sc, ckptDir: filepath.Join(dir, "checkpoints"),
 		metrics: filepath.Join(dir, metricsName), tbDir: filepath.Join(dir, "tb"),
 		logPath: sc.logPath(), started: time.Now()}
 	defer func() {
@@ -365,119 +366,130 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 	}
 	tick := time.NewTicker(r.a.pollInterval())
 	defer tick.Stop()
-	lastFlush := time.Now()
-	var silence stallClock
-	silence.heard(time.Now())
+	w := watch{lastFlush: time.Now()}
+	w.silence.heard(time.Now())
 	for {
 		select {
 		case <-ctx.Done():
-			r.stopTrainer(ctx, p)
-			// Read and upload what the trainer wrote on SIGTERM (its final checkpoint) despite the
-			// cancellation, so the next attempt can resume from it.
-			done := context.WithoutCancel(ctx)
-			r.pollFinal(done)
-			r.flush(done)
-			// The step its records reached goes back with the cancellation: the Trial workflow
-			// reports it as the cancelled trial's steps.
-			r.result.WallSeconds = time.Since(r.started).Seconds()
-			r.result.Malformed = r.reader.Stats().Malformed
-			r.takeLog()
-			return nil, temporal.NewCanceledError(r.result)
+			return nil, r.cancelled(ctx, p)
 		case <-workerStop:
-			// The worker is shutting down: the trainer gets its grace period to checkpoint (the worker
-			// waits for it, --stop-timeout), what it wrote is stored, and another attempt resumes.
-			r.stopTrainer(ctx, p)
-			r.pollFinal(ctx)
-			if err := r.flush(ctx); err != nil {
-				r.log(ctx).Warn("storing metrics at worker shutdown failed", "error", err)
-			}
-			msg := fmt.Sprintf("trial %s: the worker shut down at step %d; the trainer was stopped and the next attempt resumes from %s",
-				r.in.Trial.ID, r.result.LastStep, orStart(r.hb.CheckpointKey))
-			return nil, temporal.NewApplicationError(msg, ErrWorkerStopping, r.hb)
+			return nil, r.workerStopped(ctx, p)
 		case <-p.Done():
-			r.exited(p.ExitCode() == 0)
-			// Most segments end here, the trainer having written its last records since the last
-			// tick: a failure to take them in (reading, storing a checkpoint) fails the attempt, to be
-			// retried, rather than pass for a segment whose records were never stored.
-			_, verdict, err := r.pollFinal(ctx)
-			if err != nil {
-				r.flush(ctx)
-				return nil, r.failed(err)
-			}
-			if _, err := retryStore(ctx, r.a, "store the segment's metrics and log", func() (struct{}, error) {
-				return struct{}{}, r.flush(ctx)
-			}); err != nil {
-				return nil, err
-			}
-			if verdict != nil {
-				return nil, r.diverged(ctx, *verdict, time.Now(), time.Now())
-			}
-			if r.records.Lines() == 0 && r.result.LastStep > 0 {
-				if err := r.lastStoredRecord(ctx); err != nil {
-					return nil, err
-				}
-			}
-			return r.finish(p)
+			return r.trainerExited(ctx, p)
 		case <-tick.C:
-			took := time.Now()
-			n, verdict, err := r.poll(ctx)
-			now := time.Now()
-			silence.worked(now.Sub(took)) // a checkpoint's upload, a flush: the worker's wait, not the trainer's silence
-			if err != nil {
-				r.stopTrainer(ctx, p)
-				if localFault(err) {
-					// The trainer's fault, not the store's: what it wrote up to here is stored.
-					r.flush(ctx)
-				}
-				return nil, r.failed(err)
-			}
-			if verdict != nil {
-				detected := time.Now()
-				r.stopTrainer(ctx, p)
-				killed := time.Now()
-				r.flush(ctx)
-				return nil, r.diverged(ctx, *verdict, detected, killed)
-			}
-			if n > 0 {
-				silence.heard(now)
-			}
-			r.beats.set(r.hb)
-			if st := stallTimeout(r.in); st > 0 && silence.silent(now) > st && !exited(p) {
-				r.stopTrainer(ctx, p)
-				r.flush(ctx)
-				msg := fmt.Sprintf("trial %s: no metrics record for %s (last step %d); log tail:\n%s",
-					r.in.Trial.ID, st, r.result.LastStep, runner.TailFile(r.logPath, 2048, r.a.masker()))
-				return nil, r.trainerFailed(ErrTrialStalled, msg)
-			}
-			if now.Sub(lastFlush) >= r.a.flushInterval() {
-				if err := r.flush(ctx); err != nil {
-					r.log(ctx).Warn("flushing metrics failed; will retry", "error", err)
-				}
-				lastFlush = time.Now()
-				silence.worked(lastFlush.Sub(now))
+			if err := r.tick(ctx, p, &w); err != nil {
+				return nil, err
 			}
 		}
 	}
 }
 
-// stallClock measures a trainer's silence for the stall rule (trainer.stall_timeout): the time since
-// the worker last read a record from it, less the time the worker itself spent meanwhile taking in
-// records and storing them (a checkpoint's upload and the metrics flushes, with every retry while the
-// store is away). While the worker waits on the store it reads nothing, whatever the trainer writes;
-// that wait is the worker's, and the trainer is judged only on the time the worker was watching it.
-type stallClock struct {
-	last time.Time     // when the last record was read
-	busy time.Duration // the worker's own time since then
+// cancelled ends an attempt the server cancelled: the trainer is stopped, and what it wrote on SIGTERM
+// (its final checkpoint) is read and stored despite the cancellation, so the next attempt can resume
+// from it. The step its records reached goes back with the cancellation: the Trial workflow reports it
+// as the cancelled trial's steps.
+func (r *segmentRun) cancelled(ctx context.Context, p *runner.Process) error {
+	r.stopTrainer(ctx, p)
+	done := context.WithoutCancel(ctx)
+	r.pollFinal(done)
+	r.flush(done)
+	r.result.WallSeconds = time.Since(r.started).Seconds()
+	r.result.Malformed = r.reader.Stats().Malformed
+	r.takeLog()
+	return temporal.NewCanceledError(r.result)
 }
 
-// heard notes a record read at now: the silence starts again.
-func (c *stallClock) heard(now time.Time) { c.last, c.busy = now, 0 }
+// workerStopped ends an attempt whose worker is shutting down: the trainer gets its grace period to
+// checkpoint (the worker waits for it, --stop-timeout), what it wrote is stored, and another attempt
+// resumes.
+func (r *segmentRun) workerStopped(ctx context.Context, p *runner.Process) error {
+	r.stopTrainer(ctx, p)
+	r.pollFinal(ctx)
+	if err := r.flush(ctx); err != nil {
+		r.log(ctx).Warn("storing metrics at worker shutdown failed", "error", err)
+	}
+	msg := fmt.Sprintf("trial %s: the worker shut down at step %d; the trainer was stopped and the next attempt resumes from %s",
+		r.in.Trial.ID, r.result.LastStep, orStart(r.hb.CheckpointKey))
+	return temporal.NewApplicationError(msg, ErrWorkerStopping, r.hb)
+}
 
-// worked notes d spent by the worker on its own work (storing, reading) since the last record.
-func (c *stallClock) worked(d time.Duration) { c.busy += max(d, 0) }
+// trainerExited ends an attempt whose trainer exited by itself. Most segments end here, the trainer
+// having written its last records since the last tick: a failure to take them in (reading, storing a
+// checkpoint) fails the attempt, to be retried, rather than pass for a segment whose records were
+// never stored.
+func (r *segmentRun) trainerExited(ctx context.Context, p *runner.Process) (*SegmentResult, error) {
+	r.exited(p.ExitCode() == 0)
+	_, verdict, err := r.pollFinal(ctx)
+	if err != nil {
+		r.flush(ctx)
+		return nil, r.failed(err)
+	}
+	if _, err := retryStore(ctx, r.a, "store the segment's metrics and log", func() (struct{}, error) {
+		return struct{}{}, r.flush(ctx)
+	}); err != nil {
+		return nil, err
+	}
+	if verdict != nil {
+		return nil, r.diverged(ctx, *verdict, time.Now(), time.Now())
+	}
+	if r.records.Lines() == 0 && r.result.LastStep > 0 {
+		if err := r.lastStoredRecord(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return r.finish(p)
+}
 
-// silent is how long the trainer has been silent while the worker watched it, at now.
-func (c *stallClock) silent(now time.Time) time.Duration { return now.Sub(c.last) - c.busy }
+// watch is what the polling loop of a running trainer keeps between its ticks: the trainer's silence
+// and when the records were last stored.
+type watch struct {
+	silence   stallClock
+	lastFlush time.Time
+}
+
+// tick takes in the records the trainer wrote since the last tick, stores them every flush interval,
+// and ends the attempt (a non-nil error) when a record fired a stop rule, the records cannot be taken
+// in, or the trainer has been silent past trainer.stall_timeout.
+func (r *segmentRun) tick(ctx context.Context, p *runner.Process, w *watch) error {
+	took := time.Now()
+	n, verdict, err := r.poll(ctx)
+	now := time.Now()
+	w.silence.worked(now.Sub(took)) // a checkpoint's upload, a flush: the worker's wait, not the trainer's silence
+	if err != nil {
+		r.stopTrainer(ctx, p)
+		if localFault(err) {
+			// The trainer's fault, not the store's: what it wrote up to here is stored.
+			r.flush(ctx)
+		}
+		return r.failed(err)
+	}
+	if verdict != nil {
+		detected := time.Now()
+		r.stopTrainer(ctx, p)
+		killed := time.Now()
+		r.flush(ctx)
+		return r.diverged(ctx, *verdict, detected, killed)
+	}
+	if n > 0 {
+		w.silence.heard(now)
+	}
+	r.beats.set(r.hb)
+	if st := stallTimeout(r.in); st > 0 && w.silence.silent(now) > st && !exited(p) {
+		r.stopTrainer(ctx, p)
+		r.flush(ctx)
+		msg := fmt.Sprintf("trial %s: no metrics record for %s (last step %d); log tail:\n%s",
+			r.in.Trial.ID, st, r.result.LastStep, runner.TailFile(r.logPath, 2048, r.a.masker()))
+		return r.trainerFailed(ErrTrialStalled, msg)
+	}
+	if now.Sub(w.lastFlush) >= r.a.flushInterval() {
+		if err := r.flush(ctx); err != nil {
+			r.log(ctx).Warn("flushing metrics failed; will retry", "error", err)
+		}
+		w.lastFlush = time.Now()
+		w.silence.worked(w.lastFlush.Sub(now))
+	}
+	return nil
+}
 
 // exited tells whether the trainer has exited: one that has is never stalled; the loop's next turn
 // takes in what it wrote and ends the segment by its exit status.
