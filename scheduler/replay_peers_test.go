@@ -57,12 +57,14 @@ func (r *RayASHA) Record(u *Unit, _, rec int) bool {
 }
 
 // OptunaMedianRLZoo is Optuna's MedianPruner as RL Baselines3 Zoo sets it up (rl_zoo3/exp_manager.py):
-// n_startup_trials 10, n_warmup_steps n_evaluations // 3, with n_evaluations = max(1, n_timesteps //
-// 100,000) evaluations evenly spread over the budget, each reporting the mean reward of the evaluation.
-// A trial is pruned at an evaluation when, with at least 10 trials completed, past the warm-up, its best
-// value reported so far is below the median of the completed trials' values at that evaluation
-// (optuna/pruners/_percentile.py). The replay takes the trial's windowed objective at the evaluation's
-// step as the evaluation's mean reward.
+// n_startup_trials 10 (train.py's --n-startup-trials default), n_warmup_steps n_evaluations // 3, with
+// n_evaluations = max(1, n_timesteps // 100,000) evaluations evenly spread over the budget, each
+// reporting the mean reward of the evaluation as Optuna step 1, 2, … (rl_zoo3/callbacks.py,
+// TrialEvalCallback). A trial is pruned at an evaluation when, with at least 10 trials completed, at a
+// step not below n_warmup_steps (for 5 evaluations: from the first), its best value reported so far is
+// below the median of the completed trials' values at that step (optuna/pruners/_percentile.py). The
+// replay takes the trial's windowed objective at the evaluation's step as the evaluation's mean reward;
+// TestPruneReplayOptuna checks it against Optuna's own MedianPruner.
 type OptunaMedianRLZoo struct {
 	Total     int64
 	evals     int
@@ -85,8 +87,8 @@ func (o *OptunaMedianRLZoo) Step(u *Unit, step int64) bool {
 	if step%every != 0 && step != o.Total {
 		return false
 	}
-	e := int(step/every) - 1 // the evaluation's index, Optuna's step
-	if e < 0 || e >= o.evals || len(o.values[u.ID]) > e {
+	e := int(step / every) // the evaluation's number, Optuna's step: RL Zoo's TrialEvalCallback counts from 1
+	if e < 1 || e > o.evals || len(o.values[u.ID]) >= e {
 		return false
 	}
 	v, ok := u.Runs[0].Window(step)
@@ -106,8 +108,8 @@ func (o *OptunaMedianRLZoo) Step(u *Unit, step int64) bool {
 	}
 	var at []float64
 	for _, c := range o.completed {
-		if e < len(c) {
-			at = append(at, c[e])
+		if e <= len(c) {
+			at = append(at, c[e-1])
 		}
 	}
 	if len(at) == 0 {
