@@ -54,17 +54,22 @@ type optunaResult struct {
 }
 
 // ReplayOptuna replays Optuna's pruner (median-rlzoo, sha or hyperband) over the grid recorded in file
-// (loaded as g) in each of orders, slots runs at once, quantum steps a tick, and judges each order's
+// (loaded as g) in each of orders, slots runs at once, quantum steps a tick, with evaluations a run (0:
+// RL Zoo's, one every 100,000 steps), and judges each order's
 // completed units as Replay does. It checks that the script saw the grid as Load does: the same full
 // budget, and for every completed unit the value Go computes (the windowed objective at the budget,
 // the IQM over seeds when grouped).
-func ReplayOptuna(g *Grid, file, pruner string, grouped bool, orders [][]int, slots int, quantum int64) ([]Outcome, *optunaResult, error) {
+func ReplayOptuna(g *Grid, file, pruner string, grouped bool, evaluations int, orders [][]int, slots int, quantum int64) ([]Outcome, *optunaResult, error) {
 	dir, err := os.MkdirTemp("", "optuna-replay")
 	if err != nil {
 		return nil, nil, err
 	}
 	defer os.RemoveAll(dir)
-	cfg, err := json.Marshal(map[string]any{"orders": orders, "slots": slots, "quantum": quantum})
+	in := map[string]any{"orders": orders, "slots": slots, "quantum": quantum}
+	if evaluations > 0 {
+		in["evaluations"] = evaluations
+	}
+	cfg, err := json.Marshal(in)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -168,12 +173,13 @@ func replayRow(env, name string, outs []Outcome) string {
 // TestPruneReplayOptuna (docs/BENCHMARKS.md, "Prune replay", Optuna's own pruners): Optuna's
 // MedianPruner as RL Zoo sets it up, SuccessiveHalvingPruner and HyperbandPruner replayed by
 // scripts/optuna-replay.py over each recorded grid in TestPruneReplay's 10 arrival orders (8 runs at
-// once, steps/200 a tick), per run and with seeds grouped, beside the Go model of RL Zoo's median
+// once, steps/200 a tick), per run and with seeds grouped, at RL Zoo's evaluations (one every 100,000
+// steps) and, for SuccessiveHalving and Hyperband, at one every 25,000, beside the Go model of RL Zoo's median
 // (OptunaMedianRLZoo) on the same orders. The Go model must agree with Optuna's own MedianPruner in
 // every order: the same env-steps used and the same configurations completed.
 func TestPruneReplayOptuna(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs Optuna in /usr/bin/python3 12 times (about a minute on 2 cores); run without -short")
+		t.Skip("runs Optuna in /usr/bin/python3 20 times (about a minute on 2 cores); run without -short")
 	}
 	if why := optunaAvailable(); why != "" {
 		t.Skip(why)
@@ -196,24 +202,31 @@ func TestPruneReplayOptuna(t *testing.T) {
 			model = append(model, Replay(g, NewOptunaMedianRLZoo(g.Steps), runOrders[len(runOrders)-1], 8, g.Steps/200))
 		}
 		lines = append(lines, replayRow(g.Env, "Go model: "+NewOptunaMedianRLZoo(g.Steps).Name(), model))
-		for _, pruner := range []string{"median-rlzoo", "sha", "hyperband"} {
+		// RL Zoo's schedule (one evaluation every 100,000 steps) for the three; SuccessiveHalving and
+		// Hyperband also at one every 25,000 (RL Zoo's --eval-freq default outside a search).
+		type replay struct {
+			pruner      string
+			evaluations int
+		}
+		dense := int(g.Steps / 25_000)
+		for _, r := range []replay{{"median-rlzoo", 0}, {"sha", 0}, {"hyperband", 0}, {"sha", dense}, {"hyperband", dense}} {
 			for _, grouped := range []bool{false, true} {
 				orders := runOrders
 				if grouped {
 					orders = configOrders
 				}
-				outs, res, err := ReplayOptuna(g, f, pruner, grouped, orders, 8, g.Steps/200)
+				outs, res, err := ReplayOptuna(g, f, r.pruner, grouped, r.evaluations, orders, 8, g.Steps/200)
 				if err != nil {
-					t.Fatalf("%s, %s: %v", g.Env, pruner, err)
+					t.Fatalf("%s, %s: %v", g.Env, r.pruner, err)
 				}
 				settings, _ := json.Marshal(res.Settings)
 				mode := "per run"
 				if grouped {
 					mode = "seeds grouped"
 				}
-				lines = append(lines, replayRow(g.Env, fmt.Sprintf("Optuna %s %s %s, %d evaluations every %d steps (%s)",
-					res.Optuna, pruner, settings, res.Evaluations, res.Every, mode), outs))
-				if pruner != "median-rlzoo" || grouped {
+				lines = append(lines, replayRow(g.Env, fmt.Sprintf("Optuna %s %s %s, %d evaluations (%s)",
+					res.Optuna, r.pruner, settings, res.Evaluations, mode), outs))
+				if r.pruner != "median-rlzoo" || grouped {
 					continue
 				}
 				for i := range outs {

@@ -5,8 +5,8 @@ Each unit (a run, or with --grouped every seed of a configuration) is an Optuna 
 reports trial.report(value, k) at its k-th evaluation (k = 1, 2, …, as RL Baselines3 Zoo's
 TrialEvalCallback counts them), stops when trial.should_prune() says so (study.tell(trial,
 state=PRUNED)), and a unit that reaches its budget is told its final value (study.tell(trial, value)).
-Evaluations follow RL Zoo's hyperparameter search: n_evaluations = max(1, steps // 100,000), one every
-steps // n_evaluations environment steps. The value a run reports at an evaluation is its windowed
+Evaluations follow RL Zoo's hyperparameter search: n_evaluations = max(1, steps // 100,000) (or the
+config's "evaluations"), one every steps // n_evaluations environment steps. The value a run reports at an evaluation is its windowed
 objective at that step, what rlsweep's worker reports (diagnostics.ObjectiveWindow: the mean of the
 run's records at or after s − ⌊0.1·s⌋ for its last record's step s, at least the last record); with
 --grouped, the IQM over the configuration's seeds of those values.
@@ -25,7 +25,8 @@ Pruners (--pruner):
                 max_resource the number of evaluations.
 
 Usage: optuna-replay.py --grid GRID.jsonl.gz --config CONFIG.json --pruner NAME [--grouped]
-CONFIG.json: {"orders": [[unit, …], …], "slots": 8, "quantum": 2500}; a unit is a run (its index is
+CONFIG.json: {"orders": [[unit, …], …], "slots": 8, "quantum": 2500} and optionally "evaluations" (how
+many a run reports, RL Zoo's max(1, steps // 100,000) when left out); a unit is a run (its index is
 config·seeds + the seed's place among the grid's seeds) or, with --grouped, a configuration.
 Writes JSON to stdout: per order the env-steps used and saved and the units that completed, with the
 value each was told.
@@ -210,7 +211,10 @@ def main():
         if not isinstance(o, list) or sorted(o) != list(range(len(units))):
             fail(f"--config {args.config}: orders[{i}]: want a permutation of the {len(units)} units 0…{len(units) - 1}"
                  f" ({'configurations' if args.grouped else 'runs'}; --grouped picks configurations)")
-    evaluations = max(1, total // RLZOO_STEPS_PER_EVALUATION)
+    evaluations = cfg.get("evaluations", max(1, total // RLZOO_STEPS_PER_EVALUATION))
+    if not isinstance(evaluations, int) or not 1 <= evaluations <= total:
+        fail(f"--config {args.config}: evaluations {evaluations!r}: want an integer from 1 to the budget ({total});"
+             " leave it out for RL Zoo's max(1, steps // 100,000)")
     _, settings = make_pruner(optuna, args.pruner, evaluations)
     out = {"optuna": optuna.__version__, "env": env, "pruner": args.pruner, "settings": settings,
            "grouped": args.grouped, "evaluations": evaluations, "every": total // evaluations,
