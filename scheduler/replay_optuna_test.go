@@ -244,12 +244,15 @@ func TestPruneReplayOptuna(t *testing.T) {
 
 // RL Zoo's TrialEvalCallback reports its evaluations as Optuna steps 1, 2, …, and MedianPruner skips
 // only the steps below n_warmup_steps (n_evaluations // 3, 1 for 5 evaluations): a trial below the
-// median is pruned at its first evaluation.
+// median is pruned at its first evaluation, once the clock has passed it (100,000 steps: at 100,000 with
+// 2,500 steps a tick, at 102,000 with 3,000).
 func TestOptunaMedianFirstEvaluation(t *testing.T) {
 	g := synthetic(12, 1, 50, 500_000, func(c int) float64 { return float64(c) })
-	out := Replay(g, NewOptunaMedianRLZoo(g.Steps), []int{11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0}, 1, 2500)
-	if want := int64(10*500_000 + 2*100_000); out.UnitsPruned != 2 || out.StepsUsed != want {
-		t.Errorf("pruned %d, used %d steps; want the 2 worst pruned at the first evaluation (100,000 steps), %d steps",
-			out.UnitsPruned, out.StepsUsed, want)
+	for _, tc := range []struct{ quantum, at int64 }{{2500, 100_000}, {3000, 102_000}} {
+		out := Replay(g, NewOptunaMedianRLZoo(g.Steps), []int{11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0}, 1, tc.quantum)
+		if want := 10*500_000 + 2*tc.at; out.UnitsPruned != 2 || out.StepsUsed != want {
+			t.Errorf("%d steps a tick: pruned %d, used %d steps; want the 2 worst pruned at the first evaluation (%d steps), %d steps",
+				tc.quantum, out.UnitsPruned, out.StepsUsed, tc.at, want)
+		}
 	}
 }
