@@ -57,12 +57,15 @@ func (r *RayASHA) Record(u *Unit, _, rec int) bool {
 }
 
 // OptunaMedianRLZoo is Optuna's MedianPruner as RL Baselines3 Zoo sets it up (rl_zoo3/exp_manager.py):
-// n_startup_trials 10, n_warmup_steps n_evaluations // 3, with n_evaluations = max(1, n_timesteps //
-// 100,000) evaluations evenly spread over the budget, each reporting the mean reward of the evaluation.
-// A trial is pruned at an evaluation when, with at least 10 trials completed, past the warm-up, its best
-// value reported so far is below the median of the completed trials' values at that evaluation
-// (optuna/pruners/_percentile.py). The replay takes the trial's windowed objective at the evaluation's
-// step as the evaluation's mean reward.
+// n_startup_trials 10 (train.py's --n-startup-trials default), n_warmup_steps n_evaluations // 3, with
+// n_evaluations = max(1, n_timesteps // 100,000) evaluations evenly spread over the budget, each
+// reporting the mean reward of the evaluation as Optuna step 1, 2, … (rl_zoo3/callbacks.py,
+// TrialEvalCallback). A trial is pruned at an evaluation when, with at least 10 trials completed, at a
+// step not below n_warmup_steps (for 5 evaluations: from the first), its best value reported so far is
+// below the median of the completed trials' values at that step, and a trial that has reported only NaN
+// is pruned (optuna/pruners/_percentile.py). The replay takes the windowed objective a worker reports at
+// the evaluation's step (Run.Windowed) as the evaluation's mean reward, judged once the run has passed
+// that step; TestPruneReplayOptuna checks it against Optuna's own MedianPruner.
 type OptunaMedianRLZoo struct {
 	Total     int64
 	evals     int
@@ -82,14 +85,19 @@ func (o *OptunaMedianRLZoo) Seeds() bool                 { return false }
 func (o *OptunaMedianRLZoo) Record(*Unit, int, int) bool { return false }
 func (o *OptunaMedianRLZoo) Step(u *Unit, step int64) bool {
 	every := o.Total / int64(o.evals)
-	if step%every != 0 && step != o.Total {
-		return false
+	// Evaluation e (Optuna's step: RL Zoo's TrialEvalCallback counts from 1) comes at e·every steps.
+	for e := len(o.values[u.ID]) + 1; e <= o.evals && int64(e)*every <= step; e++ {
+		if o.evaluate(u, e, int64(e)*every) {
+			return true
+		}
 	}
-	e := int(step/every) - 1 // the evaluation's index, Optuna's step
-	if e < 0 || e >= o.evals || len(o.values[u.ID]) > e {
-		return false
-	}
-	v, ok := u.Runs[0].Window(step)
+	return false
+}
+
+// evaluate reports the unit's run's windowed value at step as evaluation e and says whether
+// MedianPruner prunes it there (optuna/pruners/_percentile.py, PercentilePruner.prune).
+func (o *OptunaMedianRLZoo) evaluate(u *Unit, e int, step int64) bool {
+	v, ok := u.Runs[0].Windowed(step)
 	if !ok {
 		v = math.NaN()
 	}
@@ -98,22 +106,22 @@ func (o *OptunaMedianRLZoo) Step(u *Unit, step int64) bool {
 		u.Promoted++
 		return false
 	}
-	best := math.Inf(-1)
+	best := math.NaN()
 	for _, x := range o.values[u.ID] {
-		if !math.IsNaN(x) {
-			best = math.Max(best, x)
+		if !math.IsNaN(x) && !(x <= best) {
+			best = x
 		}
+	}
+	if math.IsNaN(best) {
+		return true // no value reported yet: Optuna prunes
 	}
 	var at []float64
 	for _, c := range o.completed {
-		if e < len(c) {
-			at = append(at, c[e])
+		if e <= len(c) {
+			at = append(at, c[e-1])
 		}
 	}
-	if len(at) == 0 {
-		return false
-	}
-	if best < nanPercentile(at, 50) {
+	if m := nanPercentile(at, 50); len(at) > 0 && best < m {
 		return true
 	}
 	u.Promoted++

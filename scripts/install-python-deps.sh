@@ -5,14 +5,16 @@
 #                  rlsweep package's tests with torch (python/tests)
 #   python3-setuptools, python3-wheel, python3-pip, python3-venv  the package's offline install test
 #                  (pip install --no-build-isolation --no-index ./python into a venv)
+#   python3-optuna scripts/optuna-replay.py (Optuna's own pruners in the prune replay,
+#                  scheduler's TestPruneReplayOptuna)
 # Idempotent and non-interactive: does nothing when /usr/bin/python3 already imports them all.
 set -eu
-if /usr/bin/python3 -c 'import numpy, torch, setuptools, wheel, pip, ensurepip' 2>/dev/null; then
+if /usr/bin/python3 -c 'import numpy, torch, setuptools, wheel, pip, ensurepip, optuna' 2>/dev/null; then
 	exit 0
 fi
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends python3-numpy python3-torch \
-	python3-setuptools python3-wheel python3-pip python3-venv >/dev/null
-/usr/bin/python3 -c 'import numpy, torch, setuptools, wheel, pip, ensurepip'
+	python3-setuptools python3-wheel python3-pip python3-venv python3-optuna >/dev/null
+/usr/bin/python3 -c 'import numpy, torch, setuptools, wheel, pip, ensurepip, optuna'
