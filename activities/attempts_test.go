@@ -96,12 +96,13 @@ func TestTrainSegmentStoreFaultsDoNotCountAsTrainerFailures(t *testing.T) {
 	in.MaxTrainerFailures, in.MaxInfraRetries = 1, 5
 	count := filepath.Join(t.TempDir(), "runs")
 	// The first start takes the store down before it writes its last record; the second finds it up.
-	// The trainer exits only once the store is down (isDown), however slow the machine: its last
-	// records and its log meet a store that refuses them.
+	// The first start writes its last record only once the store is down (isDown), however slow the
+	// machine: whatever the runner stored before, that record meets a store that refuses it.
 	marker, isDown := filepath.Join(t.TempDir(), "down"), filepath.Join(t.TempDir(), "is-down")
 	in.Trainer.Command = shellTrainer(`echo run >> ` + count + `
-for s in 1000 2000 3000; do printf '{"step":%d,"reward":%d}\n' $s $((s/1000)) >> "$RLSWEEP_METRICS_FILE"; done
-if [ ! -e ` + marker + ` ]; then touch ` + marker + `; while [ ! -e ` + isDown + ` ]; do sleep 0.01; done; fi`)
+for s in 1000 2000; do printf '{"step":%d,"reward":%d}\n' $s $((s/1000)) >> "$RLSWEEP_METRICS_FILE"; done
+if [ ! -e ` + marker + ` ]; then touch ` + marker + `; while [ ! -e ` + isDown + ` ]; do sleep 0.01; done; fi
+printf '{"step":3000,"reward":3}\n' >> "$RLSWEEP_METRICS_FILE"`)
 	go func() { // down from the marker until the trainer's second start
 		for {
 			if _, err := os.Stat(marker); err == nil {
