@@ -41,6 +41,7 @@ parameters:
   sleep_ms: {value: 400}
   checkpoint_every: {value: 2}
 early_terminate: {type: asha, min_steps: 4000, eta: 3}
+order: listed  # the assertions follow the listed arrival order: quality 90 first
 probes: {enabled: false}
 concurrency: 8
 `)

@@ -28,6 +28,7 @@ parameters:
   quality: {values: [90, 10, 80, 20, 70, 30]}
   sleep_ms: {value: 10}
 early_terminate: {type: asha, min_steps: 1000, eta: 3}
+order: listed  # the assertions follow the listed arrival order: quality 90 first
 probes: {enabled: false}
 concurrency: 2
 `)

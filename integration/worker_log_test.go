@@ -92,6 +92,7 @@ parameters:
   quality: {values: [90, 10, 80, 20]}
   sleep_ms: {value: 150}
 early_terminate: {type: asha, min_steps: 2000, eta: 2, mode: stop}
+order: listed  # quality 10 reaches the first rung after 90 has, and is stopped there
 probes: {enabled: false}
 concurrency: 2
 `)
