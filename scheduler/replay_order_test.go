@@ -9,6 +9,25 @@ import (
 	"testing"
 )
 
+// recordedGrids loads every recorded grid of testdata/ppo-grid (scripts/ppo-grid), failing the test
+// when there is none.
+func recordedGrids(t *testing.T) []*Grid {
+	t.Helper()
+	files, _ := filepath.Glob("testdata/ppo-grid/*.jsonl.gz")
+	if len(files) == 0 {
+		t.Fatal("no recorded grid in scheduler/testdata/ppo-grid (go run ./scripts/ppo-grid)")
+	}
+	grids := make([]*Grid, len(files))
+	for i, f := range files {
+		g, err := Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		grids[i] = g
+	}
+	return grids
+}
+
 // TestReplayOrderProof (docs/BENCHMARKS.md, "Prune replay", order): a grid listed with lr first and
 // ascending (lr varying slowest, the other parameters as recorded) replayed in stop mode three ways:
 // started in listed order (order listed), in the order the product's plan gives it (order shuffled,
@@ -16,21 +35,13 @@ import (
 // save within 10 points of the random orders (median env-steps saved), with the full grid's best
 // configuration ranked first in at least 9 of 10 sampler seeds.
 func TestReplayOrderProof(t *testing.T) {
-	files, _ := filepath.Glob("testdata/ppo-grid/*.jsonl.gz")
-	if len(files) == 0 {
-		t.Fatal("no recorded grid in scheduler/testdata/ppo-grid (go run ./scripts/ppo-grid)")
-	}
 	var lines []string
-	for _, f := range files {
-		g, err := Load(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, g := range recordedGrids(t) {
 		ascending := make([]int, len(g.Configs))
 		for i := range ascending {
 			ascending[i] = i
 		}
-		lr := func(c int) float64 { return toFloat(g.Configs[c][0].Params["lr"]) }
+		lr := func(c int) float64 { return g.Configs[c][0].Params["lr"] }
 		sort.SliceStable(ascending, func(a, b int) bool { return lr(ascending[a]) < lr(ascending[b]) })
 		for _, et := range []string{"{type: asha}", "{type: median}"} {
 			listed, err := ReplayStop(g, et, ascending, 8, g.Steps/200)
@@ -75,10 +86,4 @@ func median(xs []float64) float64 {
 	s := slices.Clone(xs)
 	sort.Float64s(s)
 	return s[len(s)/2]
-}
-
-func toFloat(v any) float64 {
-	var f float64
-	fmt.Sscan(fmt.Sprint(v), &f)
-	return f
 }

@@ -3,7 +3,6 @@ package scheduler_test
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -93,15 +92,7 @@ func TestOptunaMedianStartup(t *testing.T) {
 // waits at each decision step for its siblings) and stop (ReplayStop: seeds train on past it and are
 // stopped together once their configuration is decided).
 func TestPruneReplay(t *testing.T) {
-	files, _ := filepath.Glob("testdata/ppo-grid/*.jsonl.gz")
-	if len(files) == 0 {
-		t.Fatal("no recorded grid in scheduler/testdata/ppo-grid (go run ./scripts/ppo-grid)")
-	}
-	for _, f := range files {
-		g, err := Load(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, g := range recordedGrids(t) {
 		best := g.Best()
 		t.Logf("%s: %d configurations × %d seeds, %d steps; best configuration %d (%v)", g.Env, len(g.Configs), len(g.Seeds),
 			g.Steps, best[0], g.Configs[best[0]][0].Params)
