@@ -90,12 +90,30 @@ func TestWorkerKillsLoseNoSteps(t *testing.T) {
 	att := scanAttempts(t, e.dir)
 	interrupted, maxLost := 0, int64(0)
 	for _, seg := range att {
-		for i := 1; i < len(seg); i++ {
-			prev, cur := seg[i-1], seg[i]
+		for i := 0; i+1 < len(seg); i++ {
+			prev := seg[i]
 			if !prev.started {
 				continue
 			}
 			interrupted++
+			// The attempt that resumed prev's work is the next one that ran a trainer. When none did,
+			// the retry resumed from a checkpoint at the segment's end (prev trained it all and its
+			// worker died before the segment completed) and had nothing left to train.
+			next := i + 1
+			for next < len(seg) && !seg[next].started {
+				next++
+			}
+			if next == len(seg) {
+				end := int64(seg[i].segment+1) * 20000
+				t.Logf("trial %s segment %d: attempt %d reached step %d; the attempts after it resumed at the segment's end and ran no trainer",
+					prev.trial, prev.segment, prev.attempt, prev.last)
+				if prev.last < end {
+					t.Errorf("trial %s segment %d: attempt %d reached step %d and no later attempt ran a trainer, want the segment's end %d reached",
+						prev.trial, prev.segment, prev.attempt, prev.last, end)
+				}
+				continue
+			}
+			cur := seg[next]
 			lost := prev.last - cur.from
 			maxLost = max(maxLost, lost)
 			ckpt := int64(-1) // unknown: the attempt did not die with a killed worker
