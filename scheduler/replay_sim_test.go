@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
 )
@@ -46,7 +47,12 @@ type Outcome struct {
 	BestInTop3 bool  // a full-budget best configuration (its score at the full budget) is among Top's first 3
 	// BestRank: the place in Top (1 for the first) of the first full-budget best configuration; 0 when
 	// none of them completed.
-	BestRank    int
+	BestRank int
+	// PickRegret is the full-budget score (Score, over every recorded seed) of the full grid's best
+	// configuration less that of the rule's pick, Top[0] (+Inf when nothing completed). PickInNoise:
+	// the regret is at most the best configuration's own noise (Grid.Noise).
+	PickRegret  float64
+	PickInNoise bool
 	Infeasible  int // configurations with a diverged seed the rule let train to the end
 	UnitsEnded  int
 	UnitsPruned int
@@ -131,6 +137,12 @@ func (out *Outcome) judge(g *Grid, done map[int][]*Run) {
 			}
 		}
 		out.BestInTop3 = out.BestRank >= 1 && out.BestRank <= 3
+		out.PickRegret = math.Inf(1)
+		if len(out.Top) > 0 {
+			pick, _ := Score(g.Configs[out.Top[0]], g.Steps)
+			out.PickRegret = top - pick
+			out.PickInNoise = out.PickRegret <= g.Noise(best[0])
+		}
 	}
 	out.Infeasible = 0
 	for c, runs := range g.Configs {
@@ -194,4 +206,30 @@ func Order(g *Grid, bySeeds bool, seed uint64) []int {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
 	r.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
 	return order
+}
+
+// Noise is the standard error of the mean of configuration c's seeds' final windowed objectives
+// (Run.Final): how far its score moves with the draw of its seeds. With three or five seeds a grid's
+// top configurations often lie within it of each other; which of them a rule ranks first is then the
+// seeds' noise, not the rule's choice.
+func (g *Grid) Noise(c int) float64 {
+	var xs []float64
+	for _, r := range g.Configs[c] {
+		if v, ok := r.Final(g.Steps); ok {
+			xs = append(xs, v)
+		}
+	}
+	if len(xs) < 2 {
+		return 0
+	}
+	m := 0.0
+	for _, x := range xs {
+		m += x
+	}
+	m /= float64(len(xs))
+	ss := 0.0
+	for _, x := range xs {
+		ss += (x - m) * (x - m)
+	}
+	return math.Sqrt(ss / float64(len(xs)-1) / float64(len(xs)))
 }

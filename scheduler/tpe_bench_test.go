@@ -151,50 +151,8 @@ func hartmannFn(noise float64) testFunction {
 // search runs on seeds 1 and 2 of the grid's three; a configuration's true value is its IQM over all
 // three (the grid's ranking, Score); the re-run confirms on seed 3.
 func benchGrid(t *testing.T, env string) {
-	g, err := Load(filepath.Join("testdata", "ppo-grid", env+".jsonl.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The parameters and their values, from the runs.
-	values := map[string]map[float64]bool{}
-	byKey := map[string][]*Run{}
-	for _, runs := range g.Configs {
-		for k, v := range runs[0].Params {
-			if values[k] == nil {
-				values[k] = map[float64]bool{}
-			}
-			values[k][v] = true
-		}
-		byKey[gridKey(runs[0].Params)] = runs
-	}
-	var names []string
-	for k := range values {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	var params strings.Builder
-	for _, n := range names {
-		var vs []string
-		var xs []float64
-		for v := range values[n] {
-			xs = append(xs, v)
-		}
-		sort.Float64s(xs)
-		for _, x := range xs {
-			vs = append(vs, fmt.Sprintf("%g", x))
-		}
-		fmt.Fprintf(&params, "  %s: {values: [%s]}\n", n, strings.Join(vs, ", "))
-	}
-	best := math.Inf(-1)
-	truth := map[string]float64{}
-	for k, runs := range byKey {
-		if v, ok := Score(runs, g.Steps); ok {
-			truth[k] = v
-			best = math.Max(best, v)
-		} else {
-			truth[k] = math.Inf(-1)
-		}
-	}
+	gt := loadGridTask(t, env)
+	g, truth, best, params := gt.grid, gt.truth, gt.best, gt.params
 	within := func(v float64) bool { return best-v <= 0.05*math.Abs(best) }
 	close := 0
 	for _, v := range truth {
@@ -204,18 +162,7 @@ func benchGrid(t *testing.T, env string) {
 	}
 	fmt.Printf("\n%s grid (%d configurations × seeds %v, %d steps): best IQM %.4g; %d configurations within 5%% of it\n",
 		env, len(g.Configs), g.Seeds, g.Steps, best, close)
-	obj := func(p map[string]any, seed int64) *float64 {
-		runs := byKey[gridKey(floats(p))]
-		for _, r := range runs {
-			if r.Seed == seed {
-				if v, ok := r.Final(g.Steps); ok {
-					return &v
-				}
-				return nil
-			}
-		}
-		panic(fmt.Sprintf("no run of %v on seed %d", p, seed))
-	}
+	obj := gt.obj
 	checkpoints := []int{4, 8, 12, 16, 24, 32}
 	fmt.Printf("median simple regret (grid best IQM − the incumbent's IQM over all 3 seeds, incumbent by its score on seeds 1–2), 20 sampler seeds\n")
 	fmt.Printf("| method | %s | within 5%% by 24 (of 10 seeds) |\n|---|%s---|\n", joinInts(checkpoints, " | "), strings.Repeat("---|", len(checkpoints)))
@@ -227,7 +174,7 @@ func benchGrid(t *testing.T, env string) {
 			if method == "bayes" {
 				extra = "bayes: {rerun_top: 0}\n"
 			}
-			s := scheduler.BayesSpec(t, method, 32, seed, "[1, 2]", params.String(), extra)
+			s := scheduler.BayesSpec(t, method, 32, seed, "[1, 2]", params, extra)
 			s.Metric.Goal = sweeps.GoalMaximize
 			sch, err := scheduler.New(s, scheduler.State{})
 			if err != nil {
@@ -253,7 +200,7 @@ func benchGrid(t *testing.T, env string) {
 	tIn, bIn, pIn := 0, 0, 0
 	var lines []string
 	for seed := int64(1); seed <= 10; seed++ {
-		s := scheduler.BayesSpec(t, "bayes", 24, seed, "[1, 2]", params.String(), "bayes: {rerun_top: 3, rerun_seeds: [3]}\n")
+		s := scheduler.BayesSpec(t, "bayes", 24, seed, "[1, 2]", params, "bayes: {rerun_top: 3, rerun_seeds: [3]}\n")
 		s.Metric.Goal = sweeps.GoalMaximize
 		sch, err := scheduler.New(s, scheduler.State{})
 		if err != nil {
@@ -353,4 +300,79 @@ func gridKey(p map[string]float64) string {
 		fmt.Fprintf(&b, "%s=%g;", k, p[k])
 	}
 	return b.String()
+}
+
+// gridTask is a recorded PPO grid as a search objective: its parameters (as a spec lists them, and as
+// Optuna's samplers get them: one list of values each), each configuration's runs, and its true value
+// (the IQM over every recorded seed, Score; −Inf when infeasible) with the grid's best.
+type gridTask struct {
+	grid   *Grid
+	params string
+	space  []samplerParam
+	byKey  map[string][]*Run
+	truth  map[string]float64
+	best   float64
+}
+
+func loadGridTask(t *testing.T, env string) *gridTask {
+	t.Helper()
+	g, err := Load(filepath.Join("testdata", "ppo-grid", env+".jsonl.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gt := &gridTask{grid: g, byKey: map[string][]*Run{}, truth: map[string]float64{}, best: math.Inf(-1)}
+	// The parameters and their values, from the runs.
+	values := map[string]map[float64]bool{}
+	for _, runs := range g.Configs {
+		for k, v := range runs[0].Params {
+			if values[k] == nil {
+				values[k] = map[float64]bool{}
+			}
+			values[k][v] = true
+		}
+		gt.byKey[gridKey(runs[0].Params)] = runs
+	}
+	var names []string
+	for k := range values {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var params strings.Builder
+	for _, n := range names {
+		var xs []float64
+		for v := range values[n] {
+			xs = append(xs, v)
+		}
+		sort.Float64s(xs)
+		vs := make([]string, len(xs))
+		for i, x := range xs {
+			vs[i] = fmt.Sprintf("%g", x)
+		}
+		fmt.Fprintf(&params, "  %s: {values: [%s]}\n", n, strings.Join(vs, ", "))
+		gt.space = append(gt.space, samplerParam{Name: n, Choices: xs})
+	}
+	gt.params = params.String()
+	for k, runs := range gt.byKey {
+		if v, ok := Score(runs, g.Steps); ok {
+			gt.truth[k] = v
+			gt.best = math.Max(gt.best, v)
+		} else {
+			gt.truth[k] = math.Inf(-1)
+		}
+	}
+	return gt
+}
+
+// obj is the recorded run of configuration p on seed: its windowed final reward, nil when rlsweep's
+// diagnostics stopped it (diverged).
+func (gt *gridTask) obj(p map[string]any, seed int64) *float64 {
+	for _, r := range gt.byKey[gridKey(floats(p))] {
+		if r.Seed == seed {
+			if v, ok := r.Final(gt.grid.Steps); ok {
+				return &v
+			}
+			return nil
+		}
+	}
+	panic(fmt.Sprintf("no run of %v on seed %d", p, seed))
 }

@@ -6,7 +6,8 @@
 #   python3-setuptools, python3-wheel, python3-pip, python3-venv  the package's offline install test
 #                  (pip install --no-build-isolation --no-index ./python into a venv)
 #   python3-optuna scripts/optuna-replay.py (Optuna's own pruners in the prune replay,
-#                  scheduler's TestPruneReplayOptuna)
+#                  scheduler's TestPruneReplayOptuna) and scripts/optuna-sampler.py (Optuna's own
+#                  samplers beside method bayes, TestTPEPeersBenchmark, TestOptunaSamplerProtocol)
 # Idempotent and non-interactive: does nothing when /usr/bin/python3 already imports them all.
 set -eu
 if /usr/bin/python3 -c 'import numpy, torch, setuptools, wheel, pip, ensurepip, optuna' 2>/dev/null; then
