@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"fmt"
 	"math"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -90,8 +91,15 @@ func TestOptunaMedianStartup(t *testing.T) {
 // The replay benchmark on the recorded grids (docs/BENCHMARKS.md, "Prune replay"): each rule over 10
 // random arrival orders, 8 runs at once; rlsweep's rules in both early_terminate modes, pause (a seed
 // waits at each decision step for its siblings) and stop (ReplayStop: seeds train on past it and are
-// stopped together once their configuration is decided).
+// stopped together once their configuration is decided). RLSWEEP_REPLAY_ASHA replaces asha's
+// early_terminate section (default "{type: asha}") for rlsweep's asha and Ray's rule at its rungs, to
+// measure another rung placement, e.g. '{type: asha, min_steps: 15625}'.
 func TestPruneReplay(t *testing.T) {
+	asha := "{type: asha}"
+	if et := os.Getenv("RLSWEEP_REPLAY_ASHA"); et != "" {
+		asha = et
+		t.Logf("asha: early_terminate %s", asha)
+	}
 	for _, g := range recordedGrids(t) {
 		best := g.Best()
 		t.Logf("%s: %d configurations × %d seeds, %d steps; best configuration %d (%v)", g.Env, len(g.Configs), len(g.Seeds),
@@ -111,21 +119,21 @@ func TestPruneReplay(t *testing.T) {
 			peer(func() Rule { return NewOptunaMedianRLZoo(g.Steps) }),
 			peer(func() Rule { return NewWandBHyperband() }),
 			peer(func() Rule {
-				r, err := NewRayASHAAtRungs("{type: asha}", g.Steps, 4, false)
+				r, err := NewRayASHAAtRungs(asha, g.Steps, 4, false)
 				if err != nil {
 					t.Fatal(err)
 				}
 				return r
 			}),
 			peer(func() Rule {
-				r, err := NewRayASHAAtRungs("{type: asha}", g.Steps, 4, true)
+				r, err := NewRayASHAAtRungs(asha, g.Steps, 4, true)
 				if err != nil {
 					t.Fatal(err)
 				}
 				return r
 			}),
 		}
-		for _, et := range []string{"{type: asha}", "{type: median}"} {
+		for _, et := range []string{asha, "{type: median}"} {
 			if _, err := NewPruning(et, g.Steps); err != nil {
 				t.Fatalf("early_terminate %s: %v", et, err)
 			}
