@@ -89,6 +89,7 @@ type Engine struct {
 	stdRising      bool    // this record's action_std is finite and above stdEarlier
 	totalSteps     int64
 	maxEntropy     float64                // log(Config.Actions), or the largest of the first entropyWindow entropies; NaN before
+	categorical    bool                   // Config.Actions is set: the policy is categorical, maxEntropy is log(actions)
 	entropyFirst   [entropyWindow]float64 // the first entropyWindow finite entropies
 	entropyFirstN  int
 	entropyLast    lagRing // the last entropies, for their windowed mean
@@ -150,7 +151,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	case cfg.Actions < 0 || cfg.Actions == 1:
 		bad("actions: got %d, want the categorical policy's number of actions (≥ 2), or 0 when unknown", cfg.Actions)
 	case cfg.Actions > 1:
-		e.maxEntropy = math.Log(float64(cfg.Actions))
+		e.maxEntropy, e.categorical = math.Log(float64(cfg.Actions)), true
 	}
 	if cfg.TargetKL < 0 || math.IsNaN(cfg.TargetKL) {
 		bad("target_kl: got %g, want a number ≥ 0", cfg.TargetKL)

@@ -319,6 +319,9 @@ func checkPolicyCollapse(e *Engine, r metrics.Record, _ float64) check {
 	if !ok || math.IsNaN(v) || math.IsInf(v, 0) || !p.ready() {
 		return check{}
 	}
+	if e.nearUniform() {
+		return check{ok: true}
+	}
 	fell := p.improved(sustainedImprovement) && p.recent() < p.start()-p.noise()
 	lost := p.trackLost(&p.long, collapseShare, 3) && !p.doingWellAny()
 	if lost {
@@ -435,6 +438,9 @@ func checkPartialCollapse(e *Engine, _ metrics.Record, share float64) check {
 	if !e.cur.objectiveOK || !p.ready() {
 		return check{}
 	}
+	if e.nearUniform() {
+		return check{ok: true}
+	}
 	lost := p.trackLost(&p.long, share, 1) && !p.doingWellAny() && !p.lengthened()
 	if lost {
 		e.partialHeld++
@@ -445,6 +451,22 @@ func checkPartialCollapse(e *Engine, _ metrics.Record, share float64) check {
 	limit := p.floor(&p.long) + (1-share)*p.trackGain(&p.long)
 	return check{ok: true, fired: fired, metric: e.objective, value: p.raw(p.long.recent()), limit: p.raw(limit)}
 }
+
+// nearUniform says whether a categorical policy (Config.Actions set) still has a windowed entropy of at
+// least nearUniformShare of its maximum, log(actions): a policy that has committed to nothing yet. What
+// such a policy's objective gained and gave back is the luck of near-random episodes, not learning lost,
+// and neither policy_collapse nor partial_collapse judges it. (A recorded Acrobot-v1 run rose from −500
+// to −389 on its first lucky episodes at 98% of log 3, fell back to −498 at 88%, and went on to learn to
+// −95.) A Gaussian policy is not judged near uniform: its mean can learn while its entropy stays where
+// it started, and its entropy rising is itself a sign of collapse.
+func (e *Engine) nearUniform() bool {
+	return e.categorical && e.cur.entropyOK && e.entropyLast.n >= stdTrendLag &&
+		e.entropyLast.mean() >= nearUniformShare*e.maxEntropy
+}
+
+// nearUniformShare is the share of its maximum at or above which a policy's entropy counts as near
+// uniform (nearUniform).
+const nearUniformShare = 0.85
 
 // checkNeverLearnedEntropy fires on a policy whose entropy stays near its maximum — its windowed mean
 // at least the threshold share of log(Config.Actions), or of the largest of its first entropies when the

@@ -36,3 +36,35 @@ func TestBuiltinTrainerEnv(t *testing.T) {
 		})
 	}
 }
+
+// TestBuiltinTrainerActions: a built-in trainer's categorical environment fills diagnostics.actions
+// with its number of actions (so the entropy rules judge against log(actions)); a continuous one leaves
+// it 0, and a spec's own value is kept.
+func TestBuiltinTrainerActions(t *testing.T) {
+	tests := []struct {
+		env, extra string
+		want       int
+	}{
+		{"Acrobot-v1", "", 3},
+		{"CartPole-v1", "", 2},
+		{"Pendulum-v1", "", 0},
+		{"MountainCarContinuous-v0", "", 0},
+		{"CartPole-v1", "diagnostics: {actions: 5}\n", 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.env+tt.extra, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "t.yaml")
+			spec := "name: t\ntrainer:\n  builtin: ppo\n  env: " + tt.env + "\n  total_steps: 1000\n" + tt.extra
+			if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s, err := Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Diagnostics.Actions != tt.want {
+				t.Errorf("diagnostics.actions = %d, want %d", s.Diagnostics.Actions, tt.want)
+			}
+		})
+	}
+}

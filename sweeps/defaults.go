@@ -5,6 +5,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/metrics"
+	"github.com/rlsweep/rlsweep/trainer"
 )
 
 // Defaults for the keys a spec may leave out; docs/spec.md lists them for users.
@@ -79,6 +80,9 @@ func applyLateDefaults(s *Spec) {
 	s.fillPBTDefaults()
 	if s.Order == "" && s.Method == MethodGrid && s.EarlyTerminate != nil {
 		s.Order = OrderShuffled
+	}
+	if s.Diagnostics.Actions == 0 && s.Trainer.Builtin != "" {
+		s.Diagnostics.Actions = trainer.BuiltinEnvActions(s.Trainer.Env)
 	}
 }
 

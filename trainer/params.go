@@ -41,3 +41,11 @@ func PPOParamAliases() map[string]string {
 func BuiltinEnvNames() []string {
 	return []string{"Acrobot-v1", "CartPole-v1", "MountainCarContinuous-v0", "Pendulum-v1"}
 }
+
+// BuiltinEnvActions returns the number of actions of a built-in environment whose actions are
+// categorical (Acrobot-v1 3, CartPole-v1 2), 0 for a continuous one or an unknown name: the diagnostics'
+// `actions` for the built-in trainer. Data, like BuiltinEnvNames; the same test ties it to the
+// environments.
+func BuiltinEnvActions(env string) int {
+	return map[string]int{"Acrobot-v1": 3, "CartPole-v1": 2}[env]
+}

@@ -271,7 +271,8 @@ func record(bin string, g grid, params map[string]float64, seed int64) (run, err
 		return run{}, fmt.Errorf("%s %s: %v: %s", bin, strings.Join(args, " "), err, b)
 	}
 	r := run{Params: params, Seed: seed, Seconds: math.Round(time.Since(start).Seconds()*10) / 10}
-	engine, err := diagnostics.NewEngine(diagnostics.Config{TotalSteps: g.Steps, Objective: "reward", Goal: "maximize"})
+	engine, err := diagnostics.NewEngine(diagnostics.Config{TotalSteps: g.Steps, Objective: "reward", Goal: "maximize",
+		Actions: trainer.BuiltinEnvActions(g.Env)}) // as a sweep of the built-in trainer judges it
 	if err != nil {
 		return run{}, err
 	}

@@ -154,9 +154,18 @@ func readRecords(t *testing.T, path string) []metrics.Record {
 }
 
 // TestBuiltinEnvNamesMatchRegistry ties the env table specs are checked against (trainer.BuiltinEnvNames)
-// to the environments the trainer can make.
+// and the diagnostics' action counts (trainer.BuiltinEnvActions) to the environments the trainer can make.
 func TestBuiltinEnvNamesMatchRegistry(t *testing.T) {
 	if got, want := trainer.BuiltinEnvNames(), envs.Names(); !slices.Equal(got, want) {
 		t.Errorf("trainer.BuiltinEnvNames() = %v, want envs.Names() %v", got, want)
+	}
+	for _, name := range envs.Names() {
+		mk, err := envs.Make(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := trainer.BuiltinEnvActions(name), mk().Spec().Actions; got != want {
+			t.Errorf("trainer.BuiltinEnvActions(%q) = %d, want the env's Spec().Actions %d", name, got, want)
+		}
 	}
 }
