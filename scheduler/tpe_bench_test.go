@@ -2,11 +2,12 @@ package scheduler_test
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
@@ -290,13 +291,8 @@ func floats(p map[string]any) map[string]float64 {
 }
 
 func gridKey(p map[string]float64) string {
-	var keys []string
-	for k := range p {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var b strings.Builder
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(p)) {
 		fmt.Fprintf(&b, "%s=%g;", k, p[k])
 	}
 	return b.String()
@@ -332,18 +328,9 @@ func loadGridTask(t *testing.T, env string) *gridTask {
 		}
 		gt.byKey[gridKey(runs[0].Params)] = runs
 	}
-	var names []string
-	for k := range values {
-		names = append(names, k)
-	}
-	sort.Strings(names)
 	var params strings.Builder
-	for _, n := range names {
-		var xs []float64
-		for v := range values[n] {
-			xs = append(xs, v)
-		}
-		sort.Float64s(xs)
+	for _, n := range slices.Sorted(maps.Keys(values)) {
+		xs := slices.Sorted(maps.Keys(values[n]))
 		vs := make([]string, len(xs))
 		for i, x := range xs {
 			vs[i] = fmt.Sprintf("%g", x)
