@@ -264,7 +264,7 @@ func TestValueLossBlowupWithinWarmup(t *testing.T) {
 // episodes lift its return, it falls back to −500 while its entropy is still near log 3, and it learns
 // later. With the actions known, neither policy_collapse nor partial_collapse stops it: it has learned
 // nothing to lose. Without them (a Gaussian policy's entropy says nothing of the kind) the same records
-// are stopped as before. A categorical policy that did learn, its entropy half of log 3, and then fell
+// are stopped, by policy_collapse or partial_collapse. A categorical policy that did learn, its entropy half of log 3, and then fell
 // back is stopped. Stands for: the recorded Acrobot-v1 grid's run lr 3e-4, clip 0.1, num_envs 4,
 // ent_coef 0.01, gae_lambda 0.98, seed 2 (stopped at step 92,160, −95 at 500,000).
 func TestNearUniformPolicyDoesNotCollapse(t *testing.T) {
