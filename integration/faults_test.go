@@ -61,7 +61,8 @@ retries: {max_attempts: 6}
 func TestWorkerKillsLoseNoSteps(t *testing.T) {
 	e := newS3Env(t, "kills")
 	workers := map[string]*exec.Cmd{"a": e.startWorker("a", "--slots", "4", "--keep-scratch"), "b": e.startWorker("b", "--slots", "4", "--keep-scratch")}
-	spec := e.spec("kills", faultSpec(40000, 20000, "[1.0e-4, 3.0e-4, 1.0e-3, 3.0e-3, 1.0e-2]", "[1, 2, 3, 4]"))
+	const segment = 20000
+	spec := e.spec("kills", faultSpec(40000, segment, "[1.0e-4, 3.0e-4, 1.0e-3, 3.0e-3, 1.0e-2]", "[1, 2, 3, 4]"))
 	// 10 s, not less: on a loaded machine a worker that is alive but starved can miss a shorter
 	// heartbeat timeout, and the server then retries its segment while the first attempt still runs
 	// and still stores checkpoints; such a retry is no kill's and resumes from what was stored when it
@@ -104,7 +105,7 @@ func TestWorkerKillsLoseNoSteps(t *testing.T) {
 				next++
 			}
 			if next == len(seg) {
-				end := int64(seg[i].segment+1) * 20000
+				end := int64(prev.segment+1) * segment
 				t.Logf("trial %s segment %d: attempt %d reached step %d; the attempts after it resumed at the segment's end and ran no trainer",
 					prev.trial, prev.segment, prev.attempt, prev.last)
 				if prev.last < end {
@@ -118,7 +119,7 @@ func TestWorkerKillsLoseNoSteps(t *testing.T) {
 			maxLost = max(maxLost, lost)
 			ckpt := int64(-1) // unknown: the attempt did not die with a killed worker
 			if w := workerOf(prev.dir); stored[w] != nil {
-				ckpt = int64(cur.segment) * 20000 // no checkpoint of this segment yet: its start
+				ckpt = int64(cur.segment) * segment // no checkpoint of this segment yet: its start
 				if p, ok := stored[w][cur.trial]; ok && p.Segment == cur.segment {
 					ckpt = p.Step
 				}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+
+	"gonum.org/v1/gonum/stat"
 )
 
 // A Rule is a pruning rule under replay. A unit is what the rule starts, judges and stops as one: one
@@ -222,14 +224,6 @@ func (g *Grid) Noise(c int) float64 {
 	if len(xs) < 2 {
 		return 0
 	}
-	m := 0.0
-	for _, x := range xs {
-		m += x
-	}
-	m /= float64(len(xs))
-	ss := 0.0
-	for _, x := range xs {
-		ss += (x - m) * (x - m)
-	}
-	return math.Sqrt(ss / float64(len(xs)-1) / float64(len(xs)))
+	_, sd := stat.MeanStdDev(xs, nil)
+	return sd / math.Sqrt(float64(len(xs)))
 }

@@ -152,7 +152,7 @@ func TestPruneReplay(t *testing.T) {
 		for _, r := range rs {
 			var saved []float64
 			var ranks []int
-			inTop3, tied, infeasible, lost := 0, 0, 0, 0 // tied: the pick within the best's noise
+			inTop3, inNoise, infeasible, lost := 0, 0, 0, 0
 			var regrets []float64
 			var over, late, lateSteps, full int64
 			for seed := uint64(1); seed <= 10; seed++ {
@@ -165,7 +165,7 @@ func TestPruneReplay(t *testing.T) {
 					inTop3++
 				}
 				if out.PickInNoise {
-					tied++
+					inNoise++
 				}
 				regrets = append(regrets, out.PickRegret)
 				if out.BestRank == 0 {
@@ -184,9 +184,9 @@ func TestPruneReplay(t *testing.T) {
 			// noise (pickTarget), and never a configuration with a diverged seed trained to the end.
 			rl := strings.HasPrefix(r.name, "rlsweep")
 			stop := strings.HasSuffix(r.name, "(stop)")
-			if rl && (tied < pickTarget(g, r.name) || med < savedTarget(g, r.name) || infeasible > 0) {
+			if rl && (inNoise < pickTarget(g, r.name) || med < savedTarget(g, r.name) || infeasible > 0) {
 				t.Errorf("%s on %s: saved %.1f%% (want %.0f%%), pick within the best's noise in %d of 10 orders (want %d), %d infeasible configurations trained to the end: below its target",
-					r.name, g.Env, 100*med, 100*savedTarget(g, r.name), tied, pickTarget(g, r.name), infeasible)
+					r.name, g.Env, 100*med, 100*savedTarget(g, r.name), inNoise, pickTarget(g, r.name), infeasible)
 			}
 			rank := "never completed"
 			if len(ranks) > 0 {
@@ -197,7 +197,7 @@ func TestPruneReplay(t *testing.T) {
 			}
 			sort.Float64s(regrets)
 			lines = append(lines, fmt.Sprintf("| %s | %s | %.1f%% (%.1f–%.1f%%) | %d of 10 | %s | %d of 10 | %.3g (%.3g–%.3g) | %d |", g.Env, r.name,
-				100*med, 100*saved[0], 100*saved[len(saved)-1], inTop3, rank, tied, regrets[len(regrets)/2], regrets[0], regrets[len(regrets)-1], infeasible))
+				100*med, 100*saved[0], 100*saved[len(saved)-1], inTop3, rank, inNoise, regrets[len(regrets)/2], regrets[0], regrets[len(regrets)-1], infeasible))
 			if stop {
 				notes = append(notes, fmt.Sprintf("%s %s: overshoot %.2f%% of the full grid's env-steps; %d seeds started after their configuration was stopped (%.2f%%)",
 					g.Env, r.name, 100*float64(over)/float64(full), late, 100*float64(lateSteps)/float64(full)))
