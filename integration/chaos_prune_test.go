@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/rlsweep/rlsweep/results"
@@ -139,39 +137,22 @@ func adaptiveSweepUnderFaults(t *testing.T, name string, slots int, spec string)
 // signalled to its trials, as "trial action reason", sorted.
 func sentDecisions(t *testing.T, e *env, sweepID string) []string {
 	t.Helper()
-	ctx := context.Background()
 	seen := map[string]bool{}
-	var next []byte
-	for {
-		page, err := e.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-			Query: fmt.Sprintf("WorkflowId = %q", sweepID), NextPageToken: next})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, ex := range page.Executions {
-			it := e.client.GetWorkflowHistory(ctx, ex.Execution.WorkflowId, ex.Execution.RunId, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-			for it.HasNext() {
-				ev, err := it.Next()
-				if err != nil {
-					t.Fatal(err)
-				}
-				a := ev.GetSignalExternalWorkflowExecutionInitiatedEventAttributes()
-				if a == nil || (a.SignalName != workflows.SignalSegmentDecision && a.SignalName != workflows.SignalStopTrial) {
-					continue
-				}
-				var d scheduler.Decision
-				if err := converter.GetDefaultDataConverter().FromPayloads(a.Input, &d); err != nil {
-					t.Fatalf("decode a %s signal: %v", a.SignalName, err)
-				}
-				if d.Action != scheduler.Stop && d.Action != scheduler.Exploit {
-					continue
-				}
-				trial := strings.TrimPrefix(a.WorkflowExecution.WorkflowId, sweepID+"/trial/")
-				seen[trial+" "+string(d.Action)+" "+d.Reason] = true
+	for _, r := range e.sweepRuns(t, sweepID, false) {
+		for _, ev := range r.events {
+			a := ev.GetSignalExternalWorkflowExecutionInitiatedEventAttributes()
+			if a == nil || (a.SignalName != workflows.SignalSegmentDecision && a.SignalName != workflows.SignalStopTrial) {
+				continue
 			}
-		}
-		if next = page.NextPageToken; len(next) == 0 {
-			break
+			var d scheduler.Decision
+			if err := converter.GetDefaultDataConverter().FromPayloads(a.Input, &d); err != nil {
+				t.Fatalf("decode a %s signal: %v", a.SignalName, err)
+			}
+			if d.Action != scheduler.Stop && d.Action != scheduler.Exploit {
+				continue
+			}
+			trial := strings.TrimPrefix(a.WorkflowExecution.WorkflowId, sweepID+"/trial/")
+			seen[trial+" "+string(d.Action)+" "+d.Reason] = true
 		}
 	}
 	out := make([]string, 0, len(seen))

@@ -16,15 +16,12 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/devserver"
 	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/results"
-	"github.com/rlsweep/rlsweep/workflows"
 )
 
 // The fault schedules of the chaos tests, each event at an offset from the moment the sweep's first
@@ -636,35 +633,19 @@ func recordsBetween(stream []byte, from, to time.Time) int {
 // activity its history records (the attempt that closed it).
 func segmentActivityAttempts(t *testing.T, e *env, sweepID string) map[string][]int32 {
 	t.Helper()
-	ctx := context.Background()
 	out := map[string][]int32{}
-	var next []byte
-	for {
-		page, err := e.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-			Query: fmt.Sprintf("%s = %q", workflows.AttrSweepID.GetName(), sweepID), NextPageToken: next})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, ex := range page.Executions {
-			train := map[int64]bool{}
-			it := e.client.GetWorkflowHistory(ctx, ex.Execution.WorkflowId, ex.Execution.RunId, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-			for it.HasNext() {
-				ev, err := it.Next()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if s := ev.GetActivityTaskScheduledEventAttributes(); s != nil && s.GetActivityType().GetName() == "TrainSegment" {
-					train[ev.GetEventId()] = true
-				}
-				if s := ev.GetActivityTaskStartedEventAttributes(); s != nil && train[s.GetScheduledEventId()] {
-					out[ex.Execution.WorkflowId] = append(out[ex.Execution.WorkflowId], s.GetAttempt())
-				}
+	for _, r := range e.sweepRuns(t, sweepID, true) {
+		train := map[int64]bool{}
+		for _, ev := range r.events {
+			if s := ev.GetActivityTaskScheduledEventAttributes(); s != nil && s.GetActivityType().GetName() == "TrainSegment" {
+				train[ev.GetEventId()] = true
+			}
+			if s := ev.GetActivityTaskStartedEventAttributes(); s != nil && train[s.GetScheduledEventId()] {
+				out[r.info.Execution.WorkflowId] = append(out[r.info.Execution.WorkflowId], s.GetAttempt())
 			}
 		}
-		if next = page.NextPageToken; len(next) == 0 {
-			return out
-		}
 	}
+	return out
 }
 
 // waitSweepOrDump is waitSweep that, when the sweep is not done in time, shows why: `rlsweep status`

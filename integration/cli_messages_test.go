@@ -56,8 +56,14 @@ probes: {enabled: false}
 	if out, code := e.cli("pause", missing); code != 1 || !strings.Contains(out, missing+" does not exist") {
 		t.Errorf("pause of a missing sweep exited %d, want 1 and that it does not exist:\n%s", code, out)
 	}
+	// The trials it names are those the visibility store lists, which is written asynchronously and may
+	// not list the trial yet: ask again until it does.
 	want := "trial 9-s1 of sweep " + sweepID + " does not exist; want one of its 1 trials: 0-s1"
-	if out, code := e.cli("status", sweepID+"/9-s1"); code != 1 || !strings.Contains(out, want) {
+	eventually(30*time.Second, func() bool {
+		out, code = e.cli("status", sweepID+"/9-s1")
+		return code == 1 && strings.Contains(out, want)
+	})
+	if code != 1 || !strings.Contains(out, want) {
 		t.Errorf("status of a trial the sweep does not have exited %d, want 1 and %q in:\n%s", code, want, out)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
@@ -49,16 +48,13 @@ concurrency: 6
 	if got := len(e.results(sweepID).Trials); got != 30 {
 		t.Errorf("results.json has %d trials, want 30", got)
 	}
-	resp, err := e.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-		Query: fmt.Sprintf("WorkflowId = %q", sweepID)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	runs := e.sweepRuns(t, sweepID, false)
 	// How many runs there are depends on how fast the trials end against the event cap (the first run
 	// starts most trials at once); what must hold is that a run continued-as-new with trials running
 	// and the next run took them over.
 	cans, carried := 0, 0
-	for _, ex := range resp.Executions {
+	for _, r := range runs {
+		ex := r.info
 		if ex.Status == enums.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW {
 			cans++
 		}
@@ -72,8 +68,8 @@ concurrency: 6
 	}
 	// `rlsweep list` shows the sweep once, by its last run, with its first run's start.
 	var first time.Time
-	for _, ex := range resp.Executions {
-		if st := ex.StartTime.AsTime(); first.IsZero() || st.Before(first) {
+	for _, r := range runs {
+		if st := r.info.StartTime.AsTime(); first.IsZero() || st.Before(first) {
 			first = st
 		}
 	}
@@ -180,15 +176,10 @@ concurrency: 6
 		}
 	}
 	if os.Getenv("RLSWEEP_RECORD_HISTORIES") != "" {
-		resp, err := e.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-			Query: fmt.Sprintf("WorkflowId = %q", sweepID)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		runs := resp.Executions
-		sort.Slice(runs, func(i, j int) bool { return runs[i].StartTime.AsTime().Before(runs[j].StartTime.AsTime()) })
-		for i, ex := range runs {
-			recordHistory(t, e, sweepID, ex.Execution.RunId, fmt.Sprintf("sweep-continued-as-new-run%d.json", i+1))
+		runs := e.sweepRuns(t, sweepID, false)
+		sort.Slice(runs, func(i, j int) bool { return runs[i].info.StartTime.AsTime().Before(runs[j].info.StartTime.AsTime()) })
+		for i, r := range runs {
+			recordHistory(t, e, sweepID, r.info.Execution.RunId, fmt.Sprintf("sweep-continued-as-new-run%d.json", i+1))
 		}
 	}
 }

@@ -298,6 +298,10 @@ func TestMinioOutage(t *testing.T) {
 	e.checkAllCompleted(sweepID, 6, 60000)
 	att := scanAttempts(t, e.dir)
 	retried, checked, during := 0, 0, 0
+	// The log of an attempt that ended while MinIO was down is stored by its worker's background
+	// uploader, which waits up to a minute between tries and may store it after the sweep has ended:
+	// each log is read again until it matches, for up to 2 minutes in all.
+	logsBy := time.Now().Add(2 * time.Minute)
 	for _, seg := range att {
 		retried += len(seg) - 1
 		for _, a := range seg {
@@ -317,7 +321,12 @@ func TestMinioOutage(t *testing.T) {
 				t.Fatal(err)
 			}
 			var stored bytes.Buffer
-			if err := artifacts.ReadLog(context.Background(), e.s3, sweepID, a.trial, a.segment, int32(a.attempt), &stored); err != nil {
+			eventually(time.Until(logsBy), func() bool {
+				stored.Reset()
+				err = artifacts.ReadLog(context.Background(), e.s3, sweepID, a.trial, a.segment, int32(a.attempt), &stored)
+				return err == nil && sha256.Sum256(stored.Bytes()) == sha256.Sum256(local)
+			})
+			if err != nil {
 				t.Errorf("%s: %v", logKey, err)
 			} else if sha256.Sum256(stored.Bytes()) != sha256.Sum256(local) {
 				t.Errorf("%s differs from the trainer's log", logKey)

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
@@ -223,13 +225,24 @@ func logFile(t testing.TB, path string) *os.File {
 // waitFor polls cond until it holds or the timeout passes.
 func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
+	if !eventually(timeout, cond) {
+		t.Fatalf("timed out after %s waiting for %s", timeout, what)
+	}
+}
+
+// eventually polls cond every 100 ms until it holds or the timeout passes, and tells whether it held.
+// A test that reads eventually-consistent state (the visibility store, a log a worker stores in the
+// background) reads it in cond, keeping what it read, then asserts on that last value, which its
+// failure message names.
+func eventually(timeout time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+			return false
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	return true
 }
 
 type quiet struct{}
@@ -312,33 +325,128 @@ type runHistory struct {
 // trials'), each with its whole history.
 func (e *env) sweepHistories(t *testing.T, sweepID string) []runHistory {
 	t.Helper()
-	ctx := context.Background()
 	var out []runHistory
+	for _, r := range e.sweepRuns(t, sweepID, true) {
+		var h strings.Builder
+		for _, ev := range r.events {
+			b, err := proto.Marshal(ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.Write(b)
+		}
+		out = append(out, runHistory{r.info.Execution.WorkflowId, h.String()})
+	}
+	return out
+}
+
+// listedRun is one workflow run as the visibility store lists it, with the events of its history.
+type listedRun struct {
+	info   *workflowpb.WorkflowExecutionInfo
+	events []*historypb.HistoryEvent
+}
+
+// sweepRuns lists the runs of the sweep's own workflow (WorkflowId), with its trials' when trials is
+// set (the sweep search attribute), each with its history. The visibility store is written
+// asynchronously, after the histories: the listing is read again, for up to a minute, until it agrees
+// with them: the sweep's current run is listed, and so is every run a listed run continued from or
+// into and, with trials, every child a listed run started; each listed run's status is the one its
+// history ends with.
+func (e *env) sweepRuns(t *testing.T, sweepID string, trials bool) []listedRun {
+	t.Helper()
+	query := fmt.Sprintf("WorkflowId = %q", sweepID)
+	if trials {
+		query = fmt.Sprintf("%s = %q", workflows.AttrSweepID.GetName(), sweepID)
+	}
+	var runs []listedRun
+	var disagree []string
+	if !eventually(time.Minute, func() bool {
+		runs, disagree = e.listRuns(t, sweepID, query, trials)
+		return len(disagree) == 0
+	}) {
+		t.Fatalf("the visibility store's %d runs for %s disagree with the histories a minute on:\n%s",
+			len(runs), query, strings.Join(disagree, "\n"))
+	}
+	return runs
+}
+
+// listRuns reads the runs query lists, each with its history, and says where the listing disagrees
+// with the histories (sweepRuns).
+func (e *env) listRuns(t *testing.T, sweepID, query string, trials bool) (runs []listedRun, disagree []string) {
+	t.Helper()
+	ctx := context.Background()
+	listed := map[string]bool{} // workflow ID and run ID
 	var next []byte
 	for {
-		page, err := e.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-			Query: fmt.Sprintf("%s = %q", workflows.AttrSweepID.GetName(), sweepID), NextPageToken: next})
+		page, err := e.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, NextPageToken: next})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, ex := range page.Executions {
-			var h strings.Builder
+			r := listedRun{info: ex}
 			it := e.client.GetWorkflowHistory(ctx, ex.Execution.WorkflowId, ex.Execution.RunId, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 			for it.HasNext() {
 				ev, err := it.Next()
 				if err != nil {
 					t.Fatal(err)
 				}
-				b, err := proto.Marshal(ev)
-				if err != nil {
-					t.Fatal(err)
-				}
-				h.Write(b)
+				r.events = append(r.events, ev)
 			}
-			out = append(out, runHistory{ex.Execution.WorkflowId, h.String()})
+			runs = append(runs, r)
+			listed[ex.Execution.WorkflowId+" "+ex.Execution.RunId] = true
 		}
 		if next = page.NextPageToken; len(next) == 0 {
-			return out
+			break
 		}
 	}
+	want := func(workflowID, runID, why string) {
+		if runID != "" && !listed[workflowID+" "+runID] {
+			disagree = append(disagree, fmt.Sprintf("%s run %s (%s) is not listed", workflowID, runID, why))
+		}
+	}
+	d, err := e.client.DescribeWorkflowExecution(ctx, sweepID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(sweepID, d.GetWorkflowExecutionInfo().GetExecution().GetRunId(), "the current run")
+	for _, r := range runs {
+		id := r.info.Execution.WorkflowId
+		if got, hist := r.info.Status, historyStatus(r.events); got != hist {
+			disagree = append(disagree, fmt.Sprintf("%s run %s is listed %s, its history ends %s", id, r.info.Execution.RunId, got, hist))
+		}
+		for _, ev := range r.events {
+			if a := ev.GetWorkflowExecutionStartedEventAttributes(); a != nil {
+				want(id, a.GetContinuedExecutionRunId(), "the run it continued from")
+			}
+			if a := ev.GetWorkflowExecutionContinuedAsNewEventAttributes(); a != nil {
+				want(id, a.GetNewExecutionRunId(), "the run it continued into")
+			}
+			if a := ev.GetChildWorkflowExecutionStartedEventAttributes(); a != nil && trials {
+				want(a.GetWorkflowExecution().GetWorkflowId(), a.GetWorkflowExecution().GetRunId(), "a child of run "+r.info.Execution.RunId)
+			}
+		}
+	}
+	return runs, disagree
+}
+
+// historyStatus is the status a run's history closes it with, or running while it has not closed.
+func historyStatus(events []*historypb.HistoryEvent) enums.WorkflowExecutionStatus {
+	if len(events) == 0 {
+		return enums.WORKFLOW_EXECUTION_STATUS_RUNNING
+	}
+	switch events[len(events)-1].GetEventType() {
+	case enums.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
+		return enums.WORKFLOW_EXECUTION_STATUS_COMPLETED
+	case enums.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED:
+		return enums.WORKFLOW_EXECUTION_STATUS_FAILED
+	case enums.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED:
+		return enums.WORKFLOW_EXECUTION_STATUS_CANCELED
+	case enums.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED:
+		return enums.WORKFLOW_EXECUTION_STATUS_TERMINATED
+	case enums.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
+		return enums.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW
+	case enums.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT:
+		return enums.WORKFLOW_EXECUTION_STATUS_TIMED_OUT
+	}
+	return enums.WORKFLOW_EXECUTION_STATUS_RUNNING
 }

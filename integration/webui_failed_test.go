@@ -69,14 +69,18 @@ retries: {max_attempts: 1}
 	}
 
 	page := ui + "/namespaces/default/workflows?query=" + url.QueryEscape(`RlsweepKind = "sweep"`)
-	var dom string
+	var dom, row string
 	// The list is drawn by the page's scripts from the server's visibility store, which may lag the
-	// sweep's end by a moment: try again until the row is there.
-	waitFor(t, time.Minute, "the sweep's row in the Web UI's list", func() bool {
+	// sweep's end by a moment: the row may be missing, or still say Running. Try again until it says
+	// Failed.
+	eventually(time.Minute, func() bool {
 		dom = renderURL(t, chromium, page, "--dump-dom")
-		return strings.Contains(dom, sweepID)
+		row = listRow(dom, sweepID)
+		return strings.Contains(row, "Failed") && !strings.Contains(row, "Completed")
 	})
-	row := listRow(dom, sweepID)
+	if !strings.Contains(dom, sweepID) {
+		t.Fatalf("the Web UI's list lacks %s a minute after the sweep ended", sweepID)
+	}
 	if !strings.Contains(row, "Failed") || strings.Contains(row, "Completed") {
 		t.Errorf("the Web UI's row of %s does not say Failed:\n%s", sweepID, row)
 	}
