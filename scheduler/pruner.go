@@ -10,6 +10,8 @@ import (
 
 	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/results"
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Pruner is the decision core of asha, median and hyperband, pure and deterministic: it is told
@@ -21,10 +23,10 @@ import (
 // A configuration is judged as a whole: its value at a step is the IQM over its seeds' windowed
 // values there (diagnostics.IQM), decided once every seed of it that is running has arrived at the
 // step (a seed that ended, or has not started, is not waited for), and the decision holds for all
-// its seeds, a seed arriving later included. It stops only when its value is below the cutoff and
-// none of its seeds' values reaches the cutoff: early in training configurations differ by less
-// than one seed from another, and a configuration that one seed puts among the kept ones is not
-// stopped on the others' noise. A configuration with a diverged seed is never promoted
+// its seeds, a seed arriving later included. Past the first decision step it stops only when its
+// value is below the cutoff by more than its seeds' noise (withinSeedNoise): configurations differ by
+// less than one seed from another for much of training, and a stop is final. At the first decision
+// step its value is judged alone. A configuration with a diverged seed is never promoted
 // (StopDivergedConfigs): its seeds stop at their next decision step, as diverged.
 type Pruner struct {
 	cfg PrunerConfig
@@ -79,7 +81,7 @@ type ConfigRecord struct {
 	// has one; keyed by the seed in decimal.
 	Pending map[string]float64 `json:"pending,omitempty"`
 	// Spared: the decision steps at which the configuration's IQM was below the cutoff and it went on
-	// because one of its seeds reached the cutoff.
+	// because its seeds could not tell it from the cutoff (withinSeedNoise).
 	Spared []int `json:"spared,omitempty"`
 	// Ahead: values of seeds that passed a decision step beyond the next one (Pass) while the
 	// configuration was still undecided at an earlier one, keyed by the step's index and then the seed,
@@ -359,8 +361,8 @@ func (p *Pruner) tryDecide(config int, r *ConfigRecord) Verdict {
 	}
 	slices.Sort(peers)
 	stop, cutoff := p.judge(value, peers)
-	if stop && len(vals) > 1 && slices.Max(vals) >= *cutoff {
-		// A seed of it reaches the cutoff: its IQM may be below it by the seeds' noise alone.
+	if stop && k > 0 && withinSeedNoise(vals, value, *cutoff) {
+		// Its seeds cannot tell it from the cutoff: its IQM may be below it by their noise alone.
 		stop, r.Spared = false, append(r.Spared, k)
 	}
 	r.Values = append(r.Values, value)
@@ -369,6 +371,25 @@ func (p *Pruner) tryDecide(config int, r *ConfigRecord) Verdict {
 		r.Stopped, r.Cutoff, r.Peers = true, cutoff, len(peers)
 	}
 	return p.recorded(r, k)
+}
+
+// seedNoiseLevel is the one-sided level of the seed guard's test: a configuration is stopped only when
+// its value is below the cutoff by more than its seeds' noise at this level.
+const seedNoiseLevel = 0.95
+
+// withinSeedNoise says whether a configuration's value (oriented, the IQM over its seeds' values
+// vals) lies within its seeds' noise of the cutoff: value + t·s/√n ≥ cutoff, with s the seeds'
+// standard deviation and t Student's one-sided 95% quantile on n−1 degrees of freedom, the
+// one-sample t-test that the configuration's mean is below the cutoff failing at 5%. With one seed, or
+// a seed without a value (the worst there is), the value is judged alone.
+func withinSeedNoise(vals []float64, value, cutoff float64) bool {
+	n := len(vals)
+	if n < 2 || slices.Min(vals) == -math.MaxFloat64 {
+		return false
+	}
+	sd := stat.StdDev(vals, nil)
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(seedNoiseLevel)
+	return value+t*sd/math.Sqrt(float64(n)) >= cutoff
 }
 
 // judge says whether value (oriented) is stopped against its peers' values (oriented, ascending)

@@ -194,23 +194,35 @@ func TestSeedsJudgedTogether(t *testing.T) {
 	run(t, "released", s, []arrive{{0, 1, 1, 3, C}})
 }
 
-// A configuration is stopped only when its IQM is below the cutoff and none of its seeds reaches
-// it: a configuration that one seed puts among the kept ones goes on.
-func TestSeedReachingTheCutoffSparesItsConfiguration(t *testing.T) {
-	spec := pruneSpec(t, 3, "[1, 2]", "{type: asha, min_steps: 100, eta: 2}")
+// The seed guard: past the first rung a configuration below the cutoff goes on while its seeds
+// cannot tell it from the cutoff (IQM + t·s/√n reaches it, Student's one-sided 95% quantile: 6.314 for
+// two seeds); the first rung judges the IQM alone.
+func TestSeedsWithinNoiseSpareTheirConfiguration(t *testing.T) {
+	spec := pruneSpec(t, 4, "[1, 2]", "{type: asha, min_steps: 100, eta: 2}")
 	s, _ := scheduler.New(spec, scheduler.State{})
 	startAll(t, s)
 	run(t, "spared", s, []arrive{
 		{0, 1, 0, 10, W},
 		{0, 2, 0, 10, C}, // config 0 = 10: n=1
-		{1, 1, 0, 4, W},
-		{1, 2, 0, 12, C}, // config 1 = IQM(4, 12) = 8 < 10, but seed 2's 12 reaches the cutoff
-		{2, 1, 0, 9, W},
-		{2, 2, 0, 8, S}, // config 2 = 8.5 < 10 (n=3, keep 1), and no seed of it reaches 10
+		{1, 1, 0, 12, W},
+		{1, 2, 0, 12, C}, // config 1 = 12: n=2, the best
+		{2, 1, 0, 4, W},
+		{2, 2, 0, 12, S}, // config 2 = IQM(4, 12) = 8 < 12 (n=3, keep 1): the first rung judges the IQM alone
+		{3, 1, 0, 13, W},
+		{3, 2, 0, 13, C}, // config 3 = 13: n=4, keep 2
+		{0, 1, 1, 20, W},
+		{0, 2, 1, 20, C}, // rung 1: config 0 = 20, n=1
+		{1, 1, 1, 17, W},
+		{1, 2, 1, 19, C}, // config 1 = 18 < 20 (n=2, keep 1), but 18 + 6.314·1 ≥ 20: within its seeds' noise
+		{3, 1, 1, 15, W},
+		{3, 2, 1, 16, S}, // config 3 = 15.5 < 20 (n=3, keep 1) and 15.5 + 6.314·0.5 < 20
 	})
-	st := s.State().Pruner.Configs["1"]
-	if len(st.Spared) != 1 || st.Spared[0] != 0 {
-		t.Errorf("config 1's record = %+v, want it spared at rung 0", st)
+	st := s.State().Pruner.Configs
+	if r := st["1"]; len(r.Spared) != 1 || r.Spared[0] != 1 || r.Stopped {
+		t.Errorf("config 1's record = %+v, want it spared at rung 1", r)
+	}
+	if r := st["2"]; len(r.Spared) != 0 || !r.Stopped {
+		t.Errorf("config 2's record = %+v, want it stopped at rung 0, not spared", r)
 	}
 }
 

@@ -21,6 +21,12 @@ type StopOutcome struct {
 	// first pass, for an infeasible one).
 	Late      int
 	LateSteps int64
+	// DivergedAfter: infeasible configurations (a recorded seed diverges) with a seed that completed its
+	// whole budget before any seed of it had diverged in the replay. They count as infeasible
+	// configurations trained to the end (Outcome.Infeasible), but no rule could have stopped that seed:
+	// when it completed, nothing had diverged yet (the diverging seed started later, and may even have
+	// been pruned before it reached its divergence).
+	DivergedAfter int
 }
 
 // stopTrial is one seed of one configuration in a ReplayStop.
@@ -85,7 +91,9 @@ func replayStop(g *Grid, spec *sweeps.Spec, earlyTerminate string, order []int, 
 	stopped := map[int]bool{} // plan configurations stopped or found infeasible
 	byID := map[string]*stopTrial{}
 	var running []*stopTrial
-	done := map[int][]*Run{} // grid configuration → its completed runs
+	done := map[int][]*Run{}         // grid configuration → its completed runs
+	divergedSeen := map[int]bool{}   // plan configurations with a seed that diverged in the replay
+	completedFirst := map[int]bool{} // grid configurations with a seed completed before any diverged
 	finish := func(t *stopTrial, outcome string, pr *results.Pruning) {
 		t.ended = true
 		out.StepsUsed += t.reached
@@ -170,10 +178,14 @@ func replayStop(g *Grid, spec *sweeps.Spec, earlyTerminate string, order []int, 
 			switch {
 			case t.ended:
 			case r.Diverged(t.reached):
+				divergedSeen[t.plan] = true
 				stopped[t.plan] = true
 				finish(t, results.OutcomeDiverged, nil)
 				interrupt()
 			case t.reached >= g.Steps:
+				if !divergedSeen[t.plan] {
+					completedFirst[order[t.plan]] = true
+				}
 				done[order[t.plan]] = append(done[order[t.plan]], r)
 				finish(t, results.OutcomeCompleted, nil)
 				interrupt()
@@ -192,6 +204,11 @@ func replayStop(g *Grid, spec *sweeps.Spec, earlyTerminate string, order []int, 
 	}
 	out.Saved = 1 - float64(out.StepsUsed)/float64(out.StepsFull)
 	out.judge(g, done)
+	for c := range completedFirst {
+		if _, ok := Score(g.Configs[c], g.Steps); !ok {
+			out.DivergedAfter++
+		}
+	}
 	return out, nil
 }
 

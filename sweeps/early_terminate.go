@@ -120,7 +120,7 @@ func (d *decoder) wandbEarlyTerminate(n *yaml.Node, path string, s *Spec) {
 
 // fillDefaults sets what early_terminate leaves out: eta 4 (asha) or 3 (hyperband, as W&B); asha's
 // max_steps total_steps and min_steps max_steps / eta³; median's min_trials 5 and min_steps
-// total_steps / 4.
+// total_steps / 10.
 func (e *EarlyTerminate) fillDefaults(total int64) {
 	if e == nil {
 		return
@@ -147,7 +147,7 @@ func (e *EarlyTerminate) fillDefaults(total int64) {
 			e.MinTrials = DefaultMedianMinTrials
 		}
 		if e.MinSteps == 0 {
-			e.MinSteps = total / 4
+			e.MinSteps = total / 10
 		}
 	}
 }

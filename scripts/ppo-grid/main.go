@@ -44,11 +44,13 @@ type grid struct {
 }
 
 var grids = map[string]grid{
-	"CartPole-v1": {Env: "CartPole-v1", Steps: 500_000, Seeds: []int64{1, 2, 3}, Params: map[string][]float64{
-		"lr": {1e-4, 3e-4, 1e-3, 1e-2}, "clip": {0.1, 0.3}, "num_envs": {4, 16}, "ent_coef": {0, 0.01}}},
-	"Pendulum-v1": {Env: "Pendulum-v1", Steps: 500_000, Seeds: []int64{1, 2, 3}, Params: map[string][]float64{
-		"lr": {1e-4, 3e-4, 1e-3, 1e-2}, "clip": {0.1, 0.3}, "num_envs": {8, 32}, "ent_coef": {0, 0.01}}},
-	// 48 configurations over the five axes of the search benchmarks, 5 seeds.
+	// 48 configurations over the five axes of the search benchmarks, 5 seeds each. CartPole-v1 at
+	// 100,000 steps: at 500,000 most configurations reach its cap of 500 and tie, which tells no method
+	// apart. Pendulum-v1 at 200,000 steps with 8 or 32 environments.
+	"CartPole-v1": {Env: "CartPole-v1", Steps: 100_000, Seeds: []int64{1, 2, 3, 4, 5}, Params: map[string][]float64{
+		"lr": {3e-4, 1e-3, 3e-3}, "clip": {0.1, 0.3}, "num_envs": {4, 16}, "ent_coef": {0, 0.01}, "gae_lambda": {0.9, 0.98}}},
+	"Pendulum-v1": {Env: "Pendulum-v1", Steps: 200_000, Seeds: []int64{1, 2, 3, 4, 5}, Params: map[string][]float64{
+		"lr": {3e-4, 1e-3, 3e-3}, "clip": {0.1, 0.3}, "num_envs": {8, 32}, "ent_coef": {0, 0.01}, "gae_lambda": {0.9, 0.98}}},
 	"Acrobot-v1": {Env: "Acrobot-v1", Steps: 500_000, Seeds: []int64{1, 2, 3, 4, 5}, Params: map[string][]float64{
 		"lr": {3e-4, 1e-3, 3e-3}, "clip": {0.1, 0.3}, "num_envs": {4, 16}, "ent_coef": {0, 0.01}, "gae_lambda": {0.9, 0.98}}},
 	// γ 0.99 on every configuration: at the continuous default (0.95) the car never learns to leave
