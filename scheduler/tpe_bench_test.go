@@ -149,8 +149,8 @@ func hartmannFn(noise float64) testFunction {
 
 // benchGrid searches a recorded PPO grid as a lookup objective: a trial of a configuration on a seed
 // scores that run's windowed final reward (nil when rlsweep's diagnostics stopped it: diverged). The
-// search runs on seeds 1 and 2 of the grid's three; a configuration's true value is its IQM over all
-// three (the grid's ranking, Score); the re-run confirms on seed 3.
+// search runs on seeds 1 and 2; a configuration's true value is its IQM over every recorded seed (the
+// grid's ranking, Score); the re-run searches on seeds 1–3 and confirms on seed 4.
 func benchGrid(t *testing.T, env string) {
 	gt := loadGridTask(t, env)
 	g, truth, best, params := gt.grid, gt.truth, gt.best, gt.params
@@ -165,7 +165,7 @@ func benchGrid(t *testing.T, env string) {
 		env, len(g.Configs), g.Seeds, g.Steps, best, close)
 	obj := gt.obj
 	checkpoints := []int{4, 8, 12, 16, 24, 32}
-	fmt.Printf("median simple regret (grid best IQM − the incumbent's IQM over all 3 seeds, incumbent by its score on seeds 1–2), 20 sampler seeds\n")
+	fmt.Printf("median simple regret (grid best IQM − the incumbent's IQM over every recorded seed, incumbent by its score on seeds 1–2), 20 sampler seeds\n")
 	fmt.Printf("| method | %s | within 5%% by 24 (of 10 seeds) |\n|---|%s---|\n", joinInts(checkpoints, " | "), strings.Repeat("---|", len(checkpoints)))
 	for _, method := range []string{"bayes", "random", "sobol"} {
 		regrets := make([][]float64, len(checkpoints))
@@ -195,13 +195,14 @@ func benchGrid(t *testing.T, env string) {
 		}
 		fmt.Printf("| %s | %s | %d |\n", methodName(method), strings.Join(row, " | "), hits)
 	}
-	// The re-run: 24 configurations searched on seeds 1 and 2, the best 3 run again on seed 3. Is
-	// the confirmed configuration's (the search's best) value on seed 3 inside the 95% interval of its
-	// search-time score?
+	// The re-run: 24 configurations searched on seeds 1–3 (the product reports an interval from
+	// results.MinIntervalSeeds seeds on), the best 3 run again on seed 4. Is the confirmed
+	// configuration's (the search's best) value on seed 4 inside the 95% interval of its search-time
+	// score?
 	tIn, bIn, pIn := 0, 0, 0
 	var lines []string
 	for seed := int64(1); seed <= 10; seed++ {
-		s := scheduler.BayesSpec(t, "bayes", 24, seed, "[1, 2]", params, "bayes: {rerun_top: 3, rerun_seeds: [3]}\n")
+		s := scheduler.BayesSpec(t, "bayes", 24, seed, "[1, 2, 3]", params, "bayes: {rerun_top: 3, rerun_seeds: [4]}\n")
 		s.Metric.Goal = sweeps.GoalMaximize
 		sch, err := scheduler.New(s, scheduler.State{})
 		if err != nil {
@@ -219,7 +220,7 @@ func benchGrid(t *testing.T, env string) {
 			if v == nil {
 				continue
 			}
-			if tr.Seed == 3 {
+			if tr.Seed == 4 {
 				rerun = *v
 			} else {
 				xs = append(xs, *v)
@@ -253,8 +254,8 @@ func benchGrid(t *testing.T, env string) {
 		}
 		lines = append(lines, fmt.Sprintf("| %d | %v | %.4g | [%.4g, %.4g] | [%.4g, %.4g] | [%.4g, %.4g] | %.4g |", seed, top.Params, diagnostics.IQM(xs), plo, phi, lo, hi, blo, bhi, rerun))
 	}
-	fmt.Printf("re-run: the search's best configuration (24 configurations on seeds 1–2) run again on seed 3\n")
-	fmt.Printf("| sampler seed | configuration | search-time IQM | 95%% prediction interval (results.json's) | 95%% t interval of the mean | 95%% bootstrap interval | re-run (seed 3) |\n|---|---|---|---|---|---|---|\n")
+	fmt.Printf("re-run: the search's best configuration (24 configurations on seeds 1–3) run again on seed 4\n")
+	fmt.Printf("| sampler seed | configuration | search-time IQM | 95%% prediction interval (results.json's) | 95%% t interval of the mean | 95%% bootstrap interval | re-run (seed 4) |\n|---|---|---|---|---|---|---|\n")
 	fmt.Println(strings.Join(lines, "\n"))
 	fmt.Printf("re-run inside the prediction interval in %d of 10, the t interval of the mean in %d of 10, the bootstrap interval in %d of 10\n", pIn, tIn, bIn)
 }

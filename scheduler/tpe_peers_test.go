@@ -156,7 +156,7 @@ func gridSearchTask(t *testing.T, env string) searchTask {
 // defaults, TPESampler(multivariate=True) and RandomSampler, run by scripts/optuna-sampler.py, and the
 // two TPE samplers again with Optuna's later fix of their truncated normal density applied — at
 // equal budgets over 30 sampler seeds: Branin, Hartmann-6 and their noisy variants, and the recorded
-// PPO grids of Pendulum-v1, Acrobot-v1 and MountainCarContinuous-v0 as lookup objectives (a configuration's search-time score is
+// PPO grids of CartPole-v1, Pendulum-v1, Acrobot-v1 and MountainCarContinuous-v0 as lookup objectives (a configuration's search-time score is
 // its IQM over seeds 1–2, its true value the IQM over every recorded seed). One budget unit is one
 // configuration evaluated on the search's seeds, a configuration Optuna suggests again included. It
 // prints the median simple regret after n configurations with a distribution-free 95% interval of the
@@ -180,7 +180,8 @@ func TestTPEPeersBenchmark(t *testing.T) {
 	tasks := []searchTask{
 		functionTask(braninFn(0), branin), functionTask(hartmannFn(0), hartmann),
 		functionTask(braninFn(1), branin), functionTask(hartmannFn(0.1), hartmann),
-		gridSearchTask(t, "Pendulum-v1"), gridSearchTask(t, "Acrobot-v1"), gridSearchTask(t, "MountainCarContinuous-v0"),
+		gridSearchTask(t, "CartPole-v1"), gridSearchTask(t, "Pendulum-v1"), gridSearchTask(t, "Acrobot-v1"),
+		gridSearchTask(t, "MountainCarContinuous-v0"),
 	}
 	methods := []string{"bayes", "random", "optuna:tpe", "optuna:tpe-multivariate", "optuna:random",
 		"optuna:tpe-fixed", "optuna:tpe-multivariate-fixed"}
