@@ -60,9 +60,12 @@ func TestTrainSegmentStoreWaitIsNotAStall(t *testing.T) {
 			in := f.input(4000, nil)
 			in.Trainer.StallTimeout = time.Second
 			in.Trainer.Environment["MARKER"] = marker
+			// The trainer announces its checkpoint only once the store is down, so the worker's first
+			// attempt to store it fails however late the watcher below sees the marker.
 			in.Trainer.Command = shellTrainer(`printf '{"step":1000,"reward":1}\n' >> "$RLSWEEP_METRICS_FILE"
 echo ckpt > "$RLSWEEP_CHECKPOINT_DIR/ckpt-2000.json"
 touch "$MARKER"
+while [ ! -e "$MARKER.down" ]; do sleep 0.01; done
 printf '{"step":2000,"reward":2,"checkpoint":"ckpt-2000.json"}\n' >> "$RLSWEEP_METRICS_FILE"
 sleep 0.2
 echo ckpt > "$RLSWEEP_CHECKPOINT_DIR/ckpt-4000.json"
@@ -118,9 +121,12 @@ func TestTrainSegmentStallClockSkipsTheWorkersWait(t *testing.T) {
 			in.Trainer.StallTimeout = 1500 * time.Millisecond
 			in.Trainer.GracePeriod = 200 * time.Millisecond
 			in.Trainer.Environment["MARKER"] = marker
+			// The trainer announces its checkpoint only once the store is down, so the worker's first
+			// attempt to store it fails however late the watcher below sees the marker.
 			in.Trainer.Command = shellTrainer(`printf '{"step":1000,"reward":1}\n' >> "$RLSWEEP_METRICS_FILE"
 echo ckpt > "$RLSWEEP_CHECKPOINT_DIR/ckpt-2000.json"
 touch "$MARKER"
+while [ ! -e "$MARKER.down" ]; do sleep 0.01; done
 printf '{"step":2000,"reward":2,"checkpoint":"ckpt-2000.json"}\n' >> "$RLSWEEP_METRICS_FILE"
 sleep 3.5
 ` + tc.after)
@@ -128,6 +134,9 @@ sleep 3.5
 				for {
 					if _, err := os.Stat(marker); err == nil {
 						store.downFor(3 * time.Second) // retried after 1 s, then 2 s: stored about 3 s on
+						if err := os.WriteFile(marker+".down", nil, 0o644); err != nil {
+							t.Error(err)
+						}
 						return
 					}
 					time.Sleep(time.Millisecond)
