@@ -32,6 +32,21 @@ func (s *outageStore) downFor(d time.Duration) {
 	s.mu.Unlock()
 }
 
+// downWhenAnnounced takes the store away for d once the trainer has created marker, then creates
+// marker.down: a trainer that waits for marker.down announces its checkpoint to a store that is down.
+func (s *outageStore) downWhenAnnounced(t *testing.T, marker string, d time.Duration) {
+	for {
+		if _, err := os.Stat(marker); err == nil {
+			s.downFor(d)
+			if err := os.WriteFile(marker+".down", nil, 0o644); err != nil {
+				t.Error(err)
+			}
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func (s *outageStore) Put(ctx context.Context, key string, r io.Reader) error {
 	s.mu.Lock()
 	down := time.Now().Before(s.up)
@@ -70,15 +85,7 @@ printf '{"step":2000,"reward":2,"checkpoint":"ckpt-2000.json"}\n' >> "$RLSWEEP_M
 sleep 0.2
 echo ckpt > "$RLSWEEP_CHECKPOINT_DIR/ckpt-4000.json"
 printf '{"step":3000,"reward":3}\n{"step":4000,"reward":4,"checkpoint":"ckpt-4000.json"}\n' >> "$RLSWEEP_METRICS_FILE"`)
-			go func() {
-				for {
-					if _, err := os.Stat(marker); err == nil {
-						store.downFor(3 * time.Second)
-						return
-					}
-					time.Sleep(time.Millisecond)
-				}
-			}()
+			go store.downWhenAnnounced(t, marker, 3*time.Second)
 			res, err := f.run(in)
 			if err != nil {
 				t.Errorf("run %d: %v", i, err)
@@ -130,18 +137,7 @@ while [ ! -e "$MARKER.down" ]; do sleep 0.01; done
 printf '{"step":2000,"reward":2,"checkpoint":"ckpt-2000.json"}\n' >> "$RLSWEEP_METRICS_FILE"
 sleep 3.5
 ` + tc.after)
-			go func() {
-				for {
-					if _, err := os.Stat(marker); err == nil {
-						store.downFor(3 * time.Second) // retried after 1 s, then 2 s: stored about 3 s on
-						if err := os.WriteFile(marker+".down", nil, 0o644); err != nil {
-							t.Error(err)
-						}
-						return
-					}
-					time.Sleep(time.Millisecond)
-				}
-			}()
+			go store.downWhenAnnounced(t, marker, 3*time.Second) // retried after 1 s, then 2 s: stored about 3 s on
 			start := time.Now()
 			res, err := f.run(in)
 			took := time.Since(start)
