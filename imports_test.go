@@ -44,7 +44,7 @@ var allowed = map[string][]string{
 		module + "trainer/probes"},
 	"results":    {module + "diagnostics", module + "metrics", module + "sweeps"},
 	"regression": {module + "diagnostics", module + "results", module + "sweeps"},
-	"scheduler":  {module + "diagnostics", module + "results", module + "sweeps", "gonum.org/"}, // diagnostics: IQM over seeds; gonum: the seed guard's t quantile
+	"scheduler":  {module + "diagnostics", module + "results", module + "sweeps"}, // diagnostics: IQM over seeds, the seed guard's t margin
 	"report": {"gonum.org/", module + "diagnostics", module + "results", module + "regression", module + "sweeps",
 		module + "trainer/probes"},
 	"artifacts": {"github.com/aws/"}, // the ground floor: no project package

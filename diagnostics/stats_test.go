@@ -105,6 +105,21 @@ func TestProbabilityOfImprovement(t *testing.T) {
 	}
 }
 
+// MeanMargin: t(q, n−1)·s/√n.
+func TestMeanMargin(t *testing.T) {
+	// s = √2, n = 2, t(0.95, 1) = 6.31375: the margin is t itself.
+	if m, ok := MeanMargin([]float64{1, 3}, 0.95); !ok || math.Abs(m-6.31375) > 1e-4 {
+		t.Errorf("MeanMargin(1, 3; 0.95) = %v %v, want 6.31375", m, ok)
+	}
+	// s = 1, n = 3, t(0.975, 2) = 4.30265: 4.30265/√3 = 2.48414.
+	if m, ok := MeanMargin([]float64{1, 2, 3}, 0.975); !ok || math.Abs(m-2.48414) > 1e-4 {
+		t.Errorf("MeanMargin(1, 2, 3; 0.975) = %v %v, want 2.48414", m, ok)
+	}
+	if _, ok := MeanMargin([]float64{1}, 0.95); ok {
+		t.Error("a margin from one value")
+	}
+}
+
 // PredictionInterval: mean ± t(0.975, n−1)·s·√(1/n + 1/m).
 func TestPredictionInterval(t *testing.T) {
 	lo, hi, ok := PredictionInterval([]float64{20, 22}, 1, 0.95)

@@ -9,7 +9,6 @@ import (
 	"strconv"
 
 	"gonum.org/v1/gonum/stat"
-	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/rlsweep/rlsweep/diagnostics"
 )
@@ -140,9 +139,8 @@ func meanCI(xs []float64, level float64) (mean, lo, hi float64) {
 	case 1:
 		return xs[0], nan, nan
 	}
-	mean, sd := stat.MeanStdDev(xs, nil)
-	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(xs) - 1)}.Quantile(0.5 + level/2)
-	half := t * sd / math.Sqrt(float64(len(xs)))
+	mean = stat.Mean(xs, nil)
+	half, _ := diagnostics.MeanMargin(xs, 0.5+level/2)
 	return mean, mean - half, mean + half
 }
 

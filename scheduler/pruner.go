@@ -10,8 +10,6 @@ import (
 
 	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/results"
-	"gonum.org/v1/gonum/stat"
-	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Pruner is the decision core of asha, median and hyperband, pure and deterministic: it is told
@@ -383,13 +381,11 @@ const seedNoiseLevel = 0.95
 // one-sample t-test that the configuration's mean is below the cutoff failing at 5%. With one seed, or
 // a seed without a value (the worst there is), the value is judged alone.
 func withinSeedNoise(vals []float64, value, cutoff float64) bool {
-	n := len(vals)
-	if n < 2 || slices.Min(vals) == -math.MaxFloat64 {
+	if len(vals) == 0 || slices.Min(vals) == -math.MaxFloat64 {
 		return false
 	}
-	sd := stat.StdDev(vals, nil)
-	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(seedNoiseLevel)
-	return value+t*sd/math.Sqrt(float64(n)) >= cutoff
+	margin, ok := diagnostics.MeanMargin(vals, seedNoiseLevel)
+	return ok && value+margin >= cutoff
 }
 
 // judge says whether value (oriented) is stopped against its peers' values (oriented, ascending)

@@ -92,7 +92,7 @@ func replayStop(g *Grid, spec *sweeps.Spec, earlyTerminate string, order []int, 
 	byID := map[string]*stopTrial{}
 	var running []*stopTrial
 	done := map[int][]*Run{}         // grid configuration → its completed runs
-	divergedSeen := map[int]bool{}   // plan configurations with a seed that diverged in the replay
+	divergedSeen := map[int]bool{}   // grid configurations with a seed that diverged in the replay
 	completedFirst := map[int]bool{} // grid configurations with a seed completed before any diverged
 	finish := func(t *stopTrial, outcome string, pr *results.Pruning) {
 		t.ended = true
@@ -178,12 +178,12 @@ func replayStop(g *Grid, spec *sweeps.Spec, earlyTerminate string, order []int, 
 			switch {
 			case t.ended:
 			case r.Diverged(t.reached):
-				divergedSeen[t.plan] = true
+				divergedSeen[order[t.plan]] = true
 				stopped[t.plan] = true
 				finish(t, results.OutcomeDiverged, nil)
 				interrupt()
 			case t.reached >= g.Steps:
-				if !divergedSeen[t.plan] {
+				if !divergedSeen[order[t.plan]] {
 					completedFirst[order[t.plan]] = true
 				}
 				done[order[t.plan]] = append(done[order[t.plan]], r)

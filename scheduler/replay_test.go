@@ -92,9 +92,7 @@ func TestOptunaMedianStartup(t *testing.T) {
 // The replay benchmark on the recorded grids (docs/BENCHMARKS.md, "Prune replay"): each rule over 10
 // random arrival orders, 8 runs at once; rlsweep's rules in both early_terminate modes, pause (a seed
 // waits at each decision step for its siblings) and stop (ReplayStop: seeds train on past it and are
-// stopped together once their configuration is decided). RLSWEEP_REPLAY_ASHA replaces asha's
-// early_terminate section (default "{type: asha}") for rlsweep's asha and Ray's rule at its rungs, to
-// measure another rung placement, e.g. '{type: asha, min_steps: 15625}'.
+// stopped together once their configuration is decided).
 func TestPruneReplay(t *testing.T) {
 	// RLSWEEP_REPLAY_FIRST_RUNG=D puts asha's first rung at total/D on every grid (docs/BENCHMARKS.md,
 	// "First rung placement"); the default is asha's own, total/64.
@@ -191,9 +189,9 @@ func TestPruneReplay(t *testing.T) {
 			stop := strings.HasSuffix(r.name, "(stop)")
 			// A configuration whose seed diverged only after a sibling had completed (stop mode) is
 			// counted, but no rule could have stopped that sibling.
-			if rl && (inNoise < pickTarget(g, r.name) || med < savedTarget(g, r.name) || infeasible > divergedAfter) {
+			if rl && (inNoise < pickTarget(g, r.name) || med < savedTarget(r.name) || infeasible > divergedAfter) {
 				t.Errorf("%s on %s: saved %.1f%% (want %.0f%%), pick within the best's noise in %d of 10 orders (want %d), %d infeasible configurations trained to the end (%d diverged after a sibling completed): below its target",
-					r.name, g.Env, 100*med, 100*savedTarget(g, r.name), inNoise, pickTarget(g, r.name), infeasible, divergedAfter)
+					r.name, g.Env, 100*med, 100*savedTarget(r.name), inNoise, pickTarget(g, r.name), infeasible, divergedAfter)
 			}
 			rank := "never completed"
 			if len(ranks) > 0 {
@@ -236,7 +234,7 @@ func TestReplayStopOvershoot(t *testing.T) {
 // savedTarget is the share of the grid's env-steps rlsweep's rule (named as TestPruneReplay names it)
 // must save, median over the 10 orders: asha 60% in pause mode and 50% in stop mode, median 40% and
 // 35% (measured 2026-11-28, docs/BENCHMARKS.md: asha 65–87% and 54–82%, median 52–57% and 39–48%).
-func savedTarget(_ *Grid, rule string) float64 {
+func savedTarget(rule string) float64 {
 	asha, pause := strings.Contains(rule, "asha"), strings.HasSuffix(rule, "(pause)")
 	switch {
 	case asha && pause:
