@@ -74,8 +74,16 @@ type Activities struct {
 	// attempts' logs); nil drops it. Inside an activity, activity.GetLogger's logger is used.
 	Logger Logger
 
+	// StopQueue is the task queue of this worker's stop channel (StopSegment); "" means none: a stop
+	// reaches a running segment at its next heartbeat.
+	StopQueue string
+	// Announce tells a Trial workflow where its running segment takes a stop (SegmentStarted; the
+	// worker sets it from its Temporal client).
+	Announce SegmentAnnouncer
+
 	uploadsOnce sync.Once
 	bg          *backgroundUploads
+	running     sync.Map // segmentKey → *beats of the segment attempts running here
 }
 
 // SlotHandOff releases a standby trial, by its sweep and trial IDs. An error is logged, never retried:

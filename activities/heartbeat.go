@@ -46,8 +46,12 @@ type beats struct {
 	direct  bool      // the SDK's context ended on a delivery failure: heartbeats go through send
 	away    time.Time // when the server stopped answering; zero while it answers
 	// heard: when the server last took a heartbeat of this attempt, as far as the worker can tell.
-	heard   time.Time
-	lastErr error // the last failed delivery's
+	heard time.Time
+	// lastSent, prevSent: when the last two heartbeats went to the SDK (which sends each at once, or
+	// at the end of its one-second throttle interval). When the SDK fails to deliver one, the server
+	// took the one before, at the latest.
+	lastSent, prevSent time.Time
+	lastErr            error // the last failed delivery's
 	// finishing: the work is done and the attempt waits for the server to take its result
 	// (awaitServer): from then on an outage stops nothing.
 	finishing bool
@@ -56,11 +60,6 @@ type beats struct {
 
 	done, exited chan struct{}
 }
-
-// sdkDeliveryWindow bounds how long before the SDK gives up on a heartbeat the server last took one:
-// the SDK sends at most one a throttle interval (worker.Options.MaxHeartbeatThrottleInterval, a
-// second) and gives each delivery that long (at least a second).
-const sdkDeliveryWindow = 2 * time.Second
 
 // startBeats starts heartbeating details every `every` and returns the context the activity's work
 // runs under (see beats). Outside an activity (a CLI command calling an activity method) nothing is
@@ -126,6 +125,38 @@ func (b *beats) final(h Heartbeat) {
 	_ = b.send(c, h)
 }
 
+// nudge heartbeats now, outside the interval, so that the answer brings a cancellation the server
+// holds for the attempt (StopSegment). Through the SDK the heartbeat goes out at once unless one went
+// out within its throttle interval (a second); when the SDK's context has ended on a delivery failure,
+// it goes directly.
+func (b *beats) nudge() {
+	if b == nil || b.send == nil {
+		return
+	}
+	b.mu.Lock()
+	h, direct := b.details, b.direct
+	b.mu.Unlock()
+	if !direct {
+		b.viaSDK(h)
+		return
+	}
+	go func() {
+		c, cancel := context.WithTimeout(context.WithoutCancel(b.sdk), 5*time.Second)
+		defer cancel()
+		if err := b.send(c, h); err != nil && endingError(err) {
+			b.cancel(err)
+		}
+	}()
+}
+
+// viaSDK records heartbeat h through the SDK, noting when.
+func (b *beats) viaSDK(h Heartbeat) {
+	b.mu.Lock()
+	b.prevSent, b.lastSent = b.lastSent, time.Now()
+	b.mu.Unlock()
+	activity.RecordHeartbeat(b.sdk, h)
+}
+
 // stop ends the heartbeats; it returns once the last one has returned.
 func (b *beats) stop() {
 	select {
@@ -176,12 +207,14 @@ func (b *beats) loop(work context.Context) {
 			b.mu.Lock()
 			if !b.direct {
 				b.direct = true
-				// The server took the heartbeat before the one the SDK could not deliver.
-				b.heard = later(b.heard, time.Now().Add(-sdkDeliveryWindow))
+				// The server took the heartbeat before the one the SDK could not deliver (none: the
+				// attempt's start, as the server counts).
+				b.heard = later(b.heard, b.prevSent)
 			}
 			b.wentAway()
 			b.lastErr = context.Cause(b.sdk)
 			b.mu.Unlock()
+			t.Reset(b.retryEvery())
 			giveUp = b.giveUpTimer()
 			b.log("Temporal server did not take a heartbeat; the trainer keeps running and heartbeats go on directly",
 				"cause", context.Cause(b.sdk), "stops_after", b.giveUp.String())
@@ -195,11 +228,11 @@ func (b *beats) loop(work context.Context) {
 			h, direct, heard := b.details, b.direct, b.heard
 			b.mu.Unlock()
 			if !direct {
-				activity.RecordHeartbeat(b.sdk, h)
+				b.viaSDK(h)
 				continue
 			}
 			// A delivery waits no longer than the time left before the work stops.
-			wait := 2 * b.every
+			wait := 2 * b.retryEvery()
 			if b.giveUp > 0 {
 				wait = min(wait, max(time.Until(heard.Add(b.giveUp)), 10*time.Millisecond))
 			}
@@ -211,6 +244,7 @@ func (b *beats) loop(work context.Context) {
 			}
 			if err == nil {
 				b.cameBack()
+				t.Reset(b.every)
 				giveUp = nil
 				continue
 			}
@@ -226,10 +260,17 @@ func (b *beats) loop(work context.Context) {
 			b.mu.Unlock()
 			if first { // the server answered since the timer was last set: count from its last answer
 				giveUp = b.giveUpTimer()
+				t.Reset(b.retryEvery())
 			}
 		}
 	}
 }
+
+// outageRetry is how often heartbeats are tried while the server is away, so that its return is seen
+// within a second whatever the heartbeat interval.
+const outageRetry = time.Second
+
+func (b *beats) retryEvery() time.Duration { return min(b.every, outageRetry) }
 
 // giveUpTimer fires when the server will have gone b.giveUp without a heartbeat; nil: never.
 func (b *beats) giveUpTimer() <-chan time.Time {

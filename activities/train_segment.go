@@ -21,8 +21,18 @@ import (
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
-// heartbeatEvery bounds how often a running segment records a heartbeat; the SDK throttles further.
+// heartbeatEvery is how often a probe heartbeats (its cancellation arrives on a heartbeat's answer),
+// and a segment outside an activity; a segment attempt heartbeats every sweeps.HeartbeatInterval.
 const heartbeatEvery = time.Second
+
+// segmentHeartbeatEvery is how often a segment attempt heartbeats: sweeps.HeartbeatInterval of its
+// heartbeat timeout and its trainer's grace period.
+func segmentHeartbeatEvery(ctx context.Context, grace time.Duration) time.Duration {
+	if !activity.IsActivity(ctx) {
+		return heartbeatEvery
+	}
+	return sweeps.HeartbeatInterval(activity.GetInfo(ctx).HeartbeatTimeout, grace)
+}
 
 // TrainSegment runs one segment of a trial: it starts the trainer as a child process under the trainer
 // contract (docs/trainer-contract.md), follows its metrics, heartbeats the step and the last checkpoint, uploads
@@ -49,8 +59,9 @@ func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (_ *Segm
 	if err := graceFits(ctx, in); err != nil {
 		return nil, err
 	}
-	work, b := startBeats(ctx, heartbeatEvery, prev, in.Trainer.GracePeriod)
+	work, b := startBeats(ctx, segmentHeartbeatEvery(ctx, in.Trainer.GracePeriod), prev, in.Trainer.GracePeriod)
 	defer b.stop()
+	defer a.announceSegment(ctx, b)()
 	if err := infraBound(ctx, in, prev); err != nil {
 		return nil, err
 	}

@@ -867,8 +867,9 @@ func TestTrainSegmentHeartbeatsWhileTheTrainerStops(t *testing.T) {
 	var beats atomic.Int32
 	env.SetOnActivityHeartbeatListener(func(*activity.Info, converter.EncodedValues) { beats.Add(1) })
 	env.ExecuteWorkflow(func(ctx workflow.Context) error {
+		// Heartbeats every second (sweeps.HeartbeatInterval of 7 s and 3 s).
 		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
-			HeartbeatTimeout: time.Minute, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
+			HeartbeatTimeout: 7 * time.Second, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
 		return workflow.ExecuteActivity(ctx, f.acts.TrainSegment, in).Get(ctx, nil)
 	})
 	var app *temporal.ApplicationError

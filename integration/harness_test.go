@@ -78,6 +78,12 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
+	return newEnvArgs(t)
+}
+
+// newEnvArgs is newEnv with more dev server flags (e.g. --metrics-port).
+func newEnvArgs(t testing.TB, serverArgs ...string) *env {
+	t.Helper()
 	bin, err := devserver.FindBinary()
 	if err != nil {
 		t.Fatal(err)
@@ -87,19 +93,19 @@ func newEnv(t testing.TB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.startServer(bin)
+	e.startServer(bin, serverArgs...)
 	t.Cleanup(e.close)
 	return e
 }
 
-func (e *env) startServer(bin string) {
+func (e *env) startServer(bin string, args ...string) {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
 		ExistingPath:     bin,
 		DBFilename:       dbFile(e.dir),
-		ExtraArgs:        append(append(append(sqliteArgs(), matchingArgs()...), queueArgs()...), extraServerArgs()...),
+		ExtraArgs:        append(append(append(append(sqliteArgs(), matchingArgs()...), queueArgs()...), extraServerArgs()...), args...),
 		ClientOptions:    &client.Options{HostPort: e.addr, Logger: quiet{}},
 		SearchAttributes: workflows.SearchAttributes(),
 		LogLevel:         "error",

@@ -6,8 +6,28 @@ import (
 )
 
 // DefaultHeartbeatTimeout is how long a silent segment attempt is trusted before the Temporal server
-// retries it, e.g. on another worker (rlsweep submit --heartbeat-timeout).
-const DefaultHeartbeatTimeout = time.Minute
+// retries it, e.g. on another worker (rlsweep submit --heartbeat-timeout). Two minutes: with the
+// default grace period (30 s) a running segment heartbeats every 44 s (HeartbeatInterval), 82 recorded
+// heartbeats a trial-hour.
+const DefaultHeartbeatTimeout = 2 * time.Minute
+
+// MaxHeartbeatInterval bounds HeartbeatInterval: the heartbeats carry the step and last checkpoint
+// that `rlsweep status` shows.
+const MaxHeartbeatInterval = time.Minute
+
+// MinHeartbeatInterval is the shortest interval between a segment's heartbeats (the worker's
+// heartbeat throttle).
+const MinHeartbeatInterval = time.Second
+
+// HeartbeatInterval is how often a running segment heartbeats: half the time it may go without a
+// heartbeat the server took before it must stop its trainer (PartitionStop), between
+// MinHeartbeatInterval and MaxHeartbeatInterval. Heartbeats are liveness only — a stop reaches the
+// worker on its stop queue, not on a heartbeat's answer — so they are as rare as the partition rule
+// allows: a server that stops answering is noticed at the next heartbeat, at least half of
+// PartitionStop before the trainer must be stopped. heartbeat 0 means DefaultHeartbeatTimeout.
+func HeartbeatInterval(heartbeat, grace time.Duration) time.Duration {
+	return min(max(PartitionStop(heartbeat, grace)/2, MinHeartbeatInterval), MaxHeartbeatInterval)
+}
 
 // PartitionMargin is what a worker cut off from the Temporal server keeps between the end of its
 // trainer's grace period and the heartbeat timeout: the storing of what the trainer wrote on SIGTERM,

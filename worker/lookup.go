@@ -73,3 +73,9 @@ func (l clientLookup) HandOff(ctx context.Context, sweepID, trialID string) erro
 func (l clientLookup) RungPassed(ctx context.Context, sweepWorkflowID string, p activities.RungPassed) error {
 	return l.c.SignalWorkflow(ctx, sweepWorkflowID, "", workflows.SignalRungPassed, p)
 }
+
+// SegmentStarted tells a Trial workflow where its running segment takes a stop
+// (activities.SignalSegmentStarted): implements activities.SegmentAnnouncer.
+func (l clientLookup) SegmentStarted(ctx context.Context, workflowID, runID string, s activities.SegmentStarted) error {
+	return l.c.SignalWorkflow(ctx, workflowID, runID, activities.SignalSegmentStarted, s)
+}

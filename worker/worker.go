@@ -2,7 +2,9 @@
 package worker
 
 import (
+	"crypto/rand"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -79,6 +81,21 @@ func New(c client.Client, opts Options) (*Workers, error) {
 	if len(opts.TrialQueues) > 0 && opts.Activities.Places == nil {
 		opts.Activities.Places = map[string]*activities.Places{}
 	}
+	if len(opts.TrialQueues) > 0 {
+		// The stop channel: the workflows send StopSegment for this worker's running segments here.
+		if opts.Activities.StopQueue == "" {
+			opts.Activities.StopQueue = StopQueueName()
+		}
+		if opts.Activities.Announce == nil {
+			opts.Activities.Announce = clientLookup{c}
+		}
+		w := sdkworker.New(c, opts.Activities.StopQueue, sdkworker.Options{
+			DisableWorkflowWorker:            true,
+			MaxConcurrentActivityTaskPollers: 2,
+		})
+		w.RegisterActivityWithOptions(opts.Activities.StopSegment, activity.RegisterOptions{Name: "StopSegment"})
+		out.ws = append(out.ws, w)
+	}
 	for _, q := range opts.TrialQueues {
 		// Each queue's worker has places of its own, as the SDK's slots would be: with several queues,
 		// TrialLimit bounds them all.
@@ -91,8 +108,8 @@ func New(c client.Client, opts Options) (*Workers, error) {
 		w := sdkworker.New(c, q, sdkworker.Options{
 			Tuner:                            tuner,
 			MaxConcurrentActivityTaskPollers: min(max(2, slots/2), 8),
-			// Cancellation reaches a running segment through its heartbeat: a short throttle makes
-			// `rlsweep cancel` stop trainers within seconds.
+			// A running segment heartbeats every sweeps.HeartbeatInterval, and at once when StopSegment
+			// asks (its answer carries the cancellation): the throttle must not hold that one back.
 			MaxHeartbeatThrottleInterval: time.Second,
 			DisableWorkflowWorker:        true,
 			WorkerStopTimeout:            opts.StopTimeout,
@@ -101,6 +118,18 @@ func New(c client.Client, opts Options) (*Workers, error) {
 		out.ws = append(out.ws, w)
 	}
 	return &out, nil
+}
+
+// StopQueueName is a task queue name of this process alone: host name, process ID and a random part,
+// so that a restarted worker never takes the stops meant for the one before it.
+func StopQueueName() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "host"
+	}
+	var r [4]byte
+	_, _ = rand.Read(r[:])
+	return fmt.Sprintf("rlsweep-stop/%s/%d/%x", host, os.Getpid(), r)
 }
 
 // RegisterControl registers the workflows and the light activities.

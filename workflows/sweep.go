@@ -24,7 +24,7 @@ type SweepInput struct {
 	// ContinueAsNewAfter caps the events of one run before it continues-as-new even if the server has
 	// not suggested it yet; 0 means 8,000 (Temporal's hard limit is 51,200, our budget 10,240).
 	ContinueAsNewAfter int
-	// HeartbeatTimeout is handed to every trial; 0 means one minute.
+	// HeartbeatTimeout is handed to every trial; 0 means sweeps.DefaultHeartbeatTimeout.
 	HeartbeatTimeout time.Duration
 	// TrialCheckInterval is how often a run looks up the trials an earlier run started that have not
 	// reported yet (CheckTrials); 0 means two minutes.

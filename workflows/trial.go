@@ -30,7 +30,7 @@ type TrialInput struct {
 	MaxAttempts     int
 	MaxInfraRetries int `json:",omitempty"`
 	// HeartbeatTimeout is how long a silent TrainSegment attempt is trusted before it is retried
-	// elsewhere (its worker is presumed dead); 0 means one minute.
+	// elsewhere (its worker is presumed dead); 0 means sweeps.DefaultHeartbeatTimeout.
 	HeartbeatTimeout time.Duration
 	// AskAtBoundaries: the sweep's scheduler decides at each segment end whether the trial goes on
 	// (askAtBoundary); false: it always does, and the trial does not ask.
@@ -115,11 +115,12 @@ func Trial(ctx workflow.Context, in TrialInput) (*results.TrialSummary, error) {
 
 // drainLateSignals takes the signals that came too late to matter as the trial ends, so that they are
 // not reported as unhandled (the SDK warns of each): a stop (SignalStopTrial) the sweep sent as the
-// segment it meant to stop ended, a release (SignalRelease, SignalHold) from a worker's hand-off after
+// segment it meant to stop ended, a segment attempt's announcement (activities.SignalSegmentStarted)
+// that arrived as its segment ended, a release (SignalRelease, SignalHold) from a worker's hand-off after
 // the sweep had released the trial, a second request to report. None asks for anything once the
 // trial has ended.
 func drainLateSignals(ctx workflow.Context) {
-	for _, name := range []string{SignalStopTrial, SignalRelease, SignalHold, SignalReportToSweep} {
+	for _, name := range []string{SignalStopTrial, SignalRelease, SignalHold, SignalReportToSweep, activities.SignalSegmentStarted} {
 		ch := workflow.GetSignalChannel(ctx, name)
 		for ch.ReceiveAsync(nil) {
 		}

@@ -213,28 +213,67 @@ func handOffTo(in TrialInput, seg, segments int) string {
 	return in.Successor
 }
 
-// waitOrStop waits for a segment, and cancels it (cancelSegment) when the sweep stops the trial
-// meanwhile (SignalStopTrial): it returns the stop as a *prunedError, or nil when the segment ended
-// first. A trial that does not ask at boundaries is never stopped so, and just waits.
+// waitOrStop waits for a segment to end, and cancels it (cancelSegment) when the sweep stops the
+// trial meanwhile (SignalStopTrial, only for a trial that asks at boundaries): it returns the stop as a
+// *prunedError, or nil when none came before the segment ended. A segment cancelled — by that stop or
+// because the trial itself is cancelled — is also sent StopSegment on the stop queue its attempt
+// announced (activities.SignalSegmentStarted), which brings the cancellation to the worker at once
+// rather than at the attempt's next heartbeat; an attempt announced after the cancellation is sent one
+// as its announcement arrives.
 func waitOrStop(ctx workflow.Context, in TrialInput, f workflow.Future, cancelSegment workflow.CancelFunc) *prunedError {
-	if !in.AskAtBoundaries {
-		return nil
-	}
 	var stop *prunedError
-	sel := workflow.NewSelector(ctx)
-	sel.AddFuture(f, func(workflow.Future) {})
-	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalStopTrial), func(c workflow.ReceiveChannel, _ bool) {
-		var d scheduler.Decision
-		c.Receive(ctx, &d)
-		pr := d.Pruning
-		if pr == nil {
-			pr = &results.Pruning{Rung: -1}
+	var attempt *activities.SegmentStarted // the last attempt announced
+	cancelled, nudged := false, ""
+	announced := workflow.GetSignalChannel(ctx, activities.SignalSegmentStarted)
+	stopCh := workflow.GetSignalChannel(ctx, SignalStopTrial)
+	for !f.IsReady() {
+		sel := workflow.NewSelector(ctx)
+		sel.AddFuture(f, func(workflow.Future) {})
+		sel.AddReceive(announced, func(c workflow.ReceiveChannel, _ bool) {
+			var s activities.SegmentStarted
+			c.Receive(ctx, &s)
+			attempt = &s
+		})
+		if in.AskAtBoundaries && stop == nil {
+			sel.AddReceive(stopCh, func(c workflow.ReceiveChannel, _ bool) {
+				var d scheduler.Decision
+				c.Receive(ctx, &d)
+				pr := d.Pruning
+				if pr == nil {
+					pr = &results.Pruning{Rung: -1}
+				}
+				stop = &prunedError{reason: "stopped by the sweep's scheduler during a segment: " + d.Reason, outcome: d.Outcome, pruning: pr}
+				cancelSegment()
+				cancelled = true
+			})
 		}
-		stop = &prunedError{reason: "stopped by the sweep's scheduler during a segment: " + d.Reason, outcome: d.Outcome, pruning: pr}
-		cancelSegment()
-	})
-	sel.Select(ctx)
+		if !cancelled {
+			sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) { cancelled = true })
+		}
+		sel.Select(ctx)
+		if cancelled && attempt != nil && attempt.Attempt != nudged {
+			sendStop(ctx, *attempt)
+			nudged = attempt.Attempt
+		}
+	}
 	return stop
+}
+
+// sendStop sends StopSegment for a cancelled segment attempt to its worker's stop queue, and does not
+// wait for it: a stop queue nobody serves (the worker died) leaves the cancellation to the attempt's
+// next heartbeat, or to its heartbeat timeout.
+func sendStop(ctx workflow.Context, s activities.SegmentStarted) {
+	if s.StopQueue == "" {
+		return
+	}
+	dctx, _ := workflow.NewDisconnectedContext(ctx) // a cancelled trial's context schedules nothing
+	dctx = workflow.WithActivityOptions(dctx, workflow.ActivityOptions{
+		TaskQueue:              s.StopQueue,
+		ScheduleToCloseTimeout: activities.StopSegmentTimeout,
+		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 1},
+		Summary:                "stop",
+	})
+	workflow.ExecuteActivity(dctx, (*activities.Activities).StopSegment, activities.StopSegmentRequest{Attempt: s.Attempt})
 }
 
 // segmentEnds is the step each segment of the trial stops at: in.SegmentEnds, which the sweep hands
@@ -282,7 +321,7 @@ func maxInfraRetries(in TrialInput) int {
 func segmentOptions(in TrialInput) workflow.ActivityOptions {
 	hb := in.HeartbeatTimeout
 	if hb <= 0 {
-		hb = time.Minute
+		hb = sweeps.DefaultHeartbeatTimeout
 	}
 	attempts := maxAttempts(in) + maxInfraRetries(in) + 1
 	queue := in.TaskQueue

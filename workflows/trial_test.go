@@ -120,7 +120,7 @@ func TestTrialRunsSegmentsResumingFromCheckpoints(t *testing.T) {
 
 func TestTrialSegmentDefaults(t *testing.T) {
 	// segment_steps 0 or larger than total_steps: one segment over the whole budget; no queue: the
-	// default trial queue; no heartbeat timeout: one minute.
+	// default trial queue; no heartbeat timeout: two minutes.
 	for _, seg := range []int64{0, 50000} {
 		t.Run(fmt.Sprint(seg), func(t *testing.T) {
 			var s testsuite.WorkflowTestSuite
@@ -139,8 +139,8 @@ func TestTrialSegmentDefaults(t *testing.T) {
 			}
 			calls := rec.get()
 			if len(calls) != 1 || calls[0].in.StartStep != 0 || calls[0].in.StopAtStep != 30000 ||
-				calls[0].queue != workflows.DefaultTrialQueue || calls[0].heartbeat != time.Minute {
-				t.Fatalf("calls = %+v, want one segment 0–30000 on %s with a 1m heartbeat timeout", calls, workflows.DefaultTrialQueue)
+				calls[0].queue != workflows.DefaultTrialQueue || calls[0].heartbeat != 2*time.Minute {
+				t.Fatalf("calls = %+v, want one segment 0–30000 on %s with a 2m heartbeat timeout", calls, workflows.DefaultTrialQueue)
 			}
 		})
 	}

@@ -51,7 +51,7 @@ func newSubmitCmd(f *Factory, runF func(*SubmitOptions) error) *cobra.Command {
 	cmd.Flags().BoolVarP(&opts.Watch, "watch", "w", false, "follow the sweep until it ends")
 	cmd.Flags().StringVar(&opts.ID, "id", "", "short ID of the sweep (default: random)")
 	cmd.Flags().DurationVar(&opts.HeartbeatTimeout, "heartbeat-timeout", 0,
-		"how long a silent trial attempt is trusted before it is retried, e.g. on another worker (default 1m)")
+		"how long a silent trial attempt is trusted before it is retried, e.g. on another worker (default 2m)")
 	return cmd
 }
 

@@ -44,7 +44,7 @@ argument quoted on its own), where its metrics come from, its objective and the 
 	}
 	cmd.Flags().BoolVar(&opts.Explain, "explain", false, "print what each file becomes: first trial's argv, metrics source, objective, number of trials")
 	cmd.Flags().DurationVar(&opts.HeartbeatTimeout, "heartbeat-timeout", 0,
-		"the heartbeat timeout the sweeps are to be submitted with (default 1m): trainer.grace_period must end 2s before it")
+		"the heartbeat timeout the sweeps are to be submitted with (default 2m): trainer.grace_period must end 2s before it")
 	cmd.Flags().StringArrayVar(&opts.AllowTrainers, "allow-trainer", nil, "check each spec's trainer program (trainer.command[0], probes.command[0]) against a worker's --allow-trainer list, resolved on this machine as that worker resolves it; repeat for several (adds to "+envAllowTrainer+")")
 	return cmd
 }

@@ -240,17 +240,17 @@ func TestValidateTrainerPath(t *testing.T) {
 func TestGracePeriodMustFitTheHeartbeatTimeout(t *testing.T) {
 	dir := t.TempDir()
 	spec := filepath.Join(dir, "grace.yaml")
-	if err := os.WriteFile(spec, []byte("name: grace\ntrainer:\n  builtin: ppo\n  env: CartPole-v1\n  total_steps: 1000\n  grace_period: 59s\n"), 0o644); err != nil {
+	if err := os.WriteFile(spec, []byte("name: grace\ntrainer:\n  builtin: ppo\n  env: CartPole-v1\n  total_steps: 1000\n  grace_period: 119s\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	want := spec + ": trainer.grace_period: got 59s with a heartbeat timeout of 1m0s, want less than 58s (the heartbeat timeout less 2s)"
+	want := spec + ": trainer.grace_period: got 1m59s with a heartbeat timeout of 2m0s, want less than 1m58s (the heartbeat timeout less 2s)"
 	if code, _, errOut := runCLI(t, "validate", spec); code != exitInvalid || !strings.Contains(errOut, want) {
 		t.Errorf("validate: exit %d, stderr %q; want exit %d with %q", code, errOut, exitInvalid, want)
 	}
-	if code, _, errOut := runCLI(t, "validate", "--heartbeat-timeout", "2m", spec); code != 0 {
-		t.Errorf("validate --heartbeat-timeout 2m: exit %d, stderr %q; want 0 (59s fits in 2m less 2s)", code, errOut)
+	if code, _, errOut := runCLI(t, "validate", "--heartbeat-timeout", "3m", spec); code != 0 {
+		t.Errorf("validate --heartbeat-timeout 3m: exit %d, stderr %q; want 0 (1m59s fits in 3m less 2s)", code, errOut)
 	}
-	want = "trainer.grace_period: got 59s with a heartbeat timeout of 30s, want less than 28s"
+	want = "trainer.grace_period: got 1m59s with a heartbeat timeout of 30s, want less than 28s"
 	// submit refuses before it reaches for the server (there is none here).
 	if code, _, errOut := runCLI(t, "--address", "127.0.0.1:1", "submit", "--heartbeat-timeout", "30s", spec); code != exitInvalid || !strings.Contains(errOut, want) {
 		t.Errorf("submit: exit %d, stderr %q; want exit %d with %q", code, errOut, exitInvalid, want)

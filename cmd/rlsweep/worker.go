@@ -235,6 +235,9 @@ func runWorker(cmd *cobra.Command, f *Factory, o *WorkerOptions) error {
 	}
 	fmt.Fprintf(f.ErrOut, "worker: control=%v trial queues=%v slots=%d gpus=%q store=%s\n",
 		o.Control, o.Queues, max(o.Slots, slotCount(acts)), o.GPUs, acts.Store.URL(""))
+	if acts.StopQueue != "" {
+		fmt.Fprintf(f.ErrOut, "worker: stops for its segments arrive on task queue %s\n", acts.StopQueue)
+	}
 	if progs := acts.AllowTrainers.Programs(); len(progs) > 0 {
 		fmt.Fprintf(f.ErrOut, "worker: trainers allowed: %s (--allow-trainer); any other program is refused\n", strings.Join(progs, ", "))
 	}

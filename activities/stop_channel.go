@@ -1,0 +1,84 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+)
+
+// A stop the workflow decides (a prune, a cancel) is a cancellation of the segment's activity, and
+// the Temporal server hands a cancellation to the worker only in a heartbeat's answer. Heartbeats are
+// rare (sweeps.HeartbeatInterval: liveness only), so each worker also serves a stop queue of its own
+// (Activities.StopQueue): a segment attempt announces it to its Trial workflow as it starts
+// (SegmentStarted), and a workflow that cancels the segment sends StopSegment there at once; StopSegment
+// heartbeats the attempt straight away, and that heartbeat's answer carries the cancellation. The
+// cancellation itself stays Temporal's: a stop queue that is gone (its worker died) costs only the
+// latency, the next heartbeat still carries it.
+
+// SignalSegmentStarted is the signal a TrainSegment attempt sends its Trial workflow as it starts, on
+// a worker with a stop queue: where to send StopSegment.
+const SignalSegmentStarted = "segment-started"
+
+// SegmentStarted says where a running segment attempt takes its stop.
+type SegmentStarted struct {
+	// StopQueue is the task queue its worker takes StopSegment on.
+	StopQueue string
+	// Attempt names the attempt for StopSegment (segmentKey).
+	Attempt string
+}
+
+// StopSegmentRequest names the segment attempt to stop (SegmentStarted.Attempt).
+type StopSegmentRequest struct {
+	Attempt string
+}
+
+// StopSegmentTimeout bounds a StopSegment activity from its scheduling to its end: a stop queue whose
+// worker is gone leaves the stop to the attempt's next heartbeat.
+const StopSegmentTimeout = 30 * time.Second
+
+// SegmentAnnouncer tells a Trial workflow that one of its segment attempts started
+// (SignalSegmentStarted); the worker sets it from its Temporal client.
+type SegmentAnnouncer interface {
+	SegmentStarted(ctx context.Context, workflowID, runID string, s SegmentStarted) error
+}
+
+// segmentKey names an activity attempt among those a worker runs.
+func segmentKey(info activity.Info) string {
+	return fmt.Sprintf("%s/%s/%s#%d", info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.ActivityID, info.Attempt)
+}
+
+// announceSegment registers the running attempt's heartbeats under its key for StopSegment and tells
+// its workflow where to send the stop; the returned func unregisters it. Without a stop queue, or
+// outside an activity, it does nothing: stops then arrive on the attempt's heartbeats alone. A failed
+// announcement is logged and the segment goes on: its stops arrive at its next heartbeat.
+func (a *Activities) announceSegment(ctx context.Context, b *beats) func() {
+	if a.StopQueue == "" || a.Announce == nil || !activity.IsActivity(ctx) {
+		return func() {}
+	}
+	info := activity.GetInfo(ctx)
+	key := segmentKey(info)
+	a.running.Store(key, b)
+	c, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := a.Announce.SegmentStarted(c, info.WorkflowExecution.ID, info.WorkflowExecution.RunID,
+		SegmentStarted{StopQueue: a.StopQueue, Attempt: key}); err != nil {
+		activityLog(ctx).Warn("could not tell the trial workflow where to send a stop; a stop reaches this segment at its next heartbeat",
+			"error", err, "heartbeat_every", b.every.String())
+	}
+	return func() { a.running.Delete(key) }
+}
+
+// StopSegment brings a stop its workflow asked for to a running segment attempt of this worker: it
+// heartbeats the attempt now, and the answer carries the cancellation (the segment then stops its
+// trainer as on any cancellation). It reports whether the attempt runs here; one that already ended
+// needs nothing.
+func (a *Activities) StopSegment(ctx context.Context, req StopSegmentRequest) (bool, error) {
+	v, ok := a.running.Load(req.Attempt)
+	if !ok {
+		return false, nil
+	}
+	v.(*beats).nudge()
+	return true, nil
+}
