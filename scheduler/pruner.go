@@ -21,10 +21,12 @@ import (
 // A configuration is judged as a whole: its value at a step is the IQM over its seeds' windowed
 // values there (diagnostics.IQM), decided once every seed of it that is running has arrived at the
 // step (a seed that ended, or has not started, is not waited for), and the decision holds for all
-// its seeds, a seed arriving later included. Past the first decision step it stops only when its
-// value is below the cutoff by more than its seeds' noise (withinSeedNoise): configurations differ by
-// less than one seed from another for much of training, and a stop is final. At the first decision
-// step its value is judged alone. A configuration with a diverged seed is never promoted
+// its seeds, a seed arriving later included. Past the first decision step a configuration below the
+// cutoff goes on while its value lies within its seeds' noise of the cutoff (withinSeedNoise) and,
+// under asha, it ranks among the first 2·keep + 1 of the configurations at the step (keep: how many
+// asha keeps there): configurations differ by less than one seed from another for much of training,
+// and a stop is final, but the guard spares at most keep + 1 more than asha keeps. At the first
+// decision step its value is judged alone. A configuration with a diverged seed is never promoted
 // (StopDivergedConfigs): its seeds stop at their next decision step, as diverged.
 type Pruner struct {
 	cfg PrunerConfig
@@ -79,7 +81,7 @@ type ConfigRecord struct {
 	// has one; keyed by the seed in decimal.
 	Pending map[string]float64 `json:"pending,omitempty"`
 	// Spared: the decision steps at which the configuration's IQM was below the cutoff and it went on
-	// because its seeds could not tell it from the cutoff (withinSeedNoise).
+	// because its seeds could not tell it from the cutoff (withinSeedNoise), ranked close enough to it.
 	Spared []int `json:"spared,omitempty"`
 	// Ahead: values of seeds that passed a decision step beyond the next one (Pass) while the
 	// configuration was still undecided at an earlier one, keyed by the step's index and then the seed,
@@ -358,8 +360,8 @@ func (p *Pruner) tryDecide(config int, r *ConfigRecord) Verdict {
 		}
 	}
 	slices.Sort(peers)
-	stop, cutoff := p.judge(value, peers)
-	if stop && k > 0 && withinSeedNoise(vals, value, *cutoff) {
+	stop, cutoff, spareRank := p.judge(value, peers)
+	if stop && k > 0 && (spareRank == 0 || rank(value, peers) <= spareRank) && withinSeedNoise(vals, value, *cutoff) {
 		// Its seeds cannot tell it from the cutoff: its IQM may be below it by their noise alone.
 		stop, r.Spared = false, append(r.Spared, k)
 	}
@@ -388,16 +390,31 @@ func withinSeedNoise(vals []float64, value, cutoff float64) bool {
 	return ok && value+margin >= cutoff
 }
 
+// rank is the place of value (oriented) among its peers' values at the same step and itself: 1 for
+// the best, ties with it sharing its place.
+func rank(value float64, peers []float64) int {
+	r := 1
+	for _, o := range peers {
+		if o > value {
+			r++
+		}
+	}
+	return r
+}
+
 // judge says whether value (oriented) is stopped against its peers' values (oriented, ascending)
-// at the same step, and the cutoff it had to reach.
-func (p *Pruner) judge(value float64, peers []float64) (bool, *float64) {
+// at the same step, the cutoff it had to reach, and the worst place among the n configurations at
+// the step (itself included) from which the seed guard may spare it, 0 for any place. Asha keeps the
+// top keep and the guard spares at most the next keep + 1, placing 2·keep + 1 at most; the median
+// rule's guard is not bounded by place (twice the configurations above the median is all of them).
+func (p *Pruner) judge(value float64, peers []float64) (bool, *float64, int) {
 	switch p.cfg.Rule {
 	case "median":
 		if len(peers) < p.cfg.MinTrials {
-			return false, nil
+			return false, nil, 0
 		}
 		m := median(peers)
-		return value < m, &m
+		return value < m, &m, 0
 	default: // asha
 		all := slices.Concat(peers, []float64{value})
 		slices.SortFunc(all, func(a, b float64) int { return -cmp.Compare(a, b) }) // best first
@@ -409,10 +426,10 @@ func (p *Pruner) judge(value float64, peers []float64) (bool, *float64) {
 			keep = max(keep, 1) // fewer than eta so far: the best so far goes on, the rest stop
 		}
 		if keep >= n {
-			return false, nil
+			return false, nil, 0
 		}
 		cut := all[keep-1] // the worst value kept
-		return value < cut, &cut
+		return value < cut, &cut, 2*keep + 1
 	}
 }
 

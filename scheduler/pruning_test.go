@@ -226,6 +226,39 @@ func TestSeedsWithinNoiseSpareTheirConfiguration(t *testing.T) {
 	}
 }
 
+// The seed guard spares a configuration only among the first 2·keep + 1 at the step (asha keeps the
+// top keep = max(1, ⌊n/eta⌋) of the n so far): the same seeds within noise of the cutoff go on ranked
+// third of three and stop ranked fourth of five (keep 1 either way).
+func TestSeedGuardBoundedByRank(t *testing.T) {
+	spec := pruneSpec(t, 5, "[1, 2]", "{type: asha, min_steps: 100, eta: 3}")
+	s, _ := scheduler.New(spec, scheduler.State{})
+	startAll(t, s)
+	var rung0 []arrive
+	for c := range 5 { // ascending: each the best so far, all go on
+		rung0 = append(rung0, arrive{c, 1, 0, float64(c), W}, arrive{c, 2, 0, float64(c), C})
+	}
+	run(t, "rung 0", s, rung0)
+	run(t, "rung 1", s, []arrive{
+		{0, 1, 1, 20, W},
+		{0, 2, 1, 20, C},
+		{1, 1, 1, 21, W},
+		{1, 2, 1, 21, C}, // the best so far
+		{2, 1, 1, 10, W},
+		{2, 2, 1, 28, C}, // 19 < 21 (n=3, keep 1), 19 + 6.314·12.7 ≥ 21, third: spared
+		{3, 1, 1, 22, W},
+		{3, 2, 1, 22, C}, // the best so far
+		{4, 1, 1, 10, W},
+		{4, 2, 1, 28, S}, // 19 < 22 (n=5, keep 1), within its seeds' noise as config 2 was, but fourth
+	})
+	st := s.State().Pruner.Configs
+	if r := st["2"]; len(r.Spared) != 1 || r.Spared[0] != 1 || r.Stopped {
+		t.Errorf("config 2's record = %+v, want it spared at rung 1", r)
+	}
+	if r := st["4"]; len(r.Spared) != 0 || !r.Stopped {
+		t.Errorf("config 4's record = %+v, want it stopped at rung 1, not spared", r)
+	}
+}
+
 // A configuration with a diverged seed is infeasible: its other seeds stop at their next decision,
 // as diverged, even if their values are the best; with stop_diverged_configs false they are judged
 // as usual.
