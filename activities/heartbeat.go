@@ -9,6 +9,7 @@ import (
 
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 
@@ -307,7 +308,9 @@ func (b *beats) stopAway() bool {
 // than give up on it during a long outage and leave the server to time the attempt out and retry it
 // (a trial idle for the heartbeat timeout). It waits at most until the heartbeat timeout since the
 // server last took a heartbeat, and not at all when the attempt's work was ended (cancelled, or
-// stopped by an outage).
+// stopped by an outage). Heartbeats are up to a heartbeat interval apart, so when none saw the server
+// go, a health check (not a billed heartbeat) asks it before the result is handed in, and again every
+// second while it does not answer.
 func (b *beats) awaitServer(work context.Context) {
 	if b == nil || b.send == nil || work.Err() != nil {
 		return
@@ -315,10 +318,18 @@ func (b *beats) awaitServer(work context.Context) {
 	b.mu.Lock()
 	away := !b.away.IsZero()
 	b.mu.Unlock()
+	checking := false // the outage was seen by a health check, not by a heartbeat
 	if !away {
-		// The server answered the last heartbeat (or the SDK has not seen it go yet, within its
-		// delivery window): the SDK hands the result in, retrying for a minute.
-		return
+		// The server answered the last heartbeat, which may be a heartbeat interval ago: ask it now (a
+		// health check, not a heartbeat) before the SDK hands the result in, retrying for a minute.
+		if b.answers() {
+			return
+		}
+		checking = true
+		b.mu.Lock()
+		b.heard = later(b.heard, b.lastSent)
+		b.wentAway()
+		b.mu.Unlock()
 	}
 	b.mu.Lock()
 	b.finishing = true
@@ -334,6 +345,10 @@ func (b *beats) awaitServer(work context.Context) {
 			b.log("Temporal server answers again; handing in the segment's result", "waited", time.Since(start).Round(time.Millisecond).String())
 			return
 		}
+		wait := 100 * time.Millisecond
+		if checking {
+			wait = outageRetry
+		}
 		select {
 		case <-b.exited: // the server ended the attempt
 			return
@@ -341,10 +356,13 @@ func (b *beats) awaitServer(work context.Context) {
 			return
 		case <-work.Done():
 			return
-		case <-time.After(min(100*time.Millisecond, max(time.Until(deadline), 0))):
+		case <-time.After(min(wait, max(time.Until(deadline), 0))):
 		}
 		if !time.Now().Before(deadline) {
 			return
+		}
+		if checking && b.answers() {
+			b.back()
 		}
 	}
 }
@@ -364,17 +382,37 @@ func (b *beats) wentAway() {
 }
 
 func (b *beats) cameBack() {
+	if d, was := b.back(); was {
+		b.log("Temporal server answers heartbeats again; the trainer kept running", "away", d.Round(time.Millisecond).String())
+	}
+}
+
+// back notes that the server answers: it returns how long it was away, and whether it was.
+func (b *beats) back() (time.Duration, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.heard = time.Now()
 	if b.away.IsZero() {
-		return
+		return 0, false
 	}
 	d := time.Since(b.away)
 	b.outages++
 	b.awayFor += d
 	b.away = time.Time{}
-	b.log("Temporal server answers heartbeats again; the trainer kept running", "away", d.Round(time.Millisecond).String())
+	return d, true
+}
+
+// answers tells whether the Temporal server answers a health check within 2 s (true without a client
+// to ask).
+func (b *beats) answers() bool {
+	cl := activity.GetClient(b.sdk)
+	if cl == nil {
+		return true
+	}
+	c, cancel := context.WithTimeout(context.WithoutCancel(b.sdk), 2*time.Second)
+	defer cancel()
+	_, err := cl.CheckHealth(c, &client.CheckHealthRequest{})
+	return err == nil
 }
 
 // endsAttempt tells whether the SDK ended the activity's context because the attempt is over — the
