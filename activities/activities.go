@@ -77,6 +77,10 @@ type Activities struct {
 	// StopQueue is the task queue of this worker's stop channel (StopSegment); "" means none: a stop
 	// reaches a running segment at its next heartbeat.
 	StopQueue string
+	// ServerHealth asks the Temporal server whether it answers (a health check, not a heartbeat); the
+	// worker sets it from its Temporal client. nil: a segment takes the server to answer when no
+	// heartbeat saw it go.
+	ServerHealth func(context.Context) error
 	// Announce tells a Trial workflow where its running segment takes a stop (SegmentStarted; the
 	// worker sets it from its Temporal client).
 	Announce SegmentAnnouncer

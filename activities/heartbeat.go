@@ -9,7 +9,6 @@ import (
 
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 
@@ -40,6 +39,7 @@ type beats struct {
 	// trainer's grace period and a margin); 0: never.
 	timeout, giveUp time.Duration
 	send            func(context.Context, Heartbeat) error // one heartbeat through the client, past the SDK
+	health          func(context.Context) error            // Activities.ServerHealth
 	log             func(msg string, kv ...any)
 
 	mu      sync.Mutex
@@ -402,17 +402,15 @@ func (b *beats) back() (time.Duration, bool) {
 	return d, true
 }
 
-// answers tells whether the Temporal server answers a health check within 2 s (true without a client
-// to ask).
+// answers tells whether the Temporal server answers a health check within 2 s (true with nothing to
+// ask it with: Activities.ServerHealth nil).
 func (b *beats) answers() bool {
-	cl := activity.GetClient(b.sdk)
-	if cl == nil {
+	if b.health == nil {
 		return true
 	}
 	c, cancel := context.WithTimeout(context.WithoutCancel(b.sdk), 2*time.Second)
 	defer cancel()
-	_, err := cl.CheckHealth(c, &client.CheckHealthRequest{})
-	return err == nil
+	return b.health(c) == nil
 }
 
 // endsAttempt tells whether the SDK ended the activity's context because the attempt is over — the

@@ -61,6 +61,7 @@ func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (_ *Segm
 	}
 	work, b := startBeats(ctx, segmentHeartbeatEvery(ctx, in.Trainer.GracePeriod), prev, in.Trainer.GracePeriod)
 	defer b.stop()
+	b.health = a.ServerHealth
 	defer a.announceSegment(ctx, b)()
 	if err := infraBound(ctx, in, prev); err != nil {
 		return nil, err

@@ -79,3 +79,9 @@ func (l clientLookup) RungPassed(ctx context.Context, sweepWorkflowID string, p 
 func (l clientLookup) SegmentStarted(ctx context.Context, workflowID, runID string, s activities.SegmentStarted) error {
 	return l.c.SignalWorkflow(ctx, workflowID, runID, activities.SignalSegmentStarted, s)
 }
+
+// ServerHealth asks the Temporal server's health check (activities.Activities.ServerHealth).
+func (l clientLookup) ServerHealth(ctx context.Context) error {
+	_, err := l.c.CheckHealth(ctx, &client.CheckHealthRequest{})
+	return err
+}

@@ -89,6 +89,9 @@ func New(c client.Client, opts Options) (*Workers, error) {
 		if opts.Activities.Announce == nil {
 			opts.Activities.Announce = clientLookup{c}
 		}
+		if opts.Activities.ServerHealth == nil {
+			opts.Activities.ServerHealth = clientLookup{c}.ServerHealth
+		}
 		w := sdkworker.New(c, opts.Activities.StopQueue, sdkworker.Options{
 			DisableWorkflowWorker:            true,
 			MaxConcurrentActivityTaskPollers: 2,
