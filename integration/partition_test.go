@@ -119,12 +119,17 @@ func (p *partitionProxy) heal() {
 type timelineEvent struct {
 	event string
 	at    time.Time
+	trial string
 	step  int64
 }
 
-func readTimeline(t *testing.T, path string) []timelineEvent {
+// readTimeline reads a scripted trainer's timeline (none yet: no event).
+func readTimeline(t testing.TB, path string) []timelineEvent {
 	t.Helper()
 	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +143,7 @@ func readTimeline(t *testing.T, path string) []timelineEvent {
 		}
 		ns, _ := strconv.ParseInt(fl[1], 10, 64)
 		step, _ := strconv.ParseInt(fl[3], 10, 64)
-		out = append(out, timelineEvent{event: fl[0], at: time.Unix(0, ns), step: step})
+		out = append(out, timelineEvent{event: fl[0], at: time.Unix(0, ns), trial: fl[2], step: step})
 	}
 	return out
 }

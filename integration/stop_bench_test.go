@@ -91,18 +91,7 @@ func listenPort(t testing.TB) int {
 // recorded meanwhile by the trainers' hours.
 func heartbeatsPerTrialHour(b *testing.B, e *env, metricsURL string) float64 {
 	timeline := filepath.Join(e.dir, "beats.timeline")
-	spec := e.spec("beats", fmt.Sprintf(`
-  total_steps: 1000
-seeds: [%s]
-parameters:
-  sleep_ms: {value: 180000}
-  step_size: {value: 1000}
-  checkpoint_every: {value: 0}
-  timeline: {value: %q}
-probes: {enabled: false}
-diagnostics: {enabled: false}
-concurrency: 16
-`, seedList(16), timeline))
+	spec := seedsSpec(e, "beats", 1000, "  sleep_ms: {value: 180000}\n", "diagnostics: {enabled: false}\n", timeline)
 	before := heartbeatRequests(b, metricsURL)
 	sweepID := e.submit(spec)
 	ctx := context.Background()
@@ -160,18 +149,7 @@ func heartbeatRequests(b *testing.B, url string) float64 {
 // and returns each trainer's latency from the cancel request to its SIGTERM, in ms.
 func cancelLatencies(b *testing.B, e *env, round int) []float64 {
 	timeline := filepath.Join(e.dir, fmt.Sprintf("cancel-%d.timeline", round))
-	spec := e.spec(fmt.Sprintf("cancel-%d", round), fmt.Sprintf(`
-  total_steps: 100000
-seeds: [%s]
-parameters:
-  sleep_ms: {value: 1000}
-  step_size: {value: 1000}
-  checkpoint_every: {value: 0}
-  timeline: {value: %q}
-probes: {enabled: false}
-diagnostics: {enabled: false}
-concurrency: 16
-`, seedList(16), timeline))
+	spec := seedsSpec(e, fmt.Sprintf("cancel-%d", round), 100000, "  sleep_ms: {value: 1000}\n", "diagnostics: {enabled: false}\n", timeline)
 	sweepID := e.submit(spec)
 	waitFor(b, 2*time.Minute, "16 trainers to run", func() bool { return len(trialMarks(b, timeline)["start"]) == 16 })
 	time.Sleep(3 * time.Second) // past every trainer's start: the segment attempts have announced themselves
@@ -259,19 +237,8 @@ func stopSignalled(b *testing.B, e *env, workflowID string) (time.Time, bool) {
 // 100 ms) and returns each one's latency from the NaN record's append to its trainer's SIGTERM, in ms.
 func diagnosticsLatencies(b *testing.B, e *env, round int) []float64 {
 	timeline := filepath.Join(e.dir, fmt.Sprintf("diag-%d.timeline", round))
-	spec := e.spec(fmt.Sprintf("diag-%d", round), fmt.Sprintf(`
-  total_steps: 100000
-seeds: [%s]
-parameters:
-  fault: {value: 1}
-  fault_at: {value: 5000}
-  sleep_ms: {value: 100}
-  step_size: {value: 1000}
-  checkpoint_every: {value: 0}
-  timeline: {value: %q}
-probes: {enabled: false}
-concurrency: 16
-`, seedList(16), timeline))
+	spec := seedsSpec(e, fmt.Sprintf("diag-%d", round), 100000,
+		"  fault: {value: 1}\n  fault_at: {value: 5000}\n  sleep_ms: {value: 100}\n", "", timeline)
 	sweepID := e.submit(spec)
 	ctx := context.Background()
 	if err := e.client.GetWorkflow(ctx, sweepID, "").Get(ctx, nil); err != nil {
@@ -292,6 +259,22 @@ concurrency: 16
 	return ms
 }
 
+// seedsSpec is a sweep of the scripted trainer over seeds 1–16 at concurrency 16, a record of 1,000
+// steps at a time, no checkpoint, no probe: params are more of its parameters' lines, rest more of the
+// spec's.
+func seedsSpec(e *env, name string, total int, params, rest, timeline string) string {
+	return e.spec(name, fmt.Sprintf(`
+  total_steps: %d
+seeds: [%s]
+parameters:
+%s  step_size: {value: 1000}
+  checkpoint_every: {value: 0}
+  timeline: {value: %q}
+probes: {enabled: false}
+%sconcurrency: 16
+`, total, seedList(16), params, timeline, rest))
+}
+
 func seedList(n int) string {
 	s := make([]string, n)
 	for i := range s {
@@ -300,33 +283,15 @@ func seedList(n int) string {
 	return strings.Join(s, ", ")
 }
 
-// readTimeline reads a scripted trainer's timeline: by event ("start", "term", "exit"), each trial's
-// first time.
+// trialMarks is a scripted trainer's timeline by event ("start", "term", "exit"): each trial's first time.
 func trialMarks(t testing.TB, path string) map[string]map[string]time.Time {
 	out := map[string]map[string]time.Time{}
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return out
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		if len(fs) != 4 {
-			continue
+	for _, ev := range readTimeline(t, path) {
+		if out[ev.event] == nil {
+			out[ev.event] = map[string]time.Time{}
 		}
-		ns, err := strconv.ParseInt(fs[1], 10, 64)
-		if err != nil {
-			continue
-		}
-		if out[fs[0]] == nil {
-			out[fs[0]] = map[string]time.Time{}
-		}
-		if _, seen := out[fs[0]][fs[2]]; !seen {
-			out[fs[0]][fs[2]] = time.Unix(0, ns)
+		if _, seen := out[ev.event][ev.trial]; !seen {
+			out[ev.event][ev.trial] = ev.at
 		}
 	}
 	return out
