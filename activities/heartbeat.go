@@ -121,9 +121,14 @@ func (b *beats) final(h Heartbeat) {
 		activity.RecordHeartbeat(b.sdk, h)
 		return
 	}
+	_ = b.sendNow(h)
+}
+
+// sendNow records heartbeat h directly through the client, past the SDK, waiting at most 5 s.
+func (b *beats) sendNow(h Heartbeat) error {
 	c, cancel := context.WithTimeout(context.WithoutCancel(b.sdk), 5*time.Second)
 	defer cancel()
-	_ = b.send(c, h)
+	return b.send(c, h)
 }
 
 // nudge heartbeats now, outside the interval, so that the answer brings a cancellation the server
@@ -142,9 +147,7 @@ func (b *beats) nudge() {
 		return
 	}
 	go func() {
-		c, cancel := context.WithTimeout(context.WithoutCancel(b.sdk), 5*time.Second)
-		defer cancel()
-		if err := b.send(c, h); err != nil && endingError(err) {
+		if err := b.sendNow(h); err != nil && endingError(err) {
 			b.cancel(err)
 		}
 	}()

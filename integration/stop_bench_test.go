@@ -45,7 +45,7 @@ func BenchmarkStopLatency(b *testing.B) {
 		rounds = n
 	}
 	for i := 0; i < b.N; i++ {
-		port := listenPort(b)
+		port := freePort(b)
 		e := newEnvArgs(b, "--metrics-port", strconv.Itoa(port))
 		metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
 		e.startWorker("a", "--slots", "16")
@@ -76,15 +76,6 @@ func quantile(sorted []float64, q float64) float64 {
 	}
 	i := int(q*float64(len(sorted))+0.999999) - 1
 	return sorted[min(max(i, 0), len(sorted)-1)]
-}
-
-func listenPort(t testing.TB) int {
-	addr := freeAddr(t)
-	p, err := strconv.Atoi(addr[strings.LastIndexByte(addr, ':')+1:])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 // heartbeatsPerTrialHour runs 16 trials of 180 s at once and divides the heartbeats the server
