@@ -16,7 +16,7 @@ import (
 
 // Limits on what a spec may ask for.
 const (
-	MaxConcurrency = 500     // Temporal pending-children window (docs/architecture.md)
+	MaxConcurrency = 2000    // Temporal's pending children of one workflow (docs/architecture.md, "Thousands at once")
 	MaxTrials      = 100_000 // configurations × seeds, whatever the method
 	MaxAttempts    = 100
 	// MaxInfraRetries bounds retries.max_infra_retries: at the longest back-off (a minute) about 17 hours.

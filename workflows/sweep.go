@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -32,6 +33,9 @@ type SweepInput struct {
 	// ResultsFlushInterval is how long a finished trial waits, at most, to be stored while the sweep
 	// runs; 0 means resultsFlushEvery (a minute).
 	ResultsFlushInterval time.Duration `json:",omitempty"`
+	// PendingChildren bounds the trial workflows a run keeps open at once, standby ones included; 0
+	// means 2,000, the Temporal server's limit on one workflow's pending children (tests lower it).
+	PendingChildren int `json:",omitempty"`
 	// NoReport: the results are written without report.html, which the caller draws once itself (a
 	// Regression, with its comparison).
 	NoReport bool        `json:",omitempty"`
@@ -248,10 +252,7 @@ func (s *sweepRun) endAfterStore(ctx workflow.Context, err error) (*SweepResult,
 // stops its trainer, which checkpoints; nobody would hear their results) and it fails with phase
 // failed.
 func (s *sweepRun) failAndStop(ctx workflow.Context, err error) (*SweepResult, error) {
-	_, reqs := s.requestCancelRunning(ctx)
-	for _, f := range reqs {
-		_ = f.Get(ctx, nil) // one that has closed meanwhile needs no cancel
-	}
+	s.requestCancelRunning(ctx) // one that has closed meanwhile needs no cancel
 	return s.fail(ctx, err)
 }
 
@@ -263,11 +264,14 @@ func (s *sweepRun) allDone() bool {
 // canStart says whether startTrials would start or release a trial now: the sweep is not paused, the
 // window has room and a trial is ready (a standby trial waiting, a reserved one, the scheduler's
 // next), or a standby trial is due behind a running one.
+//
+// A start needs startBudget; releasing a waiting standby trial is a signal and does not.
 func (s *sweepRun) canStart() bool {
-	if s.room() && (s.state.Lanes.queued() || s.schedPeek() || s.state.Lanes.waiting()) {
+	if s.room() && (s.state.Lanes.queued() || s.schedPeek() || s.state.Lanes.waiting()) &&
+		(s.startBudget() > 0 || s.state.Lanes.waiting()) {
 		return true
 	}
-	return len(s.state.Lanes.due(s.book.runs, s.full(), 1)) > 0
+	return s.startBudget() > 0 && len(s.state.Lanes.due(s.book.runs, s.full(), 1)) > 0
 }
 
 // schedPeek says whether the scheduler has a trial to give out now. Not free of effects for every
@@ -316,12 +320,14 @@ func (s *sweepRun) continueAsNew(ctx workflow.Context) error {
 // A trial that ended meanwhile cannot be told; its end reaches this run's future before the run closes,
 // or else the next run's CheckTrials finds it.
 func (s *sweepRun) askForReports(ctx workflow.Context) {
-	var fs []workflow.Future
-	for _, id := range s.book.runningIDs() {
-		fs = append(fs, workflow.SignalExternalWorkflow(ctx, TrialWorkflowID(s.in.SweepID, id), "", SignalReportToSweep, nil))
-	}
-	for _, f := range fs {
-		_ = f.Get(ctx, nil)
+	for ids := range slices.Chunk(s.book.runningIDs(), maxSignalsInFlight) {
+		var fs []workflow.Future
+		for _, id := range ids {
+			fs = append(fs, workflow.SignalExternalWorkflow(ctx, TrialWorkflowID(s.in.SweepID, id), "", SignalReportToSweep, nil))
+		}
+		for _, f := range fs {
+			_ = f.Get(ctx, nil)
+		}
 	}
 }
 

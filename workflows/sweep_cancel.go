@@ -11,15 +11,23 @@ import (
 )
 
 // requestCancelRunning sends a cancel request to every running trial, in ID order, once the starts in
-// flight have landed (a cancel request needs the trial to exist), and returns the IDs and the requests.
-func (s *sweepRun) requestCancelRunning(ctx workflow.Context) ([]string, []workflow.Future) {
+// flight have landed, at most maxSignalsInFlight at a time, and returns the trials with what each
+// request answered (an error: the trial had closed already).
+func (s *sweepRun) requestCancelRunning(ctx workflow.Context) ([]string, []error) {
 	_ = workflow.Await(ctx, func() bool { return s.book.startsInFlight() == 0 })
 	ids := s.book.runningIDs()
-	reqs := make([]workflow.Future, len(ids))
-	for i, id := range ids {
-		reqs[i] = workflow.RequestCancelExternalWorkflow(ctx, TrialWorkflowID(s.in.SweepID, id), "")
+	errs := make([]error, len(ids))
+	for from := 0; from < len(ids); from += maxSignalsInFlight {
+		to := min(from+maxSignalsInFlight, len(ids))
+		reqs := make([]workflow.Future, 0, to-from)
+		for _, id := range ids[from:to] {
+			reqs = append(reqs, workflow.RequestCancelExternalWorkflow(ctx, TrialWorkflowID(s.in.SweepID, id), ""))
+		}
+		for i, f := range reqs {
+			errs[from+i] = f.Get(ctx, nil)
+		}
 	}
-	return ids, reqs
+	return ids, errs
 }
 
 // cancelledWhileStoring says whether the sweep was cancelled while it stored results, in which case
@@ -41,13 +49,13 @@ func (s *sweepRun) cancelledWhileStoring(ctx workflow.Context) bool {
 func (s *sweepRun) cancel(ctx workflow.Context) (*SweepResult, error) {
 	s.state.Phase = PhaseCancelling // status says so; pause and set-concurrency are refused from now on
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	ids, reqs := s.requestCancelRunning(dctx)
+	ids, errs := s.requestCancelRunning(dctx)
 	// A trial the request cannot reach has closed already. One started by this run is recorded by its
 	// future; one carried over from an earlier run may have ended unheard (asked to report after it
 	// closed), so its result is looked up rather than waited for.
 	var closed []activities.TrialRef
-	for i, f := range reqs {
-		if err := f.Get(dctx, nil); err != nil && s.book.carriedOver(ids[i]) {
+	for i, err := range errs {
+		if err != nil && s.book.carriedOver(ids[i]) {
 			closed = append(closed, activities.TrialRef{TrialID: ids[i], WorkflowID: TrialWorkflowID(s.in.SweepID, ids[i])})
 		}
 	}

@@ -32,8 +32,8 @@ func TestSweepUpdates(t *testing.T) {
 		at time.Duration
 		u  *updateCall
 	}{
-		{1 * time.Minute, &updateCall{name: workflows.UpdateConcurrency, args: []any{0}, wantErr: "concurrency: got 0, want 1 to 500"}},
-		{2 * time.Minute, &updateCall{name: workflows.UpdateConcurrency, args: []any{501}, wantErr: "concurrency: got 501, want 1 to 500"}},
+		{1 * time.Minute, &updateCall{name: workflows.UpdateConcurrency, args: []any{0}, wantErr: "concurrency: got 0, want 1 to 2000"}},
+		{2 * time.Minute, &updateCall{name: workflows.UpdateConcurrency, args: []any{2001}, wantErr: "concurrency: got 2001, want 1 to 2000"}},
 		{3 * time.Minute, &updateCall{name: workflows.UpdateResume, wantErr: "resume: sweep is not paused"}},
 		{4 * time.Minute, &updateCall{name: workflows.UpdatePause}},
 		{5 * time.Minute, &updateCall{name: workflows.UpdatePause, wantErr: "pause: sweep is already paused"}},

@@ -63,6 +63,8 @@ type fakeTrials struct {
 	mu        sync.Mutex
 	running   map[string]bool
 	maxAtOnce int
+	alive     int // trial workflows running, standby ones included
+	maxAlive  int
 	starts    map[string]int
 	inputs    []workflows.TrialInput
 	params    map[string][]string // each trial's RlsweepParams search attribute, when it has one
@@ -84,7 +86,14 @@ func (f *fakeTrials) trial(ctx workflow.Context, in workflows.TrialInput) (*resu
 	f.mu.Lock()
 	f.starts[id]++
 	f.inputs = append(f.inputs, in)
+	f.alive++
+	f.maxAlive = max(f.maxAlive, f.alive)
 	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.alive--
+		f.mu.Unlock()
+	}()
 	if in.Standby && !workflows.WaitForPlace(ctx) {
 		// As Trial does: a standby trial cancelled before its release never ran.
 		sum := results.TrialSummary{TrialID: id, Outcome: results.OutcomeCancelled, Unstarted: true}

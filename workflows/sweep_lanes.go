@@ -134,9 +134,12 @@ func (l *Lanes) due(running func(string) bool, full bool, limit int) []string {
 	return due
 }
 
-// takeDue takes the trials due names out of the queue, in due's order.
-func (l *Lanes) takeDue(running func(string) bool, full bool) []sweeps.Trial {
-	due := l.due(running, full, -1)
+// takeDue takes the trials due names out of the queue, in due's order, at most limit (-1: no limit).
+func (l *Lanes) takeDue(running func(string) bool, full bool, limit int) []sweeps.Trial {
+	if limit == 0 {
+		return nil
+	}
+	due := l.due(running, full, limit)
 	var out []sweeps.Trial
 	for _, id := range due {
 		if i := slices.IndexFunc(l.Queue, func(t sweeps.Trial) bool { return t.ID == id }); i >= 0 {

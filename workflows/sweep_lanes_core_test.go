@@ -70,7 +70,7 @@ func TestLanesCore(t *testing.T) {
 		}
 	}
 	// c and d start as standby trials; their own successors are reserved behind them.
-	started := l.takeDue(runs(running), true)
+	started := l.takeDue(runs(running), true, -1)
 	if fmt.Sprint(ids(started)) != "[c d]" || l.queued() {
 		t.Fatalf("takeDue = %v, queue %v; want [c d] and an empty queue", ids(started), l.Queue)
 	}

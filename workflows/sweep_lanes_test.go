@@ -90,3 +90,41 @@ func TestSweepLowerConcurrencyShrinksTheWindow(t *testing.T) {
 		t.Errorf("%d trials recorded, want %d", len(times), len(qs))
 	}
 }
+
+// Past maxStartsInFlight (200) trials to start at once, with the run's open trial workflows bounded
+// below what three standby trials behind each running one would take (as Temporal's 2,000 pending
+// children bound a sweep at concurrency 2,000: a workflow task that would pass it fails and the sweep
+// stalls), every place is still taken, the bound holds, and every trial runs once.
+func TestSweepStaysUnderPendingChildren(t *testing.T) {
+	const conc, pending = 300, 500
+	qs := make([]float64, 2*conc)
+	for i := range qs {
+		qs[i] = float64(i)
+	}
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	fakes := newFakeTrials(func(c int) time.Duration { return time.Duration(c%3+1) * time.Minute })
+	fakes.register(env)
+	var res resultsRecorder
+	res.mock(env, len(qs))
+	in := sweepInput(sweepSpec(t, qs, conc, "maximize"))
+	in.PendingChildren = pending
+	env.ExecuteWorkflow(workflows.Sweep, in)
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if fakes.maxAtOnce != conc {
+		t.Errorf("at most %d trials trained at once, want the concurrency, %d", fakes.maxAtOnce, conc)
+	}
+	if fakes.maxAlive > pending || fakes.maxAlive <= conc {
+		t.Errorf("%d trial workflows open at once, want standby ones beside the %d running, at most %d in all", fakes.maxAlive, conc, pending)
+	}
+	for id, n := range fakes.startCounts() {
+		if n != 1 {
+			t.Errorf("trial %s started %d times, want once", id, n)
+		}
+	}
+	if _, times := res.recorded(); len(times) != len(qs) {
+		t.Errorf("%d trials recorded, want %d", len(times), len(qs))
+	}
+}

@@ -26,12 +26,14 @@ const carriedFirstCheck = 5 * time.Second
 //
 // With the slot hand-off (Lanes), it first releases the standby trials waiting for room, and once the
 // window is full it starts each running trial's successor as a standby trial behind it.
+//
+// It starts no more than startBudget allows: the rest start as earlier starts land.
 func (s *sweepRun) startTrials(ctx workflow.Context) {
 	s.releaseWaiting(ctx)
 	// The trials to start are taken before any successor is reserved, so that a successor is not one
 	// of the trials that start now.
 	var batch []sweeps.Trial
-	for n := s.state.Concurrency - s.active(); !s.state.Paused && len(batch) < n; {
+	for n := min(s.state.Concurrency-s.active(), s.startBudget()); !s.state.Paused && len(batch) < n; {
 		t, ok := s.state.Lanes.next(s.sched.Next)
 		if !ok {
 			break
@@ -42,11 +44,41 @@ func (s *sweepRun) startTrials(ctx workflow.Context) {
 		s.launch(ctx, t, false)
 	}
 	// Until none is due: a standby trial started now may be due one behind it.
-	for due := s.state.Lanes.takeDue(s.book.runs, s.full()); len(due) > 0; due = s.state.Lanes.takeDue(s.book.runs, s.full()) {
+	for {
+		due := s.state.Lanes.takeDue(s.book.runs, s.full(), s.startBudget())
+		if len(due) == 0 {
+			return
+		}
 		for _, t := range due {
 			s.launch(ctx, t, true)
 		}
 	}
+}
+
+// What one run of the sweep keeps in flight with the Temporal server. The server fails a workflow task
+// that would take a run past 2,000 pending child workflows, signals or cancel requests (its
+// limit.numPending*.error settings, fixed on Temporal Cloud; the task is retried and fails again, and
+// the sweep stalls), and refuses a task completion over 4 MB (gRPC's limit), about 2,000 trial starts.
+const (
+	// maxPendingChildren bounds the trials a run has started and not heard the end of, standby ones
+	// included (SweepInput.PendingChildren lowers it): standby trials start only while the running
+	// ones leave room under it.
+	maxPendingChildren = sweeps.MaxConcurrency
+	// maxStartsInFlight bounds the trial starts a run has sent and not seen land; the next start
+	// after a landing goes out in the workflow task that records it.
+	maxStartsInFlight = 200
+	// maxSignalsInFlight bounds the signals and cancel requests a run sends at once to its trials.
+	maxSignalsInFlight = 500
+)
+
+// startBudget is how many trials may start now: under maxStartsInFlight starts in flight and
+// maxPendingChildren trials running.
+func (s *sweepRun) startBudget() int {
+	pending := maxPendingChildren
+	if n := s.in.PendingChildren; n > 0 {
+		pending = min(n, pending)
+	}
+	return max(0, min(maxStartsInFlight-s.book.startsInFlight(), pending-s.book.count()))
 }
 
 // launch starts a trial (standby: waiting for a place) with its successor reserved, and follows it.
