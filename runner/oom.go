@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -123,10 +124,11 @@ func (p *Process) Signal() syscall.Signal {
 // tells that no cgroup counts the kills.
 const EnvOOMEvents = "RLSWEEP_CGROUP_MEMORY_EVENTS"
 
-// OOMKills reads the oom_kill counter of the cgroup (v2) the worker runs in, and so its trainers: the
-// processes of the cgroup (and of the cgroups below it) the kernel's OOM killer killed, the cgroup's
-// own limit or the host's memory exhausted alike. ok is false when there is no such file to read
-// (cgroup v1, no cgroup file system mounted, a file the worker may not read).
+// OOMKills reads the oom_kill counter of the memory cgroup the worker runs in, and so its trainers
+// (memory.events under cgroup v2, memory.oom_control under v1): the processes of the cgroup (and of
+// the cgroups below it) the kernel's OOM killer killed, the cgroup's own limit or the host's memory
+// exhausted alike. ok is false when there is no such file to read (no cgroup file system mounted, a
+// kernel without the counter, a file the worker may not read).
 func OOMKills() (n int64, ok bool) {
 	path := os.Getenv(EnvOOMEvents)
 	if path == "none" {
@@ -151,19 +153,35 @@ func OOMKills() (n int64, ok bool) {
 	return 0, false
 }
 
-// cgroupMemoryEvents is the memory.events file of the worker's cgroup v2 ("0::/path" in
-// /proc/self/cgroup), "" when the worker is in no cgroup v2.
+// cgroupMemoryEvents is the file of the worker's memory cgroup that holds its oom_kill counter:
+// memory.events under cgroup v2 ("0::/path" in /proc/self/cgroup), memory.oom_control under v1's
+// memory controller ("4:memory:/path"); "" when neither is there.
 func cgroupMemoryEvents() string {
 	b, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return ""
 	}
+	var v1 string
 	for line := range strings.SplitSeq(string(b), "\n") {
 		if rest, ok := strings.CutPrefix(line, "0::"); ok {
-			return filepath.Join("/sys/fs/cgroup", rest, "memory.events")
+			if p := filepath.Join("/sys/fs/cgroup", rest, "memory.events"); exists(p) {
+				return p
+			}
+			continue
+		}
+		if f := strings.SplitN(line, ":", 3); len(f) == 3 && slices.Contains(strings.Split(f[1], ","), "memory") {
+			v1 = filepath.Join("/sys/fs/cgroup/memory", f[2], "memory.oom_control")
 		}
 	}
+	if v1 != "" && exists(v1) {
+		return v1
+	}
 	return ""
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // HostOOM tells whether a trainer killed by SIGKILL (killed) was killed by the kernel's OOM killer:

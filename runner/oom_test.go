@@ -151,3 +151,13 @@ func TestHostOOM(t *testing.T) {
 		t.Errorf("the worker's SIGKILL, no counter: HostOOM = %+v, want nil", got)
 	}
 }
+
+// The worker's own cgroup is found and read where the machine has one (the test passes without).
+func TestOOMKillsOwnCgroup(t *testing.T) {
+	t.Setenv(EnvOOMEvents, "")
+	n, ok := OOMKills()
+	t.Logf("oom_kill of this process's cgroup (%s): %d, %v", cgroupMemoryEvents(), n, ok)
+	if ok && n < 0 {
+		t.Errorf("OOMKills = %d", n)
+	}
+}
