@@ -181,7 +181,7 @@ func TestTrainSegmentRetryResumesFromAResumePointPastTheStopStep(t *testing.T) {
 	// Its first start dies at once, as if the worker had (no heartbeat names the checkpoint); a second
 	// would train the segment from scratch.
 	in.Trainer.Command = shellTrainer(`echo run >> ` + count + `
-[ "$(wc -l < ` + count + `)" -eq 1 ] && exit 137
+[ "$(wc -l < ` + count + `)" -eq 1 ] && exit 3
 for s in 2048 4096; do printf '{"step":%d,"reward":9}\n' $s >> "$RLSWEEP_METRICS_FILE"; done`)
 	res, err := f.retried(in)
 	if err != nil {

@@ -1,6 +1,9 @@
 package activities
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
 // SetUploadRetry sets the background uploader's wait between tries, for a test; it returns the undo.
 func SetUploadRetry(d time.Duration) (undo func()) {
@@ -11,3 +14,12 @@ func SetUploadRetry(d time.Duration) (undo func()) {
 
 // NearestMetric is nearestMetric, for a test.
 var NearestMetric = nearestMetric
+
+// ForgetMachine drops the cached hardware of this machine, so that the next segment asks nvidia-smi
+// again (a test that puts a fake one on PATH).
+func ForgetMachine() { machineOnce = sync.Once{}; machineInfo = machine{} }
+
+// CPUModel, ParseSMIQuery's and ParseCUDAVersion's results, for a test.
+var CPUModel = cpuModel
+
+func ParseCUDAVersion(out []byte) string { return parseCUDAVersion(out) }

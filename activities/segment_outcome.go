@@ -48,9 +48,13 @@ func (r *segmentRun) finish(p *runner.Process) (*SegmentResult, error) {
 		r.result.MetricsSource = strings.TrimSpace(st.Source + " (preset " + st.Preset + ", told from its tags; trainer.metrics.preset sets it)")
 	}
 	r.takeLog()
+	r.result.Hardware = r.hardware()
 	if code := p.ExitCode(); code != 0 {
-		msg := fmt.Sprintf("trial %s: trainer exited with status %d at step %d; log tail:\n%s",
-			r.in.Trial.ID, code, r.result.LastStep, runner.TailFile(r.logPath, 2048, r.a.masker()))
+		if oom := r.outOfMemory(p); oom != nil {
+			return nil, r.oomFailed(p, oom)
+		}
+		msg := fmt.Sprintf("trial %s: trainer %s at step %d; log tail:\n%s",
+			r.in.Trial.ID, exitOf(p), r.result.LastStep, runner.TailFile(r.logPath, 2048, r.a.masker()))
 		return nil, r.trainerFailed(ErrTrainerCrashed, msg)
 	}
 	if err := r.noRecords(); err != nil {
@@ -136,10 +140,70 @@ func (r *segmentRun) trainerFailed(errType, msg string) error {
 	if r.ledger.failureLimited() {
 		msg += fmt.Sprintf("\n(trainer failure %d of at most %d, retries.max_attempts)", r.ledger.trainerFailures, r.ledger.maxTrainerFailures)
 		if final {
-			return temporal.NewNonRetryableApplicationError(msg, errType, nil, r.hb)
+			return temporal.NewNonRetryableApplicationError(msg, errType, nil, r.details())
 		}
 	}
-	return temporal.NewApplicationError(msg, errType, r.hb)
+	return temporal.NewApplicationError(msg, errType, r.details())
+}
+
+// details are the details of the attempt's failure: its heartbeat's, with where it ran.
+func (r *segmentRun) details() Heartbeat {
+	hb := r.hb
+	hb.Hardware = r.hardware()
+	return hb
+}
+
+// hardware is where this attempt runs: this machine, the GPUs the trainer was given and the precision
+// settings of its environment (results.Hardware).
+func (r *segmentRun) hardware() *results.Hardware {
+	return hardware(thisMachine(), r.process.CUDADevices, r.env)
+}
+
+// exitOf says how the trainer ended: "exited with status 1", "was killed by signal 9 (killed)".
+func exitOf(p *runner.Process) string {
+	if sig := p.Signal(); sig != 0 {
+		return fmt.Sprintf("was killed by signal %d (%v)", int(sig), sig)
+	}
+	return fmt.Sprintf("exited with status %d", p.ExitCode())
+}
+
+// oomTail is how much of the log's end is searched for an out-of-memory error: JAX prints its buffer
+// statistics after the error, TensorFlow its allocator's chunks.
+const oomTail = 64 << 10
+
+// outOfMemory tells whether the trainer, which exited non-zero, died out of memory: a framework's
+// out-of-memory error in its log's tail, or the host's OOM killer (runner.HostOOM). Nil when not.
+func (r *segmentRun) outOfMemory(p *runner.Process) *runner.OOM {
+	if oom := runner.DetectOOM(runner.TailFile(r.logPath, oomTail, r.a.masker())); oom != nil {
+		return oom
+	}
+	return runner.HostOOM(p.Killed(), p.Stopped(), r.oomKills, r.oomKillsOK)
+}
+
+// oomFailed is the error of an attempt whose trainer died out of memory: TrainerOOM, never retried and
+// not counted against retries.max_attempts, naming the trial, the line that told it and the fix.
+func (r *segmentRun) oomFailed(p *runner.Process, oom *runner.OOM) error {
+	hb := r.details()
+	hb.InfraRetries = r.ledger.infraFaults()
+	on := ""
+	if g := hb.Hardware.GPUNames(); g != "" {
+		on = " on " + g
+		if m := hb.Hardware.GPUMemoryMiB(); m > 0 {
+			on += fmt.Sprintf(" (%d MiB)", m)
+		}
+	}
+	fix := "lower num_envs or the batch size (minibatch, rollout length × envs), or give each trial more GPU memory: " +
+		"resources.gpus, or fewer trials sharing a GPU (a worker's --gpus lists each GPU once)"
+	if oom.Framework == "host OOM killer" {
+		fix = "lower num_envs, the replay or rollout buffer, or the data loaders' workers, or give each trial more host memory: " +
+			"fewer trials per worker (--gpus, --slots) or a worker with more memory"
+	}
+	msg := fmt.Sprintf("trial %s: out of memory%s at step %d (%s): the trainer %s; it matched:\n  %s\n"+
+		"fix: %s. The same configuration runs out again on the same GPU class, so the trial is not retried and "+
+		"retries.max_attempts is not spent.\nlog tail:\n%s",
+		r.in.Trial.ID, on, r.result.LastStep, oom.Framework, exitOf(p), oom.Line, fix,
+		runner.TailFile(r.logPath, 2048, r.a.masker()))
+	return temporal.NewNonRetryableApplicationError(msg, ErrTrainerOOM, nil, hb)
 }
 
 // end is where the segment's trainer stopped, as far as its result tells (segmentEnd).

@@ -193,7 +193,7 @@ func orDefault(s, def string) string {
 // (counted in the details like a crash), never retried (ErrNoMetrics, ErrObjectiveMissing).
 func (r *segmentRun) unusable(errType, msg string) error {
 	r.failTrainer()
-	return temporal.NewNonRetryableApplicationError(msg, errType, nil, r.hb)
+	return temporal.NewNonRetryableApplicationError(msg, errType, nil, r.details())
 }
 
 // objectiveSeen says whether a record of the trial carried the objective's metric: one of this

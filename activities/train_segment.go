@@ -191,6 +191,10 @@ type segmentRun struct {
 	// counts the reports still being sent.
 	rungs  *rungTracker
 	passes sync.WaitGroup
+	// oomKills is the cgroup's oom_kill counter as the trainer started (runner.OOMKills), oomKillsOK
+	// whether there was one to read.
+	oomKills   int64
+	oomKillsOK bool
 }
 
 func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput, prev Heartbeat) (_ *segmentRun, err error) {
@@ -372,6 +376,8 @@ func (r *segmentRun) run(ctx context.Context) (*SegmentResult, error) {
 		// and its completion was lost): nothing is left to train.
 		return r.resumedPastEnd(ctx)
 	}
+	go thisMachine() // asked once per worker process; at hand when the segment ends
+	r.oomKills, r.oomKillsOK = runner.OOMKills()
 	p, err := runner.Start(r.argv, r.env, r.dir, logFile)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrInvalidSpec, err)

@@ -33,6 +33,11 @@ const (
 	// every run, so a retry would spend the segment's compute again to learn nothing new.
 	ErrNoMetrics        = "NoMetrics"
 	ErrObjectiveMissing = "ObjectiveMissing"
+	// ErrTrainerOOM: the trainer died out of memory — a framework's out-of-memory error in its log tail
+	// (runner.DetectOOM), or the host's OOM killer (runner.HostOOM). A resource outcome, not a trainer
+	// failure: never retried (the configuration runs out again on the same GPU class) and not counted
+	// against retries.max_attempts. The trial ends "oom".
+	ErrTrainerOOM = "TrainerOOM"
 	// ErrSweepExists: the store already holds another sweep under this sweep ID; its files are never
 	// overwritten. Never retried.
 	ErrSweepExists = "SweepExists"
@@ -154,6 +159,8 @@ type SegmentResult struct {
 	// attempt's heartbeats while its trainer kept training, and for how long in all.
 	ServerOutages       int     `json:",omitempty"`
 	ServerOutageSeconds float64 `json:",omitempty"`
+	// Hardware is where the attempt ran (results.Hardware).
+	Hardware *results.Hardware `json:",omitempty"`
 }
 
 // Heartbeat is what a running segment records with each heartbeat; a retried attempt resumes from
@@ -173,6 +180,8 @@ type Heartbeat struct {
 	InfraRetries int `json:",omitempty"`
 	// ObjectiveSeen: a record of an attempt of the segment so far carried the objective's metric.
 	ObjectiveSeen bool `json:",omitempty"`
+	// Hardware is set in the details of a failure (never in a heartbeat): where the failed attempt ran.
+	Hardware *results.Hardware `json:",omitempty"`
 	// For the live view (rlsweep watch): the trial's step budget, its objective's windowed mean at the
 	// last record (nil before one), and Trend, at most TrendPoints windowed means spread over the
 	// segment's records so far, oldest first.

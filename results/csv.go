@@ -1,6 +1,7 @@
 package results
 
 import (
+	"cmp"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -13,7 +14,8 @@ import (
 
 // WriteCSV writes results.csv: one row per trial: id, config, seed, each parameter, outcome, objective,
 // stop rule, steps, wall seconds, error, and for a trial early_terminate stopped the decision step,
-// its configuration's value there and the cutoff it missed.
+// its configuration's value there and the cutoff it missed, then where its last segment attempt ran
+// (hw_*: host, CPU, GPU model, GPU memory in MiB, driver, CUDA version, precision settings).
 func WriteCSV(w io.Writer, res *SweepResults) error {
 	cw := csv.NewWriter(w)
 	// The fixed columns are the names a parameter may not take (sweeps.ReservedParamNames): the trial's
@@ -39,12 +41,26 @@ func WriteCSV(w io.Writer, res *SweepResults) error {
 		} else {
 			row = append(row, "", "", "")
 		}
+		row = append(row, hardwareCells(t.Hardware)...)
 		if err := cw.Write(row); err != nil {
 			return err
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// hardwareCells are the hw_* columns of a trial: where its last segment attempt ran.
+func hardwareCells(h *Hardware) []string {
+	if h == nil {
+		return []string{"", "", "", "", "", "", ""}
+	}
+	mem := ""
+	if m := h.GPUMemoryMiB(); m > 0 {
+		mem = strconv.Itoa(m)
+	}
+	return []string{inertCell(cmp.Or(h.Host, h.Worker)), inertCell(h.CPU), inertCell(h.GPUNames()), mem,
+		inertCell(h.Driver), inertCell(h.CUDA), inertCell(h.PrecisionLine())}
 }
 
 func formatParam(v any) string {

@@ -5,6 +5,7 @@
 package results
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -23,11 +24,14 @@ const (
 	OutcomeDiverged  = "diverged"
 	OutcomePruned    = "pruned"
 	OutcomeFailed    = "failed"
+	// OutcomeOOM: the trainer died out of memory (GPU or host): a resource outcome, not the trainer's
+	// failure, and never retried (the same configuration runs out again on the same GPU class).
+	OutcomeOOM       = "oom"
 	OutcomeCancelled = "cancelled"
 )
 
 // Outcomes lists every trial outcome in display order.
-var Outcomes = []string{OutcomeCompleted, OutcomeDiverged, OutcomePruned, OutcomeFailed, OutcomeCancelled}
+var Outcomes = []string{OutcomeCompleted, OutcomeDiverged, OutcomePruned, OutcomeFailed, OutcomeOOM, OutcomeCancelled}
 
 // TrialSummary is one trial's result as results.json, results.csv and the Sweep workflow record it.
 type TrialSummary struct {
@@ -86,6 +90,111 @@ type TrialSummary struct {
 	// Unstarted: a standby trial that ended (cancelled) before it was released: it never trained, and a
 	// cancelled sweep does not count it.
 	Unstarted bool `json:"unstarted,omitempty"`
+	// Hardware is where its last segment attempt ran (Hardware); nil when none started.
+	Hardware *Hardware `json:"hardware,omitempty"`
+}
+
+// Hardware is where a segment attempt ran: the worker and its host, the CPU, the GPUs the trial was
+// given (CUDA_VISIBLE_DEVICES) with the driver and CUDA version nvidia-smi reports, and the precision
+// settings of the trainer's environment. Fields nothing could tell are empty.
+type Hardware struct {
+	Worker string `json:"worker,omitempty"` // the worker's Temporal identity
+	Host   string `json:"host,omitempty"`
+	CPU    string `json:"cpu,omitempty"` // /proc/cpuinfo's "model name"
+	GPUs   []GPU  `json:"gpus,omitempty"`
+	Driver string `json:"driver,omitempty"` // the NVIDIA driver's version
+	CUDA   string `json:"cuda,omitempty"`   // the CUDA version the driver supports, as nvidia-smi's header says
+	// Precision holds the precision settings of the trainer's environment (NVIDIA_TF32_OVERRIDE,
+	// TORCH_ALLOW_TF32_CUBLAS_OVERRIDE, XLA_FLAGS, JAX_DEFAULT_MATMUL_PRECISION, JAX_ENABLE_X64) that are
+	// set; no other variable is ever copied.
+	Precision map[string]string `json:"precision,omitempty"`
+}
+
+// GPU is one GPU a trial was given: its CUDA_VISIBLE_DEVICES entry (an index or a UUID), and as
+// nvidia-smi names it its model and memory.
+type GPU struct {
+	ID        string `json:"id"`
+	Name      string `json:"name,omitempty"`
+	MemoryMiB int    `json:"memory_mib,omitempty"`
+}
+
+// GPUNames is the GPUs' models in one cell: "NVIDIA H100 80GB HBM3", "2 × NVIDIA A100-SXM4-80GB", or
+// the models joined by "; " when they differ.
+func (h *Hardware) GPUNames() string {
+	if h == nil || len(h.GPUs) == 0 {
+		return ""
+	}
+	names := make([]string, len(h.GPUs))
+	same := true
+	for i, g := range h.GPUs {
+		names[i] = cmp.Or(g.Name, "GPU "+g.ID)
+		same = same && names[i] == names[0]
+	}
+	if same && len(names) > 1 {
+		return fmt.Sprintf("%d × %s", len(names), names[0])
+	}
+	if same {
+		return names[0]
+	}
+	return strings.Join(names, "; ")
+}
+
+// GPUMemoryMiB is the memory of the trial's first GPU in MiB (nvidia-smi's memory.total), 0 when unknown.
+func (h *Hardware) GPUMemoryMiB() int {
+	if h == nil || len(h.GPUs) == 0 {
+		return 0
+	}
+	return h.GPUs[0].MemoryMiB
+}
+
+// PrecisionLine is the precision settings as "NAME=value NAME=value", sorted by name.
+func (h *Hardware) PrecisionLine() string {
+	if h == nil {
+		return ""
+	}
+	keys := make([]string, 0, len(h.Precision))
+	for k := range h.Precision {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
+		keys[i] = k + "=" + h.Precision[k]
+	}
+	return strings.Join(keys, " ")
+}
+
+// Line is the record in one line: "gpu-box-3: NVIDIA H100 80GB HBM3 (81559 MiB), driver 550.54.15, CUDA
+// 12.4; AMD EPYC 9654 96-Core Processor; NVIDIA_TF32_OVERRIDE=0".
+func (h *Hardware) Line() string {
+	if h == nil {
+		return ""
+	}
+	var parts []string
+	if g := h.GPUNames(); g != "" {
+		if m := h.GPUMemoryMiB(); m > 0 {
+			g += fmt.Sprintf(" (%d MiB)", m)
+		}
+		if h.Driver != "" {
+			g += ", driver " + h.Driver
+		}
+		if h.CUDA != "" {
+			g += ", CUDA " + h.CUDA
+		}
+		parts = append(parts, g)
+	} else {
+		parts = append(parts, "no GPU")
+	}
+	if h.CPU != "" {
+		parts = append(parts, h.CPU)
+	}
+	if p := h.PrecisionLine(); p != "" {
+		parts = append(parts, p)
+	}
+	where := cmp.Or(h.Host, h.Worker)
+	if where != "" {
+		where += ": "
+	}
+	return where + strings.Join(parts, "; ")
 }
 
 // Exploit is one pbt exploit: at Step, the member Member went on from the checkpoint of the member

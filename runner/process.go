@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -34,6 +35,8 @@ type Process struct {
 	// and if reported is true (not when the supervisor was killed).
 	status   syscall.WaitStatus
 	reported bool
+	// stopped: Stop was called, so a SIGKILL that ended the trainer may be the worker's own.
+	stopped atomic.Bool
 }
 
 // Start runs argv directly (never through a shell) with env, in dir, writing stdout and stderr to log.
@@ -159,6 +162,7 @@ func (p *Process) Done() <-chan struct{} { return p.done }
 // dies at once leaves the trainer it started its grace period. It returns once the trainer has exited
 // and everything left of it has been killed.
 func (p *Process) Stop(grace time.Duration) {
+	p.stopped.Store(true)
 	select {
 	case <-p.done:
 		return // exited already; what it left behind was killed then

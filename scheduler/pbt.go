@@ -181,9 +181,10 @@ func (m *PBTMember) paramsAt(step int64) map[string]any {
 	return p
 }
 
-// unhealthy: the member can never be a source (it diverged or failed), or its latest segment warned.
+// unhealthy: the member can never be a source (it diverged, failed or ran out of memory), or its
+// latest segment warned.
 func (m *PBTMember) unhealthy() bool {
-	if m.Ended && (m.Outcome == results.OutcomeDiverged || m.Outcome == results.OutcomeFailed) {
+	if m.Ended && (m.Outcome == results.OutcomeDiverged || m.Outcome == results.OutcomeFailed || m.Outcome == results.OutcomeOOM) {
 		return true
 	}
 	return len(m.Points) > 0 && !m.Points[len(m.Points)-1].Healthy

@@ -221,8 +221,8 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 		}
 	}
 	phase := PhaseCompleted
-	if n := s.sched.Total(); n > 0 && s.state.Counts[results.OutcomeFailed] == n {
-		phase = PhaseFailed // every trial failed: the sweep did too
+	if n := s.sched.Total(); n > 0 && allFailed(s.state.Counts, n) {
+		phase = PhaseFailed // every trial failed (or ran out of memory): the sweep did too
 	}
 	res, err := s.finish(ctx, phase)
 	if err != nil {

@@ -55,11 +55,14 @@ func endSummary(res *SweepResult, paramNames []string) string {
 		done += n
 	}
 	switch {
-	case res.Status == PhaseFailed && res.Total > 0 && res.Counts[results.OutcomeFailed] == res.Total:
+	case res.Status == PhaseFailed && res.Total > 0 && allFailed(res.Counts, res.Total):
 		if res.Total == 1 {
 			fmt.Fprintf(&b, "%s: its 1 trial failed", res.Status)
 		} else {
 			fmt.Fprintf(&b, "%s: all %d trials failed", res.Status, res.Total)
+		}
+		if res.Counts[results.OutcomeOOM] > 0 {
+			fmt.Fprintf(&b, " (%s)", results.CountsLine(res.Counts))
 		}
 	case done < res.Total:
 		fmt.Fprintf(&b, "%s: %d of %d trials finished (%s)", res.Status, done, res.Total, results.CountsLine(res.Counts))
@@ -117,4 +120,9 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// allFailed says whether every one of total trials ended failed or oom: none trained to a result.
+func allFailed(counts map[string]int, total int) bool {
+	return counts[results.OutcomeFailed]+counts[results.OutcomeOOM] == total
 }

@@ -49,7 +49,7 @@ type SweepState struct {
 func (st *SweepState) tally(sum results.TrialSummary, goal string) {
 	st.Counts[sum.Outcome]++
 	st.Pending = append(st.Pending, sum)
-	if sum.Outcome == results.OutcomeFailed {
+	if sum.Outcome == results.OutcomeFailed || sum.Outcome == results.OutcomeOOM {
 		failed := sum
 		failed.Last = nil
 		st.LastFailure = &failed

@@ -164,7 +164,8 @@ type TrialStatus struct {
 	Malformed int `json:",omitempty"`
 }
 
-// classify maps a failed trial's error to its outcome, stop rule, message and, for a divergence, the
+// classify maps a failed trial's error to its outcome (diverged, oom for a trainer that died out of
+// memory, else failed), stop rule, message and, for a divergence, the
 // stop verdict (the step the rule fired at, what it measured, the advice).
 func classify(err error) (outcome, rule, msg string, stop *results.Verdict) {
 	var app *temporal.ApplicationError
@@ -179,6 +180,9 @@ func classify(err error) (outcome, rule, msg string, stop *results.Verdict) {
 			detail += fmt.Sprintf(", %s %.4g where the run stood", v.Objective, v.ObjectiveValue)
 		}
 		return results.OutcomeDiverged, d.Rule, app.Message(), &results.Verdict{Rule: d.Rule, Step: v.Step, Detail: detail, Advice: v.Advice}
+	}
+	if errors.As(err, &app) && app.Type() == activities.ErrTrainerOOM {
+		return results.OutcomeOOM, "", app.Message(), nil
 	}
 	if errors.As(err, &app) {
 		return results.OutcomeFailed, "", app.Message(), nil

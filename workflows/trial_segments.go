@@ -135,6 +135,9 @@ func addSegment(sum *results.TrialSummary, metric string, seg int, res activitie
 	sum.InfraRetries += res.InfraRetries
 	sum.RetrainedSteps += res.RetrainedSteps
 	sum.ServerOutages += res.ServerOutages
+	if res.Hardware != nil {
+		sum.Hardware = res.Hardware
+	}
 	noteMissingMetric(sum, metric, seg, res)
 	if v := res.EndVerdict; v != nil {
 		sum.End = v
@@ -172,7 +175,7 @@ func addFailedCounts(sum *results.TrialSummary, err error) {
 		switch app.Type() {
 		case activities.ErrTrainerCrashed, activities.ErrTrialStalled, activities.ErrMetricsUnreadable,
 			activities.ErrNoMetrics, activities.ErrObjectiveMissing, activities.ErrInfraRetries,
-			activities.ErrCheckpointUnreadable:
+			activities.ErrCheckpointUnreadable, activities.ErrTrainerOOM:
 		default:
 			return
 		}
@@ -191,6 +194,9 @@ func addFailedCounts(sum *results.TrialSummary, err error) {
 	sum.InfraRetries += hb.InfraRetries
 	sum.RetrainedSteps += hb.Retrained
 	sum.Steps = max(sum.Steps, hb.Step) // the step its records reached before it failed
+	if hb.Hardware != nil {
+		sum.Hardware = hb.Hardware
+	}
 }
 
 // reportTo is the workflow ID of the sweep a segment tells of the decision points it passes: the
@@ -338,7 +344,7 @@ func segmentOptions(in TrialInput) workflow.ActivityOptions {
 			BackoffCoefficient:     2,
 			MaximumInterval:        time.Minute,
 			MaximumAttempts:        int32(attempts),
-			NonRetryableErrorTypes: []string{activities.ErrTrialDiverged, activities.ErrInvalidSpec, activities.ErrInfraRetries},
+			NonRetryableErrorTypes: []string{activities.ErrTrialDiverged, activities.ErrInvalidSpec, activities.ErrInfraRetries, activities.ErrTrainerOOM},
 		},
 		Summary: "train",
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -300,7 +301,7 @@ func writeResultsTable(w io.Writer, res *results.SweepResults) error {
 	for _, p := range res.Params {
 		fmt.Fprint(tw, "\t"+p)
 	}
-	fmt.Fprintln(tw, "\tOUTCOME\tOBJECTIVE\tSTEPS\tSTOP RULE\tERROR")
+	fmt.Fprintln(tw, "\tOUTCOME\tOBJECTIVE\tSTEPS\tSTOP RULE\tGPU\tERROR")
 	for _, t := range res.Trials {
 		fmt.Fprintf(tw, "%s\t%d", t.TrialID, t.Seed)
 		for _, p := range res.Params {
@@ -314,7 +315,8 @@ func writeResultsTable(w io.Writer, res *results.SweepResults) error {
 		if rule == "" {
 			rule = "-"
 		}
-		fmt.Fprintf(tw, "\t%s\t%s\t%d\t%s\t%s\n", t.Outcome, obj, t.Steps, rule, oneLine(t.Error))
+		gpu := cmp.Or(t.Hardware.GPUNames(), "-")
+		fmt.Fprintf(tw, "\t%s\t%s\t%d\t%s\t%s\t%s\n", t.Outcome, obj, t.Steps, rule, gpu, oneLine(t.Error))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

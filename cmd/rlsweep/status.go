@@ -108,6 +108,13 @@ func trialStatus(cmd *cobra.Command, f *Factory, sweepID, trialID string, asJSON
 		if sum.MetricsSource != "" {
 			out["metrics"] = sum.MetricsSource
 		}
+		if sum.Hardware != nil {
+			if asJSON {
+				out["hardware"] = sum.Hardware
+			} else {
+				out["hardware"] = sum.Hardware.Line()
+			}
+		}
 		for k, n := range map[string]int64{"trainer_failures": int64(sum.TrainerFailures), "infra_retries": int64(sum.InfraRetries),
 			"retrained": sum.RetrainedSteps, "server_outages": int64(sum.ServerOutages)} {
 			if n > 0 {
@@ -130,7 +137,7 @@ func trialStatus(cmd *cobra.Command, f *Factory, sweepID, trialID string, asJSON
 	if asJSON {
 		return json.NewEncoder(f.Out).Encode(out)
 	}
-	for _, k := range []string{"trial", "status", "outcome", "step", "steps", "objective", "stop_rule", "metrics", "malformed", "trainer_failures", "infra_retries", "retrained", "server_outages", "checkpoint", "attempt", "last_failure", "pruning", "parent", "exploits", "error", "warnings"} {
+	for _, k := range []string{"trial", "status", "outcome", "step", "steps", "objective", "stop_rule", "metrics", "malformed", "trainer_failures", "infra_retries", "retrained", "server_outages", "hardware", "checkpoint", "attempt", "last_failure", "pruning", "parent", "exploits", "error", "warnings"} {
 		if v, ok := out[k]; ok {
 			if ex, isExploits := v.(exploitLines); isExploits {
 				for _, e := range ex {

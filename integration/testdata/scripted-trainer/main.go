@@ -12,6 +12,10 @@
 //	std_zero_at       from this step on, action_std_min is 0
 //	grad_at           from this step on, grad_norm is 1e5
 //	crash_at          exit 3 on reaching this step, once per trial (a marker file remembers)
+//	oom, oom_at       on reaching step oom_at, die out of memory as framework oom does (oomDeaths): 1–7
+//	                  print that framework's error to stderr and exit 1, as a Python exception does; 8
+//	                  is the host's OOM killer: it adds one to the oom_kill counter of the memory.events
+//	                  file $FAKE_MEMORY_EVENTS names and SIGKILLs itself
 //	hang_at           stop writing and sleep on reaching this step
 //	ignore_term       1: ignore SIGTERM (the worker must escalate to SIGKILL)
 //	term_delay_ms     on SIGTERM, take this long before writing the checkpoint (a real trainer's save)
@@ -187,6 +191,9 @@ func run() error {
 		case <-time.After(time.Duration(s.get("sleep_ms", 5)) * time.Millisecond):
 		}
 		step += stepSize
+		if s.has("oom_at") && step >= int64(s["oom_at"]) && s.get("oom", 0) > 0 {
+			dieOutOfMemory(int(s["oom"]))
+		}
 		if s.has("crash_at") && step >= int64(s["crash_at"]) && firstTime(trial) {
 			fmt.Println("crashing on purpose at step", step)
 			os.Exit(3)
@@ -444,4 +451,38 @@ func firstTime(trial string) bool {
 	}
 	_ = os.WriteFile(marker, nil, 0o644)
 	return true
+}
+
+// oomDeaths are the last lines frameworks print dying out of memory, in their wording (oom 1–7).
+var oomDeaths = []string{
+	1: "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.06 GiB is free.",
+	2: "RuntimeError: cuDNN error: CUDNN_STATUS_ALLOC_FAILED",
+	3: "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 4770354232 bytes.",
+	4: "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with shape[4096,4096] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc",
+	5: "PxgCudaDeviceMemoryAllocator fail to allocate memory 100663296 bytes!! Result = 2",
+	6: "failed to alloc 2740606464 bytes unified memory; result: CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+	7: "RuntimeError: CUDA error: out of memory",
+}
+
+// dieOutOfMemory ends the trainer as framework kind does when it runs out of memory.
+func dieOutOfMemory(kind int) {
+	if kind < len(oomDeaths) {
+		fmt.Fprintln(os.Stderr, "Traceback (most recent call last):")
+		fmt.Fprintln(os.Stderr, `  File "train.py", line 88, in <module>`)
+		fmt.Fprintln(os.Stderr, oomDeaths[kind])
+		os.Exit(1)
+	}
+	// The host's OOM killer: the kernel counts the kill in the cgroup, then the process gets SIGKILL.
+	if p := os.Getenv("FAKE_MEMORY_EVENTS"); p != "" {
+		b, _ := os.ReadFile(p)
+		n := int64(0)
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "oom_kill "); ok {
+				n, _ = strconv.ParseInt(v, 10, 64)
+			}
+		}
+		_ = os.WriteFile(p, fmt.Appendf(nil, "oom %d\noom_kill %d\n", n+1, n+1), 0o644)
+	}
+	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	select {}
 }
