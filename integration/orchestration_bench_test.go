@@ -28,9 +28,10 @@ func BenchmarkOrchestration(b *testing.B) {
 	for _, c := range []struct{ trials, conc, sleepMS, segments int }{
 		{1000, 16, 1000, 1},
 		{1000, 16, 0, 1},
-		{10000, 64, 0, 1},    // the history bound: every run of the sweep stays under 10,240 events
-		{10000, 16, 1000, 1}, // Ray Tune's published anchor: 10,000 × 1 s on 16 CPUs, 715 s against 625 s
-		{200, 16, 1000, 4},   // segment boundaries: each 1 s trial in 4 segments that resume from checkpoints
+		{10000, 64, 0, 1},      // the history bound: every run of the sweep stays under 10,240 events
+		{10000, 16, 1000, 1},   // Ray Tune's published anchor: 10,000 × 1 s on 16 CPUs, 715 s against 625 s
+		{200, 16, 1000, 4},     // segment boundaries: each 1 s trial in 4 segments that resume from checkpoints
+		{2000, 2000, 60000, 1}, // thousands at once: the largest concurrency a spec may ask for
 	} {
 		name := fmt.Sprintf("trials=%d/conc=%d/trial_ms=%d", c.trials, c.conc, c.sleepMS)
 		if c.segments > 1 {
@@ -46,9 +47,10 @@ func BenchmarkOrchestration(b *testing.B) {
 
 func benchSweep(b *testing.B, trials, conc, sleepMS, segments int) {
 	e := newEnv(b)
-	e.startWorker("a", "--slots", fmt.Sprint(conc))
+	w := e.startWorker("a", "--slots", fmt.Sprint(conc))
 	timeline := filepath.Join(e.dir, "timeline")
 	spec := benchSpec(e, "bench", trials, conc, sleepMS, segments, timeline)
+	mem := sampleMemory(w.Process.Pid)
 	b.ResetTimer()
 	start := time.Now()
 	sweepID := e.submit(spec)
@@ -58,6 +60,14 @@ func benchSweep(b *testing.B, trials, conc, sleepMS, segments int) {
 	}
 	wall := time.Since(start)
 	b.StopTimer()
+	peak := mem.stop()
+	// Memory at the moment most processes ran under the worker: its own resident set, and per trainer
+	// (a trainer and its supervisor) what its descendants held.
+	b.ReportMetric(peak.workerMB, "worker-rss-mb")
+	if peak.trainers > 0 {
+		b.ReportMetric(peak.descendantsMB/float64(peak.trainers), "rss-per-trainer-mb")
+	}
+	b.ReportMetric(float64(peakTrainers(b, timeline)), "peak-trainers")
 	if res.Counts["completed"] != trials {
 		b.Fatalf("sweep finished with %v, want %d completed", res.Counts, trials)
 	}
@@ -99,6 +109,136 @@ func benchSweep(b *testing.B, trials, conc, sleepMS, segments int) {
 			_ = os.WriteFile(keep, raw, 0o644)
 		}
 	}
+}
+
+// peakTrainers is the most trainers the timeline shows running at once.
+func peakTrainers(b *testing.B, path string) int {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	type event struct {
+		at    int64
+		delta int
+	}
+	var evs []event
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 4 {
+			continue
+		}
+		at, _ := strconv.ParseInt(f[1], 10, 64)
+		d := -1
+		if f[0] == "start" {
+			d = 1
+		}
+		evs = append(evs, event{at, d})
+	}
+	// At equal times an exit counts first: a place handed over is not two trainers.
+	sort.Slice(evs, func(i, j int) bool {
+		if evs[i].at != evs[j].at {
+			return evs[i].at < evs[j].at
+		}
+		return evs[i].delta < evs[j].delta
+	})
+	n, most := 0, 0
+	for _, ev := range evs {
+		n += ev.delta
+		most = max(most, n)
+	}
+	return most
+}
+
+// memSample is the worker's resident set and its descendants' (supervisors and trainers), in MB, when
+// the most trainers ran.
+type memSample struct {
+	workerMB, descendantsMB float64
+	trainers                int // descendants that are trainers (not supervisors)
+}
+
+type memSampler struct {
+	done chan struct{}
+	out  chan memSample
+}
+
+// sampleMemory samples the process tree under pid every 2 s until stop, keeping the sample with the
+// most trainers.
+func sampleMemory(pid int) *memSampler {
+	m := &memSampler{done: make(chan struct{}), out: make(chan memSample, 1)}
+	go func() {
+		var best memSample
+		tick := time.NewTicker(2 * time.Second)
+		defer tick.Stop()
+		for {
+			if s := treeMemory(pid); s.trainers >= best.trainers {
+				best = s
+			}
+			select {
+			case <-m.done:
+				m.out <- best
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return m
+}
+
+func (m *memSampler) stop() memSample {
+	close(m.done)
+	return <-m.out
+}
+
+// treeMemory reads /proc: the resident set of pid and of every process below it.
+func treeMemory(pid int) memSample {
+	ents, _ := os.ReadDir("/proc")
+	children := map[int][]int{}
+	for _, ent := range ents {
+		p, err := strconv.Atoi(ent.Name())
+		if err != nil {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join("/proc", ent.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so read after its closing parenthesis.
+		rest := string(raw)
+		if i := strings.LastIndexByte(rest, ')'); i >= 0 {
+			rest = rest[i+1:]
+		}
+		f := strings.Fields(rest)
+		if len(f) < 2 {
+			continue
+		}
+		pp, _ := strconv.Atoi(f[1])
+		children[pp] = append(children[pp], p)
+	}
+	rss := func(p int) float64 {
+		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p))
+		if err != nil {
+			return 0
+		}
+		for _, line := range strings.Split(string(raw), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+				kb, _ := strconv.ParseFloat(f[1], 64)
+				return kb / 1024
+			}
+		}
+		return 0
+	}
+	s := memSample{workerMB: rss(pid)}
+	queue := append([]int(nil), children[pid]...)
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		s.descendantsMB += rss(p)
+		if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", p)); err == nil && strings.HasPrefix(string(comm), "scripted-") {
+			s.trainers++
+		}
+		queue = append(queue, children[p]...)
+	}
+	return s
 }
 
 // timelineGaps reads the scripted trainers' timeline ("start|exit <unix ns> <trial> <step>" lines) and
