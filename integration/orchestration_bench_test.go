@@ -61,11 +61,11 @@ func benchSweep(b *testing.B, trials, conc, sleepMS, segments int) {
 	wall := time.Since(start)
 	b.StopTimer()
 	peak := mem.stop()
-	// Memory at the moment most processes ran under the worker: its own resident set, and per trainer
-	// (a trainer and its supervisor) what its descendants held.
-	b.ReportMetric(peak.workerMB, "worker-rss-mb")
+	// Memory when the most trainers ran under the worker (proportional set sizes): the worker's own,
+	// and per trainer (a trainer and its supervisor) what the worker's descendants held.
+	b.ReportMetric(peak.workerMB, "worker-pss-mb")
 	if peak.trainers > 0 {
-		b.ReportMetric(peak.descendantsMB/float64(peak.trainers), "rss-per-trainer-mb")
+		b.ReportMetric(peak.descendantsMB/float64(peak.trainers), "pss-per-trainer-mb")
 	}
 	b.ReportMetric(float64(peakTrainers(b, timeline)), "peak-trainers")
 	if res.Counts["completed"] != trials {
@@ -149,8 +149,8 @@ func peakTrainers(b *testing.B, path string) int {
 	return most
 }
 
-// memSample is the worker's resident set and its descendants' (supervisors and trainers), in MB, when
-// the most trainers ran.
+// memSample is the worker's memory and its descendants' (supervisors and trainers), proportional set
+// sizes in MB, when the most trainers ran.
 type memSample struct {
 	workerMB, descendantsMB float64
 	trainers                int // descendants that are trainers (not supervisors)
@@ -161,13 +161,13 @@ type memSampler struct {
 	out  chan memSample
 }
 
-// sampleMemory samples the process tree under pid every 2 s until stop, keeping the sample with the
+// sampleMemory samples the process tree under pid every 5 s until stop, keeping the sample with the
 // most trainers.
 func sampleMemory(pid int) *memSampler {
 	m := &memSampler{done: make(chan struct{}), out: make(chan memSample, 1)}
 	go func() {
 		var best memSample
-		tick := time.NewTicker(2 * time.Second)
+		tick := time.NewTicker(5 * time.Second)
 		defer tick.Stop()
 		for {
 			if s := treeMemory(pid); s.trainers >= best.trainers {
@@ -189,7 +189,7 @@ func (m *memSampler) stop() memSample {
 	return <-m.out
 }
 
-// treeMemory reads /proc: the resident set of pid and of every process below it.
+// treeMemory reads /proc: the proportional set size of pid and of every process below it.
 func treeMemory(pid int) memSample {
 	ents, _ := os.ReadDir("/proc")
 	children := map[int][]int{}
@@ -214,13 +214,15 @@ func treeMemory(pid int) memSample {
 		pp, _ := strconv.Atoi(f[1])
 		children[pp] = append(children[pp], p)
 	}
+	// The proportional set size: shared pages (the binaries' text) split among the processes mapping
+	// them, so that the sum over many trainers is what they take.
 	rss := func(p int) float64 {
-		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p))
+		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", p))
 		if err != nil {
 			return 0
 		}
 		for _, line := range strings.Split(string(raw), "\n") {
-			if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "Pss:" {
 				kb, _ := strconv.ParseFloat(f[1], 64)
 				return kb / 1024
 			}
