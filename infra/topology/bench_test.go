@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -23,7 +24,9 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/devserver"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -125,7 +128,10 @@ type benchResult struct {
 	before, after        scraped
 	serverCPU, workerCPU time.Duration
 	dbCPU                time.Duration // PostgreSQL's processes (the topology only)
+	dbBytes              int64         // growth of PostgreSQL's tables and indexes (the topology only)
 	longestHistory       int64
+	peakTrainers         int     // the most trainers running at once (sampled every 5 s)
+	workerMB, trainerMB  float64 // at that moment: the worker's proportional set size, and per trainer its and its supervisor's
 }
 
 // benchSweep runs one sweep of the benchmark on the server at addr and returns its times and the
@@ -180,7 +186,8 @@ concurrency: %d
 	defer c.Close()
 	r := benchResult{name: name, before: scrape(t, metricsURL)}
 	serverCPU0 := cpuOf(listener(addr))
-	dbCPU0 := postgresCPU()
+	dbCPU0, dbBytes0 := postgresCPU(), postgresBytes()
+	mem := sampleTrainers(w.Process.Pid)
 	workerCPU0 := cpuOf(w.Process.Pid)
 	start := time.Now()
 	sub := exec.Command(rlsweep, "--address", addr, "--store", store, "submit", spec)
@@ -207,11 +214,14 @@ concurrency: %d
 	r.workerCPU = cpuOf(w.Process.Pid) - workerCPU0
 	if addr == hostIP+":"+tempPort {
 		r.dbCPU = postgresCPU() - dbCPU0
+		r.dbBytes = postgresBytes() - dbBytes0
 	}
+	r.peakTrainers, r.workerMB, r.trainerMB = mem.stop()
 	r.after = scrape(t, metricsURL)
 	if res.Counts["completed"] != trials {
 		t.Fatalf("%s: sweep finished with %v, want %d completed", name, res.Counts, trials)
 	}
+	resultsOnce(t, name, store, id, trials)
 	var first, last time.Time
 	var token []byte
 	for {
@@ -262,6 +272,122 @@ func listener(addr string) int {
 		return n
 	}
 	return 0
+}
+
+// resultsOnce checks the sweep's results.json: every trial once, each completed.
+func resultsOnce(t *testing.T, name, store, id string, trials int) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(store, filepath.FromSlash(artifacts.ResultsKey(id))))
+	if err != nil {
+		t.Fatalf("%s: results.json: %v", name, err)
+	}
+	var res results.SweepResults
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatalf("%s: results.json: %v", name, err)
+	}
+	seen := map[string]int{}
+	for _, tr := range res.Trials {
+		if seen[tr.TrialID]++; tr.Outcome != results.OutcomeCompleted {
+			t.Errorf("%s: trial %s: %s, want completed", name, tr.TrialID, tr.Outcome)
+		}
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Errorf("%s: trial %s recorded %d times in results.json, want once", name, id, n)
+		}
+	}
+	if len(seen) != trials {
+		t.Errorf("%s: results.json holds %d trials, want %d", name, len(seen), trials)
+	}
+}
+
+// postgresBytes is the size of the topology's PostgreSQL tables and indexes: its data directory's
+// base/, without the write-ahead log.
+func postgresBytes() int64 {
+	var n int64
+	_ = filepath.WalkDir(filepath.Join(stateDir, "postgresql", "base"), func(_ string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// trainerSampler samples, every 5 s until stop, the scripted trainers running and the memory of the
+// worker and of each trainer with its supervisor (its parent), keeping the sample with the most
+// trainers. Memory is the proportional set size: the binaries' shared pages split among the processes
+// that map them, so that a sum over trainers is what they take.
+type trainerSampler struct {
+	done chan struct{}
+	out  chan [3]float64
+}
+
+func sampleTrainers(worker int) *trainerSampler {
+	m := &trainerSampler{done: make(chan struct{}), out: make(chan [3]float64, 1)}
+	go func() {
+		var best [3]float64 // trainers, worker MB, MB per trainer
+		tick := time.NewTicker(5 * time.Second)
+		defer tick.Stop()
+		for {
+			var n, mb float64
+			comms, _ := filepath.Glob("/proc/[0-9]*/comm")
+			for _, c := range comms {
+				b, err := os.ReadFile(c)
+				if err != nil || !strings.HasPrefix(string(b), "scripted-") {
+					continue
+				}
+				pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(c)))
+				n++
+				mb += pssMB(pid) + pssMB(parentOf(pid))
+			}
+			if n >= best[0] && n > 0 {
+				best = [3]float64{n, pssMB(worker), mb / n}
+			}
+			select {
+			case <-m.done:
+				m.out <- best
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return m
+}
+
+func (m *trainerSampler) stop() (trainers int, workerMB, perTrainerMB float64) {
+	close(m.done)
+	b := <-m.out
+	return int(b[0]), b[1], b[2]
+}
+
+// pssMB is process pid's proportional set size in MB (0 if it is gone).
+func pssMB(pid int) float64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "Pss:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// parentOf is process pid's parent (0 if it is gone).
+func parentOf(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	pp, _ := strconv.Atoi(f[1])
+	return pp
 }
 
 // postgresCPU returns the CPU time the topology's PostgreSQL has used: the postmaster, its children
@@ -423,6 +549,25 @@ func writeReport(w io.Writer, rs []benchResult, trials, conc, ms int) {
 		return fmt.Sprintf("%.1f%s / %.1f ms", r.serverCPU.Seconds()*1000/n, db, r.workerCPU.Seconds()*1000/n)
 	})
 	row("longest history (events)", func(r benchResult) string { return strconv.FormatInt(r.longestHistory, 10) })
+	row("most trainers at once (sampled every 5 s)", func(r benchResult) string { return strconv.Itoa(r.peakTrainers) })
+	row("memory then: worker / per trainer with its supervisor (proportional set size)", func(r benchResult) string {
+		return fmt.Sprintf("%.0f / %.1f MB", r.workerMB, r.trainerMB)
+	})
+	row("PostgreSQL tables and indexes per 1,000 trials", func(r benchResult) string {
+		if r.dbBytes == 0 {
+			return "—"
+		}
+		return fmt.Sprintf("%.1f MB", float64(r.dbBytes)/1e6*1000/n)
+	})
+	row("recorded heartbeats per trial-hour", func(r benchResult) string {
+		s := delta(r.before, r.after, "service_requests", func(series string) string {
+			if label(series, "operation") == "RecordActivityTaskHeartbeat" && (label(series, "service_name") == "frontend" || label(series, "service_name") == "") {
+				return "hb"
+			}
+			return ""
+		})["hb"]
+		return fmt.Sprintf("%.0f", s.count/n/(float64(ms)/3.6e6))
+	})
 
 	// Frontend requests: how many per trial and their mean service latency.
 	ops := []string{"StartWorkflowExecution", "PollWorkflowTaskQueue", "RespondWorkflowTaskCompleted", "PollActivityTaskQueue",
