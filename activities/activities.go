@@ -34,7 +34,8 @@ type Activities struct {
 	// worker (--slots): the SDK's limit is per queue. A segment holds a place in the channel while it
 	// runs; nil means no bound beyond the SDK's.
 	TrialLimit chan struct{}
-	// PollInterval is how often a running segment reads new metrics; 0 means 20ms.
+	// PollInterval is how often a running segment reads new metrics while records arrive; 0 means 20ms
+	// (after 200ms without a record, every 100ms: pollEvery).
 	PollInterval time.Duration
 	// FlushInterval is how often new metrics records and what stdout.log gained are copied to the store while a segment
 	// runs; 0 means 30s. They are always copied when the segment ends.

@@ -40,3 +40,21 @@ func TestStallClock(t *testing.T) {
 		})
 	}
 }
+
+// A segment reads its trainer's metrics every PollInterval while records arrive and every idlePoll
+// once the trainer has been silent for idleAfter; a PollInterval already as slow is kept.
+func TestPollEvery(t *testing.T) {
+	for _, c := range []struct {
+		silent, fast, want time.Duration
+	}{
+		{0, 20 * time.Millisecond, 20 * time.Millisecond},
+		{idleAfter - time.Millisecond, 20 * time.Millisecond, 20 * time.Millisecond},
+		{idleAfter, 20 * time.Millisecond, idlePoll},
+		{time.Minute, 20 * time.Millisecond, idlePoll},
+		{time.Minute, 250 * time.Millisecond, 250 * time.Millisecond},
+	} {
+		if got := pollEvery(c.silent, c.fast); got != c.want {
+			t.Errorf("pollEvery(%s, %s) = %s, want %s", c.silent, c.fast, got, c.want)
+		}
+	}
+}

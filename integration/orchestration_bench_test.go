@@ -32,6 +32,7 @@ func BenchmarkOrchestration(b *testing.B) {
 		{10000, 16, 1000, 1},   // Ray Tune's published anchor: 10,000 × 1 s on 16 CPUs, 715 s against 625 s
 		{200, 16, 1000, 4},     // segment boundaries: each 1 s trial in 4 segments that resume from checkpoints
 		{2000, 2000, 60000, 1}, // thousands at once: the largest concurrency a spec may ask for
+		{500, 500, 30000, 1},   // hundreds at once: the worker's CPU per trainer-second
 	} {
 		name := fmt.Sprintf("trials=%d/conc=%d/trial_ms=%d", c.trials, c.conc, c.sleepMS)
 		if c.segments > 1 {
@@ -61,6 +62,13 @@ func benchSweep(b *testing.B, trials, conc, sleepMS, segments int) {
 	wall := time.Since(start)
 	b.StopTimer()
 	peak := mem.stop()
+	// The worker's CPU (user + system, from /proc) per trial and per trainer-second.
+	if cpu := workerCPU(w.Process.Pid); cpu > 0 {
+		b.ReportMetric(cpu.Seconds()*1000/float64(trials), "worker-cpu-ms/trial")
+		if sleepMS > 0 {
+			b.ReportMetric(cpu.Seconds()*1000/(float64(trials)*float64(sleepMS)/1000), "worker-cpu-ms/trainer-s")
+		}
+	}
 	// Memory when the most trainers ran under the worker (proportional set sizes): the worker's own,
 	// and per trainer (a trainer and its supervisor) what the worker's descendants held.
 	b.ReportMetric(peak.workerMB, "worker-pss-mb")
@@ -147,6 +155,22 @@ func peakTrainers(b *testing.B, path string) int {
 		most = max(most, n)
 	}
 	return most
+}
+
+// workerCPU is the CPU time (user + system) process pid has used.
+func workerCPU(pid int) time.Duration {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(raw)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ is 100 on Linux
 }
 
 // memSample is the worker's memory and its descendants' (supervisors and trainers), proportional set
