@@ -121,37 +121,22 @@ func benchSweep(b *testing.B, trials, conc, sleepMS, segments int) {
 
 // peakTrainers is the most trainers the timeline shows running at once.
 func peakTrainers(b *testing.B, path string) int {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	type event struct {
-		at    int64
-		delta int
-	}
-	var evs []event
-	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
-		f := strings.Fields(line)
-		if len(f) != 4 {
-			continue
-		}
-		at, _ := strconv.ParseInt(f[1], 10, 64)
-		d := -1
-		if f[0] == "start" {
-			d = 1
-		}
-		evs = append(evs, event{at, d})
-	}
+	evs := readTimeline(b, path)
 	// At equal times an exit counts first: a place handed over is not two trainers.
-	sort.Slice(evs, func(i, j int) bool {
-		if evs[i].at != evs[j].at {
-			return evs[i].at < evs[j].at
+	sort.SliceStable(evs, func(i, j int) bool {
+		if !evs[i].at.Equal(evs[j].at) {
+			return evs[i].at.Before(evs[j].at)
 		}
-		return evs[i].delta < evs[j].delta
+		return evs[i].event == "exit" && evs[j].event == "start"
 	})
 	n, most := 0, 0
 	for _, ev := range evs {
-		n += ev.delta
+		switch ev.event {
+		case "start":
+			n++
+		case "exit":
+			n--
+		}
 		most = max(most, n)
 	}
 	return most
