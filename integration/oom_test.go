@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -102,5 +103,66 @@ retries: {max_attempts: 3}
 	out, code := e.cli("results", sweepID)
 	if code != 0 || !strings.Contains(out, "NVIDIA H100 80GB HBM3") || !strings.Contains(out, " oom ") {
 		t.Errorf("rlsweep results exited %d, want the oom trials and their GPU:\n%s", code, out)
+	}
+}
+
+// A num_envs sweep at concurrency 1 whose trainer runs out of memory from num_envs 2048 on: after
+// 3-s1 (2048) does, no trial of num_envs 2048 or more trains; they are recorded oom, not started, with
+// the next smaller value, and every trial is in results.json once.
+func TestOOMBoundsTheSearch(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker("a")
+	timeline := filepath.Join(e.dir, "timeline")
+	spec := e.spec("oombound", `  total_steps: 4000
+method: grid
+seeds: [1, 2]
+parameters:
+  num_envs: {values: [256, 512, 1024, 2048, 4096]}
+  oom_from: {value: 2048}
+  oom_at: {value: 2000}
+  sleep_ms: {value: 1}
+  timeline: {value: `+timeline+`}
+probes: {enabled: false}
+concurrency: 1
+`)
+	sweepID := e.submit(spec)
+	if out, code := e.cli("watch", sweepID); code != 0 {
+		t.Fatalf("watch exited %d, want 0 (trials completed):\n%s", code, out)
+	}
+	res := e.results(sweepID)
+	b, _ := os.ReadFile(timeline)
+	starts := map[string]int{}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 4 && f[0] == "start" {
+			starts[f[2]]++
+		}
+	}
+	if len(res.Trials) != 10 {
+		t.Fatalf("%d trials, want 10", len(res.Trials))
+	}
+	seen := map[string]bool{}
+	for _, tr := range res.Trials {
+		if seen[tr.TrialID] {
+			t.Errorf("trial %s recorded twice", tr.TrialID)
+		}
+		seen[tr.TrialID] = true
+		n := tr.Params["num_envs"].(float64)
+		switch {
+		case n < 2048:
+			if tr.Outcome != results.OutcomeCompleted || starts[tr.TrialID] != 1 {
+				t.Errorf("trial %s (num_envs %v): %s, started %d times; want completed, once", tr.TrialID, n, tr.Outcome, starts[tr.TrialID])
+			}
+		case tr.TrialID == "3-s1":
+			if tr.Outcome != results.OutcomeOOM || !strings.Contains(tr.Error, "fix: the next smaller num_envs in the space is 1024") {
+				t.Errorf("trial 3-s1: %s, want oom with the next smaller num_envs in its fix:\n%s", tr.Outcome, tr.Error)
+			}
+		default:
+			want := fmt.Sprintf("trial %s: not started: num_envs %v ≥ 2048, which ran out of memory", tr.TrialID, n)
+			if tr.Outcome != results.OutcomeOOM || starts[tr.TrialID] != 0 || tr.Steps != 0 ||
+				!strings.Contains(tr.Error, want) || !strings.Contains(tr.Error, "the next smaller num_envs in the space is 1024") {
+				t.Errorf("trial %s (num_envs %v): %s, started %d times, %d steps, error %q; want oom, never started, %q … 1024",
+					tr.TrialID, n, tr.Outcome, starts[tr.TrialID], tr.Steps, tr.Error, want)
+			}
+		}
 	}
 }

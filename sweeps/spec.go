@@ -207,6 +207,43 @@ type Resources struct {
 	// with `rlsweep worker --gpu-class <class>`. Set it or task_queue, not both.
 	GPUClass string `json:"gpu_class,omitempty"`
 	GPUs     int    `json:"gpus"`
+	// MemoryParam names the parameter that drives a trial's memory (Spec.MemoryParam): once a trial
+	// runs out of memory, the sweep starts no trial whose value of it is at or above that trial's on
+	// the same GPU class (docs/architecture.md, "Out of memory is a resource outcome"). "" means
+	// num_envs when the sweep has a parameter of that name; MemoryParamNone means none.
+	MemoryParam string `json:"memory_param,omitempty"`
+}
+
+// MemoryParamNone turns the out-of-memory bound off (resources.memory_param: none).
+const MemoryParamNone = "none"
+
+// DefaultMemoryParam is the memory parameter of a sweep that names none but has one of this name.
+const DefaultMemoryParam = "num_envs"
+
+// MemoryParam is the parameter that drives a trial's memory: resources.memory_param, else num_envs
+// when the sweep has a parameter of that name; "" when none (or memory_param: none).
+func (s *Spec) MemoryParam() string {
+	switch m := s.Resources.MemoryParam; m {
+	case MemoryParamNone:
+		return ""
+	case "":
+		if s.Param(DefaultMemoryParam) != nil {
+			return DefaultMemoryParam
+		}
+		return ""
+	default:
+		return m
+	}
+}
+
+// Param is the parameter named name; nil when the sweep has none.
+func (s *Spec) Param(name string) *Parameter {
+	for i := range s.Parameters {
+		if s.Parameters[i].Name == name {
+			return &s.Parameters[i]
+		}
+	}
+	return nil
 }
 
 // GPUClassQueue is the trial task queue of a GPU class.

@@ -447,6 +447,22 @@ func (c *checker) resources() {
 		c.add("resources.gpu_class", quote(g), fmt.Sprintf("no gpu_class with task_queue %s: the class picks the queue %s; set one of them",
 			quote(s.Resources.TaskQueue), GPUClassQueue(g)))
 	}
+	if m := s.Resources.MemoryParam; m != "" && m != MemoryParamNone {
+		if p := s.Param(m); p == nil || !p.numericParam() {
+			var numeric []string
+			for i := range s.Parameters {
+				if s.Parameters[i].numericParam() {
+					numeric = append(numeric, s.Parameters[i].Name)
+				}
+			}
+			want := "none (no out-of-memory bound): the sweep has no numeric parameter"
+			if len(numeric) > 0 {
+				want = "the numeric parameter that drives a trial's memory, one of " + strings.Join(numeric, ", ") +
+					", or none (no out-of-memory bound)"
+			}
+			c.add("resources.memory_param", quote(m), want)
+		}
+	}
 	if s.Resources.GPUs < 0 || s.Resources.GPUs > 64 {
 		c.add("resources.gpus", strconv.Itoa(s.Resources.GPUs), "an integer in [0, 64] (GPUs per trial)")
 	}

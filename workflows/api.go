@@ -184,4 +184,7 @@ type Release struct {
 	// FromSweep: the sweep releases the trial; otherwise the worker of the trial it waited for does,
 	// which a held trial ignores.
 	FromSweep bool `json:",omitempty"`
+	// Skip: the sweep's reason not to train the trial (its configuration cannot fit in memory, docs/
+	// architecture.md "Out of memory is a resource outcome"): it ends oom at once, without training.
+	Skip string `json:",omitempty"`
 }

@@ -141,6 +141,12 @@ type sweepRun struct {
 	trialIn TrialInput
 	// flushDue: resultsFlushEvery has passed since a trial finished and was not stored.
 	flushDue bool
+	// standbyParams: the parameters of the standby trials this run started; planned: every planned
+	// trial's, made from the plan when a carried standby trial's are needed (trialParams). skipSent:
+	// the standby trials told not to train (skipStandby).
+	standbyParams map[string]map[string]any
+	planned       map[string]map[string]any
+	skipSent      map[string]bool
 }
 
 func (s *sweepRun) lightOptions(ctx workflow.Context, summary string) workflow.Context {
@@ -192,6 +198,7 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 			l.Standby = map[string]bool{}
 		}
 	}
+	s.skipStandby(ctx) // carried standby trials an earlier run's bound makes infeasible
 	if carried := s.state.Running; len(carried) > 0 {
 		workflow.Go(ctx, func(gctx workflow.Context) { s.checkCarried(gctx, carried) })
 	}

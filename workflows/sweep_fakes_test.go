@@ -94,13 +94,21 @@ func (f *fakeTrials) trial(ctx workflow.Context, in workflows.TrialInput) (*resu
 		f.alive--
 		f.mu.Unlock()
 	}()
-	if in.Standby && !workflows.WaitForPlace(ctx) {
-		// As Trial does: a standby trial cancelled before its release never ran.
-		sum := results.TrialSummary{TrialID: id, Outcome: results.OutcomeCancelled, Unstarted: true}
-		dctx, _ := workflow.NewDisconnectedContext(ctx)
-		parent := workflow.GetInfo(ctx).ParentWorkflowExecution
-		_ = workflow.SignalExternalWorkflow(dctx, parent.ID, "", workflows.SignalTrialDone, sum).Get(dctx, nil)
-		return &sum, temporal.NewCanceledError()
+	if in.Standby {
+		released, skip := workflows.WaitForPlace(ctx)
+		if !released {
+			// As Trial does: a standby trial cancelled before its release never ran.
+			sum := results.TrialSummary{TrialID: id, Outcome: results.OutcomeCancelled, Unstarted: true}
+			dctx, _ := workflow.NewDisconnectedContext(ctx)
+			parent := workflow.GetInfo(ctx).ParentWorkflowExecution
+			_ = workflow.SignalExternalWorkflow(dctx, parent.ID, "", workflows.SignalTrialDone, sum).Get(dctx, nil)
+			return &sum, temporal.NewCanceledError()
+		}
+		if skip != "" {
+			// As Trial does: released with the sweep's reason not to train, it ends oom untrained.
+			return &results.TrialSummary{TrialID: id, Config: in.Trial.Config, Seed: in.Trial.Seed, Params: in.Trial.Params,
+				Outcome: results.OutcomeOOM, Unstarted: true, Error: skip}, nil
+		}
 	}
 	f.mu.Lock()
 	f.running[id] = true
@@ -123,7 +131,10 @@ func (f *fakeTrials) trial(ctx workflow.Context, in workflows.TrialInput) (*resu
 		f.mu.Unlock()
 	})
 	err := workflow.Sleep(ctx, f.durations(in.Trial.Config))
-	q := toFloat(in.Trial.Params["q"])
+	q := 0.0
+	if v, ok := in.Trial.Params["q"]; ok {
+		q = toFloat(v)
+	}
 	sum := results.TrialSummary{TrialID: id, Config: in.Trial.Config, Seed: in.Trial.Seed, Params: in.Trial.Params,
 		Outcome: results.OutcomeCompleted, Objective: &q, Steps: in.Trainer.TotalSteps, Segments: 1}
 	if f.outcome != nil && f.outcome(in.Trial.Config) != "" {
@@ -132,6 +143,13 @@ func (f *fakeTrials) trial(ctx workflow.Context, in workflows.TrialInput) (*resu
 	if sum.Outcome == results.OutcomeFailed {
 		sum.Objective = nil
 		sum.Error = "trial " + id + ": trainer exited with status 2 at step 0; log tail:\ncause of " + id
+	}
+	if sum.Outcome == results.OutcomeOOM {
+		// As an attempt that died out of memory on an H100 reports it (activities' oomFailed).
+		sum.Objective, sum.Steps = nil, 0
+		sum.Hardware = &results.Hardware{GPUs: []results.GPU{{ID: "0", Name: "NVIDIA H100 80GB HBM3"}}}
+		sum.Error = "trial " + id + ": out of memory on NVIDIA H100 80GB HBM3 at step 0 (PyTorch): the trainer exited with status 1; it matched:\n" +
+			"  torch.OutOfMemoryError: CUDA out of memory\nfix: lower num_envs or the batch size. The same configuration runs out again."
 	}
 	f.mu.Lock()
 	delete(f.running, id)
@@ -142,7 +160,8 @@ func (f *fakeTrials) trial(ctx workflow.Context, in workflows.TrialInput) (*resu
 	f.mu.Unlock()
 	// A successor not started yet: the worker's signal would find no workflow (the test environment
 	// would ask its mock).
-	if err == nil && in.Successor != "" && !f.noHandOff && successorStarted {
+	// A trainer that died out of memory exited non-zero: the worker hands off only after status 0.
+	if err == nil && in.Successor != "" && !f.noHandOff && successorStarted && sum.Outcome != results.OutcomeOOM {
 		// As the worker does when the last trainer exits: release the standby trial behind it.
 		herr := workflow.SignalExternalWorkflow(ctx, workflows.TrialWorkflowID(in.SweepID, in.Successor), "",
 			workflows.SignalRelease, workflows.Release{}).Get(ctx, nil)

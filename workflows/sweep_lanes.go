@@ -233,6 +233,10 @@ func (s *sweepRun) release(ctx workflow.Context, id string) {
 	if !s.book.release(id) {
 		return
 	}
+	if reason := s.standbyInfeasible(id); reason != "" {
+		s.sendSkip(ctx, id, reason)
+		return
+	}
 	s.signalTrial(ctx, id, SignalRelease, Release{FromSweep: true})
 }
 

@@ -41,6 +41,9 @@ type SweepState struct {
 	DecisionPart int                `json:",omitempty"`
 	// Lanes is the slot hand-off's bookkeeping; nil for a sweep whose trials do not hand off (handsOff).
 	Lanes *Lanes `json:",omitempty"`
+	// OOMBounds: per GPU class (the trial task queue, sweepRun.trialClass), the smallest value of the
+	// memory parameter that ran out of memory; no trial at or above it starts on that class.
+	OOMBounds map[string]OOMBound `json:",omitempty"`
 }
 
 // tally counts a finished trial (sum) in the state: its outcome, the pending results, the last

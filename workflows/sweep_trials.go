@@ -38,6 +38,9 @@ func (s *sweepRun) startTrials(ctx workflow.Context) {
 		if !ok {
 			break
 		}
+		if s.skipAtLaunch(ctx, t) {
+			continue
+		}
 		batch = append(batch, t)
 	}
 	for _, t := range batch {
@@ -50,7 +53,9 @@ func (s *sweepRun) startTrials(ctx workflow.Context) {
 			return
 		}
 		for _, t := range due {
-			s.launch(ctx, t, true)
+			if !s.skipAtLaunch(ctx, t) {
+				s.launch(ctx, t, true)
+			}
 		}
 	}
 }
@@ -88,6 +93,10 @@ func (s *sweepRun) launch(ctx workflow.Context, t sweeps.Trial, standby bool) {
 	s.book.launched(t.ID)
 	if standby {
 		s.state.Lanes.Standby[t.ID] = false
+		if s.standbyParams == nil {
+			s.standbyParams = map[string]map[string]any{}
+		}
+		s.standbyParams[t.ID] = t.Params
 	}
 	workflow.Go(ctx, func(gctx workflow.Context) { s.followTrial(gctx, t.ID, f) })
 }
@@ -102,7 +111,7 @@ func (s *sweepRun) followTrial(ctx workflow.Context, id string, f workflow.Child
 			Error: "trial workflow did not start: " + err.Error()})
 		return
 	}
-	if s.book.startLanded(id) {
+	if s.book.startLanded(id) || s.startedInfeasible(id) {
 		s.release(ctx, id)
 	} else if held, _ := s.state.Lanes.standby(id); held {
 		s.signalTrial(ctx, id, SignalHold, nil) // held while its start was in flight
@@ -227,6 +236,11 @@ func (s *sweepRun) record(ctx workflow.Context, sum results.TrialSummary) {
 	if sum.Unstarted && s.state.Phase == PhaseCancelling {
 		return // a standby trial the cancel reached before its place: it never ran
 	}
+	bound := false
+	if sum.Outcome == results.OutcomeOOM && !sum.Unstarted {
+		s.adviseOOM(&sum)
+		bound = s.state.learnOOM(s.trialClass(), s.in.Spec.MemoryParam(), sum)
+	}
 	sum.HandedOff, sum.Unstarted = false, false
 	s.sched.Finished(sum)
 	if r, ok := s.sched.(scheduler.Replacer); ok {
@@ -239,6 +253,9 @@ func (s *sweepRun) record(ctx workflow.Context, sum results.TrialSummary) {
 	}
 	s.state.tally(sum, s.in.Spec.Metric.Goal)
 	workflow.SetCurrentDetails(ctx, s.state.details(s.sched.Total(), s.active(), s.in.Spec.Metric.Name))
+	if bound {
+		s.skipStandby(ctx)
+	}
 }
 
 // takePasses takes in every decision point a running trial's metric stream passed inside a segment

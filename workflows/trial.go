@@ -68,19 +68,30 @@ func Trial(ctx workflow.Context, in TrialInput) (*results.TrialSummary, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if in.Standby && !waitForPlace(ctx) {
-		// Cancelled before it was released: it never trained.
-		sum.Outcome, sum.Unstarted = results.OutcomeCancelled, true
-		dctx, _ := workflow.NewDisconnectedContext(ctx)
-		upsertTrialAttributes(dctx, sum)
-		reportToParent(dctx, sum)
-		return &sum, temporal.NewCanceledError()
+	var skip string
+	if in.Standby {
+		var released bool
+		if released, skip = waitForPlace(ctx); !released {
+			// Cancelled before it was released: it never trained.
+			sum.Outcome, sum.Unstarted = results.OutcomeCancelled, true
+			dctx, _ := workflow.NewDisconnectedContext(ctx)
+			upsertTrialAttributes(dctx, sum)
+			reportToParent(dctx, sum)
+			return &sum, temporal.NewCanceledError()
+		}
 	}
-	start := workflow.Now(ctx) // a standby trial's wait is not its wall time
-	err := runSegments(ctx, in, &sum)
-	sum.WallSeconds = workflow.Now(ctx).Sub(start).Seconds()
+	var err error
+	if skip == "" {
+		start := workflow.Now(ctx) // a standby trial's wait is not its wall time
+		err = runSegments(ctx, in, &sum)
+		sum.WallSeconds = workflow.Now(ctx).Sub(start).Seconds()
+	}
 	var pruned *prunedError
 	switch {
+	case skip != "":
+		// Released with the sweep's reason not to train: its configuration ran out of memory on this
+		// GPU class already (Release.Skip).
+		sum.Outcome, sum.Unstarted, sum.Error = results.OutcomeOOM, true, skip
 	case temporal.IsCanceledError(err) && ctx.Err() != nil:
 		// Cancelled: the trial was asked to stop. A segment that ended as cancelled while nobody asked
 		// (its attempt was ended by the server) is a failure like any other, below.
@@ -129,11 +140,12 @@ func drainLateSignals(ctx workflow.Context) {
 
 // waitForPlace waits until the standby trial is released (SignalRelease): by the worker whose trainer
 // held its place, unless the sweep has held it (SignalHold), or by the sweep. False: cancelled first.
-func waitForPlace(ctx workflow.Context) bool {
+// skip: the sweep's reason not to train it (Release.Skip).
+func waitForPlace(ctx workflow.Context) (released bool, skip string) {
 	workflow.SetCurrentDetails(ctx, "standby: waiting for a place")
 	release := workflow.GetSignalChannel(ctx, SignalRelease)
 	hold := workflow.GetSignalChannel(ctx, SignalHold)
-	held, released := false, false
+	held := false
 	for !released {
 		sel := workflow.NewSelector(ctx)
 		sel.AddReceive(hold, func(c workflow.ReceiveChannel, _ bool) {
@@ -144,14 +156,15 @@ func waitForPlace(ctx workflow.Context) bool {
 			var r Release
 			c.Receive(ctx, &r)
 			released = r.FromSweep || !held
+			skip = r.Skip
 		})
 		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
 		sel.Select(ctx)
 		if ctx.Err() != nil {
-			return false
+			return false, ""
 		}
 	}
-	return true
+	return true, skip
 }
 
 // TrialStatus is what a trial's status query returns while it runs: how far it got and its warnings.

@@ -16,6 +16,7 @@
 //	                  print that framework's error to stderr and exit 1, as a Python exception does; 8
 //	                  is the host's OOM killer: it adds one to the oom_kill counter of the memory.events
 //	                  file $FAKE_MEMORY_EVENTS names and SIGKILLs itself
+//	oom_from          with num_envs at or above it, die out of memory as PyTorch does (oom 1) on reaching oom_at
 //	hang_at           stop writing and sleep on reaching this step
 //	ignore_term       1: ignore SIGTERM (the worker must escalate to SIGKILL)
 //	term_delay_ms     on SIGTERM, take this long before writing the checkpoint (a real trainer's save)
@@ -191,8 +192,8 @@ func run() error {
 		case <-time.After(time.Duration(s.get("sleep_ms", 5)) * time.Millisecond):
 		}
 		step += stepSize
-		if s.has("oom_at") && step >= int64(s["oom_at"]) && s.get("oom", 0) > 0 {
-			dieOutOfMemory(int(s["oom"]))
+		if s.has("oom_at") && step >= int64(s["oom_at"]) && (s.get("oom", 0) > 0 || s.has("oom_from") && s.get("num_envs", 0) >= s["oom_from"]) {
+			dieOutOfMemory(max(1, int(s.get("oom", 0))))
 		}
 		if s.has("crash_at") && step >= int64(s["crash_at"]) && firstTime(trial) {
 			fmt.Println("crashing on purpose at step", step)
