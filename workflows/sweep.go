@@ -291,11 +291,26 @@ func (s *sweepRun) schedPeek() bool {
 
 func (s *sweepRun) shouldContinueAsNew(ctx workflow.Context) bool {
 	info := workflow.GetInfo(ctx)
-	limit := s.in.ContinueAsNewAfter
+	limit := canLimit(s.in.ContinueAsNewAfter, s.book.count())
+	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= limit
+}
+
+// Closing a run (continueAsNew) asks every running trial to report (askForReports: two events each)
+// and takes in the starts in flight, a results part and the trials that end meanwhile; historyBudget
+// is what a run may reach in all, under the 10,240 events at which the server warns.
+const (
+	historyBudget = 9600
+	closingEvents = 2 // per running trial
+)
+
+// canLimit is the history length at which a run continues-as-new: configured (0: defaultCANMaxEvent),
+// lowered so that closing with running trials stays under historyBudget (at 2,000 running, 5,600).
+func canLimit(configured, running int) int {
+	limit := configured
 	if limit <= 0 {
 		limit = defaultCANMaxEvent
 	}
-	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= limit
+	return min(limit, historyBudget-closingEvents*running)
 }
 
 // continueAsNew stores what has finished and carries the running set over; the running children keep
