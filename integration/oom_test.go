@@ -57,13 +57,7 @@ retries: {max_attempts: 3}
 		t.Fatalf("watch exited %d, want 0 (one trial completed):\n%s", code, out)
 	}
 	res := e.results(sweepID)
-	b, _ := os.ReadFile(timeline)
-	starts := map[string]int{}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if f := strings.Fields(line); len(f) == 4 && f[0] == "start" {
-			starts[f[2]]++
-		}
-	}
+	starts := trainerStarts(t, timeline)
 	if len(res.Trials) != 9 {
 		t.Fatalf("%d trials, want 9", len(res.Trials))
 	}
@@ -130,13 +124,7 @@ concurrency: 1
 		t.Fatalf("watch exited %d, want 0 (trials completed):\n%s", code, out)
 	}
 	res := e.results(sweepID)
-	b, _ := os.ReadFile(timeline)
-	starts := map[string]int{}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if f := strings.Fields(line); len(f) == 4 && f[0] == "start" {
-			starts[f[2]]++
-		}
-	}
+	starts := trainerStarts(t, timeline)
 	if len(res.Trials) != 10 {
 		t.Fatalf("%d trials, want 10", len(res.Trials))
 	}
@@ -165,4 +153,15 @@ concurrency: 1
 			}
 		}
 	}
+}
+
+// trainerStarts counts each trial's trainer starts in the scripted trainers' timeline.
+func trainerStarts(t *testing.T, timeline string) map[string]int {
+	starts := map[string]int{}
+	for _, ev := range readTimeline(t, timeline) {
+		if ev.event == "start" {
+			starts[ev.trial]++
+		}
+	}
+	return starts
 }

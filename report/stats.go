@@ -1,8 +1,6 @@
 package report
 
 import (
-	"github.com/rlsweep/rlsweep/results"
-
 	"fmt"
 	"math"
 	"sort"
@@ -11,6 +9,8 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/results"
+	"github.com/rlsweep/rlsweep/sweeps"
 )
 
 // Row is one configuration of the leaderboard.
@@ -290,19 +290,8 @@ func numbers(xs []any) ([]float64, bool) {
 	return out, true
 }
 
-func toFloat(x any) (float64, bool) {
-	switch x := x.(type) {
-	case float64:
-		return x, true
-	case float32:
-		return float64(x), true
-	case int:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	}
-	return 0, false
-}
+// toFloat is a parameter value as a number (sweeps.Numeric).
+func toFloat(x any) (float64, bool) { return sweeps.Numeric(x) }
 
 func formatValue(x any) string {
 	if f, ok := toFloat(x); ok {
