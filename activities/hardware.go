@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rlsweep/rlsweep/results"
+	"github.com/rlsweep/rlsweep/runner"
 )
 
 // PrecisionEnv are the environment variables that change a trainer's numerics, which the hardware
@@ -97,6 +98,7 @@ func runSMI(path string, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), smiTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Env = runner.WithoutSecrets(os.Environ()) // the worker's credentials never reach a helper program
 	cmd.WaitDelay = time.Second
 	return cmd.Output()
 }

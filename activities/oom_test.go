@@ -140,6 +140,8 @@ func TestTrainSegmentHardwareRecord(t *testing.T) {
 			t.Setenv("PATH", smi+string(os.PathListSeparator)+os.Getenv("PATH"))
 			t.Setenv("RLSWEEP_FAKE_SMI", filepath.Join(smi, c.machine))
 			t.Setenv("RLSWEEP_FAKE_SMI_CALLS", calls)
+			smiEnv := filepath.Join(t.TempDir(), "env")
+			t.Setenv("RLSWEEP_FAKE_SMI_ENV", smiEnv)
 			t.Setenv("NVIDIA_TF32_OVERRIDE", "0")              // the worker's own, passed on to the trainer
 			t.Setenv("AWS_SECRET_ACCESS_KEY", "worker-secret") // never passed on, never recorded
 			f := newFixture(t)
@@ -175,6 +177,9 @@ func TestTrainSegmentHardwareRecord(t *testing.T) {
 				if strings.Contains(string(b), "secret") {
 					t.Errorf("the record holds a credential: %s", b)
 				}
+			}
+			if b, _ := os.ReadFile(smiEnv); len(b) == 0 || strings.Contains(string(b), "worker-secret") {
+				t.Errorf("nvidia-smi's environment (%d bytes) is empty or holds the worker's credential", len(b))
 			}
 			b, _ := os.ReadFile(calls)
 			if n := strings.Count(string(b), "\n"); n != 2 {

@@ -98,10 +98,7 @@ func clip(s string, n int) string {
 // Killed says whether the trainer was killed by SIGKILL: its own process ended by the signal, or a
 // wrapper (`bash train.sh`, whose child was killed) exited with status 137 (128 + 9).
 func (p *Process) Killed() bool {
-	if !p.reported && p.cmd.ProcessState == nil {
-		return false
-	}
-	ws := p.waitStatus()
+	ws := p.waitStatus() // 0 (exited 0) while the trainer runs
 	if ws.Signaled() {
 		return ws.Signal() == syscall.SIGKILL
 	}
@@ -110,9 +107,6 @@ func (p *Process) Killed() bool {
 
 // Signal is the signal that ended the trainer's own process; 0 when it exited.
 func (p *Process) Signal() syscall.Signal {
-	if !p.reported && p.cmd.ProcessState == nil {
-		return 0
-	}
 	if ws := p.waitStatus(); ws.Signaled() {
 		return ws.Signal()
 	}

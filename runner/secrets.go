@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -218,4 +219,18 @@ func (m *Masker) MaskName(name string) string {
 		m.names.Store(name, masked)
 	}
 	return masked
+}
+
+// WithoutSecrets is environ (os.Environ's form) without the variables SecretEnvNames names: the
+// environment of a helper program the worker runs (nvidia-smi, the dev server), which any process of
+// the user can read in /proc.
+func WithoutSecrets(environ []string) []string {
+	names := SecretEnvNames(environ)
+	var out []string
+	for _, kv := range environ {
+		if k, _, _ := strings.Cut(kv, "="); !slices.Contains(names, k) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

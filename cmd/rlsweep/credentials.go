@@ -161,16 +161,3 @@ func restoreCredentials() error {
 	}
 	return nil
 }
-
-// withoutSecrets is environ (os.Environ's form) without the variables whose values are secrets: the
-// environment of a helper program the worker runs (nvidia-smi), which any process of the user reads.
-func withoutSecrets(environ []string) []string {
-	names := runner.SecretEnvNames(environ)
-	var out []string
-	for _, kv := range environ {
-		if k, _, _ := strings.Cut(kv, "="); !slices.Contains(names, k) {
-			out = append(out, kv)
-		}
-	}
-	return out
-}

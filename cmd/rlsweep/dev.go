@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rlsweep/rlsweep/devserver"
+	"github.com/rlsweep/rlsweep/runner"
 	"github.com/rlsweep/rlsweep/worker"
 	"github.com/rlsweep/rlsweep/workflows"
 )
@@ -141,7 +142,7 @@ func runDev(cmd *cobra.Command, f *Factory, opts *DevOptions) error {
 		fmt.Fprintf(f.ErrOut, "dev: starting Temporal dev server on %s (state %s)\n", addr, opts.StateDir)
 		srv, err := devserver.Start(ctx, devserver.Options{DBFile: filepath.Join(opts.StateDir, "temporal.db"),
 			Port: opts.Port, UIPort: opts.UIPort, Namespace: f.Namespace, SearchAttributes: workflows.SearchAttributes(), Log: logFile,
-			Env: withoutSecrets(os.Environ())}) // the server needs no credential, and any process of the user reads its environment
+			Env: runner.WithoutSecrets(os.Environ())}) // the server needs no credential, and any process of the user reads its environment
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/rlsweep/rlsweep/runner"
 )
 
 // gpusUsage is the help of --gpus, one flag with one meaning for worker and dev.
@@ -62,7 +64,7 @@ func nvidiaSMI(ctx context.Context) ([]string, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	smi := exec.CommandContext(ctx, path, "--query-gpu=index", "--format=csv,noheader")
-	smi.Env = withoutSecrets(os.Environ())
+	smi.Env = runner.WithoutSecrets(os.Environ())
 	out, err := smi.Output()
 	if err != nil {
 		var exit *exec.ExitError
