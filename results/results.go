@@ -35,18 +35,21 @@ var Outcomes = []string{OutcomeCompleted, OutcomeDiverged, OutcomePruned, Outcom
 
 // TrialSummary is one trial's result as results.json, results.csv and the Sweep workflow record it.
 type TrialSummary struct {
-	TrialID     string         `json:"trial_id"`
-	Config      int            `json:"config"`
-	Seed        int64          `json:"seed"`
-	Params      map[string]any `json:"params"`
-	Outcome     string         `json:"outcome"`
-	Objective   *float64       `json:"objective"`
-	Steps       int64          `json:"steps"`
-	StopRule    string         `json:"stop_rule,omitempty"`
-	Error       string         `json:"error,omitempty"`
-	WallSeconds float64        `json:"wall_seconds"`
-	Segments    int            `json:"segments"`
-	Last        Values         `json:"last,omitempty"`
+	TrialID string         `json:"trial_id"`
+	Config  int            `json:"config"`
+	Seed    int64          `json:"seed"`
+	Params  map[string]any `json:"params"`
+	// Precision is the resources.precision setting the trial ran under (sweeps.Trial.Precision); ""
+	// when the sweep has no precision dimension.
+	Precision   string   `json:"precision,omitempty"`
+	Outcome     string   `json:"outcome"`
+	Objective   *float64 `json:"objective"`
+	Steps       int64    `json:"steps"`
+	StopRule    string   `json:"stop_rule,omitempty"`
+	Error       string   `json:"error,omitempty"`
+	WallSeconds float64  `json:"wall_seconds"`
+	Segments    int      `json:"segments"`
+	Last        Values   `json:"last,omitempty"`
 	// Warnings are problems the trial ran despite, each once: the trainer ignored RLSWEEP_STOP_AT_STEP,
 	// an objective metric no record carries. Shown by `rlsweep status` and the report.
 	Warnings []string `json:"warnings,omitempty"`

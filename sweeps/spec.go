@@ -301,6 +301,10 @@ type Trial struct {
 	Config int            `json:"config"` // configuration number, from 0
 	Seed   int64          `json:"seed"`
 	Params map[string]any `json:"params"`
+	// Precision is the resources.precision setting the trial runs under ("fp32", "tf32", "default");
+	// "" when the sweep has no precision dimension. Configurations that differ only in it have the same
+	// Params and different Config numbers.
+	Precision string `json:"precision,omitempty"`
 	// ResumeFrom and ResumeStep: a trial that starts from another trial's checkpoint (a pbt member
 	// replacing a diverged one) resumes from this key, written at this step, and trains its segments
 	// past it. Empty for a trial that starts fresh.

@@ -79,7 +79,7 @@ func fmtNum(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 // skipped is the summary of a trial not started because it is infeasible (reason): outcome oom, no
 // step trained.
 func skipped(t sweeps.Trial, reason string) results.TrialSummary {
-	return results.TrialSummary{TrialID: t.ID, Config: t.Config, Seed: t.Seed, Params: t.Params,
+	return results.TrialSummary{TrialID: t.ID, Config: t.Config, Seed: t.Seed, Params: t.Params, Precision: t.Precision,
 		Outcome: results.OutcomeOOM, Error: reason, Unstarted: true}
 }
 
