@@ -8,15 +8,18 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/runner"
 	"github.com/rlsweep/rlsweep/sweepstore"
 )
 
-// DivergedDetails rides on a TrialDiverged failure: the verdict and where the dump is.
+// DivergedDetails rides on a TrialDiverged failure: the verdict, where the dump is and where the
+// attempt ran (a divergence that only some GPUs or precision settings show is told by it).
 type DivergedDetails struct {
-	Rule    string
-	Verdict diagnostics.Verdict
-	DumpKey string
+	Rule     string
+	Verdict  diagnostics.Verdict
+	DumpKey  string
+	Hardware *results.Hardware `json:",omitempty"`
 }
 
 // newEngine builds the rules engine for a segment from the sweep's diagnostics settings; nil when
@@ -73,5 +76,5 @@ func (r *segmentRun) diverged(ctx context.Context, v diagnostics.Verdict, detect
 	r.result.DumpKey = key
 	msg := fmt.Sprintf("trial %s diverged: %s", r.in.Trial.ID, v)
 	return temporal.NewNonRetryableApplicationError(msg, ErrTrialDiverged, nil,
-		DivergedDetails{Rule: v.Rule, Verdict: v, DumpKey: key})
+		DivergedDetails{Rule: v.Rule, Verdict: v, DumpKey: key, Hardware: r.hardware()})
 }

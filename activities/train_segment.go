@@ -330,7 +330,7 @@ func (r *segmentRun) command(resume string) ([]string, error) {
 func (r *segmentRun) contract(resume string) runner.Contract {
 	return runner.Contract{SweepID: r.in.SweepID, TrialID: r.in.Trial.ID, Seed: r.in.Trial.Seed, Params: r.in.Trial.Params,
 		MetricsFile: r.metrics, TBDir: r.tbDir, CheckpointDir: r.ckptDir, StopAtStep: r.in.StopAtStep,
-		TotalSteps: r.in.Trainer.TotalSteps, ResumeFrom: resume}
+		TotalSteps: r.in.Trainer.TotalSteps, ResumeFrom: resume, Precision: r.in.Trial.Precision}
 }
 
 // close closes the attempt's files and ends its hold on the scratch directory: removed once its log

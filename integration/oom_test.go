@@ -153,6 +153,13 @@ concurrency: 1
 			}
 		}
 	}
+	// diagnose of the trial that ran out of memory, and of one never started, says so with the advice.
+	for trial, want := range map[string]string{"3-s1": "OUT OF MEMORY", "4-s1": "trial 4-s1: not started: num_envs 4096 ≥ 2048"} {
+		out, code := e.cli("diagnose", sweepID+"/"+trial)
+		if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "the next smaller num_envs in the space is 1024") {
+			t.Errorf("diagnose %s/%s exited %d, want 0 with %q and the next smaller num_envs:\n%s", sweepID, trial, code, want, out)
+		}
+	}
 }
 
 // trainerStarts counts each trial's trainer starts in the scripted trainers' timeline.

@@ -15,7 +15,8 @@ import (
 // WriteCSV writes results.csv: one row per trial: id, config, seed, each parameter, outcome, objective,
 // stop rule, steps, wall seconds, error, and for a trial early_terminate stopped the decision step,
 // its configuration's value there and the cutoff it missed, then where its last segment attempt ran
-// (hw_*: host, CPU, GPU model, GPU memory in MiB, driver, CUDA version, precision settings).
+// (hw_*: host, CPU, GPU model, GPU memory in MiB, driver, CUDA version, precision settings), and the
+// resources.precision setting it ran under (precision_setting, empty without one).
 func WriteCSV(w io.Writer, res *SweepResults) error {
 	cw := csv.NewWriter(w)
 	// The fixed columns are the names a parameter may not take (sweeps.ReservedParamNames): the trial's
@@ -42,6 +43,7 @@ func WriteCSV(w io.Writer, res *SweepResults) error {
 			row = append(row, "", "", "")
 		}
 		row = append(row, hardwareCells(t.Hardware)...)
+		row = append(row, t.Precision)
 		if err := cw.Write(row); err != nil {
 			return err
 		}

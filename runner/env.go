@@ -22,6 +22,8 @@ type Contract struct {
 	ResumeFrom       string // "" leaves RLSWEEP_RESUME_FROM out
 	// CUDADevices is CUDA_VISIBLE_DEVICES: the GPUs the process may use, comma-separated; "" hides every GPU.
 	CUDADevices string
+	// Precision is the trial's resources.precision setting (trainer.PrecisionEnv); "" when none.
+	Precision string
 }
 
 // Env is the environment of a trainer process, trials and probes alike: the worker's environment
@@ -30,9 +32,12 @@ type Contract struct {
 // its store's AWS settings (AWS_*: the keys and AWS_SESSION_TOKEN), credentials a trainer that prints its
 // environment would put in its log — then the spec's trainer.environment (spec), which validation keeps
 // from setting RLSWEEP_* or CUDA_VISIBLE_DEVICES, then the contract's variables, then extra (NAME=value).
+// A precision setting removes the variables it controls from the worker's environment and sets its own
+// after the spec's (validation keeps trainer.environment from setting them when it has one).
 func (c Contract) Env(environ []string, spec map[string]string, extra ...string) []string {
+	setPrecision, unsetPrecision := trainer.PrecisionEnv(c.Precision)
 	var env []string
-	for _, kv := range environ {
+	for _, kv := range trainer.WithoutVars(environ, unsetPrecision) {
 		if !strings.HasPrefix(kv, "RLSWEEP_") && !strings.HasPrefix(kv, "TEMPORAL_") && !strings.HasPrefix(kv, "AWS_") &&
 			!strings.HasPrefix(kv, trainer.EnvCUDADevices+"=") {
 			env = append(env, kv)
@@ -52,6 +57,7 @@ func (c Contract) Env(environ []string, spec map[string]string, extra ...string)
 		trainer.EnvTotalSteps+"="+strconv.FormatInt(c.TotalSteps, 10),
 		trainer.EnvCUDADevices+"="+c.CUDADevices,
 	)
+	env = append(env, setPrecision...)
 	if c.TBDir != "" {
 		env = append(env, trainer.EnvTBDir+"="+c.TBDir)
 	}

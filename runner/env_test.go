@@ -39,3 +39,40 @@ func TestContractEnv(t *testing.T) {
 		}
 	}
 }
+
+// A precision setting removes the variables it controls from the worker's environment and sets its
+// own: each variable appears at most once, with the setting's value.
+func TestContractEnvPrecision(t *testing.T) {
+	environ := []string{"PATH=/usr/bin", "NVIDIA_TF32_OVERRIDE=0", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=0", "XLA_FLAGS=--xla_gpu_autotune_level=0"}
+	for _, tc := range []struct {
+		precision     string
+		want, without []string
+	}{
+		{"", []string{"NVIDIA_TF32_OVERRIDE=0", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=0"}, []string{"RLSWEEP_PRECISION="}},
+		{"fp32", []string{"NVIDIA_TF32_OVERRIDE=0", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=0", "JAX_DEFAULT_MATMUL_PRECISION=highest", "RLSWEEP_PRECISION=fp32"}, nil},
+		{"tf32", []string{"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1", "JAX_DEFAULT_MATMUL_PRECISION=tensorfloat32", "RLSWEEP_PRECISION=tf32"},
+			[]string{"NVIDIA_TF32_OVERRIDE="}},
+		{"default", []string{"RLSWEEP_PRECISION=default"},
+			[]string{"NVIDIA_TF32_OVERRIDE=", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=", "JAX_DEFAULT_MATMUL_PRECISION="}},
+	} {
+		env := Contract{TrialID: "0-s1", Precision: tc.precision}.Env(environ, nil)
+		for _, w := range append(tc.want, "PATH=/usr/bin", "XLA_FLAGS=--xla_gpu_autotune_level=0") {
+			if !slices.Contains(env, w) {
+				t.Errorf("precision %q: environment lacks %s: %q", tc.precision, w, env)
+			}
+		}
+		seen := map[string]bool{}
+		for _, kv := range env {
+			name, _, _ := strings.Cut(kv, "=")
+			if seen[name] {
+				t.Errorf("precision %q: %s set twice: %q", tc.precision, name, env)
+			}
+			seen[name] = true
+			for _, w := range tc.without {
+				if strings.HasPrefix(kv, w) {
+					t.Errorf("precision %q: environment has %s", tc.precision, kv)
+				}
+			}
+		}
+	}
+}

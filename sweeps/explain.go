@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rlsweep/rlsweep/metrics"
+	"github.com/rlsweep/rlsweep/trainer"
 )
 
 // Explain says, in lines for people, what a valid spec becomes: where it was read from, its name, the
@@ -37,9 +38,16 @@ func Explain(s *Spec, trials []Trial) ([]string, error) {
 	}
 	add("metrics: %s", describeMetrics(s))
 	add("objective: %s, %s", s.Metric.Name, s.Metric.Goal)
+	for _, p := range s.Resources.Precision {
+		add("precision %s: %s", p, describePrecision(p))
+	}
 	out = append(out, describeEarlyTerminate(s)...)
 	n, configs := len(trials), len(trials)/max(len(s.Seeds), 1)
 	count := fmt.Sprintf("trials: %d (%d configurations × %d seeds, method %s", n, configs, len(s.Seeds), s.Method)
+	if ps := s.Resources.Precision; len(ps) > 0 {
+		count = fmt.Sprintf("trials: %d (%d configurations × %d precision settings (%s) × %d seeds, method %s",
+			n, configs/len(ps), len(ps), strings.Join(ps, ", "), len(s.Seeds), s.Method)
+	}
 	if s.Method == MethodBayes { // the plan holds the start-up configurations only
 		count = fmt.Sprintf("trials: up to %d (%d configurations × %d seeds and %d re-run trials, method %s",
 			s.Budget(), s.Trials, len(s.Seeds), s.rerunTrials(), s.Method)
@@ -95,6 +103,12 @@ func Explain(s *Spec, trials []Trial) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// describePrecision is what a precision setting does to a trainer's environment.
+func describePrecision(setting string) string {
+	set, unset := trainer.PrecisionEnv(setting)
+	return "removes " + strings.Join(unset, " ") + " from the worker's environment, sets " + strings.Join(set, " ")
 }
 
 func formatSeeds(seeds []int64) string {

@@ -17,7 +17,9 @@ func ParamNames(s *Spec) []string {
 }
 
 // Plan validates the spec and expands it into trials: every configuration once per seed, configuration
-// by configuration, seeds in spec order. Trial IDs are "<config>-s<seed>".
+// by configuration, seeds in spec order. Trial IDs are "<config>-s<seed>". With resources.precision
+// each configuration the method makes is one configuration per setting (withPrecision), numbered
+// with the setting varying fastest.
 //
 //   - grid: the cartesian product of every values parameter, in spec order, the first parameter varying
 //     slowest; value parameters are constants. Configuration i is the product's i-th; with order
@@ -63,6 +65,7 @@ func PlanValid(s *Spec) ([]Trial, error) {
 			return nil, err
 		}
 	}
+	configs, precisions := withPrecision(configs, s.Resources.Precision)
 	order := make([]int, len(configs))
 	for i := range order {
 		order[i] = i
@@ -75,11 +78,33 @@ func PlanValid(s *Spec) ([]Trial, error) {
 	trials := make([]Trial, 0, len(configs)*len(s.Seeds))
 	for _, i := range order {
 		for _, seed := range s.Seeds {
-			trials = append(trials, Trial{ID: TrialID(i, seed), Config: i, Seed: seed, Params: maps.Clone(configs[i])})
+			trials = append(trials, Trial{ID: TrialID(i, seed), Config: i, Seed: seed, Params: maps.Clone(configs[i]),
+				Precision: precisions[i]})
 		}
 	}
 	return trials, nil
 }
+
+// withPrecision makes each configuration one per precision setting (resources.precision), the setting
+// varying fastest: configuration i·len(settings)+k is configuration i under settings[k]. It returns the
+// configurations and each one's setting ("" for all when settings is empty).
+func withPrecision(configs []map[string]any, settings []string) ([]map[string]any, []string) {
+	if len(settings) == 0 {
+		return configs, make([]string, len(configs))
+	}
+	out := make([]map[string]any, 0, len(configs)*len(settings))
+	prec := make([]string, 0, cap(out))
+	for _, cfg := range configs {
+		for _, p := range settings {
+			out = append(out, cfg)
+			prec = append(prec, p)
+		}
+	}
+	return out, prec
+}
+
+// precisionCount is how many settings each configuration runs under: 1 without resources.precision.
+func (s *Spec) precisionCount() int { return max(len(s.Resources.Precision), 1) }
 
 // orderStream is the PCG stream of a shuffled grid's order: "order".
 const orderStream = 0x6f72646572
@@ -127,7 +152,11 @@ func FirstListed(s *Spec, first Trial) Trial {
 	if s.Method != MethodGrid || len(s.Seeds) == 0 || first.Config == 0 && first.Seed == s.Seeds[0] {
 		return first
 	}
-	return Trial{ID: TrialID(0, s.Seeds[0]), Config: 0, Seed: s.Seeds[0], Params: gridConfig(s.Parameters, 0)}
+	t := Trial{ID: TrialID(0, s.Seeds[0]), Config: 0, Seed: s.Seeds[0], Params: gridConfig(s.Parameters, 0)}
+	if len(s.Resources.Precision) > 0 {
+		t.Precision = s.Resources.Precision[0]
+	}
+	return t
 }
 
 // randomStream is the PCG stream of method random and of method bayes's start-up: "rlsweep".

@@ -212,6 +212,11 @@ type Resources struct {
 	// the same GPU class (docs/architecture.md, "Out of memory is a resource outcome"). "" means
 	// num_envs when the sweep has a parameter of that name; MemoryParamNone means none.
 	MemoryParam string `json:"memory_param,omitempty"`
+	// Precision lists the precision settings every configuration runs under (trainer.Precisions:
+	// default, fp32, tf32): each configuration of the search becomes one per setting, with the same
+	// parameters and its own configuration number (Plan), and its trainer gets the setting's
+	// environment (trainer.PrecisionEnv). Empty: no precision dimension.
+	Precision []string `json:"precision,omitempty"`
 }
 
 // MemoryParamNone turns the out-of-memory bound off (resources.memory_param: none).

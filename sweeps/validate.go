@@ -341,6 +341,9 @@ func (c *checker) size() {
 		if c.s.Method != MethodGrid {
 			// trials × seeds: reported at trials, or at seeds when trials alone is within bounds.
 			got := fmt.Sprintf("%d trials × %d seeds", c.s.Trials, len(c.s.Seeds))
+			if p := len(c.s.Resources.Precision); p > 0 {
+				got = fmt.Sprintf("%d trials × %d precision settings × %d seeds", c.s.Trials, p, len(c.s.Seeds))
+			}
 			c.addNear("trials", "seeds", got, fmt.Sprintf("at most %d trials in all: fewer trials or fewer seeds", MaxTrials))
 			return
 		}
@@ -349,6 +352,9 @@ func (c *checker) size() {
 			configs *= float64(max(len(p.Values), 1))
 		}
 		got := fmt.Sprintf("%.0f configurations × %d seeds", configs, len(c.s.Seeds))
+		if p := len(c.s.Resources.Precision); p > 0 {
+			got = fmt.Sprintf("%.0f configurations × %d precision settings × %d seeds", configs, p, len(c.s.Seeds))
+		}
 		c.add("parameters", got, fmt.Sprintf("at most %d trials: fewer values, fewer seeds, or method random", MaxTrials))
 	}
 }
@@ -369,7 +375,7 @@ func (c *checker) sobolDims() {
 	}
 }
 
-// trialCount is configurations × seeds, and false on overflow past MaxTrials.
+// trialCount is configurations × precision settings × seeds, and false on overflow past MaxTrials.
 func (s *Spec) trialCount() (int, bool) {
 	configs := 1
 	switch s.Method {
@@ -389,6 +395,10 @@ func (s *Spec) trialCount() (int, bool) {
 				return 0, false
 			}
 		}
+	}
+	configs *= s.precisionCount()
+	if configs > MaxTrials {
+		return 0, false
 	}
 	n := configs * len(s.Seeds)
 	if len(s.Seeds) > 0 && n/len(s.Seeds) != configs {
@@ -463,6 +473,7 @@ func (c *checker) resources() {
 			c.add("resources.memory_param", quote(m), want)
 		}
 	}
+	c.precision()
 	if s.Resources.GPUs < 0 || s.Resources.GPUs > 64 {
 		c.add("resources.gpus", strconv.Itoa(s.Resources.GPUs), "an integer in [0, 64] (GPUs per trial)")
 	}
@@ -471,6 +482,39 @@ func (c *checker) resources() {
 	}
 	if s.Retries.MaxInfraRetries < 1 || s.Retries.MaxInfraRetries > MaxInfraRetries {
 		c.add("retries.max_infra_retries", strconv.Itoa(s.Retries.MaxInfraRetries), fmt.Sprintf("an integer in [1, %d]", MaxInfraRetries))
+	}
+}
+
+// precision checks resources.precision: known settings, each once, with a method whose configurations
+// are planned (not bayes, whose proposals come one at a time, nor pbt, whose members change parameters),
+// and no trainer.environment entry for a variable the settings control.
+func (c *checker) precision() {
+	s := c.s
+	ps := s.Resources.Precision
+	if ps == nil {
+		return
+	}
+	allowed := strings.Join(trainer.Precisions, ", ")
+	if len(ps) == 0 {
+		c.add("resources.precision", "an empty list", "at least one of "+allowed+" (or remove resources.precision)")
+	}
+	for i, p := range ps {
+		path := fmt.Sprintf("resources.precision[%d]", i)
+		switch j := slices.Index(ps, p); {
+		case !slices.Contains(trainer.Precisions, p):
+			c.add(path, quote(p), "one of "+allowed)
+		case j < i:
+			c.add(path, quote(p), fmt.Sprintf("each setting once (resources.precision[%d] is the same)", j))
+		}
+	}
+	if s.Method == MethodBayes || s.Method == MethodPBT {
+		c.add("resources.precision", "["+strings.Join(ps, ", ")+"]", fmt.Sprintf(
+			"no precision dimension with method %s: it runs every configuration under each setting, which needs planned configurations (method grid, random or sobol); run the best configurations of this sweep in a grid sweep with resources.precision", s.Method))
+	}
+	for _, k := range sortedKeys(s.Trainer.Environment) {
+		if slices.Contains(trainer.PrecisionVars, k) {
+			c.add("trainer.environment."+k, quote(k), "not set with resources.precision, whose settings set it for each trial (remove one of them)")
+		}
 	}
 }
 

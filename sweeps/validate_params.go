@@ -14,7 +14,8 @@ import (
 // the third): a parameter of the same name would make a second column with that header, which CSV
 // readers keyed by header (Python's DictReader) confuse.
 var ReservedParamNames = []string{"trial_id", "config", "seed", "outcome", "objective", "stop_rule", "steps", "wall_seconds", "error",
-	"pruned_step", "pruned_value", "pruned_cutoff", "hw_worker", "hw_cpu", "hw_gpu", "hw_gpu_memory_mib", "hw_driver", "hw_cuda", "hw_precision"}
+	"pruned_step", "pruned_value", "pruned_cutoff", "hw_worker", "hw_cpu", "hw_gpu", "hw_gpu_memory_mib", "hw_driver", "hw_cuda", "hw_precision",
+	"precision_setting"}
 
 func (c *checker) parameters() {
 	if n := len(c.s.Parameters); n > MaxParameters {

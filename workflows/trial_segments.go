@@ -165,12 +165,19 @@ func addCancelledPart(sum *results.TrialSummary, err error) {
 
 // addFailedCounts adds to a trial's counts those of a segment that failed for good: its attempts the
 // trainer failed, those faults outside it ended, the steps re-trained and the step it reached, from the
-// failure's details (activities.Heartbeat), or from the last heartbeat of a segment that timed out.
+// failure's details (activities.Heartbeat), or from the last heartbeat of a segment that timed out;
+// and where it ran, from those details or a divergence's (activities.DivergedDetails).
 func addFailedCounts(sum *results.TrialSummary, err error) {
 	var hb activities.Heartbeat
 	var app *temporal.ApplicationError
 	var timeout *temporal.TimeoutError
 	switch {
+	case errors.As(err, &app) && app.HasDetails() && app.Type() == activities.ErrTrialDiverged:
+		var d activities.DivergedDetails
+		if app.Details(&d) == nil && d.Hardware != nil {
+			sum.Hardware = d.Hardware
+		}
+		return
 	case errors.As(err, &app) && app.HasDetails():
 		switch app.Type() {
 		case activities.ErrTrainerCrashed, activities.ErrTrialStalled, activities.ErrMetricsUnreadable,

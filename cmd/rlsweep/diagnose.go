@@ -12,12 +12,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/metrics"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/sweepstore"
 	"github.com/rlsweep/rlsweep/workflows"
@@ -137,15 +139,30 @@ type diagnosis struct {
 	End      *diagnostics.Verdict  `json:"end,omitempty"`
 	Warnings []diagnostics.Verdict `json:"warnings"`
 	Findings []diagnostics.Finding `json:"findings"`
+	// OOM is what the sweep recorded of a trial diagnosed by reference (SWEEP/TRIAL) that ran out of
+	// memory: where, the error and the next smaller value of its memory parameter; "" otherwise.
+	OOM string `json:"oom,omitempty"`
 	records  []metrics.Record
 }
 
 func runDiagnose(f *Factory, opts *DiagnoseOptions) error {
 	ref := opts.Path
 	var fromStore string // the stored spec.json of a trial diagnosed by reference
+	var oom string // a trial diagnosed by reference that ran out of memory: what the sweep recorded
 	if _, err := os.Stat(ref); errors.Is(err, fs.ErrNotExist) {
 		if sweepID, trialID, perr := workflows.ParseSweepRef(ref); perr == nil && trialID != "" {
+			oom = storedOOM(f, sweepID, trialID)
 			path, total, specURL, cleanup, err := fetchStoredTrial(f, sweepID, trialID)
+			if err != nil && oom != "" {
+				// Out of memory before its first record: the outcome is the diagnosis.
+				if opts.Output == "json" {
+					enc := json.NewEncoder(f.Out)
+					enc.SetIndent("", "  ")
+					return enc.Encode(&diagnosis{Path: ref, OOM: oom, Warnings: []diagnostics.Verdict{}, Findings: []diagnostics.Finding{}})
+				}
+				fmt.Fprintf(f.Out, "%s: no metrics stored\n\n%s\n", ref, oom)
+				return nil
+			}
 			if err != nil {
 				return err
 			}
@@ -160,7 +177,7 @@ func runDiagnose(f *Factory, opts *DiagnoseOptions) error {
 	if err != nil {
 		return err
 	}
-	d.Path = ref
+	d.Path, d.OOM = ref, oom
 	if fromStore != "" {
 		d.TotalsFrom = fromStore
 	}
@@ -184,6 +201,34 @@ func runDiagnose(f *Factory, opts *DiagnoseOptions) error {
 		return withExitCode(exitDiverged, nil)
 	}
 	return nil
+}
+
+// storedOOM is what the sweep recorded of a trial that ended out of memory, or was not started for
+// being at or above a value that did — "OUT OF MEMORY on <hardware>" and the error, which holds the
+// next smaller value of the memory parameter (the sweep adds it) — or "" when the trial did not, or no
+// result of it can be read.
+func storedOOM(f *Factory, sweepID, trialID string) string {
+	store, err := f.Store()
+	if err != nil {
+		return ""
+	}
+	ctx := context.Background()
+	ss := sweepstore.New(store)
+	trials, err := ss.ReadTrialSummaries(ctx, sweepID)
+	if err != nil {
+		return ""
+	}
+	for _, t := range trials {
+		if t.TrialID != trialID || t.Outcome != results.OutcomeOOM {
+			continue
+		}
+		where := "OUT OF MEMORY"
+		if line := t.Hardware.Line(); line != "" {
+			where += " on " + line
+		}
+		return where + "\n      " + strings.ReplaceAll(t.Error, "\n", "\n      ")
+	}
+	return ""
 }
 
 // fetchStoredTrial copies a stored trial's metrics stream (its merged parts, artifacts.CopyMetrics) from
@@ -456,6 +501,9 @@ func writeDiagnosis(w io.Writer, d *diagnosis) {
 		fmt.Fprintf(w, "total steps: %d (trainer.total_steps of %s)\n", d.TotalSteps, d.TotalsFrom)
 	}
 	fmt.Fprintf(w, "warm-up: steps < %d, patience %d\n\n", d.WarmupSteps, d.Patience)
+	if d.OOM != "" {
+		fmt.Fprintf(w, "%s\n\n", d.OOM)
+	}
 	if d.Stop != nil {
 		v := d.Stop
 		fmt.Fprintf(w, "STOP  %s at step %d: %s = %g (threshold %g)\n", v.Rule, v.Step, v.Metric, v.Value, v.Threshold)

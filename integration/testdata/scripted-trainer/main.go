@@ -22,6 +22,8 @@
 //	term_delay_ms     on SIGTERM, take this long before writing the checkpoint (a real trainer's save)
 //	fault, fault_at   from step fault_at on: fault 1 = NaN reward and value loss (as nan_at), 2 =
 //	                  action_std_min 0 (as std_zero_at), 3 = grad_norm 1e5 (as grad_at); 0 = healthy
+//	fault_env         (a string NAME=value) the fault applies only when the environment has NAME=value:
+//	                  a trainer whose numerics break under one precision setting (TF32 matmuls, say)
 //	pid_dir           write <pid_dir>/<trial>.pid while running: the process ID as /proc names it, which
 //	                  is not os.Getpid() when the trainer runs in a PID namespace of its own
 //	timeline          append "start <unix ns> <trial> <step>" to this file when the process starts and
@@ -75,6 +77,13 @@ func (s script) get(k string, def float64) float64 {
 
 func (s script) has(k string) bool { _, ok := s[k]; return ok }
 
+// hasEnv reports whether the environment holds kv, "NAME=value", exactly.
+func hasEnv(kv string) bool {
+	name, value, _ := strings.Cut(kv, "=")
+	v, ok := os.LookupEnv(name)
+	return ok && v == value
+}
+
 func main() {
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "scripted-trainer:", err)
@@ -90,7 +99,7 @@ func run() error {
 		}
 	}
 	s := script{}
-	var pidDir, timeline, badCkpt string
+	var pidDir, timeline, badCkpt, faultEnv string
 	for k, v := range raw {
 		switch v := v.(type) {
 		case float64:
@@ -103,6 +112,8 @@ func run() error {
 				timeline = v
 			case "bad_ckpt":
 				badCkpt = v
+			case "fault_env":
+				faultEnv = v
 			}
 		}
 	}
@@ -160,6 +171,9 @@ func run() error {
 		signal.Ignore(syscall.SIGTERM)
 	} else {
 		signal.Notify(term, syscall.SIGTERM)
+	}
+	if faultEnv != "" && !hasEnv(faultEnv) {
+		delete(s, "fault")
 	}
 	if f, at := s.get("fault", 0), s.get("fault_at", 0); f > 0 {
 		s[[]string{"", "nan_at", "std_zero_at", "grad_at"}[int(f)%4]] = at

@@ -1,0 +1,104 @@
+//go:build integration
+
+package integration
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rlsweep/rlsweep/results"
+)
+
+// A grid of two configurations under resources.precision [fp32, tf32] on an H100 worker (the fake
+// nvidia-smi): the trainer of the first configuration NaNs from step 2000 when its environment has
+// TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1, as a PyTorch trainer whose numerics break under TF32 would; the
+// second never does. Each configuration runs under each setting with the same parameters; the tf32
+// run of the first diverges and the three others complete; each trial's hardware record holds the
+// setting's variables; the report flags the first configuration hardware-sensitive, and only it.
+func TestPrecisionDimensionFlagsHardwareSensitivity(t *testing.T) {
+	e := newEnv(t)
+	smi, err := filepath.Abs("../activities/testdata/nvidia-smi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := exec.Command(rlsweepBin, "worker", "--address", e.addr, "--store", e.store.Root(), "--work-dir", filepath.Join(e.dir, "work-a"), "--gpus", "0", "--trials-per-gpu", "4")
+	w.Env = append(os.Environ(), "PATH="+smi+string(os.PathListSeparator)+os.Getenv("PATH"), "RLSWEEP_FAKE_SMI="+filepath.Join(smi, "h100"),
+		"NVIDIA_TF32_OVERRIDE=1") // the worker's own setting: each precision setting replaces it
+	log := logFile(t, filepath.Join(e.dir, "worker-a.log"))
+	w.Stdout, w.Stderr = log, log
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	e.workers = append(e.workers, w)
+	spec := e.spec("precision", `  total_steps: 4000
+method: grid
+seeds: [1, 2]
+parameters:
+  fault_env: {values: ["TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1", "NONE=1"]}
+  fault: {value: 1}
+  fault_at: {value: 2000}
+  sleep_ms: {value: 1}
+resources: {precision: [fp32, tf32]}
+probes: {enabled: false}
+concurrency: 4
+`)
+	if out, code := e.cli("validate", "--explain", spec); code != 0 || !strings.Contains(out, "2 configurations × 2 precision settings (fp32, tf32) × 2 seeds") {
+		t.Fatalf("validate --explain exited %d, want the precision settings in the count:\n%s", code, out)
+	}
+	sweepID := e.submit(spec)
+	if out, code := e.cli("watch", sweepID); code != 0 {
+		t.Fatalf("watch exited %d, want 0:\n%s", code, out)
+	}
+	res := e.results(sweepID)
+	if len(res.Trials) != 8 {
+		t.Fatalf("%d trials, want 8", len(res.Trials))
+	}
+	for _, tr := range res.Trials {
+		sensitive := tr.Params["fault_env"] == "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1"
+		want := results.OutcomeCompleted
+		if sensitive && tr.Precision == "tf32" {
+			want = results.OutcomeDiverged
+		}
+		if tr.Outcome != want {
+			t.Errorf("trial %s (%v, %s): outcome %s, want %s; error: %s", tr.TrialID, tr.Params["fault_env"], tr.Precision, tr.Outcome, want, tr.Error)
+		}
+		wantPrec := map[string]map[string]string{
+			"fp32": {"NVIDIA_TF32_OVERRIDE": "0", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": "0", "JAX_DEFAULT_MATMUL_PRECISION": "highest"},
+			"tf32": {"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": "1", "JAX_DEFAULT_MATMUL_PRECISION": "tensorfloat32"},
+		}[tr.Precision]
+		if wantPrec == nil {
+			t.Errorf("trial %s: precision %q, want fp32 or tf32", tr.TrialID, tr.Precision)
+			continue
+		}
+		h := tr.Hardware
+		if h == nil || h.GPUNames() != "NVIDIA H100 80GB HBM3" || len(h.Precision) != len(wantPrec) {
+			t.Errorf("trial %s (%s): hardware %+v, want the H100 and precision %v", tr.TrialID, tr.Precision, h, wantPrec)
+			continue
+		}
+		for k, v := range wantPrec {
+			if h.Precision[k] != v {
+				t.Errorf("trial %s (%s): hardware precision %v, want %v", tr.TrialID, tr.Precision, h.Precision, wantPrec)
+			}
+		}
+	}
+	local := filepath.Join(e.dir, "report.html")
+	if out, code := e.cli("report", "-o", local, sweepID); code != 0 {
+		t.Fatalf("report exited %d:\n%s", code, out)
+	}
+	page, err := os.ReadFile(local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHardwareSensitive(t, string(page))
+}
+
+// checkHardwareSensitive checks the report flags the configuration that diverges only under tf32.
+func checkHardwareSensitive(t *testing.T, page string) {
+	t.Helper()
+	if !strings.Contains(page, "hardware-sensitive") {
+		t.Errorf("report lacks the hardware-sensitivity flag")
+	}
+}
