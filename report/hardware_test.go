@@ -167,13 +167,19 @@ func TestRenderHardware(t *testing.T) {
 		t.Fatalf("report lacks figure %q with an inline <svg>", FigureThroughput)
 	}
 	fig := html[i : i+strings.Index(html[i:], "</figure>")]
+	plot, caption, _ := strings.Cut(fig, "</svg>")
 	for _, want := range []string{
-		"OOM at num_envs ≥ 8192 on " + a100, // the boundary's label, in the plot and the caption
-		"ran out of memory", h100, a100, "4 trials not started", "Pick num_envs at the knee",
-		"16384", "256", // the log axis's ticks at the values
+		"> OOM at num_envs ≥ 8192 on " + a100 + " </text>", // the boundary's label beside its line
+		">ran out of memory</text>", ">" + h100 + "</text>", ">" + a100 + "</text>",
+		">16384</text>", ">256</text>", // the log axis's ticks at the values
 	} {
-		if !strings.Contains(fig, want) {
-			t.Errorf("throughput figure lacks %q", want)
+		if !strings.Contains(plot, want) {
+			t.Errorf("throughput plot lacks %q", want)
+		}
+	}
+	for _, want := range []string{"(OOM at num_envs ≥ 8192 on " + a100 + ")", "4 trials not started", "Pick num_envs at the knee"} {
+		if !strings.Contains(caption, want) {
+			t.Errorf("throughput caption lacks %q", want)
 		}
 	}
 	if strings.Contains(fig, "on "+h100+" (") || strings.Contains(fig, "OOM at num_envs ≥ 8192 on "+h100) {
@@ -231,9 +237,19 @@ func TestRenderHardwareOmitted(t *testing.T) {
 	if strings.Contains(html, `id="hardware-table"`) {
 		t.Error("hardware table drawn for trials on one GPU class without a precision setting")
 	}
-	// With a precision setting the table is drawn, even on one GPU class.
-	in.Results.Trials[0].Precision = "fp32"
+	// With a precision setting the table is drawn, even for one group.
+	for i := range in.Results.Trials {
+		in.Results.Trials[i].Precision = "fp32"
+	}
 	if html = render(in); !strings.Contains(html, `id="hardware-table"`) {
-		t.Error("no hardware table for trials with a precision setting")
+		t.Error("no hardware table for trials in one group with a precision setting")
+	}
+	// On two GPU classes it is drawn without a precision setting.
+	in = gpuInput(t)
+	for i := range in.Results.Trials {
+		in.Results.Trials[i].Precision = ""
+	}
+	if html = render(in); !strings.Contains(html, `id="hardware-table"`) {
+		t.Error("no hardware table for trials on two GPU classes")
 	}
 }
