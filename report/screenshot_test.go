@@ -14,7 +14,7 @@ import (
 // TestReportScreenshots renders the report of an asha, a bayes and a pbt sweep, and of a sweep over
 // num_envs and precision on two GPU classes, in headless Chromium: the DOM must hold each feature's
 // figure with a drawn <svg> and its caption, and the screenshot must be a drawn page. Set RLSWEEP_TEST_ARTIFACTS=DIR to keep the pages and screenshots
-// (DIR/TestReportScreenshots/<method>/report.{html,png}).
+// (DIR/TestReportScreenshots/<case>/report.{html,png}).
 func TestReportScreenshots(t *testing.T) {
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
