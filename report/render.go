@@ -52,6 +52,15 @@ type page struct {
 	// Lineage: a pbt sweep's members (Lineage) and their plot; nil for the other methods.
 	Lineage       []Member
 	LineageFigure *Figure
+	// The hardware section: throughput against the memory parameter by GPU class (nil when not drawn),
+	// the divergence table by GPU class and precision (nil when the trials ran in one group without a
+	// precision setting), and the hardware-sensitive configurations it flags.
+	ThroughputFigure *Figure
+	HardwareGroups   []results.HardwareGroup
+	Sensitive        []results.SensitiveConfig
+	// SensitiveConfigs marks the plan indices of the hardware-sensitive configurations, for the
+	// leaderboard.
+	SensitiveConfigs map[int]bool
 }
 
 // warning is one warning text and the trials that gave it, in plan order.
@@ -219,6 +228,9 @@ func Render(w io.Writer, in *Input) error {
 				Caption: "Each configuration's value (IQM over its seeds' windowed objective) at each decision step of early_terminate and, for those that completed, at the end. A cross marks where a configuration was stopped, a grey bar the cutoff it had to reach there."}
 		}
 	}
+	if err := pg.hardware(in); err != nil {
+		return err
+	}
 	if r := in.Regression; r != nil {
 		pg.RegressionRows, pg.RegressionCounts = regressionSorted(r), regressionCounts(r)
 		fig, err := regressionFigure(in)
@@ -346,6 +358,23 @@ var funcs = template.FuncMap{
 	"probeValues": probeValues,
 }
 
+// hardware fills the hardware section: the throughput plot and the divergence table by hardware.
+func (pg *page) hardware(in *Input) error {
+	fig, err := throughputFigure(in)
+	if err != nil {
+		return err
+	}
+	pg.ThroughputFigure = fig
+	pg.HardwareGroups, pg.Sensitive = hardwareTable(in.Results.Trials)
+	pg.SensitiveConfigs = map[int]bool{}
+	for _, c := range pg.Sensitive {
+		for _, i := range c.Configs {
+			pg.SensitiveConfigs[i] = true
+		}
+	}
+	return nil
+}
+
 // historyCaption says what the optimisation history shows.
 func historyCaption(startup, infeasible int) string {
 	c := fmt.Sprintf("Each configuration's score (IQM over its search seeds; seeds of the re-run are left out) in the order the search proposed it, its configuration index. Configurations 0–%d are the start-up draws (bayes.startup_trials, drawn as method random), grey circles; the later ones TPE's proposals, blue triangles. The black line is the best score so far. A pruned configuration is an orange ring at its seeds' last windowed value at the rung it was stopped at, not counted in the best so far.", max(startup-1, 0))
@@ -457,7 +486,7 @@ tr.regressed td { background: #fdecea; }
 <h2 id="leaderboard">Leaderboard</h2>
 <table id="leaderboard-table">
 <tr><th>#</th><th>config</th><th>parameters</th><th>mean {{.In.Results.Metric.Name}}</th><th>95% CI</th><th>IQM</th><th>seeds scored</th><th>outcomes</th>{{if .In.Results.Confirmations}}<th>fresh seeds</th>{{end}}</tr>
-{{range $i, $r := .Rows}}<tr><td class="n">{{inc $i}}</td><td class="n">{{$r.Config}}</td><td>{{params $.In.Results.Params $r.Params}}</td><td class="n">{{if $r.Scored}}{{num $r.Mean}}{{else}}—{{end}}</td><td class="n">{{ci $r}}</td><td class="n">{{if $r.Scored}}{{num $r.IQM}}{{else}}—{{end}}</td><td class="n">{{$r.Scored}}/{{$r.Trials}}</td><td>{{outcomes $r.Outcomes}}</td>{{if $.In.Results.Confirmations}}<td>{{confirmed $r}}</td>{{end}}</tr>
+{{range $i, $r := .Rows}}<tr><td class="n">{{inc $i}}</td><td class="n">{{$r.Config}}</td><td>{{params $.In.Results.Params $r.Params}}</td><td class="n">{{if $r.Scored}}{{num $r.Mean}}{{else}}—{{end}}</td><td class="n">{{ci $r}}</td><td class="n">{{if $r.Scored}}{{num $r.IQM}}{{else}}—{{end}}</td><td class="n">{{$r.Scored}}/{{$r.Trials}}</td><td>{{outcomes $r.Outcomes}}{{if index $.SensitiveConfigs $r.Config}} · <a href="#hardware-sensitive"><b>hardware-sensitive</b></a>{{end}}</td>{{if $.In.Results.Confirmations}}<td>{{confirmed $r}}</td>{{end}}</tr>
 {{end}}</table>
 <p class="muted">Only completed trials are scored; a configuration's diverged seeds show under outcomes. The table is {{rankingRule .In.Results}}{{with .In.Results.Metric.Bounds}}, clipped to metric.bounds [{{num (index . 0)}}, {{num (index . 1)}}]{{end}}.</p>
 {{with .In.Results.Confirmations}}
@@ -494,6 +523,17 @@ tr.regressed td { background: #fdecea; }
 {{range .Diverged}}<tr><td>{{.TrialID}}</td><td>{{params $.In.Results.Params .Params}}</td><td style="color:{{color .Outcome}}">{{.Outcome}}</td>{{with .Divergence}}<td>{{.Rule}}{{range .Related}} · {{.}}{{end}}</td><td class="n">{{steps .Step}}</td><td>{{.Metric}} = {{num .Value}} ({{num .Threshold}})</td><td class="n">{{if .Objective}}{{num .ObjectiveValue}} ({{gap .ObjectiveValue $.BestObjective}} from the best){{else}}—{{end}}</td><td>{{.Advice}}</td>{{else}}<td>{{.StopRule}}</td><td class="n">{{steps .Steps}}</td><td>—</td><td>—</td><td class="muted">{{if .Error}}{{.ErrorLine}}{{else}}no divergence.json stored{{end}}</td>{{end}}</tr>
 {{end}}</table>{{else}}<p>No trial was stopped early.</p>{{end}}
 
+{{if or .ThroughputFigure .HardwareGroups}}<h2 id="hardware">Hardware: throughput and divergence</h2>
+{{with .ThroughputFigure}}<figure id="{{.ID}}">{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
+{{end}}{{if .HardwareGroups}}<table id="hardware-table">
+<tr><th>GPU</th><th>precision</th><th>trials</th><th>diverged</th><th>completed</th><th>pruned</th><th>oom</th><th>failed</th><th>cancelled</th></tr>
+{{range .HardwareGroups}}<tr><td>{{.GPU}}</td><td>{{or .Precision "—"}}</td><td class="n">{{.Trials}}</td><td class="n">{{index .Outcomes "diverged"}}</td><td class="n">{{index .Outcomes "completed"}}</td><td class="n">{{index .Outcomes "pruned"}}</td><td class="n">{{index .Outcomes "oom"}}</td><td class="n">{{index .Outcomes "failed"}}</td><td class="n">{{index .Outcomes "cancelled"}}</td></tr>
+{{end}}</table>
+<p class="muted">The trials that ran, by the GPU model of their hardware record and their precision setting (resources.precision; — for none); trials never started are left out. <i>diverged</i> counts the seeds stopped because another seed of their configuration diverged too. A configuration (its parameters, whatever its precision) is <b>hardware-sensitive</b> when a trial of it diverged in one group and all its trials completed or were pruned in another.</p>
+<section id="hardware-sensitive">{{if .Sensitive}}<h3>Hardware-sensitive configurations</h3>
+<ul>{{range .Sensitive}}<li><b>hardware-sensitive</b>: config {{range $i, $c := .Configs}}{{if $i}}, {{end}}{{$c}}{{end}} ({{params $.In.Results.Params .Params}}) {{.Line}}</li>
+{{end}}</ul>{{else}}<p>No configuration diverged in one group of GPU and precision and trained in another.</p>{{end}}</section>
+{{end}}{{end}}
 <h2 id="savings">Compute saved by early stopping</h2>
 {{with .Savings}}{{if $.Budget}}<p>Early stopping saved <b>{{steps .StepsSaved}}</b> environment steps ({{pct .StepsSaved .Budget}} of the sweep's budget of {{steps .Budget}}) and about <b>{{duration .SecondsSaved}}</b> of trial time, extrapolated from each stopped trial's own steps per second. The sweep spent {{steps .StepsSpent}} steps.</p>
 {{if .Pruned}}<p id="pruning-saved">Pruning (early_terminate) stopped {{.Pruned}} trial(s) and saved <b>{{steps .PrunedSteps}}</b> environment steps ({{pct .PrunedSteps .Budget}} of the budget) and about <b>{{duration .PrunedSeconds}}</b> of trial time, against every trial at its full budget.</p>

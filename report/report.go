@@ -1,8 +1,8 @@
 // Package report renders a sweep's report.html: one self-contained page (inline SVG drawn with
 // gonum/plot, inline CSS, no script and nothing fetched from the network) with the leaderboard, learning
-// curves coloured by outcome, parallel coordinates, per-parameter sensitivity, the divergence table, the
-// probe results and the compute early stopping saved; for a sweep a nightly regression ran, first of all
-// the verdict against the baseline.
+// curves coloured by outcome, parallel coordinates, per-parameter sensitivity, the divergence table,
+// throughput and divergence by GPU class and precision, the probe results and the compute early
+// stopping saved; for a sweep a nightly regression ran, first of all the verdict against the baseline.
 //
 // It is a pure package: the caller loads the trials, their curves and divergence verdicts from the
 // artifact store and hands them over in an Input.

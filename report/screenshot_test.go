@@ -11,10 +11,10 @@ import (
 	"time"
 )
 
-// TestReportScreenshots renders the report of an asha, a bayes and a pbt sweep in headless Chromium:
-// the DOM must hold each adaptive feature's figure with a drawn <svg> and its caption, and the
-// screenshot must be a drawn page. Set RLSWEEP_TEST_ARTIFACTS=DIR to keep the pages and screenshots
-// (DIR/TestReportScreenshots/<method>/report.{html,png}).
+// TestReportScreenshots renders the report of an asha, a bayes and a pbt sweep, and of a sweep over
+// num_envs and precision on two GPU classes, in headless Chromium: the DOM must hold each feature's
+// figure with a drawn <svg> and its caption, and the screenshot must be a drawn page. Set RLSWEEP_TEST_ARTIFACTS=DIR to keep the pages and screenshots
+// (DIR/TestReportScreenshots/<case>/report.{html,png}).
 func TestReportScreenshots(t *testing.T) {
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
@@ -37,10 +37,15 @@ func TestReportScreenshots(t *testing.T) {
 			[]string{"plot-lineage", "plot-parallel-coordinates", "plot-sensitivity-lr", "plot-sensitivity-opt"},
 			[]string{`id="sensitivity-note"`, "counts with the parameters it trained under over its whole schedule",
 				"A population-based training member's line goes through the parameters it trained under over its whole schedule"}},
+		{"gpu", gpuInput,
+			[]string{FigureThroughput, "plot-parallel-coordinates", "plot-sensitivity-num_envs"},
+			[]string{"Throughput against num_envs by GPU class", "OOM at num_envs ≥ 8192 on NVIDIA A100-SXM4-80GB",
+				"ran out of memory", "NVIDIA H100 80GB HBM3", "Pick num_envs at the knee", `id="hardware-table"`,
+				"diverges under tf32 on NVIDIA A100-SXM4-80GB, tf32 on NVIDIA H100 80GB HBM3; trains under fp32 on NVIDIA A100-SXM4-80GB, fp32 on NVIDIA H100 80GB HBM3"}},
 	}
 	for _, c := range cases {
 		t.Run(c.method, func(t *testing.T) {
-			t.Parallel() // a browser each: the three take the time of one
+			t.Parallel() // a browser each: the four take the time of one
 			dir := artifactDir(t)
 			var b bytes.Buffer
 			if err := Render(&b, c.in(t)); err != nil {
