@@ -84,6 +84,11 @@ concurrency: 4
 			}
 		}
 	}
+	out, code := e.cli("results", sweepID)
+	if want := "hardware-sensitive: configuration 0, 1 (fault_env=TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1, fault=1, fault_at=2000, sleep_ms=1) diverges under tf32"; code != 0 ||
+		!strings.Contains(out, want) || strings.Count(out, "hardware-sensitive") != 1 || !strings.Contains(out, "PRECISION") {
+		t.Errorf("rlsweep results exited %d, want the precision column and one line %q:\n%s", code, want, out)
+	}
 	local := filepath.Join(e.dir, "report.html")
 	if out, code := e.cli("report", "-o", local, sweepID); code != 0 {
 		t.Fatalf("report exited %d:\n%s", code, out)
@@ -95,10 +100,20 @@ concurrency: 4
 	checkHardwareSensitive(t, string(page))
 }
 
-// checkHardwareSensitive checks the report flags the configuration that diverges only under tf32.
+// checkHardwareSensitive checks the report flags the configuration that diverges only under tf32 —
+// configurations 0 (fp32) and 1 (tf32), one set of parameters — and no other.
 func checkHardwareSensitive(t *testing.T, page string) {
 	t.Helper()
-	if !strings.Contains(page, "hardware-sensitive") {
-		t.Errorf("report lacks the hardware-sensitivity flag")
+	if n := strings.Count(page, "<li><b>hardware-sensitive</b>"); n != 1 {
+		t.Errorf("report flags %d configurations hardware-sensitive, want 1", n)
+	}
+	if !strings.Contains(page, "<li><b>hardware-sensitive</b>: config 0, 1 (") ||
+		!strings.Contains(page, "diverges under tf32 on NVIDIA H100 80GB HBM3; trains under fp32 on NVIDIA H100 80GB HBM3") {
+		t.Errorf("report lacks configurations 0 and 1 flagged hardware-sensitive, diverging under tf32 and training under fp32")
+	}
+	for _, id := range []string{`id="hardware-table"`, `id="hardware-sensitive"`} {
+		if !strings.Contains(page, id) {
+			t.Errorf("report lacks %s", id)
+		}
 	}
 }

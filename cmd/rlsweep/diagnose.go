@@ -141,14 +141,14 @@ type diagnosis struct {
 	Findings []diagnostics.Finding `json:"findings"`
 	// OOM is what the sweep recorded of a trial diagnosed by reference (SWEEP/TRIAL) that ran out of
 	// memory: where, the error and the next smaller value of its memory parameter; "" otherwise.
-	OOM string `json:"oom,omitempty"`
-	records  []metrics.Record
+	OOM     string `json:"oom,omitempty"`
+	records []metrics.Record
 }
 
 func runDiagnose(f *Factory, opts *DiagnoseOptions) error {
 	ref := opts.Path
 	var fromStore string // the stored spec.json of a trial diagnosed by reference
-	var oom string // a trial diagnosed by reference that ran out of memory: what the sweep recorded
+	var oom string       // a trial diagnosed by reference that ran out of memory: what the sweep recorded
 	if _, err := os.Stat(ref); errors.Is(err, fs.ErrNotExist) {
 		if sweepID, trialID, perr := workflows.ParseSweepRef(ref); perr == nil && trialID != "" {
 			oom = storedOOM(f, sweepID, trialID)

@@ -301,11 +301,18 @@ func writeResultsTable(w io.Writer, res *results.SweepResults) error {
 	for _, p := range res.Params {
 		fmt.Fprint(tw, "\t"+p)
 	}
+	precision := slices.ContainsFunc(res.Trials, func(t results.TrialSummary) bool { return t.Precision != "" })
+	if precision {
+		fmt.Fprint(tw, "\tPRECISION")
+	}
 	fmt.Fprintln(tw, "\tOUTCOME\tOBJECTIVE\tSTEPS\tSTOP RULE\tGPU\tERROR")
 	for _, t := range res.Trials {
 		fmt.Fprintf(tw, "%s\t%d", t.TrialID, t.Seed)
 		for _, p := range res.Params {
 			fmt.Fprintf(tw, "\t%v", t.Params[p])
+		}
+		if precision {
+			fmt.Fprint(tw, "\t"+cmp.Or(t.Precision, "-"))
 		}
 		obj := "-"
 		if t.Objective != nil {
@@ -321,11 +328,29 @@ func writeResultsTable(w io.Writer, res *results.SweepResults) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	for _, c := range results.HardwareSensitivity(res.Trials) {
+		configs := make([]string, len(c.Configs))
+		for i, n := range c.Configs {
+			configs[i] = strconv.Itoa(n)
+		}
+		fmt.Fprintf(w, "hardware-sensitive: configuration %s (%s) %s\n", strings.Join(configs, ", "), paramsLine(res.Params, c.Params), c.Line())
+	}
 	if line := malformedLine(res.Trials); line != "" {
 		_, err := fmt.Fprintln(w, line)
 		return err
 	}
 	return nil
+}
+
+// paramsLine is a configuration's parameters as "name=value, ..." in the sweep's order.
+func paramsLine(names []string, params map[string]any) string {
+	parts := make([]string, 0, len(names))
+	for _, p := range names {
+		if v, ok := params[p]; ok {
+			parts = append(parts, p+"="+paramValue(v))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // malformedLine says how many metric lines the trials' readers dropped as malformed, and whose; ""
