@@ -20,19 +20,8 @@ import (
 // setting's variables; the report flags the first configuration hardware-sensitive, and only it.
 func TestPrecisionDimensionFlagsHardwareSensitivity(t *testing.T) {
 	e := newEnv(t)
-	smi, err := filepath.Abs("../activities/testdata/nvidia-smi")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := exec.Command(rlsweepBin, "worker", "--address", e.addr, "--store", e.store.Root(), "--work-dir", filepath.Join(e.dir, "work-a"), "--gpus", "0", "--trials-per-gpu", "4")
-	w.Env = append(os.Environ(), "PATH="+smi+string(os.PathListSeparator)+os.Getenv("PATH"), "RLSWEEP_FAKE_SMI="+filepath.Join(smi, "h100"),
-		"NVIDIA_TF32_OVERRIDE=1") // the worker's own setting: each precision setting replaces it
-	log := logFile(t, filepath.Join(e.dir, "worker-a.log"))
-	w.Stdout, w.Stderr = log, log
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	e.workers = append(e.workers, w)
+	// NVIDIA_TF32_OVERRIDE=1: the worker's own setting, which each precision setting replaces.
+	e.startGPUWorker("a", "", "h100", "NVIDIA_TF32_OVERRIDE=1")
 	spec := e.spec("precision", `  total_steps: 4000
 method: grid
 seeds: [1, 2]
@@ -114,6 +103,107 @@ func checkHardwareSensitive(t *testing.T, page string) {
 	for _, id := range []string{`id="hardware-table"`, `id="hardware-sensitive"`} {
 		if !strings.Contains(page, id) {
 			t.Errorf("report lacks %s", id)
+		}
+	}
+}
+
+// startGPUWorker starts a worker serving GPU 0 with --trials-per-gpu 4 on the queue of GPU class class
+// ("" for the default queue), the fake nvidia-smi describing a machine of fixture (h100, a100,
+// rtx4090), with env added to its environment.
+func (e *env) startGPUWorker(name, class, fixture string, env ...string) {
+	e.t.Helper()
+	smi, err := filepath.Abs("../activities/testdata/nvidia-smi")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	argv := []string{"worker", "--address", e.addr, "--store", e.store.Root(), "--work-dir", filepath.Join(e.dir, "work-"+name),
+		"--gpus", "0", "--trials-per-gpu", "4"}
+	if class != "" {
+		argv = append(argv, "--gpu-class", class)
+	}
+	w := exec.Command(rlsweepBin, argv...)
+	w.Env = append(append(os.Environ(), "PATH="+smi+string(os.PathListSeparator)+os.Getenv("PATH"), "RLSWEEP_FAKE_SMI="+filepath.Join(smi, fixture)), env...)
+	log := logFile(e.t, filepath.Join(e.dir, "worker-"+name+".log"))
+	w.Stdout, w.Stderr = log, log
+	if err := w.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.workers = append(e.workers, w)
+}
+
+// A grid sweep on the h100 class with confirm: {gpu_classes: [a100], top: 2}: once its six trials
+// completed, its best two configurations (0 and 1: the objectives tie, so by number) run again with
+// the same seeds on the a100 workers, whose environment (GPU_MODEL=a100) makes configuration 0's
+// trainer NaN. The re-runs train on the a100 worker's GPU (their hardware records), configuration 0
+// diverges there and is flagged hardware-sensitive in results and the report, the leaderboard ranks
+// the search alone, and the sweep's summary says what was re-run.
+func TestConfirmReRunsTheBestOnOtherGPUClasses(t *testing.T) {
+	e := newEnv(t)
+	e.startGPUWorker("h", "h100", "h100")
+	e.startGPUWorker("a", "a100", "a100", "GPU_MODEL=a100")
+	spec := e.spec("confirm", `  total_steps: 4000
+method: grid
+seeds: [1, 2]
+parameters:
+  fault_env: {values: ["GPU_MODEL=a100", "NONE=1", "NONE=2"]}
+  fault: {value: 1}
+  fault_at: {value: 2000}
+  sleep_ms: {value: 1}
+resources: {gpu_class: h100}
+confirm: {gpu_classes: [a100], top: 2}
+probes: {enabled: false}
+concurrency: 4
+`)
+	if out, code := e.cli("validate", "--explain", spec); code != 0 || !strings.Contains(out, "confirm: once the search is over, the best 2 configurations run again on GPU classes a100 (queues rlsweep-gpu-a100), seeds [1, 2] each: up to 4 trials") {
+		t.Fatalf("validate --explain exited %d, want the confirm line:\n%s", code, out)
+	}
+	sweepID := e.submit(spec)
+	out, code := e.cli("watch", sweepID)
+	if code != 0 {
+		t.Fatalf("watch exited %d, want 0:\n%s", code, out)
+	}
+	res := e.results(sweepID)
+	if len(res.Trials) != 10 {
+		t.Fatalf("%d trials, want 6 of the search and 4 re-runs: %+v", len(res.Trials), res.Trials)
+	}
+	reruns := 0
+	for _, tr := range res.Trials {
+		gpu, want := "NVIDIA H100 80GB HBM3", results.OutcomeCompleted
+		if tr.GPUClass != "" {
+			reruns++
+			gpu = "NVIDIA A100-SXM4-80GB"
+			if tr.GPUClass != "a100" || (tr.Config != 0 && tr.Config != 1) || !strings.HasSuffix(tr.TrialID, "-a100") {
+				t.Errorf("re-run %s: class %q, configuration %d; want a100, configuration 0 or 1", tr.TrialID, tr.GPUClass, tr.Config)
+			}
+			if tr.Config == 0 {
+				want = results.OutcomeDiverged
+			}
+		}
+		if tr.Outcome != want || tr.Hardware.GPUNames() != gpu {
+			t.Errorf("trial %s: %s on %q, want %s on %s; error: %s", tr.TrialID, tr.Outcome, tr.Hardware.GPUNames(), want, gpu, tr.Error)
+		}
+	}
+	if reruns != 4 {
+		t.Errorf("%d re-runs, want 4", reruns)
+	}
+	sens := results.HardwareSensitivity(res.Trials)
+	if len(sens) != 1 || sens[0].Params["fault_env"] != "GPU_MODEL=a100" {
+		t.Errorf("hardware-sensitive configurations %+v, want configuration 0 alone", sens)
+	}
+	if out, code := e.cli("status", sweepID); code != 0 || !strings.Contains(out, "confirm: configurations 0, 1 re-run on a100") {
+		t.Errorf("status exited %d, want what confirm re-ran:\n%s", code, out)
+	}
+	local := filepath.Join(e.dir, "report.html")
+	if out, code := e.cli("report", "-o", local, sweepID); code != 0 {
+		t.Fatalf("report exited %d:\n%s", code, out)
+	}
+	page, err := os.ReadFile(local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`id="confirm-table"`, "diverges under NVIDIA A100-SXM4-80GB; trains under NVIDIA H100 80GB HBM3"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("report lacks %q", want)
 		}
 	}
 }

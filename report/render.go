@@ -58,6 +58,8 @@ type page struct {
 	ThroughputFigure *Figure
 	HardwareGroups   []results.HardwareGroup
 	Sensitive        []results.SensitiveConfig
+	// Confirmations are the configurations a sweep with confirm re-ran on other GPU classes.
+	Confirmations []results.ClassConfirmation
 	// SensitiveConfigs marks the plan indices of the hardware-sensitive configurations, for the
 	// leaderboard.
 	SensitiveConfigs map[int]bool
@@ -366,6 +368,7 @@ func (pg *page) hardware(in *Input) error {
 	}
 	pg.ThroughputFigure = fig
 	pg.HardwareGroups, pg.Sensitive = hardwareTable(in.Results.Trials)
+	pg.Confirmations = results.ClassConfirmations(in.Results.Trials)
 	pg.SensitiveConfigs = map[int]bool{}
 	for _, c := range pg.Sensitive {
 		for _, i := range c.Configs {
@@ -523,7 +526,7 @@ tr.regressed td { background: #fdecea; }
 {{range .Diverged}}<tr><td>{{.TrialID}}</td><td>{{params $.In.Results.Params .Params}}</td><td style="color:{{color .Outcome}}">{{.Outcome}}</td>{{with .Divergence}}<td>{{.Rule}}{{range .Related}} · {{.}}{{end}}</td><td class="n">{{steps .Step}}</td><td>{{.Metric}} = {{num .Value}} ({{num .Threshold}})</td><td class="n">{{if .Objective}}{{num .ObjectiveValue}} ({{gap .ObjectiveValue $.BestObjective}} from the best){{else}}—{{end}}</td><td>{{.Advice}}</td>{{else}}<td>{{.StopRule}}</td><td class="n">{{steps .Steps}}</td><td>—</td><td>—</td><td class="muted">{{if .Error}}{{.ErrorLine}}{{else}}no divergence.json stored{{end}}</td>{{end}}</tr>
 {{end}}</table>{{else}}<p>No trial was stopped early.</p>{{end}}
 
-{{if or .ThroughputFigure .HardwareGroups}}<h2 id="hardware">Hardware: throughput and divergence</h2>
+{{if or .ThroughputFigure .HardwareGroups .Confirmations}}<h2 id="hardware">Hardware: throughput and divergence</h2>
 {{with .ThroughputFigure}}<figure id="{{.ID}}">{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
 {{end}}{{if .HardwareGroups}}<table id="hardware-table">
 <tr><th>GPU</th><th>precision</th><th>trials</th><th>diverged</th><th>completed</th><th>pruned</th><th>oom</th><th>failed</th><th>cancelled</th></tr>
@@ -533,6 +536,12 @@ tr.regressed td { background: #fdecea; }
 <section id="hardware-sensitive">{{if .Sensitive}}<h3>Hardware-sensitive configurations</h3>
 <ul>{{range .Sensitive}}<li><b>hardware-sensitive</b>: config {{range $i, $c := .Configs}}{{if $i}}, {{end}}{{$c}}{{end}} ({{params $.In.Results.Params .Params}}) {{.Line}}</li>
 {{end}}</ul>{{else}}<p>No configuration diverged in one group of GPU and precision and trained in another.</p>{{end}}</section>
+{{end}}{{if .Confirmations}}<h3 id="confirm">Confirmed on other GPU classes</h3>
+<table id="confirm-table">
+<tr><th>config</th><th>parameters</th><th>GPU class</th><th>GPU</th><th>trials</th><th>completed</th><th>diverged</th><th>mean {{.In.Results.Metric.Name}}</th></tr>
+{{range .Confirmations}}{{$c := .}}{{range .Runs}}<tr><td class="n">{{$c.Config}}</td><td>{{params $.In.Results.Params $c.Params}}</td><td>{{or .GPUClass "the sweep's"}}</td><td>{{or .GPU "—"}}</td><td class="n">{{.Trials}}</td><td class="n">{{index .Outcomes "completed"}}</td><td class="n">{{index .Outcomes "diverged"}}</td><td class="n">{{if .Scored}}{{num .Mean}}{{else}}—{{end}}</td></tr>
+{{end}}{{end}}</table>
+<p class="muted">The best configurations of the search (confirm.top, by the leaderboard's ranking, which leaves these re-runs out) run again with the same seeds on each class of confirm.gpu_classes once the search is over.</p>
 {{end}}{{end}}
 <h2 id="savings">Compute saved by early stopping</h2>
 {{with .Savings}}{{if $.Budget}}<p>Early stopping saved <b>{{steps .StepsSaved}}</b> environment steps ({{pct .StepsSaved .Budget}} of the sweep's budget of {{steps .Budget}}) and about <b>{{duration .SecondsSaved}}</b> of trial time, extrapolated from each stopped trial's own steps per second. The sweep spent {{steps .StepsSpent}} steps.</p>

@@ -42,7 +42,8 @@ type Row struct {
 //  2. every other configuration with a scored seed, by its mean objective over its seeds;
 //  3. configurations with no scored seed, in configuration order.
 //
-// Only completed trials are scored: the last objective of a diverged or cancelled run is not its
+// Confirm re-runs on other GPU classes (TrialSummary.GPUClass) are left out: the ranking is the
+// search's, on its own class. Only completed trials are scored: the last objective of a diverged or cancelled run is not its
 // result, and a configuration that diverged on some seeds says so in Outcomes. The interval is
 // Student's t: mean ± t(0.975, n−1)·s/√n, with s the sample standard deviation — with the 3 to 5 seeds
 // RL sweeps run, a bootstrap interval would be far too narrow — from results.MinIntervalSeeds seeds
@@ -52,6 +53,9 @@ func Leaderboard(res *results.SweepResults) []Row {
 	byConfig := map[int]*Row{}
 	var order []int
 	for _, t := range res.Trials {
+		if t.GPUClass != "" {
+			continue // a confirm re-run on another GPU class: not the search's result
+		}
 		r := byConfig[t.Config]
 		if r == nil {
 			r = &Row{Config: t.Config, Params: t.Params, Outcomes: map[string]int{}}

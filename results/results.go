@@ -41,7 +41,10 @@ type TrialSummary struct {
 	Params  map[string]any `json:"params"`
 	// Precision is the resources.precision setting the trial ran under (sweeps.Trial.Precision); ""
 	// when the sweep has no precision dimension.
-	Precision   string   `json:"precision,omitempty"`
+	Precision string `json:"precision,omitempty"`
+	// GPUClass is the GPU class of a confirm re-run (sweeps.Trial.GPUClass): the best configurations
+	// run again there once the search is over; "" for the search's trials.
+	GPUClass    string   `json:"gpu_class,omitempty"`
 	Outcome     string   `json:"outcome"`
 	Objective   *float64 `json:"objective"`
 	Steps       int64    `json:"steps"`

@@ -125,6 +125,9 @@ type State struct {
 	Bayes *BayesState `json:"bayes,omitempty"`
 	// PBT is method pbt's memory (PBTState); nil for the other methods.
 	PBT *PBTState `json:"pbt,omitempty"`
+	// Confirm is the re-runs on other GPU classes of a sweep with confirm (ConfirmState); nil until
+	// they are picked, and without confirm.
+	Confirm *ConfirmState `json:"confirm,omitempty"`
 }
 
 // Boundary is what a trial tells its sweep at the end of a segment.
@@ -183,8 +186,17 @@ type Decision struct {
 	Exploit *results.Exploit `json:",omitempty"`
 }
 
-// New returns the scheduler of spec's method, resumed from state (the zero State for a new sweep).
+// New returns the scheduler of spec's method, resumed from state (the zero State for a new sweep);
+// with confirm, wrapped in the re-runs on other GPU classes that follow the search (Confirmer).
 func New(spec *sweeps.Spec, state State) (Scheduler, error) {
+	s, err := newSearch(spec, state)
+	if err != nil || spec.Confirm == nil {
+		return s, err
+	}
+	return newConfirming(spec, s, state.Confirm), nil
+}
+
+func newSearch(spec *sweeps.Spec, state State) (Scheduler, error) {
 	switch spec.Method {
 	case sweeps.MethodGrid, sweeps.MethodRandom, sweeps.MethodSobol, "":
 		p, err := newPlanned(spec, state)

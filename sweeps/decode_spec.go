@@ -55,6 +55,10 @@ func (d *decoder) spec(n *yaml.Node, s *Spec) {
 			})
 		}},
 		{"bayes", func(p string, v *yaml.Node) { d.bayesSection(v, p, s) }},
+		{"confirm", func(p string, v *yaml.Node) {
+			s.Confirm = &Confirm{Top: DefaultConfirmTop}
+			d.mapping(v, p, []field{{"gpu_classes", d.textList(&s.Confirm.GPUClasses)}, {"top", d.smallInt(&s.Confirm.Top)}})
+		}},
 	})
 }
 

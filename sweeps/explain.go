@@ -88,6 +88,10 @@ func Explain(s *Spec, trials []Trial) ([]string, error) {
 		}
 		add("%s", line)
 	}
+	if cf := s.Confirm; cf != nil {
+		add("confirm: once the search is over, the best %d configurations run again on GPU classes %s (queues %s), seeds %s each: up to %d trials",
+			cf.Top, strings.Join(cf.GPUClasses, ", "), confirmQueues(cf.GPUClasses), formatSeeds(s.Seeds), s.confirmTrials())
+	}
 	if w := s.wandb; w != nil {
 		if s.Trainer.TotalSteps == DefaultWandBTotalSteps {
 			add("total_steps: not set (rlsweep.total_steps): the trainer's own arguments decide how long it trains; diagnostics warm up for %d steps", s.WarmupSteps())
@@ -109,6 +113,14 @@ func Explain(s *Spec, trials []Trial) ([]string, error) {
 func describePrecision(setting string) string {
 	set, unset := trainer.PrecisionEnv(setting)
 	return "removes " + strings.Join(unset, " ") + " from the worker's environment, sets " + strings.Join(set, " ")
+}
+
+func confirmQueues(classes []string) string {
+	q := make([]string, len(classes))
+	for i, c := range classes {
+		q[i] = GPUClassQueue(c)
+	}
+	return strings.Join(q, ", ")
 }
 
 func formatSeeds(seeds []int64) string {

@@ -79,6 +79,8 @@ type Spec struct {
 	Regression *Regression `json:"regression,omitempty"`
 	// Bayes configures method bayes; nil: its defaults (BayesSettings).
 	Bayes *Bayes `json:"bayes,omitempty"`
+	// Confirm re-runs the best configurations on other GPU classes once the search is over; nil: none.
+	Confirm *Confirm `json:"confirm,omitempty"`
 
 	// Where each field was written, for messages; empty for a Spec built in code or decoded from JSON.
 	file  string
@@ -310,6 +312,9 @@ type Trial struct {
 	// "" when the sweep has no precision dimension. Configurations that differ only in it have the same
 	// Params and different Config numbers.
 	Precision string `json:"precision,omitempty"`
+	// GPUClass is the GPU class of a confirm re-run (Spec.ConfirmTrials): it trains on that class's
+	// queue; "" for every trial of the search, which trains on the spec's.
+	GPUClass string `json:"gpu_class,omitempty"`
 	// ResumeFrom and ResumeStep: a trial that starts from another trial's checkpoint (a pbt member
 	// replacing a diverged one) resumes from this key, written at this step, and trains its segments
 	// past it. Empty for a trial that starts fresh.

@@ -264,7 +264,7 @@ func TestValidateCases(t *testing.T) {
 		{"rule patience 0", "diagnostics: {rules: {stalled: {patience: 0}}}\n", "diagnostics.rules.stalled.patience: got 0, want an integer >= 1"},
 		{"NUL in a value", "parameters:\n  tag: {value: \"a\\0b\"}\n", `t.yaml:7: parameters.tag.value: got "a\x00b", want a string without a NUL byte (\x00)`},
 		{"NUL in values", "parameters:\n  tag: {values: [ok, \"x\\x00\"]}\n", `t.yaml:7: parameters.tag.values[1]: got "x\x00", want a string without a NUL byte (\x00)`},
-		{"typo of a top-level key", "trainer2: 1\n", "trainer2: got an unknown key, want one of name, description, trainer, metric, method, trials, sampler_seed, order, seeds, parameters, probes, diagnostics, early_terminate, pbt, concurrency, resources, retries, artifacts, regression, bayes (did you mean trainer?)"},
+		{"typo of a top-level key", "trainer2: 1\n", "trainer2: got an unknown key, want one of name, description, trainer, metric, method, trials, sampler_seed, order, seeds, parameters, probes, diagnostics, early_terminate, pbt, concurrency, resources, retries, artifacts, regression, bayes, confirm (did you mean trainer?)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -81,6 +81,7 @@ func (s *Spec) validate() Errors {
 	c.earlyTerminate()
 	c.pbt()
 	c.resources()
+	c.confirm()
 	c.artifacts()
 	c.regression()
 	sortErrors(c.errs)
@@ -406,6 +407,9 @@ func (s *Spec) trialCount() (int, bool) {
 	}
 	if r := s.rerunTrials(); r > 0 && r <= MaxTrials {
 		n += r // bayes: the re-run of the best configurations
+	}
+	if r := s.confirmTrials(); r > 0 && r <= MaxTrials {
+		n += r // the re-run of the best on other GPU classes
 	}
 	return n, true
 }

@@ -146,6 +146,7 @@ func RegisterControl(r sdkworker.Registry, a *activities.Activities) {
 	r.RegisterActivityWithOptions(a.RecordProbes, activity.RegisterOptions{Name: "RecordProbes"})
 	r.RegisterActivityWithOptions(a.CheckTrials, activity.RegisterOptions{Name: "CheckTrials"})
 	r.RegisterActivityWithOptions(a.AdoptCheckpoint, activity.RegisterOptions{Name: "AdoptCheckpoint"})
+	r.RegisterActivityWithOptions(a.PickConfirm, activity.RegisterOptions{Name: "PickConfirm"})
 	r.RegisterWorkflowWithOptions(workflows.Regression, workflow.RegisterOptions{Name: workflows.WorkflowTypeRegression})
 	r.RegisterActivityWithOptions(a.LoadSpec, activity.RegisterOptions{Name: "LoadSpec"})
 	r.RegisterActivityWithOptions(a.CompareBaseline, activity.RegisterOptions{Name: "CompareBaseline"})

@@ -59,6 +59,7 @@ func (s *sweepRun) status() (*SweepStatus, error) {
 		Started: started, Running: running, Counts: s.state.Counts, Paused: s.state.Paused,
 		Concurrency: s.state.Concurrency, Leader: s.state.Leader, Metric: s.in.Spec.Metric,
 		Runs: s.state.Runs, Since: s.state.Started, LastFailure: s.state.LastFailure, Standby: standby,
+		Confirm: s.state.ConfirmNote,
 	}
 	if p, ok := s.sched.(scheduler.PruningReporter); ok {
 		st.Pruning = p.Pruning()

@@ -66,6 +66,9 @@ type SweepStatus struct {
 	PBT *scheduler.PBTStatus `json:",omitempty"`
 	// Standby: trials started and waiting for a place (the slot hand-off); not in Running.
 	Standby []string `json:",omitempty"`
+	// Confirm says which configurations a sweep with confirm re-runs on other GPU classes (or that
+	// none qualified); "" before they are picked.
+	Confirm string `json:",omitempty"`
 }
 
 // SweepResult is what a finished sweep returns.
@@ -84,6 +87,8 @@ type SweepResult struct {
 	// Best is the best configuration and its objective, as `rlsweep results --top` ranks it; nil when no
 	// trial scored.
 	Best *activities.BestConfig `json:",omitempty"`
+	// Confirm is what a sweep with confirm re-ran on other GPU classes (SweepStatus.Confirm).
+	Confirm string `json:",omitempty"`
 	// Took is how long the sweep ran, from its start to its end, as "1h2m3s"; TookSeconds the same in
 	// seconds.
 	Took        string  `json:",omitempty"`
@@ -187,7 +192,7 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 	s.boundaryCh = workflow.GetSignalChannel(ctx, SignalSegmentEnd)
 	s.rungCh = workflow.GetSignalChannel(ctx, SignalRungPassed)
 	s.trialIn = trialInput(&s.in, s.sched)
-	if s.state.Lanes == nil && handsOff(&s.in.Spec) {
+	if s.state.Lanes == nil && handsOff(&s.in.Spec) && !s.confirming() {
 		s.state.Lanes = &Lanes{}
 	}
 	if l := s.state.Lanes; l != nil {
@@ -204,6 +209,11 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 	}
 	workflow.Go(ctx, s.flushTimer)
 	for !s.allDone() {
+		if s.confirmDue() {
+			if err := s.pickConfirm(ctx); err != nil {
+				return s.endAfterStore(ctx, err)
+			}
+		}
 		s.startTrials(ctx)
 		if s.shouldContinueAsNew(ctx) {
 			return s.endAfterStore(ctx, s.continueAsNew(ctx))
@@ -211,7 +221,7 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 		// allDone: the last running trial may end without a report (its watcher records it), and then
 		// nothing else would wake the sweep.
 		err := workflow.Await(ctx, func() bool {
-			return s.doneCh.Len() > 0 || s.boundaryCh.Len() > 0 || s.rungCh.Len() > 0 || s.canStart() || s.allDone() ||
+			return s.doneCh.Len() > 0 || s.boundaryCh.Len() > 0 || s.rungCh.Len() > 0 || s.canStart() || s.allDone() || s.confirmDue() ||
 				s.shouldContinueAsNew(ctx) || s.flushDue || s.book.heldAnswerable()
 		})
 		if err != nil { // cancelled

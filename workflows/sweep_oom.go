@@ -27,6 +27,15 @@ type OOMBound struct {
 // the queue runs out again on any of its workers.
 func (s *sweepRun) trialClass() string { return s.in.Spec.Resources.TrialQueue() }
 
+// classOf is the GPU class a trial trains on: the sweep's, or the one a confirm re-run names
+// (sweeps.Trial.GPUClass).
+func (s *sweepRun) classOf(gpuClass string) string {
+	if gpuClass != "" {
+		return sweeps.GPUClassQueue(gpuClass)
+	}
+	return s.trialClass()
+}
+
 // learnOOM keeps, for the trial's GPU class, the smallest memory-parameter value that ran out of memory
 // (sum: a trial that trained and ended oom), and says whether the bound was lowered.
 func (st *SweepState) learnOOM(class, param string, sum results.TrialSummary) bool {
@@ -49,11 +58,10 @@ func (st *SweepState) learnOOM(class, param string, sum results.TrialSummary) bo
 
 // infeasible is why trial id (with params) must not start: its memory-parameter value is at or above
 // one that ran out of memory on its GPU class; "" when it may.
-func (s *sweepRun) infeasible(id string, params map[string]any) string {
+func (s *sweepRun) infeasible(id string, params map[string]any, class string) string {
 	if len(s.state.OOMBounds) == 0 {
 		return ""
 	}
-	class := s.trialClass()
 	b, ok := s.state.OOMBounds[class]
 	if !ok {
 		return ""
@@ -79,14 +87,14 @@ func fmtNum(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 // skipped is the summary of a trial not started because it is infeasible (reason): outcome oom, no
 // step trained.
 func skipped(t sweeps.Trial, reason string) results.TrialSummary {
-	return results.TrialSummary{TrialID: t.ID, Config: t.Config, Seed: t.Seed, Params: t.Params, Precision: t.Precision,
+	return results.TrialSummary{TrialID: t.ID, Config: t.Config, Seed: t.Seed, Params: t.Params, Precision: t.Precision, GPUClass: t.GPUClass,
 		Outcome: results.OutcomeOOM, Error: reason, Unstarted: true}
 }
 
 // skipAtLaunch records a trial about to start that is infeasible at once, without starting it, and
 // says so.
 func (s *sweepRun) skipAtLaunch(ctx workflow.Context, t sweeps.Trial) bool {
-	reason := s.infeasible(t.ID, t.Params)
+	reason := s.infeasible(t.ID, t.Params, s.classOf(t.GPUClass))
 	if reason == "" {
 		return false
 	}
@@ -148,7 +156,7 @@ func (s *sweepRun) skipStandby(ctx workflow.Context) {
 		if !ok {
 			continue
 		}
-		if reason := s.infeasible(id, params); reason != "" {
+		if reason := s.infeasible(id, params, s.trialClass()); reason != "" {
 			s.sendSkip(ctx, id, reason)
 		}
 	}
@@ -176,7 +184,7 @@ func (s *sweepRun) standbyInfeasible(id string) string {
 	if !ok {
 		return ""
 	}
-	return s.infeasible(id, params)
+	return s.infeasible(id, params, s.trialClass())
 }
 
 // startedInfeasible says whether a standby trial whose start just landed is infeasible and not told

@@ -83,6 +83,9 @@ func endSummary(res *SweepResult, paramNames []string) string {
 	case lf != nil:
 		fmt.Fprintf(&b, "; last failure: %s", clip(lf.ErrorLine(), maxSummaryError))
 	}
+	if res.Confirm != "" {
+		fmt.Fprintf(&b, "; %s", res.Confirm)
+	}
 	return b.String()
 }
 

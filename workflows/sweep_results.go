@@ -80,7 +80,7 @@ func (s *sweepRun) finish(ctx workflow.Context, phase string) (*SweepResult, err
 	took := s.took(ctx)
 	res := &SweepResult{SweepID: s.in.SweepID, Status: phase, Total: s.sched.Total(), Counts: s.state.Counts,
 		ResultsKey: wr.ResultsKey, CSVKey: wr.CSVKey, LastFailure: s.state.LastFailure, Best: wr.Best,
-		Took: took.String(), TookSeconds: took.Seconds()}
+		Took: took.String(), TookSeconds: took.Seconds(), Confirm: s.state.ConfirmNote}
 	res.Summary = endSummary(res, sweeps.ParamNames(&s.in.Spec))
 	s.upsertEndMemo(ctx, res.Summary, res.Best, took)
 	return res, nil

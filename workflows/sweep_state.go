@@ -44,6 +44,9 @@ type SweepState struct {
 	// OOMBounds: per GPU class (the trial task queue, sweepRun.trialClass), the smallest value of the
 	// memory parameter that ran out of memory; no trial at or above it starts on that class.
 	OOMBounds map[string]OOMBound `json:",omitempty"`
+	// ConfirmNote says which configurations a sweep with confirm re-runs on other GPU classes, or that
+	// none qualified; "" until they are picked (pickConfirm).
+	ConfirmNote string `json:",omitempty"`
 }
 
 // tally counts a finished trial (sum) in the state: its outcome, the pending results, the last

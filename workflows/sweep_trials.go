@@ -198,6 +198,9 @@ func (s *sweepRun) startTrial(ctx workflow.Context, t sweeps.Trial, standby bool
 	})
 	in := s.trialIn
 	in.Trial, in.Standby, in.Successor = t, standby, successor
+	if t.GPUClass != "" { // a confirm re-run: on its class's queue, never stopped at a rung
+		in.TaskQueue, in.Rungs, in.AskAtBoundaries = sweeps.GPUClassQueue(t.GPUClass), nil, false
+	}
 	return workflow.ExecuteChildWorkflow(cctx, Trial, in)
 }
 
@@ -239,7 +242,7 @@ func (s *sweepRun) record(ctx workflow.Context, sum results.TrialSummary) {
 	bound := false
 	if sum.Outcome == results.OutcomeOOM && !sum.Unstarted {
 		s.adviseOOM(&sum)
-		bound = s.state.learnOOM(s.trialClass(), s.in.Spec.MemoryParam(), sum)
+		bound = s.state.learnOOM(s.classOf(sum.GPUClass), s.in.Spec.MemoryParam(), sum)
 	}
 	sum.HandedOff, sum.Unstarted = false, false
 	s.sched.Finished(sum)

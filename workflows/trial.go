@@ -61,7 +61,7 @@ type TrialInput struct {
 func Trial(ctx workflow.Context, in TrialInput) (*results.TrialSummary, error) {
 	defer drainLateSignals(ctx)
 	reportCh := workflow.GetSignalChannel(ctx, SignalReportToSweep)
-	sum := results.TrialSummary{TrialID: in.Trial.ID, Config: in.Trial.Config, Seed: in.Trial.Seed, Precision: in.Trial.Precision,
+	sum := results.TrialSummary{TrialID: in.Trial.ID, Config: in.Trial.Config, Seed: in.Trial.Seed, Precision: in.Trial.Precision, GPUClass: in.Trial.GPUClass,
 		Params: in.Trial.Params, Outcome: results.OutcomeCompleted}
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (*TrialStatus, error) {
 		return &TrialStatus{TrialID: sum.TrialID, Segments: sum.Segments, Steps: sum.Steps, Warnings: sum.Warnings, Malformed: sum.Malformed}, nil

@@ -416,6 +416,9 @@ func renderStatus(st *workflows.SweepStatus, live map[string]liveTrial, best *be
 	if p := st.Pruning; p != nil {
 		b.WriteString(pruningLine(p))
 	}
+	if st.Confirm != "" {
+		fmt.Fprintf(&b, "%s\n", st.Confirm)
+	}
 	if p := st.PBT; p != nil {
 		fmt.Fprintf(&b, "pbt     %d members · %d exploits · %d replaced · ready step %d reached\n", p.Members, p.Exploits, p.Replaced, p.ReadyStep)
 	}
