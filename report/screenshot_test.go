@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rlsweep/rlsweep/results"
 )
 
 // TestReportScreenshots renders the report of an asha, a bayes and a pbt sweep, and of a sweep over
@@ -37,9 +39,10 @@ func TestReportScreenshots(t *testing.T) {
 			[]string{"plot-lineage", "plot-parallel-coordinates", "plot-sensitivity-lr", "plot-sensitivity-opt"},
 			[]string{`id="sensitivity-note"`, "counts with the parameters it trained under over its whole schedule",
 				"A population-based training member's line goes through the parameters it trained under over its whole schedule"}},
-		{"gpu", gpuInput,
+		{"gpu", gpuConfirmInput,
 			[]string{FigureThroughput, "plot-parallel-coordinates", "plot-sensitivity-num_envs"},
-			[]string{"Throughput against num_envs by GPU class", "OOM at num_envs ≥ 8192 on NVIDIA A100-SXM4-80GB",
+			[]string{`id="confirm-table"`, "Confirmed on other GPU classes", "NVIDIA GeForce RTX 4090",
+				"Throughput against num_envs by GPU class", "OOM at num_envs ≥ 8192 on NVIDIA A100-SXM4-80GB",
 				"ran out of memory", "NVIDIA H100 80GB HBM3", "Pick num_envs at the knee", `id="hardware-table"`,
 				"diverges under tf32 on NVIDIA A100-SXM4-80GB, tf32 on NVIDIA H100 80GB HBM3; trains under fp32 on NVIDIA A100-SXM4-80GB, fp32 on NVIDIA H100 80GB HBM3"}},
 	}
@@ -115,4 +118,16 @@ func runChromium(t *testing.T, bin, file string, flags ...string) string {
 		t.Fatalf("chromium %s: %v\n%s", strings.Join(flags, " "), err, errOut.String())
 	}
 	return out.String()
+}
+
+// gpuConfirmInput is gpuInput with configuration 0 re-run on an rtx4090 class (confirm).
+func gpuConfirmInput(t *testing.T) *Input {
+	in := gpuInput(t)
+	for seed := int64(1); seed <= 2; seed++ {
+		tr := gpuTrial(0, seed, 3e-4, 256, "fp32")
+		tr.TrialID, tr.GPUClass = tr.TrialID+"-rtx4090", "rtx4090"
+		tr.Hardware = &results.Hardware{Host: "desk", GPUs: []results.GPU{{ID: "0", Name: "NVIDIA GeForce RTX 4090", MemoryMiB: 24564}}}
+		in.Results.Trials = append(in.Results.Trials, tr)
+	}
+	return in
 }
