@@ -153,6 +153,20 @@ concurrency: 1
 			}
 		}
 	}
+	// The report plots throughput against num_envs with the bound marked.
+	local := filepath.Join(e.dir, "report.html")
+	if out, code := e.cli("report", "-o", local, sweepID); code != 0 {
+		t.Fatalf("report exited %d:\n%s", code, out)
+	}
+	page, err := os.ReadFile(local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<figure id="plot-throughput"><svg`, "OOM at num_envs ≥ 2048 on no GPU"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
 	// diagnose of the trial that ran out of memory, and of one never started, says so with the advice.
 	for trial, want := range map[string]string{"3-s1": "OUT OF MEMORY", "4-s1": "trial 4-s1: not started: num_envs 4096 ≥ 2048"} {
 		out, code := e.cli("diagnose", sweepID+"/"+trial)
