@@ -39,7 +39,9 @@ func (a *Activities) PickConfirm(ctx context.Context, in PickConfirmInput) ([]sw
 func PickBest(res *results.SweepResults, top int) []sweeps.Trial {
 	precision := map[int]string{}
 	for _, t := range res.Trials {
-		precision[t.Config] = t.Precision
+		if precision[t.Config] == "" {
+			precision[t.Config] = t.Precision // a bare record (never started) may lack it
+		}
 	}
 	var best []sweeps.Trial
 	for _, r := range report.Leaderboard(res) {

@@ -71,8 +71,10 @@ type WriteResultsResult struct {
 type BestConfig struct {
 	Config int            `json:"config"` // its plan index
 	Params map[string]any `json:"params"`
-	Metric string         `json:"metric"`
-	Goal   string         `json:"goal"` // maximize or minimize
+	// Precision is its resources.precision setting; "" without one.
+	Precision string `json:"precision,omitempty"`
+	Metric    string `json:"metric"`
+	Goal      string `json:"goal"` // maximize or minimize
 	// Objective is the mean objective over its scored seeds.
 	Objective float64 `json:"objective"`
 	Seeds     int     `json:"seeds"`  // scored seeds: completed trials with a finite objective
@@ -91,7 +93,7 @@ func bestConfig(res *results.SweepResults) *BestConfig {
 		return nil
 	}
 	r := rows[0]
-	return &BestConfig{Config: r.Config, Params: r.Params, Metric: res.Metric.Name, Goal: res.Metric.Goal,
+	return &BestConfig{Config: r.Config, Params: r.Params, Precision: r.Precision, Metric: res.Metric.Name, Goal: res.Metric.Goal,
 		Objective: r.Mean, Seeds: r.Scored, Trials: r.Trials, Confirmed: r.Confirmed, Fresh: r.Fresh, FreshSeeds: r.FreshSeeds}
 }
 

@@ -174,15 +174,23 @@ type paramGroups struct {
 	order  []string // keys by plan index
 }
 
-// groupByParams groups a sweep's trials by their parameter values. Two plan indexes with the same
-// values (a duplicated random draw) are one configuration: the same experiment, more seeds.
+// groupByParams groups a sweep's trials by their parameter values and precision setting. Two plan
+// indexes with the same values (a duplicated random draw) are one configuration: the same experiment,
+// more seeds; the same values under two precision settings are two. Confirm re-runs on other GPU
+// classes are left out: the regression compares the sweep on its own class.
 func groupByParams(r *results.SweepResults) paramGroups {
 	trials := make([]results.TrialSummary, len(r.Trials))
 	copy(trials, r.Trials)
 	sort.SliceStable(trials, func(i, j int) bool { return trials[i].Config < trials[j].Config })
 	gs := paramGroups{groups: map[string]*paramGroup{}}
 	for _, t := range trials {
+		if t.GPUClass != "" {
+			continue
+		}
 		k := results.ParamsKey(t.Params)
+		if t.Precision != "" {
+			k += " precision=" + t.Precision
+		}
 		g, ok := gs.groups[k]
 		if !ok {
 			g = &paramGroup{config: t.Config, params: t.Params}

@@ -641,7 +641,7 @@ func optimizationHistory(spec *sweeps.Spec, trials []Trial) (points []historyPoi
 	byConfig := map[int][]Trial{}
 	var configs []int
 	for _, t := range trials {
-		if !slices.Contains(spec.Seeds, t.Seed) {
+		if !slices.Contains(spec.Seeds, t.Seed) || t.GPUClass != "" { // re-runs on fresh seeds or other classes
 			continue
 		}
 		if _, ok := byConfig[t.Config]; !ok {

@@ -38,6 +38,9 @@ func RungValues(trials []Trial, steps []int64, budget int64, compared []results.
 	byConfig := map[int][]Trial{}
 	var configs []int
 	for _, t := range trials {
+		if t.GPUClass != "" {
+			continue // a confirm re-run on another GPU class: never compared at a rung
+		}
 		if _, ok := byConfig[t.Config]; !ok {
 			configs = append(configs, t.Config)
 		}

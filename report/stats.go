@@ -15,12 +15,14 @@ import (
 
 // Row is one configuration of the leaderboard.
 type Row struct {
-	Config   int
-	Params   map[string]any
-	Trials   int            // trials of this configuration (one per seed)
-	Scored   int            // completed trials with a finite objective: the seeds the statistics use
-	Outcomes map[string]int // trials per outcome
-	Mean     float64        // mean objective over the scored seeds; NaN when none
+	Config int
+	Params map[string]any
+	// Precision is the configuration's resources.precision setting; "" without one.
+	Precision string
+	Trials    int            // trials of this configuration (one per seed)
+	Scored    int            // completed trials with a finite objective: the seeds the statistics use
+	Outcomes  map[string]int // trials per outcome
+	Mean      float64        // mean objective over the scored seeds; NaN when none
 	// Lo and Hi are the 95% confidence interval of the mean, clipped to metric.bounds; NaN with fewer
 	// than results.MinIntervalSeeds scored seeds (the table says "too few seeds").
 	Lo, Hi    float64
@@ -64,6 +66,9 @@ func Leaderboard(res *results.SweepResults) []Row {
 		}
 		r.Trials++
 		r.Outcomes[t.Outcome]++
+		if r.Precision == "" {
+			r.Precision = t.Precision
+		}
 		if t.Scored() {
 			r.Objective = append(r.Objective, *t.Objective)
 		}

@@ -18,7 +18,7 @@ type ClassRun struct {
 }
 
 // ClassConfirmation is a configuration a sweep with confirm re-ran on other GPU classes: its runs on
-// the sweep's class first, then on each class in the order they ran.
+// the sweep's class first, then on each other class by name.
 type ClassConfirmation struct {
 	Config int            `json:"config"`
 	Params map[string]any `json:"params"`

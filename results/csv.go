@@ -16,7 +16,8 @@ import (
 // stop rule, steps, wall seconds, error, and for a trial early_terminate stopped the decision step,
 // its configuration's value there and the cutoff it missed, then where its last segment attempt ran
 // (hw_*: host, CPU, GPU model, GPU memory in MiB, driver, CUDA version, precision settings), and the
-// resources.precision setting it ran under (precision_setting, empty without one).
+// resources.precision setting it ran under (precision_setting, empty without one) and, for a confirm
+// re-run, the GPU class it re-ran on (confirm_gpu_class, empty for the search's trials).
 func WriteCSV(w io.Writer, res *SweepResults) error {
 	cw := csv.NewWriter(w)
 	// The fixed columns are the names a parameter may not take (sweeps.ReservedParamNames): the trial's
@@ -43,7 +44,7 @@ func WriteCSV(w io.Writer, res *SweepResults) error {
 			row = append(row, "", "", "")
 		}
 		row = append(row, hardwareCells(t.Hardware)...)
-		row = append(row, t.Precision)
+		row = append(row, t.Precision, t.GPUClass)
 		if err := cw.Write(row); err != nil {
 			return err
 		}

@@ -411,7 +411,7 @@ func Merge(parts [][]TrialSummary, plan []sweeps.Trial) []TrialSummary {
 	}
 	for _, p := range plan {
 		if t, ok := byID[p.ID]; ok && t.Params == nil {
-			t.Config, t.Seed, t.Params = p.Config, p.Seed, p.Params
+			t.Config, t.Seed, t.Params, t.Precision, t.GPUClass = p.Config, p.Seed, p.Params, p.Precision, p.GPUClass
 			byID[p.ID] = t
 		}
 	}
@@ -552,6 +552,9 @@ func Confirmations(trials []TrialSummary, searchSeeds []int64, maximize bool, bo
 	byConfig := map[int]*split{}
 	params := map[int]map[string]any{}
 	for _, t := range trials {
+		if t.GPUClass != "" {
+			continue // a confirm re-run on another GPU class
+		}
 		sp := byConfig[t.Config]
 		if sp == nil {
 			sp = &split{}

@@ -177,15 +177,15 @@ func TestWriteCSV(t *testing.T) {
 	}
 	want := [][]string{
 		{"trial_id", "config", "seed", "lr", "name", "flag", "outcome", "objective", "stop_rule", "steps", "wall_seconds", "error", "pruned_step", "pruned_value", "pruned_cutoff",
-			"hw_worker", "hw_cpu", "hw_gpu", "hw_gpu_memory_mib", "hw_driver", "hw_cuda", "hw_precision", "precision_setting"},
-		{"0-s1", "0", "1", "0.0003", `a,"b"`, "true", "completed", "123.25", "", "10000", "1.235", "", "", "", "", "", "", "", "", "", "", "", ""},
-		{"1-s1", "1", "1", "1", "", "", "failed", "", "", "5000", "0.000", "trainer exited with status 3\nlog tail:\nboom", "", "", "", "", "", "", "", "", "", "", ""}, // the whole cause
-		{"2-s1", "2", "1", "0.1", "x\ny", "", "diverged", "", "non_finite", "7000", "0.000", "", "", "", "", "", "", "", "", "", "", "", ""},
-		{"3-s1", "3", "1", "-0.5", `'=HYPERLINK("http://x","y")`, "'@SUM(1)", "failed", "", "", "0", "0.000", "'+cmd|' /C calc'!A0", "", "", "", "", "", "", "", "", "", "", ""},
-		{"4-s1", "4", "1", "0.5", "'-2", "'\tTAB", "failed", "", "", "0", "0.000", "'-oops", "", "", "", "", "", "", "", "", "", "", ""},
-		{"5-s1", "5", "1", "1e-05", "", "", "pruned", "12", "", "3000", "0.000", "", "3000", "11.5", "-20.25", "", "", "", "", "", "", "", ""},
+			"hw_worker", "hw_cpu", "hw_gpu", "hw_gpu_memory_mib", "hw_driver", "hw_cuda", "hw_precision", "precision_setting", "confirm_gpu_class"},
+		{"0-s1", "0", "1", "0.0003", `a,"b"`, "true", "completed", "123.25", "", "10000", "1.235", "", "", "", "", "", "", "", "", "", "", "", "", ""},
+		{"1-s1", "1", "1", "1", "", "", "failed", "", "", "5000", "0.000", "trainer exited with status 3\nlog tail:\nboom", "", "", "", "", "", "", "", "", "", "", "", ""}, // the whole cause
+		{"2-s1", "2", "1", "0.1", "x\ny", "", "diverged", "", "non_finite", "7000", "0.000", "", "", "", "", "", "", "", "", "", "", "", "", ""},
+		{"3-s1", "3", "1", "-0.5", `'=HYPERLINK("http://x","y")`, "'@SUM(1)", "failed", "", "", "0", "0.000", "'+cmd|' /C calc'!A0", "", "", "", "", "", "", "", "", "", "", "", ""},
+		{"4-s1", "4", "1", "0.5", "'-2", "'\tTAB", "failed", "", "", "0", "0.000", "'-oops", "", "", "", "", "", "", "", "", "", "", "", ""},
+		{"5-s1", "5", "1", "1e-05", "", "", "pruned", "12", "", "3000", "0.000", "", "3000", "11.5", "-20.25", "", "", "", "", "", "", "", "", ""},
 		{"6-s1", "6", "1", "2", "", "", "oom", "", "", "0", "0.000", "out of memory", "", "", "",
-			"gpu-box", "AMD EPYC 9654 96-Core Processor", "2 × NVIDIA H100 80GB HBM3", "81559", "550.54.15", "12.4", "NVIDIA_TF32_OVERRIDE=0 XLA_FLAGS=--xla_gpu_enable_fast_min_max", "fp32"},
+			"gpu-box", "AMD EPYC 9654 96-Core Processor", "2 × NVIDIA H100 80GB HBM3", "81559", "550.54.15", "12.4", "NVIDIA_TF32_OVERRIDE=0 XLA_FLAGS=--xla_gpu_enable_fast_min_max", "fp32", ""},
 	}
 	if len(rows) != len(want) {
 		t.Fatalf("results.csv has %d rows, want %d:\n%s", len(rows), len(want), buf.String())

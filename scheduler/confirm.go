@@ -22,6 +22,8 @@ type Confirmer interface {
 	Picked() bool
 	// Confirm gives the re-runs, which start after the search, in order.
 	Confirm(trials []sweeps.Trial)
+	// Rerun is the re-run of that ID; false when it is none.
+	Rerun(id string) (sweeps.Trial, bool)
 }
 
 // confirming runs the search (its inner scheduler) and then the re-runs Confirm gave. The re-runs go
@@ -53,6 +55,18 @@ func (c *confirming) Confirm(trials []sweeps.Trial) {
 	for _, t := range trials {
 		c.ids[t.ID] = true
 	}
+}
+
+func (c *confirming) Rerun(id string) (sweeps.Trial, bool) {
+	if c.st == nil || !c.ids[id] {
+		return sweeps.Trial{}, false
+	}
+	for _, t := range c.st.Trials {
+		if t.ID == id {
+			return t, true
+		}
+	}
+	return sweeps.Trial{}, false
 }
 
 func (c *confirming) rerun() (sweeps.Trial, bool) {

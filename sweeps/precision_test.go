@@ -116,8 +116,18 @@ func TestPrecisionAndTrainerEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = s.Validate()
-	if want := `trainer.environment.NVIDIA_TF32_OVERRIDE: got "NVIDIA_TF32_OVERRIDE", want not set with resources.precision`; err == nil || !strings.Contains(err.Error(), want) {
+	if want := `trainer.environment.NVIDIA_TF32_OVERRIDE: got "0", want not set with resources.precision`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("got %v, want %q", err, want)
+	}
+}
+
+func TestPrecisionAndBuiltinTrainer(t *testing.T) {
+	s, err := Decode(strings.NewReader("name: p\ntrainer: {builtin: ppo, env: CartPole-v1}\nparameters:\n  lr: {values: [0.1, 0.2]}\nresources: {precision: [fp32, tf32]}\n"), "p.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "no precision dimension with trainer.builtin ppo") {
+		t.Fatalf("got %v", err)
 	}
 }
 

@@ -408,9 +408,7 @@ func (s *Spec) trialCount() (int, bool) {
 	if r := s.rerunTrials(); r > 0 && r <= MaxTrials {
 		n += r // bayes: the re-run of the best configurations
 	}
-	if r := s.confirmTrials(); r > 0 && r <= MaxTrials {
-		n += r // the re-run of the best on other GPU classes
-	}
+
 	return n, true
 }
 
@@ -515,9 +513,13 @@ func (c *checker) precision() {
 		c.add("resources.precision", "["+strings.Join(ps, ", ")+"]", fmt.Sprintf(
 			"no precision dimension with method %s: it runs every configuration under each setting, which needs planned configurations (method grid, random or sobol); run the best configurations of this sweep in a grid sweep with resources.precision", s.Method))
 	}
+	if s.Trainer.Builtin != "" {
+		c.add("resources.precision", "["+strings.Join(ps, ", ")+"]", fmt.Sprintf(
+			"no precision dimension with trainer.builtin %s: the built-in trainer computes on the CPU in float64, so every setting would train the same run (remove resources.precision, or use a trainer command that runs on a GPU)", s.Trainer.Builtin))
+	}
 	for _, k := range sortedKeys(s.Trainer.Environment) {
 		if slices.Contains(trainer.PrecisionVars, k) {
-			c.add("trainer.environment."+k, quote(k), "not set with resources.precision, whose settings set it for each trial (remove one of them)")
+			c.add("trainer.environment."+k, quote(s.Trainer.Environment[k]), "not set with resources.precision, whose settings set it for each trial (remove one of them)")
 		}
 	}
 }

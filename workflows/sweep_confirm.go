@@ -1,12 +1,15 @@
 package workflows
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/scheduler"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
@@ -27,7 +30,9 @@ func (s *sweepRun) confirming() bool {
 // pickConfirm stores the search's results, picks its best configurations from them
 // (activities.PickConfirm) and hands their re-runs to the scheduler. The re-runs train on other
 // queues, so no slot hand-off goes on (Lanes off: nothing runs, so none is held). The pick is recorded
-// as the sweep's ConfirmNote, which status and the sweep's summary show, none picked included.
+// as the sweep's ConfirmNote, which status and the sweep's summary show, none picked included. A pick
+// that fails for good (its retries spent) confirms nothing and the sweep ends on the search's results,
+// its note saying why; only a cancel ends it otherwise.
 func (s *sweepRun) pickConfirm(ctx workflow.Context) error {
 	if err := s.flushResults(ctx); err != nil {
 		return err
@@ -36,19 +41,53 @@ func (s *sweepRun) pickConfirm(ctx workflow.Context) error {
 	var best []sweeps.Trial
 	err := workflow.ExecuteActivity(s.lightOptions(ctx, "pick the configurations to confirm on "+strings.Join(cf.GPUClasses, ", ")),
 		(*activities.Activities).PickConfirm, activities.PickConfirmInput{SweepID: s.in.SweepID, Top: cf.Top}).Get(ctx, &best)
-	if err != nil {
+	switch {
+	case temporal.IsCanceledError(err):
 		return err
+	case err != nil:
+		// The search's results stand: the sweep ends as without confirm, and says why.
+		s.state.ConfirmNote = "confirm: not run: picking the best configurations failed: " + firstLine(err)
+		best = nil
+	default:
+		s.state.ConfirmNote = confirmNote(best, cf)
 	}
-	trials := s.in.Spec.ConfirmTrials(best)
-	s.sched.(scheduler.Confirmer).Confirm(trials)
+	s.sched.(scheduler.Confirmer).Confirm(s.in.Spec.ConfirmTrials(best))
 	s.state.Lanes = nil
-	s.state.ConfirmNote = confirmNote(best, cf)
 	workflow.GetLogger(ctx).Info(s.state.ConfirmNote)
 	return nil
 }
 
-// confirmNote says what the confirmation re-runs: "confirm: configurations 3, 0, 7 re-run on a100
-// (6 trials)", or that none qualified.
+// firstLine is the first line of err's message (an activity's own, without the SDK's wrapping).
+func firstLine(err error) string {
+	msg := err.Error()
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) && app.Message() != "" {
+		msg = app.Message()
+	}
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	return msg
+}
+
+// fillRerun gives a confirm re-run recorded without its summary (it never started, or ended without
+// reporting) its configuration, seed, parameters, precision and class, as results.Merge does for the
+// search's trials from the plan: without them it would count as the search's.
+func (s *sweepRun) fillRerun(sum *results.TrialSummary) {
+	if sum.Params != nil {
+		return
+	}
+	c, ok := s.sched.(scheduler.Confirmer)
+	if !ok {
+		return
+	}
+	if t, ok := c.Rerun(sum.TrialID); ok {
+		sum.Config, sum.Seed, sum.Params, sum.Precision, sum.GPUClass = t.Config, t.Seed, t.Params, t.Precision, t.GPUClass
+	}
+}
+
+// confirmNote says what the confirmation re-runs: "confirm: configurations 3, 0, 7 re-run on a100",
+// or that none qualified.
 func confirmNote(best []sweeps.Trial, cf *sweeps.Confirm) string {
 	if len(best) == 0 {
 		return fmt.Sprintf("confirm: no configuration to re-run on %s: none completed a seed with none diverged, failed or out of memory",

@@ -76,7 +76,7 @@ func endSummary(res *SweepResult, paramNames []string) string {
 			metric = "objective"
 		}
 		fmt.Fprintf(&b, "; best config %d (%s): %s %.4g, mean over %d %s", best.Config,
-			formatParams(paramNames, best.Params), metric, best.Objective, best.Seeds, plural(best.Seeds, "seed"))
+			formatParams(paramNames, best.Params)+precisionNote(best.Precision), metric, best.Objective, best.Seeds, plural(best.Seeds, "seed"))
 		if best.Confirmed && best.Fresh != nil {
 			fmt.Fprintf(&b, ", confirmed: %.4g on %d fresh %s", *best.Fresh, best.FreshSeeds, plural(best.FreshSeeds, "seed"))
 		}
@@ -87,6 +87,14 @@ func endSummary(res *SweepResult, paramNames []string) string {
 		fmt.Fprintf(&b, "; %s", res.Confirm)
 	}
 	return b.String()
+}
+
+// precisionNote is ", under tf32" for a configuration with a precision setting, "" otherwise.
+func precisionNote(p string) string {
+	if p == "" {
+		return ""
+	}
+	return ", under " + p
 }
 
 // failureSummary is the summary line of a sweep that failed before its results were written: its

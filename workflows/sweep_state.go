@@ -60,7 +60,8 @@ func (st *SweepState) tally(sum results.TrialSummary, goal string) {
 		failed.Last = nil
 		st.LastFailure = &failed
 	}
-	if sum.Outcome == results.OutcomeCompleted && sum.Objective != nil && better(goal, sum, st.Leader) {
+	// A confirm re-run on another GPU class is not the search's result: it never leads.
+	if sum.Outcome == results.OutcomeCompleted && sum.Objective != nil && sum.GPUClass == "" && better(goal, sum, st.Leader) {
 		lead := sum
 		lead.Last = nil
 		st.Leader = &lead

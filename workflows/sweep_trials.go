@@ -235,6 +235,7 @@ func (s *sweepRun) record(ctx workflow.Context, sum results.TrialSummary) {
 	if !s.book.end(sum.TrialID) {
 		return
 	}
+	s.fillRerun(&sum)
 	s.state.Lanes.ended(sum)
 	if sum.Unstarted && s.state.Phase == PhaseCancelling {
 		return // a standby trial the cancel reached before its place: it never ran

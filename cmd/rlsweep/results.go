@@ -126,6 +126,10 @@ func writeLeaderboard(w io.Writer, res *results.SweepResults, n int) error {
 		fmt.Fprint(tw, "\t"+p)
 	}
 	anyConfirmed := len(res.Confirmations) > 0
+	precision := slices.ContainsFunc(rows, func(r report.Row) bool { return r.Precision != "" })
+	if precision {
+		fmt.Fprint(tw, "\tPRECISION")
+	}
 	fmt.Fprintf(tw, "\tMEAN %s\t95%% CI\tSEEDS", metric)
 	if anyConfirmed {
 		fmt.Fprint(tw, "\tCONFIRMED")
@@ -138,6 +142,9 @@ func writeLeaderboard(w io.Writer, res *results.SweepResults, n int) error {
 		fmt.Fprintf(tw, "%d", i+1)
 		for _, p := range res.Params {
 			fmt.Fprint(tw, "\t"+paramValue(r.Params[p]))
+		}
+		if precision {
+			fmt.Fprint(tw, "\t"+cmp.Or(r.Precision, "-"))
 		}
 		mean, ci := "-", "-"
 		if r.Scored > 0 {
