@@ -84,21 +84,18 @@ func NewSlots(gpus []string, perGPU int) (*Slots, error) {
 // trials pack more: MaxTrainers bounds those.
 func (s *Slots) Len() int { return len(s.gpus) * s.perGPU }
 
-// MaxTrainers is the most trials the pool can hold at once: every GPU packed with trials of the
-// smallest fraction.
+// MaxTrainers is the most trials holding GPUs the pool can hold at once: every GPU packed with trials
+// of the smallest fraction (or --trials-per-gpu's most).
 func (s *Slots) MaxTrainers() int {
-	return len(s.gpus) * max(s.perGPU, sweeps.GPUUnits/sweeps.MinGPUFractionUnits)
+	return len(s.gpus) * (sweeps.GPUUnits / sweeps.MinGPUFractionUnits)
 }
-
-// GPUs is the pool's GPU IDs, in --gpus order.
-func (s *Slots) GPUs() []string { return append([]string(nil), s.gpus...) }
 
 // wholeUnits is what a whole-GPU trial takes of each of its GPUs.
 func (s *Slots) wholeUnits() int { return sweeps.GPUUnits / s.perGPU }
 
 // HasRoom says whether some GPU has capacity left for the smallest trial the pool can be asked to
-// place (the smallest fraction, or a whole-GPU trial's share if that is smaller). The worker polls for
-// another segment only then (worker/).
+// place (sweeps.MinGPUFraction; a whole-GPU trial's share under --trials-per-gpu is no smaller). The
+// worker polls for another segment only then (worker/).
 func (s *Slots) HasRoom() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -106,9 +103,8 @@ func (s *Slots) HasRoom() bool {
 }
 
 func (s *Slots) hasRoom() bool {
-	least := min(sweeps.MinGPUFractionUnits, s.wholeUnits())
 	for _, g := range s.gpus {
-		if s.free[g] >= least {
+		if s.free[g] >= sweeps.MinGPUFractionUnits {
 			return true
 		}
 	}

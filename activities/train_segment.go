@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -142,7 +143,8 @@ func (a *Activities) prepareAndTakePlace(ctx context.Context, in SegmentInput, p
 		}
 		run.process.CUDADevices = strings.Join(lease.GPUs, ",")
 		run.process.GPUMemoryFraction = lease.MemoryFraction()
-		run.env = run.process.Env(os.Environ(), in.Trainer.Environment, append(run.extraEnv, xlaMemoryEnv(lease, in.Trainer.Environment)...)...)
+		run.env = run.process.Env(os.Environ(), in.Trainer.Environment,
+			slices.Concat(run.extraEnv, xlaMemoryEnv(lease, in.Trainer.Environment))...)
 		return run, func() { a.Slots.Release(lease) }, nil
 	case a.TrialLimit != nil:
 		select {
