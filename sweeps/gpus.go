@@ -26,17 +26,17 @@ func IsGPUFraction(gpus float64) bool { return gpus > 0 && gpus < 1 }
 // GPUFractionUnits is a fraction of a GPU in GPUUnits, rounded to the nearest unit (1/3 is 3333).
 func GPUFractionUnits(gpus float64) int { return int(math.Round(gpus * GPUUnits)) }
 
-// TrialsPerGPU is how many trials holding gpus (a fraction) share one GPU.
-func TrialsPerGPU(gpus float64) int { return GPUUnits / max(GPUFractionUnits(gpus), 1) }
+// trialsPerGPU is how many trials holding gpus (a fraction) share one GPU.
+func trialsPerGPU(gpus float64) int { return GPUUnits / max(GPUFractionUnits(gpus), 1) }
 
-// FormatGPUs writes resources.gpus in shortest form: "0.25", "2".
-func FormatGPUs(gpus float64) string { return strconv.FormatFloat(gpus, 'g', -1, 64) }
+// formatGPUs writes resources.gpus in shortest form: "0.25", "2".
+func formatGPUs(gpus float64) string { return strconv.FormatFloat(gpus, 'g', -1, 64) }
 
 // checkGPUs checks resources.gpus: a whole number in [0, MaxGPUs], or a fraction of one GPU in
 // [MinGPUFraction, 1).
 func (c *checker) checkGPUs() {
 	g := c.s.Resources.GPUs
-	got := FormatGPUs(g)
+	got := formatGPUs(g)
 	switch {
 	case math.IsNaN(g) || math.IsInf(g, 0) || g < 0:
 		c.add("resources.gpus", got, fmt.Sprintf("a whole number of GPUs in [0, %d], or a fraction of one GPU in [%g, 1) such as 0.25 (four trials share a GPU)", MaxGPUs, MinGPUFraction))
@@ -54,10 +54,10 @@ func (c *checker) checkGPUs() {
 // describeGPUFraction says how trials holding a fraction of a GPU pack on a GPU worker (validate
 // --explain).
 func describeGPUFraction(gpus float64) string {
-	n := TrialsPerGPU(gpus)
-	line := fmt.Sprintf("each trial holds %s of a GPU: %d share one", FormatGPUs(gpus), n)
+	n := trialsPerGPU(gpus)
+	line := fmt.Sprintf("each trial holds %s of a GPU: %d share one", formatGPUs(gpus), n)
 	if left := GPUUnits - n*GPUFractionUnits(gpus); left >= MinGPUFractionUnits {
-		line += fmt.Sprintf(", leaving %s of it to other trials", FormatGPUs(float64(left)/GPUUnits))
+		line += fmt.Sprintf(", leaving %s of it to other trials", formatGPUs(float64(left)/GPUUnits))
 	}
 	return line + "; a GPU worker packs them best-fit, keeping whole GPUs free for whole-GPU trials, and tells each trainer its share in RLSWEEP_GPU_MEMORY_FRACTION"
 }
