@@ -23,3 +23,10 @@ func ForgetMachine() { machineOnce = sync.Once{}; machineInfo = machine{} }
 var CPUModel = cpuModel
 
 func ParseCUDAVersion(out []byte) string { return parseCUDAVersion(out) }
+
+// LeaseOf is the lease of a whole-GPU trial (resources.gpus 1) on GPUs gpus of s, for a test that
+// releases by GPU.
+func LeaseOf(s *Slots, gpus ...string) Lease { return Lease{GPUs: gpus, units: s.wholeUnits()} }
+
+// XLAMemoryEnv is xlaMemoryEnv, for a test.
+var XLAMemoryEnv = xlaMemoryEnv

@@ -32,7 +32,7 @@ type gpuRun struct {
 // With --gpus 0,1 (two slots) and five trials started at once, no two trials run on one GPU at the same
 // time, each sees exactly one GPU in CUDA_VISIBLE_DEVICES, and both GPUs are used.
 func TestTrainSegmentGPUSlotsExclusive(t *testing.T) {
-	_, runs := runGPUTrials(t, []string{"0", "1"}, make([]*int, 5))
+	_, runs := runGPUTrials(t, []string{"0", "1"}, make([]*float64, 5))
 	byGPU := map[string][]gpuRun{}
 	for _, r := range runs {
 		if r.gpu != "0" && r.gpu != "1" {
@@ -57,7 +57,7 @@ func TestTrainSegmentGPUSlotsExclusive(t *testing.T) {
 // runGPUTrials runs one segment per entry of gpusOf at once (each asking for that many GPUs, nil: the
 // default of one) on a worker with the given GPUs, under gpuRecorder, and returns the fixture (its
 // worker keeps the pool) and what the trials recorded.
-func runGPUTrials(t *testing.T, gpus []string, gpusOf []*int) (*fixture, []gpuRun) {
+func runGPUTrials(t *testing.T, gpus []string, gpusOf []*float64) (*fixture, []gpuRun) {
 	t.Helper()
 	f := newFixture(t)
 	slots, err := activities.NewSlots(gpus, 1)
@@ -132,8 +132,8 @@ printf '{"step":%s,"reward":1}\n' "$RLSWEEP_STOP_AT_STEP" >> "$RLSWEEP_METRICS_F
 // GPUs, trials that overlap in time share none; a trial asking for none sees no GPU and does not wait
 // for one; a trial asking for more GPUs than the worker has fails at once, without retries.
 func TestTrainSegmentSeveralGPUsPerTrial(t *testing.T) {
-	two, none := 2, 0
-	f, runs := runGPUTrials(t, []string{"0", "1", "2"}, []*int{&two, &two, &two, &two, &none})
+	two, none := 2.0, 0.0
+	f, runs := runGPUTrials(t, []string{"0", "1", "2"}, []*float64{&two, &two, &two, &two, &none})
 	for _, r := range runs {
 		if r.trial == "4-s1" {
 			if r.gpu != "none" {
@@ -159,7 +159,7 @@ func TestTrainSegmentSeveralGPUsPerTrial(t *testing.T) {
 	}
 
 	in := f.input(1000, nil)
-	four := 4
+	four := 4.0
 	in.GPUs = &four
 	_, err := f.env(context.Background(), nil).ExecuteActivity(f.acts.TrainSegment, in)
 	var appErr *temporal.ApplicationError
@@ -182,7 +182,7 @@ func TestTrainSegmentHeartbeatsWhileWaitingForAGPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitsHeartbeating(t, f, func() { slots.Release(held...) })
+	waitsHeartbeating(t, f, func() { slots.Release(held) })
 }
 
 // Likewise for a place under --slots on a worker of several trial queues (TrialLimit): without it,
@@ -220,5 +220,117 @@ func waitsHeartbeating(t *testing.T, f *fixture, release func()) {
 	}
 	if n := beats.Load(); n < 5 {
 		t.Errorf("%d heartbeats while waiting for a place, want at least 5", n)
+	}
+}
+
+// shareRecorder is a trainer that sleeps so that trials overlap in time and appends "trial gpus
+// memory-fraction xla-fraction start-ns end-ns" to $GPU_TEST_DIR/runs ("-" for an unset variable).
+const shareRecorder = `d="$GPU_TEST_DIR"
+start=$(date +%s%N); sleep 0.5; end=$(date +%s%N)
+echo "$RLSWEEP_TRIAL_ID ${CUDA_VISIBLE_DEVICES:--} ${RLSWEEP_GPU_MEMORY_FRACTION:--} ${XLA_PYTHON_CLIENT_MEM_FRACTION:--} $start $end" >> "$d/runs"
+printf '{"step":%s,"reward":1}\n' "$RLSWEEP_STOP_AT_STEP" >> "$RLSWEEP_METRICS_FILE"`
+
+type shareRun struct {
+	trial, gpu, memory, xla string
+	start, end              int64
+}
+
+// With --gpus 0 and four trials of resources.gpus 0.25 started at once, all four train at the same
+// time on GPU 0, each told its share (RLSWEEP_GPU_MEMORY_FRACTION=0.25, and JAX's
+// XLA_PYTHON_CLIENT_MEM_FRACTION=0.225); a whole-GPU trial is told 1 and JAX's default stays.
+func TestTrainSegmentPacksFractionalTrials(t *testing.T) {
+	quarter, whole := 0.25, 1.0
+	runs := runShareTrials(t, []string{"0"}, []*float64{&quarter, &quarter, &quarter, &quarter})
+	for _, r := range runs {
+		if r.gpu != "0" || r.memory != "0.25" || r.xla != "0.225" {
+			t.Errorf("trial %s: CUDA_VISIBLE_DEVICES=%s RLSWEEP_GPU_MEMORY_FRACTION=%s XLA_PYTHON_CLIENT_MEM_FRACTION=%s, want 0, 0.25, 0.225",
+				r.trial, r.gpu, r.memory, r.xla)
+		}
+	}
+	latestStart, earliestEnd := runs[0].start, runs[0].end
+	for _, r := range runs {
+		latestStart, earliestEnd = max(latestStart, r.start), min(earliestEnd, r.end)
+	}
+	if latestStart >= earliestEnd {
+		t.Errorf("the four 0.25 trials did not all train at once on the one GPU: %+v", runs)
+	}
+	runs = runShareTrials(t, []string{"0"}, []*float64{&whole})
+	if r := runs[0]; r.gpu != "0" || r.memory != "1" || r.xla != "-" {
+		t.Errorf("a whole-GPU trial: CUDA_VISIBLE_DEVICES=%s RLSWEEP_GPU_MEMORY_FRACTION=%s XLA_PYTHON_CLIENT_MEM_FRACTION=%s, want 0, 1, unset",
+			r.gpu, r.memory, r.xla)
+	}
+}
+
+// runShareTrials runs one segment per entry of gpusOf at once on a worker with the given GPUs, under
+// shareRecorder, and returns what the trials recorded.
+func runShareTrials(t *testing.T, gpus []string, gpusOf []*float64) []shareRun {
+	t.Helper()
+	f := newFixture(t)
+	slots, err := activities.NewSlots(gpus, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.acts.Slots = slots
+	dir := t.TempDir()
+	errs := make([]error, len(gpusOf))
+	var wg sync.WaitGroup
+	for i, n := range gpusOf {
+		in := f.input(1000, nil)
+		in.Trial.ID = fmt.Sprintf("%d-s1", i)
+		in.Trial.Config = i
+		in.GPUs = n
+		in.Trainer.Command = shellTrainer(shareRecorder)
+		in.Trainer.Environment["GPU_TEST_DIR"] = dir
+		env := f.env(context.Background(), nil)
+		wg.Go(func() { _, errs[i] = env.ExecuteActivity(f.acts.TrainSegment, in) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("trial %d-s1: %v", i, err)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "runs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []shareRun
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		fs := strings.Fields(line)
+		if len(fs) != 6 {
+			t.Fatalf("runs: line %q, want: trial gpu memory xla start end", line)
+		}
+		start, err1 := strconv.ParseInt(fs[4], 10, 64)
+		end, err2 := strconv.ParseInt(fs[5], 10, 64)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("runs: line %q: times are not integers", line)
+		}
+		runs = append(runs, shareRun{trial: fs[0], gpu: fs[1], memory: fs[2], xla: fs[3], start: start, end: end})
+	}
+	if len(runs) != len(gpusOf) {
+		t.Fatalf("%d trials recorded a run, want %d: %+v", len(runs), len(gpusOf), runs)
+	}
+	return runs
+}
+
+// The worker's or the spec's XLA_PYTHON_CLIENT_MEM_FRACTION wins over the one rlsweep sets for a share.
+func TestXLAMemoryFractionYields(t *testing.T) {
+	slots, err := activities.NewSlots([]string{"0"}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := slots.Acquire(context.Background(), 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := activities.XLAMemoryEnv(l, nil); len(got) != 1 || got[0] != "XLA_PYTHON_CLIENT_MEM_FRACTION=0.45" {
+		t.Errorf("0.5 of a GPU: %q, want XLA_PYTHON_CLIENT_MEM_FRACTION=0.45", got)
+	}
+	if got := activities.XLAMemoryEnv(l, map[string]string{"XLA_PYTHON_CLIENT_MEM_FRACTION": ".3"}); len(got) != 0 {
+		t.Errorf("with trainer.environment setting it: %q, want nothing", got)
+	}
+	t.Setenv("XLA_PYTHON_CLIENT_MEM_FRACTION", ".2")
+	if got := activities.XLAMemoryEnv(l, nil); len(got) != 0 {
+		t.Errorf("with the worker's environment setting it: %q, want nothing", got)
 	}
 }

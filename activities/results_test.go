@@ -152,8 +152,9 @@ func TestSlots(t *testing.T) {
 		if err != nil {
 			return "", err
 		}
-		return got[0], nil
+		return got.GPUs[0], nil
 	}
+	release := func(g string) { s.Release(activities.LeaseOf(s, g)) }
 	var (
 		mu             sync.Mutex
 		inUse, maxUsed int
@@ -183,7 +184,7 @@ func TestSlots(t *testing.T) {
 				inUse--
 				perGPUUse[g]--
 				mu.Unlock()
-				s.Release(g)
+				release(g)
 			}
 		}()
 	}
@@ -209,7 +210,7 @@ func TestSlots(t *testing.T) {
 	if g, err := acquire(ctx); err == nil {
 		t.Errorf("Acquire with every slot taken = %q, want a context error", g)
 	}
-	s.Release(held[0])
+	release(held[0])
 	if g, err := acquire(context.Background()); err != nil || g != held[0] {
 		t.Errorf("Acquire after a Release = %q, %v, want %q", g, err, held[0])
 	}

@@ -7,6 +7,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +21,7 @@ import (
 	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/runner"
 	"github.com/rlsweep/rlsweep/sweeps"
+	"github.com/rlsweep/rlsweep/trainer"
 )
 
 // heartbeatEvery is how often a probe heartbeats (its cancellation arrives on a heartbeat's answer),
@@ -73,9 +76,16 @@ func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (_ *Segm
 	}
 	places := a.Places[activity.GetInfo(ctx).TaskQueue]
 	var exited bool
+	if places != nil {
+		// The segment has its place: on a GPU worker, the queue's worker may poll for another segment.
+		places.Placed()
+	}
 	defer func() {
-		if exited {
+		switch {
+		case exited:
 			places.ActivityEnded() // after the scratch directory's clean-up below
+		case places != nil:
+			places.Unplaced() // its trainer never ran
 		}
 	}()
 	defer run.close()
@@ -124,15 +134,18 @@ func (a *Activities) prepareAndTakePlace(ctx context.Context, in SegmentInput, p
 	b.set(run.hb)
 	switch {
 	case a.Slots != nil:
-		// A trial that asks for no GPU sees none; one that asks for several sees them all.
-		gpus, err := a.Slots.AcquireN(ctx, in.gpuCount())
+		// A trial that asks for no GPU sees none; one that asks for several sees them all; one that asks
+		// for a fraction sees the GPU it shares, and is told its share.
+		lease, err := a.Slots.Acquire(ctx, in.gpuCount())
 		if err != nil {
 			run.close()
 			return nil, nil, err
 		}
-		run.process.CUDADevices = strings.Join(gpus, ",")
-		run.env = run.process.Env(os.Environ(), in.Trainer.Environment, run.extraEnv...)
-		return run, func() { a.Slots.Release(gpus...) }, nil
+		run.process.CUDADevices = strings.Join(lease.GPUs, ",")
+		run.process.GPUMemoryFraction = lease.MemoryFraction()
+		run.env = run.process.Env(os.Environ(), in.Trainer.Environment,
+			slices.Concat(run.extraEnv, xlaMemoryEnv(lease, in.Trainer.Environment))...)
+		return run, func() { a.Slots.Release(lease) }, nil
 	case a.TrialLimit != nil:
 		select {
 		case a.TrialLimit <- struct{}{}:
@@ -300,6 +313,28 @@ func (r *segmentRun) wandbDirEnv(env []string) []string {
 		env = append(env, "WANDB_MODE=offline")
 	}
 	return env
+}
+
+// xlaMemoryFraction is the part of its share of a GPU a JAX trainer preallocates
+// (XLA_PYTHON_CLIENT_MEM_FRACTION): the rest is left to each process's CUDA context and the libraries
+// that allocate outside XLA's pool, as JAX's own default of 0.75 leaves a quarter of a whole GPU.
+const xlaMemoryFraction = 0.9
+
+// xlaMemoryEnv is XLA_PYTHON_CLIENT_MEM_FRACTION for a trainer that holds less than a whole GPU
+// (a fractional resources.gpus, or --trials-per-gpu): 0.9 of its share, so that the JAX trainers sharing
+// a GPU do not each preallocate JAX's default of 75% of it, which only the first would get. Nothing
+// when the worker's environment or trainer.environment sets it (theirs wins), or for a whole GPU.
+func xlaMemoryEnv(l Lease, spec map[string]string) []string {
+	if len(l.GPUs) == 0 || l.units >= sweeps.GPUUnits {
+		return nil
+	}
+	_, inSpec := spec[trainer.EnvXLAMemFraction]
+	_, inWorker := os.LookupEnv(trainer.EnvXLAMemFraction)
+	if inSpec || inWorker {
+		return nil
+	}
+	f := float64(l.units) * xlaMemoryFraction / sweeps.GPUUnits
+	return []string{trainer.EnvXLAMemFraction + "=" + strconv.FormatFloat(math.Round(f*1e4)/1e4, 'f', -1, 64)}
 }
 
 // wandbConfigFile is the run config of a W&B sweep's trial in its attempt's scratch directory.

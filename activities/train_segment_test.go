@@ -1092,7 +1092,7 @@ func (h *handOffs) HandOff(ctx context.Context, sweep, trial string) error {
 	defer cancel()
 	gpus, err := h.slots.AcquireN(ctx, 1)
 	if err == nil {
-		h.slots.Release(gpus...)
+		h.slots.Release(gpus)
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -77,9 +77,11 @@ type SegmentInput struct {
 	// ResumeFrom is "". A trainer that finishes its iteration past its stop step resumes beyond the
 	// next segment's start.
 	ResumeStep int64 `json:",omitempty"`
-	// GPUs is how many GPUs the segment holds on a worker with --gpus (the spec's resources.gpus);
-	// nil means one. A worker without --gpus ignores it.
-	GPUs *int `json:",omitempty"`
+	// GPUs is how much GPU the segment holds on a worker with --gpus (the spec's resources.gpus): a
+	// whole number of GPUs, or a fraction of one (0.25) that Slots packs beside others; nil means one.
+	// A worker without --gpus ignores it. A float64, so that the inputs of histories written while it
+	// was an integer ("GPUs":2) decode to the same number.
+	GPUs *float64 `json:",omitempty"`
 	// MaxTrainerFailures is how many times the trainer may fail (crash, stall, unreadable metrics)
 	// before the segment fails for good: retries.max_attempts. 0: no bound of the activity's own.
 	MaxTrainerFailures int `json:",omitempty"`
@@ -105,8 +107,8 @@ type SegmentInput struct {
 	ObjectiveSeen bool `json:",omitempty"`
 }
 
-// gpuCount is how many GPUs the segment asks for.
-func (in SegmentInput) gpuCount() int {
+// gpuCount is how much GPU the segment asks for (resources.gpus).
+func (in SegmentInput) gpuCount() float64 {
 	if in.GPUs == nil {
 		return 1
 	}

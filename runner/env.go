@@ -24,6 +24,9 @@ type Contract struct {
 	CUDADevices string
 	// Precision is the trial's resources.precision setting (trainer.PrecisionEnv); "" when none.
 	Precision string
+	// GPUMemoryFraction is RLSWEEP_GPU_MEMORY_FRACTION: the share of each of its GPUs the process holds
+	// ("0.25" for resources.gpus 0.25, "1" for whole GPUs); "" leaves it out (no GPU).
+	GPUMemoryFraction string
 }
 
 // Env is the environment of a trainer process, trials and probes alike: the worker's environment
@@ -63,6 +66,9 @@ func (c Contract) Env(environ []string, spec map[string]string, extra ...string)
 	}
 	if c.ResumeFrom != "" {
 		env = append(env, trainer.EnvResumeFrom+"="+c.ResumeFrom)
+	}
+	if c.GPUMemoryFraction != "" {
+		env = append(env, trainer.EnvGPUMemoryFraction+"="+c.GPUMemoryFraction)
 	}
 	return append(env, extra...)
 }

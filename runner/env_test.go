@@ -31,7 +31,7 @@ func TestContractEnv(t *testing.T) {
 	if n := len(slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return !strings.HasPrefix(kv, "CUDA_VISIBLE_DEVICES=") })); n != 1 {
 		t.Errorf("CUDA_VISIBLE_DEVICES set %d times, want once", n)
 	}
-	for _, absent := range []string{"RLSWEEP_RESUME_FROM=", "RLSWEEP_TB_DIR="} {
+	for _, absent := range []string{"RLSWEEP_RESUME_FROM=", "RLSWEEP_TB_DIR=", "RLSWEEP_GPU_MEMORY_FRACTION="} {
 		for _, kv := range env {
 			if strings.HasPrefix(kv, absent) {
 				t.Errorf("%s set without a value to give: %s", absent, kv)
@@ -74,5 +74,20 @@ func TestContractEnvPrecision(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A trainer holding a share of a GPU is told it in RLSWEEP_GPU_MEMORY_FRACTION, which the worker's
+// environment cannot set.
+func TestContractEnvGPUMemoryFraction(t *testing.T) {
+	env := Contract{CUDADevices: "0", GPUMemoryFraction: "0.25"}.Env([]string{"RLSWEEP_GPU_MEMORY_FRACTION=1"}, nil)
+	var got []string
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "RLSWEEP_GPU_MEMORY_FRACTION=") {
+			got = append(got, kv)
+		}
+	}
+	if !slices.Equal(got, []string{"RLSWEEP_GPU_MEMORY_FRACTION=0.25"}) {
+		t.Errorf("RLSWEEP_GPU_MEMORY_FRACTION: %q, want 0.25 once", got)
 	}
 }

@@ -35,7 +35,7 @@ func (d *decoder) spec(n *yaml.Node, s *Spec) {
 		{"concurrency", d.smallInt(&s.Concurrency)},
 		{"resources", func(p string, v *yaml.Node) {
 			d.mapping(v, p, []field{{"task_queue", d.text(&s.Resources.TaskQueue)}, {"gpu_class", d.text(&s.Resources.GPUClass)},
-				{"gpus", d.smallInt(&s.Resources.GPUs)}, {"memory_param", d.text(&s.Resources.MemoryParam)},
+				{"gpus", d.float(&s.Resources.GPUs)}, {"memory_param", d.text(&s.Resources.MemoryParam)},
 				{"precision", d.textList(&s.Resources.Precision)}})
 		}},
 		{"retries", func(p string, v *yaml.Node) {

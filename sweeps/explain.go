@@ -76,6 +76,9 @@ func Explain(s *Spec, trials []Trial) ([]string, error) {
 		}
 	}
 	add("%s)", count)
+	if IsGPUFraction(s.Resources.GPUs) {
+		add("resources: %s", describeGPUFraction(s.Resources.GPUs))
+	}
 	if s.Method == MethodBayes {
 		b := s.BayesSettings()
 		startup := min(b.StartupTrials, s.Trials)

@@ -202,13 +202,17 @@ type EarlyTerminate struct {
 }
 
 // Resources says where trials run: on the trial task queue (task_queue, or the queue of a GPU class),
-// each trial holding GPUs devices of the worker that runs it.
+// each trial holding GPUs of the worker that runs it.
 type Resources struct {
 	TaskQueue string `json:"task_queue"` // default "rlsweep-gpu"
 	// GPUClass picks the queue of one kind of GPU, "rlsweep-gpu-<class>", served by workers started
 	// with `rlsweep worker --gpu-class <class>`. Set it or task_queue, not both.
 	GPUClass string `json:"gpu_class,omitempty"`
-	GPUs     int    `json:"gpus"`
+	// GPUs is how much GPU a trial holds on a worker started with --gpus: a whole number of GPUs
+	// (0 to MaxGPUs; 0 is none), or a fraction of one GPU in [MinGPUFraction, 1), such as 0.25 for
+	// four trials sharing a GPU (activities.Slots packs them). A spec stored with an integer here
+	// ("gpus": 1) decodes unchanged.
+	GPUs float64 `json:"gpus"`
 	// MemoryParam names the parameter that drives a trial's memory (Spec.MemoryParam): once a trial
 	// runs out of memory, the sweep starts no trial whose value of it is at or above that trial's on
 	// the same GPU class (docs/architecture.md, "Out of memory is a resource outcome"). "" means

@@ -150,7 +150,7 @@ func TestDecodeDefaults(t *testing.T) {
 		{"WarmupSteps()", s.WarmupSteps(), int64(5000)},
 		{"concurrency", s.Concurrency, 4},
 		{"resources.task_queue", s.Resources.TaskQueue, "rlsweep-gpu"},
-		{"resources.gpus", s.Resources.GPUs, 1},
+		{"resources.gpus", s.Resources.GPUs, 1.0},
 		{"resources.precision", s.Resources.Precision == nil, true},
 		{"retries.max_attempts", s.Retries.MaxAttempts, 3},
 		{"retries.max_infra_retries", s.Retries.MaxInfraRetries, 30},

@@ -476,9 +476,7 @@ func (c *checker) resources() {
 		}
 	}
 	c.precision()
-	if s.Resources.GPUs < 0 || s.Resources.GPUs > 64 {
-		c.add("resources.gpus", strconv.Itoa(s.Resources.GPUs), "an integer in [0, 64] (GPUs per trial)")
-	}
+	c.checkGPUs()
 	if s.Retries.MaxAttempts < 1 || s.Retries.MaxAttempts > MaxAttempts {
 		c.add("retries.max_attempts", strconv.Itoa(s.Retries.MaxAttempts), fmt.Sprintf("an integer in [1, %d]", MaxAttempts))
 	}

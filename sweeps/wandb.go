@@ -279,7 +279,7 @@ func (d *decoder) rlsweepBlock(v *yaml.Node, path string, s *Spec) {
 		{"concurrency", d.smallInt(&s.Concurrency)},
 		{"resources", func(p string, v *yaml.Node) {
 			d.mapping(v, p, []field{{"task_queue", d.text(&s.Resources.TaskQueue)}, {"gpu_class", d.text(&s.Resources.GPUClass)},
-				{"gpus", d.smallInt(&s.Resources.GPUs)}, {"memory_param", d.text(&s.Resources.MemoryParam)}})
+				{"gpus", d.float(&s.Resources.GPUs)}, {"memory_param", d.text(&s.Resources.MemoryParam)}})
 		}},
 		{"retries", func(p string, v *yaml.Node) {
 			d.mapping(v, p, []field{{"max_attempts", d.smallInt(&s.Retries.MaxAttempts)},

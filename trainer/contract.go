@@ -17,4 +17,12 @@ const (
 	EnvStopAtStep    = "RLSWEEP_STOP_AT_STEP"
 	EnvTotalSteps    = "RLSWEEP_TOTAL_STEPS"
 	EnvCUDADevices   = "CUDA_VISIBLE_DEVICES"
+	// EnvGPUMemoryFraction is the share of each of its GPUs a trainer holds on a GPU worker: the
+	// spec's resources.gpus when that is a fraction (0.25), 1/N for whole-GPU trials under
+	// --trials-per-gpu N, 1 for a whole GPU; unset without a GPU. A PyTorch trainer applies it with
+	// torch.cuda.set_per_process_memory_fraction.
+	EnvGPUMemoryFraction = "RLSWEEP_GPU_MEMORY_FRACTION"
+	// EnvXLAMemFraction is JAX's own limit on the GPU memory it preallocates, set for a trainer that
+	// holds less than a whole GPU unless the worker or trainer.environment sets it.
+	EnvXLAMemFraction = "XLA_PYTHON_CLIENT_MEM_FRACTION"
 )

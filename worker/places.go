@@ -12,8 +12,12 @@ import (
 const otherSlots = 1000
 
 // placeSupplier is the SDK's activity slot supplier of a trial queue's worker, made of the worker's
-// Places: a poll takes a place only while fewer than --slots segments hold a trainer, so a segment
-// storing what its exited trainer left does not keep the next trial's segment waiting.
+// Places: without GPUs, a poll takes a place only while fewer than --slots segments hold a trainer, so
+// a segment storing what its exited trainer left does not keep the next trial's segment waiting; on
+// GPUs, only while the GPUs have room for another trial and every segment taken has been placed, so
+// that fractional trials pack a GPU (four of resources.gpus 0.25 at once on one GPU) and a worker holds
+// at most one segment it cannot place yet. The slots are the SDK's activity execution bound: a
+// fixed-size bound of GPUs × --trials-per-gpu would run one 0.25 trial per GPU.
 type placeSupplier struct{ p *activities.Places }
 
 func (s placeSupplier) ReserveSlot(ctx context.Context, _ sdkworker.SlotReservationInfo) (*sdkworker.SlotPermit, error) {

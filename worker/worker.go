@@ -100,9 +100,7 @@ func New(c client.Client, opts Options) (*Workers, error) {
 		out.ws = append(out.ws, w)
 	}
 	for _, q := range opts.TrialQueues {
-		// Each queue's worker has places of its own, as the SDK's slots would be: with several queues,
-		// TrialLimit bounds them all.
-		places := activities.NewPlaces(slots)
+		places := trialPlaces(opts.Activities.Slots, slots)
 		opts.Activities.Places[q] = places
 		tuner, err := placeTuner(places)
 		if err != nil {
@@ -121,6 +119,18 @@ func New(c client.Client, opts Options) (*Workers, error) {
 		out.ws = append(out.ws, w)
 	}
 	return &out, nil
+}
+
+// trialPlaces are the places of one trial queue's worker, of which its tuner makes its activity slots.
+// Each queue's worker has places of its own, as the SDK's slots would be: with several queues,
+// TrialLimit bounds them all without GPUs (slots, --slots), and the GPU pool they share with GPUs
+// (activities.NewGPUPlaces: each queue's worker polls while the GPUs have room for another trial,
+// holding at most one segment it has not placed, so fractional trials pack).
+func trialPlaces(gpus *activities.Slots, slots int) *activities.Places {
+	if gpus != nil {
+		return activities.NewGPUPlaces(gpus)
+	}
+	return activities.NewPlaces(slots)
 }
 
 // StopQueueName is a task queue name of this process alone: host name, process ID and a random part,

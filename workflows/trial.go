@@ -22,8 +22,10 @@ type TrialInput struct {
 	Diagnostics sweeps.Diagnostics
 	Metric      sweeps.Metric
 	TaskQueue   string
-	// GPUs is how many GPUs each segment holds on a GPU worker (resources.gpus); nil means one.
-	GPUs *int `json:",omitempty"`
+	// GPUs is how much GPU each segment holds on a GPU worker (resources.gpus): whole GPUs, or a
+	// fraction of one; nil means one. A float64, so that histories written while it was an integer
+	// ("GPUs":2) decode to the same number, and the activity input it becomes encodes as before.
+	GPUs *float64 `json:",omitempty"`
 	// MaxAttempts bounds the attempts of a segment that its trainer fails (retries.max_attempts);
 	// MaxInfraRetries those ended by faults outside the trainer (retries.max_infra_retries). The
 	// TrainSegment activity counts them; 0 means the default.

@@ -26,7 +26,7 @@ import (
 var acts = &activities.Activities{}
 
 func trialInput(total, segment int64, maxAttempts int) workflows.TrialInput {
-	gpus := 2
+	gpus := 2.0
 	return workflows.TrialInput{
 		GPUs:        &gpus,
 		SweepID:     "sweep/t/abc",

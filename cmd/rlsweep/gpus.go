@@ -17,7 +17,7 @@ import (
 )
 
 // gpusUsage is the help of --gpus, one flag with one meaning for worker and dev.
-const gpusUsage = "GPU indices, comma-separated: one trial slot per GPU, each trial seeing only its GPU through CUDA_VISIBLE_DEVICES (e.g. 0,1,2,3); without it trials run on the CPU"
+const gpusUsage = "GPU indices, comma-separated: one trial slot per GPU, each trial seeing only its GPU through CUDA_VISIBLE_DEVICES (e.g. 0,1,2,3), trials with a fractional resources.gpus packed several to a GPU; without it trials run on the CPU"
 
 // addGPUsFlag defines --gpus on worker and dev.
 func addGPUsFlag(cmd *cobra.Command, p *string) {

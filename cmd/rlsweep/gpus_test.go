@@ -86,7 +86,7 @@ func TestDevGPUs(t *testing.T) {
 		t.Fatalf("dev --gpus 0,1: worker slots %v, want one per GPU", acts.Slots)
 	}
 	ids, err := acts.Slots.AcquireN(context.Background(), 2)
-	if err != nil || strings.Join(ids, ",") != "0,1" {
+	if err != nil || strings.Join(ids.GPUs, ",") != "0,1" {
 		t.Errorf("dev --gpus 0,1: acquired %v (%v), want GPUs 0 and 1", ids, err)
 	}
 	for _, c := range []struct {

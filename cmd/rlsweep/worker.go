@@ -87,7 +87,8 @@ func newWorkerCmd(f *Factory, runF func(*WorkerOptions) error) *cobra.Command {
 		Short: "Serve sweeps: the control queue (workflows, plans, results) and trial queues (training)",
 		Long: "Run a worker until interrupted. By default it serves both the control queue and the default trial\n" +
 			"queue, running --slots trials at once on the CPU. With --gpus 0,1,2,3 it runs one trial per GPU\n" +
-			"(or --trials-per-gpu), each seeing only its GPUs through CUDA_VISIBLE_DEVICES. With --gpu-class a100\n" +
+			"(or --trials-per-gpu), each seeing only its GPUs through CUDA_VISIBLE_DEVICES, and packs trials whose\n" +
+			"resources.gpus is a fraction: four of 0.25 share one GPU. With --gpu-class a100\n" +
 			"it serves the queue of that class, rlsweep-gpu-a100, which specs pick with resources.gpu_class.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -118,7 +119,7 @@ func newWorkerCmd(f *Factory, runF func(*WorkerOptions) error) *cobra.Command {
 	fl.IntVar(&opts.Slots, "slots", 1, "trials run at once without --gpus, across all the trial queues served")
 	fl.StringVar(&opts.GPUClass, "gpu-class", "", "serve the trial queue of this GPU class (rlsweep-gpu-CLASS), which specs pick with resources.gpu_class")
 	addGPUsFlag(cmd, &opts.GPUs)
-	fl.IntVar(&opts.TrialsPerGPU, "trials-per-gpu", 1, "trials sharing each GPU")
+	fl.IntVar(&opts.TrialsPerGPU, "trials-per-gpu", 1, "whole-GPU trials sharing each GPU, each holding 1/N of it (a fractional resources.gpus holds its fraction whatever this says)")
 	fl.StringVar(&opts.WorkDir, "work-dir", "", "scratch directory for running trials (default: ~/.rlsweep/work)")
 	fl.DurationVar(&opts.StopTimeout, "stop-timeout", defaultStopTimeout, stopTimeoutUsage)
 	addTrainerPIDNamespaceFlag(cmd, &opts.TrainerPIDNamespace)
@@ -136,8 +137,9 @@ func (o *WorkerOptions) validate() error {
 	if err := checkStopTimeout(o.StopTimeout); err != nil {
 		return err
 	}
-	if o.TrialsPerGPU < 1 {
-		return fmt.Errorf("--trials-per-gpu: got %d, want at least 1", o.TrialsPerGPU)
+	if o.TrialsPerGPU < 1 || o.TrialsPerGPU > activities.MaxTrialsPerGPU {
+		return fmt.Errorf("--trials-per-gpu: got %d, want an integer in [1, %d] (for finer shares, give trials a fractional resources.gpus)",
+			o.TrialsPerGPU, activities.MaxTrialsPerGPU)
 	}
 	if _, err := parseGPUs(o.GPUs); err != nil {
 		return err

@@ -23,6 +23,7 @@ import threading
 
 __all__ = [
     "params", "log", "segment", "checkpoint", "resume", "probe", "report_probe", "in_sweep",
+    "gpu_memory_fraction", "apply_gpu_memory_fraction", "precision", "apply_precision",
     "Params", "ParamError", "Segment", "Probe", "ProbeEnv", "Discrete", "Box", "PROBES", "EXIT_DECLINE",
 ]
 
@@ -39,6 +40,7 @@ ENV_CHECKPOINT_DIR = "RLSWEEP_CHECKPOINT_DIR"
 ENV_RESUME_FROM = "RLSWEEP_RESUME_FROM"
 ENV_STOP_AT_STEP = "RLSWEEP_STOP_AT_STEP"
 ENV_TOTAL_STEPS = "RLSWEEP_TOTAL_STEPS"
+ENV_GPU_MEMORY_FRACTION = "RLSWEEP_GPU_MEMORY_FRACTION"
 ENV_PROBE = "RLSWEEP_PROBE"
 ENV_PROBE_RESULT = "RLSWEEP_PROBE_RESULT"
 ENV_PROBE_GAMMA = "RLSWEEP_PROBE_GAMMA"
@@ -545,6 +547,75 @@ def _torch_saver(step, objects):
         torch.save(state, path)
 
     return save
+
+
+def gpu_memory_fraction():
+    """The share of each of its GPUs this trial holds (RLSWEEP_GPU_MEMORY_FRACTION: 0.25 for
+    resources.gpus 0.25, 1.0 for a whole GPU), or None when it holds none or runs outside a sweep."""
+    v = _env(ENV_GPU_MEMORY_FRACTION)
+    if v is None:
+        return None
+    try:
+        f = float(v.strip())
+    except ValueError:
+        f = float("nan")
+    if not 0 < f <= 1:
+        raise ValueError("%s: got %r, want a fraction in (0, 1] (rlsweep sets it; do not set it by hand)"
+                         % (ENV_GPU_MEMORY_FRACTION, v))
+    return f
+
+
+def apply_gpu_memory_fraction(device=None):
+    """Keeps PyTorch's CUDA allocator to this trial's share of the GPU, for trials that share one
+    (resources.gpus 0.25): torch.cuda.set_per_process_memory_fraction(share, device), on every visible
+    GPU when device is None. Call it before the first CUDA allocation. Returns the share applied, or
+    None when there is nothing to apply (no share, a whole GPU, no CUDA). Beyond the share, an
+    allocation raises torch.OutOfMemoryError in this trial instead of starving the others; with
+    several trials on a GPU, PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (trainer.environment)
+    keeps fragmentation from using up the share early."""
+    f = gpu_memory_fraction()
+    if f is None or f >= 1:
+        return None
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    devices = [device] if device is not None else range(torch.cuda.device_count())
+    for d in devices:
+        torch.cuda.set_per_process_memory_fraction(f, d)
+    return f
+
+
+PRECISIONS = ("default", "fp32", "tf32")
+
+
+def precision():
+    """The resources.precision setting this trial runs under (RLSWEEP_PRECISION): "default", "fp32" or
+    "tf32"; None without one. Raises ValueError on any other value."""
+    p = os.environ.get("RLSWEEP_PRECISION")
+    if p is None or p == "":
+        return None
+    if p not in PRECISIONS:
+        raise ValueError(f"RLSWEEP_PRECISION: got {p!r}, want one of {', '.join(PRECISIONS)}")
+    return p
+
+
+def apply_precision():
+    """Sets PyTorch's float32 matmul and cuDNN precision to this trial's setting, for code that sets
+    its own (torch.backends.cuda.matmul.allow_tf32 = True, say), which the environment variables the
+    worker sets cannot override: "fp32" turns TF32 off (torch.set_float32_matmul_precision("highest"),
+    cuDNN's allow_tf32 False), "tf32" on ("high", allow_tf32 True). Call it after the trainer's own
+    settings. Returns the setting applied, or None for none or "default" (the trainer's own stand)."""
+    p = precision()
+    if p is None or p == "default":
+        return None
+    import torch
+
+    tf32 = p == "tf32"
+    torch.set_float32_matmul_precision("high" if tf32 else "highest")
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+    return p
 
 
 def resume(**objects):

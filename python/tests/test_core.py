@@ -387,3 +387,91 @@ class CopyOneFileTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class GPUMemoryFractionTest(unittest.TestCase):
+    """RLSWEEP_GPU_MEMORY_FRACTION: a trial's share of its GPU, applied to PyTorch's CUDA allocator."""
+
+    class FakeCUDA:
+        def __init__(self, available=True, count=2):
+            self.available, self.count, self.calls = available, count, []
+
+        def is_available(self):
+            return self.available
+
+        def device_count(self):
+            return self.count
+
+        def set_per_process_memory_fraction(self, fraction, device=None):
+            self.calls.append((fraction, device))
+
+    def fake_torch(self, **kw):
+        cuda = self.FakeCUDA(**kw)
+        return mock.MagicMock(cuda=cuda), cuda
+
+    def test_outside_a_sweep_nothing(self):
+        with sweep_env():
+            self.assertIsNone(rlsweep.gpu_memory_fraction())
+            self.assertIsNone(rlsweep.apply_gpu_memory_fraction())
+
+    def test_share_applied_on_every_visible_gpu(self):
+        fake, cuda = self.fake_torch()
+        with sweep_env(RLSWEEP_GPU_MEMORY_FRACTION="0.25"), mock.patch.dict(sys.modules, {"torch": fake}):
+            self.assertEqual(rlsweep.gpu_memory_fraction(), 0.25)
+            self.assertEqual(rlsweep.apply_gpu_memory_fraction(), 0.25)
+            self.assertEqual(cuda.calls, [(0.25, 0), (0.25, 1)])
+            cuda.calls.clear()
+            rlsweep.apply_gpu_memory_fraction(device=1)
+            self.assertEqual(cuda.calls, [(0.25, 1)])
+
+    def test_whole_gpu_or_no_cuda_nothing_applied(self):
+        for env, kw in (("1", {}), ("0.5", {"available": False})):
+            fake, cuda = self.fake_torch(**kw)
+            with sweep_env(RLSWEEP_GPU_MEMORY_FRACTION=env), mock.patch.dict(sys.modules, {"torch": fake}):
+                self.assertIsNone(rlsweep.apply_gpu_memory_fraction())
+                self.assertEqual(cuda.calls, [])
+
+    def test_bad_value_refused(self):
+        for bad in ("quarter", "0", "1.5", "nan"):
+            with sweep_env(RLSWEEP_GPU_MEMORY_FRACTION=bad):
+                with self.assertRaisesRegex(ValueError, "RLSWEEP_GPU_MEMORY_FRACTION: got"):
+                    rlsweep.gpu_memory_fraction()
+
+    @unittest.skipIf(torch is None, "no torch")
+    def test_real_torch_without_cuda(self):
+        with sweep_env(RLSWEEP_GPU_MEMORY_FRACTION="0.25"):
+            if not torch.cuda.is_available():
+                self.assertIsNone(rlsweep.apply_gpu_memory_fraction())
+
+
+class PrecisionTest(unittest.TestCase):
+    def test_outside_a_sweep_nothing(self):
+        with sweep_env():
+            self.assertIsNone(rlsweep.precision())
+            self.assertIsNone(rlsweep.apply_precision())
+
+    def test_setting_applied(self):
+        for setting, matmul, tf32 in (("fp32", "highest", False), ("tf32", "high", True)):
+            fake = mock.MagicMock()
+            with sweep_env(RLSWEEP_PRECISION=setting), mock.patch.dict(sys.modules, {"torch": fake}):
+                self.assertEqual(rlsweep.apply_precision(), setting)
+                fake.set_float32_matmul_precision.assert_called_once_with(matmul)
+                self.assertIs(fake.backends.cuda.matmul.allow_tf32, tf32)
+                self.assertIs(fake.backends.cudnn.allow_tf32, tf32)
+
+    def test_default_leaves_the_trainer_alone(self):
+        fake = mock.MagicMock()
+        with sweep_env(RLSWEEP_PRECISION="default"), mock.patch.dict(sys.modules, {"torch": fake}):
+            self.assertIsNone(rlsweep.apply_precision())
+            fake.set_float32_matmul_precision.assert_not_called()
+
+    def test_bad_value_refused(self):
+        with sweep_env(RLSWEEP_PRECISION="fp16"):
+            with self.assertRaisesRegex(ValueError, "RLSWEEP_PRECISION: got 'fp16', want one of default, fp32, tf32"):
+                rlsweep.precision()
+
+    @unittest.skipIf(torch is None, "no torch")
+    def test_real_torch(self):
+        with sweep_env(RLSWEEP_PRECISION="fp32"):
+            self.assertEqual(rlsweep.apply_precision(), "fp32")
+            self.assertEqual(torch.get_float32_matmul_precision(), "highest")
