@@ -154,16 +154,9 @@ concurrency: 1
 		}
 	}
 	// The report plots throughput against num_envs with the bound marked.
-	local := filepath.Join(e.dir, "report.html")
-	if out, code := e.cli("report", "-o", local, sweepID); code != 0 {
-		t.Fatalf("report exited %d:\n%s", code, out)
-	}
-	page, err := os.ReadFile(local)
-	if err != nil {
-		t.Fatal(err)
-	}
+	page := e.reportPage(sweepID)
 	for _, want := range []string{`<figure id="plot-throughput"><svg`, "OOM at num_envs ≥ 2048 on no GPU"} {
-		if !strings.Contains(string(page), want) {
+		if !strings.Contains(page, want) {
 			t.Errorf("report lacks %q", want)
 		}
 	}

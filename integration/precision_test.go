@@ -78,15 +78,8 @@ concurrency: 4
 		!strings.Contains(out, want) || strings.Count(out, "hardware-sensitive") != 1 || !strings.Contains(out, "PRECISION") {
 		t.Errorf("rlsweep results exited %d, want the precision column and one line %q:\n%s", code, want, out)
 	}
-	local := filepath.Join(e.dir, "report.html")
-	if out, code := e.cli("report", "-o", local, sweepID); code != 0 {
-		t.Fatalf("report exited %d:\n%s", code, out)
-	}
-	page, err := os.ReadFile(local)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkHardwareSensitive(t, string(page))
+	page := e.reportPage(sweepID)
+	checkHardwareSensitive(t, page)
 }
 
 // checkHardwareSensitive checks the report flags the configuration that diverges only under tf32 —
@@ -193,17 +186,24 @@ concurrency: 4
 	if out, code := e.cli("status", sweepID); code != 0 || !strings.Contains(out, "confirm: configurations 0, 1 re-run on a100") {
 		t.Errorf("status exited %d, want what confirm re-ran:\n%s", code, out)
 	}
-	local := filepath.Join(e.dir, "report.html")
-	if out, code := e.cli("report", "-o", local, sweepID); code != 0 {
-		t.Fatalf("report exited %d:\n%s", code, out)
-	}
-	page, err := os.ReadFile(local)
-	if err != nil {
-		t.Fatal(err)
-	}
+	page := e.reportPage(sweepID)
 	for _, want := range []string{`id="confirm-table"`, "diverges under NVIDIA A100-SXM4-80GB; trains under NVIDIA H100 80GB HBM3"} {
-		if !strings.Contains(string(page), want) {
+		if !strings.Contains(page, want) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
+}
+
+// reportPage draws a sweep's report with rlsweep report -o and returns the page.
+func (e *env) reportPage(sweepID string) string {
+	e.t.Helper()
+	local := filepath.Join(e.dir, "report.html")
+	if out, code := e.cli("report", "-o", local, sweepID); code != 0 {
+		e.t.Fatalf("report exited %d:\n%s", code, out)
+	}
+	page, err := os.ReadFile(local)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return string(page)
 }

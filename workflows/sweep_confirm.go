@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -57,18 +56,6 @@ func (s *sweepRun) pickConfirm(ctx workflow.Context) error {
 	return nil
 }
 
-// firstLine is the first line of err's message (an activity's own, without the SDK's wrapping).
-func firstLine(err error) string {
-	msg := err.Error()
-	var app *temporal.ApplicationError
-	if errors.As(err, &app) && app.Message() != "" {
-		msg = app.Message()
-	}
-	if i := strings.IndexByte(msg, '\n'); i >= 0 {
-		msg = msg[:i]
-	}
-	return msg
-}
 
 // fillRerun gives a confirm re-run recorded without its summary (it never started, or ended without
 // reporting) its configuration, seed, parameters, precision and class, as results.Merge does for the

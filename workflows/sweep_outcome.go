@@ -103,6 +103,11 @@ func failureSummary(phase string, err error) string {
 	if phase == PhaseCancelled {
 		return "cancelled before any trial started"
 	}
+	return phase + ": " + clip(firstLine(err), maxSummaryError)
+}
+
+// firstLine is the first line of err's message (an activity's own, without the SDK's wrapping).
+func firstLine(err error) string {
 	msg := err.Error()
 	var app *temporal.ApplicationError
 	if errors.As(err, &app) && app.Message() != "" {
@@ -111,7 +116,7 @@ func failureSummary(phase string, err error) string {
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
 		msg = msg[:i]
 	}
-	return phase + ": " + clip(msg, maxSummaryError)
+	return msg
 }
 
 // plural is word, with an s unless n is 1.
