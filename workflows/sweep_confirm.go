@@ -56,7 +56,6 @@ func (s *sweepRun) pickConfirm(ctx workflow.Context) error {
 	return nil
 }
 
-
 // fillRerun gives a confirm re-run recorded without its summary (it never started, or ended without
 // reporting) its configuration, seed, parameters, precision and class, as results.Merge does for the
 // search's trials from the plan: without them it would count as the search's.
