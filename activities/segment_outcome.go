@@ -193,7 +193,8 @@ func (r *segmentRun) oomFailed(p *runner.Process, oom *runner.OOM) error {
 		}
 	}
 	fix := "lower num_envs or the batch size (minibatch, rollout length × envs), or give each trial more GPU memory: " +
-		"resources.gpus, or fewer trials sharing a GPU (a worker's --gpus lists each GPU once)"
+		"a larger resources.gpus (a bigger share of a GPU than a fraction such as 0.25, or more GPUs), or fewer trials " +
+		"sharing a GPU (the worker's --trials-per-gpu)"
 	if oom.Framework == "host OOM killer" {
 		fix = "lower num_envs, the replay or rollout buffer, or the data loaders' workers, or give each trial more host memory: " +
 			"fewer trials per worker (--gpus, --slots) or a worker with more memory"
