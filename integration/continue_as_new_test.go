@@ -30,7 +30,7 @@ func TestContinueAsNewWithRunningTrials(t *testing.T) {
   total_steps: 3000
 seeds: [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30]
 parameters:
-  sleep_ms: {value: 100}
+  sleep_ms: {value: 700}
   checkpoint_every: {value: 0}
 probes: {enabled: false}
 concurrency: 6
