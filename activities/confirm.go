@@ -37,12 +37,6 @@ func (a *Activities) PickConfirm(ctx context.Context, in PickConfirmInput) ([]sw
 // PickBest is PickConfirm's choice among res's trials: the first top leaderboard rows with a
 // completed seed and none diverged, failed or out of memory.
 func PickBest(res *results.SweepResults, top int) []sweeps.Trial {
-	precision := map[int]string{}
-	for _, t := range res.Trials {
-		if precision[t.Config] == "" {
-			precision[t.Config] = t.Precision // a bare record (never started) may lack it
-		}
-	}
 	var best []sweeps.Trial
 	for _, r := range report.Leaderboard(res) {
 		if len(best) == top {
@@ -51,7 +45,7 @@ func PickBest(res *results.SweepResults, top int) []sweeps.Trial {
 		if r.Scored == 0 || r.Outcomes[results.OutcomeDiverged]+r.Outcomes[results.OutcomeFailed]+r.Outcomes[results.OutcomeOOM] > 0 {
 			continue
 		}
-		best = append(best, sweeps.Trial{Config: r.Config, Params: r.Params, Precision: precision[r.Config]})
+		best = append(best, sweeps.Trial{Config: r.Config, Params: r.Params, Precision: r.Precision})
 	}
 	return best
 }

@@ -32,17 +32,15 @@ type Confirmer interface {
 type confirming struct {
 	inner  Scheduler
 	st     *ConfirmState
-	budget int // re-runs at most, until picked: Total's share
-	ids    map[string]bool
+	budget int                     // re-runs at most, until picked: Total's share
+	byID   map[string]sweeps.Trial // the re-runs picked
 }
 
 func newConfirming(spec *sweeps.Spec, inner Scheduler, st *ConfirmState) *confirming {
-	c := &confirming{inner: inner, st: st, ids: map[string]bool{},
-		budget: spec.Confirm.Top * len(spec.Confirm.GPUClasses) * len(spec.Seeds)}
+	c := &confirming{inner: inner, budget: spec.ConfirmBudget()}
 	if st != nil {
-		for _, t := range st.Trials {
-			c.ids[t.ID] = true
-		}
+		c.Confirm(st.Trials)
+		c.st.Next = st.Next
 	}
 	return c
 }
@@ -52,21 +50,21 @@ func (c *confirming) Picked() bool     { return c.st != nil }
 
 func (c *confirming) Confirm(trials []sweeps.Trial) {
 	c.st = &ConfirmState{Trials: trials}
+	c.byID = make(map[string]sweeps.Trial, len(trials))
 	for _, t := range trials {
-		c.ids[t.ID] = true
+		c.byID[t.ID] = t
 	}
 }
 
 func (c *confirming) Rerun(id string) (sweeps.Trial, bool) {
-	if c.st == nil || !c.ids[id] {
-		return sweeps.Trial{}, false
-	}
-	for _, t := range c.st.Trials {
-		if t.ID == id {
-			return t, true
-		}
-	}
-	return sweeps.Trial{}, false
+	t, ok := c.byID[id]
+	return t, ok
+}
+
+// isRerun says whether id is one of the re-runs.
+func (c *confirming) isRerun(id string) bool {
+	_, ok := c.byID[id]
+	return ok
 }
 
 func (c *confirming) rerun() (sweeps.Trial, bool) {
@@ -95,13 +93,13 @@ func (c *confirming) Next() (sweeps.Trial, bool) {
 }
 
 func (c *confirming) Finished(sum results.TrialSummary) {
-	if !c.ids[sum.TrialID] {
+	if !c.isRerun(sum.TrialID) {
 		c.inner.Finished(sum)
 	}
 }
 
 func (c *confirming) AtBoundary(b Boundary) Decision {
-	if c.ids[b.TrialID] {
+	if c.isRerun(b.TrialID) {
 		return Decision{Segment: b.Segment, Action: Continue}
 	}
 	return c.inner.AtBoundary(b)
@@ -129,7 +127,7 @@ func (c *confirming) State() State {
 // Passed, Interrupt, Replacements and Pruning are the search's.
 
 func (c *confirming) Passed(p Pass) {
-	if pa, ok := c.inner.(Passer); ok && !c.ids[p.TrialID] {
+	if pa, ok := c.inner.(Passer); ok && !c.isRerun(p.TrialID) {
 		pa.Passed(p)
 	}
 }

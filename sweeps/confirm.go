@@ -48,8 +48,8 @@ func (s *Spec) ConfirmTrials(best []Trial) []Trial {
 	return out
 }
 
-// confirmTrials is how many trials the confirmation runs at most.
-func (s *Spec) confirmTrials() int {
+// ConfirmBudget is how many trials the confirmation runs at most: top × classes × seeds.
+func (s *Spec) ConfirmBudget() int {
 	if s.Confirm == nil {
 		return 0
 	}

@@ -29,7 +29,7 @@ func TestConfirmErrors(t *testing.T) {
 	}
 	// The search's budget: 2 configurations × 2 seeds; the re-runs (up to 3 × 2 classes × 2 seeds)
 	// are counted apart, by the scheduler's Total.
-	if n, r := s.Budget(), s.confirmTrials(); n != 4 || r != 12 {
+	if n, r := s.Budget(), s.ConfirmBudget(); n != 4 || r != 12 {
 		t.Errorf("Budget() = %d, confirm trials %d; want 4 and 12", n, r)
 	}
 }

@@ -93,7 +93,7 @@ func Explain(s *Spec, trials []Trial) ([]string, error) {
 	}
 	if cf := s.Confirm; cf != nil {
 		add("confirm: once the search is over, the best %d configurations run again on GPU classes %s (queues %s), seeds %s each: up to %d trials",
-			cf.Top, strings.Join(cf.GPUClasses, ", "), confirmQueues(cf.GPUClasses), formatSeeds(s.Seeds), s.confirmTrials())
+			cf.Top, strings.Join(cf.GPUClasses, ", "), confirmQueues(cf.GPUClasses), formatSeeds(s.Seeds), s.ConfirmBudget())
 	}
 	if w := s.wandb; w != nil {
 		if s.Trainer.TotalSteps == DefaultWandBTotalSteps {

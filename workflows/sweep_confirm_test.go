@@ -37,15 +37,22 @@ concurrency: 2
 	return *spec
 }
 
-// Once both search trials ended, the pick's configuration re-runs on the a100 queue, asked at no
-// boundary; a continue-as-new while it runs carries the pick and the note.
-func TestSweepConfirmReRunsThePickOnItsClass(t *testing.T) {
+// confirmEnv is a test environment for confirmSpec's sweep: fake trials of a minute each and the
+// results activities recorded.
+func confirmEnv() (*testsuite.TestWorkflowEnvironment, *fakeTrials, *resultsRecorder) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	fakes := newFakeTrials(func(int) time.Duration { return time.Minute })
 	fakes.register(env)
-	var res resultsRecorder
+	res := &resultsRecorder{}
 	res.mock(env, 2)
+	return env, fakes, res
+}
+
+// Once both search trials ended, the pick's configuration re-runs on the a100 queue, asked at no
+// boundary; a continue-as-new while it runs carries the pick and the note.
+func TestSweepConfirmReRunsThePickOnItsClass(t *testing.T) {
+	env, fakes, _ := confirmEnv()
 	env.OnActivity(acts.PickConfirm, mock.Anything, mock.Anything).Return(
 		[]sweeps.Trial{{Config: 1, Params: map[string]any{"lr": 0.2}}}, nil)
 	env.RegisterDelayedCallback(func() { env.SetContinueAsNewSuggested(true) }, 90*time.Second)
@@ -77,12 +84,7 @@ func TestSweepConfirmReRunsThePickOnItsClass(t *testing.T) {
 // A pick that fails for good confirms nothing: the sweep completes on the search's results and its
 // summary says why.
 func TestSweepConfirmPickFailureKeepsTheSearch(t *testing.T) {
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	fakes := newFakeTrials(func(int) time.Duration { return time.Minute })
-	fakes.register(env)
-	var res resultsRecorder
-	res.mock(env, 2)
+	env, _, res := confirmEnv()
 	env.OnActivity(acts.PickConfirm, mock.Anything, mock.Anything).Return(nil,
 		temporal.NewNonRetryableApplicationError("read results: store unreachable", "Store", errors.New("down")))
 	env.ExecuteWorkflow(workflows.Sweep, sweepInput(confirmSpec(t)))
