@@ -51,6 +51,10 @@ type TrialSummary struct {
 	StopRule    string   `json:"stop_rule,omitempty"`
 	Error       string   `json:"error,omitempty"`
 	WallSeconds float64  `json:"wall_seconds"`
+	// TargetStep is the first step at which the trial's windowed objective reached the target of an
+	// env_steps objective (sweeps.Objective.Target), at or beyond it in the metric's goal; 0 when it
+	// did not, or the sweep has no such target.
+	TargetStep int64 `json:"target_step,omitempty"`
 	Segments    int      `json:"segments"`
 	Last        Values   `json:"last,omitempty"`
 	// Warnings are problems the trial ran despite, each once: the trainer ignored RLSWEEP_STOP_AT_STEP,

@@ -11,6 +11,10 @@ func (d *decoder) spec(n *yaml.Node, s *Spec) {
 		{"description", d.text(&s.Description)},
 		{"trainer", func(p string, v *yaml.Node) { d.trainer(v, p, &s.Trainer) }},
 		{"metric", func(p string, v *yaml.Node) {
+			if v.Kind == yaml.SequenceNode {
+				d.objectives(v, p, s)
+				return
+			}
 			d.mapping(v, p, []field{{"name", d.text(&s.Metric.Name)}, {"goal", d.text(&s.Metric.Goal)},
 				{"bounds", func(bp string, bv *yaml.Node) { d.bounds(bv, bp, &s.Metric.Bounds) }}})
 		}},
@@ -204,4 +208,24 @@ func (d *decoder) bounds(v *yaml.Node, path string, dst **[2]float64) {
 	default:
 		*dst = &[2]float64{xs[0], xs[1]}
 	}
+}
+
+// objectives decodes metric written as a list of objectives. A goal left out is maximize for a metric
+// the trainer logs and minimize for a derived objective (each a cost or a failure share).
+func (d *decoder) objectives(v *yaml.Node, path string, s *Spec) {
+	s.Objectives = []Objective{}
+	d.list(v, path, "a list of objectives, each {name, goal}", func(_ int, p string, e *yaml.Node) {
+		var o Objective
+		d.mapping(e, p, []field{{"name", d.text(&o.Name)}, {"goal", d.text(&o.Goal)},
+			{"target", d.floatPtr(&o.Target)},
+			{"bounds", func(bp string, bv *yaml.Node) { d.bounds(bv, bp, &o.Bounds) }}})
+		if o.Goal == "" {
+			o.Goal = GoalMaximize
+			if o.Derived() {
+				o.Goal = GoalMinimize
+			}
+		}
+		s.Objectives = append(s.Objectives, o)
+	})
+	s.objectivesFromList()
 }

@@ -37,7 +37,14 @@ func Explain(s *Spec, trials []Trial) ([]string, error) {
 		add("program: %s is not next to the config file: trainers run in their trial's directory, so give its absolute path (or put the config file beside it)", w.program)
 	}
 	add("metrics: %s", describeMetrics(s))
-	add("objective: %s, %s", s.Metric.Name, s.Metric.Goal)
+	if s.MultiObjective() {
+		add("objectives: %d; the results rank configurations by Pareto front (results --pareto); diagnostics and pruning judge %s", len(s.Objectives), s.Metric.Name)
+		for i, o := range s.Objectives {
+			add("objective %d: %s", i+1, o.Describe(s.Metric.Name))
+		}
+	} else {
+		add("objective: %s, %s", s.Metric.Name, s.Metric.Goal)
+	}
 	for _, p := range s.Resources.Precision {
 		add("precision %s: %s", p, describePrecision(p))
 	}

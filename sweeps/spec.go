@@ -54,6 +54,9 @@ type Spec struct {
 	Description string  `json:"description,omitempty"`
 	Trainer     Trainer `json:"trainer"`
 	Metric      Metric  `json:"metric"`
+	// Objectives are the sweep's objectives when metric is written as a list (objectives.go); Metric is
+	// then the one the trainer logs. Nil for a sweep with the one objective Metric.
+	Objectives []Objective `json:"objectives,omitempty"`
 	Method      string  `json:"method"`
 	Trials      int     `json:"trials,omitempty"` // random, sobol and bayes: how many configurations
 	// RunCap is W&B's run_cap for a grid: the sweep starts at most this many trials, in plan order (for

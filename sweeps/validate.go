@@ -70,6 +70,7 @@ func (s *Spec) validate() Errors {
 	c.name()
 	c.trainer()
 	c.metric()
+	c.objectives()
 	c.method()
 	c.seeds()
 	c.parameters()
@@ -267,6 +268,9 @@ func (c *checker) trainer() {
 }
 
 func (c *checker) metric() {
+	if c.s.Objectives != nil {
+		return // a metric list: objectives checks each, Metric being one of them
+	}
 	if strings.TrimSpace(c.s.Metric.Name) == "" {
 		c.add("metric.name", quote(c.s.Metric.Name), "a metric name such as reward")
 	}

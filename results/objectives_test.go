@@ -1,0 +1,73 @@
+package results
+
+import (
+	"math"
+	"testing"
+
+	"github.com/rlsweep/rlsweep/sweeps"
+)
+
+func f(x float64) *float64 { return &x }
+
+func TestObjectivesRankConfigurationsAndKeepInfeasibleOff(t *testing.T) {
+	target := -200.0
+	spec := &sweeps.Spec{Seeds: []int64{1, 2, 3}, Resources: sweeps.Resources{GPUs: 0.5},
+		Objectives: []sweeps.Objective{
+			{Name: "episode_return", Goal: sweeps.GoalMaximize},
+			{Name: sweeps.ObjectiveEnvSteps, Goal: sweeps.GoalMinimize, Target: &target},
+			{Name: sweeps.ObjectiveSeedFailureRate, Goal: sweeps.GoalMinimize},
+		}}
+	trial := func(c int, seed int64, outcome string, obj float64, reached int64) TrialSummary {
+		ts := TrialSummary{Config: c, Seed: seed, Outcome: outcome, Steps: 100000, TargetStep: reached, WallSeconds: 10,
+			Params: map[string]any{"lr": float64(c)}}
+		if outcome == OutcomeCompleted {
+			ts.Objective = f(obj)
+		}
+		return ts
+	}
+	trials := []TrialSummary{
+		// 0: the best return, slow to reach the target.
+		trial(0, 1, OutcomeCompleted, -150, 80000), trial(0, 2, OutcomeCompleted, -160, 90000), trial(0, 3, OutcomeCompleted, -155, 85000),
+		// 1: a worse return, fast to the target: also on the front.
+		trial(1, 1, OutcomeCompleted, -190, 30000), trial(1, 2, OutcomeCompleted, -195, 40000), trial(1, 3, OutcomeCompleted, -185, 35000),
+		// 2: dominated by 0 (worse return, slower).
+		trial(2, 1, OutcomeCompleted, -170, 95000), trial(2, 2, OutcomeCompleted, -175, 99000), trial(2, 3, OutcomeCompleted, -172, 97000),
+		// 3: the best of all, but a seed diverged: infeasible, never on the front.
+		trial(3, 1, OutcomeCompleted, -100, 10000), trial(3, 2, OutcomeDiverged, 0, 0), trial(3, 3, OutcomeCompleted, -100, 10000),
+		// 4: pruned: not ranked.
+		trial(4, 1, OutcomePruned, 0, 0), trial(4, 2, OutcomeCompleted, -120, 20000), trial(4, 3, OutcomeCompleted, -120, 20000),
+		// 5: two seeds never reach the target: never, and a failed seed.
+		trial(5, 1, OutcomeCompleted, -300, 0), trial(5, 2, OutcomeCompleted, -310, 0), trial(5, 3, OutcomeFailed, 0, 0),
+		// A confirm re-run on another GPU class does not count.
+		{Config: 2, Seed: 1, GPUClass: "a100", Outcome: OutcomeCompleted, Objective: f(0)},
+	}
+	pts := Objectives(spec, trials)
+	if len(pts) != 6 {
+		t.Fatalf("got %d configurations, want 6", len(pts))
+	}
+	wantRank := []int{1, 1, 2, 0, 0, 3}
+	for i, p := range pts {
+		if p.Rank != wantRank[i] {
+			t.Errorf("configuration %d: rank %d (why %q), want %d; values %v", p.Config, p.Rank, p.Why, wantRank[i], p.Values)
+		}
+	}
+	if pts[3].Why != WhyDiverged || pts[4].Why != WhyPruned {
+		t.Errorf("why: %q, %q; want %q, %q", pts[3].Why, pts[4].Why, WhyDiverged, WhyPruned)
+	}
+	if !math.IsInf(pts[5].Values[1], 1) || pts[5].Reached != 0 {
+		t.Errorf("configuration 5 env_steps_to_target = %v (reached %d), want never", pts[5].Values[1], pts[5].Reached)
+	}
+	if got := pts[5].Values[2]; math.Abs(got-1.0/3) > 1e-12 {
+		t.Errorf("configuration 5 seed_failure_rate = %v, want 1/3", got)
+	}
+	if got := pts[0].Values[0]; got != -155 {
+		t.Errorf("configuration 0 return IQM = %v, want -155", got)
+	}
+	if !(pts[0].Low[0] <= -155 && pts[0].High[0] >= -155) || math.IsNaN(pts[0].Low[0]) {
+		t.Errorf("configuration 0 return interval [%v, %v] does not hold its IQM", pts[0].Low[0], pts[0].High[0])
+	}
+	configs, hv := FrontHypervolume(spec.Objectives, pts)
+	if len(hv) != 4 || configs[0] != 0 || !(hv[0] > 0) || hv[3] < hv[0] {
+		t.Errorf("FrontHypervolume = %v %v, want 4 growing values", configs, hv)
+	}
+}
