@@ -54,9 +54,9 @@ type TrialSummary struct {
 	// TargetStep is the first step at which the trial's windowed objective reached the target of an
 	// env_steps objective (sweeps.Objective.Target), at or beyond it in the metric's goal; 0 when it
 	// did not, or the sweep has no such target.
-	TargetStep int64 `json:"target_step,omitempty"`
-	Segments    int      `json:"segments"`
-	Last        Values   `json:"last,omitempty"`
+	TargetStep int64  `json:"target_step,omitempty"`
+	Segments   int    `json:"segments"`
+	Last       Values `json:"last,omitempty"`
 	// Warnings are problems the trial ran despite, each once: the trainer ignored RLSWEEP_STOP_AT_STEP,
 	// an objective metric no record carries. Shown by `rlsweep status` and the report.
 	Warnings []string `json:"warnings,omitempty"`

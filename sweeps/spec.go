@@ -57,8 +57,8 @@ type Spec struct {
 	// Objectives are the sweep's objectives when metric is written as a list (objectives.go); Metric is
 	// then the one the trainer logs. Nil for a sweep with the one objective Metric.
 	Objectives []Objective `json:"objectives,omitempty"`
-	Method      string  `json:"method"`
-	Trials      int     `json:"trials,omitempty"` // random, sobol and bayes: how many configurations
+	Method     string      `json:"method"`
+	Trials     int         `json:"trials,omitempty"` // random, sobol and bayes: how many configurations
 	// RunCap is W&B's run_cap for a grid: the sweep starts at most this many trials, in plan order (for
 	// random, run_cap is Trials). 0: no cap.
 	RunCap      int   `json:"run_cap,omitempty"`
