@@ -84,6 +84,9 @@ type BestConfig struct {
 	Confirmed  bool     `json:"confirmed,omitempty"`
 	Fresh      *float64 `json:"fresh,omitempty"`
 	FreshSeeds int      `json:"fresh_seeds,omitempty"`
+	// Front counts the configurations on the Pareto front of a sweep with several objectives
+	// (results.SweepResults.Pareto); 0 for a sweep with one.
+	Front int `json:"front,omitempty"`
 }
 
 // bestConfig is the first configuration of the leaderboard (report.Leaderboard), nil when none scored.
@@ -93,8 +96,14 @@ func bestConfig(res *results.SweepResults) *BestConfig {
 		return nil
 	}
 	r := rows[0]
-	return &BestConfig{Config: r.Config, Params: r.Params, Precision: r.Precision, Metric: res.Metric.Name, Goal: res.Metric.Goal,
+	best := &BestConfig{Config: r.Config, Params: r.Params, Precision: r.Precision, Metric: res.Metric.Name, Goal: res.Metric.Goal,
 		Objective: r.Mean, Seeds: r.Scored, Trials: r.Trials, Confirmed: r.Confirmed, Fresh: r.Fresh, FreshSeeds: r.FreshSeeds}
+	for _, p := range res.Pareto {
+		if p.OnFront() {
+			best.Front++
+		}
+	}
+	return best
 }
 
 // WriteResults merges the stored result parts into results.json and results.csv, and draws

@@ -80,6 +80,9 @@ func (r *segmentRun) takeLog() {
 		if w, ok := r.records.Windowed(); ok {
 			r.result.Windowed = &w
 		}
+		if step, ok := r.records.TargetStep(); ok {
+			r.result.TargetStep = step
+		}
 	} else {
 		r.result.MetricMissing = r.records.MissingMetric()
 	}

@@ -258,6 +258,9 @@ func (a *Activities) prepareSegment(ctx context.Context, in SegmentInput, prev H
 	}
 	r.countRetrained(ctx, prev)
 	r.records = runner.NewSegmentLog(r.canon, in.Metric, r.resumedAt)
+	if t := in.StepsTarget; t != nil {
+		r.records.SetTarget(*t, in.Goal != sweeps.GoalMinimize)
+	}
 	r.rungs = newRungTracker(in)
 	r.argv, err = r.command(resume)
 	if err != nil {

@@ -69,7 +69,11 @@ type SegmentInput struct {
 	Diagnostics sweeps.Diagnostics
 	Metric      string // the objective's metric name
 	Goal        string // "maximize" or "minimize"
-	Segment     int    // segment number, from 0
+	// StepsTarget is the target of the sweep's env_steps objective (sweeps.Spec.StepsTarget): the
+	// segment reports the first step its windowed objective reached it (SegmentResult.TargetStep);
+	// nil: none.
+	StepsTarget *float64 `json:",omitempty"`
+	Segment     int      // segment number, from 0
 	StartStep   int64
 	StopAtStep  int64
 	ResumeFrom  string // artifact key of the checkpoint to resume from; "" starts fresh
@@ -124,10 +128,13 @@ type SegmentResult struct {
 	Objective *float64
 	// Windowed is the objective's mean over the segment's records in the last tenth of the trial's
 	// steps so far (diagnostics.ObjectiveWindow), what early_terminate compares; nil without one.
-	Windowed      *float64 `json:",omitempty"`
-	CheckpointKey string   // the last checkpoint uploaded, "" if none
-	MetricsKey    string   // the trial's metrics folder (artifacts.MetricsDir)
-	LogKey        string   // the attempt's log folder (artifacts.LogDir), its parts in order (artifacts.ReadLog)
+	Windowed *float64 `json:",omitempty"`
+	// TargetStep is the first step at which the windowed objective reached SegmentInput.StepsTarget; 0
+	// when it did not (or there is none).
+	TargetStep    int64  `json:",omitempty"`
+	CheckpointKey string // the last checkpoint uploaded, "" if none
+	MetricsKey    string // the trial's metrics folder (artifacts.MetricsDir)
+	LogKey        string // the attempt's log folder (artifacts.LogDir), its parts in order (artifacts.ReadLog)
 	WallSeconds   float64
 	ResumedFrom   string
 	Warnings      map[string]int // diagnostic warnings by rule

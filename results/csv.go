@@ -17,7 +17,10 @@ import (
 // its configuration's value there and the cutoff it missed, then where its last segment attempt ran
 // (hw_*: host, CPU, GPU model, GPU memory in MiB, driver, CUDA version, precision settings), and the
 // resources.precision setting it ran under (precision_setting, empty without one) and, for a confirm
-// re-run, the GPU class it re-ran on (confirm_gpu_class, empty for the search's trials).
+// re-run, the GPU class it re-ran on (confirm_gpu_class, empty for the search's trials), then for a
+// sweep with several objectives the first step its windowed objective reached env_steps's target
+// (target_step, empty when it did not or there is none) and its configuration's Pareto rank
+// (pareto_rank: 1 on the front, empty when not ranked).
 func WriteCSV(w io.Writer, res *SweepResults) error {
 	cw := csv.NewWriter(w)
 	// The fixed columns are the names a parameter may not take (sweeps.ReservedParamNames): the trial's
@@ -26,6 +29,10 @@ func WriteCSV(w io.Writer, res *SweepResults) error {
 	header := append(append(slices.Clone(fixed[:3]), res.Params...), fixed[3:]...)
 	if err := cw.Write(header); err != nil {
 		return err
+	}
+	rank := map[int]int{}
+	for _, p := range res.Pareto {
+		rank[p.Config] = p.Rank
 	}
 	for _, t := range res.Trials {
 		row := []string{t.TrialID, strconv.Itoa(t.Config), strconv.FormatInt(t.Seed, 10)}
@@ -44,7 +51,13 @@ func WriteCSV(w io.Writer, res *SweepResults) error {
 			row = append(row, "", "", "")
 		}
 		row = append(row, hardwareCells(t.Hardware)...)
-		row = append(row, t.Precision, t.GPUClass)
+		row = append(row, t.Precision, t.GPUClass, "", "")
+		if t.TargetStep > 0 {
+			row[len(row)-2] = strconv.FormatInt(t.TargetStep, 10)
+		}
+		if r := rank[t.Config]; r > 0 && t.GPUClass == "" {
+			row[len(row)-1] = strconv.Itoa(r)
+		}
 		if err := cw.Write(row); err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -8,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/rlsweep/rlsweep/diagnostics"
+	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
 
@@ -20,7 +22,7 @@ type ConfigPoint struct {
 	// Values holds each objective's value, in the spec's order and in the objective's own units and
 	// sense: the IQM over the configuration's seeds (seed_failure_rate: the share). +Inf for
 	// env_steps with a target that too few seeds reached for their IQM.
-	Values []float64 `json:"values"`
+	Values Floats `json:"values"`
 	// Low and High are the 95% bootstrap interval of the IQM of each objective with a spread over
 	// seeds (the logged objective, env_steps to a target); NaN where there is none (too few seeds, a
 	// share, a cost).
@@ -33,8 +35,32 @@ type ConfigPoint struct {
 	// Rank is the configuration's non-dominated rank among the ranked configurations (1: on the front);
 	// 0 when it is not ranked, Why saying why (a seed diverged, pruned, not ended).
 	Rank     int     `json:"rank"`
-	Crowding float64 `json:"crowding"`
+	Crowding float64 `json:"-"` // +Inf at a rank's extremes: JSON carries it as metrics.Float does
 	Why      string  `json:"why,omitempty"`
+}
+
+// configPointJSON is ConfigPoint as JSON carries it: Crowding may be +Inf.
+type configPointJSON struct {
+	configPointFields
+	Crowding metrics.Float `json:"crowding"`
+}
+
+type configPointFields ConfigPoint
+
+// MarshalJSON writes the point with its crowding as a number, or "+Inf".
+func (p ConfigPoint) MarshalJSON() ([]byte, error) {
+	return json.Marshal(configPointJSON{configPointFields(p), metrics.Float(p.Crowding)})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (p *ConfigPoint) UnmarshalJSON(b []byte) error {
+	var j configPointJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*p = ConfigPoint(j.configPointFields)
+	p.Crowding = float64(j.Crowding)
+	return nil
 }
 
 // OnFront says whether the configuration is on the Pareto front.
@@ -81,7 +107,7 @@ func Objectives(spec *sweeps.Spec, trials []TrialSummary) []ConfigPoint {
 // configPoint is one configuration's vector, before ranking.
 func configPoint(spec *sweeps.Spec, objs []sweeps.Objective, c int, ts []TrialSummary) ConfigPoint {
 	p := ConfigPoint{Config: c, Params: ts[0].Params, Precision: ts[0].Precision,
-		Values: make([]float64, len(objs)), Low: make(Floats, len(objs)), High: make(Floats, len(objs))}
+		Values: make(Floats, len(objs)), Low: make(Floats, len(objs)), High: make(Floats, len(objs))}
 	var scored, failed int
 	for _, t := range ts {
 		switch t.Outcome {
@@ -204,8 +230,16 @@ func iqmInf(xs []float64) float64 {
 // so the interval is the same each time it is computed), as rliable computes it for one task.
 func iqmInterval(xs []float64) (lo, hi float64) {
 	rng := rand.New(rand.NewPCG(uint64(len(xs)), 0x5eed))
-	return diagnostics.StratifiedBootstrapCI([][]float64{xs},
+	lo, hi = diagnostics.StratifiedBootstrapCI([][]float64{xs},
 		func(s [][]float64) float64 { return iqmInf(s[0]) }, 2000, 0.95, rng)
+	// A percentile between two resamples that never reached a target interpolates +Inf − +Inf: never.
+	if math.IsNaN(lo) {
+		lo = math.Inf(1)
+	}
+	if math.IsNaN(hi) {
+		hi = math.Inf(1)
+	}
+	return lo, hi
 }
 
 // rankPoints sets the rank and crowding of the points that can be ranked.

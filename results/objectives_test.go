@@ -1,6 +1,7 @@
 package results
 
 import (
+	"encoding/json"
 	"math"
 	"testing"
 
@@ -57,6 +58,10 @@ func TestObjectivesRankConfigurationsAndKeepInfeasibleOff(t *testing.T) {
 	if !math.IsInf(pts[5].Values[1], 1) || pts[5].Reached != 0 {
 		t.Errorf("configuration 5 env_steps_to_target = %v (reached %d), want never", pts[5].Values[1], pts[5].Reached)
 	}
+	// Two of three seeds never reached the target: the interval's top is never, not NaN.
+	if !math.IsInf(pts[5].High[1], 1) {
+		t.Errorf("configuration 5 env_steps_to_target interval [%v, %v], want its top never", pts[5].Low[1], pts[5].High[1])
+	}
 	if got := pts[5].Values[2]; math.Abs(got-1.0/3) > 1e-12 {
 		t.Errorf("configuration 5 seed_failure_rate = %v, want 1/3", got)
 	}
@@ -65,6 +70,18 @@ func TestObjectivesRankConfigurationsAndKeepInfeasibleOff(t *testing.T) {
 	}
 	if !(pts[0].Low[0] <= -155 && pts[0].High[0] >= -155) || math.IsNaN(pts[0].Low[0]) {
 		t.Errorf("configuration 0 return interval [%v, %v] does not hold its IQM", pts[0].Low[0], pts[0].High[0])
+	}
+	// results.json carries the vectors: +Inf (never, a front's extreme crowding) and NaN included.
+	b, err := json.Marshal(pts)
+	if err != nil {
+		t.Fatalf("the points do not encode: %v", err)
+	}
+	var back []ConfigPoint
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsInf(back[5].Values[1], 1) || !math.IsInf(back[0].Crowding, 1) || back[1].Rank != 1 || !math.IsNaN(back[5].Low[2]) {
+		t.Errorf("the points read back as %+v", back)
 	}
 	configs, hv := FrontHypervolume(spec.Objectives, pts)
 	if len(hv) != 4 || configs[0] != 0 || !(hv[0] > 0) || hv[3] < hv[0] {

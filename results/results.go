@@ -327,12 +327,17 @@ func MissingMetricWarning(metric string, segment int, carried []string) string {
 
 // SweepResults is results.json: every finished trial, in plan order.
 type SweepResults struct {
-	SweepID string         `json:"sweep_id"`
-	Name    string         `json:"name"`
-	Status  string         `json:"status"`
-	Metric  sweeps.Metric  `json:"metric"`
-	Params  []string       `json:"params"`
-	Trials  []TrialSummary `json:"trials"`
+	SweepID string        `json:"sweep_id"`
+	Name    string        `json:"name"`
+	Status  string        `json:"status"`
+	Metric  sweeps.Metric `json:"metric"`
+	// Objectives are a sweep's objectives when it has several (sweeps.Spec.Objectives), and Pareto
+	// each configuration's objective vector and rank (Objectives) as the sweep ended; none for a sweep
+	// with one objective.
+	Objectives []sweeps.Objective `json:"objectives,omitempty"`
+	Pareto     []ConfigPoint      `json:"pareto,omitempty"`
+	Params     []string           `json:"params"`
+	Trials     []TrialSummary     `json:"trials"`
 	// Confirmations: a bayes sweep's re-run of its best configurations on fresh seeds.
 	Confirmations []Confirmation `json:"confirmations,omitempty"`
 	// RungValues are early_terminate's values as its pruner compared them: each configuration's value at
@@ -392,6 +397,9 @@ func New(sweepID string, spec *sweeps.Spec, status string, trials []TrialSummary
 	}
 	r := &SweepResults{SweepID: sweepID, Name: spec.Name, Status: status, Metric: spec.Metric,
 		Params: sweeps.ParamNames(spec), Trials: trials}
+	if spec.MultiObjective() {
+		r.Objectives, r.Pareto = spec.Objectives, Objectives(spec, trials)
+	}
 	if spec.Method == sweeps.MethodBayes {
 		r.Confirmations = Confirmations(trials, spec.Seeds, r.Maximize(), spec.Metric.Bounds)
 	}

@@ -147,9 +147,10 @@ func TestNewStepsReached(t *testing.T) {
 func TestWriteCSV(t *testing.T) {
 	res := results.SweepResults{
 		Params: []string{"lr", "name", "flag"},
+		Pareto: []results.ConfigPoint{{Config: 0, Rank: 1}, {Config: 2, Why: results.WhyDiverged}},
 		Trials: []results.TrialSummary{
 			{TrialID: "0-s1", Config: 0, Seed: 1, Params: map[string]any{"lr": 3e-4, "name": `a,"b"`, "flag": true},
-				Outcome: "completed", Objective: ptr(123.25), Steps: 10000, WallSeconds: 1.23456},
+				Outcome: "completed", Objective: ptr(123.25), Steps: 10000, WallSeconds: 1.23456, TargetStep: 4000},
 			{TrialID: "1-s1", Config: 1, Seed: 1, Params: map[string]any{"lr": 1.0},
 				Outcome: "failed", Steps: 5000, Error: "trainer exited with status 3\nlog tail:\nboom", StopRule: ""},
 			{TrialID: "2-s1", Config: 2, Seed: 1, Params: map[string]any{"lr": 0.1, "name": "x\ny"},
@@ -177,15 +178,15 @@ func TestWriteCSV(t *testing.T) {
 	}
 	want := [][]string{
 		{"trial_id", "config", "seed", "lr", "name", "flag", "outcome", "objective", "stop_rule", "steps", "wall_seconds", "error", "pruned_step", "pruned_value", "pruned_cutoff",
-			"hw_worker", "hw_cpu", "hw_gpu", "hw_gpu_memory_mib", "hw_driver", "hw_cuda", "hw_precision", "precision_setting", "confirm_gpu_class"},
-		{"0-s1", "0", "1", "0.0003", `a,"b"`, "true", "completed", "123.25", "", "10000", "1.235", "", "", "", "", "", "", "", "", "", "", "", "", ""},
-		{"1-s1", "1", "1", "1", "", "", "failed", "", "", "5000", "0.000", "trainer exited with status 3\nlog tail:\nboom", "", "", "", "", "", "", "", "", "", "", "", ""}, // the whole cause
-		{"2-s1", "2", "1", "0.1", "x\ny", "", "diverged", "", "non_finite", "7000", "0.000", "", "", "", "", "", "", "", "", "", "", "", "", ""},
-		{"3-s1", "3", "1", "-0.5", `'=HYPERLINK("http://x","y")`, "'@SUM(1)", "failed", "", "", "0", "0.000", "'+cmd|' /C calc'!A0", "", "", "", "", "", "", "", "", "", "", "", ""},
-		{"4-s1", "4", "1", "0.5", "'-2", "'\tTAB", "failed", "", "", "0", "0.000", "'-oops", "", "", "", "", "", "", "", "", "", "", "", ""},
-		{"5-s1", "5", "1", "1e-05", "", "", "pruned", "12", "", "3000", "0.000", "", "3000", "11.5", "-20.25", "", "", "", "", "", "", "", "", ""},
+			"hw_worker", "hw_cpu", "hw_gpu", "hw_gpu_memory_mib", "hw_driver", "hw_cuda", "hw_precision", "precision_setting", "confirm_gpu_class", "target_step", "pareto_rank"},
+		{"0-s1", "0", "1", "0.0003", `a,"b"`, "true", "completed", "123.25", "", "10000", "1.235", "", "", "", "", "", "", "", "", "", "", "", "", "", "4000", "1"},
+		{"1-s1", "1", "1", "1", "", "", "failed", "", "", "5000", "0.000", "trainer exited with status 3\nlog tail:\nboom", "", "", "", "", "", "", "", "", "", "", "", "", "", ""}, // the whole cause
+		{"2-s1", "2", "1", "0.1", "x\ny", "", "diverged", "", "non_finite", "7000", "0.000", "", "", "", "", "", "", "", "", "", "", "", "", "", "", ""},
+		{"3-s1", "3", "1", "-0.5", `'=HYPERLINK("http://x","y")`, "'@SUM(1)", "failed", "", "", "0", "0.000", "'+cmd|' /C calc'!A0", "", "", "", "", "", "", "", "", "", "", "", "", "", ""},
+		{"4-s1", "4", "1", "0.5", "'-2", "'\tTAB", "failed", "", "", "0", "0.000", "'-oops", "", "", "", "", "", "", "", "", "", "", "", "", "", ""},
+		{"5-s1", "5", "1", "1e-05", "", "", "pruned", "12", "", "3000", "0.000", "", "3000", "11.5", "-20.25", "", "", "", "", "", "", "", "", "", "", ""},
 		{"6-s1", "6", "1", "2", "", "", "oom", "", "", "0", "0.000", "out of memory", "", "", "",
-			"gpu-box", "AMD EPYC 9654 96-Core Processor", "2 × NVIDIA H100 80GB HBM3", "81559", "550.54.15", "12.4", "NVIDIA_TF32_OVERRIDE=0 XLA_FLAGS=--xla_gpu_enable_fast_min_max", "fp32", ""},
+			"gpu-box", "AMD EPYC 9654 96-Core Processor", "2 × NVIDIA H100 80GB HBM3", "81559", "550.54.15", "12.4", "NVIDIA_TF32_OVERRIDE=0 XLA_FLAGS=--xla_gpu_enable_fast_min_max", "fp32", "", "", ""},
 	}
 	if len(rows) != len(want) {
 		t.Fatalf("results.csv has %d rows, want %d:\n%s", len(rows), len(want), buf.String())

@@ -29,6 +29,10 @@ type SegmentLog struct {
 	objective float64
 	hasObj    bool
 	window    diagnostics.ObjectiveWindow
+	target    *float64 // SetTarget's; nil: none
+	maximize  bool
+	reachedAt int64 // the step of the first record whose windowed objective reached target
+	reached   bool
 	seen      map[string]bool // the metric names records carried, while none carried the objective
 	recent    recentLines
 }
@@ -95,6 +99,7 @@ func (l *SegmentLog) Take(rec metrics.Record) {
 	if v, ok := rec.Values[l.metric]; ok {
 		l.objective, l.hasObj = v, true
 		l.window.Add(rec.Step, v)
+		l.checkTarget(rec.Step)
 		l.seen = nil
 		return
 	}
@@ -111,6 +116,26 @@ func (l *SegmentLog) Take(rec metrics.Record) {
 		l.seen[k] = true
 	}
 }
+
+// SetTarget asks the log to note the first step at which the windowed objective reaches target, at or
+// above it when maximize, at or below it otherwise (an env_steps objective's target, TargetStep).
+func (l *SegmentLog) SetTarget(target float64, maximize bool) {
+	l.target, l.maximize = &target, maximize
+}
+
+func (l *SegmentLog) checkTarget(step int64) {
+	if l.target == nil || l.reached {
+		return
+	}
+	m, ok := l.window.Mean()
+	if ok && (l.maximize && m >= *l.target || !l.maximize && m <= *l.target) {
+		l.reachedAt, l.reached = step, true
+	}
+}
+
+// TargetStep is the step of the first record whose windowed objective reached SetTarget's target, and
+// whether one did.
+func (l *SegmentLog) TargetStep() (int64, bool) { return l.reachedAt, l.reached }
 
 // Records is how many records Add took in; Lines how many lines they added.
 func (l *SegmentLog) Records() int { return l.records }

@@ -129,3 +129,39 @@ func TestSegmentLogMissingMetric(t *testing.T) {
 		t.Errorf("after a record with the objective: objective %v %v, missing %v; want 9, nil", v, ok, l.MissingMetric())
 	}
 }
+
+// TestSegmentLogTargetStep: the log notes the first step whose windowed objective (the mean over the
+// last tenth of the steps so far) reaches the target, not the first noisy value that does.
+func TestSegmentLogTargetStep(t *testing.T) {
+	for _, c := range []struct {
+		maximize bool
+		target   float64
+		values   []float64 // one record each 1,000 steps
+		want     int64     // 0: never
+	}{
+		// A spike at 3,000 reaches -200 alone; the window (steps 2,700–3,000 hold one record) does too.
+		{true, -200, []float64{-900, -600, -150, -400, -190, -180, -170}, 3000},
+		// Rising steadily: the window of one record each reaches it at 5,000.
+		{true, -200, []float64{-900, -700, -500, -300, -200, -100}, 5000},
+		{true, -200, []float64{-900, -800, -700}, 0},
+		// Minimized: a loss falling to 0.1.
+		{false, 0.1, []float64{1, 0.5, 0.2, 0.09, 0.3}, 4000},
+	} {
+		l := NewSegmentLog(io.Discard, "episode_return", 0)
+		l.SetTarget(c.target, c.maximize)
+		for i, v := range c.values {
+			if _, err := l.Add(metrics.Record{Step: int64(i+1) * 1000, Values: map[string]float64{"episode_return": v}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, ok := l.TargetStep()
+		if ok != (c.want > 0) || got != c.want {
+			t.Errorf("%v to %v: TargetStep = %d, %v; want %d", c.values, c.target, got, ok, c.want)
+		}
+	}
+	l := NewSegmentLog(io.Discard, "episode_return", 0)
+	l.Add(metrics.Record{Step: 1000, Values: map[string]float64{"episode_return": 1e9}})
+	if _, ok := l.TargetStep(); ok {
+		t.Error("a log without a target reports a target step")
+	}
+}

@@ -71,12 +71,23 @@ func (o Objective) Describe(metric string) string {
 	case ObjectiveSeedFailureRate:
 		what = "share of the configuration's seeds that diverged, collapsed by the end, failed or ran out of memory"
 	default:
-		return fmt.Sprintf("%s %s, logged by the trainer (IQM over seeds of its final windowed value)", o.Goal, o.Name)
+		return fmt.Sprintf("%s %s, logged by the trainer (IQM over seeds of each seed's last value)", o.Goal, o.Name)
 	}
 	if o.Name == ObjectiveSeedFailureRate {
 		return fmt.Sprintf("%s %s: %s", o.Goal, o.Label(), what)
 	}
 	return fmt.Sprintf("%s %s: %s (IQM over seeds)", o.Goal, o.Label(), what)
+}
+
+// StepsTarget is the target of the sweep's env_steps objective (the value of the logged objective
+// whose first reaching each trial records as TrialSummary.TargetStep); nil when it has none.
+func (s *Spec) StepsTarget() *float64 {
+	for _, o := range s.Objectives {
+		if o.Name == ObjectiveEnvSteps && o.Target != nil {
+			return o.Target
+		}
+	}
+	return nil
 }
 
 // MultiObjective says whether the sweep has several objectives (metric written as a list).
@@ -149,6 +160,10 @@ func (c *checker) objectives() {
 		switch s.Method {
 		case MethodPBT:
 			c.add("method", quote(s.Method), "grid, random, sobol or bayes with several objectives (pbt exploits by one value)")
+		}
+		if s.EarlyTerminate != nil {
+			c.add("early_terminate", "early_terminate with "+strconv.Itoa(len(s.Objectives))+" objectives",
+				"no early_terminate with several objectives (its rungs compare one value, and would stop configurations the other objectives put on the front): remove early_terminate, or write metric as one objective")
 		}
 		if s.Regression != nil {
 			c.add("regression", "a regression section", "none with several objectives (a nightly regression judges one objective)")

@@ -15,7 +15,7 @@ import (
 // readers keyed by header (Python's DictReader) confuse.
 var ReservedParamNames = []string{"trial_id", "config", "seed", "outcome", "objective", "stop_rule", "steps", "wall_seconds", "error",
 	"pruned_step", "pruned_value", "pruned_cutoff", "hw_worker", "hw_cpu", "hw_gpu", "hw_gpu_memory_mib", "hw_driver", "hw_cuda", "hw_precision",
-	"precision_setting", "confirm_gpu_class"}
+	"precision_setting", "confirm_gpu_class", "target_step", "pareto_rank"}
 
 func (c *checker) parameters() {
 	if n := len(c.s.Parameters); n > MaxParameters {

@@ -80,6 +80,9 @@ func endSummary(res *SweepResult, paramNames []string) string {
 		if best.Confirmed && best.Fresh != nil {
 			fmt.Fprintf(&b, ", confirmed: %.4g on %d fresh %s", *best.Fresh, best.FreshSeeds, plural(best.FreshSeeds, "seed"))
 		}
+		if best.Front > 0 {
+			fmt.Fprintf(&b, "; Pareto front of its objectives: %d %s (rlsweep results --pareto)", best.Front, plural(best.Front, "configuration"))
+		}
 	case lf != nil:
 		fmt.Fprintf(&b, "; last failure: %s", clip(lf.ErrorLine(), maxSummaryError))
 	}

@@ -211,7 +211,7 @@ func trialInput(sw *SweepInput, sched scheduler.Scheduler) TrialInput {
 	spec := &sw.Spec
 	in := TrialInput{
 		SweepID: sw.SweepID, Trainer: spec.Trainer, Diagnostics: spec.Diagnostics,
-		Metric: spec.Metric, TaskQueue: spec.Resources.TrialQueue(), GPUs: &spec.Resources.GPUs, MaxAttempts: spec.Retries.MaxAttempts,
+		Metric: spec.Metric, StepsTarget: spec.StepsTarget(), TaskQueue: spec.Resources.TrialQueue(), GPUs: &spec.Resources.GPUs, MaxAttempts: spec.Retries.MaxAttempts,
 		MaxInfraRetries:  spec.Retries.MaxInfraRetries,
 		HeartbeatTimeout: sw.HeartbeatTimeout, AskAtBoundaries: sched.AsksAtBoundaries(),
 		SegmentEnds: spec.SegmentEnds(), RungUnit: spec.RungUnit(),

@@ -21,6 +21,8 @@ type TrialInput struct {
 	Trainer     sweeps.Trainer
 	Diagnostics sweeps.Diagnostics
 	Metric      sweeps.Metric
+	// StepsTarget is the target of the sweep's env_steps objective (sweeps.Spec.StepsTarget); nil: none.
+	StepsTarget *float64 `json:",omitempty"`
 	TaskQueue   string
 	// GPUs is how much GPU each segment holds on a GPU worker (resources.gpus): whole GPUs, or a
 	// fraction of one; nil means one. A float64, so that histories written while it was an integer

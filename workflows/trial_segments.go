@@ -94,7 +94,7 @@ func firstSegment(ends []int64, resumeStep int64) (first int, start int64) {
 // trial's parameters change with an exploit).
 func segmentBase(ctx workflow.Context, in TrialInput) activities.SegmentInput {
 	return activities.SegmentInput{SweepID: in.SweepID, Trainer: in.Trainer, Diagnostics: in.Diagnostics,
-		Metric: in.Metric.Name, Goal: in.Metric.Goal, GPUs: in.GPUs,
+		Metric: in.Metric.Name, Goal: in.Metric.Goal, StepsTarget: in.StepsTarget, GPUs: in.GPUs,
 		MaxTrainerFailures: maxAttempts(in), MaxInfraRetries: maxInfraRetries(in),
 		Rungs: in.Rungs, RungUnit: in.RungUnit, ReportTo: reportTo(ctx, in)}
 }
@@ -127,6 +127,9 @@ func noteSegmentWarning(ctx workflow.Context, sum *results.TrialSummary, kept, w
 func addSegment(sum *results.TrialSummary, metric string, seg int, res activities.SegmentResult) {
 	sum.Steps, sum.Objective, sum.Last = res.LastStep, res.Objective, res.Last
 	sum.HandedOff = sum.HandedOff || res.HandedOff
+	if sum.TargetStep == 0 && res.TargetStep > 0 {
+		sum.TargetStep = res.TargetStep
+	}
 	sum.Malformed += res.Malformed
 	if res.MetricsSource != "" {
 		sum.MetricsSource = res.MetricsSource

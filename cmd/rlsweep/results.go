@@ -32,6 +32,8 @@ type ResultsOptions struct {
 	Sweep  string
 	Output string
 	Top    int // > 0: the leaderboard's Top best configurations instead of every trial
+	// Pareto: the configurations by Pareto front (a sweep with several objectives) instead of every trial.
+	Pareto bool
 	// ExportSchedule: write a spec replaying the best pbt member's hyperparameter schedule here.
 	ExportSchedule string
 	// Timeout bounds the store reads: a store that does not answer within it fails the command.
@@ -59,6 +61,9 @@ func newResultsCmd(f *Factory, runF func(*ResultsOptions) error) *cobra.Command 
 			if opts.Top < 0 || opts.Top > 0 && opts.Output != "table" {
 				return invalidInput(fmt.Errorf("--top: got %d with --output %s, want a positive number of configurations with --output table", opts.Top, opts.Output))
 			}
+			if opts.Pareto && (opts.Output != "table" || opts.Top > 0) {
+				return invalidInput(fmt.Errorf("--pareto: with --output %s and --top %d, want --output table without --top (json holds the front as \"pareto\", csv as the pareto_rank column)", opts.Output, opts.Top))
+			}
 			if opts.Timeout <= 0 {
 				return invalidInput(fmt.Errorf("--timeout: got %s, want a positive duration", opts.Timeout))
 			}
@@ -71,6 +76,7 @@ func newResultsCmd(f *Factory, runF func(*ResultsOptions) error) *cobra.Command 
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "table, json or csv")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", defaultStoreTimeout, "how long to wait for the artifact store before giving up")
 	cmd.Flags().StringVar(&opts.ExportSchedule, "export-schedule", "", "method pbt: write to this new file a spec that replays the best member's hyperparameter schedule as a fixed sweep (docs/spec.md#pbt)")
+	cmd.Flags().BoolVar(&opts.Pareto, "pareto", false, "a sweep with several objectives: print its configurations by Pareto front (rank 1 first), each objective's value and why a configuration is not ranked (docs/spec.md#several-objectives)")
 	cmd.Flags().IntVar(&opts.Top, "top", 0, "print the leaderboard's N best configurations (mean objective over seeds, as the report ranks them) instead of every trial")
 	return cmd
 }
@@ -103,6 +109,13 @@ func runResults(cmd *cobra.Command, f *Factory, opts *ResultsOptions) error {
 		return enc.Encode(res)
 	case "csv":
 		return results.WriteCSV(f.Out, res)
+	}
+	if opts.Pareto {
+		if len(res.Objectives) < 2 {
+			return invalidInput(fmt.Errorf("--pareto: sweep %s has one objective (metric %s), so no Pareto front; write metric as a list of objectives, e.g. [{name: %s}, {name: env_steps}], to rank configurations by several (docs/spec.md#several-objectives)",
+				sweepID, cmp.Or(res.Metric.Name, "unknown"), cmp.Or(res.Metric.Name, "reward")))
+		}
+		return writePareto(f.Out, res)
 	}
 	if opts.Top > 0 {
 		return writeLeaderboard(f.Out, res, opts.Top)
@@ -238,6 +251,9 @@ func loadResults(cmd *cobra.Command, f *Factory, store artifacts.Store, sweepID 
 	// The spec's own order, as results.json has it; alphabetical only if spec.json is missing.
 	if spec, err := loadSpec(cmd, store, sweepID); err == nil && spec != nil {
 		res.Name, res.Metric, res.Params = spec.Name, spec.Metric, sweeps.ParamNames(spec)
+		if spec.MultiObjective() {
+			res.Objectives, res.Pareto = spec.Objectives, results.Objectives(spec, trials)
+		}
 	} else {
 		for name := range trials[0].Params {
 			res.Params = append(res.Params, name)
@@ -408,4 +424,77 @@ func confirmedCell(r report.Row) string {
 		return "no score on " + report.FreshSeeds(r.FreshSeeds)
 	}
 	return fmt.Sprintf("yes: %.5g on %s", *r.Fresh, report.FreshSeeds(r.FreshSeeds))
+}
+
+// writePareto prints a sweep's configurations by Pareto front: the ranked ones by rank, then by
+// crowding (the front's spread-out members first), each objective as the IQM over seeds with its 95%
+// interval where it has one; then the configurations not ranked, each with why.
+func writePareto(w io.Writer, res *results.SweepResults) error {
+	pts := slices.Clone(res.Pareto)
+	sort.SliceStable(pts, func(a, b int) bool {
+		ra, rb := pts[a].Rank, pts[b].Rank
+		switch {
+		case (ra == 0) != (rb == 0):
+			return rb == 0
+		case ra != rb:
+			return ra < rb
+		case pts[a].Crowding != pts[b].Crowding:
+			return pts[a].Crowding > pts[b].Crowding
+		}
+		return pts[a].Config < pts[b].Config
+	})
+	precision := slices.ContainsFunc(pts, func(p results.ConfigPoint) bool { return p.Precision != "" })
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprint(tw, "PARETO RANK	CONFIG")
+	for _, p := range res.Params {
+		fmt.Fprint(tw, "	"+p)
+	}
+	if precision {
+		fmt.Fprint(tw, "	PRECISION")
+	}
+	for _, o := range res.Objectives {
+		dir := "max"
+		if o.Goal == sweeps.GoalMinimize {
+			dir = "min"
+		}
+		fmt.Fprintf(tw, "	%s (%s)", strings.ToUpper(o.Label()), dir)
+	}
+	fmt.Fprintln(tw, "	SEEDS")
+	front, unranked := 0, 0
+	for _, p := range pts {
+		rank := strconv.Itoa(p.Rank)
+		if p.Rank == 0 {
+			rank, unranked = "-", unranked+1
+		} else if p.Rank == 1 {
+			front++
+		}
+		fmt.Fprintf(tw, "%s	%d", rank, p.Config)
+		for _, name := range res.Params {
+			fmt.Fprint(tw, "	"+paramValue(p.Params[name]))
+		}
+		if precision {
+			fmt.Fprint(tw, "	"+cmp.Or(p.Precision, "-"))
+		}
+		for i, o := range res.Objectives {
+			cell := results.FormatObjective(o, p.Values[i])
+			if i < len(p.Low) && !math.IsNaN(p.Low[i]) {
+				cell += " [" + results.FormatObjective(o, p.Low[i]) + ", " + results.FormatObjective(o, p.High[i]) + "]"
+			}
+			if o.Name == sweeps.ObjectiveEnvSteps && o.Target != nil {
+				cell += fmt.Sprintf(" (%d of %d reached)", p.Reached, p.Seeds)
+			}
+			fmt.Fprint(tw, "	"+cell)
+		}
+		seeds := strconv.Itoa(p.Seeds)
+		if p.Why != "" {
+			seeds += " — not ranked: " + p.Why
+		}
+		fmt.Fprintln(tw, "	"+seeds)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "(%d configurations on the Pareto front, %d ranked behind it, %d not ranked; values are the IQM over seeds with a 95%% bootstrap interval from %d seeds; a configuration with a diverged seed is infeasible and never ranked)\n",
+		front, len(pts)-front-unranked, unranked, results.MinIntervalSeeds)
+	return err
 }
