@@ -522,7 +522,7 @@ func (pg *page) pareto(in *Input) error {
 	}
 	if t := targetObjective(objs); t >= 0 {
 		sec.Threshold, sec.ThresholdLeft = ThresholdRows(objs, t, points, ThresholdTableRows)
-		sec.ThresholdCaption = fmt.Sprintf("Each configuration's environment steps until the windowed %s first reached %s: the IQM over its seeds that ended, a seed that never reached it counting as never (so a configuration is never when more than a quarter of its seeds never did), with the 95%% bootstrap interval of that IQM from %d seeds on; fewest steps first. Configurations that did not reach it on enough seeds are last.",
+		sec.ThresholdCaption = fmt.Sprintf("Each configuration's environment steps until the windowed %s first reached %s: the IQM over its seeds that ended, a seed that never reached it counting as never (so a configuration is never when more than a quarter of its seeds never did), with the 95%% bootstrap interval of that IQM from %d seeds on; fewest steps first. Configurations that did not reach it on enough seeds are last; one not ranked says why (a configuration with a diverged seed is infeasible however fast it was).",
 			in.Spec.Metric.Name, fmtValue(*objs[t].Target), results.MinIntervalSeeds)
 	}
 	pg.Pareto = sec
