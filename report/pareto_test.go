@@ -356,3 +356,43 @@ func TestRenderParetoWithoutTarget(t *testing.T) {
 		t.Error("no front's table")
 	}
 }
+
+// A sweep with a precision setting gets a precision column in both tables.
+func TestRenderParetoPrecision(t *testing.T) {
+	in := paretoInput(t, twoObjectives, 0)
+	for i := range in.Results.Trials {
+		in.Results.Trials[i].Precision = "tf32"
+	}
+	html := renderPareto(t, in)
+	for _, id := range []string{"pareto-table", "threshold-table"} {
+		table := html[strings.Index(html, `<table id="`+id+`">`):]
+		table = table[:strings.Index(table, "</table>")]
+		if !strings.Contains(table, "<th>precision</th>") || strings.Count(table, "<td>tf32</td>") != 6 {
+			t.Errorf("%s lacks the precision column with each configuration's setting", id)
+		}
+	}
+	if html := renderPareto(t, paretoInput(t, twoObjectives, 0)); strings.Contains(html, "<th>precision</th>") {
+		t.Error("a precision column without a precision setting")
+	}
+}
+
+// While no trial has ended nothing is ranked: the section holds an empty plot and the table's reasons,
+// no hypervolume and no threshold table.
+func TestRenderParetoNothingEnded(t *testing.T) {
+	in := paretoInput(t, twoObjectives, 0)
+	for i := range in.Results.Trials {
+		tr := &in.Results.Trials[i]
+		tr.Outcome, tr.Objective, tr.TargetStep = "", nil, 0
+	}
+	html := renderPareto(t, in)
+	figureOf(t, html, FigurePareto)
+	if strings.Contains(html, `id="`+FigureHypervolume+`"`) || strings.Contains(html, `id="threshold-table"`) {
+		t.Error("hypervolume or threshold table drawn with no configuration ended")
+	}
+	if n := strings.Count(html, "<td>"+results.WhyRunning+"</td>"); n != 6 {
+		t.Errorf("%d rows say %q, want 6", n, results.WhyRunning)
+	}
+	if !strings.Contains(html, "6 configurations not ranked") {
+		t.Error("the caption does not count the configurations not drawn")
+	}
+}
