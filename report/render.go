@@ -63,6 +63,8 @@ type page struct {
 	// SensitiveConfigs marks the plan indices of the hardware-sensitive configurations, for the
 	// leaderboard.
 	SensitiveConfigs map[int]bool
+	// Pareto is the section of a sweep with several objectives; nil for one objective.
+	Pareto *paretoSection
 }
 
 // warning is one warning text and the trials that gave it, in plan order.
@@ -233,6 +235,9 @@ func Render(w io.Writer, in *Input) error {
 	if err := pg.hardware(in); err != nil {
 		return err
 	}
+	if err := pg.pareto(in); err != nil {
+		return err
+	}
 	if r := in.Regression; r != nil {
 		pg.RegressionRows, pg.RegressionCounts = regressionSorted(r), regressionCounts(r)
 		fig, err := regressionFigure(in)
@@ -358,6 +363,8 @@ var funcs = template.FuncMap{
 	"schedule":    formatSchedule,
 	"indent":      func(d int) string { return strings.Repeat("└ ", min(d, 20)) },
 	"probeValues": probeValues,
+	"goal":        goalWords,
+	"paretoExtra": func() int { return ParetoTableExtra },
 }
 
 // hardware fills the hardware section: the throughput plot and the divergence table by hardware.
@@ -459,6 +466,7 @@ code { background: #f3f3f3; padding: 0 0.3em; }
 #regression h2 { margin-top: 0.6em; border: none; }
 .verdict { display: inline-block; padding: 0.1em 0.8em; border-radius: 0.3em; color: #fff; font-size: 1.3em; font-weight: bold; letter-spacing: 0.05em; }
 tr.regressed td { background: #fdecea; }
+tr.front td { background: #eef5fb; }
 </style>
 </head>
 <body>
@@ -501,6 +509,27 @@ tr.regressed td { background: #fdecea; }
 <p class="muted">The search's best configurations, run again on seeds the search did not use (bayes.rerun_top). The interval is where the re-run's mean should land if the search-time score reproduces: the 95% Student-t prediction interval from the search's n seeds for the mean of the re-run's m seeds, mean ± t(0.975, n−1)·s·√(1/n + 1/m) (wider than the leaderboard's interval of the mean, which is not where new seeds land), given from 3 search seeds on and clipped to metric.bounds. A re-run score outside it says the search-time score did not reproduce.</p>
 {{end}}
 
+{{with .Pareto}}<section id="pareto">
+<h2>Several objectives: the Pareto front</h2>
+<ol id="pareto-objectives">{{range .Described}}<li>{{.}}</li>
+{{end}}</ol>
+{{with .Figure}}<figure id="{{.ID}}">{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
+{{end}}{{if .Pairs}}<div class="grid">{{range .Pairs}}<figure id="{{.ID}}">{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>{{end}}</div>
+<p id="pareto-caption" class="muted">{{.PairsCaption}}</p>
+{{end}}<table id="pareto-table">
+<tr><th>config</th><th>parameters</th>{{if .Precision}}<th>precision</th>{{end}}{{range .Objectives}}<th>{{.Label}} <span class="muted">({{goal .}})</span></th>{{end}}{{if .Target}}<th>seeds reached the target</th>{{end}}<th>rank</th><th>not ranked because</th></tr>
+{{range .Rows}}<tr{{if .OnFront}} class="front"{{end}}><td class="n">{{.Config}}</td><td>{{params $.In.Results.Params .Params}}</td>{{if $.Pareto.Precision}}<td>{{or .Precision "—"}}</td>{{end}}{{range .Values}}<td class="n">{{.}}</td>{{end}}{{if $.Pareto.Target}}<td class="n">{{.Reached}}</td>{{end}}<td class="n" style="white-space:nowrap">{{if .OnFront}}<b>1 (front)</b>{{else if .Rank}}{{.Rank}}{{else}}—{{end}}</td><td>{{.Why}}</td></tr>
+{{end}}</table>
+<p class="muted">The configurations on the Pareto front (rank 1) first, the most isolated first (largest crowding distance: the front's ends, then those with the widest gaps to their neighbours), then the others by non-dominated rank (rank 2 is the front once rank 1 is removed, and so on), then those not ranked. Each value is the IQM over the configuration's seeds with the 95% bootstrap interval of that IQM in brackets where the objective has a spread over seeds and enough seeds; never: too many seeds never reached the target. A configuration with a seed that diverged is infeasible and never on the front; a pruned one was not trained to its budget.{{if .Left}} <b>{{.Left}} more configuration{{if ne .Left 1}}s{{end}}</b> not listed: the table shows the front and the next {{paretoExtra}}.{{end}}</p>
+{{with .Hypervolume}}<figure id="{{.ID}}">{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
+{{end}}{{if .Threshold}}<h3 id="threshold">Environment steps to the threshold</h3>
+<table id="threshold-table">
+<tr><th>config</th><th>parameters</th>{{if .Precision}}<th>precision</th>{{end}}<th>env steps to the target [95% interval]</th><th>seeds reached</th><th>not ranked because</th></tr>
+{{range .Threshold}}<tr><td class="n">{{.Config}}</td><td>{{params $.In.Results.Params .Params}}</td>{{if $.Pareto.Precision}}<td>{{or .Precision "—"}}</td>{{end}}<td class="n">{{.Steps}}</td><td class="n">{{.Reached}}</td><td>{{.Why}}</td></tr>
+{{end}}</table>
+<p class="muted">{{.ThresholdCaption}}{{if .ThresholdLeft}} {{.ThresholdLeft}} more configuration{{if ne .ThresholdLeft 1}}s{{end}} not listed.{{end}}</p>
+{{end}}</section>
+{{end}}
 {{range .Figures}}<figure id="{{.ID}}">{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
 {{end}}
 {{if .Lineage}}<h2 id="lineage">Population-based training: lineage and schedules</h2>

@@ -2,7 +2,8 @@
 // gonum/plot, inline CSS, no script and nothing fetched from the network) with the leaderboard, learning
 // curves coloured by outcome, parallel coordinates, per-parameter sensitivity, the divergence table,
 // throughput and divergence by GPU class and precision, the probe results and the compute early
-// stopping saved; for a sweep a nightly regression ran, first of all the verdict against the baseline.
+// stopping saved; for a sweep with several objectives, the Pareto front, its table, its hypervolume
+// over the sweep and the environment steps to a threshold; for a sweep a nightly regression ran, first of all the verdict against the baseline.
 //
 // It is a pure package: the caller loads the trials, their curves and divergence verdicts from the
 // artifact store and hands them over in an Input.

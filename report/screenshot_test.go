@@ -13,8 +13,8 @@ import (
 	"github.com/rlsweep/rlsweep/results"
 )
 
-// TestReportScreenshots renders the report of an asha, a bayes and a pbt sweep, and of a sweep over
-// num_envs and precision on two GPU classes, in headless Chromium: the DOM must hold each feature's
+// TestReportScreenshots renders the report of an asha, a bayes and a pbt sweep, of a sweep over
+// num_envs and precision on two GPU classes, and of a sweep with three objectives, in headless Chromium: the DOM must hold each feature's
 // figure with a drawn <svg> and its caption, and the screenshot must be a drawn page. Set RLSWEEP_TEST_ARTIFACTS=DIR to keep the pages and screenshots
 // (DIR/TestReportScreenshots/<case>/report.{html,png}).
 func TestReportScreenshots(t *testing.T) {
@@ -45,10 +45,16 @@ func TestReportScreenshots(t *testing.T) {
 				"Throughput against num_envs by GPU class", "OOM at num_envs ≥ 8192 on NVIDIA A100-SXM4-80GB",
 				"ran out of memory", "NVIDIA H100 80GB HBM3", "Pick num_envs at the knee", `id="hardware-table"`,
 				"diverges under tf32 on NVIDIA A100-SXM4-80GB, tf32 on NVIDIA H100 80GB HBM3; trains under fp32 on NVIDIA A100-SXM4-80GB, fp32 on NVIDIA H100 80GB HBM3"}},
+		{"pareto", func(t *testing.T) *Input { return paretoInput(t, threeObjectives, 12) },
+			[]string{ParetoPairFigure(0, 1), ParetoPairFigure(0, 2), ParetoPairFigure(1, 2), FigureHypervolume, "plot-parallel-coordinates"},
+			[]string{`id="pareto-table"`, `id="threshold-table"`, "Several objectives: the Pareto front", "One plot per pair of the 3 objectives",
+				"never on the front", "episode_return (higher is better)", "env_steps_to_target (lower is better)",
+				"seed_failure_rate (lower is better)", "target never reached (at the axis end)", "tick labelled never",
+				"reference point 1.1", "1 (front)", "2 of 5 seeds", results.WhyDiverged, results.WhyPruned}},
 	}
 	for _, c := range cases {
 		t.Run(c.method, func(t *testing.T) {
-			t.Parallel() // a browser each: the four take the time of one
+			t.Parallel() // a browser each: the five take the time of one
 			dir := artifactDir(t)
 			var b bytes.Buffer
 			if err := Render(&b, c.in(t)); err != nil {
