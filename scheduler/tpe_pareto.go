@@ -1,7 +1,7 @@
 package scheduler
 
 import (
-	"math"
+	"container/heap"
 	"sort"
 
 	"github.com/rlsweep/rlsweep/results"
@@ -84,7 +84,8 @@ func (b *bayes) loggedScore(c int) float64 {
 // good group of nGood: by non-dominated rank; within the rank in which the nGood-th configuration
 // falls, when that rank does not fit whole, first the configurations greedy hypervolume subset
 // selection picks, in the order it picks them; then by crowding distance, larger first; then by
-// configuration number.
+// configuration number. Ranks are peeled only until the good group is full: the configurations past
+// it follow in configuration order (the estimator weighs the bad group as a set, in no order).
 func (b *bayes) paretoOrder(cs []int, nGood int) []int {
 	objs := b.spec.Objectives
 	n := len(cs)
@@ -94,54 +95,38 @@ func (b *bayes) paretoOrder(cs []int, nGood int) []int {
 		pts[k] = results.ConfigPoint{Config: c, Values: b.vectors[c]}
 		vecs[k], _ = results.Minimizing(objs, b.vectors[c])
 	}
-	ranks := results.ParetoRanks(vecs)
+	ranks, boundary, take := frontsUpTo(vecs, nGood)
 	norm := results.Normalizer(objs, pts)
-	scaled := make([][]float64, n)
-	for k, c := range cs {
-		scaled[k] = norm(b.vectors[c])
-	}
-	crowd := results.Crowding(scaled, ranks)
-
-	// The rank the good group's boundary falls in, and how many of its configurations the group takes.
-	count := map[int]int{}
-	for _, r := range ranks {
-		count[r]++
-	}
-	boundary, take := 0, 0
-	for r, ahead := 1, 0; ahead < nGood && count[r] > 0; r++ {
-		if ahead+count[r] > nGood {
-			boundary, take = r, nGood-ahead
+	var inGood []int // positions in cs of the ranked configurations
+	for k, r := range ranks {
+		if r > 0 {
+			inGood = append(inGood, k)
 		}
-		ahead += count[r]
+	}
+	scaled := make([][]float64, len(inGood))
+	subRanks := make([]int, len(inGood))
+	for j, k := range inGood {
+		scaled[j], subRanks[j] = norm(b.vectors[cs[k]]), ranks[k]
+	}
+	crowd := make([]float64, n)
+	for j, c := range results.Crowding(scaled, subRanks) {
+		crowd[inGood[j]] = c
 	}
 	picked := make([]int, n) // the greedy selection's order, from 1; 0 when not picked
 	if take > 0 {
 		var members []int
-		for k, r := range ranks {
-			if r == boundary {
-				members = append(members, k)
+		var sub [][]float64
+		for j, k := range inGood {
+			if ranks[k] == boundary {
+				members, sub = append(members, k), append(sub, scaled[j])
 			}
 		}
 		ref := make([]float64, len(objs))
 		for i := range ref {
 			ref[i] = 1.1
 		}
-		var chosen [][]float64
-		hv := 0.0
-		for step := 1; step <= take; step++ {
-			best, bestGain := -1, math.Inf(-1)
-			for _, k := range members {
-				if picked[k] > 0 {
-					continue
-				}
-				gain := results.Hypervolume(append(chosen[:len(chosen):len(chosen)], scaled[k]), ref) - hv
-				if best < 0 || gain > bestGain || gain == bestGain && before(crowd, cs, k, best) {
-					best, bestGain = k, gain
-				}
-			}
-			picked[best] = step
-			chosen = append(chosen, scaled[best])
-			hv += bestGain
+		for step, j := range greedySubset(sub, ref, take, func(a, c int) bool { return before(crowd, cs, members[a], members[c]) }) {
+			picked[members[j]] = step + 1
 		}
 	}
 	idx := make([]int, n)
@@ -151,7 +136,10 @@ func (b *bayes) paretoOrder(cs []int, nGood int) []int {
 	sort.SliceStable(idx, func(a, c int) bool {
 		ka, kc := idx[a], idx[c]
 		if ranks[ka] != ranks[kc] {
-			return ranks[ka] < ranks[kc]
+			return ranks[ka] > 0 && (ranks[kc] == 0 || ranks[ka] < ranks[kc])
+		}
+		if ranks[ka] == 0 {
+			return cs[ka] < cs[kc]
 		}
 		pa, pc := picked[ka], picked[kc]
 		if (pa > 0) != (pc > 0) {
@@ -167,6 +155,135 @@ func (b *bayes) paretoOrder(cs []int, nGood int) []int {
 		out[k] = cs[i]
 	}
 	return out
+}
+
+// frontsUpTo is the non-dominated sorting of vecs (all minimized), as results.ParetoRanks gives it,
+// peeled front by front only until need of them are ranked: rank 0 for the rest. boundary is the rank
+// the need-th point falls in when that rank does not fit whole, take how many of it fit; 0 and 0 when
+// the ranked fronts fit exactly or every point fits.
+func frontsUpTo(vecs [][]float64, need int) (ranks []int, boundary, take int) {
+	ranks = make([]int, len(vecs))
+	// In lexicographic order, a point that dominates another comes before it, so one pass against the
+	// front found so far finds the front: a point dominated by a dominated point is dominated by the
+	// front member that dominates that one.
+	rest := make([]int, len(vecs))
+	for k := range rest {
+		rest[k] = k
+	}
+	sort.SliceStable(rest, func(a, c int) bool {
+		va, vc := vecs[rest[a]], vecs[rest[c]]
+		for i := range va {
+			if va[i] != vc[i] {
+				return va[i] < vc[i]
+			}
+		}
+		return false
+	})
+	ranked := 0
+	for r := 1; ranked < need && len(rest) > 0; r++ {
+		var front, next []int
+		for _, k := range rest {
+			dominated := false
+			for _, f := range front {
+				if results.Dominates(vecs[f], vecs[k]) {
+					dominated = true
+					break
+				}
+			}
+			if dominated {
+				next = append(next, k)
+			} else {
+				front = append(front, k)
+			}
+		}
+		for _, k := range front {
+			ranks[k] = r
+		}
+		if ranked+len(front) > need {
+			boundary, take = r, need-ranked
+		}
+		ranked += len(front)
+		rest = next
+	}
+	return ranks, boundary, take
+}
+
+// greedySubset picks take of points one at a time, each the one that adds the most hypervolume (up to
+// ref) to those picked before it, ties to the first by less; it returns their indices in the order
+// picked. What a point adds can only shrink as others are picked, so the greedy search is lazy (Minoux
+// 1978): a point's last computed gain bounds its gain now, and only the point whose bound leads is
+// computed again, until the leader's gain is current: the same picks as computing every gain anew.
+func greedySubset(points [][]float64, ref []float64, take int, less func(a, c int) bool) []int {
+	h := &gainHeap{less: less}
+	for j, p := range points {
+		h.items = append(h.items, gainItem{j: j, bound: box(p, ref)}) // current at step 0
+	}
+	heap.Init(h)
+	var picked []int
+	var chosen [][]float64
+	for len(picked) < take && h.Len() > 0 {
+		top := &h.items[0]
+		if top.at < len(picked) {
+			top.bound, top.at = gain(points[top.j], chosen, ref), len(picked)
+			heap.Fix(h, 0)
+			continue
+		}
+		it := heap.Pop(h).(gainItem)
+		picked, chosen = append(picked, it.j), append(chosen, points[it.j])
+	}
+	return picked
+}
+
+// gainItem is a point of greedySubset with the gain it had when computed at step at.
+type gainItem struct {
+	j, at int
+	bound float64
+}
+
+// gainHeap keeps the largest bound on top, ties to the first by less.
+type gainHeap struct {
+	items []gainItem
+	less  func(a, c int) bool
+}
+
+func (h *gainHeap) Len() int { return len(h.items) }
+func (h *gainHeap) Less(a, c int) bool {
+	x, y := h.items[a], h.items[c]
+	if x.bound != y.bound {
+		return x.bound > y.bound
+	}
+	return h.less(x.j, y.j)
+}
+func (h *gainHeap) Swap(a, c int) { h.items[a], h.items[c] = h.items[c], h.items[a] }
+func (h *gainHeap) Push(x any)    { h.items = append(h.items, x.(gainItem)) }
+func (h *gainHeap) Pop() any {
+	it := h.items[len(h.items)-1]
+	h.items = h.items[:len(h.items)-1]
+	return it
+}
+
+// box is the volume p dominates up to ref (0 when it dominates none of it).
+func box(p, ref []float64) float64 {
+	v := 1.0
+	for i := range p {
+		v *= max(0, ref[i]-p[i])
+	}
+	return v
+}
+
+// gain is the hypervolume p adds to chosen: its box less the part the chosen points already cover,
+// which is the hypervolume of each chosen point limited to p's box.
+func gain(p []float64, chosen [][]float64, ref []float64) float64 {
+	d := len(p)
+	flat := make([]float64, len(chosen)*d)
+	limited := make([][]float64, len(chosen))
+	for k, q := range chosen {
+		limited[k] = flat[k*d : (k+1)*d : (k+1)*d]
+		for i := range p {
+			limited[k][i] = max(p[i], q[i])
+		}
+	}
+	return max(0, box(p, ref)-results.Hypervolume(limited, ref))
 }
 
 // before breaks a tie between the configurations at positions a and c of cs: the larger crowding
