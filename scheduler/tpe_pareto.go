@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"sort"
 
+	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/results"
 )
 
@@ -16,7 +17,12 @@ import (
 // most hypervolume to those already chosen first. The hypervolume is that of the vectors scaled by
 // results.Normalizer over the configurations known when the suggestion is made, with the reference
 // point 1.1 in every objective; ties go to the larger crowding distance, then the lower configuration
-// number.
+// number. Pruned, infeasible and running configurations keep their tiers below the completed ones.
+// Unlike MOTPE, the good group's kernels keep equal weights (MOTPE weighs each by its hypervolume
+// contribution).
+//
+// The state keeps each ended seed's summary as far as the vector needs it (BayesSeed), not the vector:
+// a sweep that continues as new computes the vectors again from them.
 
 // seedRecord is what a configuration's state keeps of one ended seed: its outcome and objective, and
 // with several objectives what its objective vector needs.
@@ -39,7 +45,7 @@ func (b *bayes) point(c int) results.ConfigPoint {
 		t := results.TrialSummary{Config: c, Seed: s.Seed, Outcome: s.Outcome, Objective: s.Objective,
 			Steps: s.Steps, TargetStep: s.TargetStep, WallSeconds: s.WallSeconds}
 		if s.Collapsed {
-			t.End = &results.Verdict{Rule: "collapsed_at_end"}
+			t.End = &results.Verdict{Rule: diagnostics.RuleCollapsedAtEnd}
 		}
 		if s.SiblingDiverged {
 			t.Pruning = &results.Pruning{SiblingDiverged: true}

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
@@ -149,16 +150,7 @@ func TestParetoBayes(t *testing.T) {
 	if infeasible == 0 {
 		t.Fatal("no configuration diverged: the test checks nothing of infeasibility")
 	}
-	for i := range len(b.st.Configs) + 1 {
-		ranked := b.ranked(i)
-		for _, x := range ranked[:TPEGood(len(ranked))] {
-			for c, r := range b.st.Configs {
-				if r.Result == BayesInfeasible && r.Known <= i && reflect.DeepEqual(x, b.points[c]) {
-					t.Errorf("suggestion %d: infeasible configuration %d in the good group", i, c)
-				}
-			}
-		}
-	}
+	checkGood(t, b)
 	for _, c := range b.st.Rerun {
 		if b.st.Configs[c].Result != BayesCompleted {
 			t.Errorf("re-run of configuration %d, %s", c, b.st.Configs[c].Result)
@@ -209,6 +201,41 @@ func TestParetoBayes(t *testing.T) {
 	}
 }
 
+// checkGood checks that no suggestion's good group of b holds a configuration not completed (none is
+// pruned here) or not yet known, and says whether one would have without the cap on the group.
+func checkGood(t *testing.T, b *bayes) (capped bool) {
+	t.Helper()
+	for i := range len(b.st.Configs) + 1 {
+		ranked, good := b.split(i)
+		capped = capped || good < TPEGood(len(ranked))
+		for _, x := range ranked[:good] {
+			for c, r := range b.st.Configs {
+				if reflect.DeepEqual(x, b.points[c]) && (r.Result != BayesCompleted || r.Known < 0 || r.Known > i) {
+					t.Errorf("suggestion %d: configuration %d (%s, known at %d) in the good group", i, c, r.Result, r.Known)
+				}
+			}
+		}
+	}
+	return capped
+}
+
+// When fewer configurations are completed than the good group would hold, the group is the completed
+// ones: an infeasible or running configuration is never good.
+func TestParetoGoodCapped(t *testing.T) {
+	s := paretoSpec(t, "bayes", 30, 4, "[1, 2]", paretoParams, "bayes: {startup_trials: 2, rerun_top: 0}\n", paretoMetric)
+	sch, _ := New(s, State{})
+	driveSummaries(t, sch, 4, func(tr sweeps.Trial) results.TrialSummary {
+		sum := paretoTrial(tr)
+		if num(tr.Params["x"]) > 0.1 && tr.Seed == 2 { // most configurations diverge
+			sum.Outcome, sum.Objective, sum.Stop = results.OutcomeDiverged, nil, &results.Verdict{Rule: "nan_loss"}
+		}
+		return sum
+	})
+	if !checkGood(t, sch.(*bayes)) {
+		t.Error("no suggestion had fewer completed configurations than its good group: the test checks nothing")
+	}
+}
+
 // A sweep with one objective keeps in its state what it always kept of a seed: seed, outcome,
 // objective; several objectives add what the vector needs.
 func TestBayesSeedState(t *testing.T) {
@@ -228,6 +255,73 @@ func TestBayesSeedState(t *testing.T) {
 	for _, key := range []string{"steps", "wall_seconds"} {
 		if !strings.Contains(string(raw), `"`+key+`"`) {
 			t.Errorf("several objectives: the state lacks %q: %s", key, raw)
+		}
+	}
+}
+
+// frontsUpTo ranks as results.ParetoRanks does, peeling no further than need, and says where need
+// falls; the lazy greedy subset selection picks what computing every gain anew picks.
+func TestParetoFrontsAndGreedy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 300 {
+		n, d := 1+rng.IntN(40), 2+rng.IntN(2)
+		ref := make([]float64, d)
+		pts := make([][]float64, n)
+		for k := range pts {
+			pts[k] = make([]float64, d)
+			for i := range pts[k] {
+				pts[k][i] = float64(rng.IntN(8)) / 7 // on a lattice: ties and duplicates
+				ref[i] = 1.1
+			}
+		}
+		need := rng.IntN(n + 2)
+		want := results.ParetoRanks(pts)
+		got, boundary, take := frontsUpTo(pts, need)
+		deepest := slices.Max(got)
+		below := func(r int) int { // points the full sorting ranks better than r
+			c := 0
+			for _, w := range want {
+				if w < r {
+					c++
+				}
+			}
+			return c
+		}
+		for k := range pts {
+			if got[k] > 0 && got[k] != want[k] || got[k] == 0 && want[k] <= deepest {
+				t.Fatalf("trial %d: point %d rank %d, ParetoRanks %d (peeled to %d)", trial, k, got[k], want[k], deepest)
+			}
+		}
+		switch {
+		case need == 0 && deepest != 0:
+			t.Fatalf("trial %d: need 0, peeled to rank %d", trial, deepest)
+		case need > 0 && below(deepest) >= need:
+			t.Fatalf("trial %d: need %d, peeled to rank %d, past it", trial, need, deepest)
+		case need > 0 && below(deepest+1) < min(need, n):
+			t.Fatalf("trial %d: need %d, peeled to rank %d, short of it", trial, need, deepest)
+		case boundary > 0 && (boundary != deepest || below(boundary)+take != need || below(boundary+1) <= need):
+			t.Fatalf("trial %d: need %d, boundary %d take %d", trial, need, boundary, take)
+		case boundary == 0 && need > 0 && below(deepest+1) != min(need, n):
+			t.Fatalf("trial %d: need %d, no boundary, yet rank %d holds %d", trial, need, deepest, below(deepest+1))
+		}
+		lazy := greedySubset(pts, ref, need, func(a, c int) bool { return a < c })
+		var eager []int
+		var chosen [][]float64
+		used := make([]bool, n)
+		for len(eager) < min(need, n) {
+			best, bestGain := -1, 0.0
+			for k := range pts {
+				if used[k] {
+					continue
+				}
+				if g := gain(pts[k], chosen, ref); best < 0 || g > bestGain {
+					best, bestGain = k, g
+				}
+			}
+			used[best], eager, chosen = true, append(eager, best), append(chosen, pts[best])
+		}
+		if !slices.Equal(lazy, eager) {
+			t.Fatalf("trial %d: lazy greedy picks %v, eager %v", trial, lazy, eager)
 		}
 	}
 }

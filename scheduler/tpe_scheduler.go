@@ -229,13 +229,32 @@ func (b *bayes) suggest(i int) ([]float64, bool) {
 		}
 	}
 	rng := rand.New(rand.NewPCG(uint64(b.spec.SamplerSeed), 0x747065<<32|uint64(i))) // "tpe"
-	return Suggest(b.space, b.ranked(i), rng, dup)
+	ranked, nGood := b.split(i)
+	return SuggestGood(b.space, ranked, nGood, rng, dup)
+}
+
+// split is what suggestion i's estimator is given: the configurations before i best first (ranked),
+// the first nGood of them its good group: TPEGood of them, and with several objectives no more than
+// are completed or pruned (an infeasible or running configuration is never good).
+func (b *bayes) split(i int) (ranked [][]float64, nGood int) {
+	ranked, feasible := b.rankedFeasible(i)
+	nGood = TPEGood(len(ranked))
+	if b.spec.MultiObjective() {
+		nGood = min(nGood, feasible)
+	}
+	return ranked, nGood
 }
 
 // ranked returns the points of the configurations before i, best first as suggestion i sees them. With
 // several objectives the completed configurations known then are in the order paretoOrder gives them
 // for the good group of TPEGood(i).
 func (b *bayes) ranked(i int) [][]float64 {
+	out, _ := b.rankedFeasible(i)
+	return out
+}
+
+// rankedFeasible is ranked, with how many of its first points are completed or pruned configurations.
+func (b *bayes) rankedFeasible(i int) ([][]float64, int) {
 	type entry struct {
 		tier  int
 		score float64
@@ -284,10 +303,14 @@ func (b *bayes) ranked(i int) [][]float64 {
 		return es[a].c < es[c].c
 	})
 	out := make([][]float64, len(es))
+	feasible := 0
 	for k, e := range es {
 		out[k] = b.points[e.c]
+		if e.tier <= 1 {
+			feasible++
+		}
 	}
-	return out
+	return out, feasible
 }
 
 func (b *bayes) add(x []float64) {
