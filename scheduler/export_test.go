@@ -16,3 +16,9 @@ const (
 	BraninMin    = braninMin
 	BraninParams = braninParams
 )
+
+// The multi-objective harness of tpe_pareto_test.go, for pareto_bench_test.go.
+var (
+	ParetoSpec     = paretoSpec
+	DriveSummaries = driveSummaries
+)

@@ -58,7 +58,14 @@ func TPEGood(n int) int {
 // TPECandidates candidates at a time, up to 20 times, and then points from the prior, and returns
 // false when every draw was a duplicate.
 func Suggest(space []Dim, ranked [][]float64, rng *rand.Rand, dup func([]float64) bool) ([]float64, bool) {
-	nGood := TPEGood(len(ranked))
+	return SuggestGood(space, ranked, TPEGood(len(ranked)), rng, dup)
+}
+
+// SuggestGood is Suggest with the good group's size given: the first nGood of ranked (at most
+// TPEGood(len(ranked)) for Suggest's own split; fewer where the caller holds that the points past
+// nGood must not count as good). With none good, the good estimator is the prior alone.
+func SuggestGood(space []Dim, ranked [][]float64, nGood int, rng *rand.Rand, dup func([]float64) bool) ([]float64, bool) {
+	nGood = max(0, min(nGood, len(ranked)))
 	good, bad := ranked[:nGood], ranked[nGood:]
 	groups := tpeGroups(space)
 	type pair struct{ l, b *parzen }

@@ -28,6 +28,9 @@ import (
 // sampler_seed and i alone; the first bayes.startup_trials are method random's configurations. So the
 // state carries per configuration only when its result became known and the result, and a sweep that
 // continues as new makes its suggestions again from them (BayesState).
+//
+// With several objectives (tpe_pareto.go), a configuration's result is its objective vector, and the
+// estimator ranks the completed configurations by non-dominated rank and hypervolume, as MOTPE does.
 type bayes struct {
 	spec     *sweeps.Spec
 	settings sweeps.Bayes
@@ -40,6 +43,7 @@ type bayes struct {
 	points  [][]float64      // per configuration suggested, its point
 	configs []map[string]any // and its parameters
 	keys    map[string]bool
+	vectors map[int][]float64 // with several objectives: per completed configuration, its objective vector
 	st      BayesState
 	prune   *pruning // nil without early_terminate
 }
@@ -75,11 +79,19 @@ type BayesRecord struct {
 	Seeds []BayesSeed `json:"seeds,omitempty"`
 }
 
-// BayesSeed is one ended seed of a configuration.
+// BayesSeed is one ended seed of a configuration. A sweep with several objectives keeps, besides its
+// outcome and objective, what the configuration's objective vector needs (results.Objectives): its
+// steps, the step it reached env_steps's target at, its wall-clock seconds, whether it completed
+// collapsed (an End verdict) and whether it was stopped because a sibling seed diverged.
 type BayesSeed struct {
-	Seed      int64    `json:"seed"`
-	Outcome   string   `json:"outcome"`
-	Objective *float64 `json:"objective,omitempty"`
+	Seed            int64    `json:"seed"`
+	Outcome         string   `json:"outcome"`
+	Objective       *float64 `json:"objective,omitempty"`
+	Steps           int64    `json:"steps,omitempty"`
+	TargetStep      int64    `json:"target_step,omitempty"`
+	WallSeconds     float64  `json:"wall_seconds,omitempty"`
+	Collapsed       bool     `json:"collapsed,omitempty"`
+	SiblingDiverged bool     `json:"sibling_diverged,omitempty"`
 }
 
 // Results of a configuration in BayesRecord.
@@ -94,7 +106,7 @@ func newBayes(spec *sweeps.Spec, state State) (*bayes, error) {
 		return nil, err
 	}
 	b := &bayes{spec: spec, settings: spec.BayesSettings(), seeds: spec.Seeds, minimize: spec.Metric.Goal == sweeps.GoalMinimize,
-		keys: map[string]bool{}}
+		keys: map[string]bool{}, vectors: map[int][]float64{}}
 	for _, p := range spec.Parameters {
 		if !sweeps.Sampled(p) {
 			b.dimOf = append(b.dimOf, -1)
@@ -114,6 +126,13 @@ func newBayes(spec *sweeps.Spec, state State) (*bayes, error) {
 	}
 	if b.st.Started < 0 || b.st.Started > len(b.st.Configs)*len(b.seeds) || len(b.st.Configs) > spec.Trials {
 		return nil, fmt.Errorf("scheduler state: bayes started %d of %d configurations, want at most %d", b.st.Started, len(b.st.Configs), spec.Trials)
+	}
+	if spec.MultiObjective() {
+		for c, r := range b.st.Configs {
+			if r.Result == BayesCompleted {
+				b.vectors[c] = b.point(c).Values
+			}
+		}
 	}
 	// Make the suggestions again, from the results known when each was made.
 	for i := range b.st.Configs {
@@ -210,11 +229,32 @@ func (b *bayes) suggest(i int) ([]float64, bool) {
 		}
 	}
 	rng := rand.New(rand.NewPCG(uint64(b.spec.SamplerSeed), 0x747065<<32|uint64(i))) // "tpe"
-	return Suggest(b.space, b.ranked(i), rng, dup)
+	ranked, nGood := b.split(i)
+	return SuggestGood(b.space, ranked, nGood, rng, dup)
 }
 
-// ranked returns the points of the configurations before i, best first as suggestion i sees them.
+// split is what suggestion i's estimator is given: the configurations before i best first (ranked),
+// the first nGood of them its good group: TPEGood of them, and with several objectives no more than
+// are completed or pruned (an infeasible or running configuration is never good).
+func (b *bayes) split(i int) (ranked [][]float64, nGood int) {
+	ranked, feasible := b.rankedFeasible(i)
+	nGood = TPEGood(len(ranked))
+	if b.spec.MultiObjective() {
+		nGood = min(nGood, feasible)
+	}
+	return ranked, nGood
+}
+
+// ranked returns the points of the configurations before i, best first as suggestion i sees them. With
+// several objectives the completed configurations known then are in the order paretoOrder gives them
+// for the good group of TPEGood(i).
 func (b *bayes) ranked(i int) [][]float64 {
+	out, _ := b.rankedFeasible(i)
+	return out
+}
+
+// rankedFeasible is ranked, with how many of its first points are completed or pruned configurations.
+func (b *bayes) rankedFeasible(i int) ([][]float64, int) {
 	type entry struct {
 		tier  int
 		score float64
@@ -236,6 +276,23 @@ func (b *bayes) ranked(i int) [][]float64 {
 		}
 		es = append(es, e)
 	}
+	if b.spec.MultiObjective() {
+		var done []int
+		for _, e := range es {
+			if e.tier == 0 {
+				done = append(done, e.c)
+			}
+		}
+		pos := map[int]int{}
+		for k, c := range b.paretoOrder(done, TPEGood(i)) {
+			pos[c] = k
+		}
+		for k := range es {
+			if es[k].tier == 0 {
+				es[k].score = -float64(pos[es[k].c])
+			}
+		}
+	}
 	sort.SliceStable(es, func(a, c int) bool {
 		if es[a].tier != es[c].tier {
 			return es[a].tier < es[c].tier
@@ -246,10 +303,14 @@ func (b *bayes) ranked(i int) [][]float64 {
 		return es[a].c < es[c].c
 	})
 	out := make([][]float64, len(es))
+	feasible := 0
 	for k, e := range es {
 		out[k] = b.points[e.c]
+		if e.tier <= 1 {
+			feasible++
+		}
 	}
-	return out
+	return out, feasible
 }
 
 func (b *bayes) add(x []float64) {
@@ -344,13 +405,17 @@ func (b *bayes) chooseRerun() bool {
 	return true
 }
 
-// Best returns the scored configurations, best first.
+// Best returns the scored configurations, best first: by score, or with several objectives in the
+// order paretoOrder gives them for a group of bayes.rerun_top.
 func (b *bayes) Best() []int {
 	var out []int
 	for c, r := range b.st.Configs {
 		if r.Result == BayesCompleted {
 			out = append(out, c)
 		}
+	}
+	if b.spec.MultiObjective() {
+		return b.paretoOrder(out, b.settings.RerunTop)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return b.st.Configs[out[i]].Score > b.st.Configs[out[j]].Score })
 	return out
@@ -376,11 +441,15 @@ func (b *bayes) Finished(sum results.TrialSummary) {
 	if r.Known >= 0 || slices.ContainsFunc(r.Seeds, func(s BayesSeed) bool { return s.Seed == seed }) {
 		return
 	}
-	r.Seeds = append(r.Seeds, BayesSeed{Seed: seed, Outcome: sum.Outcome, Objective: sum.Objective})
+	r.Seeds = append(r.Seeds, b.seedRecord(seed, sum))
 	if len(r.Seeds) < len(b.seeds) {
 		return
 	}
 	r.Known = len(b.st.Configs)
+	if b.spec.MultiObjective() {
+		b.finishPareto(c)
+		return
+	}
 	trials := make([]results.TrialSummary, len(r.Seeds))
 	pruned := false
 	for i, s := range r.Seeds {
@@ -392,21 +461,28 @@ func (b *bayes) Finished(sum results.TrialSummary) {
 	case !feasible && !pruned || slices.ContainsFunc(r.Seeds, func(s BayesSeed) bool { return s.Outcome == results.OutcomeDiverged }):
 		r.Result = BayesInfeasible
 	case pruned:
-		r.Result, r.Score = BayesPruned, math.Inf(-1)
-		if b.prune != nil {
-			if rec := b.prune.pruner.st.Configs[strconv.Itoa(c)]; rec != nil && len(rec.Values) > 0 {
-				r.Score = rec.Values[len(rec.Values)-1]
-			}
-		}
-		if math.IsInf(r.Score, -1) {
-			r.Score = -math.MaxFloat64
-		}
+		r.Result, r.Score = BayesPruned, b.prunedScore(c)
 	default:
 		r.Result, r.Score = BayesCompleted, score
 		if b.minimize {
 			r.Score = -score
 		}
 	}
+}
+
+// prunedScore is a pruned configuration's last value at a decision step, as the pruner keeps it
+// (oriented); the worst finite value when it has none.
+func (b *bayes) prunedScore(c int) float64 {
+	score := math.Inf(-1)
+	if b.prune != nil {
+		if rec := b.prune.pruner.st.Configs[strconv.Itoa(c)]; rec != nil && len(rec.Values) > 0 {
+			score = rec.Values[len(rec.Values)-1]
+		}
+	}
+	if math.IsInf(score, -1) {
+		score = -math.MaxFloat64
+	}
+	return score
 }
 
 // trialOf is a summary's configuration and seed, from its trial ID when the summary has no more (a
