@@ -143,7 +143,7 @@ func TestParetoBayes(t *testing.T) {
 			if r.Result != BayesInfeasible {
 				t.Errorf("configuration %d with a diverged seed: %s, want infeasible", p.Config, r.Result)
 			}
-		case r.Result != BayesCompleted || !reflect.DeepEqual(b.vectors[p.Config], p.Values):
+		case r.Result != BayesCompleted || !reflect.DeepEqual(b.vectors[p.Config], []float64(p.Values)):
 			t.Errorf("configuration %d: %s %v, want completed with results.Objectives's %v", p.Config, r.Result, b.vectors[p.Config], p.Values)
 		}
 	}
@@ -322,6 +322,35 @@ func TestParetoFrontsAndGreedy(t *testing.T) {
 		}
 		if !slices.Equal(lazy, eager) {
 			t.Fatalf("trial %d: lazy greedy picks %v, eager %v", trial, lazy, eager)
+		}
+	}
+}
+
+// BenchmarkBayesResume measures what a sweep of method bayes spends remaking its suggestions after a
+// continue-as-new (New from its State), with every configuration ended, one and three objectives:
+// workflow code, which the Temporal Go SDK's deadlock detector expects to yield within a second.
+func BenchmarkBayesResume(b *testing.B) {
+	for _, metric := range []string{"{name: reward, goal: maximize}", paretoMetric} {
+		for _, n := range []int{100, 300, 1000} {
+			objectives := strings.Count(metric, "name:")
+			if objectives > 1 && n > sweeps.MaxParetoBayesTrials {
+				continue
+			}
+			b.Run(fmt.Sprintf("objectives=%d/trials=%d", objectives, n), func(b *testing.B) {
+				s := paretoSpec(b, "bayes", n, 3, "[1, 2]", paretoParams, "bayes: {rerun_top: 0}\n", metric)
+				sch, err := New(s, State{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				driveSummaries(b, sch, 4, paretoTrial)
+				st := sch.State()
+				b.ResetTimer()
+				for range b.N {
+					if _, err := New(s, st); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 		}
 	}
 }

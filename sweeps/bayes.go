@@ -21,6 +21,9 @@ const (
 	// MaxBayesTrials bounds trials (run_cap) for method bayes: a sweep that continues as new computes
 	// its suggestions again, each one weighing every result before it.
 	MaxBayesTrials = 1000
+	// MaxParetoBayesTrials bounds trials for method bayes with several objectives: each suggestion
+	// also sorts the configurations known into fronts and selects by hypervolume.
+	MaxParetoBayesTrials = 300
 )
 
 // Bayes configures method bayes (docs/spec.md#bayes): how many configurations are drawn at random

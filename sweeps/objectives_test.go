@@ -58,6 +58,7 @@ func TestObjectivesErrors(t *testing.T) {
 		{"metric: [{name: reward}, {name: env_steps}, {name: wall_seconds}, {name: gpu_seconds}, {name: seed_failure_rate}]", `metric: got a list of 5 objectives, want 1 to 4`},
 		{"metric: [{name: reward, goal: up}]", `metric[0].goal: got "up", want maximize or minimize`},
 		{"metric: [{name: reward}, {name: env_steps}]\nearly_terminate: {type: asha}", `early_terminate: got early_terminate with 2 objectives, want no early_terminate with several objectives`},
+		{"metric: [{name: reward}, {name: env_steps}]\nmethod: bayes\ntrials: 301", `trials: got 301, want an integer in [1, 300] for method bayes with several objectives`},
 		{"metric: [{name: reward}, {name: env_steps}]\nmethod: pbt", `method: got "pbt", want grid, random, sobol or bayes with several objectives`},
 	} {
 		_, err := decodeValid(t, "parameters:\n  lr: {values: [0.1, 0.2]}\n"+c.yaml+"\n")

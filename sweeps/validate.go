@@ -301,7 +301,9 @@ func (c *checker) method() {
 			c.choice("order", s.Order, Orders, " (shuffled is the default with early_terminate)")
 		}
 	case MethodBayes:
-		if s.Trials < 1 || s.Trials > MaxBayesTrials {
+		if s.MultiObjective() && s.Trials > MaxParetoBayesTrials {
+			c.addNear("trials", "method", strconv.Itoa(s.Trials), fmt.Sprintf("an integer in [1, %d] for method bayes with several objectives (each suggestion sorts every result so far into Pareto fronts)", MaxParetoBayesTrials))
+		} else if s.Trials < 1 || s.Trials > MaxBayesTrials {
 			c.addNear("trials", "method", strconv.Itoa(s.Trials), fmt.Sprintf("an integer in [1, %d] for method bayes (each suggestion weighs every result so far)", MaxBayesTrials))
 		}
 	case MethodRandom, MethodSobol:
