@@ -46,9 +46,11 @@ concurrency: 4
 		t.Fatalf("validate --explain exited %d, want the objectives:\n%s", code, out)
 	}
 	sweepID := e.submit(spec)
-	out, code := e.cli("watch", sweepID)
-	if code != 0 || !strings.Contains(out, "Pareto front of its objectives: 1 configuration") {
-		t.Fatalf("watch exited %d, want the summary to count the front:\n%s", code, out)
+	if out, code := e.cli("watch", sweepID); code != 0 {
+		t.Fatalf("watch exited %d:\n%s", code, out)
+	}
+	if out, code := e.cli("status", sweepID); code != 0 || !strings.Contains(out, "front   1 configuration on the Pareto front of 3 objectives (rlsweep results --pareto)") {
+		t.Errorf("status exited %d, want the summary to count the front:\n%s", code, out)
 	}
 	res := e.results(sweepID)
 	if len(res.Objectives) != 3 || len(res.Pareto) != 4 {
@@ -80,7 +82,7 @@ concurrency: 4
 		}
 	}
 
-	out, code = e.cli("results", "--pareto", sweepID)
+	out, code := e.cli("results", "--pareto", sweepID)
 	front := regexp.MustCompile(`(?m)^1\s+1\s+100\s`)
 	if code != 0 || !front.MatchString(out) || !strings.Contains(out, "not ranked: "+results.WhyDiverged) ||
 		!strings.Contains(out, "never (0 of 3 reached)") || !strings.Contains(out, "1 configurations on the Pareto front, 2 ranked behind it, 1 not ranked") {

@@ -233,6 +233,15 @@ func printTopConfigs(cmd *cobra.Command, f *Factory, sweepID string) {
 		fmt.Fprintf(f.ErrOut, "leaderboard: %v\n", err)
 		return
 	}
+	if len(res.Objectives) > 1 {
+		fmt.Fprintf(f.Out, "\nconfigurations of %s by Pareto front of its %d objectives:\n", sweepID, len(res.Objectives))
+		if err := writePareto(f.Out, res); err != nil {
+			fmt.Fprintf(f.ErrOut, "pareto: %v\n", err)
+			return
+		}
+		fmt.Fprintf(f.Out, "every trial: %s\nthe report: %s\n", f.commandLine("results", sweepID), f.commandLine("report", sweepID, "--open"))
+		return
+	}
 	fmt.Fprintf(f.Out, "\nbest configurations of %s (%s %s):\n", sweepID, res.Metric.Goal, res.Metric.Name)
 	if err := writeLeaderboard(f.Out, res, demoTop); err != nil {
 		fmt.Fprintf(f.ErrOut, "leaderboard: %v\n", err)

@@ -477,7 +477,7 @@ func writePareto(w io.Writer, res *results.SweepResults) error {
 		}
 		for i, o := range res.Objectives {
 			cell := results.FormatObjective(o, p.Values[i])
-			if i < len(p.Low) && !math.IsNaN(p.Low[i]) {
+			if i < len(p.Low) && !math.IsNaN(p.Low[i]) && !math.IsInf(p.Low[i], 1) {
 				cell += " [" + results.FormatObjective(o, p.Low[i]) + ", " + results.FormatObjective(o, p.High[i]) + "]"
 			}
 			if o.Name == sweeps.ObjectiveEnvSteps && o.Target != nil {

@@ -277,6 +277,9 @@ func liveTrials(ctx context.Context, c client.Client, st *workflows.SweepStatus)
 type bestConfig struct {
 	Row      report.Row
 	Previous int // the configuration that led before, -1 when none or the same
+	// Front and Objectives: a sweep with several objectives, the configurations on its Pareto front
+	// so far and how many objectives it has; 0 for a sweep with one.
+	Front, Objectives int
 }
 
 // liveBest reads the results recorded so far and returns the best configuration (nil when none is
@@ -294,7 +297,12 @@ func liveBest(cmd *cobra.Command, f *Factory, sweepID string, prev *bestConfig) 
 	if len(rows) == 0 || rows[0].Scored == 0 {
 		return nil
 	}
-	b := &bestConfig{Row: rows[0], Previous: -1}
+	b := &bestConfig{Row: rows[0], Previous: -1, Objectives: len(res.Objectives)}
+	for _, p := range res.Pareto {
+		if p.OnFront() {
+			b.Front++
+		}
+	}
 	if prev != nil && prev.Row.Config != b.Row.Config {
 		b.Previous = prev.Row.Config
 	}
@@ -434,6 +442,14 @@ func renderStatus(st *workflows.SweepStatus, live map[string]liveTrial, best *be
 		}
 		fmt.Fprintf(&b, "best    config %d  %s  IQM %s=%s over %d of %d seeds%s\n", r.Config, formatParams(r.Params),
 			st.Metric.Name, num(r.IQM), r.Scored, r.Trials, note)
+		if best.Objectives > 1 {
+			noun := "configurations"
+			if best.Front == 1 {
+				noun = "configuration"
+			}
+			fmt.Fprintf(&b, "front   %d %s on the Pareto front of %d objectives (rlsweep results --pareto)\n",
+				best.Front, noun, best.Objectives)
+		}
 	case l != nil && l.Objective != nil:
 		fmt.Fprintf(&b, "leader  %s  %s=%s  %s\n", l.TrialID, st.Metric.Name, num(*l.Objective), formatParams(l.Params))
 	}
