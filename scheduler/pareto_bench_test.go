@@ -255,15 +255,7 @@ func (s *optunaSampler) searchPareto(t *testing.T, m paretoMethod, seed int64, b
 		"directions": []string{"maximize", "minimize", "minimize"}, "options": m.options})
 	constrained := m.options["constrained"] == true
 	for i := range budget {
-		if !s.out.Scan() {
-			t.Fatalf("optuna-sampler.py ended after %d of %d trials: %v", i, budget, s.out.Err())
-		}
-		var asked struct {
-			Params map[string]float64 `json:"params"`
-		}
-		if err := json.Unmarshal(s.out.Bytes(), &asked); err != nil {
-			t.Fatalf("optuna-sampler.py: %v: %s", err, s.out.Bytes())
-		}
+		asked := s.ask(t, i, budget)
 		key := gridKey(asked.Params)
 		if pt.sums[key] == nil {
 			t.Fatalf("optuna-sampler.py suggested %v, not a configuration of the grid", asked.Params)

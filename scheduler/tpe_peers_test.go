@@ -82,15 +82,7 @@ func (s *optunaSampler) search(t *testing.T, name string, seed int64, budget int
 	s.send(t, map[string]any{"sampler": name, "seed": seed, "trials": budget, "space": space})
 	out := make([]scheduler.Ran, 0, budget)
 	for i := range budget {
-		if !s.out.Scan() {
-			t.Fatalf("optuna-sampler.py ended after %d of %d trials: %v", i, budget, s.out.Err())
-		}
-		var asked struct {
-			Params map[string]float64 `json:"params"`
-		}
-		if err := json.Unmarshal(s.out.Bytes(), &asked); err != nil {
-			t.Fatalf("optuna-sampler.py: %v: %s", err, s.out.Bytes())
-		}
+		asked := s.ask(t, i, budget)
 		p := make(map[string]any, len(asked.Params))
 		for k, v := range asked.Params {
 			p[k] = v
@@ -432,4 +424,18 @@ func TestOptunaSamplerProtocol(t *testing.T) {
 			}
 		}
 	}
+}
+
+// ask reads the study's suggestion i of budget: {"params": {...}}.
+func (s *optunaSampler) ask(t *testing.T, i, budget int) (asked struct {
+	Params map[string]float64 `json:"params"`
+}) {
+	t.Helper()
+	if !s.out.Scan() {
+		t.Fatalf("optuna-sampler.py ended after %d of %d trials: %v", i, budget, s.out.Err())
+	}
+	if err := json.Unmarshal(s.out.Bytes(), &asked); err != nil {
+		t.Fatalf("optuna-sampler.py: %v: %s", err, s.out.Bytes())
+	}
+	return asked
 }
