@@ -187,7 +187,7 @@ func checkResultsCSV(t *testing.T, e *env, res results.SweepResults) {
 		t.Fatalf("results.csv: %v", err)
 	}
 	header := strings.Join(rows[0], ",")
-	if want := "trial_id,config,seed,lr,fault,fault_at,noise,sleep_ms,outcome,objective,stop_rule,steps,wall_seconds,error,pruned_step,pruned_value,pruned_cutoff,hw_worker,hw_cpu,hw_gpu,hw_gpu_memory_mib,hw_driver,hw_cuda,hw_precision,precision_setting,confirm_gpu_class"; header != want {
+	if want := "trial_id,config,seed,lr,fault,fault_at,noise,sleep_ms,outcome,objective,stop_rule,steps,wall_seconds,error,pruned_step,pruned_value,pruned_cutoff,hw_worker,hw_cpu,hw_gpu,hw_gpu_memory_mib,hw_driver,hw_cuda,hw_precision,precision_setting,confirm_gpu_class,target_step,pareto_rank"; header != want {
 		t.Errorf("results.csv header %q, want %q", header, want)
 	}
 	seen := map[string]bool{}
