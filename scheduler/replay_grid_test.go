@@ -5,7 +5,8 @@ package scheduler_test
 // so any rule can be asked, at every boundary, what it would have decided, and what that would have
 // cost or saved. They are test code only (TestPruneReplay and the search benchmark use them). A replay
 // is pure: the recording is read from a file, and a replay is deterministic given the order in which
-// trials arrive.
+// trials arrive. A grid with a total_steps axis trains each run to its own budget; the pruning replays
+// take grids whose runs share one budget (Grid.OneBudget).
 
 import (
 	"bufio"
@@ -33,12 +34,18 @@ type Run struct {
 		Rule string `json:"rule"`
 		Step int64  `json:"step"`
 	} `json:"stop,omitempty"`
+	// Budget is the steps the run trained for: its params' total_steps (BudgetParam) when the grid has
+	// that axis, else the grid's Steps.
+	Budget int64 `json:"-"`
 }
+
+// BudgetParam is the grid axis (scripts/ppo-grid) that sets each run's budget.
+const BudgetParam = "total_steps"
 
 // Grid is a recording: its runs, grouped by configuration.
 type Grid struct {
 	Env     string
-	Steps   int64   // every run's budget
+	Steps   int64   // every run's budget; the largest one when the runs' budgets differ (Run.Budget)
 	Seeds   []int64 // the seeds every configuration ran on
 	Configs [][]*Run
 }
@@ -83,6 +90,13 @@ func read(r io.Reader, name string) (*Grid, error) {
 		if len(run.Steps) != len(run.Reward) || len(run.Steps) == 0 {
 			return nil, fmt.Errorf("%s: config %d seed %d: %d steps, %d rewards", name, run.Config, run.Seed, len(run.Steps), len(run.Reward))
 		}
+		run.Budget = g.Steps
+		if b, ok := run.Params[BudgetParam]; ok {
+			run.Budget = int64(b)
+		}
+		if run.Budget <= 0 || run.Budget > g.Steps {
+			return nil, fmt.Errorf("%s: config %d seed %d: budget %d, want in (0, %d]", name, run.Config, run.Seed, run.Budget, g.Steps)
+		}
 		byConfig[run.Config] = append(byConfig[run.Config], &run)
 	}
 	if err := sc.Err(); err != nil {
@@ -97,6 +111,18 @@ func read(r io.Reader, name string) (*Grid, error) {
 		g.Configs = append(g.Configs, runs)
 	}
 	return g, nil
+}
+
+// OneBudget tells whether every run of the grid trained to the grid's Steps.
+func (g *Grid) OneBudget() bool {
+	for _, runs := range g.Configs {
+		for _, r := range runs {
+			if r.Budget != g.Steps {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Window is the run's windowed objective at step: the mean reward of its records in the last 10% of the
@@ -160,9 +186,21 @@ func (r *Run) Last(step int64) (float64, bool) {
 func (r *Run) Diverged(step int64) bool { return r.Stop != nil && r.Stop.Step <= step }
 
 // Final is the run's windowed objective at the end of its budget; false when it diverged or has none.
+// When no record falls in the budget's last 10% (an iteration longer than that, such as 32
+// environments × 1,024 steps on a budget of 50,000), it is the window at the record that ends the run,
+// the first at or past the budget (SegmentEnd), as the sweep's own window would see it.
 func (r *Run) Final(total int64) (float64, bool) {
 	if r.Diverged(total) {
 		return 0, false
+	}
+	from := total - total/10
+	i := sort.Search(len(r.Steps), func(i int) bool { return r.Steps[i] > from })
+	if i < len(r.Steps) && r.Steps[i] > total {
+		end := r.Steps[i]
+		if r.Diverged(end) {
+			return 0, false
+		}
+		return r.Window(end)
 	}
 	return r.Window(total)
 }
@@ -181,7 +219,8 @@ func Score(runs []*Run, total int64) (float64, bool) {
 	return diagnostics.IQM(xs), true
 }
 
-// Best returns the configurations ranked by Score at the full budget, best first (infeasible ones left out).
+// Best returns the configurations ranked by Score at their full budget, best first (infeasible ones
+// left out).
 func (g *Grid) Best() []int {
 	type scored struct {
 		c int
@@ -189,7 +228,7 @@ func (g *Grid) Best() []int {
 	}
 	var s []scored
 	for c, runs := range g.Configs {
-		if v, ok := Score(runs, g.Steps); ok {
+		if v, ok := Score(runs, runs[0].Budget); ok {
 			s = append(s, scored{c, v})
 		}
 	}
