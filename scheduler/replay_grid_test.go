@@ -17,6 +17,8 @@ import (
 	"math"
 	"os"
 	"sort"
+	"strings"
+	"testing"
 
 	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/metrics"
@@ -238,4 +240,32 @@ func (g *Grid) Best() []int {
 		out[i] = x.c
 	}
 	return out
+}
+
+// A recording with a total_steps axis: each run's budget is its total_steps, the grid is not of one
+// budget, a run's final value is the window at its budget, or at the record that ends it when its last
+// iteration crosses the whole window; a budget past the grid's steps is refused.
+func TestLoadBudgetAxis(t *testing.T) {
+	const file = `{"grid":{"env":"Pendulum-v1","steps":100000,"seeds":[1]}}
+{"config":0,"params":{"lr":0.001,"total_steps":50000},"seed":1,"steps":[32768,65536],"reward":[-900,-600]}
+{"config":1,"params":{"lr":0.001,"total_steps":100000},"seed":1,"steps":[32768,65536,98304,131072],"reward":[-900,-600,-400,-300]}
+`
+	g, err := read(strings.NewReader(file), "budget")
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, long := g.Configs[0][0], g.Configs[1][0]
+	if short.Budget != 50_000 || long.Budget != 100_000 || g.OneBudget() {
+		t.Errorf("budgets %d and %d, one budget %v; want 50000, 100000, false", short.Budget, long.Budget, g.OneBudget())
+	}
+	if v, ok := short.Final(short.Budget); !ok || v != -600 {
+		t.Errorf("50,000 steps in iterations of 32,768: final %g (%v), want -600 (the record at 65,536)", v, ok)
+	}
+	if v, ok := long.Final(long.Budget); !ok || v != -400 {
+		t.Errorf("100,000 steps: final %g (%v), want -400 (the record at 98,304)", v, ok)
+	}
+	bad := strings.Replace(file, `"total_steps":50000`, `"total_steps":150000`, 1)
+	if _, err := read(strings.NewReader(bad), "budget"); err == nil {
+		t.Error("a run's total_steps past the grid's steps: read")
+	}
 }
