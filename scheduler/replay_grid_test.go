@@ -5,7 +5,8 @@ package scheduler_test
 // so any rule can be asked, at every boundary, what it would have decided, and what that would have
 // cost or saved. They are test code only (TestPruneReplay and the search benchmark use them). A replay
 // is pure: the recording is read from a file, and a replay is deterministic given the order in which
-// trials arrive.
+// trials arrive. A grid with a total_steps axis trains each run to its own budget; the pruning replays
+// take grids whose runs share one budget (Grid.OneBudget).
 
 import (
 	"bufio"
@@ -16,6 +17,8 @@ import (
 	"math"
 	"os"
 	"sort"
+	"strings"
+	"testing"
 
 	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/metrics"
@@ -33,12 +36,18 @@ type Run struct {
 		Rule string `json:"rule"`
 		Step int64  `json:"step"`
 	} `json:"stop,omitempty"`
+	// Budget is the steps the run trained for: its params' total_steps (BudgetParam) when the grid has
+	// that axis, else the grid's Steps.
+	Budget int64 `json:"-"`
 }
+
+// BudgetParam is the grid axis (scripts/ppo-grid) that sets each run's budget.
+const BudgetParam = "total_steps"
 
 // Grid is a recording: its runs, grouped by configuration.
 type Grid struct {
 	Env     string
-	Steps   int64   // every run's budget
+	Steps   int64   // every run's budget; the largest one when the runs' budgets differ (Run.Budget)
 	Seeds   []int64 // the seeds every configuration ran on
 	Configs [][]*Run
 }
@@ -83,6 +92,13 @@ func read(r io.Reader, name string) (*Grid, error) {
 		if len(run.Steps) != len(run.Reward) || len(run.Steps) == 0 {
 			return nil, fmt.Errorf("%s: config %d seed %d: %d steps, %d rewards", name, run.Config, run.Seed, len(run.Steps), len(run.Reward))
 		}
+		run.Budget = g.Steps
+		if b, ok := run.Params[BudgetParam]; ok {
+			run.Budget = int64(b)
+		}
+		if run.Budget <= 0 || run.Budget > g.Steps {
+			return nil, fmt.Errorf("%s: config %d seed %d: budget %d, want in (0, %d]", name, run.Config, run.Seed, run.Budget, g.Steps)
+		}
 		byConfig[run.Config] = append(byConfig[run.Config], &run)
 	}
 	if err := sc.Err(); err != nil {
@@ -97,6 +113,18 @@ func read(r io.Reader, name string) (*Grid, error) {
 		g.Configs = append(g.Configs, runs)
 	}
 	return g, nil
+}
+
+// OneBudget tells whether every run of the grid trained to the grid's Steps.
+func (g *Grid) OneBudget() bool {
+	for _, runs := range g.Configs {
+		for _, r := range runs {
+			if r.Budget != g.Steps {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Window is the run's windowed objective at step: the mean reward of its records in the last 10% of the
@@ -160,9 +188,21 @@ func (r *Run) Last(step int64) (float64, bool) {
 func (r *Run) Diverged(step int64) bool { return r.Stop != nil && r.Stop.Step <= step }
 
 // Final is the run's windowed objective at the end of its budget; false when it diverged or has none.
+// When no record falls in the budget's last 10% (an iteration longer than that, such as 32
+// environments × 1,024 steps on a budget of 50,000), it is the window at the record that ends the run,
+// the first at or past the budget (SegmentEnd), as the sweep's own window would see it.
 func (r *Run) Final(total int64) (float64, bool) {
 	if r.Diverged(total) {
 		return 0, false
+	}
+	from := total - total/10
+	i := sort.Search(len(r.Steps), func(i int) bool { return r.Steps[i] > from })
+	if i < len(r.Steps) && r.Steps[i] > total {
+		end := r.Steps[i]
+		if r.Diverged(end) {
+			return 0, false
+		}
+		return r.Window(end)
 	}
 	return r.Window(total)
 }
@@ -181,7 +221,8 @@ func Score(runs []*Run, total int64) (float64, bool) {
 	return diagnostics.IQM(xs), true
 }
 
-// Best returns the configurations ranked by Score at the full budget, best first (infeasible ones left out).
+// Best returns the configurations ranked by Score at their full budget, best first (infeasible ones
+// left out).
 func (g *Grid) Best() []int {
 	type scored struct {
 		c int
@@ -189,7 +230,7 @@ func (g *Grid) Best() []int {
 	}
 	var s []scored
 	for c, runs := range g.Configs {
-		if v, ok := Score(runs, g.Steps); ok {
+		if v, ok := Score(runs, runs[0].Budget); ok {
 			s = append(s, scored{c, v})
 		}
 	}
@@ -199,4 +240,32 @@ func (g *Grid) Best() []int {
 		out[i] = x.c
 	}
 	return out
+}
+
+// A recording with a total_steps axis: each run's budget is its total_steps, the grid is not of one
+// budget, a run's final value is the window at its budget, or at the record that ends it when its last
+// iteration crosses the whole window; a budget past the grid's steps is refused.
+func TestLoadBudgetAxis(t *testing.T) {
+	const file = `{"grid":{"env":"Pendulum-v1","steps":100000,"seeds":[1]}}
+{"config":0,"params":{"lr":0.001,"total_steps":50000},"seed":1,"steps":[32768,65536],"reward":[-900,-600]}
+{"config":1,"params":{"lr":0.001,"total_steps":100000},"seed":1,"steps":[32768,65536,98304,131072],"reward":[-900,-600,-400,-300]}
+`
+	g, err := read(strings.NewReader(file), "budget")
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, long := g.Configs[0][0], g.Configs[1][0]
+	if short.Budget != 50_000 || long.Budget != 100_000 || g.OneBudget() {
+		t.Errorf("budgets %d and %d, one budget %v; want 50000, 100000, false", short.Budget, long.Budget, g.OneBudget())
+	}
+	if v, ok := short.Final(short.Budget); !ok || v != -600 {
+		t.Errorf("50,000 steps in iterations of 32,768: final %g (%v), want -600 (the record at 65,536)", v, ok)
+	}
+	if v, ok := long.Final(long.Budget); !ok || v != -400 {
+		t.Errorf("100,000 steps: final %g (%v), want -400 (the record at 98,304)", v, ok)
+	}
+	bad := strings.Replace(file, `"total_steps":50000`, `"total_steps":150000`, 1)
+	if _, err := read(strings.NewReader(bad), "budget"); err == nil {
+		t.Error("a run's total_steps past the grid's steps: read")
+	}
 }

@@ -194,6 +194,9 @@ func TestPruneReplayOptuna(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if !g.OneBudget() {
+			continue // a grid with a total_steps axis: not a pruning grid
+		}
 		var runOrders, configOrders [][]int
 		var model []Outcome
 		for seed := uint64(1); seed <= 10; seed++ {

@@ -9,21 +9,26 @@ import (
 	"testing"
 )
 
-// recordedGrids loads every recorded grid of testdata/ppo-grid (scripts/ppo-grid), failing the test
-// when there is none.
+// recordedGrids loads every recorded grid of testdata/ppo-grid (scripts/ppo-grid) whose runs share one
+// budget (the pruning replays' grids), failing the test when there is none.
 func recordedGrids(t *testing.T) []*Grid {
 	t.Helper()
 	files, _ := filepath.Glob("testdata/ppo-grid/*.jsonl.gz")
 	if len(files) == 0 {
 		t.Fatal("no recorded grid in scheduler/testdata/ppo-grid (go run ./scripts/ppo-grid)")
 	}
-	grids := make([]*Grid, len(files))
-	for i, f := range files {
+	var grids []*Grid
+	for _, f := range files {
 		g, err := Load(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		grids[i] = g
+		if g.OneBudget() {
+			grids = append(grids, g)
+		}
+	}
+	if len(grids) == 0 {
+		t.Fatal("no recorded grid of one budget in scheduler/testdata/ppo-grid (go run ./scripts/ppo-grid)")
 	}
 	return grids
 }

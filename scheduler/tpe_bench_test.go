@@ -341,7 +341,7 @@ func loadGridTask(t *testing.T, env string) *gridTask {
 	}
 	gt.params = params.String()
 	for k, runs := range gt.byKey {
-		if v, ok := Score(runs, g.Steps); ok {
+		if v, ok := Score(runs, runs[0].Budget); ok {
 			gt.truth[k] = v
 			gt.best = math.Max(gt.best, v)
 		} else {
@@ -356,7 +356,7 @@ func loadGridTask(t *testing.T, env string) *gridTask {
 func (gt *gridTask) obj(p map[string]any, seed int64) *float64 {
 	for _, r := range gt.byKey[gridKey(floats(p))] {
 		if r.Seed == seed {
-			if v, ok := r.Final(gt.grid.Steps); ok {
+			if v, ok := r.Final(r.Budget); ok {
 				return &v
 			}
 			return nil

@@ -6,8 +6,15 @@
 //
 //	go run ./scripts/ppo-grid -rlsweep ./rlsweep -env CartPole-v1 -out testdata/ppo-grid -jobs 2
 //
-// The grid of each environment is defined below; the output file records it with the command, the
-// trainer's version and the date, so a file says how to make it again.
+// The grids are defined below, each under its name (-env), which names the output file
+// (<name>.jsonl.gz); the output file records the grid with the command, the trainer's version and the
+// date, so a file says how to make it again.
+//
+// An axis named total_steps (BudgetParam) varies the training budget: each run trains to its own
+// configuration's total_steps (rlsweep train --steps, the trainer's RLSWEEP_TOTAL_STEPS, so its
+// learning rate anneals over that budget), its diagnostics are judged with that budget, and its params
+// record it. The grid's steps is then the largest budget; a grid without the axis trains every run to
+// its steps.
 package main
 
 import (
@@ -35,8 +42,12 @@ import (
 	"github.com/rlsweep/rlsweep/trainer"
 )
 
+// BudgetParam is the grid axis that sets a run's training budget in place of the grid's steps.
+const BudgetParam = "total_steps"
+
 // grid is one environment's grid: every combination of the values, on every seed.
 type grid struct {
+	Name   string               `json:"name,omitempty"` // the grid's name when it is not Env's (the file's name)
 	Env    string               `json:"env"`
 	Steps  int64                `json:"steps"`
 	Seeds  []int64              `json:"seeds"`
@@ -58,6 +69,12 @@ var grids = map[string]grid{
 	"MountainCarContinuous-v0": {Env: "MountainCarContinuous-v0", Steps: 500_000, Seeds: []int64{1, 2, 3, 4, 5}, Params: map[string][]float64{
 		"lr": {3e-4, 1e-3, 3e-3}, "clip": {0.1, 0.3}, "num_envs": {4, 16}, "ent_coef": {0, 0.01}, "gae_lambda": {0.9, 0.98},
 		"gamma": {0.99}}},
+	// 36 configurations, 5 seeds each, with the budget as an axis: learning rate × number of environments
+	// × total steps, the rest at the trainer's defaults. Recorded for searches that count what a
+	// configuration costs in env-steps (its budget × seeds) and trade return against env-steps to a
+	// threshold.
+	"Pendulum-v1-budget": {Name: "Pendulum-v1-budget", Env: "Pendulum-v1", Steps: 200_000, Seeds: []int64{1, 2, 3, 4, 5},
+		Params: map[string][]float64{"lr": {3e-4, 1e-3, 3e-3}, "num_envs": {4, 8, 16, 32}, BudgetParam: {50_000, 100_000, 200_000}}},
 }
 
 // override replaces the grid's seeds (a comma-separated list; "" keeps them) and the values of the
@@ -81,8 +98,8 @@ func (g *grid) override(seeds string, axes []string) error {
 	}
 	for _, a := range axes {
 		name, values, ok := strings.Cut(a, "=")
-		if !ok || !slices.Contains(trainer.PPOParamNames(), name) {
-			return fmt.Errorf("-param: got %q, want NAME=V1,V2,... with NAME one of %s", a, strings.Join(trainer.PPOParamNames(), ", "))
+		if !ok || (!slices.Contains(trainer.PPOParamNames(), name) && name != BudgetParam) {
+			return fmt.Errorf("-param: got %q, want NAME=V1,V2,... with NAME one of %s or %s", a, strings.Join(trainer.PPOParamNames(), ", "), BudgetParam)
 		}
 		var list []float64
 		for _, f := range strings.Split(values, ",") {
@@ -90,12 +107,26 @@ func (g *grid) override(seeds string, axes []string) error {
 			if err != nil {
 				return fmt.Errorf("-param: got %q, want numbers after %s=, comma-separated", a, name)
 			}
+			if name == BudgetParam && (v < 1 || v != math.Trunc(v)) {
+				return fmt.Errorf("-param: got %q, want whole numbers of steps after %s=", a, name)
+			}
 			list = append(list, v)
 		}
 		params[name] = list
 	}
 	g.Params = params
+	if b := params[BudgetParam]; len(b) > 0 {
+		g.Steps = int64(slices.Max(b))
+	}
 	return nil
+}
+
+// budget is the number of steps a configuration trains for: its total_steps, else the grid's steps.
+func (g grid) budget(params map[string]float64) int64 {
+	if v, ok := params[BudgetParam]; ok {
+		return int64(v)
+	}
+	return g.Steps
 }
 
 // configs lists the grid's configurations in a fixed order (parameter names sorted, values as given).
@@ -159,7 +190,7 @@ func main() {
 	env := flag.String("env", "CartPole-v1", "environment: "+strings.Join(envNames(), ", "))
 	out := flag.String("out", ".", "directory of the output file (<env>.jsonl.gz)")
 	jobs := flag.Int("jobs", runtime.NumCPU(), "runs at once")
-	steps := flag.Int64("steps", 0, "steps per run (0: the grid's)")
+	steps := flag.Int64("steps", 0, "steps per run (0: the grid's); not with a total_steps axis")
 	seeds := flag.String("seeds", "", "comma-separated seeds in place of the grid's, e.g. 1,2")
 	var axes []string
 	flag.Func("param", "NAME=V1,V2,...: the values of one grid axis in place of the grid's (repeatable; a name not in the grid adds an axis)", func(v string) error {
@@ -178,6 +209,9 @@ func main() {
 		fail("-jobs: got %d, want at least 1", *jobs)
 	}
 	if *steps > 0 {
+		if _, ok := g.Params[BudgetParam]; ok {
+			fail("-steps: the grid has a %s axis, which sets each run's budget; change it with -param %s=...", BudgetParam, BudgetParam)
+		}
 		g.Steps = *steps
 	}
 	version := "unknown"
@@ -230,7 +264,7 @@ func main() {
 	}
 	close(next)
 	wg.Wait()
-	path := filepath.Join(*out, g.Env+".jsonl.gz")
+	path := filepath.Join(*out, *env+".jsonl.gz")
 	if err := write(path, header{Grid: g, Command: "go run ./scripts/ppo-grid " + strings.Join(os.Args[1:], " "), Version: version,
 		Date: time.Now().UTC().Truncate(time.Second), Runs: len(runs)}, runs); err != nil {
 		fail("%v", err)
@@ -262,9 +296,12 @@ func record(bin string, g grid, params map[string]float64, seed int64) (run, err
 	}
 	defer os.RemoveAll(dir)
 	metricsPath := filepath.Join(dir, "metrics.jsonl")
-	args := []string{"train", "--env", g.Env, "--steps", fmt.Sprint(g.Steps), "--seed", fmt.Sprint(seed)}
+	steps := g.budget(params)
+	args := []string{"train", "--env", g.Env, "--steps", fmt.Sprint(steps), "--seed", fmt.Sprint(seed)}
 	for k, v := range params {
-		args = append(args, "--set", fmt.Sprintf("%s=%g", k, v))
+		if k != BudgetParam {
+			args = append(args, "--set", fmt.Sprintf("%s=%g", k, v))
+		}
 	}
 	cmd := exec.CommandContext(context.Background(), bin, args...)
 	cmd.Env = append(os.Environ(), trainer.EnvMetricsFile+"="+metricsPath, trainer.EnvCheckpointDir+"="+dir)
@@ -273,7 +310,7 @@ func record(bin string, g grid, params map[string]float64, seed int64) (run, err
 		return run{}, fmt.Errorf("%s %s: %v: %s", bin, strings.Join(args, " "), err, b)
 	}
 	r := run{Params: params, Seed: seed, Seconds: math.Round(time.Since(start).Seconds()*10) / 10}
-	engine, err := diagnostics.NewEngine(diagnostics.Config{TotalSteps: g.Steps, Objective: "reward", Goal: "maximize",
+	engine, err := diagnostics.NewEngine(diagnostics.Config{TotalSteps: steps, Objective: "reward", Goal: "maximize",
 		Actions: trainer.BuiltinEnvActions(g.Env)}) // as a sweep of the built-in trainer judges it
 	if err != nil {
 		return run{}, err
