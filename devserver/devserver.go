@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -168,15 +170,42 @@ func Running(addr string) bool {
 	return true
 }
 
-// Start launches the dev server and waits until its frontend answers health checks.
+// startAttempts bounds the starts of a dev server that exits during start-up because a port it binds
+// was taken: besides the ports it is given, it binds ports of its own (its services', the HTTP API's,
+// the Web UI's inner one), each picked free and then taken by the time it binds, now and then, by
+// another process of the same machine picking ports the same way.
+const startAttempts = 3
+
+// Start launches the dev server and waits until its frontend answers health checks. A server that
+// exits during start-up with a port taken ("address already in use" in its log) is started again, at
+// most startAttempts times in all.
 func Start(ctx context.Context, o Options) (*Server, error) {
 	if err := o.defaults(); err != nil {
 		return nil, err
 	}
 	addr := net.JoinHostPort(o.IP, strconv.Itoa(o.Port))
-	if Running(addr) {
-		return nil, fmt.Errorf("dev server: %s is already in use", addr)
+	for attempt := 1; ; attempt++ {
+		if Running(addr) {
+			return nil, fmt.Errorf("dev server: %s is already in use", addr)
+		}
+		tail := &logTail{}
+		s, err := startOnce(ctx, o, io.MultiWriter(o.Log, tail))
+		if err == nil || !errors.Is(err, errExited) {
+			return s, err
+		}
+		last := tail.lastLine()
+		if attempt < startAttempts && strings.Contains(last, "address already in use") {
+			continue
+		}
+		if last != "" {
+			return nil, fmt.Errorf("%w; its log ends: %s", err, last)
+		}
+		return nil, err
 	}
+}
+
+// startOnce starts the server once, its output to log.
+func startOnce(ctx context.Context, o Options, log io.Writer) (*Server, error) {
 	args := []string{"server", "start-dev", "--ip", o.IP, "--port", strconv.Itoa(o.Port),
 		"--namespace", o.Namespace, "--log-level", "warn",
 		"--dynamic-config-value", "frontend.enableServerVersionCheck=false"}
@@ -190,7 +219,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		args = append(args, "--db-filename", o.DBFile)
 		args = append(args, SQLiteArgs()...)
 	}
-	s := &Server{Addr: addr, done: make(chan struct{})}
+	s := &Server{Addr: net.JoinHostPort(o.IP, strconv.Itoa(o.Port)), done: make(chan struct{})}
 	if o.UIPort > 0 {
 		// The UI server runs on a loopback port of its own, behind the guard on UIPort (uiGuard).
 		inner, err := freeLoopbackPort("127.0.0.1")
@@ -209,7 +238,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		args = append(args, "--search-attribute", k.GetName()+"="+k.GetValueType().String())
 	}
 	s.cmd = exec.Command(o.Binary, args...)
-	s.cmd.Stdout, s.cmd.Stderr = o.Log, o.Log
+	s.cmd.Stdout, s.cmd.Stderr = log, log
 	s.cmd.Env = o.Env
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := s.cmd.Start(); err != nil {
@@ -224,12 +253,52 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	return s, nil
 }
 
+// errExited: the server exited before its frontend answered.
+var errExited = errors.New("dev server exited during start-up (is the port free? see its log)")
+
+// logTail keeps the end of what the server wrote, for the error of a server that exited.
+type logTail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+const logTailBytes = 8 << 10
+
+func (t *logTail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if n := len(t.buf); n > logTailBytes {
+		t.buf = append(t.buf[:0], t.buf[n-logTailBytes:]...)
+	}
+	return len(p), nil
+}
+
+// lastLine is the last line that holds more than white space, or the line that says a port was taken
+// when one does (the server may log more after it as it shuts down).
+func (t *logTail) lastLine() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := strings.Split(string(t.buf), "\n")
+	last := ""
+	for _, l := range lines {
+		l = strings.TrimSpace(l)
+		switch {
+		case strings.Contains(l, "address already in use"):
+			return l
+		case l != "":
+			last = l
+		}
+	}
+	return last
+}
+
 func waitReady(ctx context.Context, s *Server, ns string) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
 		select {
 		case <-s.done:
-			return errors.New("dev server exited during start-up (is the port free? see its log)")
+			return errExited
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(200 * time.Millisecond):
