@@ -27,6 +27,11 @@ type RungPassed struct {
 	// Windowed is the objective's windowed mean there (SegmentResult.Windowed; in the logs unit, over
 	// the last tenth of its logged values); nil when none was finite.
 	Windowed *float64 `json:",omitempty"`
+	// TargetStep is the first step at which the trial's windowed objective reached the env_steps
+	// objective's target (0: not yet), Seconds its training wall seconds so far: what a sweep of
+	// several objectives judges the trial on besides.
+	TargetStep int64   `json:",omitempty"`
+	Seconds    float64 `json:",omitempty"`
 }
 
 // RungReporter delivers a RungPassed to the sweep's workflow (the worker sets it from its Temporal
@@ -107,8 +112,14 @@ func (r *segmentRun) reportPasses(ctx context.Context, passes []RungPassed) {
 	if r.a.Rungs == nil || len(passes) == 0 {
 		return
 	}
+	target := r.in.TargetStepBefore
+	if at, ok := r.records.TargetStep(); ok && target == 0 {
+		target = at
+	}
+	seconds := r.in.SecondsBefore + time.Since(r.started).Seconds()
 	for i := range passes {
 		passes[i].TrialID, passes[i].Config, passes[i].Seed = r.in.Trial.ID, r.in.Trial.Config, r.in.Trial.Seed
+		passes[i].TargetStep, passes[i].Seconds = target, seconds
 	}
 	r.passes.Add(1)
 	go func() {

@@ -73,10 +73,15 @@ type SegmentInput struct {
 	// segment reports the first step its windowed objective reached it (SegmentResult.TargetStep);
 	// nil: none.
 	StepsTarget *float64 `json:",omitempty"`
-	Segment     int      // segment number, from 0
-	StartStep   int64
-	StopAtStep  int64
-	ResumeFrom  string // artifact key of the checkpoint to resume from; "" starts fresh
+	// TargetStepBefore and SecondsBefore are the trial's target step (0: not reached) and training
+	// wall seconds from its segments before this one, which a decision point passed inside the segment
+	// reports with its own (RungPassed).
+	TargetStepBefore int64   `json:",omitempty"`
+	SecondsBefore    float64 `json:",omitempty"`
+	Segment          int     // segment number, from 0
+	StartStep        int64
+	StopAtStep       int64
+	ResumeFrom       string // artifact key of the checkpoint to resume from; "" starts fresh
 	// ResumeStep is the step the previous segment ended at, where ResumeFrom was written; 0 when
 	// ResumeFrom is "". A trainer that finishes its iteration past its stop step resumes beyond the
 	// next segment's start.

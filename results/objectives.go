@@ -131,7 +131,7 @@ func configPoint(spec *sweeps.Spec, objs []sweeps.Objective, c int, ts []TrialSu
 		if t.Scored() {
 			scored++
 		}
-		if failedSeed(t) {
+		if FailedSeed(t) {
 			failed++
 		}
 	}
@@ -198,9 +198,9 @@ func ended(t TrialSummary) bool {
 	return false
 }
 
-// failedSeed says whether a seed counts as failed for seed_failure_rate: it diverged itself (not
+// FailedSeed says whether a seed counts as failed for seed_failure_rate: it diverged itself (not
 // stopped because a sibling did), failed, ran out of memory, or completed having collapsed by the end.
-func failedSeed(t TrialSummary) bool {
+func FailedSeed(t TrialSummary) bool {
 	switch t.Outcome {
 	case OutcomeDiverged:
 		return t.Pruning == nil || !t.Pruning.SiblingDiverged

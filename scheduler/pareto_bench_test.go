@@ -76,6 +76,12 @@ func (pt *paretoTask) most(num, den int64) int {
 }
 
 func loadParetoTask(t *testing.T, env string) *paretoTask {
+	return loadParetoTaskAt(t, env, -1)
+}
+
+// loadParetoTaskAt is loadParetoTask with the threshold at quantile q of the feasible configurations'
+// returns (q < 0: their median).
+func loadParetoTaskAt(t *testing.T, env string, q float64) *paretoTask {
 	t.Helper()
 	gt := loadGridTask(t, env)
 	g := gt.grid
@@ -85,7 +91,12 @@ func loadParetoTask(t *testing.T, env string) *paretoTask {
 			scores = append(scores, v)
 		}
 	}
-	pt := &paretoTask{env: env, gt: gt, threshold: scheduler.MedianOf(scores), sums: map[string][]results.TrialSummary{},
+	threshold := scheduler.MedianOf(scores)
+	if q >= 0 {
+		sort.Float64s(scores)
+		threshold = scores[int(q*float64(len(scores)-1))]
+	}
+	pt := &paretoTask{env: env, gt: gt, threshold: threshold, sums: map[string][]results.TrialSummary{},
 		infeasible: map[string]bool{}}
 	pt.metric = fmt.Sprintf("[{name: reward, goal: maximize}, {name: env_steps, goal: minimize, target: %g}, {name: seed_failure_rate, goal: minimize}]",
 		pt.threshold)

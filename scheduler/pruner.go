@@ -10,6 +10,7 @@ import (
 
 	"github.com/rlsweep/rlsweep/diagnostics"
 	"github.com/rlsweep/rlsweep/results"
+	"github.com/rlsweep/rlsweep/sweeps"
 )
 
 // Pruner is the decision core of asha, median and hyperband, pure and deterministic: it is told
@@ -56,6 +57,22 @@ type PrunerConfig struct {
 	// and a decision on the first seed alone would lose the seed guard. 0: only running seeds are
 	// waited for.
 	Seeds int
+	// Objectives (asha only): the sweep's objectives when it has several (sweeps.Spec.Objectives); a
+	// configuration is then judged on its vector of them at each step (rungVector). Empty: on the
+	// logged objective alone. GPUs scales gpu_seconds (resources.gpus).
+	Objectives []sweeps.Objective `json:",omitempty"`
+	GPUs       float64            `json:",omitempty"`
+}
+
+// multi says whether configurations are judged on several objectives.
+func (c PrunerConfig) multi() bool { return len(c.Objectives) > 1 }
+
+// Progress is what a seed's derived objectives read at a decision step, for asha with several
+// objectives: the step its windowed objective first reached the env_steps objective's target (0: not
+// by then) and its training wall seconds so far (its segments' time).
+type Progress struct {
+	TargetStep int64   `json:"target_step,omitempty"`
+	Seconds    float64 `json:"seconds,omitempty"`
 }
 
 // PrunerState is a pruner's whole memory: per configuration that started, its seeds started and
@@ -90,6 +107,15 @@ type ConfigRecord struct {
 	// Passing: a seed of it was judged as it passed a step (Pass); only such a configuration is
 	// settled when a seed ends (Settle).
 	Passing bool `json:"passing,omitempty"`
+	// With several objectives: the seeds' Progress beside Pending and Ahead, keyed alike; the
+	// configuration's objective vector at each decision step it reached, in the objectives' units
+	// (never reaching a target is +Inf); the seeds that ended failed (seed_failure_rate); and, when it
+	// was stopped, its non-dominated rank among the configurations at the step.
+	PendingProgress map[string]Progress            `json:"pending_progress,omitempty"`
+	AheadProgress   map[string]map[string]Progress `json:"ahead_progress,omitempty"`
+	Vectors         []results.Floats               `json:"vectors,omitempty"`
+	Failed          []int64                        `json:"failed,omitempty"`
+	Rank            int                            `json:"rank,omitempty"`
 }
 
 // Verdict is a pruner's answer for one configuration at one decision step.
@@ -108,6 +134,10 @@ type Verdict struct {
 	Cutoff *float64
 	Peers  int
 	Reason string
+	// Vector and Rank (several objectives): the configuration's objective vector at the step, and,
+	// when it was stopped there, its non-dominated rank among the configurations at the step.
+	Vector []float64
+	Rank   int
 }
 
 // NewPruner returns a pruner resumed from st (the zero PrunerState for a new sweep).
@@ -120,6 +150,9 @@ func NewPruner(cfg PrunerConfig, st PrunerState) (*Pruner, error) {
 	case "median":
 		if cfg.MinTrials < 1 {
 			return nil, fmt.Errorf("pruner: min_trials %d, want at least 1", cfg.MinTrials)
+		}
+		if cfg.multi() {
+			return nil, fmt.Errorf("pruner: median with %d objectives, want asha (a median of vectors is not defined)", len(cfg.Objectives))
 		}
 	default:
 		return nil, fmt.Errorf("pruner: rule %q, want asha or median", cfg.Rule)
@@ -165,6 +198,19 @@ func (p *Pruner) Ended(config int, seed int64, diverged bool) {
 	r.Diverged = r.Diverged || diverged
 }
 
+// Failed records that a seed of config ended counting for seed_failure_rate (results' failed seed:
+// diverged itself, failed, out of memory); with several objectives the configuration's failure share
+// at its next decision steps counts it.
+func (p *Pruner) Failed(config int, seed int64) {
+	if !p.cfg.multi() {
+		return
+	}
+	r := p.rec(config)
+	if !slices.Contains(r.Failed, seed) {
+		r.Failed = append(r.Failed, seed)
+	}
+}
+
 // orient maps a metric value to the pruner's larger-is-better scale, finite.
 func (p *Pruner) orient(v float64) float64 {
 	if p.cfg.Minimize {
@@ -190,6 +236,12 @@ func (p *Pruner) unorient(v float64) float64 {
 // configuration's verdict there, undecided while another running seed of it has not arrived.
 // Asking again for the same seed and step is answered the same way.
 func (p *Pruner) Arrive(config int, seed int64, k int, value *float64) Verdict {
+	return p.ArriveWith(config, seed, k, value, Progress{})
+}
+
+// ArriveWith is Arrive with the seed's Progress at the step, which a sweep of several objectives
+// judges on.
+func (p *Pruner) ArriveWith(config int, seed int64, k int, value *float64, prog Progress) Verdict {
 	r := p.rec(config)
 	if k < 0 || k >= len(p.cfg.Steps) {
 		return Verdict{Decided: true, Continue: true, Rung: k}
@@ -209,11 +261,23 @@ func (p *Pruner) Arrive(config int, seed int64, k int, value *float64) Verdict {
 	if value != nil {
 		v = p.orient(*value)
 	}
+	p.pend(r, seed, v, prog)
+	return p.tryDecide(config, r)
+}
+
+// pend holds seed's value (oriented) and progress at the configuration's next decision step.
+func (p *Pruner) pend(r *ConfigRecord, seed int64, v float64, prog Progress) {
+	key := strconv.FormatInt(seed, 10)
 	if r.Pending == nil {
 		r.Pending = map[string]float64{}
 	}
-	r.Pending[strconv.FormatInt(seed, 10)] = v
-	return p.tryDecide(config, r)
+	r.Pending[key] = v
+	if p.cfg.multi() {
+		if r.PendingProgress == nil {
+			r.PendingProgress = map[string]Progress{}
+		}
+		r.PendingProgress[key] = prog
+	}
 }
 
 // Pass records seed's windowed value (nil: it has none) as its metric stream passed decision step k
@@ -225,6 +289,12 @@ func (p *Pruner) Arrive(config int, seed int64, k int, value *float64) Verdict {
 // the steps before are decided. Whether the configuration has been stopped by this call, at k or at a
 // later step its seeds had all passed already, is Stopped's to say.
 func (p *Pruner) Pass(config int, seed int64, k int, value *float64) Verdict {
+	return p.PassWith(config, seed, k, value, Progress{})
+}
+
+// PassWith is Pass with the seed's Progress at the step, which a sweep of several objectives judges
+// on.
+func (p *Pruner) PassWith(config int, seed int64, k int, value *float64, prog Progress) Verdict {
 	r := p.rec(config)
 	if k < 0 || k >= len(p.cfg.Steps) {
 		return Verdict{Decided: true, Continue: true, Rung: k}
@@ -233,7 +303,7 @@ func (p *Pruner) Pass(config int, seed int64, k int, value *float64) Verdict {
 		return p.recorded(r, k)
 	}
 	if r.Diverged && p.cfg.StopDivergedConfigs {
-		return p.Arrive(config, seed, k, value)
+		return p.ArriveWith(config, seed, k, value, prog)
 	}
 	if r.Stopped {
 		return p.recorded(r, len(r.Values)-1)
@@ -252,12 +322,18 @@ func (p *Pruner) Pass(config int, seed int64, k int, value *float64) Verdict {
 			r.Ahead[key] = map[string]float64{}
 		}
 		r.Ahead[key][strconv.FormatInt(seed, 10)] = v
+		if p.cfg.multi() {
+			if r.AheadProgress == nil {
+				r.AheadProgress = map[string]map[string]Progress{}
+			}
+			if r.AheadProgress[key] == nil {
+				r.AheadProgress[key] = map[string]Progress{}
+			}
+			r.AheadProgress[key][strconv.FormatInt(seed, 10)] = prog
+		}
 		return Verdict{Rung: k, Step: p.cfg.Steps[k]}
 	}
-	if r.Pending == nil {
-		r.Pending = map[string]float64{}
-	}
-	r.Pending[strconv.FormatInt(seed, 10)] = v
+	p.pend(r, seed, v, prog)
 	if !p.allStarted(r) {
 		return Verdict{Rung: k, Step: p.cfg.Steps[k]}
 	}
@@ -296,6 +372,13 @@ func (p *Pruner) settle(config int, r *ConfigRecord) {
 			r.Ahead = nil
 		}
 		r.Pending = next
+		if r.AheadProgress != nil {
+			r.PendingProgress = r.AheadProgress[key]
+			delete(r.AheadProgress, key)
+			if len(r.AheadProgress) == 0 {
+				r.AheadProgress = nil
+			}
+		}
 		if !p.allStarted(r) {
 			return
 		}
@@ -304,7 +387,7 @@ func (p *Pruner) settle(config int, r *ConfigRecord) {
 		}
 	}
 	if r.Stopped {
-		r.Ahead = nil
+		r.Ahead, r.AheadProgress = nil, nil
 	}
 }
 
@@ -320,8 +403,11 @@ func (p *Pruner) Stopped(config int) (Verdict, bool) {
 // recorded is the verdict decided at step k.
 func (p *Pruner) recorded(r *ConfigRecord, k int) Verdict {
 	v := Verdict{Decided: true, Continue: true, Rung: k, Step: p.cfg.Steps[k], Value: p.unorient(r.Values[k])}
+	if k < len(r.Vectors) {
+		v.Vector = slices.Clone([]float64(r.Vectors[k]))
+	}
 	if r.Stopped && k == len(r.Values)-1 {
-		v.Continue, v.Peers = false, r.Peers
+		v.Continue, v.Peers, v.Rank = false, r.Peers, r.Rank
 		if r.Cutoff != nil {
 			c := p.unorient(*r.Cutoff)
 			v.Cutoff = &c
@@ -353,6 +439,9 @@ func (p *Pruner) tryDecide(config int, r *ConfigRecord) Verdict {
 	if math.IsNaN(value) || math.IsInf(value, 0) {
 		value = -math.MaxFloat64
 	}
+	if p.cfg.multi() {
+		return p.decideFront(config, r, k, seeds, vals, value)
+	}
 	var peers []float64
 	for key, o := range p.st.Configs {
 		if key != strconv.Itoa(config) && len(o.Values) > k {
@@ -383,11 +472,17 @@ const seedNoiseLevel = 0.95
 // one-sample t-test that the configuration's mean is below the cutoff failing at 5%. With one seed, or
 // a seed without a value (the worst there is), the value is judged alone.
 func withinSeedNoise(vals []float64, value, cutoff float64) bool {
-	if len(vals) == 0 || slices.Min(vals) == -math.MaxFloat64 {
-		return false
-	}
-	margin, ok := diagnostics.MeanMargin(vals, seedNoiseLevel)
+	margin, ok := seedMargin(vals)
 	return ok && value+margin >= cutoff
+}
+
+// seedMargin is the seed guard's margin t·s/√n over the seeds' values vals (withinSeedNoise); false
+// with one seed, or a seed without a value.
+func seedMargin(vals []float64) (float64, bool) {
+	if len(vals) == 0 || slices.Min(vals) == -math.MaxFloat64 {
+		return 0, false
+	}
+	return diagnostics.MeanMargin(vals, seedNoiseLevel)
 }
 
 // rank is the place of value (oriented) among its peers' values at the same step and itself: 1 for
@@ -442,6 +537,10 @@ func median(sorted []float64) float64 {
 }
 
 func (p *Pruner) reason(v Verdict) string {
+	if p.cfg.multi() {
+		return fmt.Sprintf("asha rung %d (step %d): %s is off the front of the %d configurations at the step, at non-dominated rank %d, and not in the top 1/%d by rank and crowding",
+			v.Rung, v.Step, p.describeVector(v.Vector), v.Peers+1, v.Rank, p.cfg.Eta)
+	}
 	if v.Cutoff == nil {
 		return fmt.Sprintf("%s at step %d: value %.6g", p.cfg.Rule, v.Step, v.Value)
 	}

@@ -28,8 +28,12 @@ func PrunerConfigOf(spec *sweeps.Spec) PrunerConfig {
 	if rule == sweeps.PrunerHyperband {
 		rule = sweeps.PrunerASHA
 	}
-	return PrunerConfig{Rule: rule, Steps: spec.DecisionSteps(), Eta: e.Eta, Strict: e.Strict, MinTrials: e.MinTrials,
+	cfg := PrunerConfig{Rule: rule, Steps: spec.DecisionSteps(), Eta: e.Eta, Strict: e.Strict, MinTrials: e.MinTrials,
 		Minimize: spec.Metric.Goal == "minimize", StopDivergedConfigs: e.StopDivergedConfigs, Seeds: len(spec.Seeds)}
+	if spec.MultiObjective() {
+		cfg.Objectives, cfg.GPUs = spec.Objectives, spec.Resources.GPUs
+	}
+	return cfg
 }
 
 func newPruning(spec *sweeps.Spec, p *planned, state State) (Scheduler, error) {
@@ -57,6 +61,9 @@ func (s *pruning) Finished(sum results.TrialSummary) {
 	// The summary's trial is in the plan: its configuration and seed are the plan's.
 	diverged := sum.Outcome == results.OutcomeDiverged && sum.Pruning == nil
 	s.pruner.Ended(sum.Config, sum.Seed, diverged)
+	if results.FailedSeed(sum) {
+		s.pruner.Failed(sum.Config, sum.Seed)
+	}
 	if !diverged || !s.pruner.cfg.StopDivergedConfigs {
 		// Seeds of its configuration that passed a decision step in stop mode no longer wait for it.
 		s.settle(sum.Config)
@@ -84,7 +91,7 @@ func (s *pruning) Passed(p Pass) {
 		return
 	}
 	_, before := s.pruner.Stopped(p.Config)
-	v := s.pruner.Pass(p.Config, p.Seed, k, p.Windowed)
+	v := s.pruner.PassWith(p.Config, p.Seed, k, p.Windowed, Progress{TargetStep: p.TargetStep, Seconds: p.Seconds})
 	if _, now := s.pruner.Stopped(p.Config); now && !before {
 		s.stopIfDecided(p.Config)
 		return
@@ -170,7 +177,7 @@ func (s *pruning) AtBoundary(b Boundary) Decision {
 	if value == nil {
 		value = b.Objective
 	}
-	v := s.pruner.Arrive(b.Config, b.Seed, k, value)
+	v := s.pruner.ArriveWith(b.Config, b.Seed, k, value, Progress{TargetStep: b.TargetStep, Seconds: b.Seconds})
 	switch {
 	case !v.Decided:
 		return Decision{Segment: b.Segment, Action: Wait}

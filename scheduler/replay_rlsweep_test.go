@@ -17,16 +17,29 @@ type Pruning struct {
 	pruner  *scheduler.Pruner
 	steps   []int64
 	reached map[int]int64 // unit → the steps it had reached at the last call
+	// target: with several objectives, env_steps's target; each seed arrives with the first recorded
+	// step its window reached it (runSummary's rule) as its Progress.
+	target *float64
 }
 
 // NewPruning builds the rule of spec's early_terminate section (YAML, e.g. "{type: asha}") for runs of
 // total steps in segments of a tenth of them (the median rule decides at segment ends).
 func NewPruning(earlyTerminate string, total int64) (*Pruning, error) {
+	return NewFrontPruning(earlyTerminate, total, "")
+}
+
+// NewFrontPruning is NewPruning for a sweep whose metric is as given ("": the built-in trainer's
+// default): a list of objectives makes asha keep each rung's Pareto front. A diverged seed counts for
+// seed_failure_rate.
+func NewFrontPruning(earlyTerminate string, total int64, metric string) (*Pruning, error) {
+	if metric != "" {
+		metric = "metric: " + metric + "\n"
+	}
 	spec, err := sweeps.Decode(strings.NewReader(fmt.Sprintf(`name: replay
 trainer: {builtin: ppo, env: CartPole-v1, total_steps: %d, segment_steps: %d}
 parameters: {lr: {values: [0.001]}}
-early_terminate: %s
-`, total, total/10, earlyTerminate)), "replay.yaml")
+%searly_terminate: %s
+`, total, total/10, metric, earlyTerminate)), "replay.yaml")
 	if err == nil {
 		err = spec.Validate()
 	}
@@ -38,7 +51,31 @@ early_terminate: %s
 	if err != nil {
 		return nil, err
 	}
-	return &Pruning{name: "rlsweep early_terminate " + earlyTerminate, pruner: p, steps: cfg.Steps, reached: map[int]int64{}}, nil
+	r := &Pruning{name: "rlsweep early_terminate " + earlyTerminate, pruner: p, steps: cfg.Steps, reached: map[int]int64{}}
+	if spec.MultiObjective() {
+		r.target = spec.StepsTarget()
+		r.name += " with " + fmt.Sprint(len(spec.Objectives)) + " objectives"
+	}
+	return r, nil
+}
+
+// progress is a seed's Progress at step end: the first recorded step by then whose window reached the
+// target.
+func (r *Pruning) progress(run *Run, end int64) scheduler.Progress {
+	var p scheduler.Progress
+	if r.target == nil {
+		return p
+	}
+	for _, s := range run.Steps {
+		if s > end {
+			break
+		}
+		if w, ok := run.Window(s); ok && w >= *r.target {
+			p.TargetStep = s
+			break
+		}
+	}
+	return p
 }
 
 func (r *Pruning) Name() string                { return r.name }
@@ -56,6 +93,7 @@ func (r *Pruning) Step(u *Unit, step int64) bool {
 	for _, run := range u.Runs {
 		if run.Diverged(step) {
 			r.pruner.Ended(u.Config, run.Seed, true)
+			r.pruner.Failed(u.Config, run.Seed)
 			return true // the diagnostics stopped the seed; its configuration is infeasible
 		}
 	}
@@ -82,7 +120,7 @@ func (r *Pruning) Step(u *Unit, step int64) bool {
 			if !ok {
 				val = nil
 			}
-			v = r.pruner.Arrive(u.Config, run.Seed, k, val)
+			v = r.pruner.ArriveWith(u.Config, run.Seed, k, val, r.progress(run, e))
 		}
 		if v.Decided && !v.Continue {
 			return true

@@ -104,6 +104,11 @@ type Pass struct {
 	Point    int64
 	Step     int64
 	Windowed *float64 `json:",omitempty"`
+	// TargetStep and Seconds are what a sweep of several objectives judges the seed on besides
+	// (Progress): the step its windowed objective first reached the env_steps target (0: not yet) and
+	// its training wall seconds so far.
+	TargetStep int64   `json:",omitempty"`
+	Seconds    float64 `json:",omitempty"`
 }
 
 // Interruption is a running trial to stop now and the Stop decision it ends with.
@@ -141,6 +146,11 @@ type Boundary struct {
 	// Windowed is the objective's mean over the trial's records in the last 10% of its steps so far
 	// (activities.SegmentResult.Windowed), what pruners compare; nil when none carried it.
 	Windowed *float64 `json:",omitempty"`
+	// TargetStep and Seconds are what a sweep of several objectives judges the seed on besides
+	// (Progress): the step its windowed objective first reached the env_steps target (0: not yet) and
+	// its segments' wall seconds so far.
+	TargetStep int64   `json:",omitempty"`
+	Seconds    float64 `json:",omitempty"`
 	// CheckpointKey is the checkpoint the next segment would resume from, which PBT's exploit hands to
 	// another trial.
 	CheckpointKey string

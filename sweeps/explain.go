@@ -38,7 +38,7 @@ func Explain(s *Spec, trials []Trial) ([]string, error) {
 	}
 	add("metrics: %s", describeMetrics(s))
 	if s.MultiObjective() {
-		add("objectives: %d; the results rank configurations by Pareto front (results --pareto); diagnostics and pruning judge %s", len(s.Objectives), s.Metric.Name)
+		add("objectives: %d; the results rank configurations by Pareto front (results --pareto); diagnostics judge %s", len(s.Objectives), s.Metric.Name)
 		for i, o := range s.Objectives {
 			add("objective %d: %s", i+1, o.Describe(s.Metric.Name))
 		}
@@ -196,6 +196,12 @@ func describeEarlyTerminate(s *Spec) []string {
 	}
 	switch e.Type {
 	case PrunerASHA, PrunerHyperband:
+		if s.MultiObjective() {
+			out = append(out, fmt.Sprintf("early_terminate: %d rungs, %d objectives; at a rung reached by n configurations so far, one goes on if it is on their Pareto front there, or in the top ⌊n / %d⌋ (eta) by non-dominated rank and then crowding distance; those that pass every rung train for the full %d steps",
+				len(points), len(s.Objectives), e.Eta, s.Trainer.TotalSteps))
+			out = append(out, "early_terminate: at a rung, a configuration's objectives are "+rungObjectives(s))
+			break
+		}
 		out = append(out, fmt.Sprintf("early_terminate: %d rungs; at a rung reached by n configurations so far, one goes on only if it is in the top ⌊n / %d⌋ (eta), the best so far while fewer than %d have reached it; those that pass every rung train for the full %d steps",
 			len(points), e.Eta, e.Eta, s.Trainer.TotalSteps))
 	case PrunerMedian:
@@ -203,6 +209,30 @@ func describeEarlyTerminate(s *Spec) []string {
 			len(points), e.MinTrials))
 	}
 	return out
+}
+
+// rungObjectives says what each objective reads at an early_terminate rung.
+func rungObjectives(s *Spec) string {
+	var parts []string
+	for _, o := range s.Objectives {
+		var what string
+		switch {
+		case !o.Derived():
+			what = "the IQM over its seeds of the windowed " + o.Name
+		case o.Name == ObjectiveEnvSteps && o.Target != nil:
+			what = "the IQM over its seeds of the step each reached the target, never for a seed that has not yet"
+		case o.Name == ObjectiveEnvSteps:
+			what = "the rung's step, the same for every configuration (it separates none)"
+		case o.Name == ObjectiveWallSeconds:
+			what = "the IQM over its seeds of their training seconds so far"
+		case o.Name == ObjectiveGPUSeconds:
+			what = "the IQM over its seeds of their training seconds so far, times resources.gpus"
+		case o.Name == ObjectiveSeedFailureRate:
+			what = "the share of its seeds that have ended failed so far"
+		}
+		parts = append(parts, o.Label()+": "+what)
+	}
+	return strings.Join(parts, "; ")
 }
 
 func describeMetrics(s *Spec) string {

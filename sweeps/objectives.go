@@ -154,16 +154,16 @@ func (c *checker) objectives() {
 	}
 	if logged == 0 {
 		c.add("metric", "no objective the trainer logs",
-			"one objective the trainer logs (such as reward), first or anywhere in the list: diagnostics and pruning judge it")
+			"one objective the trainer logs (such as reward), first or anywhere in the list: diagnostics judge it")
 	}
 	if s.MultiObjective() {
 		switch s.Method {
 		case MethodPBT:
 			c.add("method", quote(s.Method), "grid, random, sobol or bayes with several objectives (pbt exploits by one value)")
 		}
-		if s.EarlyTerminate != nil {
-			c.add("early_terminate", "early_terminate with "+strconv.Itoa(len(s.Objectives))+" objectives",
-				"no early_terminate with several objectives (its rungs compare one value, and would stop configurations the other objectives put on the front): remove early_terminate, or write metric as one objective")
+		if s.EarlyTerminate != nil && s.EarlyTerminate.Type == PrunerMedian {
+			c.add("early_terminate.type", quote(s.EarlyTerminate.Type)+" with "+strconv.Itoa(len(s.Objectives))+" objectives",
+				"asha or hyperband with several objectives (they keep each rung's Pareto front; a median of objective vectors is not defined): type: asha, or write metric as one objective")
 		}
 		if s.Regression != nil {
 			c.add("regression", "a regression section", "none with several objectives (a nightly regression judges one objective)")

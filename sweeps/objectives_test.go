@@ -57,13 +57,40 @@ func TestObjectivesErrors(t *testing.T) {
 		{"metric: [{name: reward}, {name: gpu_seconds}]\nresources: {gpus: 0}", `metric[1].name: got "gpu_seconds", want gpu_seconds with resources.gpus set`},
 		{"metric: [{name: reward}, {name: env_steps}, {name: wall_seconds}, {name: gpu_seconds}, {name: seed_failure_rate}]", `metric: got a list of 5 objectives, want 1 to 4`},
 		{"metric: [{name: reward, goal: up}]", `metric[0].goal: got "up", want maximize or minimize`},
-		{"metric: [{name: reward}, {name: env_steps}]\nearly_terminate: {type: asha}", `early_terminate: got early_terminate with 2 objectives, want no early_terminate with several objectives`},
+		{"metric: [{name: reward}, {name: env_steps}]\nearly_terminate: {type: median}", `early_terminate.type: got "median" with 2 objectives, want asha or hyperband with several objectives`},
 		{"metric: [{name: reward}, {name: env_steps}]\nmethod: bayes\ntrials: 301", `trials: got 301, want an integer in [1, 300] for method bayes with several objectives`},
 		{"metric: [{name: reward}, {name: env_steps}]\nmethod: pbt", `method: got "pbt", want grid, random, sobol or bayes with several objectives`},
 	} {
 		_, err := decodeValid(t, "parameters:\n  lr: {values: [0.1, 0.2]}\n"+c.yaml+"\n")
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s:\n got %v\nwant %s", c.yaml, err, c.want)
+		}
+	}
+}
+
+// TestObjectivesWithASHA: asha and hyperband take several objectives, and explain says each rung keeps
+// its Pareto front and what each objective reads there.
+func TestObjectivesWithASHA(t *testing.T) {
+	for _, et := range []string{"{type: asha}", "{type: hyperband, max_iter: 27, s: 3}"} {
+		s, err := decodeValid(t, "parameters:\n  lr: {values: [0.1, 0.2]}\nmetric: [{name: reward}, {name: env_steps, target: 5}, {name: wall_seconds}]\nearly_terminate: "+et+"\n")
+		if err != nil {
+			t.Fatalf("%s: %v", et, err)
+		}
+		trials, err := Plan(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, err := Explain(s, trials)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Join(lines, "\n")
+		for _, want := range []string{"3 objectives; at a rung reached by n configurations so far, one goes on if it is on their Pareto front there",
+			"env_steps_to_target: the IQM over its seeds of the step each reached the target, never for a seed that has not yet",
+			"wall_seconds: the IQM over its seeds of their training seconds so far"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s: explain lacks %q:\n%s", et, want, text)
+			}
 		}
 	}
 }

@@ -37,9 +37,9 @@ func (e *prunedError) at(step int64) *prunedError {
 // atBoundary asks the sweep whether the trial goes on after segment seg, and applies the answer:
 // continue; stop (a *prunedError, the trial ends pruned); or exploit (the next segment resumes from
 // the decision's checkpoint with its parameters).
-func atBoundary(ctx workflow.Context, in *TrialInput, sum *results.TrialSummary, seg int, res activities.SegmentResult, resume *string, resumeStep *int64) error {
+func atBoundary(ctx workflow.Context, in *TrialInput, sum *results.TrialSummary, seg int, res activities.SegmentResult, trained float64, resume *string, resumeStep *int64) error {
 	d, err := askAtBoundary(ctx, scheduler.Boundary{TrialID: in.Trial.ID, Config: in.Trial.Config, Seed: in.Trial.Seed, Segment: seg,
-		Step: sum.Steps, Objective: sum.Objective, Windowed: res.Windowed, CheckpointKey: *resume,
+		Step: sum.Steps, Objective: sum.Objective, Windowed: res.Windowed, TargetStep: sum.TargetStep, Seconds: trained, CheckpointKey: *resume,
 		Warnings: warnedRules(res.Warnings), Params: in.Trial.Params})
 	if err != nil {
 		return err

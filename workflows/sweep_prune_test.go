@@ -191,3 +191,82 @@ func TestSweepStopsSiblingsOfADivergedSeed(t *testing.T) {
 		}
 	}
 }
+
+// With several objectives the real workflows judge each rung on the objective vectors: the
+// configuration of the lowest return whose segments reached the env_steps target is on the rung's
+// front and trains to the end, the ones that return less than configuration 0 and never reached the
+// target are pruned at the first rung with no cutoff; every segment is told the trial's training
+// seconds and target step before it.
+func TestSweepASHAKeepsTheFront(t *testing.T) {
+	objs := `name: unit
+trainer: {command: [train], total_steps: 2700}
+metric: [{name: reward}, {name: env_steps, target: 100}]
+method: grid
+seeds: [1, 2]
+parameters:
+  q: {values: [6, 5, 4, 3, 2, 1]}
+probes: {enabled: false}
+concurrency: 2
+early_terminate: {type: asha, min_steps: 100, eta: 3}
+`
+	s2, err := sweeps.Decode(strings.NewReader(objs), "unit.yaml")
+	if err == nil {
+		err = s2.Validate()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflowWithOptions(workflows.Trial, workflow.RegisterOptions{Name: workflows.WorkflowTypeTrial})
+	var res resultsRecorder
+	res.mock(env, 12)
+	var mu sync.Mutex
+	inputs := map[string][]activities.SegmentInput{}
+	env.OnActivity(acts.TrainSegment, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.SegmentInput) (*activities.SegmentResult, error) {
+			mu.Lock()
+			inputs[in.Trial.ID] = append(inputs[in.Trial.ID], in)
+			mu.Unlock()
+			q := toFloat(in.Trial.Params["q"])
+			w := q + 0.1*float64(in.Trial.Seed)
+			r := &activities.SegmentResult{LastStep: in.StopAtStep, Objective: &w, Windowed: &w, WallSeconds: 60,
+				CheckpointKey: fmt.Sprintf("ck-%s-%d", in.Trial.ID, in.Segment)}
+			if q == 1 && in.Segment == 0 {
+				r.TargetStep = 50 // the lowest return, but at the target first
+			}
+			return r, nil
+		}).After(time.Minute)
+	env.ExecuteWorkflow(workflows.Sweep, sweepInput(*s2))
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	byID, _ := res.recorded()
+	mu.Lock()
+	defer mu.Unlock()
+	for _, id := range []string{"0-s1", "0-s2", "5-s1", "5-s2"} {
+		tr := byID[id]
+		if tr.Outcome != results.OutcomeCompleted || len(inputs[id]) != 4 {
+			t.Errorf("%s: %s after %d segments, want completed after 4 (on every rung's front)", id, tr.Outcome, len(inputs[id]))
+		}
+	}
+	if in := inputs["5-s1"]; len(in) == 4 && (in[2].SecondsBefore != 120 || in[2].TargetStepBefore != 50 || in[0].SecondsBefore != 0) {
+		t.Errorf("5-s1's third segment was told %g s and target step %d before it, want 120 and 50", in[2].SecondsBefore, in[2].TargetStepBefore)
+	}
+	for c := 1; c < 5; c++ {
+		for _, seed := range []int64{1, 2} {
+			id := sweeps.TrialID(c, seed)
+			tr := byID[id]
+			if p := tr.Pruning; tr.Outcome != results.OutcomePruned || p == nil || p.Rung != 0 || p.Cutoff != nil {
+				t.Errorf("%s = %+v (pruning %+v), want pruned at rung 0, no cutoff", id, tr, p)
+			}
+		}
+	}
+	log := res.decisions(t)
+	for _, d := range log {
+		if !strings.Contains(d.Reason, "off the front") || !strings.Contains(d.Reason, "env_steps_to_target never") {
+			t.Errorf("decision %+v: want its reason to say the configuration is off the front, with its vector", d)
+		}
+	}
+	checkDecisionLog(t, log, byID)
+}

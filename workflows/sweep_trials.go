@@ -270,7 +270,8 @@ func (s *sweepRun) takePasses(ctx workflow.Context) {
 	var p activities.RungPassed
 	for s.rungCh.ReceiveAsync(&p) {
 		if ok && s.book.passes(p.TrialID) {
-			passer.Passed(scheduler.Pass{TrialID: p.TrialID, Config: p.Config, Seed: p.Seed, Point: p.Point, Step: p.Step, Windowed: p.Windowed})
+			passer.Passed(scheduler.Pass{TrialID: p.TrialID, Config: p.Config, Seed: p.Seed, Point: p.Point, Step: p.Step, Windowed: p.Windowed,
+				TargetStep: p.TargetStep, Seconds: p.Seconds})
 		}
 		p = activities.RungPassed{}
 	}

@@ -36,6 +36,7 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 	segWarning := "" // the first segment-protocol warning, once per trial
 	// A record of the trial carried the objective (a pbt member's source trial had, to get this far).
 	objectiveSeen := in.Trial.ResumeFrom != ""
+	trained := 0.0 // the segments' wall seconds so far
 	for seg, from := first, start; seg < len(ends); seg, from = seg+1, ends[seg] {
 		stop := ends[seg]
 		workflow.SetCurrentDetails(ctx, segmentDetails(seg, from, stop, sum.Steps, segWarning))
@@ -44,6 +45,7 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 		si := base
 		si.Trial, si.Segment, si.StartStep, si.StopAtStep, si.ResumeFrom, si.ResumeStep = in.Trial, seg, from, stop, resume, resumeStep
 		si.HandOffTo, si.ObjectiveSeen = handOffTo(in, seg, len(ends)), objectiveSeen
+		si.TargetStepBefore, si.SecondsBefore = sum.TargetStep, trained
 		f := workflow.ExecuteActivity(actx, (*activities.Activities).TrainSegment, si)
 		stopped := waitOrStop(ctx, in, f, cancelSegment)
 		err := f.Get(ctx, &res)
@@ -58,6 +60,7 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 			return err
 		}
 		addSegment(sum, in.Metric.Name, seg, res)
+		trained += res.WallSeconds
 		objectiveSeen = objectiveSeen || res.Objective != nil || res.Records > 0 && res.MetricMissing == nil
 		if stopped != nil {
 			return stopped.at(sum.Steps) // the segment ended before the stop reached it
@@ -72,7 +75,7 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 			break
 		}
 		if in.AskAtBoundaries && stop < in.Trainer.TotalSteps {
-			if err := atBoundary(ctx, &in, sum, seg, res, &resume, &resumeStep); err != nil {
+			if err := atBoundary(ctx, &in, sum, seg, res, trained, &resume, &resumeStep); err != nil {
 				return err
 			}
 		}
