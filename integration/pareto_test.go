@@ -140,3 +140,62 @@ concurrency: 4
 		}
 	}
 }
+
+// asha with two objectives in stop mode: the trainers' passes of the rungs carry each trial's target
+// step (RungPassed.TargetStep, from the segment's log), and each rung keeps its Pareto front. Four
+// configurations, one at a time in listed order, whose reward is quality·(1 − e^(−step/τ)) with
+// τ = 20000·(quality/200)³: quality 200 has the highest return and is slowest to 50 (about 6,000
+// steps), 100 and 60 lower and sooner (about 2,000 and 1,000), 40 never reaches 50. At the first rung
+// (5,000 steps) quality 60's return (60) is below quality 100's (86), which asha on return alone
+// (eta 2: the top one of three) would stop it for, but it reached 50 first: it is on the front and
+// trains to the end. Quality 40 is dominated and pruned there. The three trained to the end are the
+// front.
+func TestParetoASHAKeepsTheFront(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker("a", "--slots", "2")
+	spec := e.spec("pareto-asha", `  total_steps: 40000
+metric:
+  - {name: reward}
+  - {name: env_steps, target: 50}
+method: grid
+order: listed
+seeds: [1, 2]
+parameters:
+  quality: {values: [200, 100, 60, 40]}
+  tau_exponent: {value: 3}
+  step_size: {value: 500}
+  sleep_ms: {value: 20}
+probes: {enabled: false}
+diagnostics: {warmup_steps: 5000}
+concurrency: 2
+early_terminate: {type: asha, min_steps: 5000, eta: 2, mode: stop}
+`)
+	if out, code := e.cli("validate", "--explain", spec); code != 0 || !strings.Contains(out, "one goes on if it is on their Pareto front there") {
+		t.Fatalf("validate --explain exited %d, want the rule of several objectives:\n%s", code, out)
+	}
+	sweepID := e.submit(spec)
+	if out, code := e.cli("watch", sweepID); code != 0 {
+		t.Fatalf("watch exited %d:\n%s", code, out)
+	}
+	res := e.results(sweepID)
+	for _, tr := range res.Trials {
+		q := tr.Params["quality"]
+		switch {
+		case q == 40.0 && (tr.Outcome != results.OutcomePruned || tr.Pruning == nil || tr.Pruning.Rung != 0 || tr.Pruning.Cutoff != nil):
+			t.Errorf("trial %s (quality 40): %s (pruning %+v), want pruned at the first rung off the front, with no cutoff", tr.TrialID, tr.Outcome, tr.Pruning)
+		case q != 40.0 && tr.Outcome != results.OutcomeCompleted:
+			t.Errorf("trial %s (quality %v): %s (pruning %+v), want completed: on every rung's front", tr.TrialID, q, tr.Outcome, tr.Pruning)
+		case q == 60.0 && (tr.TargetStep == 0 || tr.TargetStep > 1500):
+			t.Errorf("trial %s (quality 60): target step %d, want about 1,000", tr.TrialID, tr.TargetStep)
+		}
+	}
+	ranked := 0
+	for _, p := range res.Pareto {
+		if p.Rank == 1 {
+			ranked++
+		}
+	}
+	if ranked != 3 {
+		t.Errorf("results.json: %d configurations on the front, want 3 (qualities 200, 100, 60): %+v", ranked, res.Pareto)
+	}
+}

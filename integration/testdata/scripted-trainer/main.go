@@ -5,6 +5,8 @@
 //	sleep_ms          wall time per record (default 5)
 //	checkpoint_every  records between checkpoints (default 10; 0 disables)
 //	quality           the reward plateau (default: derived from lr, so configurations differ)
+//	tau_exponent      the reward is quality·(1 − e^(−step/τ)) with τ = 20000·(quality/200)^tau_exponent
+//	                  (default 0: τ 20000): above 0, a lower plateau is reached sooner
 //	noise             reward noise amplitude (default 0)
 //	collapse_at       from this step on, the reward falls to collapse_to (default 0.05) times its plateau
 //	                  (a policy that collapses late in its run)
@@ -217,7 +219,7 @@ func run() error {
 			fmt.Println("hanging on purpose at step", step)
 			select {}
 		}
-		reward := quality * (1 - math.Exp(-float64(step)/20000))
+		reward := quality * (1 - math.Exp(-float64(step)/(20000*math.Pow(quality/200, s.get("tau_exponent", 0)))))
 		if s.has("collapse_at") && step >= int64(s["collapse_at"]) {
 			reward = quality * s.get("collapse_to", 0.05)
 		}
