@@ -25,7 +25,7 @@ type ConfigPoint struct {
 	Values Floats `json:"values"`
 	// Low and High are the 95% bootstrap interval of the IQM of each objective with a spread over
 	// seeds (the logged objective, env_steps to a target); NaN where there is none (too few seeds, a
-	// share, a cost).
+	// share, a cost). Both nil from ObjectiveVectors.
 	Low  Floats `json:"low"`
 	High Floats `json:"high"`
 	// Seeds counts the configuration's seeds that ended; Reached how many of them reached the target of
@@ -74,12 +74,25 @@ const (
 	WhyRunning  = "seeds not ended"
 )
 
-// Objectives computes each configuration's objective vector, non-dominated rank and crowding from a
-// sweep's trials. Only the search's trials count (confirm re-runs on other GPU classes and re-runs on
-// fresh seeds are left out: seeds, when given, are the search's). A configuration is ranked when each
-// of its seeds completed or failed, none diverged (a configuration with a diverged seed is infeasible
-// and never on the front) and one has the logged objective; a pruned one was not trained to its budget.
+// Objectives computes each configuration's objective vector, its 95% bootstrap intervals (Low, High),
+// non-dominated rank and crowding from a sweep's trials. Only the search's trials count (confirm
+// re-runs on other GPU classes and re-runs on fresh seeds are left out: seeds, when given, are the
+// search's). A configuration is ranked when each of its seeds completed or failed, none diverged (a
+// configuration with a diverged seed is infeasible and never on the front) and one has the logged
+// objective; a pruned one was not trained to its budget.
 func Objectives(spec *sweeps.Spec, trials []TrialSummary) []ConfigPoint {
+	return objectives(spec, trials, true)
+}
+
+// ObjectiveVectors is Objectives without the bootstrap intervals (Low and High nil): the vectors,
+// seeds reaching the target, feasibility, rank and crowding, as Objectives gives them, for method
+// bayes, which reads no interval and remakes every vector in workflow code after a continue-as-new.
+func ObjectiveVectors(spec *sweeps.Spec, trials []TrialSummary) []ConfigPoint {
+	return objectives(spec, trials, false)
+}
+
+// objectives is Objectives, with the intervals when intervals is set.
+func objectives(spec *sweeps.Spec, trials []TrialSummary, intervals bool) []ConfigPoint {
 	objs := spec.Objectives
 	if len(objs) == 0 {
 		objs = []sweeps.Objective{{Name: spec.Metric.Name, Goal: spec.Metric.Goal, Bounds: spec.Metric.Bounds}}
@@ -98,16 +111,18 @@ func Objectives(spec *sweeps.Spec, trials []TrialSummary) []ConfigPoint {
 	sort.Ints(configs)
 	points := make([]ConfigPoint, 0, len(configs))
 	for _, c := range configs {
-		points = append(points, configPoint(spec, objs, c, byConfig[c]))
+		points = append(points, configPoint(spec, objs, c, byConfig[c], intervals))
 	}
 	rankPoints(objs, points)
 	return points
 }
 
-// configPoint is one configuration's vector, before ranking.
-func configPoint(spec *sweeps.Spec, objs []sweeps.Objective, c int, ts []TrialSummary) ConfigPoint {
-	p := ConfigPoint{Config: c, Params: ts[0].Params, Precision: ts[0].Precision,
-		Values: make(Floats, len(objs)), Low: make(Floats, len(objs)), High: make(Floats, len(objs))}
+// configPoint is one configuration's vector, before ranking, with its intervals when intervals is set.
+func configPoint(spec *sweeps.Spec, objs []sweeps.Objective, c int, ts []TrialSummary, intervals bool) ConfigPoint {
+	p := ConfigPoint{Config: c, Params: ts[0].Params, Precision: ts[0].Precision, Values: make(Floats, len(objs))}
+	if intervals {
+		p.Low, p.High = make(Floats, len(objs)), make(Floats, len(objs))
+	}
 	var scored, failed int
 	for _, t := range ts {
 		switch t.Outcome {
@@ -139,7 +154,9 @@ func configPoint(spec *sweeps.Spec, objs []sweeps.Objective, c int, ts []TrialSu
 		p.Why = WhyNoScore
 	}
 	for i, o := range objs {
-		p.Low[i], p.High[i] = math.NaN(), math.NaN()
+		if intervals {
+			p.Low[i], p.High[i] = math.NaN(), math.NaN()
+		}
 		var xs []float64
 		switch o.Name {
 		case sweeps.ObjectiveSeedFailureRate:
@@ -178,8 +195,8 @@ func configPoint(spec *sweeps.Spec, objs []sweeps.Objective, c int, ts []TrialSu
 				}
 			}
 		}
-		p.Values[i] = iqmInf(xs)
-		if len(xs) >= MinIntervalSeeds && (!o.Derived() || o.Target != nil) {
+		p.Values[i] = IQMNever(xs)
+		if intervals && len(xs) >= MinIntervalSeeds && (!o.Derived() || o.Target != nil) {
 			p.Low[i], p.High[i] = iqmInterval(xs)
 			if !o.Derived() {
 				p.Low[i], p.High[i] = ClipToBounds(p.Low[i], p.High[i], o.Bounds)
@@ -212,18 +229,19 @@ func FailedSeed(t TrialSummary) bool {
 	return false
 }
 
-// iqmInf is the IQM of xs, +Inf when an infinite value stays in its middle half; NaN for none.
-func iqmInf(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
+// IQMNever is the IQM of xs (diagnostics.IQM), +Inf (never) when an infinite value stays in its middle half:
+// when more of them are +Inf than the ⌊n/4⌋ the trim drops from the top; NaN for none.
+func IQMNever(xs []float64) float64 {
+	inf := 0
+	for _, x := range xs {
+		if math.IsInf(x, 1) {
+			inf++
+		}
 	}
-	s := slices.Clone(xs)
-	sort.Float64s(s)
-	cut := len(s) / 4
-	if math.IsInf(s[len(s)-cut-1], 1) {
+	if len(xs) > 0 && inf > len(xs)/4 {
 		return math.Inf(1)
 	}
-	return diagnostics.IQM(s)
+	return diagnostics.IQM(xs)
 }
 
 // iqmInterval is the 95% percentile bootstrap interval of the IQM of xs (2,000 resamples, a fixed seed
@@ -231,7 +249,7 @@ func iqmInf(xs []float64) float64 {
 func iqmInterval(xs []float64) (lo, hi float64) {
 	rng := rand.New(rand.NewPCG(uint64(len(xs)), 0x5eed))
 	lo, hi = diagnostics.StratifiedBootstrapCI([][]float64{xs},
-		func(s [][]float64) float64 { return iqmInf(s[0]) }, 2000, 0.95, rng)
+		func(s [][]float64) float64 { return IQMNever(s[0]) }, 2000, 0.95, rng)
 	// A percentile between two resamples that never reached a target interpolates +Inf − +Inf: never.
 	if math.IsNaN(lo) {
 		lo = math.Inf(1)

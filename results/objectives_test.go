@@ -2,6 +2,7 @@ package results
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"testing"
 
@@ -86,5 +87,88 @@ func TestObjectivesRankConfigurationsAndKeepInfeasibleOff(t *testing.T) {
 	configs, hv := FrontHypervolume(spec.Objectives, pts)
 	if len(hv) != 4 || configs[0] != 0 || !(hv[0] > 0) || hv[3] < hv[0] {
 		t.Errorf("FrontHypervolume = %v %v, want 4 growing values", configs, hv)
+	}
+}
+
+// ObjectiveVectors is Objectives without the intervals: on five seeds, where Objectives computes
+// them, every other field is the same (values with +Inf and NaN, seeds reached, why, rank, crowding).
+func TestObjectiveVectorsAreObjectivesWithoutIntervals(t *testing.T) {
+	target := -200.0
+	spec := &sweeps.Spec{Seeds: []int64{1, 2, 3, 4, 5}, Resources: sweeps.Resources{GPUs: 0.5},
+		Objectives: []sweeps.Objective{
+			{Name: "episode_return", Goal: sweeps.GoalMaximize},
+			{Name: sweeps.ObjectiveEnvSteps, Goal: sweeps.GoalMinimize, Target: &target},
+			{Name: sweeps.ObjectiveGPUSeconds, Goal: sweeps.GoalMinimize},
+			{Name: sweeps.ObjectiveSeedFailureRate, Goal: sweeps.GoalMinimize},
+		}}
+	outcomes := []string{OutcomeCompleted, OutcomeDiverged, OutcomePruned, OutcomeFailed, OutcomeOOM, OutcomeCancelled, ""}
+	var trials []TrialSummary
+	for c := range 15 {
+		for seed := int64(1); seed <= 5; seed++ {
+			ts := TrialSummary{Config: c, Seed: seed, Outcome: OutcomeCompleted, Steps: 100000, WallSeconds: float64(10*c + int(seed)),
+				Params: map[string]any{"lr": float64(c)}}
+			if c >= 8 && seed == 3 { // one odd seed in each of the last configurations
+				ts.Outcome = outcomes[c-8]
+			}
+			if ts.Outcome == OutcomeCompleted {
+				ts.Objective = f(-150 - float64((c*7+int(seed)*3)%40))
+				if (c+int(seed))%3 != 0 {
+					ts.TargetStep = int64(10000 * (1 + (c*5+int(seed))%9))
+				}
+				if c == 5 && seed == 2 {
+					ts.End = &Verdict{Rule: "collapsed_at_end"}
+				}
+			}
+			trials = append(trials, ts)
+		}
+	}
+	full, cheap := Objectives(spec, trials), ObjectiveVectors(spec, trials)
+	intervals := 0
+	for i := range full {
+		for _, lo := range full[i].Low {
+			if !math.IsNaN(lo) {
+				intervals++
+			}
+		}
+		if cheap[i].Low != nil || cheap[i].High != nil {
+			t.Errorf("configuration %d: ObjectiveVectors gives intervals %v, %v; want none", cheap[i].Config, cheap[i].Low, cheap[i].High)
+		}
+		full[i].Low, full[i].High = nil, nil
+	}
+	ranks, unranked := map[int]bool{}, 0
+	for _, p := range cheap {
+		ranks[p.Rank] = true
+		if p.Why != "" {
+			unranked++
+		}
+	}
+	if intervals == 0 || len(ranks) < 3 || unranked < 3 {
+		t.Fatalf("%d intervals, ranks %v, %d unranked: the case does not test leaving the intervals out", intervals, ranks, unranked)
+	}
+	if got, want := fmt.Sprintf("%+v", cheap), fmt.Sprintf("%+v", full); got != want {
+		t.Errorf("ObjectiveVectors:\n%s\nwant Objectives without intervals:\n%s", got, want)
+	}
+}
+
+// IQMNever is +Inf exactly when the sorted middle half holds +Inf (more +Inf than the top trim drops),
+// and diagnostics.IQM otherwise.
+func TestIQMInf(t *testing.T) {
+	inf := math.Inf(1)
+	for _, c := range []struct {
+		xs   []float64
+		want float64
+	}{
+		{nil, math.NaN()},
+		{[]float64{inf}, inf},
+		{[]float64{1, inf}, inf},                     // n 2: nothing trimmed
+		{[]float64{1, 2, 3, inf}, 2.5},               // n 4: one trimmed from each end
+		{[]float64{1, 2, inf, inf}, inf},             // two +Inf, one trimmed
+		{[]float64{5, 1, inf, 3, 2, 4, 6, inf}, 4.5}, // n 8: two trimmed from the top, both +Inf
+		{[]float64{5, 1, inf, 3, inf, 4, 6, inf}, inf},
+	} {
+		got := IQMNever(c.xs)
+		if !(got == c.want || math.IsNaN(got) && math.IsNaN(c.want)) {
+			t.Errorf("IQMNever(%v) = %v, want %v", c.xs, got, c.want)
+		}
 	}
 }

@@ -112,7 +112,7 @@ func (p *Pruner) rungVector(r *ConfigRecord, k int, seeds []string, value float6
 		case !o.Derived():
 			vec[i] = p.unorient(value)
 		case o.Name == sweeps.ObjectiveEnvSteps && o.Target != nil:
-			vec[i] = iqmNever(progress(func(g Progress) float64 {
+			vec[i] = results.IQMNever(progress(func(g Progress) float64 {
 				if g.TargetStep > 0 {
 					return float64(g.TargetStep)
 				}
@@ -130,16 +130,6 @@ func (p *Pruner) rungVector(r *ConfigRecord, k int, seeds []string, value float6
 		}
 	}
 	return vec
-}
-
-// iqmNever is the IQM of xs, +Inf (never) when +Inf stays in its middle half.
-func iqmNever(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s) > 0 && math.IsInf(s[len(s)-len(s)/4-1], 1) {
-		return math.Inf(1)
-	}
-	return diagnostics.IQM(s)
 }
 
 // describeVector writes a configuration's objective vector as the reasons print it: each objective's

@@ -10,8 +10,9 @@ import (
 
 // Method bayes with several objectives (sweeps.Spec.MultiObjective), as MOTPE (Ozaki et al. 2020,
 // Optuna's MOTPESampler) runs TPE on them: a configuration's result is its objective vector, computed
-// from its ended seeds by results.Objectives (the IQM over seeds of each objective, the failure share,
-// a configuration with a diverged seed infeasible), and the estimator's good group is filled front by
+// from its ended seeds by results.ObjectiveVectors (the IQM over seeds of each objective, the failure
+// share, a configuration with a diverged seed infeasible; results.Objectives without the bootstrap
+// intervals, which bayes does not read), and the estimator's good group is filled front by
 // front: the configurations of non-dominated rank 1, then rank 2, and so on; within the rank the good
 // group's boundary falls in, by greedy hypervolume subset selection, the configuration that adds the
 // most hypervolume to those already chosen first. The hypervolume is that of the vectors scaled by
@@ -52,11 +53,11 @@ func (b *bayes) point(c int) results.ConfigPoint {
 		}
 		trials[i] = t
 	}
-	return results.Objectives(b.spec, trials)[0]
+	return results.ObjectiveVectors(b.spec, trials)[0]
 }
 
 // finishPareto sets the result of configuration c, all of whose seeds ended, in a sweep with several
-// objectives: completed with its objective vector when results.Objectives ranks it (Score: the logged
+// objectives: completed with its objective vector when results.ObjectiveVectors ranks it (Score: the logged
 // objective's score, oriented), pruned when a seed was pruned, else infeasible.
 func (b *bayes) finishPareto(c int) {
 	r := &b.st.Configs[c]

@@ -195,10 +195,14 @@ func TestTPEDeterministic(t *testing.T) {
 	if reflect.DeepEqual(a, c) {
 		t.Error("sampler_seeds 5 and 6 gave the same configurations")
 	}
-	// The start-up configurations are method random's.
+	// The start-up configurations (startup_trials left out: a third of 20) are method random's.
+	startup := bayesSpec(t, "bayes", 20, 5, "[1, 2]", braninParams, "").BayesSettings().StartupTrials
+	if startup != 6 {
+		t.Fatalf("startup_trials left out with trials 20 = %d, want 6", startup)
+	}
 	s := bayesSpec(t, "random", 10, 5, "[1, 2]", braninParams, "")
 	plan, _ := sweeps.Plan(s)
-	for i := range 10 {
+	for i := range startup {
 		if !reflect.DeepEqual(a[i].Params, plan[2*i].Params) {
 			t.Errorf("start-up configuration %d = %v, want method random's %v", i, a[i].Params, plan[2*i].Params)
 		}

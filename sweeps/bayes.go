@@ -15,9 +15,13 @@ const MethodBayes = "bayes"
 
 // Defaults and bounds of the bayes section.
 const (
+	// DefaultStartupTrials is the most start-up configurations a bayes section without startup_trials
+	// gets (DefaultStartup).
 	DefaultStartupTrials = 10
-	DefaultRerunTop      = 3
-	MaxRerunTop          = 100
+	// MinDefaultStartupTrials is the fewest it gets.
+	MinDefaultStartupTrials = 2
+	DefaultRerunTop         = 3
+	MaxRerunTop             = 100
 	// MaxBayesTrials bounds trials (run_cap) for method bayes: a sweep that continues as new computes
 	// its suggestions again, each one weighing every result before it.
 	MaxBayesTrials = 1000
@@ -30,8 +34,9 @@ const (
 // before the estimator takes over, and the re-run of the best configurations on fresh seeds once the
 // search's budget is spent.
 type Bayes struct {
-	// StartupTrials: the first configurations are method random's, with the same sampler_seed.
-	StartupTrials int `json:"startup_trials"`
+	// StartupTrials: the first configurations are method random's, with the same sampler_seed; 0: left
+	// out, DefaultStartup of the spec's trials (BayesSettings fills it in).
+	StartupTrials int `json:"startup_trials,omitempty"`
 	// RerunTop: how many of the best configurations run again on RerunSeeds once every configuration of
 	// the search ended; 0 turns the re-run off.
 	RerunTop int `json:"rerun_top"`
@@ -40,16 +45,38 @@ type Bayes struct {
 	RerunSeeds []int64 `json:"rerun_seeds,omitempty"`
 }
 
-// DefaultBayes is the bayes section a spec without one gets.
+// DefaultBayes is the bayes section a spec without one gets: startup_trials left out (0), so that it
+// follows the budget (DefaultStartup).
 func DefaultBayes() Bayes {
-	return Bayes{StartupTrials: DefaultStartupTrials, RerunTop: DefaultRerunTop}
+	return Bayes{RerunTop: DefaultRerunTop}
 }
 
-// BayesSettings is the spec's bayes section with its defaults, the re-run's seeds filled in.
+// DefaultStartup is the start-up configurations of a bayes sweep of trials configurations whose
+// startup_trials is left out: a third of them (integer division), at least MinDefaultStartupTrials and
+// at most DefaultStartupTrials, so that a small budget leaves most of its configurations to TPE.
+func DefaultStartup(trials int) int {
+	return min(DefaultStartupTrials, max(MinDefaultStartupTrials, trials/3))
+}
+
+// StartupDefaulted reports whether the spec's bayes.startup_trials is left out, its value
+// DefaultStartup of trials.
+func (s *Spec) StartupDefaulted() bool {
+	return s.Bayes == nil || s.Bayes.StartupTrials == 0
+}
+
+// BayesSettings is the spec's bayes section with its defaults: startup_trials left out is
+// BayesStartup (DefaultStartup of trials, set as the spec was read; DefaultStartupTrials for a spec
+// recorded without it), and the re-run's seeds are filled in.
 func (s *Spec) BayesSettings() Bayes {
 	b := DefaultBayes()
 	if s.Bayes != nil {
 		b = *s.Bayes
+	}
+	if b.StartupTrials == 0 {
+		b.StartupTrials = s.BayesStartup
+		if b.StartupTrials == 0 {
+			b.StartupTrials = DefaultStartupTrials
+		}
 	}
 	if len(b.RerunSeeds) == 0 {
 		b.RerunSeeds = FreshSeeds(s.Seeds, len(s.Seeds))
@@ -75,7 +102,12 @@ func (d *decoder) bayesSection(v *yaml.Node, path string, s *Spec) {
 	b := DefaultBayes()
 	s.Bayes = &b
 	d.mapping(v, path, []field{
-		{"startup_trials", d.smallInt(&b.StartupTrials)},
+		{"startup_trials", func(p string, v *yaml.Node) {
+			// 0 stands for a section without startup_trials; written out, it is out of range.
+			if d.smallInt(&b.StartupTrials)(p, v); b.StartupTrials == 0 && !d.bad[p] {
+				d.fail(v, p, v.Value, startupWant())
+			}
+		}},
 		{"rerun_top", d.smallInt(&b.RerunTop)},
 		{"rerun_seeds", func(p string, v *yaml.Node) {
 			b.RerunSeeds = []int64{}
@@ -86,6 +118,12 @@ func (d *decoder) bayesSection(v *yaml.Node, path string, s *Spec) {
 			})
 		}},
 	})
+}
+
+// startupWant is what bayes.startup_trials allows, and the default when it is left out.
+func startupWant() string {
+	return fmt.Sprintf("an integer in [1, %d], or no startup_trials for the default: a third of the configurations, within [%d, %d]",
+		MaxTrials, MinDefaultStartupTrials, DefaultStartupTrials)
 }
 
 // bayes checks the bayes section, and that only method bayes has one.
@@ -99,8 +137,8 @@ func (c *checker) bayes() {
 		return
 	}
 	b := *s.Bayes
-	if b.StartupTrials < 1 || b.StartupTrials > MaxTrials {
-		c.add("bayes.startup_trials", strconv.Itoa(b.StartupTrials), fmt.Sprintf("an integer in [1, %d]", MaxTrials))
+	if b.StartupTrials < 0 || b.StartupTrials > MaxTrials {
+		c.add("bayes.startup_trials", strconv.Itoa(b.StartupTrials), startupWant())
 	}
 	if b.RerunTop < 0 || b.RerunTop > MaxRerunTop {
 		c.add("bayes.rerun_top", strconv.Itoa(b.RerunTop), fmt.Sprintf("an integer in [0, %d], 0 turning the re-run off", MaxRerunTop))

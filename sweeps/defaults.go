@@ -81,6 +81,9 @@ func applyLateDefaults(s *Spec) {
 	if s.Order == "" && s.Method == MethodGrid && s.EarlyTerminate != nil {
 		s.Order = OrderShuffled
 	}
+	if s.Method == MethodBayes && s.StartupDefaulted() {
+		s.BayesStartup = DefaultStartup(s.Trials)
+	}
 	if s.Diagnostics.Actions == 0 && s.Trainer.Builtin != "" {
 		s.Diagnostics.Actions = trainer.BuiltinEnvActions(s.Trainer.Env)
 	}

@@ -89,8 +89,8 @@ func Explain(s *Spec, trials []Trial) ([]string, error) {
 	if s.Method == MethodBayes {
 		b := s.BayesSettings()
 		startup := min(b.StartupTrials, s.Trials)
-		line := fmt.Sprintf("search: TPE over %d configurations: %d random start-up ones (bayes.startup_trials %d), then %d proposed by TPE from the results so far",
-			s.Trials, startup, b.StartupTrials, s.Trials-startup)
+		line := fmt.Sprintf("search: TPE over %d configurations: %d random start-up ones (%s), then %d proposed by TPE from the results so far",
+			s.Trials, startup, s.startupSource(), s.Trials-startup)
 		if b.RerunTop > 0 {
 			line += fmt.Sprintf("; then the best %d run again on seeds %s to confirm them (%d trials)", b.RerunTop, formatSeeds(b.RerunSeeds), s.rerunTrials())
 		} else {
@@ -271,16 +271,29 @@ func (s *Spec) Warnings() []string {
 	if s.Method == MethodBayes {
 		b := s.BayesSettings()
 		if field := s.budgetField(); s.Trials <= b.StartupTrials {
-			want := fmt.Sprintf("%s above %d (bayes.startup_trials), e.g. %d", field, b.StartupTrials, 2*b.StartupTrials)
+			of := "bayes.startup_trials"
+			if s.StartupDefaulted() {
+				of = "the start-up ones"
+			}
+			want := fmt.Sprintf("%s above %d (%s), e.g. %d", field, b.StartupTrials, of, 2*b.StartupTrials)
 			if s.Trials > 1 {
 				want += fmt.Sprintf(", or bayes.startup_trials below %d, e.g. %d", s.Trials, max(s.Trials/3, 1))
 			}
-			out = append(out, fmt.Sprintf("%s: got %d with method bayes, whose first %d configurations are random start-up ones: all %d are, none is proposed by TPE, so this is a random search of %d trials with the re-run; want %s (or method random, if a random search is meant)",
-				field, s.Trials, b.StartupTrials, s.Trials, s.Budget(), want))
+			out = append(out, fmt.Sprintf("%s: got %d with method bayes, whose first %d configurations are random start-up ones (%s): all %d are, none is proposed by TPE, so this is a random search of %d trials with the re-run; want %s (or method random, if a random search is meant)",
+				field, s.Trials, b.StartupTrials, s.startupSource(), s.Trials, s.Budget(), want))
 		}
-
 	}
 	return out
+}
+
+// startupSource says where a bayes sweep's start-up count comes from: bayes.startup_trials as given, or,
+// left out, a third of the budget within [2, 10] (DefaultStartup).
+func (s *Spec) startupSource() string {
+	if !s.StartupDefaulted() {
+		return fmt.Sprintf("bayes.startup_trials %d", s.Bayes.StartupTrials)
+	}
+	return fmt.Sprintf("bayes.startup_trials left out: a third of %s %d, within [%d, %d]",
+		s.budgetField(), s.Trials, MinDefaultStartupTrials, DefaultStartupTrials)
 }
 
 // budgetField names the field that sets a random, sobol or bayes sweep's number of configurations:

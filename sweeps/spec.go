@@ -82,6 +82,10 @@ type Spec struct {
 	Regression *Regression `json:"regression,omitempty"`
 	// Bayes configures method bayes; nil: its defaults (BayesSettings).
 	Bayes *Bayes `json:"bayes,omitempty"`
+	// BayesStartup is method bayes's start-up configurations when bayes.startup_trials is left out,
+	// DefaultStartup of trials, set as the spec is read: the sweep's workflow reads it from the spec it
+	// was started with. 0 (a spec recorded without it): DefaultStartupTrials.
+	BayesStartup int `json:"bayes_startup,omitempty"`
 	// Confirm re-runs the best configurations on other GPU classes once the search is over; nil: none.
 	Confirm *Confirm `json:"confirm,omitempty"`
 

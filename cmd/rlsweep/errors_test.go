@@ -224,6 +224,8 @@ func TestValidateExplainSearch(t *testing.T) {
 			"method: bayes\ntrials: 24\nseeds: [1, 2]\nbayes: {startup_trials: 8, rerun_top: 2}\nparameters:\n  lr: {min: 0.0001, max: 0.01, distribution: log_uniform}\n",
 		"bayes-trials-6.yaml": "name: small\ntrainer: {builtin: ppo, env: CartPole-v1, total_steps: 50000}\nmetric: {name: reward, goal: maximize}\n" +
 			"method: bayes\ntrials: 6\nparameters:\n  lr: {min: 0.0001, max: 0.01, distribution: log_uniform}\n",
+		"bayes-startup-10-trials-6.yaml": "name: small\ntrainer: {builtin: ppo, env: CartPole-v1, total_steps: 50000}\nmetric: {name: reward, goal: maximize}\n" +
+			"method: bayes\ntrials: 6\nbayes: {startup_trials: 10}\nparameters:\n  lr: {min: 0.0001, max: 0.01, distribution: log_uniform}\n",
 		"median.yaml": "name: med\ntrainer: {builtin: ppo, env: CartPole-v1, total_steps: 80000, segment_steps: 20000}\nmetric: {name: reward, goal: maximize}\n" +
 			"method: random\ntrials: 12\nparameters:\n  lr: {min: 0.0001, max: 0.01, distribution: log_uniform}\nearly_terminate: {type: median, min_trials: 3}\n",
 	}
@@ -232,7 +234,7 @@ func TestValidateExplainSearch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, name := range []string{"wandb-bayes-run-cap-8.yaml", "bayes-guided.yaml", "bayes-trials-6.yaml", "median.yaml", "asha"} {
+	for _, name := range []string{"wandb-bayes-run-cap-8.yaml", "bayes-guided.yaml", "bayes-trials-6.yaml", "bayes-startup-10-trials-6.yaml", "median.yaml", "asha"} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(dir, name)
 			if name == "asha" {
