@@ -88,13 +88,17 @@ func allKeys(pt *paretoTask) []string {
 	return out
 }
 
-// medianRange writes the median and range of xs, each times scale, in format.
+// medianRange writes the median (mid) and range of xs, each times scale, in format.
 func medianRange(xs []float64, format string, scale float64) string {
+	return fmt.Sprintf(format+" ("+format+"–"+format+")", mid(xs)*scale, slices.Min(xs)*scale, slices.Max(xs)*scale)
+}
+
+// mid is the median of xs, the mean of the middle two for an even count.
+func mid(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
-	m := s[len(s)/2]
 	if len(s)%2 == 0 {
-		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+		return (s[len(s)/2-1] + s[len(s)/2]) / 2
 	}
-	return fmt.Sprintf(format+" ("+format+"–"+format+")", m*scale, s[0]*scale, s[len(s)-1]*scale)
+	return s[len(s)/2]
 }

@@ -69,16 +69,28 @@ func (r *RayASHA) Record(u *Unit, _, rec int) bool {
 type OptunaMedianRLZoo struct {
 	Total     int64
 	evals     int
+	startup   int // n_startup_trials
+	warmup    int // n_warmup_steps, in evaluations
 	completed [][]float64 // per completed trial, its value at each evaluation
 	values    map[int][]float64
 }
 
 // NewOptunaMedianRLZoo is the RL Zoo's MedianPruner for runs of total steps.
 func NewOptunaMedianRLZoo(total int64) *OptunaMedianRLZoo {
-	return &OptunaMedianRLZoo{Total: total, evals: int(max(1, total/100_000)), values: map[int][]float64{}}
+	evals := int(max(1, total/100_000))
+	return NewOptunaMedianWith(total, 10, evals/3)
+}
+
+// NewOptunaMedianWith is RL Zoo's setup of Optuna's MedianPruner with other n_startup_trials and
+// n_warmup_steps (in evaluations).
+func NewOptunaMedianWith(total int64, startup, warmup int) *OptunaMedianRLZoo {
+	return &OptunaMedianRLZoo{Total: total, evals: int(max(1, total/100_000)), startup: startup, warmup: warmup, values: map[int][]float64{}}
 }
 
 func (o *OptunaMedianRLZoo) Name() string {
+	if o.startup != 10 || o.warmup != o.evals/3 {
+		return fmt.Sprintf("Optuna MedianPruner as RL Zoo sets it, n_startup_trials %d, n_warmup_steps %d", o.startup, o.warmup)
+	}
 	return "Optuna MedianPruner as RL Zoo sets it (10 startup trials, warm-up n_evaluations/3)"
 }
 func (o *OptunaMedianRLZoo) Seeds() bool                 { return false }
@@ -102,7 +114,7 @@ func (o *OptunaMedianRLZoo) evaluate(u *Unit, e int, step int64) bool {
 		v = math.NaN()
 	}
 	o.values[u.ID] = append(o.values[u.ID], v)
-	if len(o.completed) < 10 || e < o.evals/3 {
+	if len(o.completed) < o.startup || e < o.warmup {
 		u.Promoted++
 		return false
 	}
