@@ -69,8 +69,8 @@ func (r *RayASHA) Record(u *Unit, _, rec int) bool {
 type OptunaMedianRLZoo struct {
 	Total     int64
 	evals     int
-	startup   int // n_startup_trials
-	warmup    int // n_warmup_steps, in evaluations
+	startup   int         // n_startup_trials
+	warmup    int         // n_warmup_steps, in evaluations
 	completed [][]float64 // per completed trial, its value at each evaluation
 	values    map[int][]float64
 }
