@@ -2,7 +2,6 @@ package scheduler_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,26 +10,6 @@ import (
 	"github.com/rlsweep/rlsweep/scheduler"
 	"github.com/rlsweep/rlsweep/sweeps"
 )
-
-// frontSpec is pruneSpec's grid with metric as given (a list of objectives).
-func frontSpec(t *testing.T, n int, seeds, metric, et string) *sweeps.Spec {
-	t.Helper()
-	vals := make([]string, n)
-	for i := range vals {
-		vals[i] = fmt.Sprint(i + 1)
-	}
-	y := "name: p\ntrainer:\n  command: [python, train.py]\n  total_steps: 2700\n  segment_steps: 2700\n" +
-		"metric: " + metric + "\nseeds: " + seeds + "\nconcurrency: 100\nparameters:\n  q: {values: [" + strings.Join(vals, ", ") + "]}\n" +
-		"early_terminate: " + et + "\norder: listed\n"
-	spec, err := sweeps.Decode(strings.NewReader(y), "p.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := spec.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	return spec
-}
 
 // arriveAt is one seed at one segment end with its windowed return and progress.
 type arriveAt struct {
@@ -47,9 +26,10 @@ func runAt(t *testing.T, name string, s scheduler.Scheduler, steps []arriveAt) [
 	t.Helper()
 	var out []scheduler.Decision
 	for i, a := range steps {
+		// The last value says the opposite of the windowed one, which is what pruning compares.
 		d := s.AtBoundary(scheduler.Boundary{TrialID: sweeps.TrialID(a.config, a.seed), Config: a.config, Seed: a.seed,
-			Segment: a.seg, Windowed: f(a.value), TargetStep: a.target, Seconds: a.secs})
-		if d.Action != a.want {
+			Segment: a.seg, Windowed: f(a.value), Objective: f(-1e9), TargetStep: a.target, Seconds: a.secs})
+		if d.Action != a.want || d.Segment != a.seg {
 			t.Errorf("%s: arrival %d (config %d seed %d segment %d return %g target %d seconds %g) = %+v, want %s",
 				name, i, a.config, a.seed, a.seg, a.value, a.target, a.secs, d, a.want)
 		}
@@ -63,7 +43,7 @@ func runAt(t *testing.T, name string, s scheduler.Scheduler, steps []arriveAt) [
 // one before it stops; beyond the front, the top 1/eta by rank and crowding go on.
 func TestASHAKeepsTheRungsFront(t *testing.T) {
 	const metric = "[{name: ret}, {name: env_steps, target: 100}]"
-	spec := frontSpec(t, 6, "[1]", metric, "{type: asha, min_steps: 100, eta: 3}")
+	spec := pruneSpecMetric(t, 6, "[1]", metric, "{type: asha, min_steps: 100, eta: 3}")
 	if got := spec.SegmentEnds(); !reflect.DeepEqual(got, []int64{100, 300, 900, 2700}) {
 		t.Fatalf("segment ends %v, want rungs 100, 300, 900 then 2700", got)
 	}
@@ -91,7 +71,7 @@ func TestASHAKeepsTheRungsFront(t *testing.T) {
 	}
 
 	// The same arrivals on return alone: config 1 stops.
-	single := frontSpec(t, 6, "[1]", "{name: ret}", "{type: asha, min_steps: 100, eta: 3}")
+	single := pruneSpecMetric(t, 6, "[1]", "{name: ret}", "{type: asha, min_steps: 100, eta: 3}")
 	s1, _ := scheduler.New(single, scheduler.State{})
 	startAll(t, s1)
 	runAt(t, "return alone", s1, []arriveAt{{0, 1, 0, 50, 0, 0, C}, {1, 1, 0, 20, 80, 0, S}})
@@ -101,7 +81,7 @@ func TestASHAKeepsTheRungsFront(t *testing.T) {
 // seed_failure_rate counts the seeds that ended failed; gpu_seconds is seconds times resources.gpus.
 func TestASHAFrontWithCosts(t *testing.T) {
 	const metric = "[{name: ret}, {name: gpu_seconds}, {name: seed_failure_rate}]"
-	spec := frontSpec(t, 4, "[1, 2]", metric, "{type: asha, min_steps: 100, eta: 4}")
+	spec := pruneSpecMetric(t, 4, "[1, 2]", metric, "{type: asha, min_steps: 100, eta: 4}")
 	s, _ := scheduler.New(spec, scheduler.State{})
 	startAll(t, s)
 	// Config 3's seed 2 fails before any rung: its failure share at the rung is 1/2.
@@ -117,7 +97,7 @@ func TestASHAFrontWithCosts(t *testing.T) {
 		t.Errorf("reason %q, want the vector with gpu_seconds 11 and the failure share", ds[6].Reason)
 	}
 	// The same arrivals without the failure share: config 3 ties config 0 and goes on.
-	ties := frontSpec(t, 4, "[1, 2]", "[{name: ret}, {name: gpu_seconds}]", "{type: asha, min_steps: 100, eta: 4}")
+	ties := pruneSpecMetric(t, 4, "[1, 2]", "[{name: ret}, {name: gpu_seconds}]", "{type: asha, min_steps: 100, eta: 4}")
 	s2, _ := scheduler.New(ties, scheduler.State{})
 	startAll(t, s2)
 	s2.Finished(results.TrialSummary{TrialID: "3-s2", Config: 3, Seed: 2, Outcome: results.OutcomeFailed})
@@ -132,7 +112,7 @@ func TestASHAFrontWithCosts(t *testing.T) {
 // spared past the first rung, as on one objective.
 func TestASHAFrontSeedGuard(t *testing.T) {
 	const metric = "[{name: ret}, {name: env_steps, target: 1000}]"
-	spec := frontSpec(t, 2, "[1, 2, 3]", metric, "{type: asha, min_steps: 100, eta: 3}")
+	spec := pruneSpecMetric(t, 2, "[1, 2, 3]", metric, "{type: asha, min_steps: 100, eta: 3}")
 	s, _ := scheduler.New(spec, scheduler.State{})
 	startAll(t, s)
 	runAt(t, "rungs", s, []arriveAt{
@@ -157,7 +137,7 @@ func TestASHAFrontSeedGuard(t *testing.T) {
 // in its vectors included, and decides as an uninterrupted one does.
 func TestASHAFrontStateRoundTrip(t *testing.T) {
 	const metric = "[{name: ret}, {name: env_steps, target: 100}, {name: wall_seconds}]"
-	spec := frontSpec(t, 6, "[1, 2]", metric, "{type: asha, min_steps: 100, eta: 3}")
+	spec := pruneSpecMetric(t, 6, "[1, 2]", metric, "{type: asha, min_steps: 100, eta: 3}")
 	var arrivals []arriveAt
 	for seg := range 3 {
 		for c := range 6 {
@@ -171,51 +151,11 @@ func TestASHAFrontStateRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	decide := func(cut int) []string {
-		s, _ := scheduler.New(spec, scheduler.State{})
-		startAll(t, s)
-		stopped := map[string]bool{}
-		var out []string
-		for i, a := range arrivals {
-			if i == cut {
-				b, err := json.Marshal(s.State())
-				if err != nil {
-					t.Fatal(err)
-				}
-				if cut == 20 && !strings.Contains(string(b), `"+Inf"`) {
-					t.Errorf("state %s: want a never in a vector", b)
-				}
-				var st scheduler.State
-				if err := json.Unmarshal(b, &st); err != nil {
-					t.Fatal(err)
-				}
-				if s, err = scheduler.New(spec, st); err != nil {
-					t.Fatal(err)
-				}
-			}
-			id := sweeps.TrialID(a.config, a.seed)
-			if stopped[id] {
-				continue
-			}
-			d := s.AtBoundary(scheduler.Boundary{TrialID: id, Config: a.config, Seed: a.seed, Segment: a.seg, Windowed: f(a.value),
-				TargetStep: a.target, Seconds: a.secs})
-			if d.Action == S {
-				stopped[id] = true
-				s.Finished(results.TrialSummary{TrialID: id, Config: a.config, Seed: a.seed, Outcome: results.OutcomePruned, Pruning: d.Pruning})
-			}
-			out = append(out, fmt.Sprintf("%s@%d %s", id, a.seg, d.Action))
+	checkRoundTrip(t, spec, arrivals, []int{1, 7, 13, 20, 30}, func(cut int, state []byte) {
+		if cut == 20 && !strings.Contains(string(state), `"+Inf"`) {
+			t.Errorf("state %s: want a never in a vector", state)
 		}
-		return out
-	}
-	want := decide(-1)
-	if !strings.Contains(strings.Join(want, " "), "stop") || !strings.Contains(strings.Join(want, " "), "continue") {
-		t.Fatalf("%v: the test does not test pruning", want)
-	}
-	for _, cut := range []int{1, 7, 13, 20, 30} {
-		if got := decide(cut); !reflect.DeepEqual(got, want) {
-			t.Errorf("continue-as-new before arrival %d:\ngot  %v\nwant %v", cut, got, want)
-		}
-	}
+	})
 }
 
 // median with several objectives is refused by the pruner as by the spec.

@@ -17,6 +17,12 @@ import (
 // rungs of asha with min_steps 100, eta 3) unless et says otherwise.
 func pruneSpec(t *testing.T, n int, seeds string, et string) *sweeps.Spec {
 	t.Helper()
+	return pruneSpecMetric(t, n, seeds, "{name: ret, goal: maximize}", et)
+}
+
+// pruneSpecMetric is pruneSpec with the metric as given (a list of objectives, say).
+func pruneSpecMetric(t *testing.T, n int, seeds, metric, et string) *sweeps.Spec {
+	t.Helper()
 	vals := make([]string, n)
 	for i := range vals {
 		vals[i] = fmt.Sprint(i + 1)
@@ -26,7 +32,7 @@ func pruneSpec(t *testing.T, n int, seeds string, et string) *sweeps.Spec {
 		seg = "100"
 	}
 	y := "name: p\ntrainer:\n  command: [python, train.py]\n  total_steps: 2700\n  segment_steps: " + seg + "\n" +
-		"metric: {name: ret, goal: maximize}\nseeds: " + seeds + "\nconcurrency: 100\nparameters:\n  q: {values: [" + strings.Join(vals, ", ") + "]}\n" +
+		"metric: " + metric + "\nseeds: " + seeds + "\nconcurrency: 100\nparameters:\n  q: {values: [" + strings.Join(vals, ", ") + "]}\n" +
 		"early_terminate: " + et + "\n" +
 		"order: listed\n" // the tests name the order configurations arrive in
 	spec, err := sweeps.Decode(strings.NewReader(y), "p.yaml")
@@ -63,16 +69,11 @@ type arrive struct {
 
 func run(t *testing.T, name string, s scheduler.Scheduler, steps []arrive) []scheduler.Decision {
 	t.Helper()
-	var out []scheduler.Decision
+	at := make([]arriveAt, len(steps))
 	for i, a := range steps {
-		d := s.AtBoundary(scheduler.Boundary{TrialID: sweeps.TrialID(a.config, a.seed), Config: a.config, Seed: a.seed,
-			Segment: a.seg, Windowed: f(a.value), Objective: f(-1e9)})
-		if d.Action != a.want || d.Segment != a.seg {
-			t.Errorf("%s: arrival %d (config %d seed %d segment %d value %g) = %+v, want %s", name, i, a.config, a.seed, a.seg, a.value, d, a.want)
-		}
-		out = append(out, d)
+		at[i] = arriveAt{config: a.config, seed: a.seed, seg: a.seg, value: a.value, want: a.want}
 	}
-	return out
+	return runAt(t, name, s, at)
 }
 
 const (
@@ -293,14 +294,23 @@ func TestDivergedConfigInfeasible(t *testing.T) {
 // scheduler does, a seed waiting at the cut included.
 func TestPrunerStateRoundTrip(t *testing.T) {
 	spec := pruneSpec(t, 6, "[1, 2]", "{type: asha, min_steps: 100, eta: 3}")
-	var arrivals []arrive
+	var arrivals []arriveAt
 	for seg := range 3 {
 		for c := range 6 {
 			for _, seed := range []int64{1, 2} {
-				arrivals = append(arrivals, arrive{c, seed, seg, float64((c*7+int(seed)*3+seg*5)%11) + float64(seg), ""})
+				arrivals = append(arrivals, arriveAt{c, seed, seg, float64((c*7+int(seed)*3+seg*5)%11) + float64(seg), 0, 0, ""})
 			}
 		}
 	}
+	checkRoundTrip(t, spec, arrivals, []int{1, 7, 13, 20}, nil)
+}
+
+// checkRoundTrip decides arrivals with a scheduler of spec, once straight through and once for each
+// cut with a continue-as-new (its State through JSON) before that arrival, and wants the same
+// decisions; check, when set, is given the JSON state at each cut. A stopped trial's later arrivals
+// are dropped.
+func checkRoundTrip(t *testing.T, spec *sweeps.Spec, arrivals []arriveAt, cuts []int, check func(cut int, state []byte)) {
+	t.Helper()
 	decide := func(cut int) []string {
 		s, _ := scheduler.New(spec, scheduler.State{})
 		startAll(t, s)
@@ -311,6 +321,9 @@ func TestPrunerStateRoundTrip(t *testing.T) {
 				b, err := json.Marshal(s.State())
 				if err != nil {
 					t.Fatal(err)
+				}
+				if check != nil {
+					check(cut, b)
 				}
 				var st scheduler.State
 				if err := json.Unmarshal(b, &st); err != nil {
@@ -324,7 +337,8 @@ func TestPrunerStateRoundTrip(t *testing.T) {
 			if stopped[id] {
 				continue
 			}
-			d := s.AtBoundary(scheduler.Boundary{TrialID: id, Config: a.config, Seed: a.seed, Segment: a.seg, Windowed: f(a.value)})
+			d := s.AtBoundary(scheduler.Boundary{TrialID: id, Config: a.config, Seed: a.seed, Segment: a.seg, Windowed: f(a.value),
+				TargetStep: a.target, Seconds: a.secs})
 			if d.Action == S {
 				stopped[id] = true
 				s.Finished(results.TrialSummary{TrialID: id, Config: a.config, Seed: a.seed, Outcome: results.OutcomePruned, Pruning: d.Pruning})
@@ -334,10 +348,10 @@ func TestPrunerStateRoundTrip(t *testing.T) {
 		return out
 	}
 	want := decide(-1)
-	if !strings.Contains(strings.Join(want, " "), "stop") {
-		t.Fatalf("no stop in %v: the test does not test pruning", want)
+	if all := strings.Join(want, " "); !strings.Contains(all, "stop") || !strings.Contains(all, "continue") {
+		t.Fatalf("%v: the test does not test pruning", want)
 	}
-	for _, cut := range []int{1, 7, 13, 20} {
+	for _, cut := range cuts {
 		if got := decide(cut); !reflect.DeepEqual(got, want) {
 			t.Errorf("continue-as-new before arrival %d:\ngot  %v\nwant %v", cut, got, want)
 		}

@@ -27,15 +27,7 @@ func TestObjectivesList(t *testing.T) {
 	if s.Objectives[0].Label() != "env_steps_to_target" || *s.Objectives[0].Target != -200 {
 		t.Errorf("env_steps with a target: %+v (label %s)", s.Objectives[0], s.Objectives[0].Label())
 	}
-	trials, err := Plan(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines, err := Explain(s, trials)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Join(lines, "\n")
+	text := explainText(t, s)
 	for _, want := range []string{"objectives: 3", "objective 1: minimize env_steps_to_target: environment steps until the windowed episode_return first reaches -200",
 		"objective 3: minimize seed_failure_rate"} {
 		if !strings.Contains(text, want) {
@@ -76,15 +68,7 @@ func TestObjectivesWithASHA(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", et, err)
 		}
-		trials, err := Plan(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines, err := Explain(s, trials)
-		if err != nil {
-			t.Fatal(err)
-		}
-		text := strings.Join(lines, "\n")
+		text := explainText(t, s)
 		for _, want := range []string{"3 objectives; at a rung reached by n configurations so far, one goes on if it is on their Pareto front there",
 			"env_steps_to_target: the IQM over its seeds of the step each reached the target, never for a seed that has not yet",
 			"wall_seconds: the IQM over its seeds of their training seconds so far"} {
@@ -93,4 +77,18 @@ func TestObjectivesWithASHA(t *testing.T) {
 			}
 		}
 	}
+}
+
+// explainText is what validate --explain prints of s, one line each.
+func explainText(t *testing.T, s *Spec) string {
+	t.Helper()
+	trials, err := Plan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := Explain(s, trials)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(lines, "\n")
 }

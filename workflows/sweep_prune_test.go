@@ -25,9 +25,15 @@ import (
 // and 900 of 2700 steps; two trials at a time, so configurations reach the rungs in plan order.
 func pruneSweepSpec(t *testing.T) sweeps.Spec {
 	t.Helper()
+	return pruneSweepSpecMetric(t, "{name: reward, goal: maximize}")
+}
+
+// pruneSweepSpecMetric is pruneSweepSpec with the metric as given (a list of objectives, say).
+func pruneSweepSpecMetric(t *testing.T, metric string) sweeps.Spec {
+	t.Helper()
 	y := `name: unit
 trainer: {command: [train], total_steps: 2700}
-metric: {name: reward, goal: maximize}
+metric: ` + metric + `
 method: grid
 seeds: [1, 2]
 parameters:
@@ -198,24 +204,7 @@ func TestSweepStopsSiblingsOfADivergedSeed(t *testing.T) {
 // target are pruned at the first rung with no cutoff; every segment is told the trial's training
 // seconds and target step before it.
 func TestSweepASHAKeepsTheFront(t *testing.T) {
-	objs := `name: unit
-trainer: {command: [train], total_steps: 2700}
-metric: [{name: reward}, {name: env_steps, target: 100}]
-method: grid
-seeds: [1, 2]
-parameters:
-  q: {values: [6, 5, 4, 3, 2, 1]}
-probes: {enabled: false}
-concurrency: 2
-early_terminate: {type: asha, min_steps: 100, eta: 3}
-`
-	s2, err := sweeps.Decode(strings.NewReader(objs), "unit.yaml")
-	if err == nil {
-		err = s2.Validate()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec := pruneSweepSpecMetric(t, "[{name: reward}, {name: env_steps, target: 100}]")
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	env.RegisterWorkflowWithOptions(workflows.Trial, workflow.RegisterOptions{Name: workflows.WorkflowTypeTrial})
@@ -237,7 +226,7 @@ early_terminate: {type: asha, min_steps: 100, eta: 3}
 			}
 			return r, nil
 		}).After(time.Minute)
-	env.ExecuteWorkflow(workflows.Sweep, sweepInput(*s2))
+	env.ExecuteWorkflow(workflows.Sweep, sweepInput(spec))
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
