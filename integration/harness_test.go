@@ -100,22 +100,68 @@ func newEnvArgs(t testing.TB, serverArgs ...string) *env {
 
 func (e *env) startServer(bin string, args ...string) {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
-		ExistingPath:     bin,
-		DBFilename:       dbFile(e.dir),
-		ExtraArgs:        append(append(append(append(sqliteArgs(), matchingArgs()...), queueArgs()...), extraServerArgs()...), args...),
-		ClientOptions:    &client.Options{HostPort: e.addr, Logger: quiet{}},
-		SearchAttributes: workflows.SearchAttributes(),
-		LogLevel:         "error",
-		Stdout:           logFile(e.t, filepath.Join(e.dir, "temporal.log")),
-		Stderr:           logFile(e.t, filepath.Join(e.dir, "temporal.log")),
+	e.server = e.startDevServer(func(addr string) testsuite.DevServerOptions {
+		return testsuite.DevServerOptions{
+			ExistingPath:     bin,
+			DBFilename:       dbFile(e.dir),
+			ExtraArgs:        append(append(append(append(sqliteArgs(), matchingArgs()...), queueArgs()...), extraServerArgs()...), args...),
+			ClientOptions:    &client.Options{HostPort: addr, Logger: quiet{}},
+			SearchAttributes: workflows.SearchAttributes(),
+			LogLevel:         "error",
+		}
 	})
-	if err != nil {
-		e.t.Fatalf("start dev server: %v", err)
+	e.client = e.server.Client()
+}
+
+// startDevServer starts the pinned dev server with the options opts gives for an address, its output
+// to the env's temporal.log, and sets e.addr. A server that exits during start-up because a port it
+// binds was taken meanwhile (its gRPC port, picked free here, or the HTTP API port the CLI picks
+// itself; the log says "address already in use") is started again on a fresh address, 3 times in
+// all; a start that fails otherwise fails the test with the log's last line.
+func (e *env) startDevServer(opts func(addr string) testsuite.DevServerOptions) *testsuite.DevServer {
+	e.t.Helper()
+	logPath := filepath.Join(e.dir, "temporal.log")
+	for attempt := 1; ; attempt++ {
+		var from int64
+		if fi, err := os.Stat(logPath); err == nil {
+			from = fi.Size()
+		}
+		o := opts(e.addr)
+		o.Stdout, o.Stderr = logFile(e.t, logPath), logFile(e.t, logPath)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		// StartDevServer waits for the server to answer until ctx ends, even when it has exited: a
+		// server whose port was taken is given up on as soon as its log says so.
+		logged := func() []byte {
+			b, _ := os.ReadFile(logPath)
+			if int64(len(b)) >= from {
+				b = b[from:]
+			}
+			return b
+		}
+		go func() {
+			for ctx.Err() == nil {
+				if bytes.Contains(logged(), []byte("address already in use")) {
+					cancel()
+					return
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+		}()
+		srv, err := testsuite.StartDevServer(ctx, o)
+		cancel()
+		if err == nil {
+			return srv
+		}
+		b := logged()
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		last := lines[len(lines)-1]
+		if attempt < 3 && strings.Contains(string(b), "address already in use") {
+			e.t.Logf("dev server on %s exited during start-up (%s): starting it again on another address", e.addr, last)
+			e.addr = freeAddr(e.t)
+			continue
+		}
+		e.t.Fatalf("start dev server on %s: %v; its log ends: %s", e.addr, err, last)
 	}
-	e.server, e.client = srv, srv.Client()
 }
 
 func (e *env) close() {
@@ -455,4 +501,28 @@ func historyStatus(events []*historypb.HistoryEvent) enums.WorkflowExecutionStat
 		return enums.WORKFLOW_EXECUTION_STATUS_TIMED_OUT
 	}
 	return enums.WORKFLOW_EXECUTION_STATUS_RUNNING
+}
+
+// A test's dev server whose port is taken by the time it binds it exits with "address already in
+// use"; the harness starts it again on another address rather than failing the test after a minute.
+func TestHarnessServerStartsAgainWhenItsPortIsTaken(t *testing.T) {
+	bin, err := devserver.FindBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, dir: t.TempDir(), addr: freeAddr(t)}
+	taken, err := net.Listen("tcp", e.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	first := e.addr
+	e.startServer(bin)
+	t.Cleanup(e.close)
+	if e.addr == first {
+		t.Fatalf("server on %s, the taken address", e.addr)
+	}
+	if _, err := e.client.CheckHealth(context.Background(), nil); err != nil {
+		t.Fatalf("server on %s: %v", e.addr, err)
+	}
 }

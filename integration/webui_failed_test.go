@@ -103,25 +103,21 @@ func newEnvWithUI(t *testing.T) (*env, string) {
 	if e.store, err = artifacts.NewLocal(filepath.Join(e.dir, "artifacts")); err != nil {
 		t.Fatal(err)
 	}
-	uiPort := freePort(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
-		ExistingPath:     bin,
-		DBFilename:       dbFile(e.dir),
-		ExtraArgs:        append(sqliteArgs(), devserver.MatchingArgs()...),
-		ClientOptions:    &client.Options{HostPort: e.addr, Logger: quiet{}},
-		SearchAttributes: workflows.SearchAttributes(),
-		LogLevel:         "error",
-		EnableUI:         true,
-		UIPort:           strconv.Itoa(uiPort),
-		Stdout:           logFile(t, filepath.Join(e.dir, "temporal.log")),
-		Stderr:           logFile(t, filepath.Join(e.dir, "temporal.log")),
+	var uiPort int
+	e.server = e.startDevServer(func(addr string) testsuite.DevServerOptions {
+		uiPort = freePort(t)
+		return testsuite.DevServerOptions{
+			ExistingPath:     bin,
+			DBFilename:       dbFile(e.dir),
+			ExtraArgs:        append(sqliteArgs(), devserver.MatchingArgs()...),
+			ClientOptions:    &client.Options{HostPort: addr, Logger: quiet{}},
+			SearchAttributes: workflows.SearchAttributes(),
+			LogLevel:         "error",
+			EnableUI:         true,
+			UIPort:           strconv.Itoa(uiPort),
+		}
 	})
-	if err != nil {
-		t.Fatalf("start dev server with its Web UI: %v", err)
-	}
-	e.server, e.client = srv, srv.Client()
+	e.client = e.server.Client()
 	t.Cleanup(e.close)
 	return e, fmt.Sprintf("http://127.0.0.1:%d", uiPort)
 }
