@@ -85,6 +85,9 @@ type Activities struct {
 	// Announce tells a Trial workflow where its running segment takes a stop (SegmentStarted; the
 	// worker sets it from its Temporal client).
 	Announce SegmentAnnouncer
+	// AnnounceAfter is how long a segment attempt runs before it announces itself (announceSegment):
+	// 0 is DefaultAnnounceAfter, a negative value at once, before the trainer starts.
+	AnnounceAfter time.Duration
 
 	uploadsOnce sync.Once
 	bg          *backgroundUploads

@@ -33,7 +33,7 @@ func (r *announcements) SegmentStarted(_ context.Context, workflowID, runID stri
 // timeout, a 30 s grace period); once the attempt has ended StopSegment finds nothing to stop.
 func TestStopSegmentHeartbeatsTheAnnouncedAttempt(t *testing.T) {
 	ann := &announcements{}
-	a := &Activities{StopQueue: "rlsweep-stop/host-a/1/ab", Announce: ann}
+	a := &Activities{StopQueue: "rlsweep-stop/host-a/1/ab", Announce: ann, AnnounceAfter: -1}
 	var beats atomic.Int32
 	type outcome struct {
 		Every          time.Duration
@@ -103,5 +103,47 @@ func TestNoStopQueueAnnouncesNothing(t *testing.T) {
 	unregister()
 	if len(ann.got) != 0 {
 		t.Errorf("announced %+v without a stop queue", ann.got)
+	}
+}
+
+// An attempt announces itself once it has run AnnounceAfter, from a goroutine, and one that ends
+// sooner announces nothing; StopSegment finds the attempt before its announcement too.
+func TestShortSegmentAnnouncesNothing(t *testing.T) {
+	for _, c := range []struct {
+		runs time.Duration
+		want int
+	}{{50 * time.Millisecond, 0}, {600 * time.Millisecond, 1}} {
+		ann := &announcements{}
+		a := &Activities{StopQueue: "rlsweep-stop/host-a/1/ab", Announce: ann, AnnounceAfter: 300 * time.Millisecond}
+		segment := func(ctx context.Context) (bool, error) {
+			_, b := startBeats(ctx, time.Minute, Heartbeat{Step: 7}, 2*time.Minute)
+			defer b.stop()
+			unregister := a.announceSegment(ctx, b)
+			defer unregister()
+			found, err := a.StopSegment(ctx, StopSegmentRequest{Attempt: segmentKey(activity.GetInfo(ctx))})
+			time.Sleep(c.runs)
+			return found, err
+		}
+		var s testsuite.WorkflowTestSuite
+		env := s.NewTestWorkflowEnvironment()
+		env.RegisterActivityWithOptions(segment, activity.RegisterOptions{Name: "segment"})
+		env.ExecuteWorkflow(func(ctx workflow.Context) (bool, error) {
+			ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
+				HeartbeatTimeout: 2 * time.Minute, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
+			var found bool
+			err := workflow.ExecuteActivity(ctx, "segment").Get(ctx, &found)
+			return found, err
+		})
+		var found bool
+		if err := env.GetWorkflowResult(&found); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(400 * time.Millisecond) // past the announcement's time, had the attempt gone on
+		ann.mu.Lock()
+		got := len(ann.got)
+		ann.mu.Unlock()
+		if got != c.want || !found {
+			t.Errorf("attempt of %s: %d announcements, found by StopSegment %v; want %d, true", c.runs, got, found, c.want)
+		}
 	}
 }
