@@ -198,9 +198,9 @@ func (p *Pruner) Ended(config int, seed int64, diverged bool) {
 	r.Diverged = r.Diverged || diverged
 }
 
-// Failed records that a seed of config ended counting for seed_failure_rate (results' failed seed:
-// diverged itself, failed, out of memory); with several objectives the configuration's failure share
-// at its next decision steps counts it.
+// Failed records that a seed of config ended counting for seed_failure_rate (results.FailedSeed:
+// diverged itself, failed, out of memory, or collapsed by its end); with several objectives the
+// configuration's failure share at its next decision steps counts it.
 func (p *Pruner) Failed(config int, seed int64) {
 	if !p.cfg.multi() {
 		return
