@@ -63,21 +63,7 @@ func TestStopSegmentHeartbeatsTheAnnouncedAttempt(t *testing.T) {
 		o.BeatsAfterStop = beats.Load()
 		return o, nil
 	}
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	env.RegisterActivityWithOptions(segment, activity.RegisterOptions{Name: "segment"})
-	env.SetOnActivityHeartbeatListener(func(*activity.Info, converter.EncodedValues) { beats.Add(1) })
-	env.ExecuteWorkflow(func(ctx workflow.Context) (outcome, error) {
-		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
-			HeartbeatTimeout: 2 * time.Minute, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
-		var o outcome
-		err := workflow.ExecuteActivity(ctx, "segment").Get(ctx, &o)
-		return o, err
-	})
-	var o outcome
-	if err := env.GetWorkflowResult(&o); err != nil {
-		t.Fatal(err)
-	}
+	o := runSegmentActivity(t, segment, func(*activity.Info, converter.EncodedValues) { beats.Add(1) })
 	if o.Every != 44*time.Second {
 		t.Errorf("heartbeat interval %s, want 44s", o.Every)
 	}
@@ -124,20 +110,7 @@ func TestShortSegmentAnnouncesNothing(t *testing.T) {
 			time.Sleep(c.runs)
 			return found, err
 		}
-		var s testsuite.WorkflowTestSuite
-		env := s.NewTestWorkflowEnvironment()
-		env.RegisterActivityWithOptions(segment, activity.RegisterOptions{Name: "segment"})
-		env.ExecuteWorkflow(func(ctx workflow.Context) (bool, error) {
-			ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
-				HeartbeatTimeout: 2 * time.Minute, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
-			var found bool
-			err := workflow.ExecuteActivity(ctx, "segment").Get(ctx, &found)
-			return found, err
-		})
-		var found bool
-		if err := env.GetWorkflowResult(&found); err != nil {
-			t.Fatal(err)
-		}
+		found := runSegmentActivity(t, segment, nil)
 		time.Sleep(400 * time.Millisecond) // past the announcement's time, had the attempt gone on
 		ann.mu.Lock()
 		got := len(ann.got)
@@ -146,4 +119,28 @@ func TestShortSegmentAnnouncesNothing(t *testing.T) {
 			t.Errorf("attempt of %s: %d announcements, found by StopSegment %v; want %d, true", c.runs, got, found, c.want)
 		}
 	}
+}
+
+// runSegmentActivity runs segment as the one activity of a test workflow (a minute to run, a 2-minute
+// heartbeat timeout, one attempt), beats told of its heartbeats when set, and returns its result.
+func runSegmentActivity[T any](t *testing.T, segment func(context.Context) (T, error), beats func(*activity.Info, converter.EncodedValues)) T {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterActivityWithOptions(segment, activity.RegisterOptions{Name: "segment"})
+	if beats != nil {
+		env.SetOnActivityHeartbeatListener(beats)
+	}
+	env.ExecuteWorkflow(func(ctx workflow.Context) (T, error) {
+		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
+			HeartbeatTimeout: 2 * time.Minute, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
+		var out T
+		err := workflow.ExecuteActivity(ctx, "segment").Get(ctx, &out)
+		return out, err
+	})
+	var out T
+	if err := env.GetWorkflowResult(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
