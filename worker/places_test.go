@@ -73,8 +73,10 @@ func simulatePolls(t *testing.T, gpus *activities.Slots, cpuSlots, pollers int, 
 							return
 						}
 					}
-					places.Placed()
+					// Counted as placed before the supplier hears of it: once it has, another poller may
+					// take the next segment at once, and counting after would see two unplaced.
 					track(1, -1)
+					places.Placed()
 					time.Sleep(hold)
 					track(-1, 0)
 					if gpus != nil {
