@@ -48,6 +48,9 @@ type beats struct {
 	away    time.Time // when the server stopped answering; zero while it answers
 	// heard: when the server last took a heartbeat of this attempt, as far as the worker can tell.
 	heard time.Time
+	// answered: when the server last answered a request of this attempt's that the worker saw answered
+	// (a heartbeat sent past the SDK, a health check, the hand-off's signal); zero before any.
+	answered time.Time
 	// lastSent, prevSent: when the last two heartbeats went to the SDK (which sends each at once, or
 	// at the end of its one-second throttle interval). When the SDK fails to deliver one, the server
 	// took the one before, at the latest.
@@ -313,19 +316,20 @@ func (b *beats) stopAway() bool {
 // server last took a heartbeat, and not at all when the attempt's work was ended (cancelled, or
 // stopped by an outage). Heartbeats are up to a heartbeat interval apart, so when none saw the server
 // go, a health check (not a billed heartbeat) asks it before the result is handed in, and again every
-// second while it does not answer.
+// second while it does not answer; unless the server answered a request of the attempt's within the
+// last freshAnswer (the hand-off's signal, as the trainer exited), which tells as much.
 func (b *beats) awaitServer(work context.Context) {
 	if b == nil || b.send == nil || work.Err() != nil {
 		return
 	}
 	b.mu.Lock()
-	away := !b.away.IsZero()
+	away, fresh := !b.away.IsZero(), time.Since(b.answered) < freshAnswer
 	b.mu.Unlock()
 	checking := false // the outage was seen by a health check, not by a heartbeat
 	if !away {
 		// The server answered the last heartbeat, which may be a heartbeat interval ago: ask it now (a
 		// health check, not a heartbeat) before the SDK hands the result in, retrying for a minute.
-		if b.answers() {
+		if fresh || b.answers() {
 			return
 		}
 		checking = true
@@ -384,6 +388,13 @@ func (b *beats) wentAway() {
 	}
 }
 
+// answeredNow notes that the server answered a request of the attempt's other than a heartbeat.
+func (b *beats) answeredNow() {
+	b.mu.Lock()
+	b.answered = time.Now()
+	b.mu.Unlock()
+}
+
 func (b *beats) cameBack() {
 	if d, was := b.back(); was {
 		b.log("Temporal server answers heartbeats again; the trainer kept running", "away", d.Round(time.Millisecond).String())
@@ -395,6 +406,7 @@ func (b *beats) back() (time.Duration, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.heard = time.Now()
+	b.answered = b.heard
 	if b.away.IsZero() {
 		return 0, false
 	}
@@ -404,6 +416,10 @@ func (b *beats) back() (time.Duration, bool) {
 	b.away = time.Time{}
 	return d, true
 }
+
+// freshAnswer is how recent an answer of the server's spares the health check before a result
+// (awaitServer): a check is itself only as good as the moment it was asked.
+const freshAnswer = time.Second
 
 // answers tells whether the Temporal server answers a health check within 2 s (true with nothing to
 // ask it with: Activities.ServerHealth nil).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
@@ -66,5 +67,33 @@ func TestHeartbeatTrendSpansTheSegment(t *testing.T) {
 			t.Errorf("trend %v is not in record order", hb.Trend)
 			break
 		}
+	}
+}
+
+// TestResultAfterAnAnswerAsksNoHealthCheck: before a segment hands in its result, the server is asked
+// whether it answers (a health check) unless it answered a request of the attempt's within the last
+// second, such as the hand-off's signal as the trainer exited.
+func TestResultAfterAnAnswerAsksNoHealthCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		answered time.Duration // how long ago; 0: never
+		checks   int
+	}{
+		{"no answer seen", 0, 1},
+		{"answered just now", 10 * time.Millisecond, 0},
+		{"answered over a second ago", 1500 * time.Millisecond, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checks := 0
+			b := &beats{send: func(context.Context, Heartbeat) error { return nil },
+				health: func(context.Context) error { checks++; return nil }, sdk: context.Background()}
+			if tc.answered > 0 {
+				b.answered = time.Now().Add(-tc.answered)
+			}
+			b.awaitServer(context.Background())
+			if checks != tc.checks {
+				t.Errorf("%d health checks, want %d", checks, tc.checks)
+			}
+		})
 	}
 }

@@ -104,7 +104,11 @@ func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (_ *Segm
 		}
 		if clean && in.HandOffTo != "" && a.HandOff != nil && !handed {
 			handed = true
-			handing.Go(func() { released = a.handOff(work, in) })
+			handing.Go(func() {
+				if released = a.handOff(work, in); released {
+					b.answeredNow() // the server took the signal
+				}
+			})
 		}
 	}
 	res, err := run.run(work)

@@ -159,10 +159,6 @@ func benchSweep(t *testing.T, name, addr, metricsURL string, trials, conc, ms in
 		b, _ := os.ReadFile(logPath)
 		return bytes.Contains(b, []byte("worker: control="))
 	})
-	seeds := make([]string, trials)
-	for i := range seeds {
-		seeds[i] = strconv.Itoa(i + 1)
-	}
 	spec := filepath.Join(dir, "bench.yaml")
 	if err := os.WriteFile(spec, []byte(fmt.Sprintf(`name: bench
 trainer:
@@ -176,7 +172,7 @@ parameters:
 probes: {enabled: false}
 diagnostics: {enabled: false}
 concurrency: %d
-`, trainerBin, strings.Join(seeds, ", "), ms, conc)), 0o644); err != nil {
+`, trainerBin, seedRange(trials), ms, conc)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	c, err := client.Dial(client.Options{HostPort: addr, Logger: quietLog{}})
@@ -274,13 +270,19 @@ func listener(addr string) int {
 	return 0
 }
 
-// resultsOnce checks the sweep's results.json: every trial once, each completed.
+// resultsOnce checks the sweep's results.json in a local store: every trial once, each completed.
 func resultsOnce(t *testing.T, name, store, id string, trials int) {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(store, filepath.FromSlash(artifacts.ResultsKey(id))))
 	if err != nil {
 		t.Fatalf("%s: results.json: %v", name, err)
 	}
+	eachOnce(t, name, raw, trials)
+}
+
+// eachOnce checks a sweep's results.json: every one of its trials once, each completed.
+func eachOnce(t *testing.T, name string, raw []byte, trials int) {
+	t.Helper()
 	var res results.SweepResults
 	if err := json.Unmarshal(raw, &res); err != nil {
 		t.Fatalf("%s: results.json: %v", name, err)
@@ -317,7 +319,7 @@ func postgresBytes() int64 {
 }
 
 // trainerSampler samples, every 5 s until stop, the scripted trainers running and the memory of the
-// worker and of each trainer with its supervisor (its parent), keeping the sample with the most
+// workers (summed) and of each trainer with its supervisor (its parent), keeping the sample with the most
 // trainers. Memory is the proportional set size: the binaries' shared pages split among the processes
 // that map them, so that a sum over trainers is what they take.
 type trainerSampler struct {
@@ -325,7 +327,7 @@ type trainerSampler struct {
 	out  chan [3]float64
 }
 
-func sampleTrainers(worker int) *trainerSampler {
+func sampleTrainers(workers ...int) *trainerSampler {
 	m := &trainerSampler{done: make(chan struct{}), out: make(chan [3]float64, 1)}
 	go func() {
 		var best [3]float64 // trainers, worker MB, MB per trainer
@@ -344,7 +346,11 @@ func sampleTrainers(worker int) *trainerSampler {
 				mb += pssMB(pid) + pssMB(parentOf(pid))
 			}
 			if n >= best[0] && n > 0 {
-				best = [3]float64{n, pssMB(worker), mb / n}
+				var wmb float64
+				for _, w := range workers {
+					wmb += pssMB(w)
+				}
+				best = [3]float64{n, wmb, mb / n}
 			}
 			select {
 			case <-m.done:

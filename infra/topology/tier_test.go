@@ -257,20 +257,27 @@ func startHost(t *testing.T, n int, svc string, extraEnv ...string) *workerHost 
 // startHostWith is startHost with the worker's binary replaced by bin (unless empty).
 func startHostWith(t *testing.T, n int, svc, bin string, extraEnv ...string) *workerHost {
 	t.Helper()
-	h := makeHost(t, n, svc, "")
 	p, ok := planned[svc]
 	if !ok {
 		t.Fatalf("scripts/topology.sh plan has no service %s", svc)
 	}
+	if bin != "" {
+		p.argv = append([]string{bin}, p.argv[1:]...)
+	}
+	return startHostAs(t, n, svc, p, extraEnv...)
+}
+
+// startHostAs creates namespace n and starts in it, under the name svc, the worker p describes (its
+// argv and environment).
+func startHostAs(t *testing.T, n int, svc string, p service, extraEnv ...string) *workerHost {
+	t.Helper()
+	h := makeHost(t, n, svc, "")
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + stateDir}
 	for k, v := range p.env {
 		env = append(env, k+"="+v)
 	}
 	env = append(env, extraEnv...)
 	argv := append([]string{"netns", "exec", h.ns}, p.argv...)
-	if bin != "" {
-		argv[3] = bin
-	}
 	f, err := os.Create(h.log)
 	if err != nil {
 		t.Fatal(err)
