@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -263,7 +262,7 @@ func withFlag(argv []string, flag, v string) []string {
 }
 
 // submitSpec writes a spec of the scripted trainer (body: what follows its trainer's command) and
-// submits it with the CLI; a sweep the test leaves running is cancelled at its end.
+// submits it with the CLI (submitFile).
 func submitSpec(t *testing.T, dir, name, body string) string {
 	t.Helper()
 	p := filepath.Join(dir, name+".yaml")
@@ -271,20 +270,7 @@ func submitSpec(t *testing.T, dir, name, body string) string {
 	if err := os.WriteFile(p, []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := runCLI(t, "submit", p)
-	for _, line := range strings.Split(out, "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "submitted" {
-			currentSweep = f[1]
-			t.Cleanup(func() {
-				c := exec.Command(planned["rlsweep-control"].argv[0], "cancel", f[1])
-				c.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + stateDir}, cliEnv...)
-				_ = c.Run()
-			})
-			return f[1]
-		}
-	}
-	t.Fatalf("no sweep ID in submit's output:\n%s", out)
-	return ""
+	return submitFile(t, p)
 }
 
 // fleetCancel starts 16 trials that train for minutes beside the load, cancels their sweep once every

@@ -471,21 +471,28 @@ retries: {max_attempts: 6}
 	if err := os.WriteFile(p, []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := runCLI(t, "submit", p, "--heartbeat-timeout", "10s")
+	id := submitFile(t, p, "--heartbeat-timeout", "10s")
+	return &sweepRun{id: id, pidDir: pidDir, trials: trials, total: total, submitted: time.Now()}
+}
+
+// submitFile submits the spec at p with the CLI (more flags in args) and returns the sweep's ID; a
+// test that fails midway leaves no sweep behind for the next test's workers.
+func submitFile(t *testing.T, p string, args ...string) string {
+	t.Helper()
+	out := runCLI(t, append([]string{"submit", p}, args...)...)
 	for _, line := range strings.Split(out, "\n") {
 		if f := strings.Fields(line); len(f) >= 2 && f[0] == "submitted" {
 			currentSweep = f[1]
-			// A test that fails midway leaves no sweep behind for the next test's workers.
 			t.Cleanup(func() {
 				c := exec.Command(planned["rlsweep-control"].argv[0], "cancel", f[1])
 				c.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + stateDir}, cliEnv...)
 				_ = c.Run()
 			})
-			return &sweepRun{id: f[1], pidDir: pidDir, trials: trials, total: total, submitted: time.Now()}
+			return f[1]
 		}
 	}
 	t.Fatalf("no sweep ID in submit's output:\n%s", out)
-	return nil
+	return ""
 }
 
 func dial(t *testing.T) client.Client {
