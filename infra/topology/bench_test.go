@@ -277,16 +277,16 @@ func resultsOnce(t *testing.T, name, store, id string, trials int) {
 	if err != nil {
 		t.Fatalf("%s: results.json: %v", name, err)
 	}
-	eachOnce(t, name, raw, trials)
-}
-
-// eachOnce checks a sweep's results.json: every one of its trials once, each completed.
-func eachOnce(t *testing.T, name string, raw []byte, trials int) {
-	t.Helper()
 	var res results.SweepResults
 	if err := json.Unmarshal(raw, &res); err != nil {
 		t.Fatalf("%s: results.json: %v", name, err)
 	}
+	eachOnce(t, name, res, trials)
+}
+
+// eachOnce checks a sweep's results: every one of its trials once, each completed.
+func eachOnce(t *testing.T, name string, res results.SweepResults, trials int) {
+	t.Helper()
 	seen := map[string]int{}
 	for _, tr := range res.Trials {
 		if seen[tr.TrialID]++; tr.Outcome != results.OutcomeCompleted {

@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -20,7 +19,6 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/rlsweep/rlsweep/artifacts"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -142,21 +140,7 @@ concurrency: %d
 	if res.Counts["completed"] != trials {
 		t.Errorf("load sweep finished with %v, want %d completed", res.Counts, trials)
 	}
-	ctx2 := context.Background()
-	store, err := artifacts.NewS3(ctx2, planned["rlsweep-control"].env["RLSWEEP_STORE"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := store.Get(ctx2, artifacts.ResultsKey(loadID))
-	if err != nil {
-		t.Fatalf("results.json: %v", err)
-	}
-	raw, err := io.ReadAll(r)
-	r.Close()
-	if err != nil {
-		t.Fatalf("results.json: %v", err)
-	}
-	eachOnce(t, "load", raw, trials)
+	eachOnce(t, "load", storedResults(t, topologyStore(t), loadID), trials)
 
 	// Trainer-hours: every trainer of the load and of the stop sweeps, its start to its exit (or its
 	// SIGTERM, for one that wrote no exit).
@@ -204,11 +188,11 @@ concurrency: %d
 	fmt.Fprintf(&report, "| prune: trainer's SIGTERM after the stop signal's arrival in the trial, p50 / p99 / max (n) | %s |\n", latencies(prunes))
 	fmt.Fprintf(&report, "| load trainers running at each stop | %s |\n", strings.Join(under, "; "))
 	fmt.Fprintf(&report, "| Temporal actions (server's `action` counter), all sweeps | %.0f over %d trainers, %.2f trainer-hours |\n", total, started, hours)
-	fmt.Fprintf(&report, "| actions per trial / per trainer-hour | %.1f / %.0f |\n", total/float64(started), total/hours)
+	fmt.Fprintf(&report, "| actions per trial / per trainer-hour | %.1f / %.0f |\n", total/n, total/hours)
 	fmt.Fprintf(&report, "| heartbeats per trainer-hour | %.1f |\n", heartbeats/hours)
 	fmt.Fprintf(&report, "| CPU per trial: server + PostgreSQL / workers (all hosts) | %.1f + %.1f / %.1f ms |\n",
 		serverCPU.Seconds()*1000/n, dbCPU.Seconds()*1000/n, workerCPU.Seconds()*1000/n)
-	fmt.Fprintf(&report, "| PostgreSQL tables and indexes per 1,000 trials | %.1f MB |\n", float64(dbBytes)/1e6*1000/float64(started))
+	fmt.Fprintf(&report, "| PostgreSQL tables and indexes per 1,000 trials | %.1f MB |\n", float64(dbBytes)/1e6*1000/n)
 	fmt.Fprintf(&report, "| memory at the most trainers: workers (all hosts) / per trainer with its supervisor | %.0f MB (%.2f MB per trainer) / %.1f MB |\n",
 		workerMB, workerMB/float64(max(peak, 1)), trainerMB)
 	// Where a stop waits under the load: the server's queues.
@@ -239,7 +223,7 @@ concurrency: %d
 	}
 	fmt.Fprintf(&report, "\nactions by type, per trial of all %d:\n\n| action type | per trial |\n|---|---|\n", started)
 	for _, k := range types {
-		fmt.Fprintf(&report, "| %s | %.2f |\n", k, actions[k].count/float64(started))
+		fmt.Fprintf(&report, "| %s | %.2f |\n", k, actions[k].count/n)
 	}
 	t.Logf("\n%s", report.String())
 	if out := os.Getenv("RLSWEEP_BENCH_OUT"); out != "" {
@@ -301,11 +285,11 @@ concurrency: 16
 	waitFor(t, 3*time.Minute, "the cancel sweep's 16 trainers to get SIGTERM", func() bool { return len(fleetMarks(t, timeline)["term"]) == 16 })
 	_ = c.GetWorkflow(context.Background(), id, "").Get(context.Background(), nil)
 	for trial, at := range fleetMarks(t, timeline)["term"] {
-		fromRequest = append(fromRequest, float64(at.Sub(t0).Microseconds())/1000)
+		fromRequest = append(fromRequest, msBetween(t0, at))
 		if arrived, ok := fleetEvent(t, c, workflows.TrialWorkflowID(id, trial), func(ev *historypb.HistoryEvent) bool {
 			return ev.GetWorkflowExecutionCancelRequestedEventAttributes() != nil
 		}); ok {
-			fromArrival = append(fromArrival, float64(at.Sub(arrived).Microseconds())/1000)
+			fromArrival = append(fromArrival, msBetween(arrived, at))
 		}
 	}
 	return fromRequest, fromArrival, running
@@ -348,18 +332,14 @@ concurrency: 16
 	defer cancel()
 	_ = c.GetWorkflow(ctx, id, "").Get(ctx, nil)
 	sent := map[string]time.Time{} // trial workflow → when the sweep sent it SignalStopTrial
-	it := c.GetWorkflowHistory(context.Background(), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
+	fleetEvent(t, c, id, func(ev *historypb.HistoryEvent) bool {
 		if a := ev.GetSignalExternalWorkflowExecutionInitiatedEventAttributes(); a != nil && a.GetSignalName() == workflows.SignalStopTrial {
 			if wid := a.GetWorkflowExecution().GetWorkflowId(); sent[wid].IsZero() {
 				sent[wid] = ev.GetEventTime().AsTime()
 			}
 		}
-	}
+		return false // every event
+	})
 	for trial, at := range fleetMarks(t, timeline)["term"] {
 		if !at.Before(cancelled) {
 			continue // stopped by the cancel
@@ -372,8 +352,8 @@ concurrency: 16
 		if !ok || sent[wid].IsZero() {
 			t.Fatalf("trial %s of %s got SIGTERM before the cancel without a stop signal", trial, id)
 		}
-		arrived = append(arrived, float64(at.Sub(signalled).Microseconds())/1000)
-		decided = append(decided, float64(at.Sub(sent[wid]).Microseconds())/1000)
+		arrived = append(arrived, msBetween(signalled, at))
+		decided = append(decided, msBetween(sent[wid], at))
 	}
 	if len(arrived) == 0 {
 		t.Fatalf("sweep %s: no trial was stopped while its trainer ran", id)
@@ -381,7 +361,8 @@ concurrency: 16
 	return arrived, decided, running
 }
 
-// fleetEvent is the time of the first event of the workflow's history that is.
+// fleetEvent is the time of the first event of the workflow's history that is (is sees the events
+// in order until it says true).
 func fleetEvent(t *testing.T, c client.Client, workflowID string, is func(*historypb.HistoryEvent) bool) (time.Time, bool) {
 	t.Helper()
 	it := c.GetWorkflowHistory(context.Background(), workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
@@ -438,7 +419,10 @@ func seedRange(n int) string {
 	return strings.Join(s, ", ")
 }
 
-// latencies formats sorted-able latencies in ms as "p50 / p99 / max ms (n)", nearest rank.
+// msBetween is the time from a to b in ms.
+func msBetween(a, b time.Time) float64 { return float64(b.Sub(a).Microseconds()) / 1000 }
+
+// latencies formats latencies in ms as "p50 / p99 / max ms (n)", nearest rank (it sorts ms).
 func latencies(ms []float64) string {
 	if len(ms) == 0 {
 		return "none"

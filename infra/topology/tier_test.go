@@ -532,19 +532,8 @@ func (s *sweepRun) wait(t *testing.T, timeout time.Duration) time.Duration {
 func (s *sweepRun) check(t *testing.T) (trials []string) {
 	t.Helper()
 	ctx := context.Background()
-	store, err := artifacts.NewS3(ctx, planned["rlsweep-control"].env["RLSWEEP_STORE"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := store.Get(ctx, artifacts.ResultsKey(s.id))
-	if err != nil {
-		t.Fatalf("results.json: %v", err)
-	}
-	defer r.Close()
-	var res results.SweepResults
-	if err := json.NewDecoder(r).Decode(&res); err != nil {
-		t.Fatal(err)
-	}
+	store := topologyStore(t)
+	res := storedResults(t, store, s.id)
 	if len(res.Trials) != s.trials {
 		t.Errorf("results.json: %d trials, want %d", len(res.Trials), s.trials)
 	}
@@ -581,6 +570,31 @@ func (s *sweepRun) check(t *testing.T) (trials []string) {
 		t.Errorf("trainers still running after the sweep: %v", left)
 	}
 	return trials
+}
+
+// topologyStore is the topology's artifact store (MinIO), as the CLI and the workers reach it.
+func topologyStore(t *testing.T) *artifacts.S3 {
+	t.Helper()
+	store, err := artifacts.NewS3(context.Background(), planned["rlsweep-control"].env["RLSWEEP_STORE"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store
+}
+
+// storedResults is the sweep's results.json in store.
+func storedResults(t *testing.T, store *artifacts.S3, id string) results.SweepResults {
+	t.Helper()
+	r, err := store.Get(context.Background(), artifacts.ResultsKey(id))
+	if err != nil {
+		t.Fatalf("results.json: %v", err)
+	}
+	defer r.Close()
+	var res results.SweepResults
+	if err := json.NewDecoder(r).Decode(&res); err != nil {
+		t.Fatalf("results.json: %v", err)
+	}
+	return res
 }
 
 // trainerProc is one running scripted trainer: its process, its trial and the network namespace it runs in.
@@ -1044,10 +1058,7 @@ func TestWorkerHostClockSkew(t *testing.T) {
 	if end.Sub(s.submitted) >= 250*time.Second {
 		t.Fatalf("the sweep took %s: too long to tell records on the skewed clock (5 min ahead) from the others", end.Sub(s.submitted))
 	}
-	store, err := artifacts.NewS3(context.Background(), planned["rlsweep-control"].env["RLSWEEP_STORE"])
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := topologyStore(t)
 	ahead, total := 0, 0
 	future := float64(end.Add(25 * time.Second).UnixNano())
 	for _, trial := range trials {
