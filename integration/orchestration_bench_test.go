@@ -111,6 +111,15 @@ func benchSweep(b *testing.B, trials, conc, sleepMS, segments int) {
 		}
 		b.ReportMetric(sum/float64(len(g.ms)), g.name+"-mean-ms")
 	}
+	// RLSWEEP_BENCH_LEGS=1: where a refill's time goes, from the released trials' histories.
+	if os.Getenv("RLSWEEP_BENCH_LEGS") != "" {
+		for _, l := range refillLegs(b, e, sweepID, timeline) {
+			sort.Float64s(l.ms)
+			if len(l.ms) > 0 {
+				b.ReportMetric(l.ms[len(l.ms)/2], "leg-"+l.name+"-p50-ms")
+			}
+		}
+	}
 	// RLSWEEP_BENCH_TIMELINE: keep the trainers' timeline there, to look at the gaps one by one.
 	if keep := os.Getenv("RLSWEEP_BENCH_TIMELINE"); keep != "" {
 		if raw, err := os.ReadFile(timeline); err == nil {
@@ -388,4 +397,67 @@ probes: {enabled: false}
 diagnostics: {enabled: false}
 concurrency: %d
 `, 1000*segments, strings.Join(seeds, ", "), sleepMS/segments, min(segments-1, 1), timeline, conc))
+}
+
+// leg is one stretch of a refill, in ms, over the trials measured.
+type leg struct {
+	name string
+	ms   []float64
+}
+
+// refillLegs splits the refill of each trial released by a hand-off (its history took SignalRelease)
+// into its stretches: the latest trainer exit before the release to the release's arrival (the
+// worker's hand-off signal), the release to the trial's workflow task starting and completing, that
+// task to the segment's activity starting, and the activity's start to its trainer's first line.
+func refillLegs(b *testing.B, e *env, sweepID, timeline string) []leg {
+	evs := readTimeline(b, timeline)
+	var exits []time.Time
+	firstStart := map[string]time.Time{}
+	for _, ev := range evs {
+		switch ev.event {
+		case "exit":
+			exits = append(exits, ev.at)
+		case "start":
+			if _, ok := firstStart[ev.trial]; !ok {
+				firstStart[ev.trial] = ev.at
+			}
+		}
+	}
+	sort.Slice(exits, func(i, j int) bool { return exits[i].Before(exits[j]) })
+	legs := []leg{{name: "exit>release"}, {name: "release>task"}, {name: "task"}, {name: "task>activity"}, {name: "activity>trainer"}}
+	ms := func(a, z time.Time) float64 { return float64(z.Sub(a).Microseconds()) / 1000 }
+	for trial, trainer := range firstStart {
+		it := e.client.GetWorkflowHistory(context.Background(), workflows.TrialWorkflowID(sweepID, trial), "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		var release, taskStarted, taskDone, activity time.Time
+		for it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				b.Fatal(err)
+			}
+			at := ev.EventTime.AsTime()
+			switch {
+			case release.IsZero():
+				if a := ev.GetWorkflowExecutionSignaledEventAttributes(); a != nil && a.GetSignalName() == workflows.SignalRelease {
+					release = at
+				}
+			case taskStarted.IsZero() && ev.EventType == enums.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+				taskStarted = at
+			case taskDone.IsZero() && ev.EventType == enums.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+				taskDone = at
+			case activity.IsZero() && ev.EventType == enums.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+				activity = at
+			}
+		}
+		if activity.IsZero() {
+			continue // started plainly, not released
+		}
+		i := sort.Search(len(exits), func(i int) bool { return !exits[i].Before(release) })
+		if i == 0 {
+			continue
+		}
+		for k, d := range []float64{ms(exits[i-1], release), ms(release, taskStarted), ms(taskStarted, taskDone), ms(taskDone, activity), ms(activity, trainer)} {
+			legs[k].ms = append(legs[k].ms, d)
+		}
+	}
+	return legs
 }

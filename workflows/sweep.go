@@ -152,6 +152,14 @@ type sweepRun struct {
 	standbyParams map[string]map[string]any
 	planned       map[string]map[string]any
 	skipSent      map[string]bool
+	// runStart: this run's history and finished trials when its fan-out began (runMark), from which
+	// shouldContinueAsNew judges what each trial ending costs this run.
+	runStart runMark
+}
+
+// runMark is where a run of the sweep stood: its history's length and size, and the trials finished.
+type runMark struct {
+	events, bytes, finished int
 }
 
 func (s *sweepRun) lightOptions(ctx workflow.Context, summary string) workflow.Context {
@@ -192,6 +200,8 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 	s.boundaryCh = workflow.GetSignalChannel(ctx, SignalSegmentEnd)
 	s.rungCh = workflow.GetSignalChannel(ctx, SignalRungPassed)
 	s.trialIn = trialInput(&s.in, s.sched)
+	info := workflow.GetInfo(ctx)
+	s.runStart = runMark{events: info.GetCurrentHistoryLength(), bytes: info.GetCurrentHistorySize(), finished: s.state.finished()}
 	if s.state.Lanes == nil && handsOff(&s.in.Spec) && !s.confirming() {
 		s.state.Lanes = &Lanes{}
 	}
@@ -301,9 +311,39 @@ func (s *sweepRun) schedPeek() bool {
 
 func (s *sweepRun) shouldContinueAsNew(ctx workflow.Context) bool {
 	info := workflow.GetInfo(ctx)
+	now := runMark{events: info.GetCurrentHistoryLength(), bytes: info.GetCurrentHistorySize(), finished: s.state.finished()}
 	limit := canLimit(s.in.ContinueAsNewAfter, s.book.count())
-	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= limit
+	if now.events >= limit {
+		return true
+	}
+	return info.GetContinueAsNewSuggested() && !endsWithin(s.runStart, now, s.sched.Total(), limit)
 }
+
+// endsWithin says whether the trials of total not finished yet would finish within the run that began
+// at start and stands at now, while its history stays under limit events and historySizeBudget bytes,
+// at twice what each trial that finished in the run has cost it so far (total 0: not known, so no). The server suggests a new run well before either (at 4,096 events or 4 MB by
+// default); a sweep near its end then finishes in the run it is in, instead of closing it for its last
+// few trials: a run that closes holds back the trials that have no standby trial waiting until the
+// next run has started them.
+func endsWithin(start, now runMark, total, limit int) bool {
+	ended := now.finished - start.finished
+	if total <= 0 || ended < minEndedToProject {
+		return false
+	}
+	left := float64(max(0, total-now.finished))
+	perTrial := func(at, from int) float64 { return float64(at-from) / float64(ended) }
+	return float64(now.events)+projectMargin*left*perTrial(now.events, start.events) < float64(limit) &&
+		float64(now.bytes)+projectMargin*left*perTrial(now.bytes, start.bytes) < historySizeBudget
+}
+
+// A run projects its end (endsWithin) from at least minEndedToProject trials finished in it, at
+// projectMargin times their cost, and keeps its history under historySizeBudget bytes (the server
+// warns at 10 MB and stops a workflow at 50 MB).
+const (
+	minEndedToProject = 20
+	projectMargin     = 2
+	historySizeBudget = 8 << 20
+)
 
 // Closing a run (continueAsNew) asks every running trial to report (askForReports: two events each)
 // and takes in the starts in flight, a results part and the trials that end meanwhile; historyBudget
