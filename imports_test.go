@@ -53,7 +53,12 @@ var allowed = map[string][]string{
 		module + "results", module + "sweeps", module + "trainer/probes"},
 	// runner starts and stops trainer processes; it knows the trainer contract's variables, renders
 	// commands (sweeps), reads and writes metrics (metrics) and speaks the probe protocol (trainer/probes).
-	"runner": {module + "diagnostics", module + "metrics", module + "trainer", module + "sweeps", module + "trainer/probes", "golang.org/x/sys/unix"},
+	"runner": {module + "diagnostics", module + "metrics", module + "trainer", module + "sweeps", module + "trainer/probes",
+		module + "runner/supervisor", "golang.org/x/sys/unix"},
+	// runner/supervisor: the process between the worker and a trainer. Its init runs the supervisor
+	// before any package it does not import is initialized, so it imports no other package: each one
+	// would add its initialization to every trainer's start.
+	"runner/supervisor": {"golang.org/x/sys/unix"},
 	// The probe stage runs the built-in trainer's probes (trainer/builtin, trainer/probes).
 	"activities": {module + "sweeps", module + "diagnostics", module + "metrics", module + "trainer", module + "trainer/builtin",
 		module + "trainer/probes", module + "artifacts", module + "report",
@@ -79,7 +84,7 @@ var pure = []string{"sweeps", "sweeps/wandb", "diagnostics", "metrics", "trainer
 var forbiddenInPure = []string{"go.temporal.io/", "github.com/aws/", "net", "net/http", "os/exec"}
 
 // Packages that run processes but know nothing of Temporal, AWS or the network.
-var noService = []string{"runner"}
+var noService = []string{"runner", "runner/supervisor"}
 
 // Workflow code must be deterministic: these imports have no place in it.
 var forbiddenInWorkflows = []string{"math/rand", "math/rand/v2", "os", "os/exec", "net", "net/http", "sync", module + "artifacts", module + "trainer"}

@@ -8,6 +8,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rlsweep/rlsweep/runner/supervisor"
 )
 
 // Isolation is how a trainer's processes are bound to their supervisor.
@@ -82,12 +84,9 @@ func TrainerIsolation() Isolation {
 	return isolationFound
 }
 
-// probeArg marks this binary re-executed to check that it runs as PID 1 of a new PID namespace.
-const probeArg = "__rlsweep_isolation_probe"
-
 // probeIsolation reports whether a process started in mode m runs as PID 1 of a new PID namespace.
 func probeIsolation(m Isolation) bool {
-	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{os.Args[0], probeArg}, Env: []string{}, Dir: "/",
+	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{os.Args[0], supervisor.ProbeArg}, Env: []string{}, Dir: "/",
 		SysProcAttr: supervisorAttr(m)}
 	return cmd.Run() == nil
 }

@@ -18,6 +18,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rlsweep/rlsweep/runner/supervisor"
 )
 
 // Process is a trainer under its supervisor (see supervise), which leads the trainer's own process
@@ -80,7 +82,7 @@ func startCold(path string, argv, env []string, dir string, log io.Writer) (*Pro
 	}
 	theirs := os.NewFile(uintptr(fds[1]), "supervisor-socket")
 	// /proc/self/exe, not os.Executable: it still runs after the binary on disk is replaced.
-	args := append([]string{os.Args[0], superviseArg, path}, argv...)
+	args := append([]string{os.Args[0], supervisor.Arg, path}, argv...)
 	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: args, Env: env, Dir: dir, Stdout: log, Stderr: log}
 	cmd.ExtraFiles = []*os.File{theirs}
 	cmd.SysProcAttr = supervisorAttr(TrainerIsolation())
@@ -172,7 +174,7 @@ func (p *Process) Stop(grace time.Duration) {
 	p.mu.Lock()
 	told := false
 	if p.sock >= 0 {
-		told = unix.Sendto(p.sock, []byte{stopByte}, unix.MSG_NOSIGNAL, nil) == nil
+		told = unix.Sendto(p.sock, []byte{supervisor.StopByte}, unix.MSG_NOSIGNAL, nil) == nil
 	}
 	p.mu.Unlock()
 	if !told {

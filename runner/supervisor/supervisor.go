@@ -1,4 +1,9 @@
-package runner
+// Package supervisor is the process between the worker and a trainer: the worker's own binary
+// re-executed with Arg, the leader of the trainer's process group and, where it can be, PID 1 of a PID
+// namespace of its own. Its init runs the supervisor and exits before the packages this one does not
+// import are initialized, so a supervisor's start costs only what the standard library's and
+// golang.org/x/sys's initialization costs: the package imports nothing else, and must not.
+package supervisor
 
 import (
 	"encoding/binary"
@@ -13,21 +18,25 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// superviseArg marks the worker's own binary re-executed as a trainer's supervisor: the leader of the
-// trainer's process group and, where it can be, PID 1 of a PID namespace of its own (isolation.go).
+// ProbeArg marks this binary re-executed to check that it runs as PID 1 of a new PID namespace
+// (runner's isolation probe): it exits 0 there, 1 elsewhere.
+const ProbeArg = "__rlsweep_isolation_probe"
+
+// Arg marks the worker's own binary re-executed as a trainer's supervisor: the leader of the
+// trainer's process group and, where it can be, PID 1 of a PID namespace of its own (runner/isolation.go).
 // Any binary that links this package (rlsweep, a test binary) can therefore supervise the trainers it
 // starts.
-const superviseArg = "__rlsweep_supervise"
+const Arg = "__rlsweep_supervise"
 
 // What the worker sends a running supervisor on its socket: stop the trainer (SIGTERM, the grace
 // period being the worker's).
-const stopByte = 's'
+const StopByte = 's'
 
 func init() {
-	if len(os.Args) > 1 && os.Args[1] == superviseArg {
+	if len(os.Args) > 1 && os.Args[1] == Arg {
 		os.Exit(supervise(os.Args[2:]))
 	}
-	if len(os.Args) > 1 && os.Args[1] == probeArg {
+	if len(os.Args) > 1 && os.Args[1] == ProbeArg {
 		if os.Getpid() != 1 {
 			os.Exit(1)
 		}
@@ -124,7 +133,7 @@ func supervise(args []string) int {
 			if err == unix.EINTR {
 				continue
 			}
-			if n == 1 && b[0] == stopByte && !stopping.Swap(true) {
+			if n == 1 && b[0] == StopByte && !stopping.Swap(true) {
 				if inNamespace {
 					_ = unix.Kill(-1, unix.SIGTERM) // every process in the namespace but this one
 				} else {
