@@ -82,6 +82,62 @@ concurrency: 6
 	}
 }
 
+// TestContinueAsNewOnAWorkerThatCachesNoRun: a worker with --workflow-cache 0 replays each run's whole
+// history at every workflow task, so every task that would close a run is one that replayed it. The
+// run waits for a task of its own (a 1 ms timer) at most three times, then closes: the sweep completes
+// across its runs, every closing run records four side effects (one per attempt) and three timers
+// between them, and each of its tasks replays the earlier ones' side effects and timers without a
+// nondeterminism failure.
+func TestContinueAsNewOnAWorkerThatCachesNoRun(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker("a", "--slots", "4", "--workflow-cache", "0")
+	path := e.spec("nocache", `
+  total_steps: 3000
+seeds: [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]
+parameters:
+  sleep_ms: {value: 500}
+  checkpoint_every: {value: 0}
+probes: {enabled: false}
+concurrency: 4
+`)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	sweepID, run := startSweepWith(ctx, t, e, path, "nocache1", workflows.SweepInput{ContinueAsNewAfter: 60})
+	var res workflows.SweepResult
+	if err := run.Get(ctx, &res); err != nil {
+		t.Fatalf("sweep: %v", err)
+	}
+	if res.Counts["completed"] != 16 {
+		t.Errorf("sweep counts %v, want 16 completed", res.Counts)
+	}
+	cans := 0
+	for _, r := range e.sweepRuns(t, sweepID, false) {
+		if r.info.Status != enums.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW {
+			continue
+		}
+		cans++
+		markers, timers, failed := 0, 0, 0
+		for _, ev := range r.events {
+			switch {
+			case ev.GetMarkerRecordedEventAttributes().GetMarkerName() == "SideEffect":
+				markers++
+			case markers > 0 && ev.EventType == enums.EVENT_TYPE_TIMER_STARTED:
+				timers++
+			case ev.EventType == enums.EVENT_TYPE_WORKFLOW_TASK_FAILED:
+				failed++
+				t.Errorf("run %s: workflow task failed: %v", r.info.Execution.RunId, ev.GetWorkflowTaskFailedEventAttributes().GetFailure().GetMessage())
+			}
+		}
+		if markers != 4 || timers != 3 {
+			t.Errorf("run %s closed after %d side effects and %d timers between them, want 4 and 3 (three waits for a task that did not replay)",
+				r.info.Execution.RunId, markers, timers)
+		}
+	}
+	if cans < 1 {
+		t.Errorf("sweep never continued-as-new, want at least one run closed")
+	}
+}
+
 // sweepRunInput is the SweepInput one run of the sweep started with.
 func sweepRunInput(ctx context.Context, t *testing.T, e *env, sweepID, runID string) workflows.SweepInput {
 	t.Helper()

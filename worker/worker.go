@@ -31,7 +31,14 @@ type Options struct {
 	// which has its grace period to write a checkpoint, and stores what it wrote. 0 waits for nothing
 	// (the trainers are killed with the process).
 	StopTimeout time.Duration
+	// WorkflowCache is how many workflow runs the process keeps in memory between their workflow tasks
+	// (the SDK's sticky cache, one per process); a run not kept replays its whole history at its next
+	// task. 0 keeps none; nil: DefaultWorkflowCache.
+	WorkflowCache *int
 }
+
+// DefaultWorkflowCache is the Temporal SDK's own default size of the workflow cache.
+const DefaultWorkflowCache = 10000
 
 // Workers is every Temporal worker one process runs.
 type Workers struct {
@@ -42,6 +49,12 @@ type Workers struct {
 func New(c client.Client, opts Options) (*Workers, error) {
 	if !opts.Control && len(opts.TrialQueues) == 0 {
 		return nil, fmt.Errorf("worker: got no task queue, want --control, a trial queue, or both")
+	}
+	if n := opts.WorkflowCache; n != nil {
+		if *n < 0 {
+			return nil, fmt.Errorf("worker: got a workflow cache of %d runs, want 0 or more", *n)
+		}
+		sdkworker.SetStickyWorkflowCacheSize(*n) // before the first worker: the process's cache is made once
 	}
 	var out Workers
 	if opts.Activities.Trials == nil {

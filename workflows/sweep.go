@@ -99,7 +99,7 @@ type SweepResult struct {
 // every planned trial has finished, and writes the results. Pause, resume and concurrency are updates;
 // cancelling the workflow cancels every running trial and keeps the results recorded so far.
 func Sweep(ctx workflow.Context, in SweepInput) (*SweepResult, error) {
-	s := &sweepRun{in: in, state: in.State}
+	s := &sweepRun{in: in, state: in.State, load: taskLoad{fromHistory: workflow.IsReplaying(ctx)}}
 	if s.state == nil {
 		s.state = &SweepState{Phase: PhasePlanning, Counts: map[string]int{}, Concurrency: in.Spec.Concurrency,
 			Started: workflow.Now(ctx)}
@@ -155,6 +155,31 @@ type sweepRun struct {
 	// runStart: this run's history and finished trials when its fan-out began (runMark), from which
 	// shouldContinueAsNew judges what each trial ending costs this run.
 	runStart runMark
+	// load: whether this worker took the run up by replaying its history, and in which workflow task
+	// (closeOutsideReplay). Not workflow state: it differs between executions and is read only
+	// inside a side effect.
+	load taskLoad
+}
+
+// taskLoad is how the run came to be in this worker's memory: fromHistory, replayed from its history
+// (a worker that had not cached it, or that evicted it after a failed workflow task); liveAt, the
+// history length of the first workflow task past the replay (0 until one has been seen).
+type taskLoad struct {
+	fromHistory bool
+	liveAt      int
+}
+
+// see notes the workflow task ctx is in, once it is past the replay.
+func (l *taskLoad) see(ctx workflow.Context) {
+	if l.liveAt == 0 && !workflow.IsReplaying(ctx) {
+		l.liveAt = workflow.GetInfo(ctx).GetCurrentHistoryLength()
+	}
+}
+
+// replayedNow says whether the workflow task ctx is in is the one that replayed the run's history.
+func (l *taskLoad) replayedNow(ctx workflow.Context) bool {
+	l.see(ctx)
+	return l.fromHistory && workflow.GetInfo(ctx).GetCurrentHistoryLength() == l.liveAt
 }
 
 // runMark is where a run of the sweep stood: its history's length and size, and the trials finished.
@@ -310,6 +335,7 @@ func (s *sweepRun) schedPeek() bool {
 }
 
 func (s *sweepRun) shouldContinueAsNew(ctx workflow.Context) bool {
+	s.load.see(ctx) // evaluated in every workflow task, through fanOut's Await
 	info := workflow.GetInfo(ctx)
 	now := runMark{events: info.GetCurrentHistoryLength(), bytes: info.GetCurrentHistorySize(), finished: s.state.finished()}
 	limit := canLimit(s.in.ContinueAsNewAfter, s.book.count())
@@ -377,8 +403,7 @@ func (s *sweepRun) continueAsNew(ctx workflow.Context) error {
 	if err := s.flushResults(ctx); err != nil {
 		return err
 	}
-	s.drainDone(ctx)
-	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+	if err := s.closeOutsideReplay(ctx); err != nil {
 		return err
 	}
 	s.state.Running, s.state.Decided = s.book.carry()
@@ -387,6 +412,40 @@ func (s *sweepRun) continueAsNew(ctx workflow.Context) error {
 	in.State = s.state
 	return workflow.NewContinueAsNewError(ctx, Sweep, in)
 }
+
+// closeOutsideReplay takes in the trials that ended and waits for the update handlers, then, when the
+// workflow task it is in is the one that replayed the run's history, waits a millisecond and does it
+// again, so that the run closes in a workflow task of its own. The server refuses a task that closes
+// the run when an event (a trial's end, a signal) arrived while the worker processed it
+// (UnhandledCommand), and the worker then drops the run from its cache and replays the whole history
+// in the next task: about 1.3 s for 4,000 events on 2 cores, while trials keep ending, so every
+// replaying attempt to close is refused again until no trial is left running to end (the standby
+// trials run dry and every place waits: 2.7–4 s measured at 1,000 × 1 s). A task that only starts a
+// timer is never refused, and the task its firing brings runs on the cached run in milliseconds.
+// Whether this is the replaying task is recorded as a side effect: another worker replaying the
+// history later takes the same path. It waits at most maxCloseWaits times: a worker that caches no
+// run replays every task.
+func (s *sweepRun) closeOutsideReplay(ctx workflow.Context) error {
+	for waits := 0; ; waits++ {
+		s.drainDone(ctx)
+		if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+			return err
+		}
+		var replayed bool
+		if err := workflow.SideEffect(ctx, func(ctx workflow.Context) any { return s.load.replayedNow(ctx) }).Get(&replayed); err != nil {
+			return err
+		}
+		if !replayed || waits == maxCloseWaits {
+			return nil
+		}
+		if err := workflow.Sleep(ctx, time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+// maxCloseWaits bounds closeOutsideReplay's waits for a workflow task that did not replay.
+const maxCloseWaits = 3
 
 // askForReports tells every running trial to report its end by signal, which the next run answers.
 // A trial that ended meanwhile cannot be told; its end reaches this run's future before the run closes,

@@ -128,17 +128,19 @@ func TestWorkerOptions(t *testing.T) {
 		args []string
 		want WorkerOptions
 	}{
-		{[]string{"worker"}, WorkerOptions{Control: true, Queues: []string{"rlsweep-gpu"}, Slots: 1, TrialsPerGPU: 1, StopTimeout: 2 * time.Minute, TrainerPIDNamespace: true, Log: LogOptions{"warn", "text"}}},
+		{[]string{"worker"}, WorkerOptions{Control: true, Queues: []string{"rlsweep-gpu"}, Slots: 1, TrialsPerGPU: 1, StopTimeout: 2 * time.Minute, TrainerPIDNamespace: true, Log: LogOptions{"warn", "text"}, WorkflowCache: 10000}},
 		{[]string{"worker", "--control=false", "--queue", "gpu-a,gpu-b", "--gpus", "0,1,2,3", "--trials-per-gpu", "2", "--work-dir", "/w", "--stop-timeout", "45s"},
-			WorkerOptions{Queues: []string{"gpu-a", "gpu-b"}, Slots: 1, GPUs: "0,1,2,3", TrialsPerGPU: 2, WorkDir: "/w", StopTimeout: 45 * time.Second, TrainerPIDNamespace: true, Log: LogOptions{"warn", "text"}}},
+			WorkerOptions{Queues: []string{"gpu-a", "gpu-b"}, Slots: 1, GPUs: "0,1,2,3", TrialsPerGPU: 2, WorkDir: "/w", StopTimeout: 45 * time.Second, TrainerPIDNamespace: true, Log: LogOptions{"warn", "text"}, WorkflowCache: 10000}},
 		{[]string{"worker", "--slots", "8", "--queue", "cpu"},
-			WorkerOptions{Control: true, Queues: []string{"cpu"}, Slots: 8, TrialsPerGPU: 1, StopTimeout: 2 * time.Minute, TrainerPIDNamespace: true, Log: LogOptions{"warn", "text"}}},
+			WorkerOptions{Control: true, Queues: []string{"cpu"}, Slots: 8, TrialsPerGPU: 1, StopTimeout: 2 * time.Minute, TrainerPIDNamespace: true, Log: LogOptions{"warn", "text"}, WorkflowCache: 10000}},
 		{[]string{"worker", "--gpus", "0,1", "--gpu-class", "h100"},
-			WorkerOptions{Control: true, Queues: []string{"rlsweep-gpu-h100"}, Slots: 1, GPUs: "0,1", GPUClass: "h100", TrialsPerGPU: 1, StopTimeout: 2 * time.Minute, TrainerPIDNamespace: true, Log: LogOptions{"warn", "text"}}},
+			WorkerOptions{Control: true, Queues: []string{"rlsweep-gpu-h100"}, Slots: 1, GPUs: "0,1", GPUClass: "h100", TrialsPerGPU: 1, StopTimeout: 2 * time.Minute, TrainerPIDNamespace: true, Log: LogOptions{"warn", "text"}, WorkflowCache: 10000}},
 		{[]string{"worker", "--trainer-pid-namespace=false"},
-			WorkerOptions{Control: true, Queues: []string{"rlsweep-gpu"}, Slots: 1, TrialsPerGPU: 1, StopTimeout: 2 * time.Minute, Log: LogOptions{"warn", "text"}}},
+			WorkerOptions{Control: true, Queues: []string{"rlsweep-gpu"}, Slots: 1, TrialsPerGPU: 1, StopTimeout: 2 * time.Minute, Log: LogOptions{"warn", "text"}, WorkflowCache: 10000}},
+		{[]string{"worker", "--workflow-cache", "0"},
+			WorkerOptions{Control: true, Queues: []string{"rlsweep-gpu"}, Slots: 1, TrialsPerGPU: 1, StopTimeout: 2 * time.Minute, TrainerPIDNamespace: true, Log: LogOptions{"warn", "text"}}},
 		{[]string{"worker", "--queue", "cpu", "--gpu-class", "a100"},
-			WorkerOptions{Control: true, Queues: []string{"cpu", "rlsweep-gpu-a100"}, Slots: 1, GPUClass: "a100", TrialsPerGPU: 1, StopTimeout: 2 * time.Minute, TrainerPIDNamespace: true, Log: LogOptions{"warn", "text"}}},
+			WorkerOptions{Control: true, Queues: []string{"cpu", "rlsweep-gpu-a100"}, Slots: 1, GPUClass: "a100", TrialsPerGPU: 1, StopTimeout: 2 * time.Minute, TrainerPIDNamespace: true, Log: LogOptions{"warn", "text"}, WorkflowCache: 10000}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -205,6 +207,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{[]string{"worker", "--log-format", "xml"}, []string{`--log-format: got "xml", want text or json`}},
 		{[]string{"dev", "--log-level", "trace"}, []string{`--log-level: got "trace", want debug, info, warn or error`}},
 		{[]string{"worker", "--slots", "0"}, []string{"--slots: got 0, want at least 1"}},
+		{[]string{"worker", "--workflow-cache", "-1"}, []string{"--workflow-cache: got -1, want 0 or more workflow runs (default 10000)"}},
 		{[]string{"worker", "--slots", "x"}, []string{`--slots: got "x", want an integer`}},
 		{[]string{"worker", "--trials-per-gpu", "0"}, []string{"--trials-per-gpu: got 0, want an integer in [1, 100]"}},
 		{[]string{"worker", "--trials-per-gpu", "101"}, []string{"--trials-per-gpu: got 101, want an integer in [1, 100]"}},

@@ -40,6 +40,8 @@ type WorkerOptions struct {
 	// RLSWEEP_ALLOW_TRAINER's); empty: any.
 	AllowTrainers []string
 	Log           LogOptions
+	// WorkflowCache is how many workflow runs the worker keeps in memory between their tasks.
+	WorkflowCache int
 }
 
 // envAllowTrainer lists programs a worker allows as trainers, separated by ':' as PATH is; they add
@@ -126,6 +128,7 @@ func newWorkerCmd(f *Factory, runF func(*WorkerOptions) error) *cobra.Command {
 	addAllowTrainerFlag(cmd, &opts.AllowTrainers)
 	fl.BoolVar(&opts.KeepScratch, "keep-scratch", false, "keep each segment attempt's scratch directory under --work-dir after it ends (default: removed once its log is stored)")
 	addLogFlags(cmd, &opts.Log)
+	fl.IntVar(&opts.WorkflowCache, "workflow-cache", worker.DefaultWorkflowCache, "workflow runs kept in memory between their workflow tasks (the Temporal SDK's sticky cache); a run not kept replays its whole history at its next task, 0 keeps none")
 	fl.StringSliceVar(&opts.SecretEnv, "secret-env", nil, "environment variables whose values are secrets, masked in every trainer output that leaves the worker (adds to "+runner.EnvSecretEnv+"; AWS and Temporal credentials always are)")
 	return cmd
 }
@@ -133,6 +136,9 @@ func newWorkerCmd(f *Factory, runF func(*WorkerOptions) error) *cobra.Command {
 func (o *WorkerOptions) validate() error {
 	if o.Slots < 1 {
 		return fmt.Errorf("--slots: got %d, want at least 1", o.Slots)
+	}
+	if o.WorkflowCache < 0 {
+		return fmt.Errorf("--workflow-cache: got %d, want 0 or more workflow runs (default %d)", o.WorkflowCache, worker.DefaultWorkflowCache)
 	}
 	if err := checkStopTimeout(o.StopTimeout); err != nil {
 		return err
@@ -223,7 +229,7 @@ func runWorker(cmd *cobra.Command, f *Factory, o *WorkerOptions) error {
 		return err
 	}
 	w, err := worker.New(c, worker.Options{Control: o.Control, TrialQueues: o.Queues, Slots: o.Slots, Activities: acts,
-		StopTimeout: o.StopTimeout})
+		StopTimeout: o.StopTimeout, WorkflowCache: &o.WorkflowCache})
 	if err != nil {
 		return invalidInput(err)
 	}
