@@ -347,10 +347,10 @@ func (s *sweepRun) shouldContinueAsNew(ctx workflow.Context) bool {
 
 // endsWithin says whether the trials of total not finished yet would finish within the run that began
 // at start and stands at now, while its history stays under limit events and historySizeBudget bytes,
-// at twice what each trial that finished in the run has cost it so far (total 0: not known, so no). The server suggests a new run well before either (at 4,096 events or 4 MB by
-// default); a sweep near its end then finishes in the run it is in, instead of closing it for its last
-// few trials: a run that closes holds back the trials that have no standby trial waiting until the
-// next run has started them.
+// at twice what each trial that finished in the run has cost it so far (total 0: not known, so no).
+// The server suggests a new run well before either (at 4,096 events or 4 MB by default); a sweep near
+// its end then finishes in the run it is in, instead of closing it for its last few trials: a run that
+// closes holds back the trials that have no standby trial waiting until the next run has started them.
 func endsWithin(start, now runMark, total, limit int) bool {
 	ended := now.finished - start.finished
 	if total <= 0 || ended < minEndedToProject {
