@@ -26,25 +26,9 @@ import (
 func TestContinueAsNewWithRunningTrials(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker("a", "--slots", "6")
-	path := e.spec("canew", `
-  total_steps: 3000
-seeds: [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30]
-parameters:
-  sleep_ms: {value: 700}
-  checkpoint_every: {value: 0}
-probes: {enabled: false}
-concurrency: 6
-`)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	sweepID, run := startSweepWith(ctx, t, e, path, "can1", workflows.SweepInput{ContinueAsNewAfter: 60})
-	var res workflows.SweepResult
-	if err := run.Get(ctx, &res); err != nil {
-		t.Fatalf("sweep: %v", err)
-	}
-	if res.Counts["completed"] != 30 {
-		t.Errorf("sweep counts %v, want 30 completed", res.Counts)
-	}
+	sweepID := runCANSweep(ctx, t, e, "canew", "can1", 30, 6, 700)
 	if got := len(e.results(sweepID).Trials); got != 30 {
 		t.Errorf("results.json has %d trials, want 30", got)
 	}
@@ -92,25 +76,9 @@ concurrency: 6
 func TestContinueAsNewOnAWorkerThatCachesNoRun(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker("a", "--slots", "4", "--workflow-cache", "0")
-	path := e.spec("nocache", `
-  total_steps: 3000
-seeds: [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]
-parameters:
-  sleep_ms: {value: 500}
-  checkpoint_every: {value: 0}
-probes: {enabled: false}
-concurrency: 4
-`)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	sweepID, run := startSweepWith(ctx, t, e, path, "nocache1", workflows.SweepInput{ContinueAsNewAfter: 60})
-	var res workflows.SweepResult
-	if err := run.Get(ctx, &res); err != nil {
-		t.Fatalf("sweep: %v", err)
-	}
-	if res.Counts["completed"] != 16 {
-		t.Errorf("sweep counts %v, want 16 completed", res.Counts)
-	}
+	sweepID := runCANSweep(ctx, t, e, "nocache", "nocache1", 16, 4, 500)
 	cans := 0
 	for _, r := range e.sweepRuns(t, sweepID, false) {
 		if r.info.Status != enums.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW {
@@ -142,6 +110,35 @@ concurrency: 4
 	if cans < 1 {
 		t.Errorf("sweep never continued-as-new, want at least one run closed")
 	}
+}
+
+// runCANSweep runs a sweep of the scripted trainer named name, as ID <name>/<id>, over seeds 1..seeds
+// at concurrency conc, each trial sleeping sleepMS, whose runs continue-as-new at 60 events, and checks
+// that every trial completed. It returns the sweep's ID.
+func runCANSweep(ctx context.Context, t *testing.T, e *env, name, id string, seeds, conc, sleepMS int) string {
+	t.Helper()
+	list := make([]string, seeds)
+	for i := range list {
+		list[i] = fmt.Sprint(i + 1)
+	}
+	path := e.spec(name, fmt.Sprintf(`
+  total_steps: 3000
+seeds: [%s]
+parameters:
+  sleep_ms: {value: %d}
+  checkpoint_every: {value: 0}
+probes: {enabled: false}
+concurrency: %d
+`, strings.Join(list, ","), sleepMS, conc))
+	sweepID, run := startSweepWith(ctx, t, e, path, id, workflows.SweepInput{ContinueAsNewAfter: 60})
+	var res workflows.SweepResult
+	if err := run.Get(ctx, &res); err != nil {
+		t.Fatalf("sweep: %v", err)
+	}
+	if res.Counts["completed"] != seeds {
+		t.Errorf("sweep counts %v, want %d completed", res.Counts, seeds)
+	}
+	return sweepID
 }
 
 // sweepRunInput is the SweepInput one run of the sweep started with.

@@ -22,7 +22,7 @@ import (
 	"github.com/rlsweep/rlsweep/runner/supervisor"
 )
 
-// Process is a trainer under its supervisor (see supervise), which leads the trainer's own process
+// Process is a trainer under its supervisor (package supervisor), which leads the trainer's own process
 // group and, where it can be, a PID namespace of its own (TrainerIsolation): a stop reaches every process
 // the trainer started, and so does the worker's death.
 type Process struct {

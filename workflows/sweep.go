@@ -225,8 +225,7 @@ func (s *sweepRun) fanOut(ctx workflow.Context) (*SweepResult, error) {
 	s.boundaryCh = workflow.GetSignalChannel(ctx, SignalSegmentEnd)
 	s.rungCh = workflow.GetSignalChannel(ctx, SignalRungPassed)
 	s.trialIn = trialInput(&s.in, s.sched)
-	info := workflow.GetInfo(ctx)
-	s.runStart = runMark{events: info.GetCurrentHistoryLength(), bytes: info.GetCurrentHistorySize(), finished: s.state.finished()}
+	s.runStart = s.mark(ctx)
 	if s.state.Lanes == nil && handsOff(&s.in.Spec) && !s.confirming() {
 		s.state.Lanes = &Lanes{}
 	}
@@ -337,12 +336,17 @@ func (s *sweepRun) schedPeek() bool {
 func (s *sweepRun) shouldContinueAsNew(ctx workflow.Context) bool {
 	s.load.see(ctx) // evaluated in every workflow task, through fanOut's Await
 	info := workflow.GetInfo(ctx)
-	now := runMark{events: info.GetCurrentHistoryLength(), bytes: info.GetCurrentHistorySize(), finished: s.state.finished()}
 	limit := canLimit(s.in.ContinueAsNewAfter, s.book.count())
-	if now.events >= limit {
+	if info.GetCurrentHistoryLength() >= limit {
 		return true
 	}
-	return info.GetContinueAsNewSuggested() && !endsWithin(s.runStart, now, s.sched.Total(), limit)
+	return info.GetContinueAsNewSuggested() && !endsWithin(s.runStart, s.mark(ctx), s.sched.Total(), limit)
+}
+
+// mark is where this run stands now (runMark).
+func (s *sweepRun) mark(ctx workflow.Context) runMark {
+	info := workflow.GetInfo(ctx)
+	return runMark{events: info.GetCurrentHistoryLength(), bytes: info.GetCurrentHistorySize(), finished: s.state.finished()}
 }
 
 // endsWithin says whether the trials of total not finished yet would finish within the run that began

@@ -8,7 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// A trainer request on the socket: its length (4 bytes, little-endian), then two lists, [path, dir,
+// EncodeRequest encodes a trainer request for a warm supervisor's socket: its length (4 bytes, little-endian), then two lists, [path, dir,
 // argv...] and the environment, each a count and then every string as its length and its bytes. The
 // strings go as they are, whatever bytes they hold: no shell and no text encoding between the worker
 // and the trainer. The log's descriptor goes with the first bytes.
