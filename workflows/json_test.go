@@ -67,7 +67,7 @@ func TestInputDurationsJSON(t *testing.T) {
 // as they were and starts each Trial with the heartbeat timeout, stall timeout and grace period the
 // recorded run started it with.
 func TestReplayReadsRecordedDurations(t *testing.T) {
-	const file = "testdata/sweep-completed.json"
+	const file = "testdata/sweep-asha.json" // recorded when durations were integer nanoseconds
 	hist := readHistory(t, file)
 	dc := converter.GetDefaultDataConverter()
 	started := hist.Events[0].GetWorkflowExecutionStartedEventAttributes().GetInput()

@@ -322,7 +322,7 @@ func (s *sweepRun) canStart() bool {
 		(s.startBudget() > 0 || s.state.Lanes.waiting()) {
 		return true
 	}
-	return s.startBudget() > 0 && len(s.state.Lanes.due(s.book.runs, s.full(), 1)) > 0
+	return s.startBudget() > 0 && len(s.state.Lanes.due(s.book.landed, s.full(), 1)) > 0
 }
 
 // schedPeek says whether the scheduler has a trial to give out now. Not free of effects for every

@@ -113,6 +113,9 @@ func (b *trialBook) end(id string) bool {
 // runs says whether a trial is running.
 func (b *trialBook) runs(id string) bool { return b.running[id] }
 
+// landed says whether a trial is running and its start has landed.
+func (b *trialBook) landed(id string) bool { return b.running[id] && b.started[id] }
+
 // count is how many trials run (standby ones included).
 func (b *trialBook) count() int { return len(b.running) }
 

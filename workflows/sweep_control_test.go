@@ -3,6 +3,7 @@ package workflows_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -83,9 +84,10 @@ func TestSweepContinueAsNewCarriesState(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	// Trial i runs i+1 minutes; with concurrency 3, trials 0, 1 and 2 start with 3, 4 and 5 waiting as
-	// standby trials behind them, and each standby trial that takes a place gets the next one behind
-	// it. By 3m30s trials 0, 1 and 2 have ended (at 1, 2 and 3 minutes), handing their places to 3, 4
-	// and 5, which run; 6 and 7 wait behind 3 and 4.
+	// standby trials behind them, and 6 and 7 wait behind the first two of those whose starts landed.
+	// By 3m30s trials 0, 1 and 2 have ended (at 1, 2 and 3 minutes), handing their places to 3, 4 and
+	// 5, which run; 6 and 7 still wait. Which two of 3, 4 and 5 they wait behind follows the order in
+	// which the test environment lands the starts, which varies.
 	fakes := newFakeTrials(func(c int) time.Duration { return time.Duration(c+1) * time.Minute })
 	fakes.register(env)
 	var res resultsRecorder
@@ -112,22 +114,32 @@ func TestSweepContinueAsNewCarriesState(t *testing.T) {
 		st.Leader == nil || st.Leader.TrialID != "2-s1" || st.Concurrency != 3 {
 		t.Errorf("carried state = %+v, want scheduler next 8, Running [3-s1 4-s1 5-s1 6-s1 7-s1], 3 completed, Pending flushed as part 0, leader 2-s1", st)
 	}
-	if l := st.Lanes; l == nil || fmt.Sprint(l.Successor) != "map[3-s1:6-s1 4-s1:7-s1]" || fmt.Sprint(l.Standby) != "map[6-s1:false 7-s1:false]" ||
-		len(l.Queue) != 0 || len(l.Waiting) != 0 {
-		t.Errorf("carried lanes = %+v, want 6-s1 and 7-s1 standby behind 3-s1 and 4-s1", l)
+	l := st.Lanes
+	if l == nil {
+		t.Fatal("carried state has no lanes")
+	}
+	// 6-s1 and 7-s1 each wait behind a running trial or behind the other.
+	heads, behind := slices.Sorted(maps.Keys(l.Successor)), slices.Sorted(maps.Values(l.Successor))
+	if len(heads) != 2 || !slices.Contains([]string{"3-s1", "4-s1", "5-s1"}, heads[0]) || heads[1] == "7-s1" ||
+		fmt.Sprint(behind) != "[6-s1 7-s1]" || fmt.Sprint(l.Standby) != "map[6-s1:false 7-s1:false]" || len(l.Queue) != 0 || len(l.Waiting) != 0 {
+		t.Fatalf("carried lanes = %+v, want 6-s1 and 7-s1 standby behind 3-s1, 4-s1, 5-s1 or each other", l)
 	}
 	fakes.mu.Lock()
 	// Trials 0, 1 and 2 start at the same moment, and the test environment runs their bodies in any
 	// order; the trials after them take their places one by one, in order.
 	first := slices.Clone(fakes.released[:min(3, len(fakes.released))])
 	slices.Sort(first)
-	asked, released := fmt.Sprint(fakes.asked), fmt.Sprint(append(first, fakes.released[len(first):]...))
+	took := append(first, fakes.released[len(first):]...)
+	if len(took) == 8 {
+		slices.Sort(took[6:]) // 6-s1 and 7-s1 take places in the order of the trials they wait behind
+	}
+	asked, released := fmt.Sprint(fakes.asked), fmt.Sprint(took)
 	fakes.mu.Unlock()
 	if asked != "map[3-s1:true 4-s1:true 5-s1:true 6-s1:true 7-s1:true]" {
 		t.Errorf("trials asked to report by signal: %s, want the five running or standby at the continue-as-new", asked)
 	}
-	// The abandoned children go on after the continue-as-new: 6-s1 and 7-s1 take the places of 3-s1
-	// and 4-s1 when those end.
+	// The abandoned children go on after the continue-as-new: 6-s1 and 7-s1 take the places of the
+	// trials they wait behind when those end.
 	if released != "[0-s1 1-s1 2-s1 3-s1 4-s1 5-s1 6-s1 7-s1]" {
 		t.Errorf("trials in the order they took a place: %s, want 0-s1 to 7-s1", released)
 	}
@@ -141,8 +153,8 @@ func TestSweepContinueAsNewCarriesState(t *testing.T) {
 		t.Errorf("carried input: SweepID %q, SpecYAML %q, spec %q; want the same sweep, spec.yaml dropped", next.SweepID, next.SpecYAML, next.Spec.Name)
 	}
 
-	// The next run: the trials still running report to it, 3-s1 and 4-s1 having handed their places
-	// to 6-s1 and 7-s1, and it starts none.
+	// The next run: the trials still running report to it, the two with standby trials behind them
+	// having handed their places over, and it starts none.
 	t.Run("next run", func(t *testing.T) {
 		var s testsuite.WorkflowTestSuite
 		env := s.NewTestWorkflowEnvironment()
@@ -152,7 +164,8 @@ func TestSweepContinueAsNewCarriesState(t *testing.T) {
 		res2.mock(env, len(qs))
 		for i, id := range st.Running {
 			q := float64(3 + i)
-			sum := results.TrialSummary{TrialID: id, Outcome: results.OutcomeCompleted, Objective: &q, HandedOff: i < 2}
+			_, handsOff := l.Successor[id]
+			sum := results.TrialSummary{TrialID: id, Outcome: results.OutcomeCompleted, Objective: &q, HandedOff: handsOff}
 			env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTrialDone, sum) }, time.Duration(i+1)*time.Minute)
 		}
 		env.ExecuteWorkflow(workflows.Sweep, next)
@@ -181,6 +194,15 @@ func TestSweepContinueAsNewCarriesState(t *testing.T) {
 
 	// A carried trial that ends without having handed its place over: the next run releases the
 	// standby trial behind it itself.
+	head, successor := heads[0], l.Successor[heads[0]]
+	var stillRunning []string
+	for _, id := range []string{"3-s1", "4-s1", "5-s1", successor} {
+		if id != head {
+			stillRunning = append(stillRunning, id)
+		}
+	}
+	slices.Sort(stillRunning)
+	otherStandby := l.Successor[heads[1]]
 	t.Run("next run releases", func(t *testing.T) {
 		var s testsuite.WorkflowTestSuite
 		env := s.NewTestWorkflowEnvironment()
@@ -201,16 +223,16 @@ func TestSweepContinueAsNewCarriesState(t *testing.T) {
 			})
 		q := 3.0
 		env.RegisterDelayedCallback(func() {
-			env.SignalWorkflow(workflows.SignalTrialDone, results.TrialSummary{TrialID: "3-s1", Outcome: results.OutcomeCompleted, Objective: &q})
+			env.SignalWorkflow(workflows.SignalTrialDone, results.TrialSummary{TrialID: head, Outcome: results.OutcomeCompleted, Objective: &q})
 		}, time.Minute)
 		env.RegisterDelayedCallback(func() {
 			mu.Lock()
 			defer mu.Unlock()
-			if fmt.Sprint(releases) != "[sweep/unit/abc/trial/6-s1]" {
-				t.Errorf("released %v after 3-s1 ended, want 6-s1", releases)
+			if want := "[" + workflows.TrialWorkflowID("sweep/unit/abc", successor) + "]"; fmt.Sprint(releases) != want {
+				t.Errorf("released %v after %s ended, want %s", releases, head, want)
 			}
-			if st := queryStatus(t, env); fmt.Sprint(st.Running) != "[4-s1 5-s1 6-s1]" || fmt.Sprint(st.Standby) != "[7-s1]" {
-				t.Errorf("status running %v standby %v, want 4-s1 5-s1 6-s1 running and 7-s1 standby", st.Running, st.Standby)
+			if st := queryStatus(t, env); !slices.Equal(st.Running, stillRunning) || fmt.Sprint(st.Standby) != "["+otherStandby+"]" {
+				t.Errorf("status running %v standby %v, want %v running and %s standby", st.Running, st.Standby, stillRunning, otherStandby)
 			}
 			env.CancelWorkflow()
 		}, 2*time.Minute)
@@ -220,7 +242,7 @@ func TestSweepContinueAsNewCarriesState(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		if len(releases) != 1 {
-			t.Errorf("released %v, want 6-s1 once", releases)
+			t.Errorf("released %v, want %s once", releases, successor)
 		}
 	})
 }

@@ -99,9 +99,15 @@ const standbyDepth = 3
 
 // due returns the reserved successors to start as standby trials now, at most limit (-1: no limit):
 // while the window is exactly full (full: not paused, as many trials holding places as the
-// concurrency), the chain of successors behind each trial holding a place (running, not standby) is
-// started standbyDepth deep. In trial ID order of the trials holding places.
-func (l *Lanes) due(running func(string) bool, full bool, limit int) []string {
+// concurrency), the chain of successors behind each trial holding a place is started standbyDepth
+// deep, each standby trial once the start of the trial ahead of it has landed (landed: started and
+// running). In trial ID order of the trials holding places.
+//
+// Waiting for the landing keeps a sweep's first starts ahead of its standby trials: a standby trial is
+// not needed before the trainer ahead of it exits, and sent in the same workflow task as the first
+// trials (48 standby starts beside 16 at concurrency 16) they compete with those trials' own first
+// workflow tasks and activities on the server (docs/BENCHMARKS.md, "Orchestration overhead").
+func (l *Lanes) due(landed func(string) bool, full bool, limit int) []string {
 	if l == nil || !full || len(l.Queue) == 0 {
 		return nil
 	}
@@ -111,8 +117,8 @@ func (l *Lanes) due(running func(string) bool, full bool, limit int) []string {
 	}
 	var due []string
 	for _, id := range sortedKeys(l.Successor) {
-		if _, standby := l.Standby[id]; standby || !running(id) {
-			continue // not holding a place
+		if _, standby := l.Standby[id]; standby || !landed(id) {
+			continue // not holding a place, or its start is in flight
 		}
 		for depth, at := 0, id; depth < standbyDepth; depth++ {
 			next, ok := l.Successor[at]
@@ -125,7 +131,7 @@ func (l *Lanes) due(running func(string) bool, full bool, limit int) []string {
 				}
 				break
 			}
-			if _, standby := l.Standby[next]; !standby || !running(next) {
+			if _, standby := l.Standby[next]; !standby || !landed(next) {
 				break
 			}
 			at = next
@@ -135,11 +141,11 @@ func (l *Lanes) due(running func(string) bool, full bool, limit int) []string {
 }
 
 // takeDue takes the trials due names out of the queue, in due's order, at most limit (-1: no limit).
-func (l *Lanes) takeDue(running func(string) bool, full bool, limit int) []sweeps.Trial {
+func (l *Lanes) takeDue(landed func(string) bool, full bool, limit int) []sweeps.Trial {
 	if limit == 0 {
 		return nil
 	}
-	due := l.due(running, full, limit)
+	due := l.due(landed, full, limit)
 	var out []sweeps.Trial
 	for _, id := range due {
 		if i := slices.IndexFunc(l.Queue, func(t sweeps.Trial) bool { return t.ID == id }); i >= 0 {

@@ -75,10 +75,18 @@ func TestLanesCore(t *testing.T) {
 		t.Fatalf("takeDue = %v, queue %v; want [c d] and an empty queue", ids(started), l.Queue)
 	}
 	for _, tr := range started {
-		running[tr.ID] = true
 		l.Standby[tr.ID] = false
 		l.reserve(tr.ID, more)
 	}
+	// Their starts are in flight: nothing is due behind them until they land; d lands first.
+	if got := l.due(runs(running), true, -1); got != nil {
+		t.Errorf("before c and d land: due = %v, want none", got)
+	}
+	running["d"] = true
+	if got := l.due(runs(running), true, -1); !slices.Equal(got, []string{"f"}) {
+		t.Errorf("d landed, c not: due = %v, want [f]", got)
+	}
+	running["c"] = true
 	if l.active(len(running)) != 2 {
 		t.Errorf("active = %d, want 2 (c and d are standby)", l.active(len(running)))
 	}

@@ -48,7 +48,7 @@ func (s *sweepRun) startTrials(ctx workflow.Context) {
 	}
 	// Until none is due: a standby trial started now may be due one behind it.
 	for {
-		due := s.state.Lanes.takeDue(s.book.runs, s.full(), s.startBudget())
+		due := s.state.Lanes.takeDue(s.book.landed, s.full(), s.startBudget())
 		if len(due) == 0 {
 			return
 		}
