@@ -129,6 +129,22 @@ func startReply(fd int) (started bool, why string) {
 func watch(cmd *exec.Cmd, sock int) *Process {
 	p := &Process{cmd: cmd, done: make(chan struct{}), sock: sock}
 	go func() {
+		// The trainer's end: its wait status, and whether the supervisor serves another trainer
+		// (supervisor.Reusable: every process of the trainer is gone already) or exits.
+		var b [supervisor.StatusLen]byte
+		n := readFull(sock, b[:])
+		if n == len(b) && b[4] == supervisor.Reusable {
+			p.mu.Lock()
+			p.status, p.reported = syscall.WaitStatus(binary.LittleEndian.Uint32(b[:4])), true
+			p.sock = -1 // a Stop from now on waits for done: the supervisor is not this trainer's any more
+			p.mu.Unlock()
+			// A stopped trainer's supervisor is not reused: the stop's SIGKILL to its group may follow.
+			if !p.stopped.Load() && giveBack(cmd, sock) {
+				close(p.done)
+				return
+			}
+			unix.Close(sock) // it exits on the socket's end
+		}
 		// Wait for the supervisor to exit without reaping it: while it is a zombie its PID, which is the
 		// process group's ID, cannot be reused, so the SIGKILL below reaches only what the trainer left
 		// behind in its group (a data loader, a stray subprocess holding the GPU) and nothing else. In a
@@ -142,18 +158,35 @@ func watch(cmd *exec.Cmd, sock int) *Process {
 		}
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		p.mu.Lock()
-		// The supervisor has exited: what it wrote is all there, and nothing blocks.
-		var b [4]byte
-		if n, _, err := unix.Recvfrom(p.sock, b[:], unix.MSG_DONTWAIT); err == nil && n == 4 {
-			p.status, p.reported = syscall.WaitStatus(binary.LittleEndian.Uint32(b[:])), true
+		if n >= 4 && !p.reported {
+			p.status, p.reported = syscall.WaitStatus(binary.LittleEndian.Uint32(b[:4])), true
 		}
-		unix.Close(p.sock)
-		p.sock = -1
+		if p.sock >= 0 {
+			unix.Close(p.sock)
+			p.sock = -1
+		}
 		p.mu.Unlock()
 		p.err = cmd.Wait()
 		close(p.done)
 	}()
 	return p
+}
+
+// readFull reads from fd until b is full or the other end is closed (or fails), and returns how many
+// bytes it read.
+func readFull(fd int, b []byte) int {
+	n := 0
+	for n < len(b) {
+		m, err := unix.Read(fd, b[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || m <= 0 {
+			break
+		}
+		n += m
+	}
+	return n
 }
 
 // Done is closed once the trainer has exited and everything left of it has been killed.
@@ -172,10 +205,14 @@ func (p *Process) Stop(grace time.Duration) {
 	}
 	pgid := p.cmd.Process.Pid // the supervisor is not reaped before done closes: the ID is still its group's
 	p.mu.Lock()
-	told := false
-	if p.sock >= 0 {
-		told = unix.Sendto(p.sock, []byte{supervisor.StopByte}, unix.MSG_NOSIGNAL, nil) == nil
+	if p.sock < 0 {
+		// The trainer has ended: everything of it is killed by the time done closes, and the supervisor
+		// may be serving the next trainer already.
+		p.mu.Unlock()
+		<-p.done
+		return
 	}
+	told := unix.Sendto(p.sock, []byte{supervisor.StopByte}, unix.MSG_NOSIGNAL, nil) == nil
 	p.mu.Unlock()
 	if !told {
 		_ = syscall.Kill(-pgid, syscall.SIGTERM) // the supervisor is ending: signal the group itself

@@ -19,9 +19,14 @@ import (
 // Start hands it the trainer over a unix socket instead of executing this binary on the trainer's path.
 // It is started as a cold one is (its own process group and, where it can be, PID namespace), with an
 // empty environment: the worker's credentials never reach it, and the trainer gets exactly the
-// environment Start is given. Each one starts one trainer; once one is taken, the next is started in the
-// background. The socket stays open while the trainer runs: it carries the stop, and its end tells the
-// supervisor that the worker is gone.
+// environment Start is given. Once one is taken, the next is started in the background. The socket
+// stays open while the trainer runs: it carries the stop, and its end tells the supervisor that the
+// worker is gone.
+//
+// One in a PID namespace whose trainer exited on its own serves again (supervisor.Reusable): once it has
+// killed and reaped everything the trainer left, the worker gives it back (giveBack) and it waits
+// beside the others for the next trainer, up to maxIdle of them; a trainer that ends hands its place to
+// the next one without a supervisor's start.
 type warmSupervisor struct {
 	cmd  *exec.Cmd
 	sock int // the worker's end of the socket; the Process's once the trainer runs, closed otherwise
@@ -37,12 +42,44 @@ const (
 
 var startMode atomic.Int32
 
-// warm holds the one supervisor kept waiting, and the start of the next in flight.
+// warm holds the supervisors kept waiting (the most recently given back last), and the start of the
+// next in flight.
 var warm struct {
 	sync.Mutex
-	waiting  *warmSupervisor
+	idle     []*warmSupervisor
 	starting chan struct{}   // closed when the start in flight has ended; nil when none is
 	readying *warmSupervisor // the one in flight once started, until it is ready or has failed
+}
+
+// maxIdle bounds the supervisors kept waiting: one given back beyond it is ended. A worker's trainers
+// end and start one at a time, so a few cover the hand-overs of many places.
+const maxIdle = 8
+
+// popIdle takes the supervisor given back last; nil if none waits. The caller holds warm's lock.
+func popIdle() *warmSupervisor {
+	n := len(warm.idle)
+	if n == 0 {
+		return nil
+	}
+	s := warm.idle[n-1]
+	warm.idle = warm.idle[:n-1]
+	return s
+}
+
+// giveBack keeps the supervisor cmd, whose trainer has ended (supervisor.Reusable), waiting for the next
+// trainer on sock, and tells it so (supervisor.NextByte). False: it is not kept (maxIdle supervisors
+// wait already, Start runs cold, or it is gone); the caller closes sock and reaps it.
+func giveBack(cmd *exec.Cmd, sock int) bool {
+	warm.Lock()
+	defer warm.Unlock()
+	if len(warm.idle) >= maxIdle || startMode.Load() == coldOnly {
+		return false
+	}
+	if unix.Sendto(sock, []byte{supervisor.NextByte}, unix.MSG_NOSIGNAL, nil) != nil {
+		return false
+	}
+	warm.idle = append(warm.idle, &warmSupervisor{cmd: cmd, sock: sock})
+	return true
 }
 
 // startWarm starts a supervisor that waits on fd 3, a unix socket, for its trainer.
@@ -95,11 +132,10 @@ func (s *warmSupervisor) close() {
 	_ = s.cmd.Wait()
 }
 
-// takeWarm returns the supervisor kept waiting, nil if there is none (the caller starts cold).
+// takeWarm returns a supervisor kept waiting, nil if there is none (the caller starts cold).
 func takeWarm() *warmSupervisor {
 	warm.Lock()
-	s, starting := warm.waiting, warm.starting
-	warm.waiting = nil
+	s, starting := popIdle(), warm.starting
 	warm.Unlock()
 	if s != nil || startMode.Load() != warmAlways {
 		return s
@@ -125,7 +161,7 @@ func refill() {
 	}
 	warm.Lock()
 	defer warm.Unlock()
-	if warm.waiting != nil || warm.starting != nil {
+	if len(warm.idle) > 0 || warm.starting != nil {
 		return
 	}
 	done := make(chan struct{})
@@ -141,8 +177,8 @@ func refill() {
 		}
 		warm.Lock()
 		warm.starting, warm.readying = nil, nil
-		if err == nil && warm.waiting == nil && startMode.Load() != coldOnly {
-			warm.waiting, s = s, nil
+		if err == nil && len(warm.idle) == 0 && startMode.Load() != coldOnly {
+			warm.idle, s = append(warm.idle, s), nil
 		}
 		warm.Unlock()
 		if s != nil {
@@ -151,28 +187,28 @@ func refill() {
 	}()
 }
 
-// CloseIdle ends the supervisor the worker keeps waiting for its next trainer, and the one being started
-// if any; a later Start keeps one again. Running trainers are not touched. An idle supervisor also ends
-// by itself when the worker exits.
+// CloseIdle ends the supervisors the worker keeps waiting for its next trainers, and the one being
+// started if any; a later Start keeps one again. Running trainers are not touched. An idle supervisor
+// also ends by itself when the worker exits.
 func CloseIdle() {
 	warm.Lock()
-	s, starting := warm.waiting, warm.starting
-	warm.waiting = nil
+	idle, starting := warm.idle, warm.starting
+	warm.idle = nil
 	if warm.readying != nil {
 		// Not closed before readying is cleared: its ready ends at once, and the start with it.
 		_ = unix.Shutdown(warm.readying.sock, unix.SHUT_RDWR)
 	}
 	warm.Unlock()
-	if s != nil {
+	for _, s := range idle {
 		s.close()
 	}
-	if s = afterStart(starting); s != nil {
+	if s := afterStart(starting); s != nil {
 		s.close()
 	}
 }
 
-// afterStart waits for the start in flight (starting, nil: none) to end and takes the supervisor it
-// left waiting, if any.
+// afterStart waits for the start in flight (starting, nil: none) to end and takes a supervisor kept
+// waiting, if any.
 func afterStart(starting chan struct{}) *warmSupervisor {
 	if starting == nil {
 		return nil
@@ -180,9 +216,7 @@ func afterStart(starting chan struct{}) *warmSupervisor {
 	<-starting
 	warm.Lock()
 	defer warm.Unlock()
-	s := warm.waiting
-	warm.waiting = nil
-	return s
+	return popIdle()
 }
 
 // run hands a trainer to s. handed is false when s was gone before the trainer started (killed, or

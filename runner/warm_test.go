@@ -96,7 +96,11 @@ func waitWarm(t testing.TB) int {
 	for range 3 {
 		refill()
 		warm.Lock()
-		s, starting := warm.waiting, warm.starting
+		var s *warmSupervisor
+		if n := len(warm.idle); n > 0 {
+			s = warm.idle[n-1]
+		}
+		starting := warm.starting
 		warm.Unlock()
 		if s != nil {
 			return s.cmd.Process.Pid
@@ -154,7 +158,7 @@ func TestWarmSupervisorHoldsNoWorkerEnvironment(t *testing.T) {
 	}
 }
 
-// Many trainers started at once each run under a supervisor of their own, the warm one kept waiting
+// Many trainers running at once each run under a supervisor of their own, the warm one kept waiting
 // for one of them, with their own arguments and output.
 func TestConcurrentStartsHaveTheirOwnSupervisors(t *testing.T) {
 	useMode(t, warmIfWaiting)
@@ -173,10 +177,15 @@ func TestConcurrentStartsHaveTheirOwnSupervisors(t *testing.T) {
 					return
 				}
 				defer log.Close()
-				procs[i], errs[i] = Start([]string{"/bin/sh", "-c", `echo "$1 $PPID"`, "sh", strconv.Itoa(i)}, []string{}, dir, log)
+				// Each runs until every one has started.
+				procs[i], errs[i] = Start([]string{"/bin/sh", "-c", `echo "$1 $PPID"; while [ ! -e go ]; do sleep 0.01; done`,
+					"sh", strconv.Itoa(i)}, []string{}, dir, log)
 			})
 		}
 		wg.Wait()
+		if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		var sups []int
 		for i, p := range procs {
 			if errs[i] != nil {
@@ -195,8 +204,8 @@ func TestConcurrentStartsHaveTheirOwnSupervisors(t *testing.T) {
 			sups = append(sups, sup)
 		}
 		slices.Sort(sups)
-		if len(slices.Compact(sups)) != n {
-			t.Errorf("round %d: %d trainers ran under %d supervisors, want one each", round, n, len(sups))
+		if distinct := len(slices.Compact(slices.Clone(sups))); distinct != n {
+			t.Errorf("round %d: %d trainers running at once ran under %d supervisors, want one each", round, n, distinct)
 		}
 		if !slices.Contains(sups, warmPID) {
 			t.Errorf("round %d: no trainer ran under the warm supervisor %d", round, warmPID)
@@ -229,10 +238,24 @@ func TestKilledWarmSupervisorFallsBackToCold(t *testing.T) {
 		if usedWarm := p.cmd.Process.Pid == pid; usedWarm == (sig == syscall.SIGKILL) {
 			t.Errorf("after %v: trainer under supervisor %d, warm one %d", sig, p.cmd.Process.Pid, pid)
 		}
-		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
+		// Killed, it is reaped; one that served waits for the next trainer in a namespace, and is reaped
+		// elsewhere (it serves one trainer).
+		kept := idlePID(pid)
+		if want := sig != syscall.SIGKILL && TrainerIsolation() != Subreaper; kept != want {
+			t.Errorf("after %v: supervisor %d kept waiting %v, want %v", sig, pid, kept, want)
+		}
+		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil && !kept {
 			t.Errorf("the warm supervisor %d, sent %v, is still there (not reaped)", pid, sig)
 		}
+		CloseIdle()
 	}
+}
+
+// idlePID says whether the supervisor pid waits for a trainer (given back after its last one).
+func idlePID(pid int) bool {
+	warm.Lock()
+	defer warm.Unlock()
+	return slices.ContainsFunc(warm.idle, func(s *warmSupervisor) bool { return s.cmd.Process.Pid == pid })
 }
 
 // waitGone waits until pid has exited (a zombie counts).
@@ -264,7 +287,7 @@ func TestCloseIdle(t *testing.T) {
 		refill()
 		CloseIdle()
 		warm.Lock()
-		left := warm.waiting != nil || warm.starting != nil
+		left := len(warm.idle) > 0 || warm.starting != nil
 		warm.Unlock()
 		if kids := children(); left || len(kids) > 0 {
 			t.Fatalf("after CloseIdle: a supervisor kept %v, children %v", left, kids)
@@ -361,4 +384,74 @@ func TestStartErrorsColdAndWarm(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A supervisor in a PID namespace whose trainer exited on its own serves the next trainer: the next one
+// runs with its own environment, directory and log, nothing the first left behind is alive, the first's
+// log is no longer held open, and both exit codes come through. One whose trainer was stopped is not
+// kept; outside a namespace none is.
+func TestSupervisorServesTrainersInTurn(t *testing.T) {
+	useMode(t, warmIfWaiting)
+	for _, iso := range isolations() {
+		t.Run(iso.String(), func(t *testing.T) {
+			useIsolation(t, iso)
+			first, second := t.TempDir(), t.TempDir()
+			log1, log2 := trainerLog(t, first), trainerLog(t, second)
+			waitWarm(t)
+			script := `(` + writePID("left.pid") + `; exec sleep 60) & while [ ! -e left.pid ]; do sleep 0.01; done; echo "$ONE$TWO"; exit 3`
+			p1, err := Start([]string{"/bin/sh", "-c", script}, []string{"ONE=first"}, first, log1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			<-p1.Done()
+			left, _ := strconv.Atoi(waitFile(t, filepath.Join(first, "left.pid")))
+			sup := p1.cmd.Process.Pid
+			if kept, want := idlePID(sup), iso != Subreaper; kept != want {
+				t.Fatalf("after its trainer exited: supervisor %d kept waiting %v, want %v", sup, kept, want)
+			}
+			if alive(left) && iso != Subreaper {
+				t.Errorf("the first trainer's leftover %d is alive after Done", left)
+			}
+			p2, err := Start([]string{"/bin/sh", "-c", `pwd; echo "$ONE$TWO"; exit 4`}, []string{"TWO=second"}, second, log2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			<-p2.Done()
+			if again := p2.cmd.Process.Pid == sup; again != (iso != Subreaper) {
+				t.Errorf("second trainer under supervisor %d, the first's %d", p2.cmd.Process.Pid, sup)
+			}
+			out1, _ := os.ReadFile(log1.Name())
+			out2, _ := os.ReadFile(log2.Name())
+			if string(out1) != "first\n" || p1.ExitCode() != 3 {
+				t.Errorf("first trainer printed %q, exit %d; want %q, 3", out1, p1.ExitCode(), "first\n")
+			}
+			if string(out2) != second+"\nsecond\n" || p2.ExitCode() != 4 {
+				t.Errorf("second trainer printed %q, exit %d; want %q, 4", out2, p2.ExitCode(), second+"\nsecond\n")
+			}
+			if iso == Subreaper {
+				return
+			}
+			fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", sup))
+			for _, fd := range fds {
+				if target, _ := os.Readlink(fd); target == log1.Name() || target == log2.Name() {
+					t.Errorf("the supervisor waiting for its next trainer holds %s open (%s)", target, fd)
+				}
+			}
+			// Stopped, its trainer leaves it ended, not kept.
+			p3, err := Start([]string{"/bin/sh", "-c", `echo up; exec sleep 60`}, []string{}, second, log2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p3.cmd.Process.Pid != sup {
+				t.Fatalf("third trainer under supervisor %d, want the kept %d", p3.cmd.Process.Pid, sup)
+			}
+			p3.Stop(time.Second)
+			if idlePID(sup) {
+				t.Errorf("the supervisor %d of a stopped trainer is kept waiting", sup)
+			}
+			if _, err := os.Stat("/proc/" + strconv.Itoa(sup)); err == nil {
+				t.Errorf("the supervisor %d of a stopped trainer is still there (not reaped)", sup)
+			}
+		})
+	}
 }
