@@ -197,6 +197,22 @@ func (e *env) startWorkerVia(name, addr string, args ...string) *exec.Cmd {
 	return cmd
 }
 
+// waitForPollers waits until a worker polls queue for tasks of kind, for at most a minute.
+func (e *env) waitForPollers(queue string, kind enums.TaskQueueType) {
+	e.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		d, err := e.client.DescribeTaskQueue(context.Background(), queue, kind)
+		if err == nil && len(d.GetPollers()) > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("no worker polls %s (%s) after a minute (last error: %v)", queue, kind, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // cli runs the rlsweep binary against this env and returns its output and exit code.
 func (e *env) cli(args ...string) (string, int) {
 	e.t.Helper()

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 
+	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -51,6 +52,9 @@ func benchSweep(b *testing.B, trials, conc, sleepMS, segments int) {
 	w := e.startWorker("a", "--slots", fmt.Sprint(conc))
 	timeline := filepath.Join(e.dir, "timeline")
 	spec := benchSpec(e, "bench", trials, conc, sleepMS, segments, timeline)
+	// A sweep is submitted to workers that are up: the clock starts once the worker polls both queues.
+	e.waitForPollers(workflows.ControlQueue, enums.TASK_QUEUE_TYPE_WORKFLOW)
+	e.waitForPollers(sweeps.DefaultTaskQueue, enums.TASK_QUEUE_TYPE_ACTIVITY)
 	mem := sampleMemory(w.Process.Pid)
 	b.ResetTimer()
 	start := time.Now()
