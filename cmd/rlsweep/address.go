@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/url"
 	"strings"
+
+	"go.temporal.io/sdk/client"
 )
 
 // The ports a Temporal dev server listens on by default: the frontend's gRPC API (what --address
@@ -70,4 +72,40 @@ func setting(source, value string) string {
 		return source + "=" + value
 	}
 	return "set it to " + value + " (or give --address " + value + ")"
+}
+
+// grpcCompression is the compression of the client's requests to the Temporal frontend at addr
+// (host:port; "" is the SDK's default, localhost:7233) for --grpc-compression mode: gzip, none, or
+// auto, which is gzip except to a loopback address, where compressing every poll, heartbeat and
+// completion costs CPU on both ends of a connection that never leaves the machine.
+func grpcCompression(mode, addr string) (client.GrpcCompression, error) {
+	switch mode {
+	case "gzip":
+		return &client.GrpcCompressionGzip{}, nil
+	case "none":
+		return &client.GrpcCompressionNone{}, nil
+	case "auto", "":
+		if addr == "" {
+			addr = client.DefaultHostPort
+		}
+		if loopback(addr) {
+			return &client.GrpcCompressionNone{}, nil
+		}
+		return &client.GrpcCompressionGzip{}, nil
+	}
+	return nil, invalidInput(fmt.Errorf("--grpc-compression: got %q, want auto, gzip or none (auto compresses except to a loopback address)", mode))
+}
+
+// loopback says whether the host of addr (host:port) is this machine's loopback: localhost, 127.0.0.0/8
+// or ::1. A name other than localhost is not resolved: it counts as remote.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -30,6 +30,8 @@ type Factory struct {
 	Namespace string // --namespace, likewise
 	StoreURL  string // --store, else RLSWEEP_STORE, else ~/.rlsweep/artifacts
 	UIURL     string // --ui-url, else RLSWEEP_UI_URL, else http://localhost:8233
+	// Compression is --grpc-compression: auto (gzip except to a loopback address), gzip or none.
+	Compression string
 	// Local dials Address as a local dev server: plain TCP, no API key, the environment's Temporal
 	// settings (TEMPORAL_API_KEY, TLS, profiles) left out. rlsweep dev sets it for the server it runs.
 	Local bool
@@ -87,6 +89,11 @@ func (f *Factory) Client(ctx context.Context) (client.Client, error) {
 	if f.Namespace != "" {
 		opts.Namespace = f.Namespace
 	}
+	compression, err := grpcCompression(f.Compression, opts.HostPort)
+	if err != nil {
+		return nil, err
+	}
+	opts.ConnectionOptions.GrpcCompression = compression
 	opts.Logger = quietLogger{}
 	if f.Logger != nil {
 		opts.Logger = f.Logger
@@ -213,6 +220,7 @@ func newRootCmd(f *Factory) *cobra.Command {
 	pf.StringVar(&f.Namespace, "namespace", "", "Temporal namespace (default: TEMPORAL_NAMESPACE, else default)")
 	pf.StringVar(&f.StoreURL, "store", "", "artifact store: a directory or s3://bucket/prefix (default: RLSWEEP_STORE, else ~/.rlsweep/artifacts)")
 	pf.StringVar(&f.UIURL, "ui-url", "", "Temporal Web UI base URL (default: RLSWEEP_UI_URL, else http://localhost:8233)")
+	pf.StringVar(&f.Compression, "grpc-compression", "auto", "compression of the requests to Temporal: auto (gzip, except to a loopback address), gzip or none")
 	root.AddCommand(
 		newValidateCmd(f, nil),
 		newSubmitCmd(f, nil),
