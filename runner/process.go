@@ -133,7 +133,7 @@ func watch(cmd *exec.Cmd, sock int) *Process {
 		// (supervisor.Reusable: every process of the trainer is gone already) or exits.
 		var b [supervisor.StatusLen]byte
 		n := readFull(sock, b[:])
-		if n == len(b) && b[4] == supervisor.Reusable {
+		if n == len(b) && b[len(b)-1] == supervisor.Reusable {
 			p.mu.Lock()
 			p.status, p.reported = syscall.WaitStatus(binary.LittleEndian.Uint32(b[:4])), true
 			p.sock = -1 // a Stop from now on waits for done: the supervisor is not this trainer's any more

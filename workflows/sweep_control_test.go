@@ -84,7 +84,8 @@ func TestSweepContinueAsNewCarriesState(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	// Trial i runs i+1 minutes; with concurrency 3, trials 0, 1 and 2 start with 3, 4 and 5 waiting as
-	// standby trials behind them, and 6 and 7 wait behind the first two of those whose starts landed.
+	// standby trials behind them, and 6 and 7 wait behind those whose starts landed first (7 behind 6
+	// when 6 landed before the others).
 	// By 3m30s trials 0, 1 and 2 have ended (at 1, 2 and 3 minutes), handing their places to 3, 4 and
 	// 5, which run; 6 and 7 still wait. Which two of 3, 4 and 5 they wait behind follows the order in
 	// which the test environment lands the starts, which varies.
