@@ -7,12 +7,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
@@ -47,6 +49,34 @@ func TestContinueAsNewWithRunningTrials(t *testing.T) {
 		}
 	}
 	t.Logf("sweep ran as %d runs, %d trials carried over a continue-as-new", cans+1, carried)
+	// A trial that a run started and that ended before the run's ask to report reached it (the signal
+	// failed) has its end taken in by that run: the next run would count it as running until its first
+	// CheckTrials. (One carried over from an earlier run is not this run's child; CheckTrials finds it.)
+	untold := 0
+	for _, r := range runs {
+		asked, started := map[int64]string{}, map[string]bool{}
+		for _, ev := range r.events {
+			if a := ev.GetSignalExternalWorkflowExecutionInitiatedEventAttributes(); a.GetSignalName() == workflows.SignalReportToSweep {
+				asked[ev.EventId] = a.GetWorkflowExecution().GetWorkflowId()
+			}
+			if a := ev.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil {
+				started[a.GetWorkflowId()] = true
+			}
+		}
+		for _, ev := range r.events {
+			id, ok := asked[ev.GetSignalExternalWorkflowExecutionFailedEventAttributes().GetInitiatedEventId()]
+			if !ok || !started[id] {
+				continue
+			}
+			untold++
+			if !slices.ContainsFunc(r.events, func(c *historypb.HistoryEvent) bool {
+				return c.GetChildWorkflowExecutionCompletedEventAttributes().GetWorkflowExecution().GetWorkflowId() == id
+			}) {
+				t.Errorf("run %s: %s ended before it was asked to report, and the run closed without its end", r.info.Execution.RunId, id)
+			}
+		}
+	}
+	t.Logf("%d trials ended before a closing run's ask to report reached them", untold)
 	if cans < 1 || carried < 1 {
 		t.Errorf("sweep continued-as-new %d times carrying %d running trials, want at least one run to hand running trials to the next", cans, carried)
 	}
@@ -68,7 +98,8 @@ func TestContinueAsNewWithRunningTrials(t *testing.T) {
 
 // TestContinueAsNewOnAWorkerThatCachesNoRun: a worker with --workflow-cache 0 replays each run's whole
 // history at every workflow task, so every task that would close a run is one that replayed it. The
-// run waits for a task of its own (a 1 ms timer) at most three times, then closes: the sweep completes
+// run waits for a task of its own (a 1 ms timer, or a trial's end before it fires) at most three times,
+// then closes: the sweep completes
 // across its runs, every closing run records four side effects (one per attempt) and three timers
 // between them, and each of its tasks replays the earlier ones' side effects and timers without a
 // nondeterminism failure (the last closing task, replaying too, may be refused when a trial ends

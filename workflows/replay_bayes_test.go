@@ -1,7 +1,11 @@
 package workflows_test
 
 import (
+	"bytes"
+	"compress/gzip"
+	"io"
 	"os"
+	"strings"
 	"testing"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -51,16 +55,26 @@ func TestReplayBayesSuggestions(t *testing.T) {
 	}
 }
 
-// readHistory reads a recorded history file (JSON, as the Temporal CLI exports it).
-func readHistory(t *testing.T, file string) *historypb.History {
-	t.Helper()
+// readHistory reads a recorded history file (JSON, as the Temporal CLI exports it), gzipped when its
+// name ends in .gz.
+func readHistory(tb testing.TB, file string) *historypb.History {
+	tb.Helper()
 	raw, err := os.ReadFile(file)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
+	}
+	if strings.HasSuffix(file, ".gz") {
+		z, err := gzip.NewReader(bytes.NewReader(raw))
+		if err == nil {
+			raw, err = io.ReadAll(z)
+		}
+		if err != nil {
+			tb.Fatalf("%s: %v", file, err)
+		}
 	}
 	var hist historypb.History
 	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(raw, &hist); err != nil {
-		t.Fatal(err)
+		tb.Fatalf("%s: %v", file, err)
 	}
 	return &hist
 }

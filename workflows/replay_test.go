@@ -41,6 +41,9 @@ import (
 //	sweep-pbt.json              TestPBTSweepExploits: 4 pbt members of the built-in PPO, ready every 2048
 //	trial-exploited.json        steps: they wait for one another at each ready step; one Trial that
 //	                            exploited (AdoptCheckpoint before the segment after each exploit)
+//	sweep-1000-run1.json.gz     BenchmarkOrchestration (integration), trials=1000/conc=16/trial_ms=1000, run
+//	                            with RLSWEEP_BENCH_HISTORY=DIR: the sweep's first run, which continued-as-new
+//	                            (longSweepRun), gzipped
 //	regression-pass.json, regression-regressed.json
 //	                            TestRegressionScheduleTriggeredTwice: LoadSpec, the pinned Sweep child,
 //	                            CompareBaseline, the verdict upserted, DrawReport
@@ -53,7 +56,12 @@ func TestReplayRecordedHistories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"sweep-probes.json", "trial-completed.json", "trial-diverged.json", "trial-cancelled.json",
+	long, err := filepath.Glob("testdata/*.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, long...)
+	for _, want := range []string{longSweepRun, "sweep-probes.json", "trial-completed.json", "trial-diverged.json", "trial-cancelled.json",
 		"sweep-cancelled.json", "sweep-continued-as-new-run1.json", "sweep-continued-as-new-run2.json", "regression-regressed.json",
 		"sweep-asha.json", "trial-pruned.json", "sweep-bayes.json", "sweep-pbt.json", "trial-exploited.json"} {
 		if !slices.Contains(files, filepath.Join("testdata", want)) {
@@ -62,13 +70,38 @@ func TestReplayRecordedHistories(t *testing.T) {
 	}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			r := worker.NewWorkflowReplayer()
-			r.RegisterWorkflowWithOptions(workflows.Sweep, workflow.RegisterOptions{Name: "Sweep"})
-			r.RegisterWorkflowWithOptions(workflows.Trial, workflow.RegisterOptions{Name: "Trial"})
-			r.RegisterWorkflowWithOptions(workflows.Regression, workflow.RegisterOptions{Name: workflows.WorkflowTypeRegression})
-			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, file); err != nil {
+			if err := newReplayer().ReplayWorkflowHistory(nil, readHistory(t, file)); err != nil {
 				t.Fatalf("replay %s: %v", file, err)
 			}
 		})
 	}
+}
+
+// longSweepRun is the first run of a 1,000-trial sweep at concurrency 16 (BenchmarkOrchestration's
+// trials=1000/conc=16/trial_ms=1000, recorded with RLSWEEP_BENCH_HISTORY): 4,269 events, 64 trials
+// asked to report as it closed, one of which had ended (awaitEnded waits for its end).
+const longSweepRun = "sweep-1000-run1.json.gz"
+
+// BenchmarkReplayLongSweepRun is what a worker that has not cached a run of the sweep spends replaying
+// its history before it can go on (the task after a refused close, a worker restart, a run moved to
+// another worker): one op replays longSweepRun's whole history. See docs/BENCHMARKS.md.
+func BenchmarkReplayLongSweepRun(b *testing.B) {
+	h := readHistory(b, filepath.Join("testdata", longSweepRun))
+	r := newReplayer()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := r.ReplayWorkflowHistory(nil, h); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(h.Events)), "events")
+}
+
+// newReplayer is a replayer with the workflows registered as the worker registers them.
+func newReplayer() worker.WorkflowReplayer {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(workflows.Sweep, workflow.RegisterOptions{Name: "Sweep"})
+	r.RegisterWorkflowWithOptions(workflows.Trial, workflow.RegisterOptions{Name: "Trial"})
+	r.RegisterWorkflowWithOptions(workflows.Regression, workflow.RegisterOptions{Name: workflows.WorkflowTypeRegression})
+	return r
 }

@@ -155,6 +155,11 @@ type sweepRun struct {
 	// runStart: this run's history and finished trials when its fan-out began (runMark), from which
 	// shouldContinueAsNew judges what each trial ending costs this run.
 	runStart runMark
+	// following: the trials this run started and has not seen end, in launch order (followTrials);
+	// nil until the first launch starts the coroutine that follows them.
+	following []*followed
+	// followSteps counts the steps in which followTrials took in a start or an end.
+	followSteps int
 	// load: whether this worker took the run up by replaying its history, and in which workflow task
 	// (closeOutsideReplay). Not workflow state: it differs between executions and is read only
 	// inside a side effect.
@@ -322,7 +327,7 @@ func (s *sweepRun) canStart() bool {
 		(s.startBudget() > 0 || s.state.Lanes.waiting()) {
 		return true
 	}
-	return s.startBudget() > 0 && len(s.state.Lanes.due(s.book.landed, s.full(), 1)) > 0
+	return s.startBudget() > 0 && s.state.Lanes.anyDue(s.book.landed, s.full())
 }
 
 // schedPeek says whether the scheduler has a trial to give out now. Not free of effects for every
@@ -400,7 +405,9 @@ func (s *sweepRun) continueAsNew(ctx workflow.Context) error {
 	if err := workflow.Await(ctx, func() bool { return s.book.startsInFlight() == 0 }); err != nil {
 		return err
 	}
-	s.askForReports(ctx)
+	if err := s.awaitEnded(ctx, s.askForReports(ctx)); err != nil {
+		return err
+	}
 	s.drainDone(ctx)
 	s.takePasses(ctx)
 	s.answerBoundaries(ctx)
@@ -418,17 +425,17 @@ func (s *sweepRun) continueAsNew(ctx workflow.Context) error {
 }
 
 // closeOutsideReplay takes in the trials that ended and waits for the update handlers, then, when the
-// workflow task it is in is the one that replayed the run's history, waits a millisecond and does it
-// again, so that the run closes in a workflow task of its own. The server refuses a task that closes
+// workflow task it is in is the one that replayed the run's history, waits for the next task and does
+// it again, so that the run closes in a workflow task of its own. The server refuses a task that closes
 // the run when an event (a trial's end, a signal) arrived while the worker processed it
-// (UnhandledCommand), and the worker then drops the run from its cache and replays the whole history
-// in the next task: about 1.3 s for 4,000 events on 2 cores, while trials keep ending, so every
-// replaying attempt to close is refused again until no trial is left running to end (the standby
-// trials run dry and every place waits: 2.7–4 s measured at 1,000 × 1 s). A task that only starts a
-// timer is never refused, and the task its firing brings runs on the cached run in milliseconds.
-// Whether this is the replaying task is recorded as a side effect: another worker replaying the
-// history later takes the same path. It waits at most maxCloseWaits times: a worker that caches no
-// run replays every task.
+// (UnhandledCommand), and the worker then drops the run from its cache and replays the whole history in
+// the next task (BenchmarkReplayLongSweepRun: 0.24–0.29 s for 4,269 events on 2 idle cores, more beside
+// running trials) while trials keep ending, so every replaying attempt to close is refused again until
+// no trial is left running to end (the standby trials run dry and every place waits). A task that only
+// starts a timer is never refused, and the next task, brought by the next trial's end or the timer,
+// runs on the cached run in milliseconds. Whether this is the replaying task is recorded as a side
+// effect: another worker replaying the history later takes the same path. It waits at most
+// maxCloseWaits times: a worker that caches no run replays every task.
 func (s *sweepRun) closeOutsideReplay(ctx workflow.Context) error {
 	for waits := 0; ; waits++ {
 		s.drainDone(ctx)
@@ -442,7 +449,14 @@ func (s *sweepRun) closeOutsideReplay(ctx workflow.Context) error {
 		if !replayed || waits == maxCloseWaits {
 			return nil
 		}
-		if err := workflow.Sleep(ctx, time.Millisecond); err != nil {
+		// Until a trial's end or start arrives (doneCh, followTrials), or a millisecond's timer fires:
+		// either brings the next task. The timer is there for a run that no event would wake; the dev
+		// server fires so short a timer about a second late, and at a trial's end a second is every
+		// standby trial's margin.
+		seen := s.followSteps
+		if _, err := workflow.AwaitWithTimeout(ctx, time.Millisecond, func() bool {
+			return s.doneCh.Len() > 0 || s.followSteps != seen
+		}); err != nil {
 			return err
 		}
 	}
@@ -451,20 +465,44 @@ func (s *sweepRun) closeOutsideReplay(ctx workflow.Context) error {
 // maxCloseWaits bounds closeOutsideReplay's waits for a workflow task that did not replay.
 const maxCloseWaits = 3
 
-// askForReports tells every running trial to report its end by signal, which the next run answers.
-// A trial that ended meanwhile cannot be told; its end reaches this run's future before the run closes,
-// or else the next run's CheckTrials finds it.
-func (s *sweepRun) askForReports(ctx workflow.Context) {
+// askForReports tells every running trial to report its end by signal, which the next run answers,
+// and returns the trials it could not tell: they ended meanwhile (awaitEnded).
+func (s *sweepRun) askForReports(ctx workflow.Context) (ended []string) {
 	for ids := range slices.Chunk(s.book.runningIDs(), maxSignalsInFlight) {
 		var fs []workflow.Future
 		for _, id := range ids {
 			fs = append(fs, workflow.SignalExternalWorkflow(ctx, TrialWorkflowID(s.in.SweepID, id), "", SignalReportToSweep, nil))
 		}
-		for _, f := range fs {
-			_ = f.Get(ctx, nil)
+		for i, f := range fs {
+			if err := f.Get(ctx, nil); err != nil {
+				ended = append(ended, ids[i])
+			}
 		}
 	}
+	return ended
 }
+
+// awaitEnded waits, at most endedWait, until this run has taken in the end of each trial in ids that it
+// started: a trial that ended before askForReports reached it reports to no one, and the server drops
+// the end of a child whose parent run has closed. Carried without its end, it would count as running in
+// the next run until that run's first CheckTrials (carriedFirstCheck) while the trial behind it took its
+// place, and the sweep, seeing more trials hold places than its concurrency, would start no standby
+// trial meanwhile: every place waits once the standby trials run dry. A trial carried over from an
+// earlier run has no future here; the next run's CheckTrials finds it.
+func (s *sweepRun) awaitEnded(ctx workflow.Context, ids []string) error {
+	ids = slices.DeleteFunc(ids, s.book.carriedOver)
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := workflow.AwaitWithTimeout(ctx, endedWait, func() bool {
+		return !slices.ContainsFunc(ids, s.book.runs)
+	})
+	return err
+}
+
+// endedWait bounds awaitEnded: a child's end reaches its parent within milliseconds while the server
+// is up.
+const endedWait = 10 * time.Second
 
 func (s *sweepRun) fail(ctx workflow.Context, err error) (*SweepResult, error) {
 	// Cancelled before fan-out (while planning): the sweep ends cancelled, not failed.

@@ -111,33 +111,61 @@ func (l *Lanes) due(landed func(string) bool, full bool, limit int) []string {
 	if l == nil || !full || len(l.Queue) == 0 {
 		return nil
 	}
-	queued := map[string]bool{}
-	for _, t := range l.Queue {
-		queued[t.ID] = true
-	}
+	queued := l.queuedIDs()
 	var due []string
 	for _, id := range sortedKeys(l.Successor) {
-		if _, standby := l.Standby[id]; standby || !landed(id) {
-			continue // not holding a place, or its start is in flight
-		}
-		for depth, at := 0, id; depth < standbyDepth; depth++ {
-			next, ok := l.Successor[at]
-			if !ok {
-				break
+		if next, ok := l.dueBehind(id, landed, queued); ok {
+			if due = append(due, next); len(due) == limit {
+				return due
 			}
-			if queued[next] {
-				if due = append(due, next); len(due) == limit {
-					return due
-				}
-				break
-			}
-			if _, standby := l.Standby[next]; !standby || !landed(next) {
-				break
-			}
-			at = next
 		}
 	}
 	return due
+}
+
+// anyDue says whether due would name a trial. It is asked in every pass of the sweep's workflow tasks
+// (canStart), so it does without due's order: whether one is due does not depend on it.
+func (l *Lanes) anyDue(landed func(string) bool, full bool) bool {
+	if l == nil || !full || len(l.Queue) == 0 {
+		return false
+	}
+	queued := l.queuedIDs()
+	for id := range l.Successor {
+		if _, ok := l.dueBehind(id, landed, queued); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *Lanes) queuedIDs() map[string]bool {
+	queued := make(map[string]bool, len(l.Queue))
+	for _, t := range l.Queue {
+		queued[t.ID] = true
+	}
+	return queued
+}
+
+// dueBehind is the queued trial due behind the running trial id: the first queued successor in its
+// lane within standbyDepth, every standby trial before it landed.
+func (l *Lanes) dueBehind(id string, landed func(string) bool, queued map[string]bool) (string, bool) {
+	if _, standby := l.Standby[id]; standby || !landed(id) {
+		return "", false // not holding a place, or its start is in flight
+	}
+	for depth, at := 0, id; depth < standbyDepth; depth++ {
+		next, ok := l.Successor[at]
+		if !ok {
+			return "", false
+		}
+		if queued[next] {
+			return next, true
+		}
+		if _, standby := l.Standby[next]; !standby || !landed(next) {
+			return "", false
+		}
+		at = next
+	}
+	return "", false
 }
 
 // takeDue takes the trials due names out of the queue, in due's order, at most limit (-1: no limit).
@@ -234,7 +262,7 @@ func (s *sweepRun) releaseWaiting(ctx workflow.Context) {
 }
 
 // release sends a standby trial the sweep's SignalRelease; its start has landed (a trial whose start is
-// still in flight is released once it lands, followTrial).
+// still in flight is released once it lands, followTrials).
 func (s *sweepRun) release(ctx workflow.Context, id string) {
 	if !s.book.release(id) {
 		return
@@ -251,7 +279,7 @@ func (s *sweepRun) release(ctx workflow.Context, id string) {
 func (s *sweepRun) holdStandby(ctx workflow.Context) {
 	for _, id := range s.state.Lanes.hold() {
 		if s.book.hasStarted(id) {
-			s.signalTrial(ctx, id, SignalHold, nil) // else once its start lands (followTrial)
+			s.signalTrial(ctx, id, SignalHold, nil) // else once its start lands (followTrials)
 		}
 	}
 }

@@ -162,13 +162,13 @@ func (s *sweepRun) skipStandby(ctx workflow.Context) {
 	}
 }
 
-// sendSkip sends a standby trial its skip once its start has landed (followTrial sends it then).
+// sendSkip sends a standby trial its skip once its start has landed (followTrials sends it then).
 func (s *sweepRun) sendSkip(ctx workflow.Context, id, reason string) {
 	if s.skipSent == nil {
 		s.skipSent = map[string]bool{}
 	}
 	if !s.book.hasStarted(id) {
-		return // sent as its start lands (followTrial)
+		return // sent as its start lands (followTrials)
 	}
 	s.skipSent[id] = true
 	s.signalTrial(ctx, id, SignalRelease, Release{FromSweep: true, Skip: reason})

@@ -21,8 +21,8 @@ import (
 // run's future, its report in that run's last workflow task).
 const carriedFirstCheck = 5 * time.Second
 
-// startTrials starts children until the window is full. It goes on at once: a goroutine per trial
-// learns of its start and of its end, so one workflow task can take in many starts and many ends.
+// startTrials starts children until the window is full. It goes on at once: followTrials learns of
+// each start and end, so one workflow task can take in many starts and many ends.
 //
 // With the slot hand-off (Lanes), it first releases the standby trials waiting for room, and once the
 // window is full it starts each running trial's successor as a standby trial behind it.
@@ -98,23 +98,93 @@ func (s *sweepRun) launch(ctx workflow.Context, t sweeps.Trial, standby bool) {
 		}
 		s.standbyParams[t.ID] = t.Params
 	}
-	workflow.Go(ctx, func(gctx workflow.Context) { s.followTrial(gctx, t.ID, f) })
+	if s.following == nil {
+		workflow.Go(ctx, s.followTrials)
+	}
+	s.following = append(s.following, &followed{id: t.ID, f: f})
 }
 
-// followTrial waits for a trial started in this run to start and to end, and records its summary
-// from its result if its signal has not been taken in first; a trial that ends without a result
-// (terminated by hand) counts as failed.
-func (s *sweepRun) followTrial(ctx workflow.Context, id string, f workflow.ChildWorkflowFuture) {
-	if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
-		s.book.startFailed(id)
-		s.record(ctx, results.TrialSummary{TrialID: id, Outcome: results.OutcomeFailed,
-			Error: "trial workflow did not start: " + err.Error()})
-		return
+// followed is a trial this run started, followed until it ends (followTrials); landed: its start has
+// landed or failed.
+type followed struct {
+	id     string
+	f      workflow.ChildWorkflowFuture
+	landed bool
+}
+
+// followTrials follows every trial this run starts, in one coroutine: it waits until the start or the
+// end of one of them is known and takes each in (followStep), in the order they were launched. The SDK
+// steps every coroutine of a workflow in each pass of a workflow task, in replay too, so a coroutine per
+// trial would make every task of the sweep cost as many steps as trials running and waiting on standby
+// (at 2,000 running, 2,000 a pass), and the replay of a long history seconds. It waits on a context that
+// a cancel does not reach: a cancelled sweep still records how each trial ended.
+func (s *sweepRun) followTrials(ctx workflow.Context) {
+	wait, _ := workflow.NewDisconnectedContext(ctx)
+	for {
+		if err := workflow.Await(wait, s.followReady); err != nil {
+			return
+		}
+		s.followStep(ctx)
 	}
-	if s.book.startLanded(id) || s.startedInfeasible(id) {
-		s.release(ctx, id)
-	} else if held, _ := s.state.Lanes.standby(id); held {
-		s.signalTrial(ctx, id, SignalHold, nil) // held while its start was in flight
+}
+
+// followReady says whether a followed trial's start or end is known and not yet taken in.
+func (s *sweepRun) followReady() bool {
+	for _, t := range s.following {
+		if t.ready() {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *followed) ready() bool {
+	if !t.landed {
+		return t.f.GetChildWorkflowExecution().IsReady()
+	}
+	return t.f.IsReady()
+}
+
+// followStep takes in every start and end known now, in launch order, and forgets the trials that
+// ended. A trial launched meanwhile (none is, today) is looked at in the same step.
+func (s *sweepRun) followStep(ctx workflow.Context) {
+	s.followSteps++
+	for i := 0; i < len(s.following); i++ {
+		if t := s.following[i]; t.ready() && s.follow(ctx, t) {
+			s.following[i] = nil
+		}
+	}
+	kept := s.following[:0]
+	for _, t := range s.following {
+		if t != nil {
+			kept = append(kept, t)
+		}
+	}
+	clear(s.following[len(kept):])
+	s.following = kept
+}
+
+// follow takes in what is known of trial t: its start (a start that failed records the trial failed),
+// then its end, recording its summary from its result if its signal has not been taken in first; a
+// trial that ends without a result (terminated by hand) counts as failed. It says whether t has ended.
+func (s *sweepRun) follow(ctx workflow.Context, t *followed) bool {
+	id, f := t.id, t.f
+	if !t.landed {
+		t.landed = true
+		if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+			s.book.startFailed(id)
+			s.record(ctx, results.TrialSummary{TrialID: id, Outcome: results.OutcomeFailed,
+				Error: "trial workflow did not start: " + err.Error()})
+			return true
+		}
+		if s.book.startLanded(id) || s.startedInfeasible(id) {
+			s.release(ctx, id)
+		} else if held, _ := s.state.Lanes.standby(id); held {
+			s.signalTrial(ctx, id, SignalHold, nil) // held while its start was in flight
+		}
+		if !f.IsReady() {
+			return false
+		}
 	}
 	var sum results.TrialSummary
 	switch err := f.Get(ctx, &sum); {
@@ -130,6 +200,7 @@ func (s *sweepRun) followTrial(ctx workflow.Context, id string, f workflow.Child
 		s.record(ctx, results.TrialSummary{TrialID: id, Outcome: results.OutcomeFailed,
 			Error: "trial workflow ended without reporting: " + err.Error()})
 	}
+	return true
 }
 
 // checkCarried is the safety net for the trials an earlier run started: this run has no future to
