@@ -439,7 +439,9 @@ func (s *sweepRun) continueAsNew(ctx workflow.Context) error {
 func (s *sweepRun) closeOutsideReplay(ctx workflow.Context) error {
 	for waits := 0; ; waits++ {
 		s.drainDone(ctx)
-		if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+		// followTrials takes in this task's starts and ends first: only those of a later task end the
+		// wait below.
+		if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) && !s.followReady() }); err != nil {
 			return err
 		}
 		var replayed bool
