@@ -27,6 +27,12 @@ type Lanes struct {
 	// Waiting: standby trials whose place was freed while the sweep had no room (paused, or above its
 	// concurrency): the sweep releases them, in order, once it has.
 	Waiting []string `json:",omitempty"`
+	// Vacated: running trials known to have left their place before the sweep heard their end: the
+	// standby trial behind one of them ended having trained, so the worker had handed it the place
+	// (ended). Reports arrive out of order across a continue-as-new: a trial that ended while the run
+	// closed can report after the trial that took its place, and counted as holding a place meanwhile
+	// it would leave the window over-full, and no standby trial would start.
+	Vacated map[string]bool `json:",omitempty"`
 }
 
 // standby says whether a trial is a standby trial, and whether the sweep held it; l may be nil.
@@ -56,7 +62,7 @@ func (l *Lanes) active(running int) int {
 	if l == nil {
 		return running
 	}
-	return running - len(l.Standby)
+	return running - len(l.Standby) - len(l.Vacated)
 }
 
 // next takes the oldest reserved trial, else asks more (the scheduler); l may be nil.
@@ -149,7 +155,7 @@ func (l *Lanes) queuedIDs() map[string]bool {
 // dueBehind is the queued trial due behind the running trial id: the first queued successor in its
 // lane within standbyDepth, every standby trial before it landed.
 func (l *Lanes) dueBehind(id string, landed func(string) bool, queued map[string]bool) (string, bool) {
-	if _, standby := l.Standby[id]; standby || !landed(id) {
+	if _, standby := l.Standby[id]; standby || l.Vacated[id] || !landed(id) {
 		return "", false // not holding a place, or its start is in flight
 	}
 	for depth, at := 0, id; depth < standbyDepth; depth++ {
@@ -192,6 +198,16 @@ func (l *Lanes) ended(sum results.TrialSummary) {
 		return
 	}
 	id := sum.TrialID
+	if _, standby := l.Standby[id]; standby && !sum.NotStarted() {
+		// It trained without the sweep's release: the trial ahead of it had handed it the place.
+		if ahead, ok := l.ahead(id); ok {
+			if l.Vacated == nil {
+				l.Vacated = map[string]bool{}
+			}
+			l.Vacated[ahead] = true
+		}
+	}
+	delete(l.Vacated, id)
 	delete(l.Standby, id)
 	l.Waiting = slices.DeleteFunc(l.Waiting, func(w string) bool { return w == id })
 	next, ok := l.Successor[id]
@@ -207,6 +223,16 @@ func (l *Lanes) ended(sum results.TrialSummary) {
 	default:
 		l.Waiting = append(l.Waiting, next)
 	}
+}
+
+// ahead is the trial whose successor id is.
+func (l *Lanes) ahead(id string) (string, bool) {
+	for _, at := range sortedKeys(l.Successor) {
+		if l.Successor[at] == id {
+			return at, true
+		}
+	}
+	return "", false
 }
 
 // popWaiting takes the next waiting standby trial to release, which then holds a place; l may be nil.

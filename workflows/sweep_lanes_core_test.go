@@ -35,6 +35,42 @@ func ids(ts []sweeps.Trial) []string {
 // The lanes' bookkeeping on its own, no workflow: a window of two places, trials a and b holding them,
 // successors reserved from the scheduler, started standby up to standbyDepth deep while the window is
 // full, and handed over or released as trials end.
+// Across a continue-as-new, trials report out of order: a trial that ended while the run closed can
+// report after the standby trial that took its place. That standby trial ended having trained, so the
+// trial ahead of it had left its place: it no longer counts as holding one, and the window is full,
+// not over-full, so standby trials are still due behind the trial now holding the place.
+func TestLanesEndsOutOfOrder(t *testing.T) {
+	l := &Lanes{Successor: map[string]string{"a": "b", "b": "c"}, Standby: map[string]bool{"b": false, "c": false},
+		Queue: []sweeps.Trial{{ID: "d"}}}
+	running := map[string]bool{"a": true, "b": true, "c": true}
+	if got := l.active(len(running)); got != 1 {
+		t.Fatalf("active = %d, want 1 (a)", got)
+	}
+	// b reports first: it trained (its trainer ran 1 s) and handed its place to c.
+	l.ended(results.TrialSummary{TrialID: "b", HandedOff: true, Steps: 1000, WallSeconds: 1})
+	delete(running, "b")
+	l.Successor["c"] = "d"
+	if got := l.active(len(running)); got != 1 {
+		t.Errorf("after b's report: active = %d, want 1 (c; a left its place before b trained)", got)
+	}
+	if got := l.due(runs(running), true, -1); !slices.Equal(got, []string{"d"}) {
+		t.Errorf("after b's report: due = %v, want [d] behind c, none behind a", got)
+	}
+	// a's report arrives: nothing changes but the book.
+	l.ended(results.TrialSummary{TrialID: "a", HandedOff: true, Steps: 1000, WallSeconds: 1})
+	delete(running, "a")
+	if got := l.active(len(running)); got != 1 || len(l.Vacated) != 0 {
+		t.Errorf("after a's report: active = %d, vacated %v, want 1 and none", got, l.Vacated)
+	}
+	// A standby trial that ends without having trained (its start failed, it was cancelled or skipped)
+	// says nothing of the trial ahead of it.
+	l = &Lanes{Successor: map[string]string{"a": "b"}, Standby: map[string]bool{"b": false}}
+	l.ended(results.TrialSummary{TrialID: "b", Outcome: results.OutcomeFailed, Error: "trial workflow did not start"})
+	if got := l.active(1); got != 1 || len(l.Vacated) != 0 {
+		t.Errorf("a standby trial that never trained ended: active = %d, vacated %v, want 1 (a) and none", got, l.Vacated)
+	}
+}
+
 func TestLanesCore(t *testing.T) {
 	var nilLanes *Lanes
 	if nilLanes.active(3) != 3 || nilLanes.queued() || nilLanes.waiting() || nilLanes.reserve("a", feed("x")) != "" ||
