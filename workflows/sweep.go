@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"errors"
 	"slices"
 	"sort"
 	"time"
@@ -476,7 +477,8 @@ func (s *sweepRun) askForReports(ctx workflow.Context) (ended []string) {
 			fs = append(fs, workflow.SignalExternalWorkflow(ctx, TrialWorkflowID(s.in.SweepID, id), "", SignalReportToSweep, nil))
 		}
 		for i, f := range fs {
-			if err := f.Get(ctx, nil); err != nil {
+			var gone *temporal.UnknownExternalWorkflowExecutionError
+			if err := f.Get(ctx, nil); errors.As(err, &gone) {
 				ended = append(ended, ids[i])
 			}
 		}
