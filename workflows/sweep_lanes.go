@@ -225,10 +225,11 @@ func (l *Lanes) ended(sum results.TrialSummary) {
 	}
 }
 
-// ahead is the trial whose successor id is.
+// ahead is the trial whose successor id is. A trial is one trial's successor at most, so the map's
+// order does not matter and needs no sort.
 func (l *Lanes) ahead(id string) (string, bool) {
-	for _, at := range sortedKeys(l.Successor) {
-		if l.Successor[at] == id {
+	for at, next := range l.Successor {
+		if next == id {
 			return at, true
 		}
 	}
