@@ -92,6 +92,7 @@ type Activities struct {
 	uploadsOnce sync.Once
 	bg          *backgroundUploads
 	running     sync.Map // segmentKey → *beats of the segment attempts running here
+	parked      parkedSegs
 }
 
 // SlotHandOff releases a standby trial, by its sweep and trial IDs. An error is logged, never retried:

@@ -102,6 +102,17 @@ func (p *Places) Placed() {
 	p.mu.Unlock()
 }
 
+// Inherit counts the trainer of a parked segment that a segment of this worker's queue handed its
+// place to (Activities.handOver), before that segment's TrainerExited: the place stays taken, and no
+// slot is reserved for another poll. The inheriting segment then calls TrainerExited and
+// ActivityEnded (or Unplaced) as a placed one does, and Release for the slot it never took.
+func (p *Places) Inherit() {
+	p.mu.Lock()
+	p.issued++
+	p.placed++
+	p.mu.Unlock()
+}
+
 // Unplaced undoes Placed for a segment whose trainer never ran, as its activity returns.
 func (p *Places) Unplaced() {
 	p.mu.Lock()

@@ -33,6 +33,10 @@ type SegmentStarted struct {
 // StopSegmentRequest names the segment attempt to stop (SegmentStarted.Attempt).
 type StopSegmentRequest struct {
 	Attempt string
+	// ParkedOnly disarms the attempt if it is parked (activities/parked.go) and leaves it alone once it
+	// trains: a standby trial held by its sweep must not take a place, but one already handed its place
+	// trains on.
+	ParkedOnly bool `json:",omitempty"`
 }
 
 // StopSegmentTimeout bounds a StopSegment activity from its scheduling to its end: a stop queue whose
@@ -65,13 +69,16 @@ func segmentKey(info activity.Info) string {
 // then announces nothing. Without a stop queue, or outside an activity, it does nothing: stops then
 // arrive on the attempt's heartbeats alone. A failed announcement is logged and the segment goes on:
 // its stops arrive at its next heartbeat.
-func (a *Activities) announceSegment(ctx context.Context, b *beats) func() {
+func (a *Activities) announceSegment(ctx context.Context, b *beats, announced bool) func() {
 	if a.StopQueue == "" || a.Announce == nil || !activity.IsActivity(ctx) {
 		return func() {}
 	}
 	info := activity.GetInfo(ctx)
 	key := segmentKey(info)
 	a.running.Store(key, b)
+	if announced {
+		return func() { a.running.Delete(key) } // as it parked (announceParked)
+	}
 	announce := func() {
 		c, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
@@ -107,11 +114,17 @@ func (a *Activities) announceSegment(ctx context.Context, b *beats) func() {
 	}
 }
 
-// StopSegment brings a stop its workflow asked for to a running segment attempt of this worker: it
-// heartbeats the attempt now, and the answer carries the cancellation (the segment then stops its
-// trainer as on any cancellation). It reports whether the attempt runs here; one that already ended
-// needs nothing.
+// StopSegment brings a stop its workflow asked for to a segment attempt of this worker. A parked one
+// (parked.go) ends without training; a running one is heartbeated now, and the answer carries the
+// cancellation (the segment then stops its trainer as on any cancellation), unless the request is
+// ParkedOnly. It reports whether it did either; an attempt that already ended needs nothing.
 func (a *Activities) StopSegment(ctx context.Context, req StopSegmentRequest) (bool, error) {
+	if a.parked.disarm(req.Attempt) {
+		return true, nil
+	}
+	if req.ParkedOnly {
+		return false, nil
+	}
 	v, ok := a.running.Load(req.Attempt)
 	if !ok {
 		return false, nil

@@ -45,7 +45,7 @@ func TestStopSegmentHeartbeatsTheAnnouncedAttempt(t *testing.T) {
 		o.Every = segmentHeartbeatEvery(ctx, 30*time.Second)
 		_, b := startBeats(ctx, o.Every, Heartbeat{Step: 7}, 30*time.Second)
 		defer b.stop()
-		defer a.announceSegment(ctx, b)()
+		defer a.announceSegment(ctx, b, false)()
 		ann.mu.Lock()
 		key := ann.got[0].Attempt
 		ann.mu.Unlock()
@@ -85,7 +85,7 @@ func TestStopSegmentHeartbeatsTheAnnouncedAttempt(t *testing.T) {
 func TestNoStopQueueAnnouncesNothing(t *testing.T) {
 	ann := &announcements{}
 	a := &Activities{Announce: ann}
-	unregister := a.announceSegment(context.Background(), nil)
+	unregister := a.announceSegment(context.Background(), nil, false)
 	unregister()
 	if len(ann.got) != 0 {
 		t.Errorf("announced %+v without a stop queue", ann.got)
@@ -104,7 +104,7 @@ func TestShortSegmentAnnouncesNothing(t *testing.T) {
 		segment := func(ctx context.Context) (bool, error) {
 			_, b := startBeats(ctx, time.Minute, Heartbeat{Step: 7}, 2*time.Minute)
 			defer b.stop()
-			unregister := a.announceSegment(ctx, b)
+			unregister := a.announceSegment(ctx, b, false)
 			defer unregister()
 			found, err := a.StopSegment(ctx, StopSegmentRequest{Attempt: segmentKey(activity.GetInfo(ctx))})
 			time.Sleep(c.runs)

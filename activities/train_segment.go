@@ -62,21 +62,46 @@ func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (_ *Segm
 	if err := graceFits(ctx, in); err != nil {
 		return nil, err
 	}
-	work, b := startBeats(ctx, segmentHeartbeatEvery(ctx, in.Trainer.GracePeriod), prev, in.Trainer.GracePeriod)
+	every := segmentHeartbeatEvery(ctx, in.Trainer.GracePeriod)
+	// A parked segment's first attempt waits here for its place (parked.go). A retry runs at once if
+	// the attempt before it trained (it heartbeated); one that never heartbeated died parked, or
+	// handed its place before its first heartbeat: the retry ends lost, and its trial trains the
+	// segment itself.
+	parked := in.Parked && (!activity.IsActivity(ctx) || activity.GetInfo(ctx).Attempt == 1)
+	if in.Parked && !parked && !activity.HasHeartbeatDetails(ctx) {
+		return &SegmentResult{Unhanded: true, Lost: true}, nil
+	}
+	var inherited *Places // the places that count a parked segment's trainer
+	parkedAt := time.Now()
+	if parked {
+		var handed bool
+		if inherited, handed = a.awaitPlace(ctx, in, every); !handed {
+			return &SegmentResult{Unhanded: true}, nil
+		}
+	}
+	work, b := startBeats(ctx, every, prev, in.Trainer.GracePeriod)
 	defer b.stop()
+	if parked {
+		b.startedAt(parkedAt) // the server counts the heartbeat timeout from the attempt's start
+	}
 	b.health = a.ServerHealth
-	defer a.announceSegment(ctx, b)()
+	defer a.announceSegment(ctx, b, parked)()
 	if err := infraBound(ctx, in, prev); err != nil {
+		inherited.giveBack()
 		return nil, err
 	}
 	run, release, err := a.prepareAndTakePlace(work, in, prev, b)
 	if err != nil {
 		run = nil // none ran
+		inherited.giveBack()
 		return nil, err
 	}
 	places := a.Places[activity.GetInfo(ctx).TaskQueue]
 	var exited bool
-	if places != nil {
+	switch {
+	case parked:
+		places = inherited // placed by the hand-over
+	case places != nil:
 		// The segment has its place: on a GPU worker, the queue's worker may poll for another segment.
 		places.Placed()
 	}
@@ -86,6 +111,9 @@ func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (_ *Segm
 			places.ActivityEnded() // after the scratch directory's clean-up below
 		case places != nil:
 			places.Unplaced() // its trainer never ran
+		}
+		if parked && places != nil {
+			places.Release() // the slot Inherit took in its stead
 		}
 	}()
 	defer run.close()
@@ -98,6 +126,10 @@ func (a *Activities) TrainSegment(ctx context.Context, in SegmentInput) (_ *Segm
 		// The trainer is gone: its GPUs and its place go to the next trainer now, not once what it left
 		// is stored.
 		free()
+		if clean && !handed && a.handOver(ctx, in.SweepID, in.HandOffTo, places) {
+			// Handed to the successor parked on this worker: its trainer starts now, no signal needed.
+			handed, released = true, true
+		}
 		if places != nil && !exited {
 			exited = true
 			places.TrainerExited()

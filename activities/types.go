@@ -103,6 +103,10 @@ type SegmentInput struct {
 	// releases that trial at once (SlotHandOff), before storing what the trainer left. Set on a trial's
 	// last segment only; "" when nobody waits.
 	HandOffTo string `json:",omitempty"`
+	// Parked: a standby trial's first segment, which waits in the worker until the trial ahead hands
+	// it its place (activities/parked.go); one that is not handed a place ends without training
+	// (SegmentResult.Unhanded).
+	Parked bool `json:",omitempty"`
 	// Rungs are the trial's early_terminate decision points (sweeps.Spec.DecisionSteps), in RungUnit;
 	// ReportTo the sweep's workflow ID. As the trainer's records pass a point inside the segment (stop
 	// mode, or a trainer training past StopAtStep), the segment tells the sweep (RungPassed), which
@@ -126,6 +130,12 @@ func (in SegmentInput) gpuCount() float64 {
 
 // SegmentResult is the small summary a segment returns; the metrics themselves are in the store.
 type SegmentResult struct {
+	// Unhanded: a parked segment (SegmentInput.Parked) that was never handed a place; it trained nothing
+	// and the rest of the result is empty.
+	Unhanded bool `json:",omitempty"`
+	// Lost: an unhanded retry of a parked segment whose attempt before it died without a heartbeat,
+	// parked or just handed its place (nobody can tell which): its trial trains the segment itself.
+	Lost      bool `json:",omitempty"`
 	LastStep  int64
 	Records   int
 	Malformed int

@@ -13,6 +13,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 
+	"github.com/rlsweep/rlsweep/activities"
 	"github.com/rlsweep/rlsweep/metrics"
 	"github.com/rlsweep/rlsweep/results"
 	"github.com/rlsweep/rlsweep/workflows"
@@ -61,17 +62,18 @@ concurrency: 6
 	recordHistory(t, e, sweepID, "", "sweep-completed.json")
 	recordHistory(t, e, workflows.TrialWorkflowID(sweepID, res.Trials[0].TrialID), "", "trial-completed.json")
 	// The six trials after the first six waited as standby trials; each was released by the worker
-	// whose trainer held its place as that trainer exited (or, had that signal failed, by the sweep).
+	// whose trainer held its place as that trainer exited (or, had that signal failed, by the sweep),
+	// or handed its place on the worker where its first segment was parked (told so: HandedOver).
 	byWorker := 0
 	for _, tr := range res.Trials {
-		standby, releases := releasesOf(t, e, workflows.TrialWorkflowID(sweepID, tr.TrialID))
+		standby, releases, handed := releasesOf(t, e, workflows.TrialWorkflowID(sweepID, tr.TrialID))
 		if !standby {
 			continue
 		}
-		if len(releases) == 0 {
-			t.Errorf("standby trial %s trained without a release", tr.TrialID)
+		if len(releases) == 0 && !handed {
+			t.Errorf("standby trial %s trained without a release or a hand-over of its parked segment", tr.TrialID)
 		}
-		if len(releases) > 0 && !releases[0].FromSweep {
+		if handed || len(releases) > 0 && !releases[0].FromSweep {
 			byWorker++
 			recordHistory(t, e, workflows.TrialWorkflowID(sweepID, tr.TrialID), "", "trial-standby.json")
 		}
@@ -118,13 +120,14 @@ func trialDirs(t *testing.T, workDir string) int {
 	return n
 }
 
-// releasesOf says whether a trial workflow started as a standby trial, and the releases it was sent, in
-// order.
-func releasesOf(t *testing.T, e *env, workflowID string) (standby bool, releases []workflows.Release) {
+// releasesOf says whether a trial workflow started as a standby trial, the releases it was sent, in
+// order, and whether its parked first segment was handed its place (it ended having trained).
+func releasesOf(t *testing.T, e *env, workflowID string) (standby bool, releases []workflows.Release, handed bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	it := e.client.GetWorkflowHistory(ctx, workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var parked int64 // the parked segment's scheduled event
 	for it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {
@@ -144,6 +147,16 @@ func releasesOf(t *testing.T, e *env, workflowID string) (standby bool, releases
 			}
 			releases = append(releases, r)
 		}
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil && strings.HasSuffix(a.GetTaskQueue().GetName(), "/parked") {
+			parked = ev.GetEventId()
+		}
+		if a := ev.GetActivityTaskCompletedEventAttributes(); a != nil && a.GetScheduledEventId() == parked {
+			var res activities.SegmentResult
+			if err := json.Unmarshal(a.GetResult().GetPayloads()[0].GetData(), &res); err != nil {
+				t.Fatalf("%s: parked segment's result: %v", workflowID, err)
+			}
+			handed = !res.Unhanded
+		}
 	}
-	return standby, releases
+	return standby, releases, handed
 }

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/rlsweep/rlsweep/activities"
+	"github.com/rlsweep/rlsweep/sweeps"
 	"github.com/rlsweep/rlsweep/workflows"
 )
 
@@ -134,9 +135,24 @@ func New(c client.Client, opts Options) (*Workers, error) {
 		})
 		RegisterTrial(w, opts.Activities)
 		out.ws = append(out.ws, w)
+		// The queue's parked segments (activities/parked.go): they hold no place while they wait, so
+		// their worker has no places of its own; a standby trial parks one at a time.
+		p := sdkworker.New(c, activities.ParkedQueue(q), sdkworker.Options{
+			MaxConcurrentActivityExecutionSize: maxParked,
+			MaxConcurrentActivityTaskPollers:   2,
+			MaxHeartbeatThrottleInterval:       time.Second,
+			DisableWorkflowWorker:              true,
+			WorkerStopTimeout:                  opts.StopTimeout,
+		})
+		RegisterTrial(p, opts.Activities)
+		out.ws = append(out.ws, p)
 	}
 	return &out, nil
 }
+
+// maxParked bounds the segments parked on one worker for one trial queue: every standby trial of
+// sweeps at the largest concurrency (sweeps.MaxConcurrency, three standby trials each).
+const maxParked = 3 * sweeps.MaxConcurrency
 
 // trialPlaces are the places of one trial queue's worker, of which its tuner makes its activity slots.
 // Each queue's worker has places of its own, as the SDK's slots would be: with several queues,

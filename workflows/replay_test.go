@@ -17,7 +17,8 @@ import (
 //
 //	sweep-completed.json        TestTwelveTrialSweepAcrossTwoWorkers: 12 trials of two segments each,
 //	trial-completed.json        concurrency 6, two workers; one of its Trials (two TrainSegment activities)
-//	trial-standby.json          and one of its standby Trials, released by a worker's hand-off
+//	trial-standby.json          and one of its standby Trials, its parked first segment handed its place on
+//	                            a worker (the last such, or else one released by a worker's signal)
 //	sweep-probes.json           TestProbeStageHealthySweep: the probe stage (ten RunProbe, RecordProbes),
 //	                            then two trials of the built-in PPO
 //	sweep-diverged.json         TestDiagnosticsStopDivergentTrials: 12 trials, 9 stopped by stop rules;

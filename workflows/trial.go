@@ -73,9 +73,15 @@ func Trial(ctx workflow.Context, in TrialInput) (*results.TrialSummary, error) {
 		return nil, err
 	}
 	var skip string
+	var parked *parkedSegment
 	if in.Standby {
 		var released bool
-		if released, skip = waitForPlace(ctx); !released {
+		if canPark(in) {
+			released, skip, parked = waitParked(ctx, in)
+		} else {
+			released, skip = waitForPlace(ctx)
+		}
+		if !released {
 			// Cancelled before it was released: it never trained.
 			sum.Outcome, sum.Unstarted = results.OutcomeCancelled, true
 			dctx, _ := workflow.NewDisconnectedContext(ctx)
@@ -87,7 +93,10 @@ func Trial(ctx workflow.Context, in TrialInput) (*results.TrialSummary, error) {
 	var err error
 	if skip == "" {
 		start := workflow.Now(ctx) // a standby trial's wait is not its wall time
-		err = runSegments(ctx, in, &sum)
+		if parked != nil {
+			start = start.Add(-time.Duration(parked.res.WallSeconds * float64(time.Second)))
+		}
+		err = runSegments(ctx, in, &sum, parked)
 		sum.WallSeconds = workflow.Now(ctx).Sub(start).Seconds()
 	}
 	var pruned *prunedError

@@ -19,7 +19,7 @@ import (
 // runSegments trains the trial in segments, one TrainSegment activity each, from its segment ends
 // (segmentEnds), asking its sweep at each boundary when the scheduler asks; sum gathers what they
 // reached. A segment the sweep stops ends the trial pruned (*prunedError).
-func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary) error {
+func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary, parked *parkedSegment) error {
 	opts := segmentOptions(in)
 	// A cancelled segment is waited for: it answers once its trainer is stopped and its records are
 	// stored, with the step they reached, which becomes the cancelled trial's steps.
@@ -46,9 +46,15 @@ func runSegments(ctx workflow.Context, in TrialInput, sum *results.TrialSummary)
 		si.Trial, si.Segment, si.StartStep, si.StopAtStep, si.ResumeFrom, si.ResumeStep = in.Trial, seg, from, stop, resume, resumeStep
 		si.HandOffTo, si.ObjectiveSeen = handOffTo(in, seg, len(ends)), objectiveSeen
 		si.TargetStepBefore, si.SecondsBefore = sum.TargetStep, trained
-		f := workflow.ExecuteActivity(actx, (*activities.Activities).TrainSegment, si)
-		stopped := waitOrStop(ctx, in, f, cancelSegment)
-		err := f.Get(ctx, &res)
+		var stopped *prunedError
+		var err error
+		if parked != nil && seg == first {
+			res, err, parked = parked.res, parked.err, nil // trained while parked (waitParked)
+		} else {
+			f := workflow.ExecuteActivity(actx, (*activities.Activities).TrainSegment, si)
+			stopped = waitOrStop(ctx, in, f, cancelSegment)
+			err = f.Get(ctx, &res)
+		}
 		cancelSegment()
 		sum.Segments = seg + 1
 		if err != nil {
@@ -271,7 +277,7 @@ func waitOrStop(ctx workflow.Context, in TrialInput, f workflow.Future, cancelSe
 		}
 		sel.Select(ctx)
 		if cancelled && attempt != nil && attempt.Attempt != nudged {
-			sendStop(ctx, *attempt)
+			sendStop(ctx, *attempt, false)
 			nudged = attempt.Attempt
 		}
 	}
@@ -281,7 +287,7 @@ func waitOrStop(ctx workflow.Context, in TrialInput, f workflow.Future, cancelSe
 // sendStop sends StopSegment for a cancelled segment attempt to its worker's stop queue, and does not
 // wait for it: a stop queue nobody serves (the worker died) leaves the cancellation to the attempt's
 // next heartbeat, or to its heartbeat timeout.
-func sendStop(ctx workflow.Context, s activities.SegmentStarted) {
+func sendStop(ctx workflow.Context, s activities.SegmentStarted, parkedOnly bool) {
 	if s.StopQueue == "" {
 		return
 	}
@@ -292,7 +298,7 @@ func sendStop(ctx workflow.Context, s activities.SegmentStarted) {
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 1},
 		Summary:                "stop",
 	})
-	workflow.ExecuteActivity(dctx, (*activities.Activities).StopSegment, activities.StopSegmentRequest{Attempt: s.Attempt})
+	workflow.ExecuteActivity(dctx, (*activities.Activities).StopSegment, activities.StopSegmentRequest{Attempt: s.Attempt, ParkedOnly: parkedOnly})
 }
 
 // segmentEnds is the step each segment of the trial stops at: in.SegmentEnds, which the sweep hands

@@ -16,7 +16,9 @@ import (
 )
 
 // standbyTrial runs a standby Trial of two segments with signals sent at the given times, and returns
-// when its first segment started (0: never) and what each segment was asked to hand off.
+// when its first segment started (0: never) and what each segment was asked to hand off. Its parked
+// first segment is never handed a place (as on a worker that does not serve the parked queue, or once
+// it gave up waiting): it ends unhanded at once.
 func standbyTrial(t *testing.T, signals map[time.Duration]func(*testsuite.TestWorkflowEnvironment), cancelAt time.Duration) (time.Duration, []string, *testsuite.TestWorkflowEnvironment) {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
@@ -26,6 +28,9 @@ func standbyTrial(t *testing.T, signals map[time.Duration]func(*testsuite.TestWo
 	var handOffs []string
 	env.OnActivity(acts.TrainSegment, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.SegmentInput) (*activities.SegmentResult, error) {
+			if in.Parked {
+				return &activities.SegmentResult{Unhanded: true}, nil
+			}
 			if first == 0 {
 				first = env.Now().Sub(start)
 			}
