@@ -129,9 +129,10 @@ func parkLimit(timeout, every time.Duration) time.Duration {
 func (a *Activities) awaitPlace(ctx context.Context, in SegmentInput, every time.Duration) (*Places, bool) {
 	var key string
 	var timeout time.Duration
+	var workerStop <-chan struct{}
 	if activity.IsActivity(ctx) {
 		info := activity.GetInfo(ctx)
-		key, timeout = segmentKey(info), info.HeartbeatTimeout
+		key, timeout, workerStop = segmentKey(info), info.HeartbeatTimeout, activity.GetWorkerStopChannel(ctx)
 	}
 	limit := parkLimit(timeout, every)
 	if limit <= 0 {
@@ -141,10 +142,6 @@ func (a *Activities) awaitPlace(ctx context.Context, in SegmentInput, every time
 	a.announceParked(ctx, key)
 	t := time.NewTimer(limit)
 	defer t.Stop()
-	var workerStop <-chan struct{}
-	if activity.IsActivity(ctx) {
-		workerStop = activity.GetWorkerStopChannel(ctx)
-	}
 	select {
 	case p := <-s.handed:
 		return p, true
@@ -168,10 +165,7 @@ func (a *Activities) announceParked(ctx context.Context, key string) {
 	}
 	info := activity.GetInfo(ctx)
 	go func() {
-		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		if err := a.Announce.SegmentStarted(c, info.WorkflowExecution.ID, info.WorkflowExecution.RunID,
-			SegmentStarted{StopQueue: a.StopQueue, Attempt: key}); err != nil {
+		if err := a.announce(context.WithoutCancel(ctx), info, key); err != nil {
 			activityLog(ctx).Warn("could not tell the standby trial where to disarm its parked segment; it gives up waiting on its own",
 				"error", err)
 		}

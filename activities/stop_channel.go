@@ -80,10 +80,7 @@ func (a *Activities) announceSegment(ctx context.Context, b *beats, announced bo
 		return func() { a.running.Delete(key) } // as it parked (announceParked)
 	}
 	announce := func() {
-		c, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		if err := a.Announce.SegmentStarted(c, info.WorkflowExecution.ID, info.WorkflowExecution.RunID,
-			SegmentStarted{StopQueue: a.StopQueue, Attempt: key}); err != nil && ctx.Err() == nil {
+		if err := a.announce(ctx, info, key); err != nil && ctx.Err() == nil {
 			activityLog(ctx).Warn("could not tell the trial workflow where to send a stop; a stop reaches this segment at its next heartbeat",
 				"error", err, "heartbeat_every", b.every.String())
 		}
@@ -112,6 +109,15 @@ func (a *Activities) announceSegment(ctx context.Context, b *beats, announced bo
 		once.Do(func() { close(ended) })
 		a.running.Delete(key)
 	}
+}
+
+// announce tells the workflow of the attempt key (info) that it takes its stops on this worker's stop
+// queue (SegmentStarted), within 10 s.
+func (a *Activities) announce(ctx context.Context, info activity.Info, key string) error {
+	c, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return a.Announce.SegmentStarted(c, info.WorkflowExecution.ID, info.WorkflowExecution.RunID,
+		SegmentStarted{StopQueue: a.StopQueue, Attempt: key})
 }
 
 // StopSegment brings a stop its workflow asked for to a segment attempt of this worker. A parked one

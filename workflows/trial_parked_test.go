@@ -32,10 +32,9 @@ type parkedRun struct {
 
 // parkedTrial runs a standby trial whose parked first segment does what park says: it may act on the
 // trial (the test environment's clock stands still while an activity runs), and given the StopSegment
-// requests the trial sends, it returns the segment's end. Signals are sent at the given times, the
-// trial cancelled at cancelAt (0: never).
+// requests the trial sends, it returns the segment's end. Signals are sent at the given times.
 func parkedTrial(t *testing.T, park func(ctx context.Context, env *testsuite.TestWorkflowEnvironment, disarmed <-chan activities.StopSegmentRequest) (*activities.SegmentResult, error),
-	signals map[time.Duration]func(*testsuite.TestWorkflowEnvironment), cancelAt time.Duration) *parkedRun {
+	signals map[time.Duration]func(*testsuite.TestWorkflowEnvironment)) *parkedRun {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	r := &parkedRun{env: s.NewTestWorkflowEnvironment(), starts: map[int]time.Duration{}}
@@ -69,14 +68,8 @@ func parkedTrial(t *testing.T, park func(ctx context.Context, env *testsuite.Tes
 			disarms <- req
 			return true, nil
 		})
-	for at, f := range signals {
-		env.RegisterDelayedCallback(func() { f(env) }, at)
-	}
-	if cancelAt > 0 {
-		env.RegisterDelayedCallback(env.CancelWorkflow, cancelAt)
-	}
-	in := trialInput(2000, 1000, 3)
-	in.Standby, in.Successor = true, "9-s1"
+	schedule(env, signals, 0)
+	in := standbyInput()
 	r.trials = in.TaskQueue
 	env.ExecuteWorkflow(workflows.Trial, in)
 	return r
@@ -119,7 +112,7 @@ func announceParked(env *testsuite.TestWorkflowEnvironment) {
 func TestParkedStandbyTrialTrainsOnItsHandOver(t *testing.T) {
 	r := parkedTrial(t, func(context.Context, *testsuite.TestWorkflowEnvironment, <-chan activities.StopSegmentRequest) (*activities.SegmentResult, error) {
 		return &activities.SegmentResult{LastStep: 1000, Objective: ptr(1), WallSeconds: 30}, nil
-	}, nil, 0)
+	}, nil)
 	if err := r.env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +138,7 @@ func TestParkedStandbyTrialTrainsOnItsHandOver(t *testing.T) {
 // one handed its place meanwhile trains on), and then only the sweep's release starts it.
 func TestHeldParkedStandbyTrialIsDisarmed(t *testing.T) {
 	r := parkedTrial(t, untilDisarmed(hold), map[time.Duration]func(*testsuite.TestWorkflowEnvironment){
-		time.Hour: release(false), 2 * time.Hour: release(true)}, 0)
+		time.Hour: release(false), 2 * time.Hour: release(true)})
 	if err := r.env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +155,7 @@ func TestHeldParkedStandbyTrialIsDisarmed(t *testing.T) {
 // was handed its place meanwhile is the first segment.
 func TestSweepReleaseOfAParkedTrialWaitsForTheDisarm(t *testing.T) {
 	t.Run("disarmed", func(t *testing.T) {
-		r := parkedTrial(t, untilDisarmed(release(true)), nil, 0)
+		r := parkedTrial(t, untilDisarmed(release(true)), nil)
 		if err := r.env.GetWorkflowError(); err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +172,7 @@ func TestSweepReleaseOfAParkedTrialWaitsForTheDisarm(t *testing.T) {
 			release(true)(env)
 			<-disarmed // too late: it was handed its place first
 			return &activities.SegmentResult{LastStep: 1000, Objective: ptr(1)}, nil
-		}, nil, 0)
+		}, nil)
 		if err := r.env.GetWorkflowError(); err != nil {
 			t.Fatal(err)
 		}
@@ -195,7 +188,7 @@ func TestWorkerReleaseOfAParkedTrialGoesOnAtOnce(t *testing.T) {
 	r := parkedTrial(t, untilDisarmed(func(env *testsuite.TestWorkflowEnvironment) {
 		release(false)(env)
 		time.Sleep(300 * time.Millisecond) // the trial goes on meanwhile
-	}), nil, 0)
+	}), nil)
 	if err := r.env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +214,7 @@ func TestWorkerReleaseOfAParkedTrialGoesOnAtOnce(t *testing.T) {
 // Cancelled while parked, the trial stops its parked segment (a full stop: it may train by now) and
 // ends cancelled without having trained.
 func TestParkedStandbyTrialCancelled(t *testing.T) {
-	r := parkedTrial(t, untilDisarmed(func(env *testsuite.TestWorkflowEnvironment) { env.CancelWorkflow() }), nil, 0)
+	r := parkedTrial(t, untilDisarmed(func(env *testsuite.TestWorkflowEnvironment) { env.CancelWorkflow() }), nil)
 	if err := r.env.GetWorkflowError(); !temporal.IsCanceledError(err) {
 		t.Fatalf("error %v, want cancelled", err)
 	}
@@ -242,7 +235,7 @@ func TestParkedStandbyTrialCancelled(t *testing.T) {
 func TestLostParkedSegmentIsTrainedByTheTrial(t *testing.T) {
 	r := parkedTrial(t, func(context.Context, *testsuite.TestWorkflowEnvironment, <-chan activities.StopSegmentRequest) (*activities.SegmentResult, error) {
 		return &activities.SegmentResult{Unhanded: true, Lost: true}, nil
-	}, nil, 0)
+	}, nil)
 	if err := r.env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}

@@ -37,16 +37,26 @@ func standbyTrial(t *testing.T, signals map[time.Duration]func(*testsuite.TestWo
 			handOffs = append(handOffs, in.HandOffTo)
 			return &activities.SegmentResult{LastStep: in.StopAtStep, Objective: ptr(1), HandedOff: in.HandOffTo != ""}, nil
 		})
+	schedule(env, signals, cancelAt)
+	env.ExecuteWorkflow(workflows.Trial, standbyInput())
+	return first, handOffs, env
+}
+
+// schedule sends the signals at their times and cancels the workflow at cancelAt (0: never).
+func schedule(env *testsuite.TestWorkflowEnvironment, signals map[time.Duration]func(*testsuite.TestWorkflowEnvironment), cancelAt time.Duration) {
 	for at, f := range signals {
 		env.RegisterDelayedCallback(func() { f(env) }, at)
 	}
 	if cancelAt > 0 {
 		env.RegisterDelayedCallback(env.CancelWorkflow, cancelAt)
 	}
+}
+
+// standbyInput is a standby trial of two segments whose successor is 9-s1.
+func standbyInput() workflows.TrialInput {
 	in := trialInput(2000, 1000, 3)
 	in.Standby, in.Successor = true, "9-s1"
-	env.ExecuteWorkflow(workflows.Trial, in)
-	return first, handOffs, env
+	return in
 }
 
 func release(fromSweep bool) func(*testsuite.TestWorkflowEnvironment) {
